@@ -1,0 +1,125 @@
+"""The data lock: input tables by logical name, verified by sha256 before use."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import DataError
+from .spec import format_validation_error
+
+__all__ = ["DataLock", "LockedTable", "Tables", "load_lock", "resolve_data_root", "file_sha256", "PROJECT_ROOT"]
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_LOCK = PROJECT_ROOT / "data" / "lock.yaml"
+DATA_ROOT_ENV = "HARNESS_DATA_ROOT"
+
+
+class LockedTable(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    path: str = Field(min_length=1)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    rows: int = Field(ge=0)
+    provenance: str = Field(min_length=1)
+
+
+class DataLock(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    tables: dict[str, LockedTable]
+
+
+def load_lock(path: str | Path = DEFAULT_LOCK) -> DataLock:
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return DataLock.model_validate(raw)
+    except FileNotFoundError:
+        raise DataError(f"{path}: the data lock does not exist") from None
+    except yaml.YAMLError as exc:
+        raise DataError(f"{path}: not valid YAML: {exc}") from None
+    except ValidationError as err:
+        raise DataError(f"{path}: " + "; ".join(format_validation_error(err))) from None
+
+
+def resolve_data_root(option: str | Path | None = None) -> Path:
+    """The input root: the option, else $HARNESS_DATA_ROOT, else ../shared/data."""
+    if option:
+        return Path(option).resolve()
+    if os.environ.get(DATA_ROOT_ENV):
+        return Path(os.environ[DATA_ROOT_ENV]).resolve()
+    default = (PROJECT_ROOT.parent / "shared" / "data").resolve()
+    if default.is_dir():
+        return default
+    raise DataError(
+        f"no input root: {default} does not exist; pass --data-root DIR or set {DATA_ROOT_ENV}"
+        " to the folder that holds the tables listed in data/lock.yaml"
+    )
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@dataclass
+class Tables:
+    """Verified access to locked tables under one input root."""
+
+    lock: DataLock
+    root: Path
+    _verified: dict[str, str] = field(default_factory=dict)
+    _frames: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    def entry(self, name: str) -> LockedTable:
+        try:
+            return self.lock.tables[name]
+        except KeyError:
+            raise DataError(f"'{name}' is not a table in the data lock (known: {', '.join(sorted(self.lock.tables))})") from None
+
+    def path(self, name: str) -> Path:
+        """Absolute path of table ``name``, after checking its sha256 against the lock."""
+        entry = self.entry(name)
+        path = self.root / entry.path
+        if name not in self._verified:
+            if not path.is_file():
+                raise DataError(
+                    f"{path}: input table '{name}' is missing (expected sha256 {entry.sha256}); "
+                    f"put the file there or point --data-root / {DATA_ROOT_ENV} at the folder that holds it"
+                )
+            found = file_sha256(path)
+            if found != entry.sha256:
+                raise DataError(
+                    f"{path}: input table '{name}' has been altered: expected sha256 {entry.sha256}, "
+                    f"found {found}; restore the original file (see data/lock.yaml for its provenance)"
+                )
+            self._verified[name] = found
+        return path
+
+    def frame(self, name: str) -> pd.DataFrame:
+        """The table as a DataFrame (read once, then shared read-only)."""
+        if name not in self._frames:
+            df = pd.read_csv(self.path(name))
+            entry = self.entry(name)
+            if len(df) != entry.rows:
+                raise DataError(f"{self.root / entry.path}: expected {entry.rows} rows, found {len(df)}")
+            self._frames[name] = df
+        return self._frames[name]
+
+    def describe(self, names) -> list[dict]:
+        """Provenance of the named tables for the run record."""
+        out = []
+        for name in names:
+            entry = self.entry(name)
+            self.path(name)
+            out.append({"name": name, "path": entry.path, "sha256": self._verified[name], "rows": entry.rows,
+                        "provenance": entry.provenance})
+        return out

@@ -1,0 +1,40 @@
+"""The Open LLM Leaderboard table as (z, y) pairs.
+
+Compute proxy (paper Section 2)::
+
+    x = multiplier * tokens[T] * params[B]     (units of 1e21 FLOPs when multiplier = 6)
+    z = log10(x)
+
+Rows whose proxy is not a finite positive number are dropped.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["compute_proxy", "with_log_compute", "task_arrays"]
+
+
+def compute_proxy(df: pd.DataFrame, tokens_col: str, params_col: str, multiplier: float) -> pd.Series:
+    tokens = pd.to_numeric(df[tokens_col], errors="coerce")
+    size = pd.to_numeric(df[params_col], errors="coerce")
+    return multiplier * tokens * size
+
+
+def with_log_compute(df: pd.DataFrame, tokens_col: str, params_col: str, multiplier: float) -> pd.DataFrame:
+    """Rows with a finite positive compute proxy, with columns ``x`` and ``z`` added."""
+    x = compute_proxy(df, tokens_col, params_col, multiplier)
+    keep = np.isfinite(x) & (x > 0)
+    out = df.loc[keep].copy()
+    out["x"] = x[keep].astype(float)
+    out["z"] = np.log10(out["x"].to_numpy())
+    return out
+
+
+def task_arrays(df: pd.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(z, y)`` for one score column, dropping rows whose score is missing."""
+    y = pd.to_numeric(df[column], errors="coerce").to_numpy(dtype=float)
+    z = df["z"].to_numpy(dtype=float)
+    keep = np.isfinite(y)
+    return z[keep], y[keep]
