@@ -1,0 +1,1 @@
+"""Benchmarks: ``python -m benchmarks`` (``make bench``). Medians over repeats, not timed tests."""

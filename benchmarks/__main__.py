@@ -1,0 +1,97 @@
+"""Time the hot paths of the re-implementation and print medians.
+
+Usage: ``python -m benchmarks [--repeats N] [--only NAME ...]``. Each case
+runs once to warm up, then ``N`` times; the table gives the median and the
+spread (min-max) in milliseconds. BLAS is limited to one thread, as in the CLI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+import scipy.optimize  # noqa: F401  (load BLAS before limiting it)
+from threadpoolctl import threadpool_limits
+
+from harness.datalock import Tables, load_lock, resolve_data_root
+from harness.protocols import PROTOCOLS
+from harness.spec import load_claim
+from harness.stats.leaderboard import task_arrays, with_log_compute
+from harness.stats.sigmoid import SigmoidQuantileRegressor, _Problem
+
+CASES = {}
+
+
+def case(name):
+    def deco(fn):
+        CASES[name] = fn
+        return fn
+    return deco
+
+
+def _oll(tables):
+    return with_log_compute(tables.frame("oll"), "Pretraining tokens (T)", "#Params (B)", 6.0)
+
+
+@case("objective+gradient, 3663 points")
+def _objective(tables):
+    z, y = task_arrays(_oll(tables), "MUSR Raw")
+    prob = _Problem(z, y, float(z.mean()), 0.98, 50.0, 1e-3)
+    theta = np.array([-3.0, 3.0, 0.0, -1.0])
+    return lambda: prob.value_and_grad(theta)
+
+
+@case("sigmoid fit (warm-up), MUSR")
+def _fit(tables):
+    z, y = task_arrays(_oll(tables), "MUSR Raw")
+    return lambda: SigmoidQuantileRegressor(rng=np.random.default_rng(0)).fit(z, y)
+
+
+@case("sigmoid fit (cold), MUSR")
+def _fit_cold(tables):
+    z, y = task_arrays(_oll(tables), "MUSR Raw")
+    return lambda: SigmoidQuantileRegressor(rng=np.random.default_rng(0), warm_start=False).fit(z, y)
+
+
+def _claim_case(claim_file):
+    def make(tables):
+        from harness.datalock import PROJECT_ROOT
+
+        claim = load_claim(PROJECT_ROOT / "claims" / claim_file)
+        proto = PROTOCOLS[claim.protocol]
+        params = proto.Params.model_validate(claim.params)
+        return lambda: proto.measure(params, tables, np.random.default_rng(claim.seed))
+    return make
+
+
+CASES["claim 002 measure (12 fits)"] = _claim_case("002_table1_boundary_1e24.yaml")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--only", nargs="*", default=None)
+    args = ap.parse_args(argv)
+    tables = Tables(load_lock(), resolve_data_root())
+    print(f"| case | median ms | min–max ms | repeats |\n| --- | --- | --- | --- |")
+    with threadpool_limits(limits=1, user_api="blas"):
+        for name, make in CASES.items():
+            if args.only and not any(o in name for o in args.only):
+                continue
+            fn = make(tables)
+            inner = 1000 if name.startswith("objective") else 1
+            fn()
+            times = []
+            for _ in range(args.repeats):
+                t0 = time.perf_counter()
+                for _ in range(inner):
+                    fn()
+                times.append((time.perf_counter() - t0) * 1e3 / inner)
+            print(f"| {name} | {statistics.median(times):.3f} | {min(times):.3f}–{max(times):.3f} | {args.repeats} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
