@@ -103,7 +103,7 @@ def run_claim(path: str | Path, tables: Tables, *, upstream_options=None) -> dic
     if re_ok and up_ok:
         explanation = protocol.explain(params, tables, Measurement(reimpl["values"], reimpl["details"]),
                                        Measurement(upstream["values"], upstream["details"]))
-    verdict, reasons = decide_verdict(re_ok, target_rows, control_rows, up_ok)
+    verdict, reasons = decide_verdict(re_ok, target_rows, control_rows, up_ok, disagreements)
 
     return _jsonable({
         "schema": RECORD_SCHEMA,

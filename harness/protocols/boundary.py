@@ -85,7 +85,11 @@ class BoundaryAtBudget(Protocol):
             kw = {"tau": params.tau, "kappa": params.kappa, "lam": params.lam}
             mine_obj = sigmoid_objective([reimpl.details["fits"][label]["params"][k] for k in ("y0", "L", "a", "beta")], z, y, **kw)
             their_obj = sigmoid_objective([theirs[k] for k in ("y0", "L", "a", "beta")], z, y, **kw)
+            fit = upstream.details["fits"][label]
+            active = fit.get("bounds_active", [])
+            gaps = {k: g for k, g in fit.get("bound_gaps", {}).items() if k not in active}
+            near = min(gaps, key=gaps.get) if gaps else None
             out[label] = {"objective_reimpl": mine_obj, "objective_upstream": their_obj,
-                          "objective_gap": their_obj - mine_obj,
-                          "upstream_bounds_active": upstream.details["fits"][label].get("bounds_active", [])}
+                          "objective_gap": their_obj - mine_obj, "upstream_bounds_active": active,
+                          "nearest_inactive_bound": near, "nearest_inactive_gap": gaps.get(near)}
         return out

@@ -1,0 +1,50 @@
+"""Run one adapter against the authors' checkout, in a subprocess of its own.
+
+Usage (by :mod:`harness.upstream`, with the harness's own interpreter)::
+
+    python _launch.py CHECKOUT ADAPTER_FILE REQUEST_JSON ANSWER_JSON
+
+The checkout goes first on ``sys.path`` (in place of this file's folder, so
+nothing of the harness is importable): the authors' ``scripts/`` is a
+namespace package and several of their modules expect the repository root on
+the path. The adapter is loaded from its file, its ``run(request) -> dict``
+is called, and the answer is written as strict JSON (no NaN) to ANSWER_JSON,
+not to stdout, which the authors' code prints to. Any error is a traceback on
+stderr and a non-zero exit status.
+
+This file uses the standard library only and imports nothing from the harness.
+"""
+
+import importlib.util
+import json
+import os
+import sys
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 4:
+        print("usage: _launch.py CHECKOUT ADAPTER_FILE REQUEST_JSON ANSWER_JSON", file=sys.stderr)
+        return 2
+    checkout, adapter_file, request_file, answer_file = argv
+    sys.path[0] = os.path.abspath(checkout)  # sys.path[0] was this file's folder
+
+    spec = importlib.util.spec_from_file_location("harness_upstream_adapter", adapter_file)
+    if spec is None or spec.loader is None:
+        print(f"cannot load adapter {adapter_file}", file=sys.stderr)
+        return 2
+    adapter = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(adapter)
+
+    with open(request_file, encoding="utf-8") as fh:
+        request = json.load(fh)
+    answer = adapter.run(request)
+
+    tmp = answer_file + ".part"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(answer, fh, allow_nan=False)
+    os.replace(tmp, answer_file)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

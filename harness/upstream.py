@@ -1,0 +1,420 @@
+"""The authors' arm: their code at a pinned commit, run by an adapter in a subprocess.
+
+This is the only module that runs git or subprocesses for the authors' arm.
+
+* Pins (``data/upstream.yaml``) name a repository URL, a commit and the paths
+  a sparse checkout needs. The URL is always the public one; a local mirror,
+  if any, is git's business (``url.<mirror>.insteadOf <url>``).
+* :func:`checkout` clones the pin into ``vendor/<name>`` (no checkout),
+  sparse-checks-out its ``paths`` (non-cone patterns, ``/<path>``) and
+  detaches HEAD at the pinned commit. :func:`verify_checkout` runs before
+  every use and refuses a missing, moved, re-pointed or modified checkout.
+* :func:`run_upstream_arm` runs ``harness/adapters/<protocol.adapter>``
+  through ``_launch.py`` with this interpreter, in a scratch folder, with a
+  minimal environment and the checkout first on ``sys.path``; it reads the
+  adapter's JSON answer and caches successful results under
+  ``.cache/upstream/``. Problems with the checkout or the adapter make the
+  arm "could not run"; they never raise, so the other arm and other claims
+  carry on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import git
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError, field_validator
+
+from .datalock import PROJECT_ROOT
+from .errors import UpstreamError
+from .spec import _did_you_mean, format_validation_error
+
+__all__ = ["Pin", "UpstreamOptions", "load_pins", "checkout", "verify_checkout", "run_upstream_arm",
+           "PINS_FILE", "VENDOR_DIR", "CACHE_DIR", "ADAPTERS_DIR"]
+
+PINS_FILE = PROJECT_ROOT / "data" / "upstream.yaml"
+VENDOR_DIR = PROJECT_ROOT / "vendor"
+CACHE_DIR = PROJECT_ROOT / ".cache" / "upstream"
+ADAPTERS_DIR = Path(__file__).resolve().parent / "adapters"
+LAUNCHER = "_launch.py"
+OUTPUT_TAIL_CHARS = 20_000  # kept of the adapter's stdout and stderr
+REASON_STDERR_LINES = 15  # of stderr quoted in the reason when the adapter crashes
+GIT_ENV = {"GIT_TERMINAL_PROMPT": "0"}  # never wait for credentials
+
+
+# -- pins ---------------------------------------------------------------------------------------------------
+
+
+class Pin(BaseModel):
+    """One pinned repository: where it is, which commit, which paths to check out."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    url: str = Field(min_length=1)
+    commit: str = Field(pattern=r"^[0-9a-f]{40}$", description="full 40-hex commit id")
+    paths: list[str] = Field(min_length=1)
+
+    @field_validator("paths")
+    @classmethod
+    def _relative_paths(cls, paths: list[str]) -> list[str]:
+        for p in paths:
+            if not p.strip("/") or p.startswith("/") or ".." in Path(p).parts:
+                raise ValueError(f"paths must be relative paths inside the repository, got {p!r}")
+        return paths
+
+    def sparse_patterns(self) -> list[str]:
+        """Non-cone sparse-checkout patterns: ``/<path>``, anchored at the repository root."""
+        return ["/" + p for p in self.paths]
+
+
+PinName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
+_PINS = TypeAdapter(dict[PinName, Pin])
+
+
+def load_pins(path: str | Path = PINS_FILE) -> dict[str, Pin]:
+    """Every pin in ``path``; :class:`UpstreamError` names the file and each bad field."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UpstreamError(f"{path}: the file of upstream pins does not exist") from None
+    except yaml.YAMLError as exc:
+        raise UpstreamError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(raw, dict):
+        raise UpstreamError(f"{path}: expected a mapping of pin names to pins, got {type(raw).__name__}")
+    try:
+        return _PINS.validate_python(raw)
+    except ValidationError as err:
+        raise UpstreamError(f"{path}: " + "; ".join(format_validation_error(err))) from None
+
+
+def _pin(name: str, pins_file: str | Path) -> Pin:
+    pins = load_pins(pins_file)
+    if name not in pins:
+        raise UpstreamError(f"{pins_file}: no upstream pin named '{name}'{_did_you_mean(name, pins)};"
+                            f" known: {', '.join(sorted(pins)) or 'none'}")
+    return pins[name]
+
+
+# -- checkout -----------------------------------------------------------------------------------------------
+
+
+def _open_repo(dest: Path, fix: str) -> git.Repo:
+    try:
+        return git.Repo(dest)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise UpstreamError(f"{dest} is not a git repository; {fix}") from None
+
+
+def _origin_url(repo: git.Repo) -> str | None:
+    try:
+        return repo.git.config("--get", "remote.origin.url")
+    except git.GitCommandError:
+        return None
+
+
+def _local_changes(repo: git.Repo) -> list[str]:
+    """``git status --porcelain`` lines, untracked files included (ignored ones not)."""
+    out = repo.git.status("--porcelain", "--untracked-files=all")
+    return [line for line in out.splitlines() if line.strip()]
+
+
+def _describe_changes(lines: list[str], limit: int = 6) -> str:
+    shown = ", ".join(("untracked " if ln.startswith("??") else "changed ") + ln[3:] for ln in lines[:limit])
+    return shown + (f" and {len(lines) - limit} more" if len(lines) > limit else "")
+
+
+def _git_failure(exc: git.GitCommandError) -> str:
+    """git's own error lines, without gitpython's wrapping and clone's progress line."""
+    text = (exc.stderr or "").strip().removeprefix("stderr:").strip().strip("'")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("Cloning into")]
+    return " ".join(lines) or str(exc)
+
+
+def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: str | Path = PINS_FILE) -> Path:
+    """Clone (or reuse) ``vendor_dir/<pin_name>`` and check out the pin, sparse and detached.
+
+    An existing clone is reused if it is a clone of the pin's URL without
+    local changes; it is fetched if it lacks the commit. Returns the path of
+    the verified checkout.
+    """
+    pin = _pin(pin_name, pins_file)
+    dest = Path(vendor_dir) / pin_name
+    fix = f"remove {dest} and run `make vendor`"
+    fresh = not dest.exists()
+    try:
+        if fresh:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                repo = git.Repo.clone_from(pin.url, dest, no_checkout=True, env=GIT_ENV)
+            except git.GitCommandError as exc:
+                raise UpstreamError(f"could not clone {pin.url} into {dest}: {_git_failure(exc)}") from None
+        else:
+            repo = _open_repo(dest, fix)
+        with repo:
+            found = _origin_url(repo)
+            if found != pin.url:
+                raise UpstreamError(f"{dest} is a clone of {found}, expected {pin.url}; {fix}")
+            changes = [] if fresh else _local_changes(repo)  # a fresh --no-checkout clone lists every file as deleted
+            if changes:
+                raise UpstreamError(f"{dest} has local changes ({_describe_changes(changes)}); {fix}")
+            with repo.git.custom_environment(**GIT_ENV):
+                if not _has_commit(repo, pin.commit):
+                    repo.git.fetch("--quiet", "origin")
+                if not _has_commit(repo, pin.commit):
+                    raise UpstreamError(f"commit {pin.commit} is not in {pin.url} (fetched into {dest})")
+            repo.git.sparse_checkout("set", "--no-cone", *pin.sparse_patterns())
+            repo.git.checkout("--quiet", "--detach", pin.commit)
+    except git.GitCommandError as exc:
+        raise UpstreamError(f"git failed while checking out {pin.url} at {pin.commit} in {dest}: {_git_failure(exc)}") from None
+    return verify_checkout(pin_name, vendor_dir, pins_file=pins_file)
+
+
+def _has_commit(repo: git.Repo, commit: str) -> bool:
+    try:
+        repo.git.cat_file("-e", f"{commit}^{{commit}}")
+        return True
+    except git.GitCommandError:
+        return False
+
+
+def verify_checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: str | Path = PINS_FILE) -> Path:
+    """Check that ``vendor_dir/<pin_name>`` is the pin, untouched; return its path.
+
+    Refused, with what was found and how to fix it: a missing folder, a folder
+    that is not a git repository or is a clone of another URL, HEAD not at the
+    pinned commit, sparse paths other than the pin's, and any modified, staged,
+    deleted or untracked file.
+    """
+    pin = _pin(pin_name, pins_file)
+    dest = Path(vendor_dir) / pin_name
+    fix = f"remove {dest} and run `make vendor`"
+    if not dest.exists():
+        raise UpstreamError(f"no checkout of '{pin_name}' at {dest}; run `make vendor` (it clones {pin.url} at {pin.commit})")
+    try:
+        with _open_repo(dest, fix) as repo:
+            found = _origin_url(repo)
+            if found != pin.url:
+                raise UpstreamError(f"{dest} is a clone of {found}, expected {pin.url}; {fix}")
+            try:
+                head = repo.git.rev_parse("--verify", "--quiet", "HEAD^{commit}")
+            except git.GitCommandError:
+                head = None
+            if head != pin.commit:
+                raise UpstreamError(f"{dest}: HEAD is {head[:7] if head else 'not a commit'}, expected {pin.commit};"
+                                    " run `make vendor` to check out the pinned commit")
+            try:
+                sparse = repo.git.sparse_checkout("list").splitlines()
+            except git.GitCommandError:
+                sparse = None
+            if sparse != pin.sparse_patterns():
+                raise UpstreamError(f"{dest}: sparse-checkout paths are {sparse or 'not set (full checkout)'},"
+                                    f" expected {pin.sparse_patterns()}; run `make vendor`")
+            changes = _local_changes(repo)
+            if changes:
+                raise UpstreamError(f"{dest} has local changes ({_describe_changes(changes)}); {fix}")
+    except git.GitCommandError as exc:
+        raise UpstreamError(f"git failed while checking {dest}: {_git_failure(exc)}; {fix}") from None
+    return dest
+
+
+# -- running an adapter -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UpstreamOptions:
+    """How the authors' arm runs. ``auto_checkout`` clones a missing checkout first."""
+
+    enabled: bool = True
+    vendor_dir: Path = VENDOR_DIR
+    cache_dir: Path = CACHE_DIR
+    timeout_s: float = 900.0
+    force: bool = False
+    auto_checkout: bool = False
+    pins_file: Path = PINS_FILE
+    adapters_dir: Path = ADAPTERS_DIR
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+    values: dict[str, float]
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class _Answer(_Part):
+    controls: dict[str, _Part] = Field(default_factory=dict)
+
+
+def _result(status: str, reason: str | None = None, **fields) -> dict:
+    out = {"status": status, "reason": reason, "values": {}, "details": {}, "controls": {}, "seconds": 0.0,
+           "cached": False, "cache_key": None, "commit": None, "url": None, "stdout": "", "stderr": ""}
+    out.update(fields)
+    return out
+
+
+def _ready_checkout(name: str, options: UpstreamOptions) -> Path:
+    if options.auto_checkout and not (Path(options.vendor_dir) / name).exists():
+        return checkout(name, options.vendor_dir, pins_file=options.pins_file)
+    return verify_checkout(name, options.vendor_dir, pins_file=options.pins_file)
+
+
+def _cache_key(commit: str, inputs: list[dict], adapter: Path, launcher: Path, request: dict) -> str:
+    """sha256 of everything the answer depends on (input files by hash, not by path)."""
+    versions = {pkg: importlib.metadata.version(pkg) for pkg in ("numpy", "scipy", "pandas")}
+    material = {
+        "commit": commit,
+        "inputs": {t["name"]: t["sha256"] for t in inputs},
+        "adapter": hashlib.sha256(adapter.read_bytes()).hexdigest(),
+        "launcher": hashlib.sha256(launcher.read_bytes()).hexdigest(),
+        "request": {k: request[k] for k in ("params", "controls", "seed")},
+        "python": sys.version,
+        "packages": versions,
+    }
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def _read_cache(path: Path) -> dict | None:
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return stored if isinstance(stored, dict) and stored.get("status") == "ok" else None
+
+
+def _write_cache(path: Path, result: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".part")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(result, fh, indent=1, allow_nan=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _tail(path: Path, limit: int = OUTPUT_TAIL_CHARS) -> str:
+    text = path.read_bytes().decode("utf-8", errors="replace")
+    return text if len(text) <= limit else "[... truncated ...]\n" + text[-limit:]
+
+
+def _child_env(scratch: Path) -> dict[str, str]:
+    """A minimal environment: nothing of the caller's PYTHON*/MPL* settings leaks in.
+
+    No ``__pycache__`` is written (it would dirty ``vendor/``); UTF-8 I/O
+    whatever the locale; one BLAS thread, so the answer does not depend on the
+    number of cores (SLSQP's last bits do) and the arm does not contend with
+    the other one.
+    """
+    for sub in ("home", "mpl", "tmp"):
+        (scratch / sub).mkdir()
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(scratch / "home"),
+            "MPLCONFIGDIR": str(scratch / "mpl"), "TMPDIR": str(scratch / "tmp"), "MPLBACKEND": "Agg",
+            "PYTHONHASHSEED": "0", "PYTHONUTF8": "1", "PYTHONDONTWRITEBYTECODE": "1",
+            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def _run_adapter(checkout_dir: Path, adapter: Path, launcher: Path, request: dict, timeout_s: float) -> dict:
+    """Run the launcher once; the fields of the result that describe the run."""
+    with tempfile.TemporaryDirectory(prefix="upstream-") as tmp:
+        scratch = Path(tmp)
+        req, ans = scratch / "request.json", scratch / "answer.json"
+        req.write_text(json.dumps(request), encoding="utf-8")
+        cmd = [sys.executable, str(launcher), str(checkout_dir), str(adapter), str(req), str(ans)]
+        timed_out = False
+        with open(scratch / "stdout", "wb") as out, open(scratch / "stderr", "wb") as err:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(cmd, cwd=scratch, env=_child_env(scratch), stdin=subprocess.DEVNULL,
+                                    stdout=out, stderr=err, start_new_session=True)
+            try:
+                rc = proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                timed_out, rc = True, None
+            finally:
+                _kill_group(proc)  # on timeout or interrupt, and any stray child of a finished run
+            seconds = time.perf_counter() - t0
+        run = {"seconds": seconds, "stdout": _tail(scratch / "stdout"), "stderr": _tail(scratch / "stderr")}
+        if timed_out:
+            return _result("could not run", f"the adapter {adapter.name} did not finish within {timeout_s:g} s and was killed", **run)
+        if rc != 0:
+            how = f"was killed by signal {-rc}" if rc < 0 else f"exited with status {rc}"
+            last = "\n".join(run["stderr"].rstrip().splitlines()[-REASON_STDERR_LINES:]) or "(stderr is empty)"
+            return _result("could not run", f"the adapter {adapter.name} {how}; last lines of stderr:\n{last}", **run)
+        try:
+            answer = _Answer.model_validate_json(ans.read_bytes())
+        except FileNotFoundError:
+            return _result("could not run", f"the adapter {adapter.name} exited without writing its answer", **run)
+        except ValidationError as verr:
+            problems = "; ".join(format_validation_error(verr))
+            return _result("could not run", f"the answer of the adapter {adapter.name} is not JSON of the expected shape: {problems}", **run)
+    asked = [c["id"] for c in request["controls"]]
+    if sorted(answer.controls) != sorted(asked):
+        return _result("could not run", f"the adapter {adapter.name} answered controls {sorted(answer.controls)}, asked for {sorted(asked)}", **run)
+    return _result("ok", **answer.model_dump(), **run)
+
+
+def run_upstream_arm(claim, protocol, params, tables, *, options: UpstreamOptions = UpstreamOptions()) -> dict:
+    """Run the authors' arm of ``claim``; a JSON-able result that never raises for upstream trouble.
+
+    ``status`` is "ok", "not run" (no pin, no adapter, or the arm switched
+    off; ``reason`` says which) or "could not run" (checkout missing or
+    altered, adapter crashed, timed out or answered in the wrong shape;
+    ``reason`` says what, with the tail of stderr for a crash). Input tables
+    are verified through ``tables``: a :class:`~harness.errors.DataError`
+    there propagates, as it does for the other arm.
+    """
+    if not options.enabled:
+        return _result("not run", "the authors' arm is switched off for this run")
+    if claim.upstream is None:
+        return _result("not run", "the claim names no upstream pin")
+    if protocol.adapter is None:
+        return _result("not run", f"protocol '{protocol.name}' has no adapter for the authors' code")
+    try:
+        pin = _pin(claim.upstream, options.pins_file)
+    except UpstreamError as exc:
+        return _result("could not run", str(exc))
+    where = {"commit": pin.commit, "url": pin.url}
+    try:
+        checkout_dir = _ready_checkout(claim.upstream, options)
+    except UpstreamError as exc:
+        return _result("could not run", str(exc), **where)
+    adapters = Path(options.adapters_dir)
+    adapter, launcher = adapters / protocol.adapter, adapters / LAUNCHER
+    for f in (adapter, launcher):
+        if not f.is_file():
+            return _result("could not run", f"{f} does not exist", **where)
+
+    request = {
+        "params": params.model_dump(mode="json"),
+        "controls": [{"id": c.id, "control": c.control, "params": dict(c.params)} for c in claim.controls],
+        "tables": {name: str(tables.path(name)) for name in claim.inputs},
+        "seed": claim.seed,
+        "checkout": str(checkout_dir),
+    }
+    key = _cache_key(pin.commit, tables.describe(claim.inputs), adapter, launcher, request)
+    cache_file = Path(options.cache_dir) / f"{key}.json"
+    if not options.force and (stored := _read_cache(cache_file)) is not None:
+        return {**stored, "cached": True}
+    result = {**_run_adapter(checkout_dir, adapter, launcher, request, options.timeout_s), **where, "cache_key": key}
+    if result["status"] == "ok":
+        _write_cache(cache_file, result)
+    return result
