@@ -32,11 +32,27 @@ def _arm_generators(seed: int, n_controls: int) -> list[np.random.Generator]:
     return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(1 + n_controls)]
 
 
-def _run_reimpl(claim: Claim, protocol, params, tables) -> dict[str, Any]:
+def _checkout_for(claim: Claim, upstream_options) -> dict[str, Any]:
+    """The verified pinned checkout for protocols that read the authors' files themselves."""
+    from . import upstream
+    from .errors import UpstreamError
+
+    if claim.upstream is None:
+        return {"checkout": None, "checkout_error": "the claim names no upstream"}
+    kw = {} if upstream_options is None else {"vendor_dir": upstream_options.vendor_dir,
+                                              "pins_file": upstream_options.pins_file}
+    try:
+        return {"checkout": upstream.verify_checkout(claim.upstream, **kw), "checkout_error": None}
+    except UpstreamError as exc:
+        return {"checkout": None, "checkout_error": str(exc)}
+
+
+def _run_reimpl(claim: Claim, protocol, params, tables, upstream_options=None) -> dict[str, Any]:
     gens = _arm_generators(claim.seed, len(claim.controls))
+    extra = _checkout_for(claim, upstream_options) if protocol.needs_checkout else {}
     t0 = time.perf_counter()
     try:
-        base = protocol.measure(params, tables, gens[0])
+        base = protocol.measure(params, tables, gens[0], **extra)
     except ProtocolError as exc:
         return {"status": "could not run", "reason": str(exc), "values": {}, "details": {}, "controls": {},
                 "seconds": time.perf_counter() - t0}
@@ -80,7 +96,7 @@ def run_claim(path: str | Path, tables: Tables, *, upstream_options=None) -> dic
     inputs = tables.describe(claim.inputs)
     data_summary = protocol.data_summary(params, tables)
 
-    reimpl = _run_reimpl(claim, protocol, params, tables)
+    reimpl = _run_reimpl(claim, protocol, params, tables, upstream_options)
     upstream = _run_upstream(claim, protocol, params, tables, upstream_options)
     up_ok = upstream["status"] == "ok"
     re_ok = reimpl["status"] == "ok"

@@ -48,6 +48,9 @@ class Protocol:
     template: ClassVar[str]
     adapter: ClassVar[str | None] = None
     summary: ClassVar[str] = ""
+    #: When true, ``measure`` also receives ``checkout`` (the verified pinned
+    #: checkout's path, or None) and ``checkout_error`` (why there is none).
+    needs_checkout: ClassVar[bool] = False
 
     def measure(self, params: ProtocolParams, tables, rng: np.random.Generator) -> Measurement:
         raise NotImplementedError

@@ -1,0 +1,402 @@
+"""Cross-benchmark shift test of AIME-2025 against MATH-500 (paper Section 5.2.2, Equation 3).
+
+Model (one row per model in the common support)::
+
+    logit(AIME_i) = alpha + beta * logit(MATH_i) + gamma * post_i + e_i
+
+with ``post_i = 1{release_i >= cutoff}`` (cutoff 2025-02-06, the AIME-2025
+release). Every model post-dates MATH-500, so inflation of MATH-500 moves all
+points, while AIME-2025-specific contamination lifts only the post-release
+group: a positive ``gamma`` is the contamination signature.
+
+Conventions (each one is a choice where several exist):
+
+* scores are percentages, divided by 100 and clipped to ``[eps, 1 - eps]``
+  before the logit (``eps = 1e-6`` by default; one model scores AIME = 0, so
+  ``gamma`` depends on ``eps``, see :func:`eps_sensitivity`);
+* common support: keep ``logit(MATH)`` in ``[max(min_pre, min_post),
+  min(max_pre, max_post)]``, both ends inclusive;
+* OLS with classical (homoskedastic) standard errors,
+  ``sigma^2 = RSS / (n - 3)``, ``R^2 = 1 - RSS / TSS`` (centred);
+* p-value: one-sided (``gamma > 0``) stratified permutation test. The
+  ``post`` label is permuted within 10 quantile bins of ``logit(MATH)`` in the
+  support (``pandas.qcut`` semantics, ``duplicates="drop"``), and
+  ``p = (1 + #{gamma_perm >= gamma_obs}) / (n_perm + 1)``.
+
+The permutations are evaluated in one batch through the Frisch-Waugh-Lovell
+theorem (see :func:`group_shift_batch`).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "merge_aa_exports",
+    "clipped_logit",
+    "common_support",
+    "ols_classical",
+    "stratum_labels",
+    "stratified_permutation_indices",
+    "group_shift_batch",
+    "shift_test",
+    "inflation_control",
+    "relabel_control",
+    "eps_sensitivity",
+    "shift_analysis",
+]
+
+#: Ties of a permuted gamma with the observed one are decided up to this
+#: relative rounding error (a permutation that only swaps equal labels
+#: reproduces gamma_obs, but through different floating-point arithmetic).
+_TIE_RTOL = 1e-10
+
+
+def merge_aa_exports(
+    math500: pd.DataFrame,
+    aime: pd.DataFrame,
+    *,
+    cutoff: str = "2025-02-06",
+    key: str = "model_id",
+    x_col: str = "math_500_pct",
+    y_col: str = "aime_2025_pct",
+    date_col: str = "release_date",
+) -> pd.DataFrame:
+    """Inner join of the two Artificial Analysis exports, with the release group.
+
+    Parameters
+    ----------
+    math500, aime : DataFrame
+        The MATH-500 and AIME-2025 exports. The release date is taken from
+        the AIME export.
+    cutoff : str
+        ISO date; ``post = release_date >= cutoff``.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``key, x_col, y_col, date_col, post`` (``post`` boolean).
+        Rows with a missing score or release date are dropped.
+    """
+    for name, df, cols in (("math500", math500, (key, x_col)), ("aime", aime, (key, y_col, date_col))):
+        missing = [c for c in cols if c not in df.columns]
+        if missing:
+            raise ValueError(f"{name} export lacks columns {missing}")
+    for name, df in (("math500", math500), ("aime", aime)):
+        if df[key].duplicated().any():
+            raise ValueError(f"{name} export has duplicate {key!r} values")
+    out = math500[[key, x_col]].merge(aime[[key, y_col, date_col]], on=key, how="inner")
+    out[date_col] = pd.to_datetime(out[date_col], errors="coerce")
+    out[x_col] = pd.to_numeric(out[x_col], errors="coerce")
+    out[y_col] = pd.to_numeric(out[y_col], errors="coerce")
+    out = out.dropna(subset=[x_col, y_col, date_col]).reset_index(drop=True)
+    out["post"] = (out[date_col] >= pd.Timestamp(cutoff)).to_numpy()
+    return out
+
+
+def clipped_logit(pct, eps: float = 1e-6) -> np.ndarray:
+    """``logit(clip(pct / 100, eps, 1 - eps))``."""
+    p = np.clip(np.asarray(pct, dtype=float) / 100.0, eps, 1.0 - eps)
+    return np.log(p) - np.log1p(-p)
+
+
+def common_support(x, post) -> tuple[np.ndarray, float, float]:
+    """Mask of points with ``x`` inside both groups' ranges (inclusive).
+
+    Returns
+    -------
+    mask : ndarray of bool
+    lo, hi : float
+        ``max(min_pre, min_post)`` and ``min(max_pre, max_post)``.
+    """
+    x = np.asarray(x, dtype=float)
+    post = np.asarray(post, dtype=bool)
+    if post.all() or not post.any():
+        raise ValueError("both release groups must be non-empty")
+    lo = max(x[post].min(), x[~post].min())
+    hi = min(x[post].max(), x[~post].max())
+    if not hi > lo:
+        raise ValueError(f"the two groups' ranges do not overlap (lo={lo}, hi={hi})")
+    return (x >= lo) & (x <= hi), float(lo), float(hi)
+
+
+def ols_classical(design, y) -> dict:
+    """OLS by least squares with classical standard errors.
+
+    Parameters
+    ----------
+    design : ndarray (n, k)
+        Regressors, including the constant column if wanted.
+    y : ndarray (n,)
+
+    Returns
+    -------
+    dict
+        ``coef, se, t`` (ndarrays of length k), ``rss``, ``sigma2 = rss/(n-k)``,
+        ``r2 = 1 - rss/tss`` (``tss`` about the mean of y), ``n``, ``df_resid``.
+    """
+    A = np.asarray(design, dtype=float)
+    y = np.asarray(y, dtype=float)
+    n, k = A.shape
+    if n <= k:
+        raise ValueError(f"need more rows than regressors, got n={n}, k={k}")
+    coef, *_ = np.linalg.lstsq(A, y, rcond=None)
+    resid = y - A @ coef
+    rss = float(resid @ resid)
+    sigma2 = rss / (n - k)
+    cov = sigma2 * np.linalg.inv(A.T @ A)
+    se = np.sqrt(np.diag(cov))
+    tss = float(np.sum((y - y.mean()) ** 2))
+    return {"coef": coef, "se": se, "t": coef / se, "rss": rss, "sigma2": sigma2,
+            "r2": 1.0 - rss / tss, "n": n, "df_resid": n - k}
+
+
+def stratum_labels(x, n_bins: int = 10) -> np.ndarray:
+    """Quantile-bin index of each ``x`` (``pandas.qcut(x, n_bins, labels=False, duplicates="drop")``)."""
+    return pd.qcut(pd.Series(np.asarray(x, dtype=float)), q=int(n_bins), labels=False,
+                   duplicates="drop").to_numpy(dtype=int)
+
+
+def stratified_permutation_indices(strata, n_perm: int, rng: np.random.Generator) -> np.ndarray:
+    """Random permutations that move each position only within its stratum.
+
+    Returns
+    -------
+    ndarray of int, shape (n_perm, n)
+        Row ``p`` is a permutation ``pi`` of ``0..n-1`` with
+        ``strata[pi[i]] == strata[i]``; a permuted label vector is
+        ``labels[pi]``. Each stratum's block is shuffled independently per row
+        with ``rng.permuted`` (strata in increasing order).
+    """
+    strata = np.asarray(strata)
+    n = strata.size
+    out = np.empty((int(n_perm), n), dtype=np.intp)
+    for s in np.unique(strata):
+        members = np.flatnonzero(strata == s)
+        block = np.broadcast_to(members, (int(n_perm), members.size)).copy()
+        out[:, members] = rng.permuted(block, axis=1)
+    return out
+
+
+def group_shift_batch(x, y, D) -> np.ndarray:
+    """``gamma`` of ``y ~ 1 + x + d`` for every row ``d`` of ``D`` at once.
+
+    Notes
+    -----
+    Frisch-Waugh-Lovell: with ``Z = [1, x]``, ``H = Z (Z'Z)^{-1} Z'`` and
+    ``M = I - H``, ``gamma = (M d)'(M y) / (M d)'(M d)``. ``M`` is symmetric
+    and idempotent, so with the fixed residual ``r = M y``::
+
+        numerator   = d' r
+        denominator = d' M d = d'd - (Z'd)' (Z'Z)^{-1} (Z'd)
+
+    The residualised label ``M d`` changes with every permutation, but only
+    through ``Z'd = (sum d, sum x d)``, a 2-vector per row; so all rows cost
+    two matrix-vector products. A row whose ``d`` lies in the span of ``Z``
+    (e.g. constant) has denominator 0 and gives ``nan``.
+    """
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    D = np.atleast_2d(np.asarray(D, dtype=float))
+    Z = np.column_stack([np.ones_like(x), x])
+    ZtZ_inv = np.linalg.inv(Z.T @ Z)
+    r = y - Z @ (ZtZ_inv @ (Z.T @ y))
+    num = D @ r
+    Zd = D @ Z  # rows are (Z'd)'
+    den = np.einsum("ij,ij->i", D, D) - np.einsum("ij,jk,ik->i", Zd, ZtZ_inv, Zd)
+    scale = np.einsum("ij,ij->i", D, D)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 1e-12 * np.maximum(scale, 1.0), num / den, np.nan)
+
+
+def _prepare(x_pct, y_pct, post, eps: float, y_logit_offset_post: float = 0.0):
+    X = clipped_logit(x_pct, eps)
+    Y = clipped_logit(y_pct, eps)
+    post = np.asarray(post, dtype=bool)
+    Y = Y + y_logit_offset_post * post
+    mask, lo, hi = common_support(X, post)
+    return X[mask], Y[mask], post[mask], mask, lo, hi
+
+
+def shift_test(
+    x_pct,
+    y_pct,
+    post,
+    *,
+    rng: np.random.Generator,
+    eps: float = 1e-6,
+    n_bins: int = 10,
+    n_perm: int = 2000,
+    y_logit_offset_post: float = 0.0,
+) -> dict:
+    """Equation 3 on the common support, with the stratified permutation p-value.
+
+    Parameters
+    ----------
+    x_pct, y_pct : array_like
+        MATH-500 and AIME-2025 accuracies in percent.
+    post : array_like of bool
+        Released on or after the AIME-2025 release.
+    rng : numpy.random.Generator
+        Source of the permutations.
+    eps : float
+        Clip of the proportions before the logit.
+    n_bins : int
+        Quantile bins of ``logit(MATH)`` (in the support) used as strata.
+    n_perm : int
+        Permutations.
+    y_logit_offset_post : float
+        Added to ``logit(AIME)`` of every post-release model (after clipping);
+        0 for the test itself, 0.8 for the inflation control.
+
+    Returns
+    -------
+    dict
+        ``gamma, se, t`` (of the post indicator), ``alpha, slope, r2, n,
+        n_pre, n_post, n_merged, support_lo, support_hi, n_bins_used, p_value,
+        p_value_mc_se, n_perm, n_perm_ge, null_mean, null_sd, eps``.
+        ``p_value_mc_se = sqrt(p (1 - p) / n_perm)`` is the Monte Carlo error of
+        ``p`` as an estimate of the exact permutation p-value. ``null_mean`` is the
+        mean of the permuted gammas (the centre of the stratified null, not
+        necessarily 0).
+
+    Notes
+    -----
+    p is one-sided with the +1 convention,
+    ``(1 + #{gamma_perm >= gamma_obs}) / (n_perm + 1)``; ties within
+    relative rounding ``1e-10`` count as ``>=``.
+    """
+    X, Y, g, _, lo, hi = _prepare(x_pct, y_pct, post, eps, y_logit_offset_post)
+    d = g.astype(float)
+    design = np.column_stack([np.ones_like(X), X, d])
+    fit = ols_classical(design, Y)
+    gamma = float(fit["coef"][2])
+
+    strata = stratum_labels(X, n_bins)
+    idx = stratified_permutation_indices(strata, n_perm, rng)
+    gam_perm = group_shift_batch(X, Y, d[idx])
+    # Same arithmetic path for the observed value, so exact ties compare equal.
+    gamma_ref = float(group_shift_batch(X, Y, d[None, :])[0])
+    n_ge = int(np.sum(gam_perm >= gamma_ref - _TIE_RTOL * max(1.0, abs(gamma_ref))))
+    p_value = (1.0 + n_ge) / (n_perm + 1.0)
+    return {
+        "gamma": gamma,
+        "se": float(fit["se"][2]),
+        "t": float(fit["t"][2]),
+        "alpha": float(fit["coef"][0]),
+        "slope": float(fit["coef"][1]),
+        "slope_se": float(fit["se"][1]),
+        "r2": float(fit["r2"]),
+        "n": int(fit["n"]),
+        "n_pre": int((~g).sum()),
+        "n_post": int(g.sum()),
+        "n_merged": int(np.asarray(post).size),
+        "support_lo": lo,
+        "support_hi": hi,
+        "n_bins_used": int(np.unique(strata).size),
+        "p_value": p_value,
+        "p_value_mc_se": float(np.sqrt(p_value * (1.0 - p_value) / n_perm)),
+        "n_perm": int(n_perm),
+        "n_perm_ge": n_ge,
+        "null_mean": float(np.mean(gam_perm)),
+        "null_sd": float(np.std(gam_perm, ddof=1)),
+        "eps": float(eps),
+    }
+
+
+def inflation_control(x_pct, y_pct, post, *, rng: np.random.Generator, shift: float = 0.8, **kwargs) -> dict:
+    """Positive control: add ``shift`` to ``logit(AIME)`` of every post-release model.
+
+    ``gamma`` must rise by exactly ``shift`` (the support depends on
+    ``logit(MATH)`` only, and OLS is linear in ``y``) and the test must
+    reject. Returns :func:`shift_test`'s dict plus ``shift``.
+    """
+    out = shift_test(x_pct, y_pct, post, rng=rng, y_logit_offset_post=shift, **kwargs)
+    out["shift"] = float(shift)
+    return out
+
+
+def relabel_control(x_pct, y_pct, post, *, rng: np.random.Generator, n_draws: int = 200, eps: float = 1e-6) -> dict:
+    """Negative control: gamma under random relabelling of the release group.
+
+    The support sample is fixed (as in the test); the post label is permuted
+    across all of it, with no strata, ``n_draws`` times, keeping the group
+    sizes. Under a random label the expected shift is about 0.
+
+    Returns
+    -------
+    dict
+        ``n_draws, mean, sd`` (ddof=1) of the relabelled gammas, ``gammas``
+        (list), ``n`` and ``n_post``.
+    """
+    X, Y, g, *_ = _prepare(x_pct, y_pct, post, eps)
+    d = g.astype(float)
+    idx = stratified_permutation_indices(np.zeros(d.size, dtype=int), n_draws, rng)
+    gam = group_shift_batch(X, Y, d[idx])
+    return {"n_draws": int(n_draws), "mean": float(np.mean(gam)), "sd": float(np.std(gam, ddof=1)),
+            "gammas": gam.tolist(), "n": int(d.size), "n_post": int(g.sum())}
+
+
+def eps_sensitivity(
+    x_pct,
+    y_pct,
+    post,
+    *,
+    rng: np.random.Generator,
+    eps_grid=(1e-6, 1e-4, 1e-3, 1e-2),
+    **kwargs,
+) -> list[dict]:
+    """:func:`shift_test` at each clip ``eps``.
+
+    Every ``eps`` uses a copy of ``rng`` in its current state (common random
+    numbers), so differences between rows come from ``eps`` and not from the
+    permutation stream; ``rng`` itself is not advanced. Returns one dict per
+    ``eps``: ``eps, gamma, se, t, p_value, n, n_pre, n_post, slope, r2``.
+    """
+    rows = []
+    keys = ("eps", "gamma", "se", "t", "p_value", "n", "n_pre", "n_post", "slope", "r2", "null_mean")
+    for eps in eps_grid:
+        res = shift_test(x_pct, y_pct, post, rng=copy.deepcopy(rng), eps=float(eps), **kwargs)
+        rows.append({k: res[k] for k in keys})
+    return rows
+
+
+def shift_analysis(
+    merged: pd.DataFrame,
+    *,
+    rng: np.random.Generator,
+    eps: float = 1e-6,
+    n_bins: int = 10,
+    n_perm: int = 2000,
+    inflation: float = 0.8,
+    n_relabel: int = 200,
+    eps_grid=(1e-6, 1e-4, 1e-3, 1e-2),
+    x_col: str = "math_500_pct",
+    y_col: str = "aime_2025_pct",
+) -> dict:
+    """The test, its two controls and the ``eps`` table, as one plain dict.
+
+    ``merged`` is :func:`merge_aa_exports`'s output. The random streams are
+    drawn from ``rng`` in this order: test, inflation control, relabel
+    control; the ``eps`` table reuses the test's starting state.
+
+    Returns
+    -------
+    dict
+        ``{"test": ..., "inflation_control": ..., "relabel_control": ...,
+        "eps_sensitivity": [...]}`` (the relabelled gammas themselves are
+        left out; their mean and sd are kept).
+    """
+    x, y, post = merged[x_col].to_numpy(float), merged[y_col].to_numpy(float), merged["post"].to_numpy(bool)
+    kw = {"n_bins": n_bins, "n_perm": n_perm}
+    start = copy.deepcopy(rng)
+    test = shift_test(x, y, post, rng=rng, eps=eps, **kw)
+    infl = inflation_control(x, y, post, rng=rng, shift=inflation, eps=eps, **kw)
+    infl["gamma_rise"] = infl["gamma"] - test["gamma"]
+    rel = relabel_control(x, y, post, rng=rng, n_draws=n_relabel, eps=eps)
+    rel.pop("gammas")
+    sens = eps_sensitivity(x, y, post, rng=start, eps_grid=eps_grid, **kw)
+    return {"test": test, "inflation_control": infl, "relabel_control": rel, "eps_sensitivity": sens}
