@@ -20,6 +20,7 @@ __all__ = [
     "smoothed_pinball_derivative",
     "check_loss",
     "literal_smoothed_pinball_loss",
+    "smoothed_pinball_loss_and_derivative",
 ]
 
 
@@ -54,6 +55,25 @@ def smoothed_pinball_derivative(u, tau: float, kappa: float) -> np.ndarray:
     """``d rho / du = sigmoid(kappa*u) + tau - 1``."""
     u = np.asarray(u, dtype=float)
     return expit(kappa * u) + (tau - 1.0)
+
+
+def smoothed_pinball_loss_and_derivative(u, tau: float, kappa: float) -> tuple[np.ndarray, np.ndarray]:
+    """Loss and derivative together, from one exponential.
+
+    With ``x = kappa*u`` and ``e = exp(-|x|)`` (never overflows)::
+
+        log(1 + exp(x)) = max(x, 0) + log1p(e)
+        sigmoid(x)      = (1 if x >= 0 else e) / (1 + e)
+
+    Same values as :func:`smoothed_pinball_loss` and
+    :func:`smoothed_pinball_derivative` to rounding, at about two thirds of
+    their combined cost (the optimiser's inner loop).
+    """
+    x = kappa * np.asarray(u, dtype=float)
+    e = np.exp(-np.abs(x))
+    loss = (np.maximum(x, 0.0) + np.log1p(e)) / kappa + (tau - 1.0) * (x / kappa)
+    sig = np.where(x >= 0.0, 1.0, e) / (1.0 + e)
+    return loss, sig + (tau - 1.0)
 
 
 def check_loss(u, tau: float) -> np.ndarray:

@@ -34,7 +34,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, logit
 
-from .pinball import smoothed_pinball_derivative, smoothed_pinball_loss
+from .pinball import smoothed_pinball_loss, smoothed_pinball_loss_and_derivative
 
 __all__ = [
     "SigmoidQuantileRegressor",
@@ -89,9 +89,10 @@ class _Problem:
         s = expit(c + beta * dz)
         u = self.y - (y0 + L * s)
         n = u.size
-        obj = np.sum(smoothed_pinball_loss(u, self.tau, self.kappa)) / n + self.lam * beta**2
+        loss, dloss = smoothed_pinball_loss_and_derivative(u, self.tau, self.kappa)
+        obj = np.sum(loss) / n + self.lam * beta**2
         # dJ/dq_i = -rho'(u_i) / n
-        g = -smoothed_pinball_derivative(u, self.tau, self.kappa) / n
+        g = -dloss / n
         gs = g * s
         sum_g, sum_gs = g.sum(), gs.sum()
         gss = gs * (1.0 - s) * L  # dJ/dt_i, t = c + beta*dz

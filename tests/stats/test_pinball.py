@@ -8,6 +8,7 @@ from harness.stats.pinball import (
     literal_smoothed_pinball_loss,
     smoothed_pinball_derivative,
     smoothed_pinball_loss,
+    smoothed_pinball_loss_and_derivative,
 )
 
 
@@ -49,3 +50,11 @@ def test_derivative_matches_finite_differences():
     h = 1e-6
     fd = (smoothed_pinball_loss(u + h, 0.9, 25.0) - smoothed_pinball_loss(u - h, 0.9, 25.0)) / (2 * h)
     np.testing.assert_allclose(smoothed_pinball_derivative(u, 0.9, 25.0), fd, atol=1e-8)
+
+
+def test_fused_loss_and_derivative_equal_the_separate_ones():
+    u = np.concatenate([np.linspace(-2, 2, 4001), [-1e3, 1e3, 0.0]])
+    for tau, kappa in ((0.98, 50.0), (0.5, 10.0), (0.9, 1000.0)):
+        loss, d = smoothed_pinball_loss_and_derivative(u, tau, kappa)
+        np.testing.assert_allclose(loss, smoothed_pinball_loss(u, tau, kappa), rtol=1e-14, atol=1e-16)
+        np.testing.assert_allclose(d, smoothed_pinball_derivative(u, tau, kappa), rtol=1e-14, atol=1e-16)
