@@ -277,6 +277,10 @@ def _cache_key(commit: str, inputs: list[dict], adapter: Path, launcher: Path, r
         "inputs": {t["name"]: t["sha256"] for t in inputs},
         "adapter": hashlib.sha256(adapter.read_bytes()).hexdigest(),
         "launcher": hashlib.sha256(launcher.read_bytes()).hexdigest(),
+        # Adapters may load one another (004 reuses the Table 1 adapter's loading), so
+        # any change in the folder invalidates every cached answer.
+        "adapters_dir": {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+                         for p in sorted(adapter.parent.glob("*.py"))},
         "request": {k: request[k] for k in ("params", "controls", "seed")},
         "python": sys.version,
         "packages": versions,

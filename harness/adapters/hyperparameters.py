@@ -1,0 +1,240 @@
+"""Authors' arm of protocol ``hyperparameters`` (claim 004: tau, kappa, lambda of Section 2.1).
+
+Runs inside the pinned checkout (see ``_launch.py``); imports the authors'
+functions from it and nothing from the harness. The loading and fitting
+conventions are those of the Table 1 adapter, ``boundary_at_budget.py``,
+which is imported from this folder by file path (``_authors``, ``_box``,
+``bound_gaps``, ``CLI_FIT_ARGS``, ``ACTIVE_TOL``, and ``_fit_one_stage`` for
+``warm_start: false``):
+
+1. ``skill_frontier/core/sigmoid.py`` ``_load_xy_from_csv(csv, task_cols,
+   compute_product_cols=(tokens, params), compute_multiplier=m)``.
+2. Per task, as ``fit_sigmoid_frontier`` does (``sigmoid.py`` lines 202-209):
+   finite ``(x, y)``, ``z = log10(max(x, 1e-300))``, sorted by ``argsort(z)``.
+3. ``skill_frontier/core/sigmoid_quantile_optimizer.py``
+   ``fit_sigmoid_enhanced(z, y, tau=tau, kappa_final=kappa, lambda_b=lam,
+   n_zstar_grid=10, n_b_grid=10, n_random=100, seed=0)`` -- the arguments of
+   their CLI path -- at each setting. No upstream script runs the sweep.
+
+Settings: the claimed ``(tau, kappa, lam)`` and, one at a time, every value of
+``tau_grid``, ``kappa_grid``, ``lam_grid`` with the other two at the claimed
+values; all tasks, full data. Each distinct setting is fitted once (the
+claimed one is reused wherever a sweep passes through it, and by a
+``tau_override`` control that lands on a sweep setting).
+
+Values (the names and definitions of ``harness/protocols/hyper.py``'s
+``sweep_values``): for each setting ``sweep.<param>=<value:g>.max_dev``
+(max over the ``reference`` tasks of ``|q(z_eval) - reference|``),
+``.coverage_mean`` (mean over tasks of the share of a task's points with
+``y <= q(z)``), ``.max_shift`` (max over tasks of ``|q(z_eval) -
+q_claimed(z_eval)|``), ``.beta`` (``exp(log b)`` of ``beta_task``); and
+``claimed.max_dev``, ``claimed.coverage_mean``, ``claimed.mean_boundary``,
+``others.min_max_dev`` (min ``max_dev`` over the sweep rows whose value is
+not the claimed one), ``n_within`` (the claimed setting plus those rows with
+``max_dev <= within``). The ``loss.*`` and ``audit.*`` values are checks of
+the code itself and belong to the harness's arm only.
+
+Details: ``settings`` (one entry per distinct setting, keyed
+``tau=<g>,kappa=<g>,lam=<g>``) with, per task, the boundary, coverage,
+``beta``, ``params_native`` (their ``y0, L, z*, log b``), ``objective`` (their
+``FitResult.objective``, at the setting's ``(tau, kappa)``),
+``bounds_active`` (limits of their box within ``ACTIVE_TOL``, e.g.
+``beta=0.05``), ``stages`` (the continuation stages ``[tau, kappa]`` that
+actually ran, read from ``FitResult.info["trace"]``), ``last_stage_objective``
+and SLSQP's last message; and per setting ``final_stage`` and
+``final_stage_is_setting`` (whether the last stage ran at the setting's own
+``(tau, kappa)``) and ``n_tasks_beta_at_min``. ``sweeps`` maps each sweep row
+to its setting key; ``quirks`` lists the settings whose last stage is not
+the setting and those where every task sits on the ``beta`` lower bound.
+
+Control ``tau_override {tau}``: the claimed setting at another ``tau``;
+values ``claimed.coverage_mean``, ``claimed.max_dev``,
+``claimed.mean_boundary`` (``hyper.py``'s ``control_values``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+
+HELPER = "boundary_at_budget.py"
+
+
+def _helper():
+    """The Table 1 adapter beside this file, loaded by path (this folder is not on ``sys.path``)."""
+    path = Path(__file__).resolve().with_name(HELPER)
+    spec = importlib.util.spec_from_file_location("harness_upstream_boundary_at_budget", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def key(param: str, value: float) -> str:
+    """Value-name prefix of one sweep setting (as ``hyper.key``), e.g. ``sweep.lam=0.001``."""
+    return f"sweep.{param}={value:g}"
+
+
+def setting_key(s: dict) -> str:
+    return f"tau={s['tau']:g},kappa={s['kappa']:g},lam={s['lam']:g}"
+
+
+def _task_arrays(x, y):
+    """``fit_sigmoid_frontier``'s preparation (``sigmoid.py`` lines 202-209)."""
+    m = np.isfinite(x) & np.isfinite(y)
+    z = np.log10(np.maximum(x[m], 1e-300))
+    order = np.argsort(z)
+    return z[order], y[m][order]
+
+
+def _fit_task(H, sqo, z, y, *, tau, kappa, lam, warm, z_eval):
+    t0 = time.perf_counter()
+    if warm:
+        res = sqo.fit_sigmoid_enhanced(z, y, tau=tau, kappa_final=kappa, lambda_b=lam, **H.CLI_FIT_ARGS)
+        if not res.success or not np.all(np.isfinite(res.params)):
+            raise RuntimeError(f"fit_sigmoid_enhanced failed at tau={tau}, kappa={kappa}, lam={lam}: {res.info}")
+        native, objective, trace = res.params, float(res.objective), res.info["trace"]
+        stages = [[float(s["tau"]), float(s["kappa"])] for s in trace]
+        last = trace[-1]
+        ok, message, last_obj = bool(last["ok"]), str(last["msg"]), float(last["obj"])
+    else:
+        objective, native, ok, message = H._fit_one_stage(sqo, z, y, tau=tau, kappa=kappa, lam=lam)
+        objective = last_obj = float(objective)
+        stages = [[float(tau), float(kappa)]]
+    seconds = time.perf_counter() - t0
+    y0, L, z_star, log_b = (float(v) for v in native)
+    gaps = H.bound_gaps((y0, L, z_star, log_b), H._box(sqo, z))
+    return {
+        "boundary": float(sqo.sigmoid_pred(native, z_eval)),
+        "coverage": float(np.mean(y <= sqo.sigmoid_pred(native, z))),
+        "beta": math.exp(log_b),
+        "params_native": {"y0": y0, "L": L, "z_star": z_star, "log_b": log_b},
+        "objective": objective,
+        "last_stage_objective": last_obj,
+        "bounds_active": [name for name, gap in gaps.items() if abs(gap) <= H.ACTIVE_TOL],
+        "stages": stages,
+        "converged": ok,
+        "message": message,
+        "seconds": seconds,
+    }
+
+
+def _summary(fits, claimed_fits, reference, beta_task):
+    bnd = {k: f["boundary"] for k, f in fits.items()}
+    return {
+        "coverage_mean": float(np.mean([f["coverage"] for f in fits.values()])),
+        "max_dev": float(max(abs(bnd[k] - v) for k, v in reference.items())),
+        "max_shift": float(max(abs(bnd[k] - claimed_fits[k]["boundary"]) for k in bnd)),
+        "mean_boundary": float(np.mean(list(bnd.values()))),
+        "beta": fits[beta_task]["beta"],
+    }
+
+
+def _control_values(fits, reference):
+    bnd = {k: f["boundary"] for k, f in fits.items()}
+    return {"claimed.coverage_mean": float(np.mean([f["coverage"] for f in fits.values()])),
+            "claimed.max_dev": float(max(abs(bnd[k] - v) for k, v in reference.items())),
+            "claimed.mean_boundary": float(np.mean(list(bnd.values())))}
+
+
+def _setting_details(s, fits, b_min_name):
+    finals = {tuple(f["stages"][-1]) for f in fits.values()}
+    final = finals.pop() if len(finals) == 1 else None
+    return {
+        **s,
+        "final_stage": list(final) if final is not None else "differs by task",
+        "final_stage_is_setting": all(f["stages"][-1] == [s["tau"], s["kappa"]] for f in fits.values()),
+        "n_tasks_beta_at_min": sum(b_min_name in f["bounds_active"] for f in fits.values()),
+        "seconds": float(sum(f["seconds"] for f in fits.values())),
+        "fits": fits,
+    }
+
+
+def run(request: dict) -> dict:
+    t_start = time.perf_counter()
+    p = request["params"]
+    H = _helper()
+    sig, sqo = H._authors()
+    table = request["tables"][p.get("table", "oll")]
+    labels, columns = list(p["tasks"]), list(p["tasks"].values())
+    x, Y, kept = sig._load_xy_from_csv(table, task_cols=columns, compute_product_cols=(p["tokens_col"], p["params_col"]),
+                                       compute_multiplier=float(p["multiplier"]))
+    if kept != columns:
+        raise ValueError(f"{table}: the authors' loader kept columns {kept}, the claim asks for {columns}")
+    data = {label: _task_arrays(x, Y[:, j]) for j, label in enumerate(labels)}
+    reference = {k: float(v) for k, v in p["reference"].items()}
+    unknown = sorted(set(reference) - set(data)) + ([p["beta_task"]] if p["beta_task"] not in data else [])
+    if unknown:
+        raise ValueError(f"reference/beta_task names {unknown} are not task labels {labels}")
+    z_eval = math.log10(float(p["eval_x"]))
+    warm = bool(p["warm_start"])
+    b_min_name = f"beta={H._box(sqo, next(iter(data.values()))[0])['b_min']:g}"
+
+    fitted: dict[str, tuple[dict, dict]] = {}  # setting key -> (setting, fits by task)
+
+    def fit(s: dict) -> dict:
+        k = setting_key(s)
+        if k not in fitted:
+            fitted[k] = (s, {label: _fit_task(H, sqo, z, y, warm=warm, z_eval=z_eval, **s) for label, (z, y) in data.items()})
+        return fitted[k][1]
+
+    claimed = {"tau": float(p["tau"]), "kappa": float(p["kappa"]), "lam": float(p["lam"])}
+    claimed_fits = fit(claimed)
+    c = _summary(claimed_fits, claimed_fits, reference, p["beta_task"])
+    values = {"claimed.max_dev": c["max_dev"], "claimed.coverage_mean": c["coverage_mean"],
+              "claimed.mean_boundary": c["mean_boundary"]}
+    others, n_within = [], int(c["max_dev"] <= float(p["within"]))
+    sweeps = {}
+    for param in ("tau", "kappa", "lam"):
+        sweeps[param] = []
+        for v in p[f"{param}_grid"]:
+            s = {**claimed, param: float(v)}
+            row = _summary(fit(s), claimed_fits, reference, p["beta_task"])
+            kv = key(param, float(v))
+            values.update({f"{kv}.max_dev": row["max_dev"], f"{kv}.coverage_mean": row["coverage_mean"],
+                           f"{kv}.max_shift": row["max_shift"], f"{kv}.beta": row["beta"]})
+            if float(v) != claimed[param]:
+                others.append(row["max_dev"])
+                n_within += int(row["max_dev"] <= float(p["within"]))
+            sweeps[param].append({"value": float(v), "setting": setting_key(s), **row})
+    if not others:
+        raise ValueError("the sweep grids hold no setting other than the claimed one; others.min_max_dev is undefined")
+    values["others.min_max_dev"] = min(others)
+    values["n_within"] = float(n_within)
+    sweep_seconds = time.perf_counter() - t_start
+
+    controls = {}
+    for ctl in request.get("controls", []):
+        if ctl["control"] != "tau_override":
+            raise ValueError(f"control '{ctl['id']}': kind '{ctl['control']}' is not supported by this adapter")
+        s = {**claimed, "tau": float(ctl["params"]["tau"])}
+        reused = setting_key(s) in fitted
+        c_fits = fit(s)
+        controls[ctl["id"]] = {"values": _control_values(c_fits, reference),
+                               "details": {"setting": setting_key(s), "reused_sweep_fit": reused,
+                                           **_setting_details(s, c_fits, b_min_name)}}
+
+    settings = {k: _setting_details(s, f, b_min_name) for k, (s, f) in fitted.items()}
+    details = {
+        "claimed": setting_key(claimed),
+        "settings": settings,
+        "sweeps": sweeps,
+        "quirks": {
+            "final_stage_not_setting": sorted(k for k, d in settings.items() if not d["final_stage_is_setting"]),
+            "all_tasks_beta_at_min": sorted(k for k, d in settings.items() if d["n_tasks_beta_at_min"] == len(data)),
+            "beta_bound": b_min_name,
+        },
+        "n_fits": len(fitted) * len(data),
+        "n_rows": int(x.size),
+        "warm_start": warm,
+        "fit_args": dict(H.CLI_FIT_ARGS),
+        "z_eval": z_eval,
+        "helper": HELPER,
+        "seconds": {"sweep": sweep_seconds, "total": time.perf_counter() - t_start},
+    }
+    return {"values": values, "details": details, "controls": controls}

@@ -1,0 +1,197 @@
+"""Authors' arm of protocol ``shift_test`` (claim 000: the AIME-2025 shift test, Equation 3).
+
+Runs inside the pinned checkout (see ``_launch.py``); imports the authors'
+functions from ``scripts/artificial_analysis/plot_math500_vs_aime2025.py`` and
+nothing from the harness.
+
+Their ``main()`` sets ``text.usetex = True`` and saves a figure before it runs
+the test (lines 425-510), so it fails without LaTeX and is not called. This
+adapter does the merge ``main()`` does inline, line by line (numbers at the
+pinned commit):
+
+* 406-413: ``_load_required_csv`` of the AIME export (``model_id``,
+  ``aime_2025_pct``, ``release_date``) and of the MATH-500 export
+  (``model_id``, ``math_500_pct``); their function, called as they call it;
+* 415-417: inner join on ``model_id`` of MATH-500's ``model_id, model_name,
+  math_500_pct`` with AIME's ``model_id, aime_2025_pct, release_date`` (the
+  release date comes from the AIME export);
+* 418-421: ``pd.to_numeric(errors="coerce")`` on both scores,
+  ``pd.to_datetime(errors="coerce")`` on the date, rows without both scores
+  dropped -> ``n_merged`` (their ``n_total_merged``);
+* 440: ``release_cutoff = pd.Timestamp(cutoff)``;
+* 512-513: rows with a release date only; ``group_post = release_date >=
+  cutoff``;
+* 514-521: ``_contamination_test_logit_to_logit(x_pct=..., y_pct=...,
+  group_post=..., n_bins=n_bins, n_perm=n_perm, seed=0)`` (their CLI's
+  ``--seed`` default is 0; the claim's seed belongs to the other arm). Their
+  function takes the clip as ``eps`` (default 1e-6); it is passed the claim's
+  ``eps`` explicitly.
+
+Column names and the cutoff come from the claim's params (they are the names
+``main()`` requires); ``n_bins`` and ``n_perm`` too. ``n_perm_precise`` (a
+second, larger permutation count) is the re-implementation's alone: this arm
+gives no ``*_precise`` values.
+
+Values: ``n_merged``, ``n_support`` (their ``n_used_in_support``),
+``n_pre``, ``n_post``, ``slope``, ``gamma``, ``se``, ``t``, ``p_value``
+(one-sided), ``r2``, ``odds_ratio`` (theirs, ``exp(gamma)``), ``null_mean``
+(their ``gamma_perm_mean``, the mean of the permuted gammas), ``upper95``
+(``gamma + 1.6448536269514722 * se``). Details: their whole result dict, the
+merge counts and the clip sensitivity (their function at every ``eps`` of
+``eps_grid``, same ``n_perm`` and seed).
+
+Controls:
+
+* ``inflate_post {shift}``: their function takes percentages and applies
+  ``logit(clip(p/100, eps, 1-eps))`` itself, so the shift is planted in the
+  percentages: ``y' = 100 * expit(their_logit(y/100) + shift)`` for
+  post-release models, unchanged for the others. Their clip then leaves
+  ``y'/100`` alone whenever ``their_logit(y/100) + shift`` lies inside
+  ``[logit(eps), logit(1-eps)]``, and their logit returns the shifted value up
+  to rounding. ``details.realized_shift`` checks it with their ``_logit``
+  (largest ``|realised - shift|`` over post-release models, and how many of
+  them the clip caught). Values ``gamma``, ``p_value``, ``gamma_rise`` (minus
+  the baseline gamma of this arm).
+* ``relabel_groups {n_draws}``: the sample is the common support of the real
+  test (their ``X_support_lo``/``X_support_hi`` applied with their
+  ``_logit``); the post label is permuted across it ``n_draws`` times by
+  ``numpy.random.default_rng(request["seed"])`` (group sizes kept) and their
+  function runs on each relabelled sample with ``n_perm=1`` (only gamma is
+  used). Their function restricts to the common support of the *random*
+  groups again, so a draw may lose a few edge points (``details`` gives the
+  counts); the harness arm keeps the support sample fixed. Values
+  ``gamma_mean``, ``gamma_sd`` (ddof 1).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import time
+
+import numpy as np
+
+Z95 = 1.6448536269514722  # standard normal 0.95 quantile
+SEED = 0  # their CLI's --seed default
+RELABEL_N_PERM = 1  # their function needs at least one permutation; gamma does not depend on them
+
+
+def _authors():
+    from scripts.artificial_analysis import plot_math500_vs_aime2025 as aa
+
+    return aa
+
+
+def _merge(aa, p, tables):
+    """The merge of ``main()`` (lines 406-421, 440, 512-513)."""
+    import pandas as pd
+
+    key, xc, yc, dc = p["key"], p["x_col"], p["y_col"], p["date_col"]
+    df_aime = aa._load_required_csv(tables[p["aime_table"]], required_cols=(key, yc, dc))
+    df_math = aa._load_required_csv(tables[p["math_table"]], required_cols=(key, "model_name", xc))
+    df = df_math[[key, "model_name", xc]].merge(df_aime[[key, yc, dc]], on=key, how="inner")
+    df[xc] = pd.to_numeric(df[xc], errors="coerce")
+    df[yc] = pd.to_numeric(df[yc], errors="coerce")
+    df[dc] = pd.to_datetime(df[dc], errors="coerce")
+    df = df.dropna(subset=[xc, yc]).copy()
+    if df.empty:
+        raise RuntimeError("No rows after merging MATH-500 and AIME 2025 tables.")
+    cutoff = pd.Timestamp(str(p["cutoff"]))
+    df_test = df[df[dc].notna()].copy()
+    post = (df_test[dc] >= cutoff).to_numpy()
+    counts = {"n_total_merged": int(df.shape[0]), "n_with_release_date": int(df_test.shape[0]),
+              "n_missing_release_date": int(df.shape[0] - df_test.shape[0]),
+              "n_pre_release": int((~post).sum()), "n_post_release": int(post.sum()), "cutoff": str(cutoff.date())}
+    return df_test[xc].to_numpy(), df_test[yc].to_numpy(), post, counts
+
+
+def _test(aa, x, y, post, p, **kw):
+    args = {"n_bins": int(p["n_bins"]), "n_perm": int(p["n_perm"]), "seed": SEED, "eps": float(p["eps"])}
+    args.update(kw)
+    return aa._contamination_test_logit_to_logit(x_pct=x, y_pct=y, group_post=post, **args)
+
+
+def _values(res, n_merged):
+    gamma, se = res["coef_group_shift_gamma"], res["se_group_shift_gamma"]
+    return {"n_merged": n_merged, "n_support": res["n_used_in_support"], "n_pre": res["n_pre"],
+            "n_post": res["n_post"], "slope": res["coef_slope_b"], "gamma": gamma, "se": se,
+            "t": res["t_group_shift_gamma"], "p_value": res["pvalue_one_sided_gamma_gt_0"],
+            "r2": res["r2_logit_fit"], "odds_ratio": res["odds_ratio_group_shift"],
+            "null_mean": res["gamma_perm_mean"], "upper95": gamma + Z95 * se}
+
+
+def _their_logit(aa, pct, eps):
+    """Their transform of a percentage: ``_logit(clip(pct/100, eps, 1-eps), eps)``."""
+    return aa._logit(np.clip(np.asarray(pct, float) / 100.0, eps, 1.0 - eps), eps=eps)
+
+
+def _inflate(aa, x, y, post, p, shift, baseline_gamma):
+    from scipy.special import expit
+
+    eps = float(p["eps"])
+    y_new = np.asarray(y, float).copy()
+    y_new[post] = 100.0 * expit(_their_logit(aa, y[post], eps) + shift)
+    realized = _their_logit(aa, y_new[post], eps) - _their_logit(aa, y[post], eps)
+    lo, hi = math.log(eps / (1 - eps)), math.log((1 - eps) / eps)
+    target = _their_logit(aa, y[post], eps) + shift
+    res = _test(aa, x, y_new, post, p)
+    values = {"gamma": res["coef_group_shift_gamma"], "p_value": res["pvalue_one_sided_gamma_gt_0"],
+              "gamma_rise": res["coef_group_shift_gamma"] - baseline_gamma}
+    details = {"test": res, "shift": shift, "how": "post-release AIME percentages replaced by 100*expit(their_logit+shift)",
+               "realized_shift": {"max_abs_error": float(np.max(np.abs(realized - shift))),
+                                  "n_post": int(post.sum()),
+                                  "n_clipped": int(np.sum((target < lo) | (target > hi)))}}
+    return values, details
+
+
+def _relabel(aa, x, y, post, p, base, n_draws, seed):
+    eps = float(p["eps"])
+    X = _their_logit(aa, x, eps)
+    keep = (X >= base["X_support_lo"]) & (X <= base["X_support_hi"])
+    xs, ys, gs = x[keep], y[keep], post[keep]
+    rng = np.random.default_rng(seed)
+    gammas, n_support = [], []
+    for _ in range(int(n_draws)):
+        res = _test(aa, xs, ys, rng.permutation(gs), p, n_perm=RELABEL_N_PERM)
+        gammas.append(res["coef_group_shift_gamma"])
+        n_support.append(res["n_used_in_support"])
+    g, n = np.array(gammas), np.array(n_support)
+    values = {"gamma_mean": float(g.mean()), "gamma_sd": float(g.std(ddof=1))}
+    details = {"n_draws": int(n_draws), "seed": seed, "n_sample": int(keep.sum()), "n_post": int(gs.sum()),
+               "n_perm_inside": RELABEL_N_PERM, "n_support_mean": float(n.mean()), "n_support_min": int(n.min()),
+               "n_draws_trimmed": int(np.sum(n < keep.sum())),
+               "gamma_quantiles": dict(zip(("q05", "q50", "q95"), map(float, np.quantile(g, [0.05, 0.5, 0.95]))))}
+    return values, details
+
+
+def run(request: dict) -> dict:
+    p = request["params"]
+    aa = _authors()
+    t0 = time.perf_counter()
+    x, y, post, counts = _merge(aa, p, request["tables"])
+    res = _test(aa, x, y, post, p)
+    values = _values(res, counts["n_total_merged"])
+    eps_default = inspect.signature(aa._contamination_test_logit_to_logit).parameters["eps"].default
+    details = {"test": res, "merge": counts, "seed": SEED, "eps": float(p["eps"]), "eps_default_in_their_code": eps_default,
+               "seconds": time.perf_counter() - t0}
+
+    rows = []
+    for eps in p["eps_grid"]:
+        r = _test(aa, x, y, post, p, eps=float(eps))
+        rows.append({"eps": float(eps), "gamma": r["coef_group_shift_gamma"], "se": r["se_group_shift_gamma"],
+                     "t": r["t_group_shift_gamma"], "p_value": r["pvalue_one_sided_gamma_gt_0"],
+                     "n": r["n_used_in_support"], "n_pre": r["n_pre"], "n_post": r["n_post"],
+                     "slope": r["coef_slope_b"], "r2": r["r2_logit_fit"], "null_mean": r["gamma_perm_mean"]})
+    details["eps_sensitivity"] = rows
+
+    controls = {}
+    for c in request.get("controls", []):
+        kind, cp = c["control"], c["params"]
+        if kind == "inflate_post":
+            v, d = _inflate(aa, x, y, post, p, float(cp["shift"]), values["gamma"])
+        elif kind == "relabel_groups":
+            v, d = _relabel(aa, x, y, post, p, res, int(cp.get("n_draws", 200)), request["seed"])
+        else:
+            raise ValueError(f"control '{c['id']}': kind '{kind}' is not supported by this adapter")
+        controls[c["id"]] = {"values": v, "details": d}
+    return {"values": {k: float(v) for k, v in values.items()}, "details": details, "controls": controls}
