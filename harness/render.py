@@ -76,5 +76,7 @@ def render_report(record: dict, templates_dir: str | Path = TEMPLATES_DIR) -> st
     for line in lines:
         if line.strip() == "" and (not out or out[-1].strip() == ""):
             continue
+        if line.startswith("#") and out and out[-1].strip() != "":
+            out.append("")  # a heading always starts a block
         out.append(line.rstrip())
     return "\n".join(out).rstrip() + "\n"

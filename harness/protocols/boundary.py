@@ -21,6 +21,8 @@ from .common import EstimatorParams, LeaderboardParams, fit_boundary, leaderboar
 class BoundaryParams(LeaderboardParams, EstimatorParams):
     eval_x: float = Field(1000.0, gt=0, description="compute budget in units of 1e21 FLOPs")
     robustness_cold_start: bool = True
+    box_check: tuple[float, float] | None = Field(
+        None, description="refit also with the slope in [lo, hi] and the midpoint inside the data (the authors' box)")
 
 
 class TauOverride(ProtocolParams):
@@ -65,6 +67,10 @@ class BoundaryAtBudget(Protocol):
             values.update({f"alt_start.boundary.{k}": v for k, v in cold.items()})
             values["alt_start.max_shift"] = max(abs(cold[k] - warm[k]) for k in warm)
             details["alt_start_fits"] = cold_fits
+        if params.box_check is not None:
+            boxed, boxed_fits = _fit_all(data, params, rng, z_eval, box=tuple(params.box_check))
+            values.update({f"boxed.boundary.{k}": v for k, v in boxed.items()})
+            details["boxed_fits"] = boxed_fits
         return Measurement(values, details)
 
     def control(self, kind, cparams: TauOverride, params: BoundaryParams, tables, rng, baseline):
@@ -89,7 +95,11 @@ class BoundaryAtBudget(Protocol):
             active = fit.get("bounds_active", [])
             gaps = {k: g for k, g in fit.get("bound_gaps", {}).items() if k not in active}
             near = min(gaps, key=gaps.get) if gaps else None
+            boxed = reimpl.values.get(f"boxed.boundary.{label}")
             out[label] = {"objective_reimpl": mine_obj, "objective_upstream": their_obj,
+                          "reimpl": reimpl.values[f"boundary.{label}"], "upstream": upstream.values[f"boundary.{label}"],
+                          "reimpl_boxed": boxed,
+                          "objective_reimpl_boxed": reimpl.details["boxed_fits"][label]["objective"] if boxed is not None else None,
                           "objective_gap": their_obj - mine_obj, "upstream_bounds_active": active,
                           "nearest_inactive_bound": near, "nearest_inactive_gap": gaps.get(near)}
         return out

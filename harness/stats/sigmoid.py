@@ -65,7 +65,14 @@ def sigmoid_objective(params, z, y, *, tau: float, kappa: float, lam: float) -> 
 
 @dataclass(frozen=True)
 class _Problem:
-    """Data and the stage's loss settings, with the value/gradient in theta."""
+    """Data and the stage's loss settings, with the value/gradient in theta.
+
+    Without a box, ``theta = (u0, u1, c, v)`` and the sigmoid's argument is
+    ``t = c + beta*(z - zbar)``. With a box (``zlo < zhi``), ``theta = (u0, u1,
+    w, v)``, the midpoint ``z* = zlo + (zhi - zlo)*sigmoid(w)`` stays inside
+    ``[zlo, zhi]`` and ``t = beta*(z - z*)``; the slope's limits are then
+    bounds on ``v`` handled by L-BFGS-B.
+    """
 
     z: np.ndarray
     y: np.ndarray
@@ -73,20 +80,34 @@ class _Problem:
     tau: float
     kappa: float
     lam: float
+    zlo: float | None = None
+    zhi: float | None = None
+
+    def _shape(self, w_or_c: float, beta: float):
+        """``(t, dt/d(third coordinate))`` for both parameterisations."""
+        if self.zlo is None:
+            return w_or_c + beta * (self.z - self.zbar), 1.0
+        span = self.zhi - self.zlo
+        sw = expit(w_or_c)
+        zstar = self.zlo + span * sw
+        return beta * (self.z - zstar), -beta * span * sw * (1.0 - sw)
 
     def natural(self, theta: np.ndarray) -> tuple[float, float, float, float]:
         u0, u1, c, v = theta
         y0 = float(expit(u0))
         L = float((1.0 - y0) * expit(u1))
         beta = float(np.exp(v))
-        return y0, L, c - beta * self.zbar, beta
+        if self.zlo is None:
+            return y0, L, float(c - beta * self.zbar), beta
+        zstar = self.zlo + (self.zhi - self.zlo) * float(expit(c))
+        return y0, L, -beta * zstar, beta
 
     def value_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         u0, u1, c, v = theta
         y0, s1, beta = expit(u0), expit(u1), np.exp(v)
         L = (1.0 - y0) * s1
-        dz = self.z - self.zbar
-        s = expit(c + beta * dz)
+        t, dt_dc = self._shape(c, beta)
+        s = expit(t)
         u = self.y - (y0 + L * s)
         n = u.size
         loss, dloss = smoothed_pinball_loss_and_derivative(u, self.tau, self.kappa)
@@ -95,14 +116,17 @@ class _Problem:
         g = -dloss / n
         gs = g * s
         sum_g, sum_gs = g.sum(), gs.sum()
-        gss = gs * (1.0 - s) * L  # dJ/dt_i, t = c + beta*dz
+        gss = gs * (1.0 - s) * L  # dJ/dt_i
         # q = y0 + (1 - y0) s1 s  =>  dq/du0 = y0 (1-y0) (1 - s1 s), dq/du1 = (1-y0) s1 (1-s1) s
+        # dt/dv = beta * (t / beta) = t when t is linear in beta, in both parameterisations
+        # (t = c + beta*dz has dt/dv = beta*dz = t - c).
+        dt_dv = t - c if self.zlo is None else t
         grad = np.array(
             [
                 y0 * (1.0 - y0) * (sum_g - s1 * sum_gs),
                 (1.0 - y0) * s1 * (1.0 - s1) * sum_gs,
-                gss.sum(),
-                beta * np.sum(gss * dz) + 2.0 * self.lam * beta**2,
+                gss.sum() * dt_dc,
+                np.sum(gss * dt_dv) + 2.0 * self.lam * beta**2,
             ]
         )
         return float(obj), grad
@@ -111,11 +135,16 @@ class _Problem:
 _V_BOUNDS = (-30.0, float(np.log(1e3)))
 
 
-def _theta_from_natural(y0: float, L: float, a: float, beta: float, zbar: float, eps: float = 1e-9):
+def _theta_from_natural(y0: float, L: float, a: float, beta: float, zbar: float, eps: float = 1e-9,
+                        box: tuple[float, float] | None = None):
     y0c = float(np.clip(y0, eps, 1.0 - eps))
     frac = float(np.clip(L / (1.0 - y0c), eps, 1.0 - eps))
     beta = max(beta, eps)
-    return np.array([logit(y0c), logit(frac), a + beta * zbar, np.log(beta)])
+    if box is None:
+        return np.array([logit(y0c), logit(frac), a + beta * zbar, np.log(beta)])
+    zlo, zhi = box
+    pos = float(np.clip((-a / beta - zlo) / (zhi - zlo), 1e-6, 1 - 1e-6))
+    return np.array([logit(y0c), logit(frac), logit(pos), np.log(beta)])
 
 
 class SigmoidQuantileRegressor:
@@ -133,6 +162,11 @@ class SigmoidQuantileRegressor:
         Random starts added to the deterministic grid of starts.
     n_keep : int
         Starts carried past the first stage (the best by first-stage objective).
+    box : (float, float), optional
+        Not part of the paper's model: restrict the slope to
+        ``box[0] <= beta <= box[1]`` and the midpoint ``-a/beta`` to the range
+        of the training ``z``, as the authors' released optimiser does. Used
+        only to measure how much that box moves a result.
     rng : numpy.random.Generator, optional
         Source of the random starts. Required when ``n_random > 0``.
 
@@ -157,8 +191,10 @@ class SigmoidQuantileRegressor:
         warm_start: bool = True,
         n_random: int = 4,
         n_keep: int = 3,
+        box: tuple[float, float] | None = None,
         rng: np.random.Generator | None = None,
     ):
+        self.box = box
         self.tau = tau
         self.kappa = kappa
         self.lam = lam
@@ -192,7 +228,10 @@ class SigmoidQuantileRegressor:
             m_r = self.rng.uniform(z.min(), z.max(), self.n_random)
             b_r = np.exp(self.rng.uniform(np.log(0.05), np.log(20.0), self.n_random))
             shapes += list(zip(m_r, b_r))
-        return [_theta_from_natural(lo, max(hi - lo, 1e-3), -b * m, b, zbar) for m, b in shapes]
+        span = (float(z.min()), float(z.max())) if self.box is not None else None
+        if self.box is not None:
+            shapes = [(m, float(np.clip(b, *self.box))) for m, b in shapes]
+        return [_theta_from_natural(lo, max(hi - lo, 1e-3), -b * m, b, zbar, box=span) for m, b in shapes]
 
     def fit(self, z, y):
         z = np.asarray(z, dtype=float)
@@ -203,7 +242,15 @@ class SigmoidQuantileRegressor:
             raise ValueError("need at least 4 finite (z, y) points")
         zbar = float(z.mean())
         stages = self._stages()
-        problems = [_Problem(z, y, zbar, t, k, self.lam) for t, k in stages]
+        if self.box is None:
+            zlo = zhi = None
+            v_bounds = _V_BOUNDS
+        else:
+            if not 0 < self.box[0] < self.box[1]:
+                raise ValueError(f"box must be (beta_min, beta_max) with 0 < beta_min < beta_max, got {self.box}")
+            zlo, zhi = float(z.min()), float(z.max())
+            v_bounds = (float(np.log(self.box[0])), float(np.log(self.box[1])))
+        problems = [_Problem(z, y, zbar, t, k, self.lam, zlo, zhi) for t, k in stages]
         n_iter = 0
 
         def solve(problem: _Problem, theta0: np.ndarray, final: bool):
@@ -216,7 +263,7 @@ class SigmoidQuantileRegressor:
                 theta0,
                 jac=True,
                 method="L-BFGS-B",
-                bounds=[(None, None), (None, None), (None, None), _V_BOUNDS],
+                bounds=[(None, None), (None, None), (None, None), v_bounds],
                 options={"maxiter": 2000, **tol},
             )
             n_iter += int(res.nit)

@@ -28,6 +28,35 @@ def test_gradient_matches_finite_differences():
         np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-9)
 
 
+def test_boxed_gradient_matches_finite_differences():
+    z, y = _toy(500)
+    prob = _Problem(z, y, float(z.mean()), 0.98, 50.0, 1e-3, float(z.min()), float(z.max()))
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        theta = rng.normal(size=4)
+        _, g = prob.value_and_grad(theta)
+        h = 1e-6
+        fd = np.array([(prob.value_and_grad(theta + h * e)[0] - prob.value_and_grad(theta - h * e)[0]) / (2 * h)
+                       for e in np.eye(4)])
+        np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-9)
+
+
+def test_box_keeps_midpoint_in_the_data_and_slope_in_its_limits():
+    # Data whose unconstrained 0.98-boundary has its midpoint far beyond the largest z
+    # (a straight rising envelope): the box must hold the midpoint at the edge.
+    rng = np.random.default_rng(5)
+    z = rng.uniform(0, 2, 2000)
+    y = 0.05 + 0.1 * z + rng.uniform(0, 0.05, z.size)
+    free = SigmoidQuantileRegressor(rng=np.random.default_rng(0)).fit(z, y)
+    boxed = SigmoidQuantileRegressor(box=(0.05, 50.0), rng=np.random.default_rng(0)).fit(z, y)
+    mid = lambda p: -p["a"] / p["beta"]  # noqa: E731
+    assert mid(free.params_) > z.max()
+    assert z.min() <= mid(boxed.params_) <= z.max() + 1e-9
+    assert 0.05 - 1e-12 <= boxed.params_["beta"] <= 50.0 + 1e-9
+    # A constrained optimum can only be worse on the same objective.
+    assert boxed.objective_ >= free.objective_ - 1e-12
+
+
 def test_objective_in_theta_equals_objective_in_natural_parameters():
     z, y = _toy(200)
     prob = _Problem(z, y, float(z.mean()), 0.98, 50.0, 1e-3)
