@@ -3,7 +3,8 @@
 Values (``measure``): ``n_merged``, ``n_support``, ``n_pre``, ``n_post``,
 ``slope``, ``gamma``, ``se``, ``t``, ``p_value``, ``r2``, ``odds_ratio``
 (``exp(gamma)``), ``null_mean`` (centre of the stratified permutation null),
-``upper95`` (one-sided 95% upper bound ``gamma + z_0.95 * se``).
+``upper95`` (one-sided 95% upper bound ``gamma + z_0.95 * se``),
+``p_classical`` (one-sided t-test of gamma = 0, n - 3 degrees of freedom).
 Details: the support limits, the Monte Carlo error of ``p`` and a table of
 ``gamma`` and ``p`` against the clip ``eps``.
 
@@ -20,6 +21,7 @@ import math
 
 from pydantic import Field
 from scipy.stats import norm
+from scipy.stats import t as student_t
 
 from ..stats.shift import eps_sensitivity, inflation_control, merge_aa_exports, relabel_control, shift_test
 from .base import Measurement, Protocol, ProtocolParams, register
@@ -81,7 +83,9 @@ class ShiftTest(Protocol):
         values = {"n_merged": res["n_merged"], "n_support": res["n"], "n_pre": res["n_pre"], "n_post": res["n_post"],
                   "slope": res["slope"], "gamma": res["gamma"], "se": res["se"], "t": res["t"],
                   "p_value": res["p_value"], "r2": res["r2"], "odds_ratio": math.exp(res["gamma"]),
-                  "null_mean": res["null_mean"], "upper95": res["gamma"] + norm.ppf(0.95) * res["se"]}
+                  "null_mean": res["null_mean"], "upper95": res["gamma"] + norm.ppf(0.95) * res["se"],
+                  # The textbook alternative: one-sided t-test of gamma = 0 with n - 3 degrees of freedom.
+                  "p_classical": float(student_t.sf(res["t"], res["n"] - 3))}
         if params.n_perm_precise:
             precise = shift_test(x, y, post, rng=copy.deepcopy(start), eps=params.eps, n_bins=params.n_bins,
                                  n_perm=params.n_perm_precise)

@@ -116,3 +116,15 @@ def test_cli_exit_status_for_a_bad_claim(tmp_path, capsys):
     assert cli.main(["validate", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "bad.yaml" in err and "claim: required key is missing" in err
+
+
+def test_report_does_not_depend_on_timings_or_the_cache(record):
+    import copy
+
+    other = copy.deepcopy(record)
+    other["arms"]["upstream"]["cached"] = not record["arms"]["upstream"].get("cached", False)
+    other["timings"] = {k: 123.0 for k in record["timings"]}
+    other["arms"]["reimpl"]["seconds"] = 99.0
+    for fit in other["arms"]["reimpl"]["details"]["fits"].values():
+        fit["seconds"] = 7.0
+    assert render_report(other) == render_report(record)
