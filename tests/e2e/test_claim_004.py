@@ -42,12 +42,12 @@ def test_coverage_follows_tau_and_median_control_breaks(record):
 
 
 def test_audit_and_verdict(record):
-    try:
-        verify_checkout("prescriptive-scaling")
-    except UpstreamError as exc:
+    error = record["arms"]["reimpl"]["details"]["audit"].get("error")
+    if error:
+        # Without the checkout the audit target is unmeasured: the verdict must say so.
         assert "audit.n_failed" not in record["arms"]["reimpl"]["values"]
         assert record["verdict"] == "inconclusive"
-        pytest.skip(f"the pinned checkout is not available, so the audit did not run: {exc}")
+        pytest.skip(f"the pinned checkout was not available, so the audit did not run: {error}")
     assert record["arms"]["reimpl"]["values"]["audit.n_failed"] == 0
     assert record["verdict"] == "reproduced"
     assert "## 2. The constants in the authors' code" in render_report(record)
