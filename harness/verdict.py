@@ -7,11 +7,14 @@ The verdict rule, written once (the README quotes it):
 2. **inconclusive**: some target's quantity was not measured, or is not a
    finite number, so the claim cannot be judged.
 3. **not reproduced**: a *headline* target is outside its tolerance (or its
-   relation fails) in the re-implementation.
-4. **partially reproduced**: every headline target holds, but a *supporting*
-   target fails, or a destructive control did not break, or the two arms
-   disagree with each other by more than a target's tolerance (or on whether a
-   relation holds).
+   relation fails) in the re-implementation, and the authors' code does not
+   rescue it (it did not run, or misses the target too).
+4. **partially reproduced**: a headline target is met by the authors' code but
+   not by the re-implementation of the paper's equations (the published number
+   depends on something the paper does not state), or every headline target
+   holds but a *supporting* target fails, a destructive control did not break,
+   or the two arms disagree with each other by more than a target's tolerance
+   (or on whether a relation holds).
 5. **reproduced**: otherwise: every target holds in the re-implementation,
    every control broke, and the authors' code (where it ran) agrees with it.
 
@@ -138,10 +141,14 @@ def decide_verdict(reimpl_ok: bool, target_rows: list[dict], control_rows: list[
     unmeasured = [r["label"] for r in target_rows if r["within"] is None]
     if unmeasured:
         return "inconclusive", [f"not measured: {', '.join(unmeasured)}"]
-    failed_head = [r["label"] for r in target_rows if r["role"] == "headline" and r["within"] is False]
-    if failed_head:
-        return "not reproduced", [f"outside tolerance in the re-implementation: {', '.join(failed_head)}"]
+    failed_head = [r for r in target_rows if r["role"] == "headline" and r["within"] is False]
+    unrescued = [r["label"] for r in failed_head if not (upstream_ran and r["within_upstream"] is True)]
+    if unrescued:
+        return "not reproduced", [f"outside tolerance in the re-implementation: {', '.join(unrescued)}"]
     reasons = []
+    if failed_head:
+        reasons.append("met by the authors' code but not by the re-implementation: "
+                       + ", ".join(r["label"] for r in failed_head))
     failed_support = [r["label"] for r in target_rows if r["role"] == "supporting" and r["within"] is False]
     if failed_support:
         reasons.append(f"supporting targets outside tolerance: {', '.join(failed_support)}")

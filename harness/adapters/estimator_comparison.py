@@ -1,0 +1,326 @@
+"""Authors' arm of protocol ``estimator_comparison`` (claim 003: Table 2, sigmoid vs baselines).
+
+Runs inside the pinned checkout (see ``_launch.py``); imports the authors'
+code from it and nothing from the harness. Loads ``temporal_coverage.py``
+(their period loaders, the period checks, the refit for parameters) and
+``boundary_at_budget.py`` (their fitter's CLI arguments and box) from this
+folder by path.
+
+Table 2 comes from their script, run in-process into a scratch folder::
+
+    scripts/evaluate/sigmoid_pinball_baselines.py --tau TAU --kappa_final KAPPA --lambda_b LAM
+        --bins N_BINS --min_bin_size MIN_BIN_SIZE --task_group main
+        --compute_product_cols TOKENS PARAMS --compute_multiplier M --csv TABLE --out_base SCRATCH
+
+(``main(argv)`` of the module). It writes ``k<t>/<task>__pinball_baselines.csv``
+per (task, rolling pair) with a ``train`` (ID) and a ``val`` (OOD, overlap
+validation models) row of ``L_<estimator>`` (mean smoothed pinball loss) and
+``CE_<estimator>`` (mean over non-empty bins of ``|coverage_b - tau|``; ID bins
+on the training z, OOD bins rebuilt on the validation z). No upstream script
+averages: the values here are equal-weight means over the claim's task-period
+pairs (18). Estimators: ``constant`` = their ``null`` (``np.quantile(y_train,
+tau)``), ``binwise`` = ``oracle``, ``ispline`` = ``ispline``, ``sigmoid``.
+
+Values: ``<metric>.<estimator>`` for metric in ``pinball_id``,
+``pinball_ood``, ``calibration_id``, ``calibration_ood``; ``gap.pinball_id``
+(sigmoid - ispline), ``gap.pinball_ood`` (sigmoid - ispline),
+``gap.calibration_ood`` (ispline - sigmoid), ``advantage.id`` (constant -
+sigmoid ID pinball).
+
+Parameters checked against their code, the run refused on a mismatch: the
+periods and rolling pairs (as in ``temporal_coverage.py``); the claim's tasks
+must be among the ``--task_group main`` columns; their metrics use
+``smooth_pinball_loss``'s default ``k_smooth`` whatever ``--kappa_final``, so
+``kappa`` must equal it; their I-spline takes its knots from
+``create_equal_mass_bins(z, K=3, min_bin=1)`` (a literal 3 in ``main``) and
+``fit_ispline_enhanced``'s default ``lambda_beta``, so ``ispline_intervals``
+must be 3 and ``ispline_lam`` that default. ``knot_grid`` (a knot-count
+sensitivity), ``warm_start``, ``n_random``, ``n_jobs`` and ``box_check``
+belong to the re-implementation (their box is reported in details instead).
+
+Details: ``per_pair`` (every column of both rows of each CSV) with, per pair,
+the sigmoid their pipeline fits (``fit_sigmoid_enhanced`` called as
+``fit_sigmoid_frontier`` calls it on the training set rebuilt with their
+loaders): parameters, objective, ``bounds_active`` (limits of their box
+within 1e-8: ``z*=z_min``/``z*=z_max`` = the edges of the training z range,
+``beta=0.05``/``beta=50``, ``y0=0``, ``y0+L=1``...); the I-spline's knot count
+and edges; ``check`` (their null rows recomputed on the rebuilt sets with
+their metric functions, and the sigmoid's ID loss at the exact ``q(z)``
+against the CSV's, which uses the interpolated curve).
+
+Controls (neither is in their code):
+
+* ``beta_zero {}``: their fitter's box keeps ``beta >= 0.05``, so it cannot
+  fit ``beta = 0``. With ``beta = 0`` their sigmoid ``y0 + L * expit(...)`` is
+  a constant in [0, 1] and their objective (mean smoothed pinball + lambda *
+  beta**2) is the mean smoothed pinball of that constant; its minimiser is
+  what their ``_best_constant_pinball(y_train, tau)`` returns (bounded scalar
+  search on [0, 1], the routine of their Binwise estimator). It is evaluated
+  with their ``smooth_pinball_loss`` (ID and OOD means) and
+  ``_macro_calibration_error`` on their bins (``create_equal_mass_bins`` on
+  the training z, and on the validation z). Values: the four
+  ``<metric>.sigmoid``.
+* ``shuffle_z {n_shuffles}``: the compute proxy is permuted among the models
+  of each training period (one permutation per period and shuffle, shared by
+  the tasks, from ``numpy.random.default_rng(request["seed"])``); their
+  sigmoid is refitted on each shuffled training set through
+  ``fit_sigmoid_predictor`` with the script's arguments and evaluated ID on
+  it (``interpolate_curve``, ``smooth_pinball_loss``). Their constant does not
+  depend on z, so its ID loss is the CSV's ``L_null``. Value ``advantage.id``
+  = mean over shuffles of the mean over pairs of ``L_null - L_sigmoid``.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import inspect
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HELPER = "boundary_at_budget.py"
+PERIODS_HELPER = "temporal_coverage.py"
+SCRIPT = "scripts/evaluate/sigmoid_pinball_baselines.py"
+ISPLINE_K = 3  # create_equal_mass_bins(z_tr, K=3, min_bin=1) in their main()
+ESTIMATORS = {"constant": "null", "binwise": "oracle", "ispline": "ispline", "sigmoid": "sigmoid"}
+METRICS = {"pinball_id": ("train", "L"), "pinball_ood": ("val", "L"),
+           "calibration_id": ("train", "CE"), "calibration_ood": ("val", "CE")}
+
+
+def _load(name: str):
+    path = Path(__file__).resolve().with_name(name)
+    spec = importlib.util.spec_from_file_location(f"harness_upstream_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _script():
+    from scripts.evaluate import sigmoid_pinball_baselines as spb
+
+    return spb
+
+
+def _argv(p: dict, csv_path: str, out_base: str) -> list[str]:
+    return ["--csv", csv_path, "--tau", repr(float(p["tau"])), "--kappa_final", repr(float(p["kappa"])),
+            "--lambda_b", repr(float(p["lam"])), "--bins", str(int(p["n_bins"])),
+            "--min_bin_size", str(int(p["min_bin_size"])), "--task_group", "main",
+            "--compute_product_cols", p["tokens_col"], p["params_col"],
+            "--compute_multiplier", repr(float(p["multiplier"])), "--out_base", out_base]
+
+
+def _check_settings(A, spb, p: dict, headers: list[str]) -> dict:
+    from skill_frontier.evaluation import pinball_utils
+
+    problems = []
+    main_tasks = A.cu.detect_oll_raw_tasks(headers)
+    extra = [c for c in p["tasks"].values() if c not in main_tasks]
+    if extra:
+        problems.append(f"tasks {extra} are not among their --task_group main columns {main_tasks}")
+    k_metric = inspect.signature(pinball_utils.smooth_pinball_loss).parameters["k_smooth"].default
+    if float(p["kappa"]) != float(k_metric):
+        problems.append(f"their metrics use smooth_pinball_loss at k_smooth={k_metric:g} whatever --kappa_final; "
+                        f"the claim asks kappa={p['kappa']:g}")
+    lam_default = inspect.signature(spb.iso.fit_ispline_enhanced).parameters["lambda_beta"].default
+    if int(p["ispline_intervals"]) != ISPLINE_K:
+        problems.append(f"their I-spline knots come from a {ISPLINE_K}-bin partition (fixed in main); "
+                        f"the claim asks {p['ispline_intervals']}")
+    if float(p["ispline_lam"]) != float(lam_default):
+        problems.append(f"their I-spline ridge is fit_ispline_enhanced's default lambda_beta={lam_default:g} "
+                        f"(not passed by the script); the claim asks {p['ispline_lam']:g}")
+    if problems:
+        raise ValueError("the claim's settings cannot be run with the authors' script: " + "; ".join(problems))
+    return {"metric_k_smooth": float(k_metric), "ispline_K": ISPLINE_K, "ispline_lambda_beta": float(lam_default),
+            "main_tasks": main_tasks}
+
+
+def _read_pair(path: str) -> dict[str, dict[str, float]]:
+    if not os.path.exists(path):
+        raise RuntimeError(f"their script wrote no {path} (task skipped?)")
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = {r["split"]: {k: float(v) for k, v in r.items() if k != "split"} for r in csv.DictReader(fh)}
+    if set(rows) != {"train", "val"}:
+        raise RuntimeError(f"{path}: rows {sorted(rows)}, expected train and val")
+    return rows
+
+
+def _metrics_of(rows: dict, their: str) -> dict[str, float]:
+    return {m: rows[split][f"{prefix}_{their}"] for m, (split, prefix) in METRICS.items()}
+
+
+def _table(pairs: list[dict]) -> dict[str, float]:
+    values = {}
+    for est in ESTIMATORS:
+        for m in METRICS:
+            values[f"{m}.{est}"] = float(np.mean([x["metrics"][est][m] for x in pairs]))
+    values["gap.pinball_id"] = values["pinball_id.sigmoid"] - values["pinball_id.ispline"]
+    values["gap.pinball_ood"] = values["pinball_ood.sigmoid"] - values["pinball_ood.ispline"]
+    values["gap.calibration_ood"] = values["calibration_ood.ispline"] - values["calibration_ood.sigmoid"]
+    values["advantage.id"] = values["pinball_id.constant"] - values["pinball_id.sigmoid"]
+    return values
+
+
+def _mean_loss(pinball_utils, y, yhat, tau) -> float:
+    """Their ``_global_loss``: mean ``smooth_pinball_loss`` (default k_smooth) over finite pairs."""
+    m = np.isfinite(y) & np.isfinite(yhat)
+    return float(np.mean(pinball_utils.smooth_pinball_loss(y[m] - yhat[m], tau=tau)))
+
+
+def _constant_metrics(A, spb, pinball_utils, s: dict, c: float, tau: float, bins: int, min_bin: int) -> dict:
+    """A constant boundary ``c`` on one pair, with their loss, bins and calibration error."""
+    edges_tr = A.binning.create_equal_mass_bins(s["z_tr"], bins, min_bin)
+    edges_va = A.binning.create_equal_mass_bins(s["z_va"], bins, min_bin) if s["z_va"].size else np.array([])
+    q_tr, q_va = np.full_like(s["y_tr"], c), np.full_like(s["y_va"], c)
+    return {"pinball_id": _mean_loss(pinball_utils, s["y_tr"], q_tr, tau),
+            "pinball_ood": _mean_loss(pinball_utils, s["y_va"], q_va, tau),
+            "calibration_id": spb._macro_calibration_error(s["z_tr"], s["y_tr"], q_tr, edges_tr, tau=tau),
+            "calibration_ood": spb._macro_calibration_error(s["z_va"], s["y_va"], q_va, edges_va, tau=tau)}
+
+
+def _beta_zero(A, spb, pinball_utils, pairs, sets, p):
+    tau, bins, min_bin = float(p["tau"]), max(1, int(p["n_bins"])), max(1, int(p["min_bin_size"]))
+    rows = []
+    for x in pairs:
+        s = sets[(x["task"], x["t"])]
+        c = spb._best_constant_pinball(s["y_tr"], tau=tau)
+        rows.append({"task": x["task"], "t": x["t"], "constant": c,
+                     "quantile_constant": float(np.quantile(s["y_tr"][np.isfinite(s["y_tr"])], tau)),
+                     **_constant_metrics(A, spb, pinball_utils, s, c, tau, bins, min_bin)})
+    values = {f"{m}.sigmoid": float(np.mean([r[m] for r in rows])) for m in METRICS}
+    details = {"how": "beta = 0 is outside their fitter's box (beta >= 0.05); the beta = 0 optimum of their "
+                      "objective is the loss-minimising constant in [0, 1], their _best_constant_pinball",
+               "per_pair": rows}
+    return values, details
+
+
+def _shuffle_z(A, spb, pinball_utils, TC, data, pairs, split_pids, p, args, n, seed):
+    tau = float(p["tau"])
+    rng = np.random.default_rng(seed)
+    train_pids = list(dict.fromkeys(tr for tr, _ in split_pids))
+    real_null = {(x["task"], x["t"]): x["metrics"]["constant"]["pinball_id"] for x in pairs}
+    each, sig_losses = [], []
+    for _ in range(int(n)):
+        C_perm = data["C"].copy()
+        for pid in train_pids:
+            rows = np.flatnonzero(data["per"] == pid)
+            C_perm[rows] = data["C"][rng.permutation(rows)]
+        shuffled = {**data, "C": C_perm, "z": np.log10(C_perm)}
+        adv, losses = [], {}
+        for x in pairs:
+            tr_pid, va_pid = split_pids[x["t"] - 1]
+            s = TC.split_sets(shuffled, x["task"], tr_pid, va_pid)
+            edges_tr = A.binning.create_equal_mass_bins(s["z_tr"], max(1, int(args.bins)), max(1, int(args.min_bin_size)))
+            xs, yc = A.common.fit_sigmoid_predictor(
+                s["C_tr"], s["y_tr"], tau=tau, frontier_fit_mode=str(args.frontier_fit_mode),
+                bins_for_fit=int(args.bins), min_bin_size_for_fit=int(args.min_bin_size),
+                bin_frontier_quantile=float(args.bin_frontier_quantile), bin_trim_fraction=float(args.bin_trim_fraction),
+                bin_edges_for_fit=edges_tr, kappa_final=float(args.kappa_final), lambda_b=args.lambda_b)
+            L_sig = _mean_loss(pinball_utils, s["y_tr"], A.common.interpolate_curve(xs, yc, s["C_tr"]), tau)
+            losses[f"{x['task']} t={x['t']}"] = L_sig
+            adv.append(real_null[(x["task"], x["t"])] - L_sig)
+        each.append(float(np.mean(adv)))
+        sig_losses.append(losses)
+    values = {"advantage.id": float(np.mean(each))}
+    details = {"n_shuffles": int(n), "seed": seed, "advantage_each": each,
+               "shuffled_periods": [p["periods"][i][0] for i in train_pids],
+               "how": "compute proxy permuted among the models of each training period (shared by tasks); their "
+                      "sigmoid refitted (fit_sigmoid_predictor) and its ID loss compared with the real L_null",
+               "sigmoid_pinball_id_each": sig_losses}
+    return values, details
+
+
+def run(request: dict) -> dict:
+    t_start = time.perf_counter()
+    p = request["params"]
+    TC, H = _load(PERIODS_HELPER), _load(HELPER)
+    A = TC.authors()
+    spb = _script()
+    from skill_frontier.evaluation import pinball_utils
+
+    table = request["tables"][p.get("table", "oll")]
+    data = TC.period_data(A, table, p)
+    fixed = _check_settings(A, spb, p, data["headers"])
+    periods = TC.check_periods(A, p, data)
+    split_pids = [tuple(x) for x in periods["pairs"]]
+    tau = float(p["tau"])
+
+    with tempfile.TemporaryDirectory(prefix="ec-") as scratch:
+        out = os.path.join(scratch, "main")
+        argv = _argv(p, table, out)
+        spb.main(argv)
+        args = spb._build_argparser().parse_args(argv)
+        pairs = []
+        for label, col in p["tasks"].items():
+            for t in range(1, len(split_pids) + 1):
+                rows = _read_pair(os.path.join(out, f"k{t}", f"{A.cu.sanitize_name(col)}__pinball_baselines.csv"))
+                pairs.append({"task": label, "t": t, "csv": rows,
+                              "metrics": {est: _metrics_of(rows, their) for est, their in ESTIMATORS.items()}})
+    t_script = time.perf_counter() - t_start
+    values = _table(pairs)
+
+    # the rebuilt sets, their sigmoid's parameters, and checks against the script's numbers
+    sets, fits = {}, []
+    bins, min_bin = max(1, int(p["n_bins"])), max(1, int(p["min_bin_size"]))
+    worst_null, worst_sig = 0.0, 0.0
+    for x in pairs:
+        tr_pid, va_pid = split_pids[x["t"] - 1]
+        s = TC.split_sets(data, x["task"], tr_pid, va_pid)
+        sets[(x["task"], x["t"])] = s
+        null = _constant_metrics(A, spb, pinball_utils, s, float(np.quantile(s["y_tr"], tau)), tau, bins, min_bin)
+        d_null = max(abs(null[m] - x["metrics"]["constant"][m]) for m in METRICS)
+        f = TC.fit_native(A, H, s["C_tr"], s["y_tr"], tau=tau, kappa=float(p["kappa"]), lam=float(p["lam"]))
+        L_exact = _mean_loss(pinball_utils, s["y_tr"], A.sqo.sigmoid_pred(f["native"], np.log10(s["C_tr"])), tau)
+        d_sig = abs(L_exact - x["metrics"]["sigmoid"]["pinball_id"])
+        worst_null, worst_sig = max(worst_null, d_null), max(worst_sig, d_sig)
+        e3 = A.binning.create_equal_mass_bins(s["z_tr"], K=ISPLINE_K, min_bin=1)
+        n_knot = max(2, int(e3.size - 1))
+        x.update({"train": p["periods"][tr_pid][0], "val": p["periods"][va_pid][0], "n_train": int(s["z_tr"].size),
+                  "n_val": int(s["z_va"].size), "n_val_before_overlap": s["n_val_before_overlap"],
+                  "overlap": s["overlap"],
+                  "sigmoid_fit": {k: v for k, v in f.items() if k != "native"},
+                  "ispline_knots": {"n_knot_grid": n_knot,
+                                    "edges": [float(v) for v in spb.iso.build_knot_edges_equal_mass(s["z_tr"], n_knot)]},
+                  "check": {"null_max_abs_diff": d_null, "sigmoid_pinball_id_exact_q": L_exact,
+                            "sigmoid_pinball_id_exact_minus_csv": L_exact - x["metrics"]["sigmoid"]["pinball_id"]}})
+        fits.append(x["sigmoid_fit"])
+    t_refit = time.perf_counter() - t_start - t_script
+
+    controls = {}
+    for c in request.get("controls", []):
+        kind = c["control"]
+        if kind == "beta_zero":
+            v, d = _beta_zero(A, spb, pinball_utils, pairs, sets, p)
+        elif kind == "shuffle_z":
+            v, d = _shuffle_z(A, spb, pinball_utils, TC, data, pairs, split_pids, p, args,
+                              c["params"].get("n_shuffles", p.get("n_shuffles", 1)), request["seed"])
+        else:
+            raise ValueError(f"control '{c['id']}': kind '{kind}' is not supported by this adapter")
+        controls[c["id"]] = {"values": v, "details": d}
+
+    edge_fits = [f"{x['task']} t={x['t']}" for x in pairs
+                 if {"z*=z_min", "z*=z_max"} & set(x["sigmoid_fit"]["bounds_active"])]
+    beta_fits = [f"{x['task']} t={x['t']}" for x in pairs
+                 if any(b.startswith("beta=") for b in x["sigmoid_fit"]["bounds_active"])]
+    details = {
+        "script": SCRIPT, "argv": [a if a != table else "<table>" for a in argv],
+        "n_pairs": len(pairs),
+        "estimator_names": {k: f"their {v}" for k, v in ESTIMATORS.items()},
+        "settings": {**fixed, "fit": {"tau": tau, "kappa_final": float(p["kappa"]), "lambda_b": float(p["lam"]),
+                                      **H.CLI_FIT_ARGS}},
+        "periods": periods,
+        "per_pair": pairs,
+        "bounds_active_counts": TC.bound_summary(fits),
+        "sigmoid_z_star_at_range_edge": edge_fits,
+        "sigmoid_beta_at_bound": beta_fits,
+        "check": {"null_rows_max_abs_diff": worst_null, "sigmoid_exact_vs_interpolated_max_abs_diff": worst_sig},
+        "weighting": "equal weight per task-period pair",
+        "ignored_params": sorted(k for k in ("knot_grid", "warm_start", "n_random", "n_jobs", "box_check") if k in p),
+        "seconds": {"script": t_script, "refits_for_details": t_refit, "total": time.perf_counter() - t_start},
+    }
+    return {"values": values, "details": details, "controls": controls}

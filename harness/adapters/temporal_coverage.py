@@ -1,0 +1,434 @@
+"""Authors' arm of protocol ``temporal_coverage`` (claim 001: non-stationary boundaries, Figure 2).
+
+Runs inside the pinned checkout (see ``_launch.py``); imports the authors'
+code from it and nothing from the harness. Loads ``boundary_at_budget.py``
+from this folder by path for the fitter's CLI arguments and its box.
+
+The numbers come from their script, run in-process into a scratch folder::
+
+    scripts/evaluate/sigmoid_binned_mae.py --split_mode period4 --train_mode single_k
+        --oos_bins train_overlap --tau TAU --bins N_BINS --min_bin_size MIN_BIN_SIZE
+        --compute_product_cols TOKENS PARAMS --compute_multiplier M --tasks COLUMNS...
+        --csv TABLE --out_base SCRATCH
+
+(``main(argv)`` of the module). For each rolling pair ``k`` (fit on ``P_k``
+only, their ``PERIOD4_SPLITS_SINGLE``) and task it writes per-bin CSVs:
+``bins/<task>_bins_train.csv`` (training bins, training models) and
+``bins/<task>_bins_test_overlap.csv`` (the training bins clipped to the
+overlap ``[max(min z_tr, min z_va), min(max z_tr, max z_va)]``, validation
+models). Each row has the bin's ``n`` and ``hat_tau`` = share of its models
+with ``y <= yhat``, where ``yhat`` is their fitted curve (a 400-point grid over
+the training z range) interpolated linearly in x. The bins of each file
+partition its models, so ``round(n * hat_tau)`` summed over bins is the count
+of models on or below the boundary (``hat_tau`` is written to 6 significant
+digits; the rounding is checked).
+
+Not in their code (UPSTREAM.md), computed here from those counts:
+
+* ``split<t>.<label>`` = pooled share of the overlap validation models with
+  ``y <= yhat`` minus tau; ``signed_coverage.<label>`` = mean over the splits;
+* ``in_sample.<label>``: the same on the training period (train bins);
+* ``share_above.<label>`` = sum over splits of ``#(y > yhat)`` / sum of n;
+  ``binomial_p.<label>`` = ``scipy.stats.binomtest(k, n, exceed_rate,
+  alternative="greater")``;
+* ``bin_averaged.<label>``: per split the mean over the non-empty
+  ``test_overlap`` bins (the training bins, as the paper's Figure 2) of
+  ``hat_tau - tau``, then the mean over splits;
+* ``group.drift`` / ``group.stable`` (means of ``signed_coverage`` over the
+  ``drift_tasks`` / the others), ``separation`` = stable - drift;
+* ``n_validation.split<t>`` (overlap validation models; the same for every
+  task when no score is missing, else the smallest, with all in details).
+
+Parameters their script cannot take are checked against the constants of
+their code, and the run is refused on a mismatch: the periods (their
+``PERIOD4_BOUNDS``; an open end of the claim matches their ``(1900, 1)``
+sentinel when no model is dated before it), the rolling pairs
+(``normalize_period4_splits_single``), the date column (``detect_date_col``),
+kappa (``fit_sigmoid_predictor``'s default ``kappa_final``) and lambda
+(``skill_frontier.core.sigmoid.LAMBDA_B``). ``warm_start``, ``n_random``,
+``n_jobs`` and ``box_check`` belong to the re-implementation (their box is
+reported in details instead).
+
+Details: per (task, split) the counts and values above, the per-bin rows, and
+the sigmoid their pipeline fits -- ``fit_sigmoid_enhanced`` called as
+``fit_sigmoid_frontier`` calls it, on the training sets rebuilt with their
+loaders (``read_csv_rows``, ``compute_flops``, ``parse_year_month``,
+``assign_period_index_period4``) -- with ``params_native`` (y0, L, z*, log b),
+``params`` (y0, L, a, beta), ``bounds_active`` (limits of their box within
+1e-8: ``z*=z_min``, ``z*=z_max``, ``beta=0.05``, ``beta=50``, ...) and
+``check`` (the rebuilt set sizes against the script's bins, and the count on
+or below the exact ``q(z)`` against the script's count through the
+interpolated curve).
+
+Control ``relabel_periods {n_relabellings}``: the upload dates are permuted
+among the models that have a period (finite compute proxy and a date inside
+one), by ``numpy.random.default_rng(request["seed"])``, so every period keeps
+its size; the table is written to the scratch folder with the permuted date
+column and their script is run on it again. Values ``separation`` and
+``signed_coverage.<label>``, means over the relabellings.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import inspect
+import math
+import os
+import tempfile
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+HELPER = "boundary_at_budget.py"
+SCRIPT = "scripts/evaluate/sigmoid_binned_mae.py"
+COUNT_TOL = 1e-3  # |n * hat_tau - round(n * hat_tau)| allowed (hat_tau is written with 6 significant digits)
+
+
+# -- the authors' code --------------------------------------------------------------------------------------
+
+
+def load_sibling(name: str):
+    """An adapter beside this file, loaded by path (this folder is not on ``sys.path``)."""
+    path = Path(__file__).resolve().with_name(name)
+    spec = importlib.util.spec_from_file_location(f"harness_upstream_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def authors() -> SimpleNamespace:
+    from skill_frontier.core import period_utils, sigmoid
+    from skill_frontier.core import sigmoid_quantile_optimizer as sqo
+    from skill_frontier.evaluation import binning, common
+    from skill_frontier.io import csv_utils
+    from skill_frontier.io.output_paths import EvaluationRunPaths
+
+    return SimpleNamespace(cu=csv_utils, pu=period_utils, sig=sigmoid, sqo=sqo, common=common, binning=binning,
+                           RunPaths=EvaluationRunPaths)
+
+
+def _num(v) -> float:
+    """A score cell as their scripts read it (empty / 'nan' / unparsable -> nan)."""
+    try:
+        return float(v) if v not in (None, "", "nan", "NaN") else float("nan")
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def period_data(A, csv_path: str, p: dict) -> dict:
+    """The arrays their period4 scripts build (compute proxy, z, period index, scores).
+
+    Rows without a finite positive proxy, a parseable year-month or a period
+    get period -1 and a NaN proxy, as in their loops. ``z`` is
+    ``math.log10(x)`` as in the scripts (used for bins and overlaps); their
+    fitter takes ``np.log10`` of the proxy itself.
+    """
+    rows, headers = A.cu.read_csv_rows(csv_path)
+    if len(set(headers)) != len(headers):
+        raise ValueError(f"{csv_path}: duplicate column names")
+    date_col = A.cu.detect_date_col(headers)
+    if date_col != p["date_col"]:
+        raise ValueError(f"their scripts read the period from column {date_col!r} (detect_date_col); "
+                         f"the claim names {p['date_col']!r}")
+    prod = (p["tokens_col"], p["params_col"])
+    missing = [c for c in [*prod, *p["tasks"].values()] if c not in headers]
+    if missing:
+        raise ValueError(f"{csv_path}: columns {missing} are missing")
+    C, per, ym_all = [], [], []
+    for r in rows:
+        ym = A.cu.parse_year_month(r.get(date_col, ""))
+        ym_all.append(ym)
+        c = A.cu.compute_flops(r, headers, logC_col=None, prod_cols=prod, mult=float(p["multiplier"]))
+        pid = A.pu.assign_period_index_period4(*ym) if (ym is not None and np.isfinite(c) and c > 0.0) else -1
+        per.append(pid)
+        C.append(float(c) if pid >= 0 else float("nan"))
+    C = np.asarray(C, float)
+    z = np.array([math.log10(c) if np.isfinite(c) else float("nan") for c in C])
+    Y = {label: np.array([_num(r.get(col)) for r in rows], float) for label, col in p["tasks"].items()}
+    return {"rows": rows, "headers": headers, "date_col": date_col, "C": C, "z": z, "per": np.asarray(per, int),
+            "Y": Y, "year_months": ym_all}
+
+
+def check_periods(A, p: dict, data: dict) -> dict:
+    """The claim's periods and rolling pairs must be the ones their code hard-codes."""
+    bounds = A.sig.PERIOD4_BOUNDS
+    claimed = p["periods"]
+    dated = [ym for ym in data["year_months"] if ym is not None]
+    first, last = min(dated), max(dated)
+    problems = []
+    if len(claimed) != len(bounds):
+        problems.append(f"{len(claimed)} periods claimed, their code has {len(bounds)}")
+    for i, (cl, b) in enumerate(zip(claimed, bounds)):
+        _, lo, hi = b
+        c_lo, c_hi = cl[1], cl[2]
+        if c_lo is None:
+            ok_lo = tuple(lo) <= first
+        else:
+            ok_lo = tuple(int(v) for v in c_lo.split("-")) == tuple(lo)
+        if c_hi is None:
+            ok_hi = tuple(hi) >= last
+        else:
+            ok_hi = tuple(int(v) for v in c_hi.split("-")) == tuple(hi)
+        if not (ok_lo and ok_hi):
+            problems.append(f"period {cl[0]} = {c_lo}..{c_hi} is not their {b[0]} = {lo}..{hi}")
+    pairs = [tuple(s) for s in A.pu.normalize_period4_splits_single()]
+    want = [(i, i + 1) for i in range(len(claimed) - 1)]
+    if pairs != want:
+        problems.append(f"their single-period splits are {pairs}, the claim's rolling pairs {want}")
+    if problems:
+        raise ValueError("the claim's periods are not those of the authors' code (their scripts cannot take others): "
+                         + "; ".join(problems))
+    return {"their_bounds": [[b[0], list(b[1]), list(b[2])] for b in bounds], "scheme": A.sig._PERIOD4_SCHEME,
+            "pairs": [list(x) for x in pairs], "labels": {cl[0]: b[0] for cl, b in zip(claimed, bounds)},
+            "dated_range": [list(first), list(last)]}
+
+
+def split_sets(data: dict, label: str, train_pid: int, val_pid: int) -> dict:
+    """One task on one pair, as their scripts select it: all of the training period, overlap validation."""
+    z, C, per, y = data["z"], data["C"], data["per"], data["Y"][label]
+    ok = np.isfinite(z) & np.isfinite(y)
+    mtr, mva = ok & (per == train_pid), ok & (per == val_pid)
+    z_tr, z_va = z[mtr], z[mva]
+    lo, hi = float(max(z_tr.min(), z_va.min())), float(min(z_tr.max(), z_va.max()))
+    keep = (z_va >= lo) & (z_va <= hi)
+    return {"z_tr": z_tr, "C_tr": C[mtr], "y_tr": y[mtr], "z_va": z_va[keep], "C_va": C[mva][keep],
+            "y_va": y[mva][keep], "n_val_before_overlap": int(mva.sum()), "overlap": [lo, hi]}
+
+
+def fit_native(A, H, C_tr, y_tr, *, tau, kappa, lam) -> dict:
+    """The sigmoid ``fit_sigmoid_frontier`` fits: same z, order and ``fit_sigmoid_enhanced`` arguments."""
+    z = np.log10(np.maximum(np.asarray(C_tr, float), 1e-300))
+    order = np.argsort(z)
+    z, y = z[order], np.asarray(y_tr, float)[order]
+    t0 = time.perf_counter()
+    res = A.sqo.fit_sigmoid_enhanced(z, y, tau=tau, kappa_final=kappa, lambda_b=lam, **H.CLI_FIT_ARGS)
+    if not res.success or not np.all(np.isfinite(res.params)):
+        raise RuntimeError(f"fit_sigmoid_enhanced failed: {res.info}")
+    y0, L, z_star, log_b = (float(v) for v in res.params)
+    beta = math.exp(log_b)
+    gaps = H.bound_gaps((y0, L, z_star, log_b), H._box(A.sqo, z))
+    return {
+        "native": np.asarray(res.params, float),
+        "params": {"y0": y0, "L": L, "a": -beta * z_star, "beta": beta},
+        "params_native": {"y0": y0, "L": L, "z_star": z_star, "log_b": log_b},
+        "objective": float(res.objective),
+        "bounds_active": [name for name, gap in gaps.items() if abs(gap) <= H.ACTIVE_TOL],
+        "z_range": [float(z[0]), float(z[-1])],
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def bound_summary(fits: list[dict]) -> dict:
+    """How many fits sit on each limit of their box."""
+    out: dict[str, int] = {}
+    for f in fits:
+        for name in f["bounds_active"]:
+            out[name] = out.get(name, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def write_table(path: str, headers: list[str], rows) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=headers)
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+
+
+# -- their script and its outputs ---------------------------------------------------------------------------
+
+
+def _fixed_settings(A, p: dict) -> dict:
+    """kappa and lambda: their script passes neither, so the claim's must be their defaults."""
+    kappa_default = inspect.signature(A.common.fit_sigmoid_predictor).parameters["kappa_final"].default
+    lam_default = A.sig.LAMBDA_B
+    if float(p["kappa"]) != float(kappa_default) or float(p["lam"]) != float(lam_default):
+        raise ValueError(f"{SCRIPT} always fits at kappa={kappa_default:g}, lambda={lam_default:g} (no option); "
+                         f"the claim asks kappa={p['kappa']:g}, lambda={p['lam']:g}")
+    return {"kappa_final": float(kappa_default), "lambda_b": float(lam_default)}
+
+
+def run_script(p: dict, csv_path: str, out_base: str) -> list[str]:
+    from scripts.evaluate import sigmoid_binned_mae as sbm
+
+    argv = ["--csv", csv_path, "--split_mode", "period4", "--train_mode", "single_k", "--oos_bins", "train_overlap",
+            "--tau", repr(float(p["tau"])), "--bins", str(int(p["n_bins"])), "--min_bin_size", str(int(p["min_bin_size"])),
+            "--compute_product_cols", p["tokens_col"], p["params_col"],
+            "--compute_multiplier", repr(float(p["multiplier"])), "--out_base", out_base,
+            "--tasks", *p["tasks"].values()]
+    sbm.main(argv)
+    return argv
+
+
+def _read_bins(path: str) -> list[dict]:
+    if not os.path.exists(path):
+        raise RuntimeError(f"their script wrote no {path} (task skipped?)")
+    out = []
+    with open(path, newline="", encoding="utf-8") as fh:
+        for r in csv.DictReader(fh):
+            n = int(r["n"])
+            if n == 0:
+                continue
+            hat = float(r["hat_tau"])
+            below = n * hat
+            if abs(below - round(below)) > COUNT_TOL:
+                raise RuntimeError(f"{path}: bin {r['bin_id']} n={n} hat_tau={hat} is not a whole count")
+            out.append({"bin": int(r["bin_id"]), "z_lo": float(r["z_lo"]), "z_hi": float(r["z_hi"]), "n": n,
+                        "hat_tau": hat, "n_below": int(round(below))})
+    return out
+
+
+def read_outputs(A, p: dict, out_base: str, n_splits: int) -> list[dict]:
+    """One row per (task, split) from their per-bin CSVs."""
+    tau = float(p["tau"])
+    rows = []
+    for label, col in p["tasks"].items():
+        for t in range(1, n_splits + 1):
+            paths = A.RunPaths(os.path.join(out_base, f"k{t}"))
+            tr = _read_bins(paths.get_bins_path(col, era="train"))
+            va = _read_bins(paths.get_bins_path(col, era="test_overlap"))
+            n_tr, n_va = sum(b["n"] for b in tr), sum(b["n"] for b in va)
+            below_tr, below_va = sum(b["n_below"] for b in tr), sum(b["n_below"] for b in va)
+            rows.append({
+                "task": label, "t": t, "n_train": n_tr, "n_val": n_va, "n_above": n_va - below_va,
+                "signed_coverage": below_va / n_va - tau,
+                "in_sample": below_tr / n_tr - tau,
+                "bin_averaged": float(np.mean([b["hat_tau"] - tau for b in va])),
+                "bins_val": va,
+            })
+    return rows
+
+
+def summarise(rows: list[dict], p: dict) -> tuple[dict, dict]:
+    from scipy.stats import binomtest
+
+    labels, drift = list(p["tasks"]), set(p["drift_tasks"])
+    unknown = sorted(drift - set(labels))
+    if unknown:
+        raise ValueError(f"drift_tasks {unknown} are not task labels {labels}")
+    values, per_task = {}, {}
+    for label in labels:
+        r = sorted((x for x in rows if x["task"] == label), key=lambda x: x["t"])
+        k, n = sum(x["n_above"] for x in r), sum(x["n_val"] for x in r)
+        test = binomtest(k, n, float(p["exceed_rate"]), alternative="greater")
+        per_task[label] = {"group": "drift" if label in drift else "stable", "n_above": k, "n": n,
+                           "signed_coverage": float(np.mean([x["signed_coverage"] for x in r])),
+                           "in_sample": float(np.mean([x["in_sample"] for x in r])),
+                           "bin_averaged": float(np.mean([x["bin_averaged"] for x in r])),
+                           "share_above": k / n, "binomial_p": float(test.pvalue)}
+        for key in ("signed_coverage", "in_sample", "share_above", "binomial_p", "bin_averaged"):
+            values[f"{key}.{label}"] = per_task[label][key]
+        for x in r:
+            values[f"split{x['t']}.{label}"] = x["signed_coverage"]
+    d = float(np.mean([per_task[t]["signed_coverage"] for t in labels if t in drift]))
+    s = float(np.mean([per_task[t]["signed_coverage"] for t in labels if t not in drift]))
+    values.update({"group.drift": d, "group.stable": s, "separation": s - d})
+    return values, per_task
+
+
+# -- the run ------------------------------------------------------------------------------------------------
+
+
+def _relabelled_table(data: dict, perm: np.ndarray, eligible: np.ndarray, path: str) -> None:
+    dates = [data["rows"][i][data["date_col"]] for i in eligible]
+    new = dict(zip(eligible.tolist(), (dates[j] for j in perm)))
+    col = data["date_col"]
+    write_table(path, data["headers"], ({**r, col: new[i]} if i in new else r for i, r in enumerate(data["rows"])))
+
+
+def _relabel(A, p, data, csv_dir, n, seed, n_splits):
+    eligible = np.flatnonzero(data["per"] >= 0)
+    rng = np.random.default_rng(seed)
+    seps, per_task, sizes_ok = [], [], True
+    for i in range(int(n)):
+        perm = rng.permutation(eligible.size)
+        path = os.path.join(csv_dir, f"relabelled_{i}.csv")
+        _relabelled_table(data, perm, eligible, path)
+        check = period_data(A, path, p)  # the written table reads back with the same periods' sizes
+        sizes_ok &= bool(np.array_equal(np.bincount(check["per"][check["per"] >= 0]),
+                                        np.bincount(data["per"][data["per"] >= 0])))
+        out = os.path.join(csv_dir, f"relabelled_{i}")
+        run_script(p, path, out)
+        v, _ = summarise(read_outputs(A, p, out, n_splits), p)
+        seps.append(v["separation"])
+        per_task.append({t: v[f"signed_coverage.{t}"] for t in p["tasks"]})
+    values = {"separation": float(np.mean(seps))}
+    values.update({f"signed_coverage.{t}": float(np.mean([x[t] for x in per_task])) for t in p["tasks"]})
+    details = {"n_relabellings": int(n), "seed": seed, "n_models_permuted": int(eligible.size),
+               "how": "upload dates permuted among the models with a period; their script rerun on the table",
+               "period_sizes_kept": sizes_ok, "separation_each": seps, "signed_coverage_each": per_task}
+    return values, details
+
+
+def run(request: dict) -> dict:
+    t_start = time.perf_counter()
+    p = request["params"]
+    A, H = authors(), load_sibling(HELPER)
+    table = request["tables"][p.get("table", "oll")]
+    settings = _fixed_settings(A, p)
+    data = period_data(A, table, p)
+    periods = check_periods(A, p, data)
+    pairs = periods["pairs"]
+    tau = float(p["tau"])
+
+    with tempfile.TemporaryDirectory(prefix="tc-") as scratch:
+        out = os.path.join(scratch, "main")
+        argv = run_script(p, table, out)
+        rows = read_outputs(A, p, out, len(pairs))
+        t_script = time.perf_counter() - t_start
+        values, per_task = summarise(rows, p)
+
+        n_val = {}
+        for t in range(1, len(pairs) + 1):
+            counts = {x["task"]: x["n_val"] for x in rows if x["t"] == t}
+            n_val[f"split{t}"] = counts
+            values[f"n_validation.split{t}"] = float(min(counts.values()))
+
+        # the sigmoid of each (task, split), refitted as fit_sigmoid_frontier does, for its parameters
+        fits = []
+        for x in rows:
+            tr_pid, va_pid = pairs[x["t"] - 1]
+            s = split_sets(data, x["task"], tr_pid, va_pid)
+            f = fit_native(A, H, s["C_tr"], s["y_tr"], tau=tau, kappa=settings["kappa_final"], lam=settings["lambda_b"])
+            below_exact = int(np.sum(s["y_va"] <= A.sqo.sigmoid_pred(f["native"], np.log10(s["C_va"]))))
+            x.update({"train": p["periods"][tr_pid][0], "val": p["periods"][va_pid][0],
+                      "n_val_before_overlap": s["n_val_before_overlap"], "overlap": s["overlap"]})
+            x["fit"] = {k: v for k, v in f.items() if k != "native"}
+            x["check"] = {"n_train_rebuilt": int(s["z_tr"].size), "n_val_rebuilt": int(s["z_va"].size),
+                          "n_below_exact_q": below_exact, "n_below_script": x["n_val"] - x["n_above"]}
+            fits.append(x["fit"])
+        mismatched = [f"{x['task']} t={x['t']}" for x in rows
+                      if (x["check"]["n_train_rebuilt"], x["check"]["n_val_rebuilt"]) != (x["n_train"], x["n_val"])]
+        t_fits = time.perf_counter() - t_start - t_script
+
+        controls = {}
+        for c in request.get("controls", []):
+            if c["control"] != "relabel_periods":
+                raise ValueError(f"control '{c['id']}': kind '{c['control']}' is not supported by this adapter")
+            v, d = _relabel(A, p, data, scratch, c["params"].get("n_relabellings", 5), request["seed"], len(pairs))
+            controls[c["id"]] = {"values": v, "details": d}
+
+    details = {
+        "script": SCRIPT, "argv": [a if a != table else "<table>" for a in argv],
+        "fit_settings": {"tau": tau, **settings, **H.CLI_FIT_ARGS, "grid_points": 400,
+                         "prediction": "their 400-point curve over the training z range, interpolated linearly in x"},
+        "periods": periods,
+        "splits": rows,
+        "tasks": per_task,
+        "n_validation": n_val,
+        "bounds_active_counts": bound_summary(fits),
+        "rebuilt_sets_match_script": not mismatched, "rebuilt_sets_mismatched": mismatched,
+        "exact_vs_interpolated_count_diffs": sum(abs(x["check"]["n_below_exact_q"] - x["check"]["n_below_script"])
+                                                 for x in rows),
+        "not_in_their_code": ["pooling over models", "share above", "binomial test", "group means",
+                              "relabelling control"],
+        "bin_averaged_bins": "the training bins clipped to the overlap (their test_overlap CSVs), non-empty bins",
+        "ignored_params": sorted(k for k in ("warm_start", "n_random", "n_jobs", "box_check") if k in p),
+        "seconds": {"script": t_script, "refits_for_details": t_fits, "total": time.perf_counter() - t_start},
+    }
+    return {"values": values, "details": details, "controls": controls}

@@ -1,0 +1,114 @@
+"""Coverage of a quantile boundary (paper Sections 3.1.1 and 3.2).
+
+Conventions
+-----------
+* A point is *covered* when ``y <= q`` (inclusive); *above* when ``y > q``.
+* Signed coverage error: ``mean(y <= q) - tau``, pooled over points.
+  Negative = under-coverage = more points above the boundary than ``1 - tau``.
+* Bin-averaged signed coverage error: ``mean_b (coverage_b - tau)`` over the
+  non-empty bins, each bin weighted equally (the paper's Figure 2 averages
+  over bins this way).
+* Calibration error (Table 2): ``mean_b |coverage_b - tau|`` over non-empty bins.
+* Exceedance test: one-sided exact binomial test of ``k`` points above among
+  ``n`` against the rate ``p0`` (``H1: rate > p0``), as
+  ``scipy.stats.binomtest(k, n, p0, alternative="greater")``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import binomtest
+
+__all__ = [
+    "coverage",
+    "signed_coverage_error",
+    "share_above",
+    "count_above",
+    "bin_coverages",
+    "calibration_error",
+    "binned_signed_coverage_error",
+    "exceedance_binomial_pvalue",
+]
+
+
+def _pair(y, q) -> tuple[np.ndarray, np.ndarray]:
+    y = np.asarray(y, dtype=float)
+    q = np.broadcast_to(np.asarray(q, dtype=float), y.shape)
+    if y.ndim != 1 or y.size == 0:
+        raise ValueError(f"y must be a non-empty 1-d array, got shape {y.shape}")
+    return y, q
+
+
+def coverage(y, q) -> float:
+    """Share of points with ``y <= q``.
+
+    Examples
+    --------
+    >>> coverage([0.1, 0.5, 0.9, 1.0], 0.9)  # 0.9 <= 0.9 counts as covered
+    0.75
+    """
+    y, q = _pair(y, q)
+    return float(np.mean(y <= q))
+
+
+def signed_coverage_error(y, q, tau: float) -> float:
+    """``coverage(y, q) - tau`` (negative: too many points above the boundary)."""
+    return coverage(y, q) - float(tau)
+
+
+def count_above(y, q) -> int:
+    """Number of points with ``y > q``."""
+    y, q = _pair(y, q)
+    return int(np.count_nonzero(y > q))
+
+
+def share_above(y, q) -> float:
+    """Share of points with ``y > q`` (``1 - coverage``)."""
+    y, q = _pair(y, q)
+    return float(np.mean(y > q))
+
+
+def bin_coverages(y, q, bins) -> tuple[np.ndarray, np.ndarray]:
+    """``(coverage_b, n_b)`` for every non-empty bin, in increasing label order.
+
+    ``bins`` is an integer label per point (e.g. from
+    :func:`harness.stats.binning.equal_mass_bins`).
+    """
+    y, q = _pair(y, q)
+    bins = np.asarray(bins)
+    if bins.shape != y.shape:
+        raise ValueError(f"bins must have one label per point, got {bins.shape} for {y.shape}")
+    labels, inverse = np.unique(bins, return_inverse=True)
+    n_b = np.bincount(inverse, minlength=labels.size)
+    covered = np.bincount(inverse, weights=(y <= q).astype(float), minlength=labels.size)
+    return covered / n_b, n_b
+
+
+def calibration_error(y, q, bins, tau: float) -> float:
+    """``mean_b |coverage_b - tau|`` over the non-empty bins (equal weight per bin).
+
+    Examples
+    --------
+    Two bins, one fully covered (|1 - 0.9| = 0.1), one half covered
+    (|0.5 - 0.9| = 0.4): the mean is 0.25.
+
+    >>> round(calibration_error([0, 0, 1, 0], [1, 1, 0.5, 0.5], [0, 0, 1, 1], 0.9), 12)
+    0.25
+    """
+    cov, _ = bin_coverages(y, q, bins)
+    return float(np.mean(np.abs(cov - tau)))
+
+
+def binned_signed_coverage_error(y, q, bins, tau: float) -> float:
+    """``mean_b (coverage_b - tau)`` over the non-empty bins (equal weight per bin)."""
+    cov, _ = bin_coverages(y, q, bins)
+    return float(np.mean(cov - tau))
+
+
+def exceedance_binomial_pvalue(k: int, n: int, p0: float = 0.02) -> float:
+    """One-sided exact binomial p-value of ``k`` exceedances in ``n`` against rate ``p0``.
+
+    ``P(K >= k)`` for ``K ~ Binomial(n, p0)``, i.e.
+    ``scipy.stats.binomtest(k, n, p0, alternative="greater").pvalue``.
+    """
+    return float(binomtest(int(k), int(n), float(p0), alternative="greater").pvalue)

@@ -1,0 +1,304 @@
+"""Monotone I-spline quantile boundary (the "I-spline" row of the paper's Table 2, Appendix B.3).
+
+Basis
+-----
+An M-spline of degree ``d - 1`` is a B-spline normalised to unit integral,
+``M_j(z) = d * B_{j,d-1}(z) / (t_{j+d} - t_j)``, and the I-spline of degree
+``d`` is its integral from the left end, ``I_j(z) = int_{-inf}^z M_j``
+(Ramsay 1988, "Monotone regression splines in action"). On the clamped knot
+vector ``t`` (first and last breakpoints repeated ``d + 1`` times) the
+derivative identity of B-splines telescopes and gives the closed form::
+
+    I_j(z) = sum_{i >= j} B_{i,d}(z),      j = 1 .. n_B - 1
+
+with ``n_B = (#interior knots) + d + 1`` B-splines of degree ``d``. So each
+``I_j`` is piecewise polynomial of degree ``d``, non-decreasing, 0 at and
+below the first breakpoint and 1 at and above the last. "Cubic" here means
+``d = 3``: piecewise-cubic I-splines, integrals of quadratic M-splines;
+``n_intervals`` intervals give ``n_intervals + 2`` basis functions. Outside
+the breakpoints the basis is extended as the constants 0 and 1.
+
+Breakpoints are quantiles of the training ``z`` at ``0, 1/k, ..., 1``
+(``k = n_intervals``, numpy's linear rule); repeated values (heavy ties in
+``z``) are dropped, which can leave fewer than ``k`` intervals.
+
+Model and objective
+-------------------
+::
+
+    q(z) = y0 + L * sigmoid(a0 + sum_j w_j I_j(z)),   w_j >= 0, 0 <= y0, 0 <= L, y0 + L <= 1
+    J    = (1/n) sum_i rho_{tau,kappa}(y_i - q(z_i)) + lam * sum_j w_j**2
+
+(mean smoothed pinball, ridge on the spline weights only). It is minimised
+by L-BFGS-B with the analytic gradient over an unconstrained
+reparameterisation that satisfies the constraints by construction::
+
+    y0 = sigmoid(u0),  L = (1 - y0) * sigmoid(u1),  w_j = softplus(v_j) = log(1 + exp(v_j))
+
+from several starts, through the same easier (tau, kappa) warm-up stages as
+:class:`harness.stats.sigmoid.SigmoidQuantileRegressor`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.interpolate import BSpline
+from scipy.optimize import minimize
+from scipy.special import expit, logit
+
+from .pinball import smoothed_pinball_derivative, smoothed_pinball_loss
+from .sigmoid import WARMUP_SCHEDULE
+
+__all__ = [
+    "quantile_breakpoints",
+    "clamped_knot_vector",
+    "ispline_basis",
+    "ispline_basis_derivative",
+    "ispline_objective",
+    "ISplineQuantileRegressor",
+]
+
+
+def quantile_breakpoints(z, n_intervals: int) -> np.ndarray:
+    """Distinct quantiles of ``z`` at ``linspace(0, 1, n_intervals + 1)``.
+
+    The first is ``min z`` and the last ``max z``; duplicates are dropped.
+    """
+    z = np.asarray(z, dtype=float)
+    if int(n_intervals) != n_intervals or n_intervals < 1:
+        raise ValueError(f"n_intervals must be a positive integer, got {n_intervals}")
+    bp = np.unique(np.quantile(z, np.linspace(0.0, 1.0, int(n_intervals) + 1)))
+    if bp.size < 2:
+        raise ValueError("z has a single distinct value: no interval for an I-spline")
+    return bp
+
+
+def clamped_knot_vector(breakpoints, degree: int = 3) -> np.ndarray:
+    """Breakpoints with the first and last repeated ``degree + 1`` times."""
+    bp = np.asarray(breakpoints, dtype=float)
+    if bp.ndim != 1 or bp.size < 2 or np.any(np.diff(bp) <= 0):
+        raise ValueError("breakpoints must be strictly increasing, at least two")
+    return np.r_[np.repeat(bp[0], degree), bp, np.repeat(bp[-1], degree)]
+
+
+def ispline_basis(z, breakpoints, degree: int = 3) -> np.ndarray:
+    """I-spline basis ``I_j(z)``, ``j = 1 .. n_B - 1``, shape ``(len(z), n_interior + degree)``.
+
+    Parameters
+    ----------
+    z : array_like
+        Points; values outside the breakpoints are clamped (basis 0 below, 1 above).
+    breakpoints : array_like
+        Strictly increasing; the first and last are the boundary knots.
+    degree : int
+        Polynomial degree of the I-splines (3: cubic).
+
+    Returns
+    -------
+    ndarray
+        Non-decreasing columns in ``z``, each from 0 to 1.
+
+    Examples
+    --------
+    >>> ispline_basis([-1.0, 0.0, 1.0, 2.0], [0.0, 0.5, 1.0]).round(12).tolist()[0]
+    [0.0, 0.0, 0.0, 0.0]
+    """
+    bp = np.asarray(breakpoints, dtype=float)
+    t = clamped_knot_vector(bp, degree)
+    x = np.clip(np.atleast_1d(np.asarray(z, dtype=float)), bp[0], bp[-1])
+    B = BSpline.design_matrix(x, t, degree).toarray()
+    # I_j = sum_{i >= j} B_i: reverse cumulative sum, dropping the j = 0 column (== 1 on the support)
+    return np.cumsum(B[:, ::-1], axis=1)[:, ::-1][:, 1:]
+
+
+def ispline_basis_derivative(z, breakpoints, degree: int = 3) -> np.ndarray:
+    """``dI_j/dz = M_j(z) = degree * B_{j,degree-1}(z) / (t_{j+degree} - t_j)``.
+
+    Zero strictly outside the breakpoints; one-sided (from inside) at them.
+    """
+    bp = np.asarray(breakpoints, dtype=float)
+    t = clamped_knot_vector(bp, degree)
+    z = np.atleast_1d(np.asarray(z, dtype=float))
+    x = np.clip(z, bp[0], bp[-1])
+    # degree-1 B-splines on the same knots without their outermost repeats: column i is B_{i+1, degree-1}
+    Bm = BSpline.design_matrix(x, t[1:-1], degree - 1).toarray()
+    n_b = t.size - degree - 1
+    j = np.arange(1, n_b)
+    M = degree * Bm / (t[j + degree] - t[j])
+    M[(z < bp[0]) | (z > bp[-1])] = 0.0
+    return M
+
+
+def _softplus(v):
+    return np.logaddexp(0.0, v)
+
+
+def ispline_objective(params, z, y, breakpoints, *, tau: float, kappa: float, lam: float, degree: int = 3) -> float:
+    """``J`` of the module docstring at natural parameters ``(y0, L, a0, w)``."""
+    y0, L, a0, w = params
+    w = np.asarray(w, dtype=float)
+    eta = a0 + ispline_basis(z, breakpoints, degree) @ w
+    u = np.asarray(y, dtype=float) - (y0 + L * expit(eta))
+    return float(np.mean(smoothed_pinball_loss(u, tau, kappa)) + lam * float(w @ w))
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """Value and gradient of ``J`` in the unconstrained ``theta = (u0, u1, a0, v_1..v_p)``."""
+
+    basis: np.ndarray
+    y: np.ndarray
+    tau: float
+    kappa: float
+    lam: float
+
+    @staticmethod
+    def natural(theta: np.ndarray) -> tuple[float, float, float, np.ndarray]:
+        y0 = float(expit(theta[0]))
+        L = float((1.0 - y0) * expit(theta[1]))
+        return y0, L, float(theta[2]), _softplus(theta[3:])
+
+    def value_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        y0, s1 = expit(theta[0]), expit(theta[1])
+        L = (1.0 - y0) * s1
+        v = theta[3:]
+        w, dw = _softplus(v), expit(v)
+        s = expit(theta[2] + self.basis @ w)
+        u = self.y - (y0 + L * s)
+        n = u.size
+        obj = np.sum(smoothed_pinball_loss(u, self.tau, self.kappa)) / n + self.lam * (w @ w)
+        g = -smoothed_pinball_derivative(u, self.tau, self.kappa) / n  # dJ/dq_i
+        gs = g * s
+        sum_g, sum_gs = g.sum(), gs.sum()
+        geta = gs * (1.0 - s) * L  # dJ/deta_i
+        # q = y0 + (1 - y0) s1 s  =>  dq/du0 = y0 (1-y0) (1 - s1 s), dq/du1 = (1-y0) s1 (1-s1) s
+        grad = np.empty_like(theta)
+        grad[0] = y0 * (1.0 - y0) * (sum_g - s1 * sum_gs)
+        grad[1] = (1.0 - y0) * s1 * (1.0 - s1) * sum_gs
+        grad[2] = geta.sum()
+        grad[3:] = (self.basis.T @ geta + 2.0 * self.lam * w) * dw
+        return float(obj), grad
+
+
+class ISplineQuantileRegressor:
+    """Monotone quantile boundary ``y0 + L*sigmoid(a0 + sum_j w_j I_j(z))``, ``w >= 0``.
+
+    Parameters
+    ----------
+    tau, kappa : float
+        Quantile level and smoothing of the loss.
+    lam : float
+        Ridge weight on ``sum_j w_j**2``.
+    n_intervals : int
+        Intervals between quantile breakpoints of the training ``z`` (the one
+        free choice the paper leaves open).
+    degree : int
+        Degree of the I-splines (3: piecewise cubic).
+    warm_start : bool
+        Solve the stages of :data:`harness.stats.sigmoid.WARMUP_SCHEDULE`
+        (capped at the target) before the final one.
+    n_random : int
+        Random starts added to the deterministic ones.
+    n_keep : int
+        Starts carried past the first stage.
+    rng : numpy.random.Generator, optional
+        Source of the random starts; required when ``n_random > 0``.
+
+    Attributes
+    ----------
+    params_ : dict
+        ``{"y0", "L", "a0", "w": [...], "breakpoints": [...], "degree"}``.
+    objective_ : float
+        Final-stage objective.
+    n_iter_ : int
+        L-BFGS-B iterations over all starts and stages.
+    converged_ : bool
+        Whether the winning start's last solve reported convergence.
+    """
+
+    def __init__(
+        self,
+        *,
+        tau: float = 0.98,
+        kappa: float = 50.0,
+        lam: float = 1e-4,
+        n_intervals: int = 3,
+        degree: int = 3,
+        warm_start: bool = True,
+        n_random: int = 4,
+        n_keep: int = 3,
+        rng: np.random.Generator | None = None,
+    ):
+        self.tau = tau
+        self.kappa = kappa
+        self.lam = lam
+        self.n_intervals = n_intervals
+        self.degree = degree
+        self.warm_start = warm_start
+        self.n_random = n_random
+        self.n_keep = n_keep
+        self.rng = rng
+
+    def _stages(self) -> list[tuple[float, float]]:
+        if not self.warm_start:
+            return [(self.tau, self.kappa)]
+        warm = [(min(t, self.tau), min(k, self.kappa)) for t, k in WARMUP_SCHEDULE]
+        return [s for s in warm if s != (self.tau, self.kappa)] + [(self.tau, self.kappa)]
+
+    def _starts(self, y: np.ndarray, p: int) -> list[np.ndarray]:
+        """Envelopes from a low quantile of ``y`` to its ``tau``-quantile, various shapes."""
+        lo = float(np.clip(np.quantile(y, 0.05), 1e-6, 1 - 1e-3))
+        hi = float(np.quantile(y, self.tau))
+        frac = float(np.clip((hi - lo) / (1.0 - lo), 1e-6, 1 - 1e-6))
+        head = [logit(lo), logit(frac)]
+        inv_softplus = lambda w: np.log(np.expm1(w))  # noqa: E731
+        shapes = [(a0, np.full(p, total / p)) for a0 in (-3.0, -1.0) for total in (2.0, 6.0)]
+        if self.n_random:
+            if self.rng is None:
+                raise ValueError("n_random > 0 needs an explicit rng (numpy.random.Generator)")
+            for _ in range(self.n_random):
+                a0 = self.rng.uniform(-5.0, 1.0)
+                w = self.rng.dirichlet(np.ones(p)) * np.exp(self.rng.uniform(np.log(0.5), np.log(15.0)))
+                shapes.append((a0, np.maximum(w, 1e-3)))
+        return [np.r_[head, a0, inv_softplus(w)] for a0, w in shapes]
+
+    def fit(self, z, y):
+        z = np.asarray(z, dtype=float)
+        y = np.asarray(y, dtype=float)
+        if z.ndim != 1 or z.shape != y.shape:
+            raise ValueError(f"z and y must be 1-d of equal length, got {z.shape} and {y.shape}")
+        if z.size < 4 or not (np.all(np.isfinite(z)) and np.all(np.isfinite(y))):
+            raise ValueError("need at least 4 finite (z, y) points")
+        bp = quantile_breakpoints(z, self.n_intervals)
+        basis = ispline_basis(z, bp, self.degree)
+        problems = [_Problem(basis, y, t, k, self.lam) for t, k in self._stages()]
+        n_iter = 0
+
+        def solve(problem: _Problem, theta0: np.ndarray):
+            nonlocal n_iter
+            res = minimize(problem.value_and_grad, theta0, jac=True, method="L-BFGS-B",
+                           options={"maxiter": 3000, "ftol": 1e-15, "gtol": 1e-11})
+            n_iter += int(res.nit)
+            return res
+
+        first = sorted((solve(problems[0], th) for th in self._starts(y, basis.shape[1])), key=lambda r: r.fun)
+        finals = []
+        for res in first[: self.n_keep]:
+            for problem in problems[1:]:
+                res = solve(problem, res.x)
+            finals.append(res)
+        best = min(finals, key=lambda r: r.fun)
+        y0, L, a0, w = _Problem.natural(best.x)
+        self.params_ = {"y0": y0, "L": L, "a0": a0, "w": [float(v) for v in w],
+                        "breakpoints": [float(b) for b in bp], "degree": int(self.degree)}
+        self.objective_ = float(best.fun)
+        self.n_iter_ = n_iter
+        self.converged_ = bool(best.success)
+        return self
+
+    def predict(self, z) -> np.ndarray:
+        p = self.params_
+        eta = p["a0"] + ispline_basis(z, p["breakpoints"], p["degree"]) @ np.asarray(p["w"])
+        return p["y0"] + p["L"] * expit(eta)

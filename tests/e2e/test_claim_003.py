@@ -1,0 +1,141 @@
+"""Claim 003 (sigmoid against baselines, Table 2) end to end on the real table, re-implementation arm.
+
+Expected values: the reference report ../shared/seeds/003_cc33e3e4bb086765.txt (its "paper" columns
+are Table 2; its "authors' code" columns, five decimals, are the authors' fitter re-run) and
+../shared/UPSTREAM.md ("003 estimators and metrics").
+"""
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.protocols import PROTOCOLS, Measurement
+from harness.render import render_report
+from harness.runner import run_claim
+from harness.spec import load_claim
+from harness.verdict import arm_disagreements, decide_verdict, evaluate_control, evaluate_targets
+
+CLAIM = Path(__file__).resolve().parents[2] / "claims" / "003_sigmoid_vs_baselines.yaml"
+METRICS = ("pinball_id", "pinball_ood", "calibration_id", "calibration_ood")
+
+# Seed 003 tables, "authors' code" columns, five decimals printed: half a unit = 5e-6.
+SEED_AUTHORS = {
+    "constant": (0.00535, 0.00623, 0.04123, 0.03597),
+    "binwise": (0.00401, 0.00500, 0.01665, 0.02807),
+    "sigmoid": (0.00408, 0.00493, 0.01837, 0.02206),
+}
+# Table 2 (the seed's "paper" columns): pinball to three significant figures, calibration to four decimals.
+PAPER_SIGMOID = (0.00408, 0.00493, 0.0184, 0.0221)
+PAPER_TOL = (5e-6, 5e-6, 5e-5, 5e-5)
+
+
+@pytest.fixture(scope="module")
+def record(tables):
+    return run_claim(CLAIM, tables, upstream_options=None)
+
+
+@pytest.fixture(scope="module")
+def values(record):
+    return record["arms"]["reimpl"]["values"]
+
+
+def test_fit_free_rows_match_the_authors_run(values):
+    for est in ("constant", "binwise"):
+        for m, expected in zip(METRICS, SEED_AUTHORS[est]):
+            assert values[f"{m}.{est}"] == pytest.approx(expected, abs=5e-6), (est, m)
+
+
+def test_sigmoid_row_against_table2(record, values):
+    # The paper's model (no box): three of the four cells round to Table 2 ...
+    for m, paper, tol in zip(METRICS, PAPER_SIGMOID, PAPER_TOL):
+        if m != "pinball_ood":
+            assert values[f"{m}.sigmoid"] == pytest.approx(paper, abs=tol), m
+    # ... and the OOD pinball lands at 4.94e-3, 1.4e-5 above the printed 4.93e-3: outside the
+    # claim's half-unit tolerance, which makes the verdict "not reproduced" (a headline cell).
+    assert values["pinball_ood.sigmoid"] == pytest.approx(0.004944, abs=2e-6)
+    assert record["verdict"] == "not reproduced"
+    assert record["verdict_reasons"] == ["outside tolerance in the re-implementation: Sigmoid, OOD pinball"]
+
+
+def test_the_authors_box_explains_the_sigmoid_row(record, values):
+    # Inside the authors' box every sigmoid cell rounds to Table 2 and to the authors' run.
+    for m, paper, tol, theirs in zip(METRICS, PAPER_SIGMOID, PAPER_TOL, SEED_AUTHORS["sigmoid"]):
+        assert values[f"boxed.{m}.sigmoid"] == pytest.approx(paper, abs=tol), m
+        assert values[f"boxed.{m}.sigmoid"] == pytest.approx(theirs, abs=5e-6), m  # five decimals printed
+    outside = {(o["task"], o["t"]) for o in record["arms"]["reimpl"]["details"]["boxed"]["free_fits_outside"]}
+    assert ("MATH Lvl 5", 1) in outside  # its free midpoint lies beyond the training z range
+
+
+def test_ispline_and_the_comparisons(record, values):
+    rows = {r["name"] + r["relation"]: r for r in record["targets"]}
+    # the I-spline cells hold within the claim's (supporting, wider) tolerances
+    for m in METRICS:
+        assert rows[f"{m}.ispline~"]["within"] is True, m
+    # seed: sigmoid slightly above the I-spline in ID pinball, better OOD calibration (0.02202 vs 0.02478)
+    assert 0 < values["gap.pinball_id"] < 2e-4
+    assert values["gap.calibration_ood"] > 0.001
+    # the claim's own OOD pinball pair is a near-tie (seed: 1.8e-5 behind in its run, 1.2e-5 in the authors')
+    assert abs(values["gap.pinball_ood"]) < 5e-5
+    ks = record["arms"]["reimpl"]["details"]["knot_sensitivity"]
+    assert [r["n_intervals"] for r in ks["rows"]] == [2, 3, 4, 5, 6]
+    assert not any(o["changes"] for o in ks["ordering"].values())
+
+
+def test_controls_break(record, values):
+    c = {row["id"]: row for row in record["controls"]}
+    assert c["slope_removed"]["broke"] is True and c["shuffled_compute"]["broke"] is True
+    ctl = record["arms"]["reimpl"]["controls"]
+    # UPSTREAM.md: a genuine beta = 0 fit has OOD calibration 0.0246 (four decimals)
+    assert ctl["slope_removed"]["values"]["calibration_ood.sigmoid"] == pytest.approx(0.0246, abs=5e-5)
+    # Seed: the ID advantage over the Constant is 1.27e-03 and falls to 1.79e-04 under shuffled z
+    # (0.14x; another permutation stream here, so the shuffled value is only required to be < 0.3x)
+    assert values["advantage.id"] == pytest.approx(1.27e-3, abs=5e-6)
+    assert ctl["shuffled_compute"]["values"]["advantage.id"] < 0.3 * values["advantage.id"]
+
+
+def test_report_sections(record):
+    md = render_report(record)
+    assert md.startswith("# Post-training capability boundaries are modeled as sigmoid functions")
+    assert "**Verdict: not reproduced.**" in md
+    for section in ("## Protocol", "## Pinball loss (paper Table 2)", "## Calibration error (paper Table 2)",
+                    "## The comparisons the claim makes", "## With the authors' parameter box",
+                    "## Destructive controls", "## Sensitivity: the I-spline's knot count",
+                    "## Agreement between the two arms", "## Limitations", "## Provenance"):
+        assert section in md, section
+    assert "the ordering does not depend on the knot count" in md
+    assert "every sigmoid cell is then within its tolerance" in md
+
+
+def _with_simulated_authors_arm(record: dict) -> dict:
+    """The record as if the authors' code had answered with the re-implementation's boxed values."""
+    rec = copy.deepcopy(record)
+    claim = load_claim(CLAIM)
+    mine = rec["arms"]["reimpl"]
+    theirs = {k: mine["values"].get("boxed." + k, x) for k, x in mine["values"].items() if not k.startswith("boxed.")}
+    rec["arms"]["upstream"].update(status="ok", reason=None, values=theirs, details={}, commit="0" * 40,
+                                   url="https://example.invalid/repo",
+                                   controls={c: {"values": m["values"], "details": {}} for c, m in mine["controls"].items()})
+    rec["targets"] = evaluate_targets(claim, mine["values"], theirs)
+    for row, ctl in zip(rec["controls"], claim.controls):
+        row["upstream"] = evaluate_control(ctl, claim, mine["controls"][ctl.id]["values"], theirs)
+    rec["disagreements"] = arm_disagreements(claim, rec["targets"])
+    rec["explanation"] = PROTOCOLS[claim.protocol].explain(None, None, Measurement(mine["values"], mine["details"]),
+                                                           Measurement(theirs, {}))
+    rec["verdict"], rec["verdict_reasons"] = decide_verdict(True, rec["targets"], rec["controls"], True,
+                                                            rec["disagreements"])
+    return json.loads(json.dumps(rec))
+
+
+def test_report_with_an_authors_arm_shows_the_box_removing_the_difference(record):
+    rec = _with_simulated_authors_arm(record)
+    assert [d["quantity"] for d in rec["disagreements"]][:1] == ["pinball_ood.sigmoid"]
+    md = render_report(rec)
+    assert "The authors' code, re-run at its pinned commit, gives" in md
+    assert "| pinball_ood.sigmoid |" in md and "the box removes this share of each difference" in md
+
+
+def test_two_runs_give_byte_identical_reports(record, tables):
+    again = run_claim(CLAIM, tables, upstream_options=None)
+    assert render_report(again) == render_report(record)
