@@ -17,10 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.errors import UpstreamError
 from harness.protocols import PROTOCOLS
 from harness.spec import load_claim
-from harness.upstream import UpstreamOptions, checkout, load_pins, run_upstream_arm, verify_checkout
+from harness.upstream import UpstreamOptions, load_pins, run_upstream_arm, verify_checkout
 
 pytestmark = [pytest.mark.upstream, pytest.mark.e2e]
 
@@ -33,17 +32,6 @@ COUNTS = {"n_merged": 115, "n_support": 90, "n_pre": 28, "n_post": 62}
 @pytest.fixture(scope="module")
 def claim():
     return load_claim(CLAIM)
-
-
-@pytest.fixture(scope="module")
-def checkout_dir(claim):
-    try:
-        return verify_checkout(claim.upstream)
-    except UpstreamError as not_ready:
-        try:
-            return checkout(claim.upstream)
-        except UpstreamError as exc:
-            pytest.skip(f"the authors' checkout cannot be had: {exc} (verify_checkout said: {not_ready})")
 
 
 @pytest.fixture(scope="module")

@@ -21,11 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import UpstreamError
 from harness.protocols import PROTOCOLS
 from harness.protocols.hyper import control_values, sweep_values
 from harness.spec import load_claim
-from harness.upstream import UpstreamOptions, checkout, load_pins, run_upstream_arm, verify_checkout
+from harness.upstream import UpstreamOptions, load_pins, run_upstream_arm, verify_checkout
 
 pytestmark = [pytest.mark.upstream, pytest.mark.e2e]
 
@@ -55,17 +54,6 @@ def claim():
 @pytest.fixture(scope="module")
 def params(claim):
     return PROTOCOLS[claim.protocol].Params.model_validate(claim.params)
-
-
-@pytest.fixture(scope="module")
-def checkout_dir(claim):
-    try:
-        return verify_checkout(claim.upstream)
-    except UpstreamError as not_ready:
-        try:
-            return checkout(claim.upstream)
-        except UpstreamError as exc:
-            pytest.skip(f"the authors' checkout cannot be had: {exc} (verify_checkout said: {not_ready})")
 
 
 @pytest.fixture(scope="module")
