@@ -45,11 +45,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.interpolate import BSpline
-from scipy.optimize import minimize
 from scipy.special import expit, logit
 
 from .pinball import smoothed_pinball_derivative, smoothed_pinball_loss
-from .sigmoid import WARMUP_SCHEDULE
+from ._multistart import check_zy, multistart_continuation, warmup_stages
 
 __all__ = [
     "quantile_breakpoints",
@@ -197,7 +196,7 @@ class ISplineQuantileRegressor:
     degree : int
         Degree of the I-splines (3: piecewise cubic).
     warm_start : bool
-        Solve the stages of :data:`harness.stats.sigmoid.WARMUP_SCHEDULE`
+        Solve the stages of :data:`harness.stats._multistart.WARMUP_SCHEDULE`
         (capped at the target) before the final one.
     n_random : int
         Random starts added to the deterministic ones.
@@ -241,12 +240,6 @@ class ISplineQuantileRegressor:
         self.n_keep = n_keep
         self.rng = rng
 
-    def _stages(self) -> list[tuple[float, float]]:
-        if not self.warm_start:
-            return [(self.tau, self.kappa)]
-        warm = [(min(t, self.tau), min(k, self.kappa)) for t, k in WARMUP_SCHEDULE]
-        return [s for s in warm if s != (self.tau, self.kappa)] + [(self.tau, self.kappa)]
-
     def _starts(self, y: np.ndarray, p: int) -> list[np.ndarray]:
         """Envelopes from a low quantile of ``y`` to its ``tau``-quantile, various shapes."""
         lo = float(np.clip(np.quantile(y, 0.05), 1e-6, 1 - 1e-3))
@@ -265,31 +258,12 @@ class ISplineQuantileRegressor:
         return [np.r_[head, a0, inv_softplus(w)] for a0, w in shapes]
 
     def fit(self, z, y):
-        z = np.asarray(z, dtype=float)
-        y = np.asarray(y, dtype=float)
-        if z.ndim != 1 or z.shape != y.shape:
-            raise ValueError(f"z and y must be 1-d of equal length, got {z.shape} and {y.shape}")
-        if z.size < 4 or not (np.all(np.isfinite(z)) and np.all(np.isfinite(y))):
-            raise ValueError("need at least 4 finite (z, y) points")
+        z, y = check_zy(z, y)
         bp = quantile_breakpoints(z, self.n_intervals)
         basis = ispline_basis(z, bp, self.degree)
-        problems = [_Problem(basis, y, t, k, self.lam) for t, k in self._stages()]
-        n_iter = 0
-
-        def solve(problem: _Problem, theta0: np.ndarray):
-            nonlocal n_iter
-            res = minimize(problem.value_and_grad, theta0, jac=True, method="L-BFGS-B",
-                           options={"maxiter": 3000, "ftol": 1e-15, "gtol": 1e-11})
-            n_iter += int(res.nit)
-            return res
-
-        first = sorted((solve(problems[0], th) for th in self._starts(y, basis.shape[1])), key=lambda r: r.fun)
-        finals = []
-        for res in first[: self.n_keep]:
-            for problem in problems[1:]:
-                res = solve(problem, res.x)
-            finals.append(res)
-        best = min(finals, key=lambda r: r.fun)
+        problems = [_Problem(basis, y, t, k, self.lam) for t, k in warmup_stages(self.tau, self.kappa, self.warm_start)]
+        best, n_iter = multistart_continuation([p.value_and_grad for p in problems],
+                                               self._starts(y, basis.shape[1]), n_keep=self.n_keep, maxiter=3000)
         y0, L, a0, w = _Problem.natural(best.x)
         self.params_ = {"y0": y0, "L": L, "a0": a0, "w": [float(v) for v in w],
                         "breakpoints": [float(b) for b in bp], "degree": int(self.degree)}

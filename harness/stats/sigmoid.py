@@ -31,9 +31,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.special import expit, logit
 
+from ._multistart import WARMUP_SCHEDULE, check_zy, multistart_continuation, warmup_stages
 from .pinball import smoothed_pinball_loss, smoothed_pinball_loss_and_derivative
 
 __all__ = [
@@ -43,9 +43,6 @@ __all__ = [
     "WARMUP_SCHEDULE",
 ]
 
-#: Warm-up stages (tau, kappa) run before the final stage, as in the
-#: published pipeline's continuation; the final stage is the target (tau, kappa).
-WARMUP_SCHEDULE: tuple[tuple[float, float], ...] = ((0.90, 10.0), (0.95, 25.0))
 
 
 def sigmoid_boundary(z, y0: float, L: float, a: float, beta: float) -> np.ndarray:
@@ -204,13 +201,6 @@ class SigmoidQuantileRegressor:
         self.rng = rng
 
     # -- fitting -------------------------------------------------------------
-    def _stages(self) -> list[tuple[float, float]]:
-        if not self.warm_start:
-            return [(self.tau, self.kappa)]
-        warm = [(min(t, self.tau), min(k, self.kappa)) for t, k in WARMUP_SCHEDULE]
-        stages = [s for s in warm if s != (self.tau, self.kappa)]
-        return stages + [(self.tau, self.kappa)]
-
     def _starts(self, z: np.ndarray, y: np.ndarray, zbar: float) -> list[np.ndarray]:
         """Deterministic grid of (midpoint, slope) shapes plus random ones.
 
@@ -234,14 +224,8 @@ class SigmoidQuantileRegressor:
         return [_theta_from_natural(lo, max(hi - lo, 1e-3), -b * m, b, zbar, box=span) for m, b in shapes]
 
     def fit(self, z, y):
-        z = np.asarray(z, dtype=float)
-        y = np.asarray(y, dtype=float)
-        if z.ndim != 1 or z.shape != y.shape:
-            raise ValueError(f"z and y must be 1-d of equal length, got {z.shape} and {y.shape}")
-        if z.size < 4 or not (np.all(np.isfinite(z)) and np.all(np.isfinite(y))):
-            raise ValueError("need at least 4 finite (z, y) points")
+        z, y = check_zy(z, y)
         zbar = float(z.mean())
-        stages = self._stages()
         if self.box is None:
             zlo = zhi = None
             v_bounds = _V_BOUNDS
@@ -250,34 +234,14 @@ class SigmoidQuantileRegressor:
                 raise ValueError(f"box must be (beta_min, beta_max) with 0 < beta_min < beta_max, got {self.box}")
             zlo, zhi = float(z.min()), float(z.max())
             v_bounds = (float(np.log(self.box[0])), float(np.log(self.box[1])))
-        problems = [_Problem(z, y, zbar, t, k, self.lam, zlo, zhi) for t, k in stages]
-        n_iter = 0
-
-        def solve(problem: _Problem, theta0: np.ndarray, final: bool):
-            # Intermediate stages only need to land in the right basin; the
-            # final stage is solved to near machine precision.
-            nonlocal n_iter
-            tol = {"ftol": 1e-15, "gtol": 1e-11} if final else {"ftol": 1e-10, "gtol": 1e-7}
-            res = minimize(
-                problem.value_and_grad,
-                theta0,
-                jac=True,
-                method="L-BFGS-B",
-                bounds=[(None, None), (None, None), (None, None), v_bounds],
-                options={"maxiter": 2000, **tol},
-            )
-            n_iter += int(res.nit)
-            return res
-
-        last = len(problems) - 1
-        first = [solve(problems[0], th, last == 0) for th in self._starts(z, y, zbar)]
-        first.sort(key=lambda r: r.fun)
-        finals = []
-        for res in first[: self.n_keep]:
-            for i, problem in enumerate(problems[1:], start=1):
-                res = solve(problem, res.x, i == last)
-            finals.append(res)
-        best = min(finals, key=lambda r: r.fun)
+        problems = [_Problem(z, y, zbar, t, k, self.lam, zlo, zhi)
+                    for t, k in warmup_stages(self.tau, self.kappa, self.warm_start)]
+        # Intermediate stages only need to land in the right basin; the final
+        # stage is solved to near machine precision.
+        best, n_iter = multistart_continuation(
+            [p.value_and_grad for p in problems], self._starts(z, y, zbar), n_keep=self.n_keep,
+            bounds=[(None, None), (None, None), (None, None), v_bounds],
+            intermediate_tol={"ftol": 1e-10, "gtol": 1e-7})
         y0, L, a, beta = problems[-1].natural(best.x)
         self.params_ = {"y0": y0, "L": L, "a": a, "beta": beta}
         self.objective_ = float(best.fun)
