@@ -104,7 +104,7 @@ def run_claim(path: str | Path, tables: Tables, *, upstream_options=None) -> dic
     target_rows = evaluate_targets(claim, reimpl["values"] if re_ok else None, upstream["values"] if up_ok else None)
     control_rows = []
     for ctl in claim.controls:
-        row = {"id": ctl.id, "control": ctl.control, "params": dict(ctl.params), "changes": ctl.changes,
+        row = {"id": ctl.id, "name": ctl.id, "control": ctl.control, "params": dict(ctl.params), "changes": ctl.changes,
                "must_fail_targets": ctl.must_fail_targets}
         mine = reimpl["controls"].get(ctl.id) if re_ok else None
         theirs = upstream["controls"].get(ctl.id) if up_ok else None

@@ -32,6 +32,16 @@ def test_six_values_within_half_a_unit_of_table1(record):
     assert record["arms"]["upstream"]["status"] == "not run"
 
 
+def test_record_has_the_keys_other_tools_read(record):
+    assert record["verdict"] in ("reproduced", "partially reproduced", "not reproduced", "inconclusive", "could not run")
+    for row in record["targets"]:
+        assert {"name", "paper", "tolerance", "reimpl", "upstream", "within"} <= set(row)
+    for row in record["controls"]:
+        assert {"name", "broke"} <= set(row)
+    assert record["claim"]["spec_sha256"] and record["inputs"][0]["sha256"] == record["inputs"][0]["sha256"].lower()
+    assert record["provenance"]["packages"]["numpy"] and "seed" in record["claim"]
+
+
 def test_row_count_and_median_control(record):
     assert record["data_summary"]["oll_rows_with_compute"] == 3663  # UPSTREAM.md: 3663 of 4576
     ctl = record["controls"][0]
