@@ -66,7 +66,21 @@ def _claim_case(claim_file):
     return make
 
 
-CASES["claim 002 measure (12 fits)"] = _claim_case("002_table1_boundary_1e24.yaml")
+@case("stratified permutation test, 2000 permutations (claim 000 data)")
+def _perm(tables):
+    from harness.stats.shift import merge_aa_exports, shift_test
+
+    m = merge_aa_exports(tables.frame("aa_math500"), tables.frame("aa_aime2025"))
+    x, y, post = m["math_500_pct"].to_numpy(float), m["aime_2025_pct"].to_numpy(float), m["post"].to_numpy(bool)
+    return lambda: shift_test(x, y, post, rng=np.random.default_rng(0), n_perm=2000)
+
+
+for _name, _file in [("claim 000 measure", "000_aime2025_shift_test.yaml"),
+                     ("claim 001 measure", "001_nonstationary_boundaries.yaml"),
+                     ("claim 002 measure", "002_table1_boundary_1e24.yaml"),
+                     ("claim 003 measure", "003_sigmoid_vs_baselines.yaml"),
+                     ("claim 004 measure", "004_hyperparameters.yaml")]:
+    CASES[_name] = _claim_case(_file)
 
 
 def main(argv=None) -> int:
@@ -81,7 +95,7 @@ def main(argv=None) -> int:
             if args.only and not any(o in name for o in args.only):
                 continue
             fn = make(tables)
-            inner = 1000 if name.startswith("objective") else 1
+            inner = 1000 if name.startswith("objective") else 20 if "permutation" in name else 1
             fn()
             times = []
             for _ in range(args.repeats):
