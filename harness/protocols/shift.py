@@ -24,6 +24,7 @@ from scipy.stats import norm
 from scipy.stats import t as student_t
 
 from ..stats.shift import eps_sensitivity, inflation_control, merge_aa_exports, relabel_control, shift_test
+from ..errors import DataError
 from .base import Measurement, Protocol, ProtocolParams, register
 
 
@@ -51,8 +52,12 @@ class RelabelGroups(ProtocolParams):
 
 
 def _merged(params: ShiftParams, tables):
-    return merge_aa_exports(tables.frame(params.math_table), tables.frame(params.aime_table), cutoff=params.cutoff,
-                            key=params.key, x_col=params.x_col, y_col=params.y_col, date_col=params.date_col)
+    try:
+        return merge_aa_exports(tables.frame(params.math_table), tables.frame(params.aime_table), cutoff=params.cutoff,
+                                key=params.key, x_col=params.x_col, y_col=params.y_col, date_col=params.date_col)
+    except ValueError as exc:  # a column the claim names is missing, or duplicate keys
+        files = ", ".join(str(tables.root / tables.entry(t).path) for t in (params.math_table, params.aime_table))
+        raise DataError(f"{files}: {exc} (claim params math_table/aime_table/key/x_col/y_col/date_col)") from None
 
 
 def _arrays(params, tables):

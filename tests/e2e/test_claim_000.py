@@ -57,3 +57,17 @@ def test_same_seed_same_p_value(record, tables):
     again = run_claim(CLAIM, tables, upstream_options=None)
     assert again["arms"]["reimpl"]["values"] == record["arms"]["reimpl"]["values"]
     assert render_report(again) == render_report(record)
+
+
+def test_a_column_the_claim_names_but_the_table_lacks_is_a_clear_error(tmp_path, tables):
+    import yaml
+
+    from harness.errors import DataError
+
+    raw = yaml.safe_load(CLAIM.read_text(encoding="utf-8"))
+    raw["params"]["y_col"] = "aime_2025_percent"
+    bad = tmp_path / "000_bad_column.yaml"
+    bad.write_text(yaml.safe_dump(raw, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    with pytest.raises(DataError, match="aime_2025_percent") as info:
+        run_claim(bad, tables, upstream_options=None)
+    assert "aime-2025.csv" in str(info.value)
