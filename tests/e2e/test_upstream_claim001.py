@@ -22,9 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.protocols import PROTOCOLS
 from harness.spec import load_claim
-from harness.upstream import UpstreamOptions, load_pins, run_upstream_arm, verify_checkout
+from harness.upstream import load_pins, verify_checkout
 
 pytestmark = [pytest.mark.upstream, pytest.mark.e2e]
 
@@ -47,22 +46,7 @@ N_VALIDATION = (474, 897, 1245)  # overlap-restricted P2, P3, P4
 
 @pytest.fixture(scope="module")
 def claim():
-    if not CLAIM.exists():
-        pytest.skip(f"{CLAIM.name} does not exist yet")
     return load_claim(CLAIM)
-
-
-@pytest.fixture(scope="module")
-def params(claim):
-    return PROTOCOLS[claim.protocol].Params.model_validate(claim.params)
-
-
-@pytest.fixture(scope="module")
-def result(claim, params, checkout_dir, tables, tmp_path_factory):
-    options = UpstreamOptions(cache_dir=tmp_path_factory.mktemp("upstream-cache")) if COLD else UpstreamOptions()
-    out = run_upstream_arm(claim, PROTOCOLS[claim.protocol], params, tables, options=options)
-    assert out["status"] == "ok", out["reason"]
-    return out
 
 
 def _label(params, column):

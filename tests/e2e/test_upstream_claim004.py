@@ -21,10 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.protocols import PROTOCOLS
 from harness.protocols.hyper import control_values, sweep_values
 from harness.spec import load_claim
-from harness.upstream import UpstreamOptions, load_pins, run_upstream_arm, verify_checkout
+from harness.upstream import load_pins, verify_checkout
 
 pytestmark = [pytest.mark.upstream, pytest.mark.e2e]
 
@@ -49,19 +48,6 @@ def setting(tau=0.98, kappa=50.0, lam=1e-3) -> str:
 @pytest.fixture(scope="module")
 def claim():
     return load_claim(CLAIM)
-
-
-@pytest.fixture(scope="module")
-def params(claim):
-    return PROTOCOLS[claim.protocol].Params.model_validate(claim.params)
-
-
-@pytest.fixture(scope="module")
-def result(claim, params, checkout_dir, tables, tmp_path_factory):
-    options = UpstreamOptions(cache_dir=tmp_path_factory.mktemp("upstream-cache")) if COLD else UpstreamOptions()
-    out = run_upstream_arm(claim, PROTOCOLS[claim.protocol], params, tables, options=options)
-    assert out["status"] == "ok", out["reason"]
-    return out
 
 
 def test_the_answer_is_the_pinned_code(result, claim, checkout_dir):
