@@ -108,6 +108,13 @@ def cmd_run(args) -> int:
             _err(f"{path}: the run crashed; no report was written\n{traceback.format_exc()}")
             failed += 1
             continue
+        previous = Path(args.out) / f"{record['claim']['id']}.json"
+        if record["verdict"] == "could not run" and previous.is_file():
+            # Keep the last good report: a run that could not measure anything replaces nothing.
+            _err(f"{path}: the re-implementation could not run ({record['arms']['reimpl']['reason']}); "
+                 f"{previous} and its report were left as they were")
+            failed += 1
+            continue
         jpath, mpath = write_outputs(record, markdown, args.out)
         up = record["arms"]["upstream"]
         print(f"{record['claim']['id']}: {record['verdict']}  (authors' code: {up['status']}"

@@ -138,3 +138,22 @@ def test_report_does_not_depend_on_timings_or_the_cache(record):
     for fit in other["arms"]["reimpl"]["details"]["fits"].values():
         fit["seconds"] = 7.0
     assert render_report(other) == render_report(record)
+
+
+def test_could_not_run_does_not_replace_a_good_report(tmp_path, record, monkeypatch, capsys):
+    from harness.errors import ProtocolError
+    from harness.protocols import PROTOCOLS
+
+    out = tmp_path / "reports"
+    out.mkdir()
+    good = render_report(record)
+    (out / "002_table1_boundary_1e24.md").write_text(good, encoding="utf-8")
+    (out / "002_table1_boundary_1e24.json").write_text("{}", encoding="utf-8")
+
+    def broken(*args, **kwargs):
+        raise ProtocolError("the optimiser returned no finite objective")
+
+    monkeypatch.setattr(PROTOCOLS["boundary_at_budget"], "measure", broken)
+    assert cli.main(["run", "--no-upstream", "--out", str(out), str(CLAIM)]) == 2
+    assert "could not run" in capsys.readouterr().err
+    assert (out / "002_table1_boundary_1e24.md").read_text(encoding="utf-8") == good
