@@ -7,7 +7,9 @@ Usage (by :mod:`harness.upstream`, with the harness's own interpreter)::
 The checkout goes first on ``sys.path`` (in place of this file's folder, so
 nothing of the harness is importable): the authors' ``scripts/`` is a
 namespace package and several of their modules expect the repository root on
-the path. The adapter is loaded from its file, its ``run(request) -> dict``
+the path. The adapters' folder goes last, so that one adapter can import
+another by its module name (``import boundary_at_budget``) without shadowing
+anything of the authors'. The adapter is loaded from its file, its ``run(request) -> dict``
 is called, and the answer is written as strict JSON (no NaN) to ANSWER_JSON,
 not to stdout, which the authors' code prints to. Any error is a traceback on
 stderr and a non-zero exit status.
@@ -27,6 +29,7 @@ def main(argv: list[str]) -> int:
         return 2
     checkout, adapter_file, request_file, answer_file = argv
     sys.path[0] = os.path.abspath(checkout)  # sys.path[0] was this file's folder
+    sys.path.append(os.path.dirname(os.path.abspath(adapter_file)))
 
     spec = importlib.util.spec_from_file_location("harness_upstream_adapter", adapter_file)
     if spec is None or spec.loader is None:

@@ -174,7 +174,8 @@ def _values(cells, fits, prefix=""):
     return out
 
 
-def run(request: dict) -> dict:
+def load_tasks(request: dict):
+    """Their optimiser module and the claim's table as their CLI loads it: ``(sqo, labels, x, Y)``."""
     p = request["params"]
     sig, sqo = _authors()
     table = request["tables"][p.get("table", "oll")]
@@ -183,6 +184,12 @@ def run(request: dict) -> dict:
                                        compute_multiplier=float(p["multiplier"]))
     if kept != columns:
         raise ValueError(f"{table}: the authors' loader kept columns {kept}, the claim asks for {columns}")
+    return sqo, labels, x, Y
+
+
+def run(request: dict) -> dict:
+    p = request["params"]
+    sqo, labels, x, Y = load_tasks(request)
     z_eval = math.log10(float(p["eval_x"]))
     kw = {"kappa": float(p["kappa"]), "lam": float(p["lam"]), "z_eval": z_eval}
     warm = bool(p["warm_start"])

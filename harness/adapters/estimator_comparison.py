@@ -1,10 +1,10 @@
 """Authors' arm of protocol ``estimator_comparison`` (claim 003: Table 2, sigmoid vs baselines).
 
 Runs inside the pinned checkout (see ``_launch.py``); imports the authors'
-code from it and nothing from the harness. Loads ``temporal_coverage.py``
-(their period loaders, the period checks, the refit for parameters) and
-``boundary_at_budget.py`` (their fitter's CLI arguments and box) from this
-folder by path.
+code from it and nothing from the harness. Imports the sibling
+adapters ``temporal_coverage`` (their period loaders, the period checks, the
+refit for parameters) and ``boundary_at_budget`` (their fitter's CLI arguments
+and box).
 
 Table 2 comes from their script, run in-process into a scratch folder::
 
@@ -73,17 +73,16 @@ Controls (neither is in their code):
 from __future__ import annotations
 
 import csv
-import importlib.util
+import importlib
 import inspect
 import os
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 
-HELPER = "boundary_at_budget.py"
-PERIODS_HELPER = "temporal_coverage.py"
+HELPER = "boundary_at_budget"  # sibling adapters, importable by name (see _launch.py)
+PERIODS_HELPER = "temporal_coverage"
 SCRIPT = "scripts/evaluate/sigmoid_pinball_baselines.py"
 ISPLINE_K = 3  # create_equal_mass_bins(z_tr, K=3, min_bin=1) in their main()
 ESTIMATORS = {"constant": "null", "binwise": "oracle", "ispline": "ispline", "sigmoid": "sigmoid"}
@@ -91,14 +90,6 @@ METRICS = {"pinball_id": ("train", "L"), "pinball_ood": ("val", "L"),
            "calibration_id": ("train", "CE"), "calibration_ood": ("val", "CE")}
 
 
-def _load(name: str):
-    path = Path(__file__).resolve().with_name(name)
-    spec = importlib.util.spec_from_file_location(f"harness_upstream_{path.stem}", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _script():
@@ -238,7 +229,7 @@ def _shuffle_z(A, spb, pinball_utils, TC, data, pairs, split_pids, p, args, n, s
 def run(request: dict) -> dict:
     t_start = time.perf_counter()
     p = request["params"]
-    TC, H = _load(PERIODS_HELPER), _load(HELPER)
+    TC, H = importlib.import_module(PERIODS_HELPER), importlib.import_module(HELPER)
     A = TC.authors()
     spb = _script()
     from skill_frontier.evaluation import pinball_utils

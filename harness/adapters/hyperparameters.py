@@ -3,7 +3,7 @@
 Runs inside the pinned checkout (see ``_launch.py``); imports the authors'
 functions from it and nothing from the harness. The loading and fitting
 conventions are those of the Table 1 adapter, ``boundary_at_budget.py``,
-which is imported from this folder by file path (``_authors``, ``_box``,
+which is imported as a sibling module (``_authors``, ``_box``,
 ``bound_gaps``, ``CLI_FIT_ARGS``, ``ACTIVE_TOL``, and ``_fit_one_stage`` for
 ``warm_start: false``):
 
@@ -54,25 +54,15 @@ values ``claimed.coverage_mean``, ``claimed.max_dev``,
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import math
 import time
-from pathlib import Path
 
 import numpy as np
 
-HELPER = "boundary_at_budget.py"
+HELPER = "boundary_at_budget"  # sibling adapter, importable by name (see _launch.py)
 
 
-def _helper():
-    """The Table 1 adapter beside this file, loaded by path (this folder is not on ``sys.path``)."""
-    path = Path(__file__).resolve().with_name(HELPER)
-    spec = importlib.util.spec_from_file_location("harness_upstream_boundary_at_budget", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def key(param: str, value: float) -> str:
@@ -158,14 +148,8 @@ def _setting_details(s, fits, b_min_name):
 def run(request: dict) -> dict:
     t_start = time.perf_counter()
     p = request["params"]
-    H = _helper()
-    sig, sqo = H._authors()
-    table = request["tables"][p.get("table", "oll")]
-    labels, columns = list(p["tasks"]), list(p["tasks"].values())
-    x, Y, kept = sig._load_xy_from_csv(table, task_cols=columns, compute_product_cols=(p["tokens_col"], p["params_col"]),
-                                       compute_multiplier=float(p["multiplier"]))
-    if kept != columns:
-        raise ValueError(f"{table}: the authors' loader kept columns {kept}, the claim asks for {columns}")
+    H = importlib.import_module(HELPER)
+    sqo, labels, x, Y = H.load_tasks(request)
     data = {label: _task_arrays(x, Y[:, j]) for j, label in enumerate(labels)}
     reference = {k: float(v) for k, v in p["reference"].items()}
     unknown = sorted(set(reference) - set(data)) + ([p["beta_task"]] if p["beta_task"] not in data else [])

@@ -1,8 +1,8 @@
 """Authors' arm of protocol ``temporal_coverage`` (claim 001: non-stationary boundaries, Figure 2).
 
 Runs inside the pinned checkout (see ``_launch.py``); imports the authors'
-code from it and nothing from the harness. Loads ``boundary_at_budget.py``
-from this folder by path for the fitter's CLI arguments and its box.
+code from it and nothing from the harness. Imports the sibling adapter
+``boundary_at_budget`` for the fitter's CLI arguments and its box.
 
 The numbers come from their script, run in-process into a scratch folder::
 
@@ -71,18 +71,17 @@ column and their script is run on it again. Values ``separation`` and
 from __future__ import annotations
 
 import csv
-import importlib.util
+import importlib
 import inspect
 import math
 import os
 import tempfile
 import time
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 
-HELPER = "boundary_at_budget.py"
+HELPER = "boundary_at_budget"  # sibling adapter, importable by name (see _launch.py)
 SCRIPT = "scripts/evaluate/sigmoid_binned_mae.py"
 COUNT_TOL = 1e-3  # |n * hat_tau - round(n * hat_tau)| allowed (hat_tau is written with 6 significant digits)
 
@@ -90,15 +89,6 @@ COUNT_TOL = 1e-3  # |n * hat_tau - round(n * hat_tau)| allowed (hat_tau is writt
 # -- the authors' code --------------------------------------------------------------------------------------
 
 
-def load_sibling(name: str):
-    """An adapter beside this file, loaded by path (this folder is not on ``sys.path``)."""
-    path = Path(__file__).resolve().with_name(name)
-    spec = importlib.util.spec_from_file_location(f"harness_upstream_{path.stem}", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def authors() -> SimpleNamespace:
@@ -368,7 +358,7 @@ def _relabel(A, p, data, csv_dir, n, seed, n_splits):
 def run(request: dict) -> dict:
     t_start = time.perf_counter()
     p = request["params"]
-    A, H = authors(), load_sibling(HELPER)
+    A, H = authors(), importlib.import_module(HELPER)
     table = request["tables"][p.get("table", "oll")]
     settings = _fixed_settings(A, p)
     data = period_data(A, table, p)

@@ -7,18 +7,13 @@ training z range; where the paper's unconstrained model (the re-implementation) 
 the comparison is made on the re-implementation's boxed refit (values ``boxed.*``).
 """
 
-import copy
-import json
 from pathlib import Path
 
 import pytest
 import yaml
 
-from harness.protocols import PROTOCOLS, Measurement
 from harness.render import render_report
 from harness.runner import run_claim
-from harness.spec import load_claim
-from harness.verdict import arm_disagreements, decide_verdict, evaluate_control, evaluate_targets
 
 CLAIM = Path(__file__).resolve().parents[2] / "claims" / "001_nonstationary_boundaries.yaml"
 LABELS = ["IFEval", "BBH", "MATH Lvl 5", "GPQA", "MUSR", "MMLU-Pro"]
@@ -117,28 +112,9 @@ def test_report_sections_and_the_bin_averaged_verdict(record):
     assert render_report(record) == md
 
 
-def _with_simulated_authors_arm(record: dict) -> dict:
-    """The record as if the authors' code had answered with the re-implementation's boxed values."""
-    rec = copy.deepcopy(record)
-    claim = load_claim(CLAIM)
-    mine = rec["arms"]["reimpl"]
-    theirs = {k: mine["values"].get("boxed." + k, x) for k, x in mine["values"].items() if not k.startswith("boxed.")}
-    rec["arms"]["upstream"].update(status="ok", reason=None, values=theirs, details={}, commit="0" * 40,
-                                   url="https://example.invalid/repo",
-                                   controls={c: {"values": m["values"], "details": {}} for c, m in mine["controls"].items()})
-    rec["targets"] = evaluate_targets(claim, mine["values"], theirs)
-    for row, ctl in zip(rec["controls"], claim.controls):
-        row["upstream"] = evaluate_control(ctl, claim, mine["controls"][ctl.id]["values"], theirs)
-    rec["disagreements"] = arm_disagreements(claim, rec["targets"])
-    rec["explanation"] = PROTOCOLS[claim.protocol].explain(None, None, Measurement(mine["values"], mine["details"]),
-                                                           Measurement(theirs, {}))
-    rec["verdict"], rec["verdict_reasons"] = decide_verdict(True, rec["targets"], rec["controls"], True,
-                                                            rec["disagreements"])
-    return json.loads(json.dumps(rec))
 
-
-def test_report_with_an_authors_arm_names_what_the_box_explains(record):
-    md = render_report(_with_simulated_authors_arm(record))
+def test_report_with_an_authors_arm_names_what_the_box_explains(record, simulated_authors_arm):
+    md = render_report(simulated_authors_arm(record, CLAIM))
     assert "The authors' code, run on the same periods, gives" in md
     assert "the boxed refit removes more than half of" in md
     assert "signed coverage, MATH Lvl 5 | -0.0318 | -0.0311 | -0.0311 |" in md

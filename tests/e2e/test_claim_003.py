@@ -5,17 +5,12 @@ are Table 2; its "authors' code" columns, five decimals, are the authors' fitter
 ../shared/UPSTREAM.md ("003 estimators and metrics").
 """
 
-import copy
-import json
 from pathlib import Path
 
 import pytest
 
-from harness.protocols import PROTOCOLS, Measurement
 from harness.render import render_report
 from harness.runner import run_claim
-from harness.spec import load_claim
-from harness.verdict import arm_disagreements, decide_verdict, evaluate_control, evaluate_targets
 
 CLAIM = Path(__file__).resolve().parents[2] / "claims" / "003_sigmoid_vs_baselines.yaml"
 METRICS = ("pinball_id", "pinball_ood", "calibration_id", "calibration_ood")
@@ -108,28 +103,9 @@ def test_report_sections(record):
     assert "every sigmoid cell is then within its tolerance" in md
 
 
-def _with_simulated_authors_arm(record: dict) -> dict:
-    """The record as if the authors' code had answered with the re-implementation's boxed values."""
-    rec = copy.deepcopy(record)
-    claim = load_claim(CLAIM)
-    mine = rec["arms"]["reimpl"]
-    theirs = {k: mine["values"].get("boxed." + k, x) for k, x in mine["values"].items() if not k.startswith("boxed.")}
-    rec["arms"]["upstream"].update(status="ok", reason=None, values=theirs, details={}, commit="0" * 40,
-                                   url="https://example.invalid/repo",
-                                   controls={c: {"values": m["values"], "details": {}} for c, m in mine["controls"].items()})
-    rec["targets"] = evaluate_targets(claim, mine["values"], theirs)
-    for row, ctl in zip(rec["controls"], claim.controls):
-        row["upstream"] = evaluate_control(ctl, claim, mine["controls"][ctl.id]["values"], theirs)
-    rec["disagreements"] = arm_disagreements(claim, rec["targets"])
-    rec["explanation"] = PROTOCOLS[claim.protocol].explain(None, None, Measurement(mine["values"], mine["details"]),
-                                                           Measurement(theirs, {}))
-    rec["verdict"], rec["verdict_reasons"] = decide_verdict(True, rec["targets"], rec["controls"], True,
-                                                            rec["disagreements"])
-    return json.loads(json.dumps(rec))
 
-
-def test_report_with_an_authors_arm_shows_the_box_removing_the_difference(record):
-    rec = _with_simulated_authors_arm(record)
+def test_report_with_an_authors_arm_shows_the_box_removing_the_difference(record, simulated_authors_arm):
+    rec = simulated_authors_arm(record, CLAIM)
     assert [d["quantity"] for d in rec["disagreements"]][:1] == ["pinball_ood.sigmoid"]
     md = render_report(rec)
     assert "The authors' code, re-run at its pinned commit, gives" in md
