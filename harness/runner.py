@@ -174,10 +174,14 @@ def _atomic_write(path: Path, text: str) -> None:
 
 
 def write_outputs(record: dict, markdown: str, out_dir: str | Path) -> tuple[Path, Path]:
-    """Write ``<id>.json`` and ``<id>.md`` atomically; called only after both exist in memory."""
+    """Write ``<id>.json`` and ``<id>.md`` atomically; called only after both exist in memory.
+
+    The JSON keeps the record's own key order (not sorted), so that ``render``
+    from the file gives the same report as the run did.
+    """
     out_dir = Path(out_dir)
     cid = record["claim"]["id"]
     jpath, mpath = out_dir / f"{cid}.json", out_dir / f"{cid}.md"
-    _atomic_write(jpath, json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    _atomic_write(jpath, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
     _atomic_write(mpath, markdown)
     return jpath, mpath

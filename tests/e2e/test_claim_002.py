@@ -157,3 +157,12 @@ def test_could_not_run_does_not_replace_a_good_report(tmp_path, record, monkeypa
     assert cli.main(["run", "--no-upstream", "--out", str(out), str(CLAIM)]) == 2
     assert "could not run" in capsys.readouterr().err
     assert (out / "002_table1_boundary_1e24.md").read_text(encoding="utf-8") == good
+
+
+def test_rendering_the_written_record_gives_the_same_report(tmp_path, record):
+    import json
+
+    from harness.runner import write_outputs
+
+    jpath, mpath = write_outputs(record, render_report(record), tmp_path)
+    assert render_report(json.loads(jpath.read_text(encoding="utf-8"))) == mpath.read_text(encoding="utf-8")
