@@ -12,7 +12,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import DataError
-from .spec import format_validation_error
+from .schema import format_validation_error
 
 __all__ = ["DataLock", "LockedTable", "Tables", "load_lock", "resolve_data_root", "file_sha256", "PROJECT_ROOT"]
 
@@ -113,6 +113,10 @@ class Tables:
                 raise DataError(f"{self.root / entry.path}: expected {entry.rows} rows, found {len(df)}")
             self._frames[name] = df
         return self._frames[name]
+
+    def header(self, name: str) -> list[str]:
+        """The column names of table ``name`` (after verifying it)."""
+        return list(self.frame(name).columns)
 
     def describe(self, names) -> list[dict]:
         """Provenance of the named tables for the run record."""

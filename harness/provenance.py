@@ -1,4 +1,9 @@
-"""Where a run came from: this project's git commit, Python and package versions."""
+"""Where a run came from: this project's git commit (and whether its code had local changes),
+the Python and package versions. Nothing host-specific: no platform string, host name or path.
+
+The ``dirty`` flag is measured once, before any report is written, and
+ignores ``reports/``: a run's own outputs never make it true.
+"""
 
 from __future__ import annotations
 
@@ -8,33 +13,32 @@ from importlib import metadata
 
 from .datalock import PROJECT_ROOT
 
-__all__ = ["provenance", "project_commit"]
+__all__ = ["project_state", "package_versions", "PACKAGES"]
 
-PACKAGES = ("numpy", "scipy", "pandas", "jinja2", "GitPython", "PyYAML", "pydantic", "matplotlib", "statsmodels")
+PACKAGES = ("numpy", "scipy", "pandas", "jinja2", "GitPython", "PyYAML", "pydantic", "matplotlib")
+IGNORED_FOR_DIRTY = ("reports/",)
 
 
-def project_commit() -> dict:
-    """The project's HEAD and whether the work tree had changes; the error, spelled out, if git fails."""
+@lru_cache(maxsize=1)
+def project_state() -> dict:
+    """``{"commit", "dirty", "error"}`` of the project's work tree; the error spelled out if git fails."""
     try:
         import git
 
-        repo = git.Repo(PROJECT_ROOT)
-        return {"commit": repo.head.commit.hexsha, "dirty": repo.is_dirty(untracked_files=False), "error": None}
+        with git.Repo(PROJECT_ROOT) as repo:
+            lines = repo.git.status("--porcelain", "--untracked-files=no").splitlines()
+            changed = [ln[3:] for ln in lines if ln.strip() and not ln[3:].startswith(IGNORED_FOR_DIRTY)]
+            return {"commit": repo.head.commit.hexsha, "dirty": bool(changed), "error": None}
     except Exception as exc:  # recorded, not hidden: the record says why there is no commit
         return {"commit": None, "dirty": None, "error": f"{type(exc).__name__}: {exc}"}
 
 
 @lru_cache(maxsize=1)
-def _versions() -> dict:
-    out = {}
+def package_versions() -> dict:
+    out = {"python": platform.python_version()}
     for name in PACKAGES:
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             out[name] = None
     return out
-
-
-def provenance() -> dict:
-    return {"project": project_commit(), "python": platform.python_version(),
-            "platform": platform.platform(), "packages": _versions()}

@@ -1,7 +1,11 @@
 """Markdown reports rendered with jinja2 from a run record, and nothing else.
 
-Undefined variables are errors (``StrictUndefined``), so a template that asks
-for a number the record lacks fails loudly instead of printing a blank.
+The template of a record is ``templates/<protocol>.md.j2``; it receives the
+record's fields (``claim``, ``targets``, ``controls``, ``findings``, ...) and
+only words them: the filters here format numbers, they never compare them
+with a threshold. Undefined variables are errors (``StrictUndefined``), so a
+template that asks for something the record lacks fails loudly instead of
+printing a blank. This module imports no protocol, no data and no scipy.
 """
 
 from __future__ import annotations
@@ -11,46 +15,87 @@ from pathlib import Path
 
 import jinja2
 
-from .datalock import PROJECT_ROOT
-from .protocols import PROTOCOLS
+from .record import Record
 
-__all__ = ["render_report", "environment", "TEMPLATES_DIR"]
+__all__ = ["render_report", "environment", "TEMPLATES_DIR", "FILTERS"]
 
-TEMPLATES_DIR = PROJECT_ROOT / "templates"
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+DASH = "—"
 
 
 def _missing(x) -> bool:
-    return x is None or (isinstance(x, float) and not math.isfinite(x))
+    return x is None or isinstance(x, bool) or (isinstance(x, float) and not math.isfinite(x))
 
 
 def fmt_num(x, digits: int = 4) -> str:
-    """Fixed-point with ``digits`` decimals; an em dash for a missing value."""
-    return "—" if _missing(x) else f"{x:.{digits}f}"
+    """Fixed point with ``digits`` decimals; a dash for a missing value."""
+    return DASH if _missing(x) else f"{x:.{digits}f}"
 
 
 def fmt_signed(x, digits: int = 4) -> str:
-    return "—" if _missing(x) else f"{x:+.{digits}f}"
+    return DASH if _missing(x) else f"{x:+.{digits}f}"
 
 
 def fmt_sci(x, digits: int = 2) -> str:
-    return "—" if _missing(x) else f"{x:.{digits}e}"
+    return DASH if _missing(x) else f"{x:.{digits}e}"
 
 
 def fmt_pct(x, digits: int = 2) -> str:
-    return "—" if _missing(x) else f"{100 * x:.{digits}f}%"
+    return DASH if _missing(x) else f"{100 * x:.{digits}f}%"
 
 
 def fmt_general(x, digits: int = 4) -> str:
     """Shortest faithful form for parameters such as 0.001 or 50."""
-    if _missing(x):
-        return "—"
+    if x is None:
+        return DASH
     if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int):
         return str(x)
-    return f"{x:.{digits}g}"
+    return DASH if _missing(x) else f"{x:.{digits}g}"
+
+
+def fmt_auto(x, digits: int = 4) -> str:
+    """A measured number: integers as integers, small magnitudes in scientific notation, else fixed point."""
+    if _missing(x):
+        return DASH
+    if isinstance(x, int) or (float(x).is_integer() and abs(x) >= 1):
+        return f"{int(x)}"
+    if x != 0 and abs(x) < 10 ** -(digits - 1):
+        return f"{x:.2e}"
+    return f"{x:.{digits}f}"
+
+
+def fmt_magnitude(x, digits: int = 4) -> str:
+    """A size (a shift, a gap) at ``digits`` decimals; below what they can show: ``< 1e-4``, not ``0.0000``."""
+    if _missing(x):
+        return DASH
+    if x != 0 and abs(x) < 0.5 * 10 ** -digits:
+        return f"< 1e-{digits}"
+    return f"{x:.{digits}f}"
 
 
 def fmt_bool(x) -> str:
-    return "—" if x is None else ("yes" if x else "no")
+    return DASH if x is None else ("yes" if x else "no")
+
+
+def join_labels(items, last: str = " and ") -> str:
+    """Join names for prose; if any name holds a comma, separate with semicolons so each stays one item."""
+    items = [str(i) for i in items]
+    sep = "; " if any("," in i for i in items) else ", "
+    if len(items) <= 1:
+        return "".join(items)
+    return sep.join(items[:-1]) + last + items[-1]
+
+
+FILTERS = {"num": fmt_num, "signed": fmt_signed, "sci": fmt_sci, "pct": fmt_pct, "g": fmt_general,
+           "auto": fmt_auto, "mag": fmt_magnitude, "yesno": fmt_bool, "labels": join_labels}
+
+
+@jinja2.pass_context
+def _finding(context, name: str):
+    """The finding ``name`` of the record, or ``None`` when the record states no such finding."""
+    return context["findings"].get(name)
 
 
 def environment(templates_dir: str | Path = TEMPLATES_DIR) -> jinja2.Environment:
@@ -62,21 +107,25 @@ def environment(templates_dir: str | Path = TEMPLATES_DIR) -> jinja2.Environment
         keep_trailing_newline=True,
         autoescape=False,
     )
-    env.filters.update(num=fmt_num, signed=fmt_signed, sci=fmt_sci, pct=fmt_pct, g=fmt_general, yesno=fmt_bool)
-    env.globals.update(max=max, min=min, abs=abs, sum=sum, len=len, sorted=sorted, zip=zip)
+    env.filters.update(FILTERS)
+    env.globals.update(finding=_finding)
     return env
 
 
-def render_report(record: dict, templates_dir: str | Path = TEMPLATES_DIR) -> str:
-    """The Markdown report of a run record."""
-    template = PROTOCOLS[record["claim"]["protocol"]].template
-    text = environment(templates_dir).get_template(template).render(**record)
-    # One blank line at most between blocks, one newline at the end.
-    lines, out = text.splitlines(), []
-    for line in lines:
+def _tidy(text: str) -> str:
+    """One blank line at most between blocks, a blank line before every heading, one newline at the end."""
+    out: list[str] = []
+    for line in text.splitlines():
         if line.strip() == "" and (not out or out[-1].strip() == ""):
             continue
         if line.startswith("#") and out and out[-1].strip() != "":
-            out.append("")  # a heading always starts a block
+            out.append("")
         out.append(line.rstrip())
     return "\n".join(out).rstrip() + "\n"
+
+
+def render_report(record: Record, templates_dir: str | Path = TEMPLATES_DIR) -> str:
+    """The Markdown report of a run record."""
+    context = record.model_dump(mode="json")
+    template = environment(templates_dir).get_template(f"{record.claim.protocol}.md.j2")
+    return _tidy(template.render(**context))

@@ -1,187 +1,181 @@
-"""Run one claim: both arms, the comparisons, the controls, the verdict -> a run record.
+"""Run one claim: both arms, the judgement of targets and controls, the findings, the verdict.
 
-The record (a JSON-able dict) is the single source of truth; the Markdown
-report is rendered from it alone (:mod:`harness.render`).
+:func:`run_claim` returns a :class:`RunResult`: the typed run record (what
+the claim and its inputs determine; see :mod:`harness.record`) and the run
+log (timings, cache hits, the authors' stdout and stderr: what this machine
+and this moment add), which never goes into a committed file.
 """
 
 from __future__ import annotations
 
-import json
-import os
+import re
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .datalock import Tables
-from .errors import ProtocolError
-from .protocols import PROTOCOLS, Measurement
-from .provenance import provenance
-from .spec import Claim, load_claim, spec_sha256
-from .verdict import arm_disagreements, decide_verdict, evaluate_control, evaluate_targets
+from .datalock import PROJECT_ROOT, Tables
+from .errors import HarnessError, ProtocolError
+from .protocols.base import Context, Measurement
+from .provenance import package_versions, project_state
+from .record import (Arm, ArmControl, Arms, ClaimInfo, InputTable, Provenance, Record, plain)
+from .spec import ClaimSpec, load_claim, spec_sha256
+from .verdict import arm_disagreements, common_findings, decide_verdict, judge_controls, judge_targets
 
-__all__ = ["run_claim", "write_outputs", "RECORD_SCHEMA"]
-
-RECORD_SCHEMA = 1
+__all__ = ["run_claim", "RunResult", "scrub_paths"]
 
 
-def _arm_generators(seed: int, n_controls: int) -> list[np.random.Generator]:
+@dataclass
+class RunResult:
+    record: Record
+    log: dict[str, Any] = field(default_factory=dict)
+
+
+def scrub_paths(text: str | None, data_root: Path | None = None) -> str | None:
+    """``text`` without absolute local paths: the project root becomes relative, the data root
+    ``<data root>``, temporary folders ``<scratch>``."""
+    if text is None:
+        return None
+    roots = [(str(PROJECT_ROOT) + "/", ""), (str(PROJECT_ROOT), ".")]
+    if data_root is not None:
+        roots.insert(0, (str(data_root), "<data root>"))
+    for prefix, repl in roots:
+        text = text.replace(prefix, repl)
+    tmp = re.escape(tempfile.gettempdir().rstrip("/"))
+    return re.sub(tmp + r"/[^\s'\"]*", "<scratch>", text)
+
+
+def _generators(seed: int, n_controls: int) -> list[np.random.Generator]:
     """Independent, reproducible streams: one for the measurement, one per control."""
     return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(1 + n_controls)]
 
 
-def _checkout_for(claim: Claim, upstream_options) -> dict[str, Any]:
-    """The verified pinned checkout for protocols that read the authors' files themselves."""
-    from . import upstream
-    from .errors import UpstreamError
-
-    if claim.upstream is None:
-        return {"checkout": None, "checkout_error": "the claim names no upstream"}
-    kw = {} if upstream_options is None else {"vendor_dir": upstream_options.vendor_dir,
-                                              "pins_file": upstream_options.pins_file}
-    try:
-        return {"checkout": upstream.verify_checkout(claim.upstream, **kw), "checkout_error": None}
-    except UpstreamError as exc:
-        return {"checkout": None, "checkout_error": str(exc)}
+def _arm(status: str, reason: str | None, base: Measurement | None = None, controls: dict | None = None) -> Arm:
+    values = plain(base.values) if base is not None else {}
+    details = plain(base.details) if base is not None else {}
+    return Arm(status=status, reason=reason, values=values, details=details,
+               controls={k: ArmControl(values=plain(m.values), details=plain(m.details))
+                         for k, m in (controls or {}).items()})
 
 
-def _run_reimpl(claim: Claim, protocol, params, tables, upstream_options=None) -> dict[str, Any]:
-    gens = _arm_generators(claim.seed, len(claim.controls))
-    extra = _checkout_for(claim, upstream_options) if protocol.needs_checkout else {}
+def _run_reimpl(spec: ClaimSpec, tables: Tables, log: dict) -> Arm:
+    protocol, params = spec.protocol, spec.params
+    gens = _generators(spec.claim.seed, len(spec.claim.controls))
     t0 = time.perf_counter()
     try:
-        base = protocol.measure(params, tables, gens[0], **extra)
+        base = protocol.measure(params, tables, gens[0])
     except ProtocolError as exc:
-        return {"status": "could not run", "reason": str(exc), "values": {}, "details": {}, "controls": {},
-                "seconds": time.perf_counter() - t0}
-    seconds = time.perf_counter() - t0
-    controls, timings = {}, {}
-    for ctl, rng in zip(claim.controls, gens[1:]):
+        log["reimpl_seconds"] = time.perf_counter() - t0
+        return _arm("could not run", str(exc))
+    log["reimpl_seconds"] = time.perf_counter() - t0
+    controls = {}
+    for ctl, rng in zip(spec.claim.controls, gens[1:]):
         t1 = time.perf_counter()
-        cparams = protocol.controls[ctl.control].model_validate(ctl.params)
-        m = protocol.control(ctl.control, cparams, params, tables, rng, base)
-        controls[ctl.id] = m.to_json()
-        timings[ctl.id] = time.perf_counter() - t1
-    return {"status": "ok", "reason": None, **base.to_json(), "controls": controls,
-            "seconds": seconds, "control_seconds": timings}
+        controls[ctl.id] = protocol.control(ctl.control, spec.control_params[ctl.id], params, tables, rng, base)
+        log.setdefault("control_seconds", {})[ctl.id] = time.perf_counter() - t1
+    return _arm("ok", None, base, controls)
 
 
-def _not_run(reason: str) -> dict[str, Any]:
-    return {"status": "not run", "reason": reason, "values": {}, "details": {}, "controls": {},
-            "seconds": 0.0, "cached": False, "cache_key": None, "commit": None, "url": None,
-            "stdout": "", "stderr": ""}
-
-
-def _run_upstream(claim: Claim, protocol, params, tables, options) -> dict[str, Any]:
+def _run_upstream(spec: ClaimSpec, tables: Tables, options, log: dict) -> Arm:
     if options is None:
-        return _not_run("the authors' arm was switched off for this run (--no-upstream)")
-    from . import upstream  # touches git and subprocesses: imported only when used
+        return _arm("not run", "the authors' arm was switched off for this run (--no-upstream)")
+    from .upstream import run_upstream_arm  # touches git and subprocesses: imported only when used
 
-    return upstream.run_upstream_arm(claim, protocol, params, tables, options=options)
+    res = run_upstream_arm(spec, spec.protocol, spec.params, tables, options=options)
+    log.update({"upstream_seconds": res.get("seconds"), "upstream_cached": res.get("cached"),
+                "upstream_stdout": res.get("stdout"), "upstream_stderr": res.get("stderr"),
+                "upstream_commit": res.get("commit"), "upstream_url": res.get("url")})
+    controls = {k: Measurement(v["values"], v.get("details", {})) for k, v in res.get("controls", {}).items()}
+    base = Measurement(res.get("values", {}), res.get("details", {})) if res["status"] == "ok" else None
+    return _arm(res["status"], scrub_paths(res.get("reason"), tables.root), base, controls)
 
 
-def run_claim(path: str | Path, tables: Tables, *, upstream_options=None) -> dict[str, Any]:
-    """Run the claim file at ``path`` and return its run record.
+def _check_vocabulary(spec: ClaimSpec, arm: Arm, who: str) -> None:
+    """A measurement must use only declared names: an undeclared one is a bug in the protocol or adapter."""
+    if not arm.ok:
+        return
+    extra = sorted(set(arm.values) - set(spec.vocabulary))
+    for cid, c in arm.controls.items():
+        extra += sorted(f"{cid}: {k}" for k in set(c.values) - set(spec.control_vocabularies[cid]))
+    if extra:
+        raise ProtocolError(f"{spec.path}: the {who} reported quantities protocol '{spec.protocol.name}' does not "
+                            f"declare: {extra[:8]}")
+
+
+def _check_findings(spec: ClaimSpec, findings: dict) -> None:
+    declared = spec.protocol.FINDINGS
+    for name, f in findings.items():
+        if name not in declared or f.state not in declared[name]:
+            raise ProtocolError(f"protocol '{spec.protocol.name}' stated finding {name!r} in state {f.state!r}, "
+                                f"which it does not declare")
+
+
+def _quantity_labels(spec: ClaimSpec) -> dict[str, str]:
+    labels = {name: q.label for name, q in spec.vocabulary.items()}
+    for vocab in spec.control_vocabularies.values():
+        for name, q in vocab.items():
+            labels.setdefault(name, q.label)
+    return labels
+
+
+def run_claim(path_or_spec: str | Path | ClaimSpec, tables: Tables, *, upstream_options=None) -> RunResult:
+    """Run a claim file and return its record and run log.
 
     Raises :class:`~harness.errors.HarnessError` for a bad claim or bad
     inputs; an arm that cannot run is recorded, not raised.
     """
-    path = Path(path)
-    claim = load_claim(path, data_names=set(tables.lock.tables))
-    protocol = PROTOCOLS[claim.protocol]
-    params = protocol.Params.model_validate(claim.params)
+    spec = path_or_spec if isinstance(path_or_spec, ClaimSpec) else load_claim(path_or_spec, tables=tables)
+    log: dict[str, Any] = {"claim": spec.id}
     t_start = time.perf_counter()
-    inputs = tables.describe(claim.inputs)
-    data_summary = protocol.data_summary(params, tables)
+    state = project_state()  # measured before anything is written
+    claim, protocol = spec.claim, spec.protocol
+    inputs = [InputTable(**t) for t in tables.describe(claim.inputs)]
+    data = plain(protocol.data_summary(spec.params, tables))
 
-    reimpl = _run_reimpl(claim, protocol, params, tables, upstream_options)
-    upstream = _run_upstream(claim, protocol, params, tables, upstream_options)
-    up_ok = upstream["status"] == "ok"
-    re_ok = reimpl["status"] == "ok"
+    reimpl = _run_reimpl(spec, tables, log)
+    upstream = _run_upstream(spec, tables, upstream_options, log)
+    _check_vocabulary(spec, reimpl, "re-implementation")
+    _check_vocabulary(spec, upstream, "authors' arm")
 
-    target_rows = evaluate_targets(claim, reimpl["values"] if re_ok else None, upstream["values"] if up_ok else None)
-    control_rows = []
-    for ctl in claim.controls:
-        row = {"id": ctl.id, "name": ctl.id, "control": ctl.control, "params": dict(ctl.params), "changes": ctl.changes,
-               "must_fail_targets": ctl.must_fail_targets}
-        mine = reimpl["controls"].get(ctl.id) if re_ok else None
-        theirs = upstream["controls"].get(ctl.id) if up_ok else None
-        ev = evaluate_control(ctl, claim, mine["values"] if mine else None, reimpl["values"])
-        row.update(ev)
-        row["upstream"] = (evaluate_control(ctl, claim, theirs["values"], upstream["values"])
-                           if theirs else {"broke": None, "conditions": [], "targets_failed": None})
-        control_rows.append(row)
-
-    disagreements = arm_disagreements(claim, target_rows) if (re_ok and up_ok) else []
-    explanation = {}
-    if re_ok and up_ok:
-        explanation = protocol.explain(params, tables, Measurement(reimpl["values"], reimpl["details"]),
-                                       Measurement(upstream["values"], upstream["details"]))
-    verdict, reasons = decide_verdict(re_ok, target_rows, control_rows, up_ok, disagreements)
-
-    return _jsonable({
-        "schema": RECORD_SCHEMA,
-        "claim": {"id": claim.id, "claim": claim.claim, "locator": claim.locator, "protocol": claim.protocol,
-                  "protocol_summary": protocol.summary, "path": path.name, "spec_sha256": spec_sha256(path),
-                  "params": params.model_dump(mode="json"), "seed": claim.seed, "upstream": claim.upstream,
-                  "limitations": list(claim.limitations), "inputs": list(claim.inputs)},
-        "inputs": inputs,
-        "data_summary": data_summary,
-        "provenance": provenance(),
-        "arms": {"reimpl": reimpl, "upstream": upstream},
-        "targets": target_rows,
-        "controls": control_rows,
-        "disagreements": disagreements,
-        "explanation": explanation,
-        "verdict": verdict,
-        "verdict_reasons": reasons,
-        "timings": {"reimpl_seconds": reimpl["seconds"], "upstream_seconds": upstream.get("seconds", 0.0),
-                    "upstream_cached": upstream.get("cached", False),
-                    "total_seconds": time.perf_counter() - t_start},
-    })
-
-
-def _jsonable(obj):
-    """Plain JSON types only (numpy scalars and arrays become floats and lists)."""
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return [_jsonable(v) for v in obj.tolist()]
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, (np.floating, float)):
-        v = float(obj)
-        return v if np.isfinite(v) else None
-    return obj
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    targets = judge_targets(spec, reimpl, upstream)
+    controls = judge_controls(spec, reimpl, upstream)
+    disagreements = arm_disagreements(targets)
+    verdict = decide_verdict(reimpl, upstream, targets, controls, disagreements)
+    findings = common_findings(reimpl, upstream, targets, controls, disagreements)
+    if reimpl.ok:
+        ctx = Context(spec=spec, params=spec.params, data=data, reimpl=reimpl, upstream=upstream, targets=targets,
+                      controls=controls, tables=tables)
+        own = protocol.findings(ctx)
+        _check_findings(spec, own)
+        findings.update(own)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        rel_path = spec.path.resolve().relative_to(PROJECT_ROOT).as_posix()
+    except ValueError:
+        rel_path = spec.path.name
+    packages = package_versions()
+    record = Record(
+        claim=ClaimInfo(id=claim.id, claim=claim.claim, locator=claim.locator, protocol=claim.protocol,
+                        path=rel_path, spec_sha256=spec_sha256(spec.path),
+                        params=spec.params.model_dump(mode="json"), seed=claim.seed, upstream=claim.upstream,
+                        inputs=list(claim.inputs), limitations=list(claim.limitations)),
+        inputs=inputs, data=data,
+        provenance=Provenance(project_commit=state["commit"], project_dirty=state["dirty"],
+                              project_error=state["error"], python=packages["python"],
+                              packages={k: v for k, v in packages.items() if k != "python"},
+                              upstream_url=log.get("upstream_url") if upstream.ok else None,
+                              upstream_commit=log.get("upstream_commit") if upstream.ok else None),
+        arms=Arms(reimpl=reimpl, upstream=upstream), quantities=_quantity_labels(spec),
+        targets=targets, controls=controls, findings=findings, verdict=verdict)
+    log["total_seconds"] = time.perf_counter() - t_start
+    return RunResult(record=record, log=log)
+
+
+def load_for_run(path: str | Path, tables: Tables, pins=None) -> ClaimSpec:
+    """The claim at ``path`` validated against the lock, the table headers and the pins."""
+    try:
+        return load_claim(path, tables=tables, pins=pins)
+    except HarnessError:
         raise
-
-
-def write_outputs(record: dict, markdown: str, out_dir: str | Path) -> tuple[Path, Path]:
-    """Write ``<id>.json`` and ``<id>.md`` atomically; called only after both exist in memory.
-
-    The JSON keeps the record's own key order (not sorted), so that ``render``
-    from the file gives the same report as the run did.
-    """
-    out_dir = Path(out_dir)
-    cid = record["claim"]["id"]
-    jpath, mpath = out_dir / f"{cid}.json", out_dir / f"{cid}.md"
-    _atomic_write(jpath, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
-    _atomic_write(mpath, markdown)
-    return jpath, mpath

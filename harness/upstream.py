@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapte
 
 from .datalock import PROJECT_ROOT
 from .errors import UpstreamError
-from .spec import _did_you_mean, format_validation_error
+from .schema import did_you_mean as _did_you_mean, format_validation_error
 
 __all__ = ["Pin", "UpstreamOptions", "load_pins", "checkout", "verify_checkout", "run_upstream_arm",
            "PINS_FILE", "VENDOR_DIR", "CACHE_DIR", "ADAPTERS_DIR"]
@@ -409,7 +409,8 @@ def run_upstream_arm(claim, protocol, params, tables, *, options: UpstreamOption
 
     request = {
         "params": params.model_dump(mode="json"),
-        "controls": [{"id": c.id, "control": c.control, "params": dict(c.params)} for c in claim.controls],
+        "controls": [{"id": c.id, "control": c.control, "params": claim.control_params[c.id].model_dump(mode="json")}
+                     for c in claim.controls],
         "tables": {name: str(tables.path(name)) for name in claim.inputs},
         "seed": claim.seed,
         "checkout": str(checkout_dir),

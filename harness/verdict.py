@@ -1,4 +1,4 @@
-"""Comparing measurements with the paper, checking controls, and the verdict rule.
+"""Judging targets and controls in each arm, and the verdict rule.
 
 The verdict rule, written once (the README quotes it):
 
@@ -6,158 +6,254 @@ The verdict rule, written once (the README quotes it):
    measurements (the authors' arm alone is never enough).
 2. **inconclusive**: some target's quantity was not measured, or is not a
    finite number, so the claim cannot be judged.
-3. **not reproduced**: a *headline* target is outside its tolerance (or its
-   relation fails) in the re-implementation, and the authors' code does not
-   rescue it (it did not run, or misses the target too).
-4. **partially reproduced**: a headline target is met by the authors' code but
-   not by the re-implementation of the paper's equations (the published number
-   depends on something the paper does not state), or every headline target
-   holds but a *supporting* target fails, a destructive control did not break,
-   or the two arms disagree with each other by more than a target's tolerance
-   (or on whether a relation holds).
-5. **reproduced**: otherwise: every target holds in the re-implementation,
-   every control broke, and the authors' code (where it ran) agrees with it.
+3. **not reproduced**: a *headline* target fails on the arm it is judged on
+   (the re-implementation, or the authors' arm for a check of the authors'
+   own code), and the authors' code does not rescue it (a target judged on
+   the re-implementation is rescued when the authors' code meets it).
+4. **partially reproduced**: a headline target is met by the authors' code
+   but not by the re-implementation of the paper's equations (the published
+   number depends on something the paper does not state), or every headline
+   target holds but a *supporting* target fails, a destructive control did
+   not break, or the two arms disagree with each other by more than a
+   target's tolerance (or on whether a relation holds).
+5. **reproduced**: otherwise: every target holds, every control broke, and
+   the authors' code (where it ran) agrees with the re-implementation.
 
 A target that the authors' code alone puts just outside its tolerance, while
 the two arms agree within it, does not change the verdict; the report states
 it, with the value.
+
+Every reason for the verdict, and the common findings every report states
+(the basis of the verdict, the agreement of the arms), are findings computed
+here, never in a template.
 """
 
 from __future__ import annotations
 
 import math
-import operator
-from typing import Any
 
-from .spec import Claim, Condition, Control, Target
+from .record import (ArmControlOutcome, ArmTarget, ConditionOutcome, ConditionRow, ControlOutcome, Finding,
+                     TargetOutcome, Verdict, plain)
+from .spec import ClaimSpec, relation_holds
 
-__all__ = ["VERDICTS", "check_relation", "evaluate_targets", "evaluate_control", "decide_verdict", "arm_disagreements"]
+__all__ = ["judge_targets", "judge_controls", "arm_disagreements", "decide_verdict", "common_findings",
+           "literal_decimals", "requirement_text"]
 
-VERDICTS = ("reproduced", "partially reproduced", "not reproduced", "inconclusive", "could not run")
-
-_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-        "abs<": lambda a, b: abs(a) < b}
+#: Rounding slack when a value is compared with a tolerance (values that round to the boundary count).
+TOL_SLACK = 1e-12
 
 
 def _finite(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def check_relation(op: str, left: float, right: float) -> bool:
-    return bool(_OPS[op](left, right))
+def literal_decimals(text: str | None) -> int:
+    """Decimals a number is written with: ``"0.700"`` -> 3, ``"90"`` -> 0, ``"4.08e-3"`` -> 5."""
+    if not text:
+        return 0
+    t = text.strip().lower()
+    mantissa, _, exp = t.partition("e")
+    dec = len(mantissa.partition(".")[2])
+    return max(0, dec - int(exp)) if exp else dec
 
 
-def _target_holds(t: Target, values: dict[str, float] | None) -> tuple[float | None, bool | None]:
-    """(measured value, whether the target holds) for one arm; ``None`` where unmeasured."""
-    if values is None:
-        return None, None
+def requirement_text(relation: str, *, paper_text=None, tolerance_text=None, value_text=None,
+                     other_label=None) -> str:
+    """The relation a target tests, in symbols: ``within 0.0005 of 0.828``, ``< 0.05``, ``|x| < 0.0002``."""
+    if relation == "~":
+        return f"within {tolerance_text} of {paper_text}"
+    rhs = other_label if other_label is not None else value_text
+    if relation == "abs<":
+        return f"magnitude < {rhs}"
+    return f"{relation} {rhs}"
+
+
+def _number_text(spec: ClaimSpec, path: tuple, value) -> str | None:
+    if value is None:
+        return None
+    return spec.text_of(*path) or f"{value:g}"
+
+
+def _arm_reading(t, values: dict | None, ok: bool) -> ArmTarget:
+    if not ok or values is None:
+        return ArmTarget()
     v = values.get(t.quantity)
     if not _finite(v):
-        return None, None
+        return ArmTarget()
     if t.relation == "~":
-        return v, abs(v - t.paper) <= t.tolerance + 1e-12
+        delta = v - t.paper
+        holds = abs(delta) <= t.tolerance + TOL_SLACK
+        return ArmTarget(value=v, holds=holds, delta=delta, beyond=None if holds else abs(delta) - t.tolerance)
     rhs = t.value if t.other is None else values.get(t.other)
     if not _finite(rhs):
-        return v, None
-    return v, check_relation(t.relation, v, rhs)
+        return ArmTarget(value=v)
+    return ArmTarget(value=v, other_value=rhs if t.other else None, holds=relation_holds(t.relation, v, rhs))
 
 
-def evaluate_targets(claim: Claim, reimpl: dict | None, upstream: dict | None) -> list[dict[str, Any]]:
-    """One row per target with both arms' values and whether each holds."""
-    rows = []
-    for t in claim.targets:
-        mine, ok = _target_holds(t, reimpl)
-        theirs, ok_up = _target_holds(t, upstream)
-        rows.append({
-            "name": t.quantity, "label": t.label or t.quantity, "relation": t.relation, "role": t.role,
-            "paper": t.paper, "tolerance": t.tolerance, "value": t.value, "other": t.other, "reason": t.reason,
-            "reimpl": mine, "upstream": theirs, "within": ok, "within_upstream": ok_up,
-            "other_reimpl": (reimpl or {}).get(t.other) if t.other else None,
-            "other_upstream": (upstream or {}).get(t.other) if t.other else None,
-            "delta_reimpl": (mine - t.paper) if (mine is not None and t.relation == "~") else None,
-            "delta_upstream": (theirs - t.paper) if (theirs is not None and t.relation == "~") else None,
-        })
-    return rows
-
-
-def _condition_rows(cond: Condition, control: dict, baseline: dict, paper: dict) -> list[dict]:
-    rows = []
-    for q in cond.quantities:
-        v = control.get(q)
-        ref = baseline.get(q) if cond.reference == "baseline" else paper.get(q)
-        if not _finite(v) or (cond.measure != "value" and not _finite(ref)):
-            rows.append({"quantity": q, "control": v, "reference": ref, "measured": None, "holds": False,
-                         "why": "not measured"})
-            continue
-        measured = {"value": lambda: v, "shift": lambda: v - ref, "abs_shift": lambda: abs(v - ref),
-                    "ratio": lambda: v / ref if ref else math.inf}[cond.measure]()
-        rows.append({"quantity": q, "control": v, "reference": ref, "measured": measured,
-                     "holds": check_relation(cond.op, measured, cond.value)})
-    return rows
-
-
-def evaluate_control(ctl: Control, claim: Claim, control_values: dict | None, baseline: dict) -> dict[str, Any]:
-    """Whether one control broke the result as its claim file says it must."""
-    paper = {t.quantity: t.paper for t in claim.targets if t.relation == "~"}
-    if control_values is None:
-        return {"broke": None, "conditions": [], "targets_failed": None}
-    conditions = []
-    for cond in ctl.must:
-        rows = _condition_rows(cond, control_values, baseline, paper)
-        conditions.append({"measure": cond.measure, "reference": cond.reference, "op": cond.op, "value": cond.value,
-                           "rows": rows, "holds": all(r["holds"] for r in rows)})
-    broke = all(c["holds"] for c in conditions)
-    targets_failed = None
-    if ctl.must_fail_targets:
-        rows = evaluate_targets(claim, control_values, None)
-        targets_failed = all(r["within"] is False for r in rows)
-        broke = broke and targets_failed
-    return {"broke": broke, "conditions": conditions, "targets_failed": targets_failed}
-
-
-def arm_disagreements(claim: Claim, target_rows: list[dict]) -> list[dict[str, Any]]:
-    """Targets on which the two arms differ by more than the target's tolerance."""
+def judge_targets(spec: ClaimSpec, reimpl, upstream) -> list[TargetOutcome]:
+    """One outcome per target: both arms' readings and the outcome on the arm it is judged on."""
     out = []
-    for t, row in zip(claim.targets, target_rows):
-        a, b = row["reimpl"], row["upstream"]
-        if a is None or b is None:
-            continue
-        tol = t.tolerance if t.tolerance is not None else 0.0
-        if t.relation == "~" and abs(a - b) > tol:
-            out.append({"quantity": t.quantity, "label": row["label"], "reimpl": a, "upstream": b,
-                        "difference": a - b, "tolerance": tol})
-        elif t.relation != "~" and row["within"] is not None and row["within_upstream"] is not None \
-                and row["within"] != row["within_upstream"]:
-            out.append({"quantity": t.quantity, "label": row["label"], "reimpl": a, "upstream": b,
-                        "difference": a - b, "tolerance": None})
+    for i, t in enumerate(spec.claim.targets):
+        q = spec.vocabulary[t.quantity]
+        judged_on = "upstream" if q.arm == "upstream" else "reimpl"
+        mine = _arm_reading(t, reimpl.values, reimpl.ok)
+        theirs = _arm_reading(t, upstream.values, upstream.ok)
+        judged = theirs if judged_on == "upstream" else mine
+        texts = {"paper_text": _number_text(spec, ("targets", i, "paper"), t.paper),
+                 "tolerance_text": _number_text(spec, ("targets", i, "tolerance"), t.tolerance),
+                 "value_text": _number_text(spec, ("targets", i, "value"), t.value)}
+        other_label = spec.label_of(t.other) if t.other else None
+        out.append(TargetOutcome(
+            quantity=t.quantity, quantity_label=q.label, title=t.label or q.label, role=t.role,
+            relation=t.relation, requirement=requirement_text(t.relation, other_label=other_label, **texts),
+            paper=t.paper, tolerance=t.tolerance, value=t.value, other=t.other, other_label=other_label,
+            reason=t.reason, judged_on=judged_on,
+            decimals=max(4, literal_decimals(texts["paper_text"]) + 1) if t.relation == "~" else 4,
+            reimpl=mine, upstream=theirs,
+            outcome="unmeasured" if judged.holds is None else ("holds" if judged.holds else "fails"),
+            **texts))
     return out
 
 
-def decide_verdict(reimpl_ok: bool, target_rows: list[dict], control_rows: list[dict],
-                   upstream_ran: bool, disagreements: list[dict] = ()) -> tuple[str, list[str]]:
-    """Apply the rule in this module's docstring; return the verdict and its reasons."""
-    if not reimpl_ok:
-        return "could not run", ["the re-implementation did not produce its measurements"]
-    unmeasured = [r["label"] for r in target_rows if r["within"] is None]
+def _measured(measure: str, v: float, ref: float | None) -> float | None:
+    if measure == "value":
+        return v
+    if not _finite(ref):
+        return None
+    if measure == "shift":
+        return v - ref
+    if measure == "abs_shift":
+        return abs(v - ref)
+    return v / ref if ref else None  # ratio
+
+
+def _judge_control_arm(spec: ClaimSpec, ctl, control_values: dict | None, baseline: dict) -> ArmControlOutcome:
+    if control_values is None:
+        return ArmControlOutcome(ran=False)
+    paper = {t.quantity: t.paper for t in spec.claim.targets if t.relation == "~"}
+    conditions = []
+    for i, cond in enumerate(ctl.must):
+        rows = []
+        for q in cond.quantities:
+            v = control_values.get(q)
+            ref = baseline.get(q) if cond.reference == "baseline" else paper.get(q)
+            measured = _measured(cond.measure, v, ref) if _finite(v) else None
+            rows.append(ConditionRow(quantity=q, quantity_label=spec.label_of(q), control_value=v if _finite(v) else None,
+                                     reference_value=ref if (cond.measure != "value" and _finite(ref)) else None,
+                                     measured=measured,
+                                     holds=measured is not None and relation_holds(cond.op, measured, cond.value)))
+        idx = spec.claim.controls.index(ctl)
+        threshold = spec.text_of("controls", idx, "must", i, "value") or f"{cond.value:g}"
+        what = {"value": "value", "shift": "shift from the", "abs_shift": "size of the shift from the",
+                "ratio": "ratio to the"}[cond.measure]
+        ref_words = "" if cond.measure == "value" else (" unperturbed run" if cond.reference == "baseline"
+                                                         else " paper's value")
+        op = "magnitude <" if cond.op == "abs<" else cond.op
+        conditions.append(ConditionOutcome(measure=cond.measure, reference=cond.reference, op=cond.op,
+                                           threshold=cond.value, requirement=f"{what}{ref_words} {op} {threshold}",
+                                           rows=rows, holds=all(r.holds for r in rows)))
+    broke = all(c.holds for c in conditions)
+    targets_failed = None
+    if ctl.must_fail_targets:
+        readings = [_arm_reading(t, control_values, True) for t in spec.claim.targets]
+        targets_failed = all(r.holds is False for r in readings)
+        broke = broke and targets_failed
+    return ArmControlOutcome(ran=True, broke=broke, conditions=conditions, targets_failed=targets_failed)
+
+
+def judge_controls(spec: ClaimSpec, reimpl, upstream) -> list[ControlOutcome]:
+    """Whether each control broke the result as the claim file says it must, in each arm."""
+    out = []
+    for ctl in spec.claim.controls:
+        arms = {}
+        for name, arm in (("reimpl", reimpl), ("upstream", upstream)):
+            cv = arm.controls.get(ctl.id) if arm.ok else None
+            arms[name] = _judge_control_arm(spec, ctl, cv.values if cv is not None else None, arm.values)
+        out.append(ControlOutcome(id=ctl.id, control=ctl.control,
+                                  params=spec.control_params[ctl.id].model_dump(mode="json"), changes=ctl.changes,
+                                  must_fail_targets=ctl.must_fail_targets, **arms))
+    return out
+
+
+def arm_disagreements(targets: list[TargetOutcome]) -> list[dict]:
+    """Targets on which the two arms differ by more than the target's tolerance, or on a relation's truth."""
+    out = []
+    for t in targets:
+        a, b = t.reimpl, t.upstream
+        if a.value is None or b.value is None:
+            continue
+        if t.relation == "~" and abs(a.value - b.value) > t.tolerance + TOL_SLACK:
+            out.append({"title": t.title, "quantity": t.quantity, "reimpl": a.value, "upstream": b.value,
+                        "difference": a.value - b.value, "tolerance_text": t.tolerance_text, "decimals": t.decimals})
+        elif t.relation != "~" and a.holds is not None and b.holds is not None and a.holds != b.holds:
+            out.append({"title": t.title, "quantity": t.quantity, "reimpl": a.value, "upstream": b.value,
+                        "difference": a.value - b.value, "tolerance_text": None, "decimals": t.decimals})
+    return out
+
+
+def _reason(state: str, **facts) -> Finding:
+    return Finding(state=state, facts=plain(facts))
+
+
+def decide_verdict(reimpl, upstream, targets: list[TargetOutcome], controls: list[ControlOutcome],
+                   disagreements: list[dict]) -> Verdict:
+    """Apply the rule of this module's docstring; the reasons are findings."""
+    if not reimpl.ok:
+        return Verdict(verdict="could not run", reasons=[_reason("reimpl_could_not_run", reason=reimpl.reason)])
+    unmeasured = [t for t in targets if t.outcome == "unmeasured"]
     if unmeasured:
-        return "inconclusive", [f"not measured: {', '.join(unmeasured)}"]
-    failed_head = [r for r in target_rows if r["role"] == "headline" and r["within"] is False]
-    unrescued = [r["label"] for r in failed_head if not (upstream_ran and r["within_upstream"] is True)]
+        return Verdict(verdict="inconclusive", reasons=[_reason(
+            "unmeasured", titles=[t.title for t in unmeasured], quantities=[t.quantity for t in unmeasured],
+            arms=[t.judged_on for t in unmeasured])])
+    failed_head = [t for t in targets if t.role == "headline" and t.outcome == "fails"]
+    rescued = [t for t in failed_head if t.judged_on == "reimpl" and upstream.ok and t.upstream.holds is True]
+    unrescued = [t for t in failed_head if t not in rescued]
     if unrescued:
-        return "not reproduced", [f"outside tolerance in the re-implementation: {', '.join(unrescued)}"]
+        return Verdict(verdict="not reproduced", reasons=[_reason(
+            "headline_missed", titles=[t.title for t in unrescued], arms=[t.judged_on for t in unrescued])])
     reasons = []
-    if failed_head:
-        reasons.append("met by the authors' code but not by the re-implementation: "
-                       + ", ".join(r["label"] for r in failed_head))
-    failed_support = [r["label"] for r in target_rows if r["role"] == "supporting" and r["within"] is False]
+    if rescued:
+        reasons.append(_reason("rescued_by_authors", titles=[t.title for t in rescued]))
+    failed_support = [t.title for t in targets if t.role == "supporting" and t.outcome == "fails"]
     if failed_support:
-        reasons.append(f"supporting targets outside tolerance: {', '.join(failed_support)}")
-    unbroken = [c["id"] for c in control_rows if c["broke"] is not True]
+        reasons.append(_reason("supporting_missed", titles=failed_support))
+    unbroken = [c.id for c in controls if c.reimpl.broke is not True]
     if unbroken:
-        reasons.append(f"controls that did not break: {', '.join(unbroken)}")
+        reasons.append(_reason("controls_unbroken", ids=unbroken))
     if disagreements:
-        reasons.append("the two arms disagree beyond tolerance on: " + ", ".join(d["label"] for d in disagreements))
+        reasons.append(_reason("arms_disagree", titles=[d["title"] for d in disagreements]))
     if reasons:
-        return "partially reproduced", reasons
-    return "reproduced", ["every target holds, every control broke" +
-                          (", and the authors' code agrees" if upstream_ran else "")]
+        return Verdict(verdict="partially reproduced", reasons=reasons)
+    return Verdict(verdict="reproduced", reasons=[_reason("all_hold", n_targets=len(targets), n_controls=len(controls),
+                                                          upstream_ran=upstream.ok)])
+
+
+def common_findings(reimpl, upstream, targets: list[TargetOutcome], controls: list[ControlOutcome],
+                    disagreements: list[dict]) -> dict[str, Finding]:
+    """Findings every report states: the basis of the verdict and how the two arms compare."""
+    out = {"basis": _reason(
+        "counted", n_targets=len(targets), n_holding=sum(t.outcome == "holds" for t in targets),
+        n_unmeasured=sum(t.outcome == "unmeasured" for t in targets), n_controls=len(controls),
+        n_broke=sum(c.reimpl.broke is True for c in controls),
+        n_judged_on_upstream=sum(t.judged_on == "upstream" for t in targets),
+        upstream_status=upstream.status, upstream_reason=upstream.reason)}
+    if not (reimpl.ok and upstream.ok):
+        out["agreement"] = _reason("not_compared", upstream_status=upstream.status, upstream_reason=upstream.reason,
+                                   reimpl_status=reimpl.status)
+        return out
+    both = [t for t in targets if t.reimpl.value is not None and t.upstream.value is not None]
+    gaps = [(abs(t.reimpl.value - t.upstream.value), t) for t in both]
+    largest = max(gaps, key=lambda g: g[0]) if gaps else None
+    # one decimal more than the targets' tables: these values sit at a tolerance's edge
+    authors_only = [{"title": t.title, "upstream": t.upstream.value, "reimpl": t.reimpl.value,
+                     "requirement": t.requirement, "beyond": t.upstream.beyond, "decimals": t.decimals + 1}
+                    for t in targets if t.reimpl.holds is True and t.upstream.holds is False]
+    reimpl_only = [{"title": t.title, "upstream": t.upstream.value, "reimpl": t.reimpl.value,
+                    "requirement": t.requirement, "beyond": t.reimpl.beyond, "decimals": t.decimals + 1}
+                   for t in targets if t.reimpl.holds is False and t.upstream.holds is True]
+    out["agreement"] = _reason(
+        "disagree" if disagreements else ("agree" if both else "nothing_shared"),
+        n_compared=len(both), largest_gap=largest[0] if largest else None,
+        largest_gap_title=largest[1].title if largest else None, disagreements=disagreements,
+        authors_only_outside=authors_only, reimpl_only_outside=reimpl_only)
+    return out

@@ -14,6 +14,12 @@ is called, and the answer is written as strict JSON (no NaN) to ANSWER_JSON,
 not to stdout, which the authors' code prints to. Any error is a traceback on
 stderr and a non-zero exit status.
 
+Three modules of the harness are shared with the adapters, loaded from their
+files under fixed names (nothing else of the harness is importable):
+``harness_quantities`` (the quantity names, standard library only),
+``harness_audit`` (the source-line audit, standard library only) and
+``harness_losscheck`` (checks of a loss function, numpy only).
+
 This file uses the standard library only and imports nothing from the harness.
 """
 
@@ -23,6 +29,20 @@ import os
 import sys
 
 
+HARNESS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = {"harness_quantities": "quantities.py", "harness_audit": "audit.py",
+          "harness_losscheck": os.path.join("stats", "losscheck.py")}
+
+
+def load_shared() -> None:
+    """Register the shared harness modules under their fixed names."""
+    for name, rel in SHARED.items():
+        spec = importlib.util.spec_from_file_location(name, os.path.join(HARNESS_DIR, rel))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 4:
         print("usage: _launch.py CHECKOUT ADAPTER_FILE REQUEST_JSON ANSWER_JSON", file=sys.stderr)
@@ -30,6 +50,7 @@ def main(argv: list[str]) -> int:
     checkout, adapter_file, request_file, answer_file = argv
     sys.path[0] = os.path.abspath(checkout)  # sys.path[0] was this file's folder
     sys.path.append(os.path.dirname(os.path.abspath(adapter_file)))
+    load_shared()
 
     spec = importlib.util.spec_from_file_location("harness_upstream_adapter", adapter_file)
     if spec is None or spec.loader is None:

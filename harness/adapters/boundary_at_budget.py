@@ -1,7 +1,8 @@
 """Authors' arm of protocol ``boundary_at_budget`` (Table 1: boundary at 1e24 FLOPs).
 
 Runs inside the pinned checkout (see ``_launch.py``); imports the authors'
-functions from it and nothing from the harness.
+functions from it, and from the harness only the shared quantity names
+(``harness_quantities``, see ``_launch.py``).
 
 Call path: the one their CLI takes for
 ``scripts/smooth_single_skill_frontier.py --sigmoid --split_mode none``
@@ -49,8 +50,8 @@ from __future__ import annotations
 
 import inspect
 import math
-import time
 
+import harness_quantities as Q
 import numpy as np
 
 # fit_sigmoid_frontier's arguments to fit_sigmoid_enhanced (skill_frontier/core/sigmoid.py).
@@ -131,7 +132,6 @@ def _fit_task(sqo, x, y, *, tau, kappa, lam, continuation, z_eval):
     z = np.log10(np.maximum(x[m], 1e-300))
     order = np.argsort(z)
     z, y = z[order], y[m][order]
-    t0 = time.perf_counter()
     if continuation:
         res = sqo.fit_sigmoid_enhanced(z, y, tau=tau, kappa_final=kappa, lambda_b=lam, **CLI_FIT_ARGS)
         if not res.success or not np.all(np.isfinite(res.params)):
@@ -141,7 +141,6 @@ def _fit_task(sqo, x, y, *, tau, kappa, lam, continuation, z_eval):
         ok, message = last["ok"], last["msg"]
     else:
         objective, native, ok, message = _fit_one_stage(sqo, z, y, tau=tau, kappa=kappa, lam=lam)
-    seconds = time.perf_counter() - t0
     y0, L, z_star, log_b = (float(v) for v in native)
     beta = math.exp(log_b)
     gaps = bound_gaps((y0, L, z_star, log_b), _box(sqo, z))
@@ -156,7 +155,6 @@ def _fit_task(sqo, x, y, *, tau, kappa, lam, continuation, z_eval):
         "converged": bool(ok),
         "message": message,
         "continuation": continuation,
-        "seconds": seconds,
     }
     return float(sqo.sigmoid_pred(native, z_eval)), fit
 
@@ -168,9 +166,9 @@ def _fit_all(sqo, x, Y, labels, *, z_eval, **kw):
     return cells, fits
 
 
-def _values(cells, fits, prefix=""):
-    out = {f"{prefix}boundary.{k}": v for k, v in cells.items()}
-    out.update({f"{prefix}coverage.{k}": fits[k]["coverage"] for k in cells})
+def _values(cells, fits):
+    out = {Q.boundary(k): v for k, v in cells.items()}
+    out.update({Q.coverage(k): fits[k]["coverage"] for k in cells})
     return out
 
 
@@ -200,7 +198,7 @@ def run(request: dict) -> dict:
                "fit_args": {"tau": float(p["tau"]), "kappa_final": kw["kappa"], "lambda_b": kw["lam"], **CLI_FIT_ARGS}}
     if p.get("robustness_cold_start"):
         alt, alt_fits = _fit_all(sqo, x, Y, labels, tau=float(p["tau"]), continuation=not warm, **kw)
-        values.update({f"alt_start.boundary.{k}": v for k, v in alt.items()})
+        values.update({Q.alt_start_boundary(k): v for k, v in alt.items()})
         values["alt_start.max_shift"] = max(abs(alt[k] - cells[k]) for k in cells)
         details["alt_start_fits"] = alt_fits
 

@@ -1,7 +1,8 @@
 """Authors' arm of protocol ``hyperparameters`` (claim 004: tau, kappa, lambda of Section 2.1).
 
 Runs inside the pinned checkout (see ``_launch.py``); imports the authors'
-functions from it and nothing from the harness. The loading and fitting
+functions from it, and from the harness only its shared modules
+(``harness_quantities``, ``harness_audit``, ``harness_losscheck``; see ``_launch.py``). The loading and fitting
 conventions are those of the Table 1 adapter, ``boundary_at_budget.py``,
 which is imported as a sibling module (``_authors``, ``_box``,
 ``bound_gaps``, ``CLI_FIT_ARGS``, ``ACTIVE_TOL``, and ``_fit_one_stage`` for
@@ -30,9 +31,12 @@ Values (the names and definitions of ``harness/protocols/hyper.py``'s
 q_claimed(z_eval)|``), ``.beta`` (``exp(log b)`` of ``beta_task``); and
 ``claimed.max_dev``, ``claimed.coverage_mean``, ``claimed.mean_boundary``,
 ``others.min_max_dev`` (min ``max_dev`` over the sweep rows whose value is
-not the claimed one), ``n_within`` (the claimed setting plus those rows with
-``max_dev <= within``). The ``loss.*`` and ``audit.*`` values are checks of
-the code itself and belong to the harness's arm only.
+not the claimed one), ``others.n_within`` (those rows with ``max_dev <=
+within``). Checks of their code itself, made here and nowhere else:
+``audit.n``, ``audit.n_failed`` (the source lines the claim file cites, read
+from the checkout) and ``loss.literal_max_gap``, ``loss.sharp_sup_gap``,
+``loss.sharp_rel_error`` (the loss their fitter minimises against the printed
+formula and the sharp check loss; see :func:`check_code`).
 
 Details: ``settings`` (one entry per distinct setting, keyed
 ``tau=<g>,kappa=<g>,lam=<g>``) with, per task, the boundary, coverage,
@@ -56,18 +60,15 @@ from __future__ import annotations
 
 import importlib
 import math
-import time
 
+import harness_audit
+import harness_losscheck
+import harness_quantities as Q
 import numpy as np
 
 HELPER = "boundary_at_budget"  # sibling adapter, importable by name (see _launch.py)
 
 
-
-
-def key(param: str, value: float) -> str:
-    """Value-name prefix of one sweep setting (as ``hyper.key``), e.g. ``sweep.lam=0.001``."""
-    return f"sweep.{param}={value:g}"
 
 
 def setting_key(s: dict) -> str:
@@ -83,7 +84,6 @@ def _task_arrays(x, y):
 
 
 def _fit_task(H, sqo, z, y, *, tau, kappa, lam, warm, z_eval):
-    t0 = time.perf_counter()
     if warm:
         res = sqo.fit_sigmoid_enhanced(z, y, tau=tau, kappa_final=kappa, lambda_b=lam, **H.CLI_FIT_ARGS)
         if not res.success or not np.all(np.isfinite(res.params)):
@@ -96,7 +96,6 @@ def _fit_task(H, sqo, z, y, *, tau, kappa, lam, warm, z_eval):
         objective, native, ok, message = H._fit_one_stage(sqo, z, y, tau=tau, kappa=kappa, lam=lam)
         objective = last_obj = float(objective)
         stages = [[float(tau), float(kappa)]]
-    seconds = time.perf_counter() - t0
     y0, L, z_star, log_b = (float(v) for v in native)
     gaps = H.bound_gaps((y0, L, z_star, log_b), H._box(sqo, z))
     return {
@@ -110,7 +109,6 @@ def _fit_task(H, sqo, z, y, *, tau, kappa, lam, warm, z_eval):
         "stages": stages,
         "converged": ok,
         "message": message,
-        "seconds": seconds,
     }
 
 
@@ -140,13 +138,32 @@ def _setting_details(s, fits, b_min_name):
         "final_stage": list(final) if final is not None else "differs by task",
         "final_stage_is_setting": all(f["stages"][-1] == [s["tau"], s["kappa"]] for f in fits.values()),
         "n_tasks_beta_at_min": sum(b_min_name in f["bounds_active"] for f in fits.values()),
-        "seconds": float(sum(f["seconds"] for f in fits.values())),
         "fits": fits,
     }
 
 
+def check_code(request: dict, sqo) -> tuple[dict, dict]:
+    """Checks of the authors' code itself: the cited source lines, and their loss function.
+
+    The audit reads the lines the claim file cites from the pinned checkout
+    (``harness_audit``). The loss check evaluates the loss their fitter
+    minimises (``sigmoid_quantile_optimizer.smooth_pinball_loss``) on a grid of
+    residuals against the printed formula and the sharp check loss
+    (``harness_losscheck``). Returns (values, details).
+    """
+    p = request["params"]
+    audit = harness_audit.audit_source_lines(request["checkout"], p.get("source_audit", []))
+    grid = harness_losscheck.residual_grid(n=int(p["loss_grid_points"]))
+    loss = harness_losscheck.check_loss_function(
+        lambda u, tau, kappa: sqo.smooth_pinball_loss(u, tau=tau, kappa=kappa), float(p["tau"]), float(p["kappa"]), grid)
+    loss["function"] = f"{sqo.__name__}.smooth_pinball_loss"
+    values = {"audit.n": float(audit["n"]), "audit.n_failed": float(audit["n"] - audit["n_found"]),
+              "loss.literal_max_gap": loss["literal_max_gap"], "loss.sharp_sup_gap": loss["sharp_sup_gap"],
+              "loss.sharp_rel_error": loss["sharp_rel_error"]}
+    return values, {"audit": audit, "loss": loss}
+
+
 def run(request: dict) -> dict:
-    t_start = time.perf_counter()
     p = request["params"]
     H = importlib.import_module(HELPER)
     sqo, labels, x, Y = H.load_tasks(request)
@@ -157,7 +174,8 @@ def run(request: dict) -> dict:
         raise ValueError(f"reference/beta_task names {unknown} are not task labels {labels}")
     z_eval = math.log10(float(p["eval_x"]))
     warm = bool(p["warm_start"])
-    b_min_name = f"beta={H._box(sqo, next(iter(data.values()))[0])['b_min']:g}"
+    box = H._box(sqo, next(iter(data.values()))[0])
+    b_min_name, b_max_name = f"beta={box['b_min']:g}", f"beta={box['b_max']:g}"
 
     fitted: dict[str, tuple[dict, dict]] = {}  # setting key -> (setting, fits by task)
 
@@ -172,16 +190,15 @@ def run(request: dict) -> dict:
     c = _summary(claimed_fits, claimed_fits, reference, p["beta_task"])
     values = {"claimed.max_dev": c["max_dev"], "claimed.coverage_mean": c["coverage_mean"],
               "claimed.mean_boundary": c["mean_boundary"]}
-    others, n_within = [], int(c["max_dev"] <= float(p["within"]))
+    others, n_within = [], 0
     sweeps = {}
     for param in ("tau", "kappa", "lam"):
         sweeps[param] = []
         for v in p[f"{param}_grid"]:
             s = {**claimed, param: float(v)}
             row = _summary(fit(s), claimed_fits, reference, p["beta_task"])
-            kv = key(param, float(v))
-            values.update({f"{kv}.max_dev": row["max_dev"], f"{kv}.coverage_mean": row["coverage_mean"],
-                           f"{kv}.max_shift": row["max_shift"], f"{kv}.beta": row["beta"]})
+            values.update({Q.sweep(param, float(v), stat): row[stat]
+                           for stat in ("max_dev", "coverage_mean", "max_shift", "beta")})
             if float(v) != claimed[param]:
                 others.append(row["max_dev"])
                 n_within += int(row["max_dev"] <= float(p["within"]))
@@ -189,8 +206,9 @@ def run(request: dict) -> dict:
     if not others:
         raise ValueError("the sweep grids hold no setting other than the claimed one; others.min_max_dev is undefined")
     values["others.min_max_dev"] = min(others)
-    values["n_within"] = float(n_within)
-    sweep_seconds = time.perf_counter() - t_start
+    values["others.n_within"] = float(n_within)
+    code_values, code_details = check_code(request, sqo)
+    values.update(code_values)
 
     controls = {}
     for ctl in request.get("controls", []):
@@ -212,6 +230,7 @@ def run(request: dict) -> dict:
             "final_stage_not_setting": sorted(k for k, d in settings.items() if not d["final_stage_is_setting"]),
             "all_tasks_beta_at_min": sorted(k for k, d in settings.items() if d["n_tasks_beta_at_min"] == len(data)),
             "beta_bound": b_min_name,
+            "beta_max_bound": b_max_name,
         },
         "n_fits": len(fitted) * len(data),
         "n_rows": int(x.size),
@@ -219,6 +238,6 @@ def run(request: dict) -> dict:
         "fit_args": dict(H.CLI_FIT_ARGS),
         "z_eval": z_eval,
         "helper": HELPER,
-        "seconds": {"sweep": sweep_seconds, "total": time.perf_counter() - t_start},
+        **code_details,
     }
     return {"values": values, "details": details, "controls": controls}

@@ -1,6 +1,6 @@
 """Registered protocols. Importing this package registers every protocol."""
 
-from .base import PROTOCOLS, Measurement, Protocol, ProtocolParams, register
-from . import boundary, estimators, hyper, shift, temporal  # noqa: F401  (registers)
+from .base import PROTOCOLS, Context, Measurement, Protocol, ProtocolParams, finding, register
+from . import boundary_at_budget, estimator_comparison, hyperparameters, temporal_coverage  # noqa: F401  (registers)
 
-__all__ = ["PROTOCOLS", "Measurement", "Protocol", "ProtocolParams", "register"]
+__all__ = ["PROTOCOLS", "Context", "Measurement", "Protocol", "ProtocolParams", "finding", "register"]

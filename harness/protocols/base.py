@@ -1,15 +1,22 @@
 """What a protocol is, and the registry that names protocols for claim files.
 
-A protocol turns (parameters, locked tables, a seed) into a
-:class:`Measurement`: a flat mapping of named numbers that targets and
-controls refer to (``values``), plus JSON-able ``details`` that the report
-template shows. Controls are named perturbations of the same computation,
-each with its own small parameter schema.
+A protocol turns (validated parameters, verified tables, a random generator)
+into a :class:`Measurement`: a flat mapping of named numbers that targets and
+controls refer to (``values``, named by :mod:`harness.quantities`), plus
+JSON-able ``details``. Controls are named perturbations of the same
+computation, each with its own parameter schema.
 
-The authors' arm of a protocol is an *adapter*: a script in
-``harness/adapters/`` that runs in a subprocess from the pinned checkout,
-reads a JSON request and writes a JSON answer of the same shape (see
-:mod:`harness.upstream`).
+After both arms have run and every target and control has been judged, the
+protocol states its **findings** (:meth:`Protocol.findings`): named facts
+about the data, each in one of the states the protocol declares in
+``FINDINGS``, with the numbers it rests on. The report's template only words
+findings; every comparison with a threshold, every count, every "largest" or
+"inside" is decided here.
+
+One protocol, one name: the protocol module ``harness/protocols/<name>.py``,
+the adapter ``harness/adapters/<name>.py`` that runs the authors' code, the
+template ``templates/<name>.md.j2`` and the quantity names in
+:mod:`harness.quantities`.
 """
 
 from __future__ import annotations
@@ -18,15 +25,15 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
-__all__ = ["Measurement", "Protocol", "ProtocolParams", "register", "PROTOCOLS"]
+from ..record import Arm, ControlOutcome, Finding, TargetOutcome, plain
+from ..schema import Strict
+
+__all__ = ["Measurement", "Protocol", "ProtocolParams", "Context", "register", "PROTOCOLS", "finding"]
 
 
-class ProtocolParams(BaseModel):
-    """Base for a protocol's (or a control's) parameter schema: frozen, no unknown keys."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class ProtocolParams(Strict):
+    """Base for a protocol's (or a control's) parameter schema: frozen, no unknown keys, finite numbers."""
 
 
 @dataclass
@@ -34,23 +41,54 @@ class Measurement:
     values: dict[str, float]
     details: dict[str, Any] = field(default_factory=dict)
 
-    def to_json(self) -> dict:
-        return {"values": dict(self.values), "details": self.details}
+
+@dataclass(frozen=True)
+class Context:
+    """Everything a protocol's findings may rest on: the claim, both arms, the judged targets and controls."""
+
+    spec: Any  # harness.spec.ClaimSpec
+    params: ProtocolParams
+    data: dict[str, Any]
+    reimpl: Arm
+    upstream: Arm
+    targets: list[TargetOutcome]
+    controls: list[ControlOutcome]
+    tables: Any  # harness.datalock.Tables
+
+    def target(self, quantity: str) -> TargetOutcome | None:
+        return next((t for t in self.targets if t.quantity == quantity), None)
+
+
+def finding(state: str, **facts) -> Finding:
+    """A :class:`~harness.record.Finding` whose facts are plain JSON values."""
+    return Finding(state=state, facts=plain(facts))
 
 
 class Protocol:
-    """Subclass, set the class attributes, implement :meth:`measure` and :meth:`control`."""
+    """Subclass, set the class attributes, implement :meth:`measure`, :meth:`control` and :meth:`findings`."""
 
     name: ClassVar[str]
     Params: ClassVar[type[ProtocolParams]]
     controls: ClassVar[dict[str, type[ProtocolParams]]] = {}
-    requires_inputs: ClassVar[tuple[str, ...]] = ()
-    template: ClassVar[str]
-    adapter: ClassVar[str | None] = None
     summary: ClassVar[str] = ""
-    #: When true, ``measure`` also receives ``checkout`` (the verified pinned
-    #: checkout's path, or None) and ``checkout_error`` (why there is none).
-    needs_checkout: ClassVar[bool] = False
+    #: Every finding this protocol can state, with its possible states.
+    FINDINGS: ClassVar[dict[str, tuple[str, ...]]] = {}
+
+    @property
+    def adapter(self) -> str:
+        return f"{self.name}.py"
+
+    @property
+    def template(self) -> str:
+        return f"{self.name}.md.j2"
+
+    def columns(self, params: ProtocolParams) -> list[tuple[str, str, list[str]]]:
+        """``(parameter, table name, [columns])`` for every table and column the parameters name."""
+        return []
+
+    def required_inputs(self, params: ProtocolParams) -> list[str]:
+        """The tables the claim must list in ``inputs``."""
+        return sorted({table for _, table, _ in self.columns(params)})
 
     def measure(self, params: ProtocolParams, tables, rng: np.random.Generator) -> Measurement:
         raise NotImplementedError
@@ -63,8 +101,8 @@ class Protocol:
         """Row counts and other facts about the inputs that the report's setup shows."""
         return {}
 
-    def explain(self, params: ProtocolParams, tables, reimpl: Measurement, upstream: Measurement) -> dict[str, Any]:
-        """Measured facts that say why the two arms differ (optional)."""
+    def findings(self, ctx: Context) -> dict[str, Finding]:
+        """The protocol's findings, each named in :attr:`FINDINGS` and in one of its declared states."""
         return {}
 
 

@@ -31,7 +31,6 @@ import pandas as pd
 
 __all__ = [
     "Period",
-    "OLL_PERIODS",
     "validate_periods",
     "period_labels",
     "assign_periods",
@@ -42,15 +41,6 @@ __all__ = [
 
 #: ``(label, first month, last month)``; months ``"YYYY-MM"``, inclusive, ``None`` = open.
 Period = tuple[str, "str | None", "str | None"]
-
-#: The four periods of the paper's temporal split.
-OLL_PERIODS: tuple[Period, ...] = (
-    ("P1", None, "2024-06"),
-    ("P2", "2024-07", "2024-09"),
-    ("P3", "2024-10", "2024-12"),
-    ("P4", "2025-01", "2025-03"),
-)
-
 
 def _month(text: str | None, what: str) -> pd.Period | None:
     if text is None:
@@ -85,7 +75,7 @@ def validate_periods(periods: Sequence[Period]) -> None:
     _validated(periods)
 
 
-def period_labels(dates, periods: Sequence[Period] = OLL_PERIODS) -> pd.Series:
+def period_labels(dates, periods: Sequence[Period]) -> pd.Series:
     """Period label of each date, ``None`` where there is no date or no period.
 
     Parameters
@@ -124,8 +114,8 @@ def period_labels(dates, periods: Sequence[Period] = OLL_PERIODS) -> pd.Series:
 def assign_periods(
     df: pd.DataFrame,
     *,
-    date_col: str = "Upload To Hub Date",
-    periods: Sequence[Period] = OLL_PERIODS,
+    date_col: str,
+    periods: Sequence[Period],
     label_col: str = "period",
 ) -> pd.DataFrame:
     """Rows of ``df`` that fall in a period, with a ``label_col`` column added.
@@ -141,7 +131,7 @@ def assign_periods(
     return out
 
 
-def rolling_pairs(periods: Sequence[Period] = OLL_PERIODS) -> list[tuple[int, str, str]]:
+def rolling_pairs(periods: Sequence[Period]) -> list[tuple[int, str, str]]:
     """``[(t, label of P_t, label of P_{t+1}), ...]`` for t = 1 .. len(periods) - 1."""
     labels = [p[0] for p in _validated(periods)]
     return [(t, labels[t - 1], labels[t]) for t in range(1, len(labels))]

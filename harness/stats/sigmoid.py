@@ -41,6 +41,7 @@ __all__ = [
     "sigmoid_boundary",
     "sigmoid_objective",
     "WARMUP_SCHEDULE",
+    "BETA_MAX",
 ]
 
 
@@ -129,7 +130,10 @@ class _Problem:
         return float(obj), grad
 
 
-_V_BOUNDS = (-30.0, float(np.log(1e3)))
+#: The numerical ceiling on the slope (per unit of z): far beyond any slope the data resolve; a fit that
+#: reaches it is a step.
+BETA_MAX = 1e3
+_V_BOUNDS = (-30.0, float(np.log(BETA_MAX)))
 
 
 def _theta_from_natural(y0: float, L: float, a: float, beta: float, zbar: float, eps: float = 1e-9,

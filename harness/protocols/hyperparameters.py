@@ -1,0 +1,249 @@
+"""Protocol ``hyperparameters``: are (tau, kappa, lambda) what the paper says, and load-bearing?
+
+1. One-at-a-time sweeps on the full data (both arms): for each setting
+   ``sweep.<param>=<value>.{max_dev,coverage_mean,max_shift,beta}`` where
+   ``max_dev`` is the largest distance of the boundaries at ``eval_x`` from the
+   ``reference`` values (Table 1), ``beta`` the fitted slope of ``beta_task``;
+   and the summaries ``claimed.max_dev``, ``claimed.coverage_mean``,
+   ``claimed.mean_boundary``, ``others.min_max_dev`` (the smallest ``max_dev``
+   over all non-claimed settings) and ``others.n_within`` (non-claimed
+   settings whose ``max_dev <= within``).
+2. Checks *of the authors' code*, made in their arm (the adapter), never by
+   this project's own code: a source-line audit of the pinned checkout
+   (``audit.n``, ``audit.n_failed``: the cited lines must say what the claim
+   file expects), and their loss function against the printed formula and
+   the sharp check loss (``loss.literal_max_gap``, ``loss.sharp_sup_gap``,
+   ``loss.sharp_rel_error``; :func:`harness.stats.losscheck.check_loss_function`).
+   This project's own loss is checked by the test suite.
+
+Control ``tau_override`` refits the claimed setting at another tau and gives
+``claimed.coverage_mean``, ``claimed.max_dev`` and ``claimed.mean_boundary``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from .. import quantities as Q
+from ..schema import Count, Label, Number
+from ..stats.sigmoid import BETA_MAX
+from ..stats.sweep import fit_setting, hyperparameter_sweep
+from .base import Context, Measurement, Protocol, ProtocolParams, finding, register
+from .common import EstimatorParams, LeaderboardParams, leaderboard_columns, leaderboard_frame, leaderboard_summary, task_data
+
+__all__ = ["AuditEntry", "HyperParams", "TauOverride", "Hyperparameters", "STEEP"]
+
+#: A fitted slope at this share of the numerical ceiling is a step, not a sigmoid.
+STEEP = 0.999
+
+class AuditEntry(ProtocolParams):
+    file: Label = Field(min_length=1)
+    line: Count = Field(ge=1)
+    expect: str = Field(min_length=1)
+    constant: Label = Field(min_length=1)
+    match: Literal["substring", "regex"] = "substring"
+
+
+class HyperParams(LeaderboardParams, EstimatorParams):
+    eval_x: Number = Field(gt=0)
+    reference: dict[Label, Number] = Field(min_length=1, description="published boundary values at eval_x, by task")
+    within: Number = Field(gt=0)
+    tau_grid: list[Number] = Field(min_length=1)
+    kappa_grid: list[Number] = Field(min_length=1)
+    lam_grid: list[Number] = Field(min_length=1)
+    beta_task: Label
+    loss_grid_points: Count = Field(200_001, ge=3, le=10_000_001)
+    source_audit: list[AuditEntry] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _grids(self):
+        bad = [f"tau_grid value {v:g} is not in (0, 1)" for v in self.tau_grid if not 0 < v < 1]
+        bad += [f"kappa_grid value {v:g} is not in (0, 1e6]" for v in self.kappa_grid if not 0 < v <= 1e6]
+        bad += [f"lam_grid value {v:g} is not in [0, 1e6]" for v in self.lam_grid if not 0 <= v <= 1e6]
+        unknown = [k for k in [*self.reference, self.beta_task] if k not in self.tasks]
+        if unknown:
+            bad.append(f"reference/beta_task names {unknown} are not task labels {list(self.tasks)}")
+        if self.loss_grid_points % 2 == 0:
+            bad.append("loss_grid_points must be odd, so that u = 0 is on the grid")
+        grids = {"tau": self.tau_grid, "kappa": self.kappa_grid, "lam": self.lam_grid}
+        claimed = {"tau": self.tau, "kappa": self.kappa, "lam": self.lam}
+        if not any(v != claimed[p] for p, vs in grids.items() for v in vs):
+            bad.append("the grids hold no setting other than the claimed one")
+        if bad:
+            raise ValueError("; ".join(bad))
+        return self
+
+
+class TauOverride(ProtocolParams):
+    tau: Number = Field(gt=0, lt=1)
+
+
+def _claimed(params) -> dict:
+    return {"tau": params.tau, "kappa": params.kappa, "lam": params.lam}
+
+
+def _grids(params) -> dict:
+    return {"tau": params.tau_grid, "kappa": params.kappa_grid, "lam": params.lam_grid}
+
+
+def control_values(fits: dict, reference: dict) -> dict:
+    """Summaries of one refit: coverage, distance from the reference, mean boundary."""
+    bnd = {k: f["boundary"] for k, f in fits.items()}
+    return {"claimed.coverage_mean": float(np.mean([f["coverage"] for f in fits.values()])),
+            "claimed.max_dev": max(abs(bnd[k] - v) for k, v in reference.items()),
+            "claimed.mean_boundary": float(np.mean(list(bnd.values())))}
+
+
+def sweep_values(sweep: dict, claimed: dict, within: float) -> dict:
+    """Flatten a sweep (as :func:`hyperparameter_sweep` returns it) into named values."""
+    c = sweep["claimed"]
+    values = {"claimed.max_dev": c["max_dev_reference"], "claimed.coverage_mean": c["coverage_mean"],
+              "claimed.mean_boundary": float(np.mean(list(c["boundary"].values())))}
+    others = []
+    for param, rows in sweep["sweeps"].items():
+        for row in rows:
+            v = row["value"]
+            values[Q.sweep(param, v, "max_dev")] = row["max_dev_reference"]
+            values[Q.sweep(param, v, "coverage_mean")] = row["coverage_mean"]
+            values[Q.sweep(param, v, "max_shift")] = row["max_shift_vs_claimed"]
+            values[Q.sweep(param, v, "beta")] = row["beta_of_task"]
+            if v != claimed[param]:
+                others.append(row["max_dev_reference"])
+    values["others.min_max_dev"] = min(others)
+    values["others.n_within"] = sum(x <= within for x in others)
+    return values
+
+
+@register
+class Hyperparameters(Protocol):
+    name = "hyperparameters"
+    Params = HyperParams
+    controls = {"tau_override": TauOverride}
+    summary = "sweep each hyperparameter one at a time; check the authors' loss and cited source lines"
+    FINDINGS = {
+        "summary": ("measured",),
+        "audit": ("all_found", "some_failed", "not_checked"),
+        "loss": ("checked", "not_checked"),
+        "sweeps": ("measured",),
+        "tau_tracking": ("covers_above", "mixed"),
+        "upstream_quirks": ("none", "some"),
+        "steep_slopes": ("none", "some"),
+        "mean_or_sum": ("measured",),
+        "control_move": ("measured",),
+    }
+
+    def columns(self, params):
+        return leaderboard_columns(params)
+
+    def data_summary(self, params, tables):
+        return leaderboard_summary(tables, params)
+
+    def measure(self, params: HyperParams, tables, rng):
+        data = task_data(leaderboard_frame(tables, params), params)
+        sweep = hyperparameter_sweep(
+            data, rng=rng, reference=params.reference, claimed=_claimed(params), grids=_grids(params),
+            z_eval=math.log10(params.eval_x), beta_task=params.beta_task,
+            estimator_options={"n_random": params.n_random}, starts="warm" if params.warm_start else "cold")
+        return Measurement(sweep_values(sweep, _claimed(params), params.within), {"sweep": sweep})
+
+    def control(self, kind, cparams: TauOverride, params: HyperParams, tables, rng, baseline):
+        data = task_data(leaderboard_frame(tables, params), params)
+        rngs = [np.random.default_rng(s) for s in rng.bit_generator.seed_seq.spawn(len(data))]
+        fits = fit_setting(data, tau=cparams.tau, kappa=params.kappa, lam=params.lam, rngs=rngs,
+                           z_eval=math.log10(params.eval_x), estimator_options={"n_random": params.n_random},
+                           starts="warm" if params.warm_start else "cold")
+        return Measurement(control_values(fits, params.reference), {"fits": fits})
+
+    # -- findings ---------------------------------------------------------------------------------------
+
+    def findings(self, ctx: Context) -> dict:
+        p, v = ctx.params, ctx.reimpl.values
+        uv, ud = (ctx.upstream.values, ctx.upstream.details) if ctx.upstream.ok else ({}, {})
+        claimed = _claimed(p)
+        others = [(param, x) for param, xs in _grids(p).items() for x in xs if x != claimed[param]]
+        closest = min(others, key=lambda s: v[Q.sweep(*s, "max_dev")])
+        out = {"summary": finding(
+            "measured", tau=p.tau, kappa=p.kappa, lam=p.lam, claimed_max_dev=v["claimed.max_dev"],
+            claimed_within=v["claimed.max_dev"] <= p.within, within=p.within, n_others=len(others),
+            n_others_within=int(v["others.n_within"]), closest=Q.setting_text(*closest),
+            closest_max_dev=v["others.min_max_dev"], eval_x=p.eval_x, budget=Q.budget_text(p.eval_x))}
+        out["audit"] = self._audit(ctx, uv, ud)
+        out["loss"] = (finding("checked", **ud["loss"]) if "loss" in ud
+                       else finding("not_checked", reason=ctx.upstream.reason))
+        out["sweeps"] = self._sweeps(ctx, v, uv)
+        tau_gaps = [v[Q.sweep("tau", t, "coverage_mean")] - t for t in p.tau_grid]
+        out["tau_tracking"] = finding("covers_above" if min(tau_gaps) > 0 else "mixed",
+                                      largest=max(abs(g) for g in tau_gaps))
+        out["upstream_quirks"] = self._quirks(ud)
+        steep = []
+        for param, rows in ctx.reimpl.details["sweep"]["sweeps"].items():
+            for row in rows:
+                labels = [k for k, b in row["beta"].items() if b >= STEEP * BETA_MAX]
+                if labels:
+                    steep.append({"setting": Q.setting_text(param, row["value"]), "labels": labels})
+        out["steep_slopes"] = finding("some" if steep else "none", rows=steep, ceiling=BETA_MAX)
+        out["mean_or_sum"] = self._mean_or_sum(ctx, v)
+        for c in ctx.controls:
+            if c.control == "tau_override" and c.reimpl.ran:
+                cv = ctx.reimpl.controls[c.id].values
+                out["control_move"] = finding(
+                    "measured", id=c.id, coverage_from=v["claimed.coverage_mean"], coverage_to=cv["claimed.coverage_mean"],
+                    boundary_from=v["claimed.mean_boundary"], boundary_to=cv["claimed.mean_boundary"],
+                    max_dev=cv["claimed.max_dev"])
+        return out
+
+    @staticmethod
+    def _audit(ctx, uv, ud):
+        if "audit" not in ud:
+            return finding("not_checked", n=len(ctx.params.source_audit), reason=ctx.upstream.reason)
+        a = ud["audit"]
+        failed = [e for e in a["entries"] if not e["found"]]
+        return finding("some_failed" if failed else "all_found", n=a["n"], n_found=a["n_found"],
+                       entries=a["entries"], failed=[f"{e['file']}:{e['line']}" for e in failed])
+
+    def _sweeps(self, ctx, v, uv):
+        p = ctx.params
+        rows = {}
+        for param, xs in _grids(p).items():
+            rows[param] = [{"value": x, "setting": Q.setting_text(param, x), "claimed": x == _claimed(p)[param],
+                            **{stat: v[Q.sweep(param, x, stat)] for stat in Q.SWEEP_STATS},
+                            **{f"{stat}_upstream": uv.get(Q.sweep(param, x, stat)) for stat in Q.SWEEP_STATS},
+                            "coverage_minus_tau": (v[Q.sweep(param, x, "coverage_mean")] - x) if param == "tau" else None,
+                            "log2_over_kappa": math.log(2.0) / x if param == "kappa" else None}
+                           for x in xs]
+        return finding("measured", tau=rows["tau"], kappa=rows["kappa"], lam=rows["lam"], beta_task=p.beta_task,
+                       claimed_tau=p.tau, claimed_kappa=p.kappa, claimed_lam=p.lam)
+
+    @staticmethod
+    def _quirks(ud):
+        if "settings" not in ud:
+            return finding("none", ran=False, stage=[], beta_min=[], beta_max=[])
+        q, settings = ud["quirks"], ud["settings"]
+        stage = [{"setting": k.replace(",", ", "), "final_stage": settings[k]["final_stage"]}
+                 for k in q["final_stage_not_setting"]]
+        beta_min = [k.replace(",", ", ") for k in q["all_tasks_beta_at_min"]]
+        beta_max = [{"setting": k.replace(",", ", "), "labels": [lab for lab, f in st["fits"].items()
+                                                                  if q["beta_max_bound"] in f["bounds_active"]]}
+                    for k, st in settings.items()]
+        beta_max = [b for b in beta_max if b["labels"]]
+        some = bool(stage or beta_min or beta_max)
+        return finding("some" if some else "none", ran=True, stage=stage, beta_min=beta_min,
+                       beta_min_bound=q["beta_bound"], beta_max=beta_max, beta_max_bound=q["beta_max_bound"])
+
+    @staticmethod
+    def _mean_or_sum(ctx, v):
+        p, n = ctx.params, ctx.data["oll_rows_with_compute"]
+        equivalent = p.lam / n
+        lams = sorted(p.lam_grid)
+        below = [x for x in lams if x <= equivalent]
+        above = [x for x in lams if x > equivalent]
+        bracket = None
+        if below and above:
+            lo, hi = below[-1], above[0]
+            bracket = {"below": lo, "above": hi, "below_max_dev": v[Q.sweep("lam", lo, "max_dev")],
+                       "above_max_dev": v[Q.sweep("lam", hi, "max_dev")]}
+        return finding("measured", n=n, n_lam=n * p.lam, lam=p.lam, equivalent=equivalent, bracket=bracket)

@@ -1,0 +1,318 @@
+"""Protocol ``temporal_coverage``: does a boundary fitted on one period cover the next? (Section 3, Figure 2)
+
+For each rolling pair (fit on ``P_t`` only, evaluate on ``P_{t+1}`` within the
+overlap of the two z ranges; :mod:`harness.stats.splits`) the sigmoid
+boundary of every task is fitted on the training period, and its coverage of
+the validation period is compared with tau.
+
+Values (names built by :mod:`harness.quantities`; ``<label>`` a task label,
+``t`` = 1, 2, ...):
+
+``signed_coverage.<label>``
+    Out-of-period signed coverage error: per split, the share of the overlap
+    validation models with ``y <= q(z)`` minus tau, pooled over models; the
+    benchmark value is the mean over the splits. Negative = under-coverage.
+``in_sample.<label>``
+    The same on the training period itself, mean over splits.
+``share_above.<label>``, ``binomial_p.<label>``
+    Models above the boundary over all splits, divided by all validation
+    models; one-sided exact binomial p-value of that count against
+    ``exceed_rate``.
+``split<t>.<label>``
+    The signed coverage error of split t.
+``bin_averaged.<name>``
+    The paper-figure variant of ``signed_coverage.<label>``, ``split<t>.<label>``,
+    the group means and the separation: per split, the mean over the
+    *training* period's equal-mass bins of (bin coverage - tau), validation
+    models placed in those bins; mean over splits.
+``group.drift``, ``group.stable``, ``separation``
+    Means of ``signed_coverage`` over the claim's drift tasks and over the
+    others; ``separation = stable - drift``.
+``n_validation.split<t>``
+    Validation models of split t inside the overlap (the fewest over tasks).
+``boxed.<name>``
+    With ``box_check`` set: every value above except the counts, with the
+    sigmoid refitted inside the authors' optimiser box. Not the paper's model;
+    it measures how much that box explains a difference between arms.
+
+Control ``relabel_periods`` (``n_relabellings``): the period labels permuted
+among the models, everything refitted; values ``separation`` and
+``signed_coverage.<label>``, means over the relabellings.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from .. import quantities as Q
+from ..schema import Count, Label, Number
+from ..spec import relation_holds
+from ..stats.temporal_coverage import relabelled_coverage, temporal_coverage
+from ..verdict import decide_verdict
+from .base import Context, Measurement, Protocol, ProtocolParams, finding, register
+from .common import (EstimatorParams, LeaderboardParams, PeriodParams, box_explanation, boxed_options,
+                     leaderboard_columns, outside_box, period_frame, period_summary, sigmoid_options)
+
+__all__ = ["TemporalParams", "RelabelPeriods", "TemporalCoverage", "BOX_CLOSES"]
+
+#: The box "explains" an arm difference when the boxed refit removes more than this share of it.
+BOX_CLOSES = 0.5
+
+
+class TemporalParams(LeaderboardParams, EstimatorParams, PeriodParams):
+    drift_tasks: list[Label] = Field(min_length=1, description="task labels the claim says drift; the rest are 'stable'")
+    exceed_rate: Number = Field(gt=0, lt=1, description="null rate of the binomial test (1 - tau)")
+
+    @model_validator(mode="after")
+    def _drift_among_tasks(self):
+        unknown = [t for t in self.drift_tasks if t not in self.tasks]
+        if unknown:
+            raise ValueError(f"drift_tasks {unknown} are not task labels (known: {list(self.tasks)})")
+        if len(set(self.drift_tasks)) == len(self.tasks):
+            raise ValueError("every task is in drift_tasks: no stable group is left to compare with")
+        return self
+
+
+class RelabelPeriods(ProtocolParams):
+    n_relabellings: Count = Field(5, ge=1, le=1000)
+
+
+def _fit_kwargs(params: TemporalParams) -> dict:
+    return {"drift_tasks": params.drift_tasks, "periods": params.periods, "tau": params.tau,
+            "kappa": params.kappa, "lam": params.lam, "n_bins": params.n_bins, "min_bin_size": params.min_bin_size,
+            "exceed_rate": params.exceed_rate, "n_jobs": params.n_jobs}
+
+
+def _values(res: dict, labels: list[str], *, counts: bool = True) -> dict[str, float]:
+    """The flat value names of the module docstring from one :func:`temporal_coverage` result."""
+    v = {}
+    for label in labels:
+        t = res["tasks"][label]
+        v[Q.signed_coverage(label)] = t["signed_coverage"]
+        v[Q.in_sample(label)] = t["in_sample"]
+        v[Q.share_above(label)] = t["share_above"]
+        v[Q.binomial_p(label)] = t["binomial_p"]
+        v[Q.bin_averaged(Q.signed_coverage(label))] = t["bin_averaged_train_bins"]
+    for row in res["splits"]:
+        v[Q.split(row["t"], row["task"])] = row["signed_coverage"]
+        v[Q.bin_averaged(Q.split(row["t"], row["task"]))] = row["bin_averaged_train_bins"]
+    g, gb = res["groups"]["signed_coverage"], res["groups"]["bin_averaged_train_bins"]
+    v.update({"group.drift": g["drift"], "group.stable": g["stable"], "separation": g["separation"],
+              Q.bin_averaged("group.drift"): gb["drift"], Q.bin_averaged("group.stable"): gb["stable"],
+              Q.bin_averaged("separation"): gb["separation"]})
+    if counts:
+        for t in sorted({row["t"] for row in res["splits"]}):
+            v[Q.n_validation(t)] = min(row["n_val"] for row in res["splits"] if row["t"] == t)
+    return v
+
+
+def bin_averaged_counterpart(name: str) -> str | None:
+    """The bin-averaged counterpart of a signed-coverage quantity (None when there is none)."""
+    if name.startswith(("signed_coverage.", "split", "group.")) or name == "separation":
+        return Q.bin_averaged(name)
+    return None
+
+
+def _sign_word(x: float) -> str:
+    return "under" if x < 0 else ("over" if x > 0 else "exact")
+
+
+@register
+class TemporalCoverage(Protocol):
+    name = "temporal_coverage"
+    Params = TemporalParams
+    controls = {"relabel_periods": RelabelPeriods}
+    summary = ("fit each benchmark's sigmoid boundary on one period and measure how well it covers the models "
+               "of the next")
+    FINDINGS = {
+        "groups": ("measured",),
+        "coverage_table": ("measured",),
+        "in_sample": ("all_covered", "some_under"),
+        "split_table": ("measured",),
+        "drift_splits": ("measured",),
+        "stable_splits": ("none_negative", "some_negative"),
+        "arm_split_gap": ("measured",),
+        "bin_averaged": ("same_outcomes", "outcomes_change"),
+        "stable_bins": ("none_negative", "some_negative"),
+        "box": ("measured",),
+        "box_arms": ("no_difference", "differ"),
+        "relabelled": ("none_under", "some_under"),
+    }
+
+    def columns(self, params: TemporalParams):
+        return leaderboard_columns(params, ("date_col", params.date_col))
+
+    def data_summary(self, params: TemporalParams, tables):
+        return period_summary(tables, params)
+
+    def measure(self, params: TemporalParams, tables, rng):
+        df = period_frame(tables, params)
+        labels = list(params.tasks)
+        res = temporal_coverage(df, params.tasks, rng=rng, sigmoid_options=sigmoid_options(params),
+                                n_relabellings=0, **_fit_kwargs(params))
+        values = _values(res, labels)
+        details = {"splits": res["splits"], "tasks": res["tasks"], "groups": res["groups"], "fitted": res["fitted"]}
+        if params.box_check is not None:
+            boxed = temporal_coverage(df, params.tasks, rng=rng, sigmoid_options=boxed_options(params),
+                                      n_relabellings=0, **_fit_kwargs(params))
+            values.update({Q.boxed(k): x for k, x in _values(boxed, labels, counts=False).items()})
+            outside = outside_box(df, params, res["fitted"])
+            split_of = {(r["task"], r["t"]): r for r in res["splits"]}
+            boxed_split_of = {(r["task"], r["t"]): r for r in boxed["splits"]}
+            for o in outside:
+                o["signed_coverage"] = split_of[(o["task"], o["t"])]["signed_coverage"]
+                o["boxed_signed_coverage"] = boxed_split_of[(o["task"], o["t"])]["signed_coverage"]
+            details["boxed"] = {"box": list(params.box_check), "fitted": boxed["fitted"],
+                                "n_keep": boxed_options(params)["n_keep"], "free_fits_outside": outside}
+        return Measurement(values, details)
+
+    def control(self, kind, cparams: RelabelPeriods, params: TemporalParams, tables, rng, baseline):
+        df = period_frame(tables, params)
+        res = relabelled_coverage(df, params.tasks, rng=rng, n_relabellings=cparams.n_relabellings,
+                                  sigmoid_options=sigmoid_options(params), **_fit_kwargs(params))
+        values = {"separation": res["separation_mean"]}
+        values.update({Q.signed_coverage(k): x for k, x in res["signed_coverage_mean"].items()})
+        return Measurement(values, {"separation_each": res["separation"], "groups_each": res["groups"],
+                                    "signed_coverage_each": res["signed_coverage"]})
+
+    # -- findings ---------------------------------------------------------------------------------------
+
+    def findings(self, ctx: Context) -> dict:
+        p, v = ctx.params, ctx.reimpl.values
+        uv = ctx.upstream.values if ctx.upstream.ok else {}
+        labels, ts = list(p.tasks), [s["t"] for s in ctx.data["splits"]]
+        drift = list(p.drift_tasks)
+        stable = [x for x in labels if x not in drift]
+        out = {}
+        out["groups"] = finding(
+            "measured", drift=drift, stable=stable, drift_mean=v["group.drift"], stable_mean=v["group.stable"],
+            separation=v["separation"], drift_reading=_sign_word(v["group.drift"]),
+            stable_reading=_sign_word(v["group.stable"]), exceed_rate=p.exceed_rate, n_splits=len(ts),
+            upstream_drift=uv.get("group.drift"), upstream_stable=uv.get("group.stable"),
+            drift_tasks=[{"label": x, "signed": v[Q.signed_coverage(x)], "share_above": v[Q.share_above(x)],
+                          "binomial_p": v[Q.binomial_p(x)]} for x in drift])
+        out["coverage_table"] = finding("measured", rows=[
+            {"label": x, "group": "drift" if x in drift else "stable", "signed": v[Q.signed_coverage(x)],
+             "signed_upstream": uv.get(Q.signed_coverage(x)), "share_above": v[Q.share_above(x)],
+             "binomial_p": v[Q.binomial_p(x)], "in_sample": v[Q.in_sample(x)]} for x in labels],
+            drift_mean=v["group.drift"], stable_mean=v["group.stable"], separation=v["separation"],
+            upstream_drift=uv.get("group.drift"), upstream_stable=uv.get("group.stable"),
+            upstream_separation=uv.get("separation"))
+        ins = {x: v[Q.in_sample(x)] for x in labels}
+        under = [{"label": x, "value": ins[x]} for x in labels if ins[x] < 0]
+        out["in_sample"] = finding("some_under" if under else "all_covered", smallest=min(ins.values()), under=under)
+        out["split_table"] = finding("measured", splits=[
+            {"t": t, "n": v[Q.n_validation(t)]} for t in ts], rows=[
+            {"label": x, "by_split": [v[Q.split(t, x)] for t in ts],
+             "n_negative": sum(v[Q.split(t, x)] < 0 for t in ts)} for x in labels])
+        out["drift_splits"] = finding("measured", rows=[self._split_pattern(x, [v[Q.split(t, x)] for t in ts], ts)
+                                                        for x in drift])
+        neg = [{"label": x, "t": t} for x in stable for t in ts if v[Q.split(t, x)] < 0]
+        out["stable_splits"] = finding("some_negative" if neg else "none_negative", negatives=neg)
+        if uv:
+            gaps = [abs(v[Q.split(t, x)] - uv[Q.split(t, x)]) for x in labels for t in ts if Q.split(t, x) in uv]
+            out["arm_split_gap"] = finding("measured", largest=max(gaps) if gaps else None, n=len(gaps))
+        out["bin_averaged"] = self._bin_averaged(ctx, labels, ts)
+        neg_b = [{"label": x, "t": t} for x in stable for t in ts if v[Q.bin_averaged(Q.split(t, x))] < 0]
+        out["stable_bins"] = finding("some_negative" if neg_b else "none_negative", negatives=neg_b)
+        if p.box_check is not None:
+            out["box"] = self._box(ctx, labels)
+            if uv:
+                out["box_arms"] = self._box_arms(ctx, v, uv)
+        for c in ctx.controls:
+            if c.control == "relabel_periods" and c.reimpl.ran:
+                out["relabelled"] = self._relabelled(ctx, c, labels, drift)
+        return out
+
+    @staticmethod
+    def _split_pattern(label: str, vals: list[float], ts: list[int]) -> dict:
+        """Whether a task is below zero on every split, or whether its negative mean rests on one split."""
+        n_neg = sum(x < 0 for x in vals)
+        carriers = []
+        if sum(vals) < 0 and len(vals) > 1:
+            for t, x in zip(ts, vals):
+                rest = (sum(vals) - x) / (len(vals) - 1)
+                if rest >= 0:
+                    carriers.append({"t": t, "value": x, "rest_mean": rest})
+        if n_neg == len(vals):
+            pattern = "every_split"
+        elif carriers:
+            pattern = "carried"
+        elif n_neg:
+            pattern = "mixed"
+        else:
+            pattern = "none_negative"
+        return {"label": label, "pattern": pattern, "n_negative": n_neg, "n_splits": len(vals),
+                "best": max(vals), "carriers": carriers, "one_carrier": len(carriers) == 1}
+
+    def _bin_averaged(self, ctx: Context, labels, ts):
+        """Every target judged again on the bin-averaged values, and the verdict that reading would give."""
+        v, uv = ctx.reimpl.values, (ctx.upstream.values if ctx.upstream.ok else {})
+        rows, changed, n_mapped = [], [], 0
+        for t in ctx.targets:
+            name = bin_averaged_counterpart(t.quantity)
+            n_mapped += name is not None
+            bval = v.get(name) if name else t.reimpl.value
+            other = (v.get(bin_averaged_counterpart(t.other) or t.other) if t.other else None)
+            rhs = other if t.other else t.value
+            if bval is None or rhs is None or t.relation == "~":
+                holds = None if t.relation != "~" or bval is None else abs(bval - t.paper) <= t.tolerance
+            else:
+                holds = relation_holds(t.relation, bval, rhs)
+            if holds is not None and holds != t.reimpl.holds:
+                changed.append(t.title)
+            rows.append({"title": t.title, "role": t.role, "pooled": t.reimpl.value, "bin_averaged": bval,
+                         "mapped": name is not None, "holds_pooled": t.reimpl.holds, "holds_bin_averaged": holds})
+        alt_targets = [t.model_copy(update={"outcome": "unmeasured" if r["holds_bin_averaged"] is None else
+                                            ("holds" if r["holds_bin_averaged"] else "fails")})
+                       for t, r in zip(ctx.targets, rows)]
+        alt = decide_verdict(ctx.reimpl, ctx.upstream, alt_targets, ctx.controls, [])
+        table = [{"label": x, "pooled": v[Q.signed_coverage(x)], "bin_averaged": v[Q.bin_averaged(Q.signed_coverage(x))],
+                  "bin_averaged_upstream": uv.get(Q.bin_averaged(Q.signed_coverage(x))),
+                  "splits": [v[Q.bin_averaged(Q.split(t, x))] for t in ts]} for x in labels]
+        return finding("outcomes_change" if changed else "same_outcomes", rows=rows, changed=changed,
+                       n_mapped=n_mapped, n_targets=len(rows), verdict=alt.verdict,
+                       table=table, separation=v["separation"],
+                       separation_bin_averaged=v[Q.bin_averaged("separation")],
+                       separation_bin_averaged_upstream=uv.get(Q.bin_averaged("separation")))
+
+    def _box(self, ctx: Context, labels):
+        v, uv = ctx.reimpl.values, (ctx.upstream.values if ctx.upstream.ok else {})
+        boxed = ctx.reimpl.details["boxed"]
+        rows = [{"label": x, "free": v[Q.signed_coverage(x)], "boxed": v[Q.boxed(Q.signed_coverage(x))],
+                 "upstream": uv.get(Q.signed_coverage(x))} for x in labels]
+        moved = [r for r in rows if r["free"] != r["boxed"]]
+        flips = []
+        for t in ctx.targets:
+            bv = v.get(Q.boxed(t.quantity))
+            if bv is not None and t.relation != "~" and t.other is None and t.reimpl.holds is not None:
+                if relation_holds(t.relation, bv, t.value) != t.reimpl.holds:
+                    flips.append(t.title)
+        return finding("measured", box=boxed["box"], n_keep=boxed["n_keep"], n_fits=len(ctx.reimpl.details["fitted"]),
+                       outside=boxed["free_fits_outside"], rows=rows,
+                       separation={"free": v["separation"], "boxed": v[Q.boxed("separation")],
+                                   "upstream": uv.get("separation")},
+                       moved=[r["label"] for r in moved],
+                       largest_move=max((abs(r["free"] - r["boxed"]) for r in moved), default=None), flips=flips)
+
+    def _box_arms(self, ctx: Context, v, uv):
+        names = [n for n in v if not n.startswith(("boxed.", "n_validation."))]
+        expl = box_explanation(v, uv, names)
+        differ = [n for n, e in expl.items() if abs(e["gap"]) > 1e-12]
+        closes = [n for n in differ if expl[n]["closed"] is not None and expl[n]["closed"] > BOX_CLOSES]
+        rest = [abs(expl[n]["gap"]) for n in differ if n not in closes]
+        return finding("differ" if differ else "no_difference", n_compared=len(expl), n_differ=len(differ),
+                       closes=[{"name": n, "label": ctx.spec.label_of(n)} for n in closes], threshold=BOX_CLOSES,
+                       n_rest=len(rest), largest_rest=max(rest, default=None))
+
+    def _relabelled(self, ctx: Context, c, labels, drift):
+        v = ctx.reimpl.values
+        cv, cd = ctx.reimpl.controls[c.id].values, ctx.reimpl.controls[c.id].details
+        means = {x: cv[Q.signed_coverage(x)] for x in labels}
+        under = [{"label": x, "value": means[x]} for x in labels if means[x] < 0]
+        return finding("some_under" if under else "none_under", id=c.id, n=len(cd["separation_each"]),
+                       separation=cv["separation"], separation_min=min(cd["separation_each"]),
+                       separation_max=max(cd["separation_each"]), separation_real=v["separation"],
+                       drift=[{"label": x, "shuffled": means[x], "real": v[Q.signed_coverage(x)]} for x in drift],
+                       smallest=min(means.values()), largest=max(means.values()), under=under)
+

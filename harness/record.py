@@ -1,0 +1,253 @@
+"""The run record: one typed, versioned document per claim, the single source of truth.
+
+A run of a claim produces a :class:`Record`: the claim as run, its inputs with
+their hashes, both arms' measurements, each target's and control's outcome,
+the *findings* (named facts about the data, each with the numbers it rests
+on), the verdict with its reasons, and provenance. The Markdown report is
+rendered from a record alone (:mod:`harness.render`), so a record read back
+from disk gives the same report as the run that wrote it.
+
+This module is the only way records are written (:func:`write_record`) and
+read (:func:`read_record`). It knows nothing of protocols, data or scipy.
+
+A record holds only what the claim and its inputs determine: no timing, no
+host name, no temporary path, no cache state (those go to the run log).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import HarnessError
+from .fileio import atomic_write_text
+
+__all__ = [
+    "SCHEMA_VERSION", "Record", "ClaimInfo", "InputTable", "Provenance", "Arm", "ArmControl", "Arms",
+    "ArmTarget", "TargetOutcome", "ConditionRow", "ConditionOutcome", "ArmControlOutcome", "ControlOutcome",
+    "Finding", "Verdict", "Figure", "Robustness", "plain", "record_json", "write_record", "read_record",
+    "VERDICTS", "ARM_STATUSES",
+]
+
+SCHEMA_VERSION = 2
+
+VERDICTS = ("reproduced", "partially reproduced", "not reproduced", "inconclusive", "could not run")
+ARM_STATUSES = ("ok", "not run", "could not run")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Finding(_Model):
+    """A named fact about the data: its ``state`` (one of the states its producer declares) and the
+    numbers and names it rests on. A template words a finding; it never decides one."""
+
+    state: str
+    facts: dict[str, Any] = Field(default_factory=dict)
+
+
+class ClaimInfo(_Model):
+    id: str
+    claim: str
+    locator: str
+    protocol: str
+    path: str  # relative to the project root, e.g. claims/002_table1_boundary_1e24.yaml
+    spec_sha256: str
+    params: dict[str, Any]
+    seed: int
+    upstream: str | None
+    inputs: list[str]
+    limitations: list[str]
+
+
+class InputTable(_Model):
+    name: str
+    path: str  # relative to the data root
+    sha256: str
+    rows: int
+    provenance: str
+
+
+class Provenance(_Model):
+    project_commit: str | None
+    project_dirty: bool | None
+    project_error: str | None = None
+    python: str
+    packages: dict[str, str | None]
+    upstream_url: str | None = None
+    upstream_commit: str | None = None
+
+
+class ArmControl(_Model):
+    values: dict[str, float | None] = Field(default_factory=dict)
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class Arm(_Model):
+    """One arm's measurement (``status`` "ok"), or why there is none."""
+
+    status: Literal["ok", "not run", "could not run"]
+    reason: str | None = None
+    values: dict[str, float | None] = Field(default_factory=dict)
+    details: dict[str, Any] = Field(default_factory=dict)
+    controls: dict[str, ArmControl] = Field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+class Arms(_Model):
+    reimpl: Arm
+    upstream: Arm
+
+
+class ArmTarget(_Model):
+    """One arm's reading of a target."""
+
+    value: float | None = None
+    other_value: float | None = None
+    holds: bool | None = None  # None: not measured
+    delta: float | None = None  # value - paper, for a target with a tolerance
+    beyond: float | None = None  # |delta| - tolerance, where positive
+
+
+class TargetOutcome(_Model):
+    quantity: str
+    quantity_label: str
+    title: str  # the claim file's label, or the quantity's label
+    role: Literal["headline", "supporting"]
+    relation: str
+    requirement: str  # the relation actually tested, derived from the target
+    paper: float | None = None
+    paper_text: str | None = None  # as the claim file writes it (its precision)
+    tolerance: float | None = None
+    tolerance_text: str | None = None
+    value: float | None = None
+    value_text: str | None = None
+    other: str | None = None
+    other_label: str | None = None
+    reason: str
+    judged_on: Literal["reimpl", "upstream"]
+    decimals: int  # decimals for printing measured values
+    reimpl: ArmTarget
+    upstream: ArmTarget
+    outcome: Literal["holds", "fails", "unmeasured"]  # on the arm it is judged on
+
+
+class ConditionRow(_Model):
+    quantity: str
+    quantity_label: str
+    control_value: float | None
+    reference_value: float | None
+    measured: float | None
+    holds: bool
+
+
+class ConditionOutcome(_Model):
+    measure: str
+    reference: str
+    op: str
+    threshold: float
+    requirement: str
+    rows: list[ConditionRow]
+    holds: bool
+
+
+class ArmControlOutcome(_Model):
+    ran: bool
+    broke: bool | None = None
+    conditions: list[ConditionOutcome] = Field(default_factory=list)
+    targets_failed: bool | None = None
+
+
+class ControlOutcome(_Model):
+    id: str
+    control: str
+    params: dict[str, Any]
+    changes: str
+    must_fail_targets: bool
+    reimpl: ArmControlOutcome
+    upstream: ArmControlOutcome
+
+
+class Verdict(_Model):
+    verdict: Literal["reproduced", "partially reproduced", "not reproduced", "inconclusive", "could not run"]
+    reasons: list[Finding]
+
+
+class Figure(_Model):
+    name: str
+    path: str  # relative to the report's folder
+    caption: str
+    missing: list[str] = Field(default_factory=list)
+
+
+class Robustness(_Model):
+    state: Literal["robust", "fragile", "not run"]
+    facts: dict[str, Any] = Field(default_factory=dict)
+
+
+class Record(_Model):
+    schema_version: Literal[2] = SCHEMA_VERSION
+    claim: ClaimInfo
+    inputs: list[InputTable]
+    data: dict[str, Any]
+    provenance: Provenance
+    arms: Arms
+    quantities: dict[str, str]  # reader-facing labels of the quantities this record names
+    targets: list[TargetOutcome]
+    controls: list[ControlOutcome]
+    findings: dict[str, Finding]
+    verdict: Verdict
+    robustness: Robustness | None = None
+    figures: list[Figure] = Field(default_factory=list)
+
+
+def plain(obj: Any) -> Any:
+    """JSON types only: numpy scalars and arrays become Python numbers and lists; NaN and inf become None."""
+    if isinstance(obj, dict):
+        return {str(k): plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain(v) for v in obj]
+    if hasattr(obj, "tolist") and not isinstance(obj, (str, bytes)):  # numpy arrays and scalars
+        return plain(obj.tolist())
+    if isinstance(obj, bool) or obj is None or isinstance(obj, (str, int)):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    return obj
+
+
+def record_json(record: Record) -> str:
+    """The record's canonical JSON text (key order as in the model, two-space indent, final newline)."""
+    return json.dumps(record.model_dump(mode="json"), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_record(record: Record, path: str | Path) -> Path:
+    """Write ``record`` to ``path`` atomically."""
+    return atomic_write_text(path, record_json(record))
+
+
+def read_record(path: str | Path) -> Record:
+    """Read and validate a record; :class:`HarnessError` names the file and what is wrong."""
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise HarnessError(f"{path}: no run record here") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise HarnessError(f"{path}: not a readable JSON run record ({exc})") from None
+    if not isinstance(raw, dict) or raw.get("schema_version") != SCHEMA_VERSION:
+        found = raw.get("schema_version", raw.get("schema")) if isinstance(raw, dict) else type(raw).__name__
+        raise HarnessError(f"{path}: schema_version {found!r}, expected {SCHEMA_VERSION}; run the claim again")
+    try:
+        return Record.model_validate(raw)
+    except ValidationError as err:
+        first = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors()[:5])
+        raise HarnessError(f"{path}: not a valid run record: {first}") from None

@@ -1,0 +1,171 @@
+"""Rolling period splits and the fitting of one estimator per split (paper Section 3).
+
+Fit on ``P_t`` only, evaluate on ``P_{t+1}`` restricted to the overlap of the
+two z ranges (t = 1, 2, 3 for four periods); see :mod:`harness.stats.periods`.
+Every function takes a DataFrame with a ``z`` column, the task score columns
+and a period-label column (:func:`harness.stats.periods.assign_periods`).
+Randomness comes from an explicit ``numpy.random.Generator``; each fit gets
+its own child generator (``rng.spawn``) in a fixed order, so results do not
+depend on ``n_jobs``.
+
+Performance note: the fits are many small optimisation problems. A
+multi-threaded BLAS makes each of them slower by 10-50x on a loaded two-core
+machine; the callers (the CLI, the test suite) limit BLAS to one thread with
+threadpoolctl, and the worker processes of ``n_jobs`` are forked from them,
+so they inherit that limit. Use ``n_jobs`` for parallelism.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .baselines import BinwiseQuantileRegressor, ConstantQuantileRegressor, LossMinimisingConstantRegressor
+from .ispline import ISplineQuantileRegressor
+from .periods import Period, overlap_interval, rolling_pairs
+from .sigmoid import SigmoidQuantileRegressor
+
+__all__ = ["RollingSplit", "rolling_splits", "fit_split_models", "run_fit_jobs", "task_map", "mean", "plain_params"]
+
+@dataclass(frozen=True, eq=False)
+class RollingSplit:
+    """One task on one rolling pair: all of ``P_t``, and ``P_{t+1}`` within the overlap."""
+
+    task: str
+    t: int
+    train_period: str
+    val_period: str
+    z_train: np.ndarray
+    y_train: np.ndarray
+    z_val: np.ndarray
+    y_val: np.ndarray
+    n_val_before_overlap: int
+    overlap: tuple[float, float]
+
+    def describe(self) -> dict[str, Any]:
+        return {"task": self.task, "t": self.t, "train": self.train_period, "val": self.val_period,
+                "n_train": int(self.z_train.size), "n_val": int(self.z_val.size),
+                "n_val_before_overlap": self.n_val_before_overlap,
+                "overlap": [float(self.overlap[0]), float(self.overlap[1])]}
+
+
+def task_map(tasks: Mapping[str, str] | Sequence[str]) -> dict[str, str]:
+    if isinstance(tasks, Mapping):
+        return {str(k): str(v) for k, v in tasks.items()}
+    return {str(c): str(c) for c in tasks}
+
+
+def rolling_splits(
+    df: pd.DataFrame,
+    tasks: Mapping[str, str] | Sequence[str],
+    *,
+    period_col: str = "period",
+    periods: Sequence[Period],
+    z_col: str = "z",
+) -> list[RollingSplit]:
+    """Rolling splits for every task, ordered by task then ``t``.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Columns ``z_col``, ``period_col`` and the score columns.
+    tasks : mapping label -> column, or sequence of columns (label = column)
+        Rows with a missing score are dropped for that task only.
+    periods : sequence of (label, first month, last month)
+        Only the labels and their order are used here.
+
+    Returns
+    -------
+    list of RollingSplit
+        The validation arrays are already restricted to the overlap
+        ``[max(min z_tr, min z_va), min(max z_tr, max z_va)]`` (inclusive).
+    """
+    task_cols = task_map(tasks)
+    missing = [c for c in [z_col, period_col, *task_cols.values()] if c not in df.columns]
+    if missing:
+        raise KeyError(f"columns {missing} are not in the frame")
+    z_all = df[z_col].to_numpy(dtype=float)
+    period = df[period_col].to_numpy(dtype=object)
+    out = []
+    for label, col in task_cols.items():
+        y_all = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
+        ok = np.isfinite(y_all) & np.isfinite(z_all)
+        for t, p_tr, p_va in rolling_pairs(periods):
+            tr, va = ok & (period == p_tr), ok & (period == p_va)
+            if tr.sum() < 4 or va.sum() < 1:
+                raise ValueError(f"{label}: period {p_tr} has {tr.sum()} and {p_va} has {va.sum()} scored rows")
+            lo, hi = overlap_interval(z_all[tr], z_all[va])
+            keep = va & (z_all >= lo) & (z_all <= hi)
+            out.append(RollingSplit(label, t, p_tr, p_va, z_all[tr], y_all[tr], z_all[keep], y_all[keep],
+                                    int(va.sum()), (lo, hi)))
+    return out
+
+
+# ----------------------------------------------------------------------------- fitting
+_FACTORIES = {
+    "sigmoid": SigmoidQuantileRegressor,
+    "ispline": ISplineQuantileRegressor,
+    "constant": ConstantQuantileRegressor,
+    "constant_loss_min": LossMinimisingConstantRegressor,
+    "binwise": BinwiseQuantileRegressor,
+}
+_TAKES_RNG = {"sigmoid", "ispline"}
+
+
+def _fit_job(job):
+    kind, options, z, y, rng = job
+    kwargs = dict(options)
+    if kind in _TAKES_RNG:
+        kwargs["rng"] = rng
+    return _FACTORIES[kind](**kwargs).fit(z, y)
+
+
+def run_fit_jobs(jobs: list, n_jobs: int) -> list:
+    if n_jobs is None or n_jobs <= 1 or len(jobs) < 2:
+        return [_fit_job(j) for j in jobs]
+    with ProcessPoolExecutor(max_workers=int(n_jobs)) as pool:
+        return list(pool.map(_fit_job, jobs, chunksize=max(1, len(jobs) // (4 * int(n_jobs)))))
+
+
+def fit_split_models(
+    splits: Sequence[RollingSplit],
+    kind: str,
+    options: Mapping[str, Any],
+    *,
+    rng: np.random.Generator,
+    n_jobs: int = 1,
+) -> list:
+    """Fit one estimator per split on its training period.
+
+    ``kind`` is one of ``"sigmoid", "ispline", "constant", "constant_loss_min",
+    "binwise"``; ``options`` are its keyword arguments (without ``rng``). Child
+    generators are spawned from ``rng`` in split order, one per split.
+    Returns the fitted estimators, in split order.
+    """
+    if kind not in _FACTORIES:
+        raise ValueError(f"unknown estimator {kind!r}; known: {sorted(_FACTORIES)}")
+    children = rng.spawn(len(splits))
+    jobs = [(kind, dict(options), s.z_train, s.y_train, g) for s, g in zip(splits, children)]
+    return run_fit_jobs(jobs, n_jobs)
+
+
+def mean(values) -> float:
+    return float(np.mean(np.asarray(values, dtype=float)))
+
+
+def plain_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Fitted parameters as JSON-ready Python scalars and lists."""
+    out = {}
+    for k, v in params.items():
+        if isinstance(v, (list, tuple, np.ndarray)):
+            out[k] = [float(x) for x in v]
+        elif isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+            out[k] = int(v)
+        else:
+            out[k] = float(v)
+    return out
