@@ -75,6 +75,29 @@ def _perm(tables):
     return lambda: shift_test(x, y, post, rng=np.random.default_rng(0), n_perm=2000)
 
 
+@case("cluster bootstrap by base model, 1000 resamples of the OLL rows (mean of one task)")
+def _cluster_bootstrap(tables):
+    from harness.stats.resample import cluster_bootstrap, cluster_ids_from_labels
+
+    df = _oll(tables)
+    y = df["MATH Lvl 5 Raw"].to_numpy(float)
+    ids = cluster_ids_from_labels(df["Identified base model"])
+    return lambda: cluster_bootstrap(lambda idx: {"mean": float(y[idx].mean())}, y.size, ids,
+                                     n_resamples=1000, rng=np.random.default_rng(0))
+
+
+@case("shift-test power curve, 11 shifts x 200 replicates x 2000 perms (claim 000 data)")
+def _power(tables):
+    from harness.stats.power import shift_test_power
+    from harness.stats.shift import merge_aa_exports
+
+    m = merge_aa_exports(tables.frame("aa_math500"), tables.frame("aa_aime2025"))
+    x, y, post = m["math_500_pct"].to_numpy(float), m["aime_2025_pct"].to_numpy(float), m["post"].to_numpy(bool)
+    shifts = np.linspace(0.0, 2.5, 11)
+    return lambda: shift_test_power(x, y, post, shifts=shifts, rng=np.random.default_rng(0),
+                                    n_replicates=200, n_perm=2000)
+
+
 for _name, _file in [("claim 000 measure", "000_aime2025_shift_test.yaml"),
                      ("claim 001 measure", "001_nonstationary_boundaries.yaml"),
                      ("claim 002 measure", "002_table1_boundary_1e24.yaml"),

@@ -42,6 +42,9 @@ __all__ = [
     "stratum_labels",
     "stratified_permutation_indices",
     "group_shift_batch",
+    "group_shift_grid",
+    "permutation_count_ge",
+    "permutation_p_value",
     "shift_test",
     "inflation_control",
     "relabel_control",
@@ -201,15 +204,64 @@ def group_shift_batch(x, y, D) -> np.ndarray:
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     D = np.atleast_2d(np.asarray(D, dtype=float))
-    Z = np.column_stack([np.ones_like(x), x])
-    ZtZ_inv = np.linalg.inv(Z.T @ Z)
+    Z, ZtZ_inv = _intercept_slope_design(x)
     r = y - Z @ (ZtZ_inv @ (Z.T @ y))
     num = D @ r
+    den, identified = _residualised_label_norms(D, Z, ZtZ_inv)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(identified, num / den, np.nan)
+
+
+def group_shift_grid(x, Y, D) -> np.ndarray:
+    """``gamma`` of ``y ~ 1 + x + d`` for every row ``y`` of ``Y`` and every row ``d`` of ``D``.
+
+    Returns
+    -------
+    ndarray, shape (len(Y), len(D))
+        Entry ``(k, p)`` is the OLS coefficient of ``D[p]`` with response
+        ``Y[k]``; :func:`group_shift_batch` for many responses at once (the
+        same Frisch-Waugh-Lovell algebra, with the residual matrix ``R = Y M``
+        in place of ``r``: numerators ``R D'``, one denominator per ``d``).
+    """
+    x = np.asarray(x, dtype=float)
+    Y = np.atleast_2d(np.asarray(Y, dtype=float))
+    D = np.atleast_2d(np.asarray(D, dtype=float))
+    Z, ZtZ_inv = _intercept_slope_design(x)
+    R = Y - ((Y @ Z) @ ZtZ_inv) @ Z.T
+    num = R @ D.T
+    den, identified = _residualised_label_norms(D, Z, ZtZ_inv)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(identified[None, :], num / den[None, :], np.nan)
+
+
+def _intercept_slope_design(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``Z = [1, x]`` and ``(Z'Z)^{-1}``."""
+    Z = np.column_stack([np.ones_like(x), x])
+    return Z, np.linalg.inv(Z.T @ Z)
+
+
+def _residualised_label_norms(D: np.ndarray, Z: np.ndarray, ZtZ_inv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``d'Md = d'd - (Z'd)'(Z'Z)^{-1}(Z'd)`` per row of ``D``, and whether it is non-degenerate."""
     Zd = D @ Z  # rows are (Z'd)'
     den = np.einsum("ij,ij->i", D, D) - np.einsum("ij,jk,ik->i", Zd, ZtZ_inv, Zd)
     scale = np.einsum("ij,ij->i", D, D)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 1e-12 * np.maximum(scale, 1.0), num / den, np.nan)
+    return den, den > 1e-12 * np.maximum(scale, 1.0)
+
+
+def permutation_count_ge(gamma_perm, gamma_ref) -> np.ndarray:
+    """``#{gamma_perm >= gamma_ref}`` along the last axis, ties within relative rounding counted.
+
+    ``gamma_ref`` broadcasts against ``gamma_perm[..., 0]`` (a scalar for one
+    test, a vector for many). A permuted value counts when it is at least
+    ``gamma_ref - 1e-10 * max(1, |gamma_ref|)``; ``nan`` never counts.
+    """
+    ref = np.asarray(gamma_ref, dtype=float)
+    return np.sum(np.asarray(gamma_perm) >= (ref - _TIE_RTOL * np.maximum(1.0, np.abs(ref)))[..., None], axis=-1)
+
+
+def permutation_p_value(n_ge, n_perm: int):
+    """One-sided permutation p-value with the +1 convention, ``(1 + n_ge) / (n_perm + 1)``."""
+    return (1.0 + n_ge) / (n_perm + 1.0)
 
 
 def _prepare(x_pct, y_pct, post, eps: float, y_logit_offset_post: float = 0.0):
@@ -280,8 +332,8 @@ def shift_test(
     gam_perm = group_shift_batch(X, Y, d[idx])
     # Same arithmetic path for the observed value, so exact ties compare equal.
     gamma_ref = float(group_shift_batch(X, Y, d[None, :])[0])
-    n_ge = int(np.sum(gam_perm >= gamma_ref - _TIE_RTOL * max(1.0, abs(gamma_ref))))
-    p_value = (1.0 + n_ge) / (n_perm + 1.0)
+    n_ge = int(permutation_count_ge(gam_perm, gamma_ref))
+    p_value = float(permutation_p_value(n_ge, n_perm))
     return {
         "gamma": gamma,
         "se": float(fit["se"][2]),
