@@ -16,8 +16,7 @@ from .schema import format_validation_error
 
 __all__ = ["DataLock", "LockedTable", "Tables", "load_lock", "resolve_data_root", "file_sha256", "PROJECT_ROOT"]
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_LOCK = PROJECT_ROOT / "data" / "lock.yaml"
+from .paths import DEFAULT_LOCK, PROJECT_ROOT
 DATA_ROOT_ENV = "HARNESS_DATA_ROOT"
 
 

@@ -63,6 +63,7 @@ class ClaimInfo(_Model):
     upstream: str | None
     inputs: list[str]
     limitations: list[str]
+    figures: bool = True
 
 
 class InputTable(_Model):
@@ -182,10 +183,13 @@ class Verdict(_Model):
 
 
 class Figure(_Model):
+    """A figure of the report: an SVG beside it, and where it goes in the report (``section``)."""
+
     name: str
-    path: str  # relative to the report's folder
-    caption: str
-    missing: list[str] = Field(default_factory=list)
+    path: str  # relative to the report's folder, e.g. figures/002_table1_boundary_1e24/boundaries.svg
+    caption: str  # one line: what to look at
+    section: Literal["result", "controls", "after_controls", "arms"] = "result"
+    missing: list[str] = Field(default_factory=list)  # what could not be drawn (an arm that did not run)
 
 
 class Robustness(_Model):
@@ -206,7 +210,9 @@ class Record(_Model):
     findings: dict[str, Finding]
     verdict: Verdict
     robustness: Robustness | None = None
+    plots: dict[str, Any] = Field(default_factory=dict)  # what the figures are drawn from
     figures: list[Figure] = Field(default_factory=list)
+    build: dict[str, Any] = Field(default_factory=dict)  # hashes of what produced it (harness.build)
 
 
 def plain(obj: Any) -> Any:
@@ -225,7 +231,7 @@ def plain(obj: Any) -> Any:
 
 
 def record_json(record: Record) -> str:
-    """The record's canonical JSON text (key order as in the model, two-space indent, final newline)."""
+    """The record's canonical JSON text (key order as in the model, one-space indent, final newline)."""
     return json.dumps(record.model_dump(mode="json"), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
 
 

@@ -11,14 +11,16 @@ from __future__ import annotations
 import re
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from . import progress
 from .datalock import PROJECT_ROOT, Tables
-from .errors import HarnessError, ProtocolError
+from .errors import ProtocolError
 from .protocols.base import Context, Measurement
 from .provenance import package_versions, project_state
 from .record import (Arm, ArmControl, Arms, ClaimInfo, InputTable, Provenance, Record, plain)
@@ -65,6 +67,7 @@ def _run_reimpl(spec: ClaimSpec, tables: Tables, log: dict) -> Arm:
     protocol, params = spec.protocol, spec.params
     gens = _generators(spec.claim.seed, len(spec.claim.controls))
     t0 = time.perf_counter()
+    progress.stage("re-implementation: measurement")
     try:
         base = protocol.measure(params, tables, gens[0])
     except ProtocolError as exc:
@@ -73,6 +76,7 @@ def _run_reimpl(spec: ClaimSpec, tables: Tables, log: dict) -> Arm:
     log["reimpl_seconds"] = time.perf_counter() - t0
     controls = {}
     for ctl, rng in zip(spec.claim.controls, gens[1:]):
+        progress.stage(f"re-implementation: control {ctl.id}")
         t1 = time.perf_counter()
         controls[ctl.id] = protocol.control(ctl.control, spec.control_params[ctl.id], params, tables, rng, base)
         log.setdefault("control_seconds", {})[ctl.id] = time.perf_counter() - t1
@@ -84,10 +88,12 @@ def _run_upstream(spec: ClaimSpec, tables: Tables, options, log: dict) -> Arm:
         return _arm("not run", "the authors' arm was switched off for this run (--no-upstream)")
     from .upstream import run_upstream_arm  # touches git and subprocesses: imported only when used
 
+    progress.stage("authors' code: started")
     res = run_upstream_arm(spec, spec.protocol, spec.params, tables, options=options)
     log.update({"upstream_seconds": res.get("seconds"), "upstream_cached": res.get("cached"),
                 "upstream_stdout": res.get("stdout"), "upstream_stderr": res.get("stderr"),
                 "upstream_commit": res.get("commit"), "upstream_url": res.get("url")})
+    progress.stage(f"authors' code: {res['status']}" + (" (from the cache)" if res.get("cached") else ""))
     controls = {k: Measurement(v["values"], v.get("details", {})) for k, v in res.get("controls", {}).items()}
     base = Measurement(res.get("values", {}), res.get("details", {})) if res["status"] == "ok" else None
     return _arm(res["status"], scrub_paths(res.get("reason"), tables.root), base, controls)
@@ -121,11 +127,14 @@ def _quantity_labels(spec: ClaimSpec) -> dict[str, str]:
     return labels
 
 
-def run_claim(path_or_spec: str | Path | ClaimSpec, tables: Tables, *, upstream_options=None) -> RunResult:
+def run_claim(path_or_spec: str | Path | ClaimSpec, tables: Tables, *, upstream_options=None,
+              build: dict | None = None) -> RunResult:
     """Run a claim file and return its record and run log.
 
-    Raises :class:`~harness.errors.HarnessError` for a bad claim or bad
-    inputs; an arm that cannot run is recorded, not raised.
+    The authors' arm (a subprocess) runs in a thread beside the
+    re-implementation. ``build`` (:func:`harness.build.dependencies`) is stored
+    in the record. Raises :class:`~harness.errors.HarnessError` for a bad
+    claim or bad inputs; an arm that cannot run is recorded, not raised.
     """
     spec = path_or_spec if isinstance(path_or_spec, ClaimSpec) else load_claim(path_or_spec, tables=tables)
     log: dict[str, Any] = {"claim": spec.id}
@@ -135,8 +144,10 @@ def run_claim(path_or_spec: str | Path | ClaimSpec, tables: Tables, *, upstream_
     inputs = [InputTable(**t) for t in tables.describe(claim.inputs)]
     data = plain(protocol.data_summary(spec.params, tables))
 
-    reimpl = _run_reimpl(spec, tables, log)
-    upstream = _run_upstream(spec, tables, upstream_options, log)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        upstream_job = pool.submit(_run_upstream, spec, tables, upstream_options, log)
+        reimpl = _run_reimpl(spec, tables, log)
+        upstream = upstream_job.result()
     _check_vocabulary(spec, reimpl, "re-implementation")
     _check_vocabulary(spec, upstream, "authors' arm")
 
@@ -151,6 +162,9 @@ def run_claim(path_or_spec: str | Path | ClaimSpec, tables: Tables, *, upstream_
         own = protocol.findings(ctx)
         _check_findings(spec, own)
         findings.update(own)
+        plots = plain(protocol.plots(ctx))
+    else:
+        plots = {}
     try:
         rel_path = spec.path.resolve().relative_to(PROJECT_ROOT).as_posix()
     except ValueError:
@@ -160,7 +174,8 @@ def run_claim(path_or_spec: str | Path | ClaimSpec, tables: Tables, *, upstream_
         claim=ClaimInfo(id=claim.id, claim=claim.claim, locator=claim.locator, protocol=claim.protocol,
                         path=rel_path, spec_sha256=spec_sha256(spec.path),
                         params=spec.params.model_dump(mode="json"), seed=claim.seed, upstream=claim.upstream,
-                        inputs=list(claim.inputs), limitations=list(claim.limitations)),
+                        inputs=list(claim.inputs), limitations=list(claim.limitations),
+                        figures=claim.figures),
         inputs=inputs, data=data,
         provenance=Provenance(project_commit=state["commit"], project_dirty=state["dirty"],
                               project_error=state["error"], python=packages["python"],
@@ -168,14 +183,7 @@ def run_claim(path_or_spec: str | Path | ClaimSpec, tables: Tables, *, upstream_
                               upstream_url=log.get("upstream_url") if upstream.ok else None,
                               upstream_commit=log.get("upstream_commit") if upstream.ok else None),
         arms=Arms(reimpl=reimpl, upstream=upstream), quantities=_quantity_labels(spec),
-        targets=targets, controls=controls, findings=findings, verdict=verdict)
+        targets=targets, controls=controls, findings=findings, verdict=verdict, plots=plots, build=build or {})
     log["total_seconds"] = time.perf_counter() - t_start
     return RunResult(record=record, log=log)
 
-
-def load_for_run(path: str | Path, tables: Tables, pins=None) -> ClaimSpec:
-    """The claim at ``path`` validated against the lock, the table headers and the pins."""
-    try:
-        return load_claim(path, tables=tables, pins=pins)
-    except HarnessError:
-        raise

@@ -50,8 +50,7 @@ Controls:
   ``[logit(eps), logit(1-eps)]``, and their logit returns the shifted value up
   to rounding. ``details.realized_shift`` checks it with their ``_logit``
   (largest ``|realised - shift|`` over post-release models, and how many of
-  them the clip caught). Values ``gamma``, ``p_value``, ``gamma_rise`` (minus
-  the baseline gamma of this arm).
+  them the clip caught). Values ``gamma`` and ``p_value``.
 * ``relabel_groups {n_draws}``: the sample is the common support of the real
   test (their ``X_support_lo``/``X_support_hi`` applied with their
   ``_logit``); the post label is permuted across it ``n_draws`` times by
@@ -67,7 +66,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import time
 
 import numpy as np
 
@@ -125,7 +123,7 @@ def _their_logit(aa, pct, eps):
     return aa._logit(np.clip(np.asarray(pct, float) / 100.0, eps, 1.0 - eps), eps=eps)
 
 
-def _inflate(aa, x, y, post, p, shift, baseline_gamma):
+def _inflate(aa, x, y, post, p, shift):
     from scipy.special import expit
 
     eps = float(p["eps"])
@@ -135,8 +133,7 @@ def _inflate(aa, x, y, post, p, shift, baseline_gamma):
     lo, hi = math.log(eps / (1 - eps)), math.log((1 - eps) / eps)
     target = _their_logit(aa, y[post], eps) + shift
     res = _test(aa, x, y_new, post, p)
-    values = {"gamma": res["coef_group_shift_gamma"], "p_value": res["pvalue_one_sided_gamma_gt_0"],
-              "gamma_rise": res["coef_group_shift_gamma"] - baseline_gamma}
+    values = {"gamma": res["coef_group_shift_gamma"], "p_value": res["pvalue_one_sided_gamma_gt_0"]}
     details = {"test": res, "shift": shift, "how": "post-release AIME percentages replaced by 100*expit(their_logit+shift)",
                "realized_shift": {"max_abs_error": float(np.max(np.abs(realized - shift))),
                                   "n_post": int(post.sum()),
@@ -167,13 +164,11 @@ def _relabel(aa, x, y, post, p, base, n_draws, seed):
 def run(request: dict) -> dict:
     p = request["params"]
     aa = _authors()
-    t0 = time.perf_counter()
     x, y, post, counts = _merge(aa, p, request["tables"])
     res = _test(aa, x, y, post, p)
     values = _values(res, counts["n_total_merged"])
     eps_default = inspect.signature(aa._contamination_test_logit_to_logit).parameters["eps"].default
-    details = {"test": res, "merge": counts, "seed": SEED, "eps": float(p["eps"]), "eps_default_in_their_code": eps_default,
-               "seconds": time.perf_counter() - t0}
+    details = {"test": res, "merge": counts, "seed": SEED, "eps": float(p["eps"]), "eps_default_in_their_code": eps_default}
 
     rows = []
     for eps in p["eps_grid"]:
@@ -188,9 +183,9 @@ def run(request: dict) -> dict:
     for c in request.get("controls", []):
         kind, cp = c["control"], c["params"]
         if kind == "inflate_post":
-            v, d = _inflate(aa, x, y, post, p, float(cp["shift"]), values["gamma"])
+            v, d = _inflate(aa, x, y, post, p, float(cp["shift"]))
         elif kind == "relabel_groups":
-            v, d = _relabel(aa, x, y, post, p, res, int(cp.get("n_draws", 200)), request["seed"])
+            v, d = _relabel(aa, x, y, post, p, res, int(cp["n_draws"]), request["seed"])
         else:
             raise ValueError(f"control '{c['id']}': kind '{kind}' is not supported by this adapter")
         controls[c["id"]] = {"values": v, "details": d}

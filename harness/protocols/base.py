@@ -105,6 +105,11 @@ class Protocol:
         """The protocol's findings, each named in :attr:`FINDINGS` and in one of its declared states."""
         return {}
 
+    def plots(self, ctx: Context) -> dict[str, Any]:
+        """What the report's figures are drawn from (curve grids, histograms), stored in the record so that
+        :mod:`harness.figures` needs nothing else."""
+        return {}
+
 
 PROTOCOLS: dict[str, Protocol] = {}
 

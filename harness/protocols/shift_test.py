@@ -1,17 +1,25 @@
 """Protocol ``shift_test``: cross-benchmark shift test (paper Section 5.2.2, Equation 3).
 
-Values (``measure``): ``n_merged``, ``n_support``, ``n_pre``, ``n_post``,
-``slope``, ``gamma``, ``se``, ``t``, ``p_value``, ``r2``, ``odds_ratio``
-(``exp(gamma)``), ``null_mean`` (centre of the stratified permutation null),
-``upper95`` (one-sided 95% upper bound ``gamma + z_0.95 * se``),
-``p_classical`` (one-sided t-test of gamma = 0, n - 3 degrees of freedom).
-Details: the support limits, the Monte Carlo error of ``p`` and a table of
-``gamma`` and ``p`` against the clip ``eps``.
+Regress logit(later benchmark) on logit(earlier benchmark) and a post-release
+indicator over the common support of the two release groups; the one-sided
+p-value of the indicator's coefficient gamma comes from a permutation of the
+labels within quantile strata of the earlier benchmark
+(:mod:`harness.stats.shift`).
 
-Controls: ``inflate_post`` (add ``shift`` to logit(AIME) of every
-post-release model; values ``gamma``, ``p_value``, ``gamma_rise``) and
-``relabel_groups`` (the release label shuffled over the support ``n_draws``
-times; values ``gamma_mean``, ``gamma_sd``).
+Values: ``n_merged``, ``n_support``, ``n_pre``, ``n_post``, ``slope``,
+``gamma``, ``se``, ``t``, ``p_value``, ``r2``, ``odds_ratio`` (``exp(gamma)``),
+``null_mean`` (centre of the stratified permutation null), ``upper95``
+(one-sided 95% upper bound ``gamma + z_0.95 se``), ``p_classical`` (one-sided
+t-test of gamma = 0, n - 3 degrees of freedom); with ``n_perm_precise``,
+``p_value_precise`` and ``null_mean_precise``; with ``power``,
+``power.at_observed`` and ``power.min_detectable`` (the measured power of the
+test on its own design, :mod:`harness.stats.power`).
+
+Controls: ``inflate_post`` (add ``shift`` to logit(later benchmark) of every
+post-release model: values ``gamma``, ``p_value``; the condition a claim
+should set is detection, ``p_value < alpha``, not the rise of gamma, which is
+``shift`` by algebra) and ``relabel_groups`` (the release label shuffled over
+the support ``n_draws`` times; values ``gamma_mean``, ``gamma_sd``).
 """
 
 from __future__ import annotations
@@ -19,36 +27,70 @@ from __future__ import annotations
 import copy
 import math
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from scipy.stats import norm
 from scipy.stats import t as student_t
 
-from ..stats.shift import eps_sensitivity, inflation_control, merge_aa_exports, relabel_control, shift_test
 from ..errors import DataError
-from .base import Measurement, Protocol, ProtocolParams, register
+from ..schema import Count, Label, Number
+from ..stats.power import shift_test_power
+from ..stats.shift import eps_sensitivity, inflation_control, merge_aa_exports, relabel_control, shift_test
+from .base import Context, Measurement, Protocol, ProtocolParams, finding, register
+
+__all__ = ["ShiftParams", "PowerParams", "InflatePost", "RelabelGroups", "ShiftTest", "MC_SIDE_SDS"]
+
+#: Which side of alpha a permutation p-value falls on is settled when its limit lies more than this many
+#: Monte Carlo standard deviations (at the claim's permutation count) away from alpha.
+MC_SIDE_SDS = 4.0
+
+
+class PowerParams(ProtocolParams):
+    """The measured power of the test: planted shifts on a grid, fresh data and permutations per replicate."""
+
+    shifts: list[Number] = Field(min_length=2, description="planted shifts (logits), increasing")
+    n_replicates: Count = Field(200, ge=20, le=100_000)
+    n_perm: Count = Field(1000, ge=99, le=100_000)
+    target: Number = Field(0.8, gt=0, lt=1)
+
+    @field_validator("shifts")
+    @classmethod
+    def _increasing(cls, shifts):
+        if any(b <= a for a, b in zip(shifts, shifts[1:])) or shifts[0] < 0:
+            raise ValueError(f"shifts must be non-negative and strictly increasing, got {shifts}")
+        return shifts
 
 
 class ShiftParams(ProtocolParams):
-    math_table: str = "aa_math500"
-    aime_table: str = "aa_aime2025"
-    key: str = "model_id"
-    x_col: str = "math_500_pct"
-    y_col: str = "aime_2025_pct"
-    date_col: str = "release_date"
+    math_table: Label
+    aime_table: Label
+    key: Label = "model_id"
+    x_col: Label
+    y_col: Label
+    date_col: Label
     cutoff: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="release date of the later benchmark")
-    eps: float = Field(1e-6, gt=0, lt=0.5)
-    n_bins: int = Field(10, ge=1)
-    n_perm: int = Field(2000, ge=1)
-    eps_grid: list[float] = Field(default_factory=lambda: [1e-6, 1e-4, 1e-3, 1e-2], min_length=1)
-    n_perm_precise: int = Field(0, ge=0, description="a second, larger permutation count for the p-value's limit (0: skip)")
+    eps: Number = Field(gt=0, lt=0.5)
+    n_bins: Count = Field(ge=1, le=1000)
+    n_perm: Count = Field(ge=1, le=1_000_000)
+    alpha: Number = Field(gt=0, lt=1, description="significance level the claim reads its p-value against")
+    eps_grid: list[Number] = Field(min_length=1)
+    n_perm_precise: Count = Field(0, ge=0, le=10_000_000,
+                                  description="a second, larger permutation count for the p-value's limit (0: skip)")
+    power: PowerParams | None = None
+
+    @field_validator("eps_grid")
+    @classmethod
+    def _eps(cls, grid):
+        if any(not 0 < e < 0.5 for e in grid):
+            raise ValueError(f"eps_grid values must lie in (0, 0.5), got {grid}")
+        return grid
 
 
 class InflatePost(ProtocolParams):
-    shift: float
+    shift: Number = Field(ge=-20, le=20)
 
 
 class RelabelGroups(ProtocolParams):
-    n_draws: int = Field(200, ge=2)
+    n_draws: Count = Field(200, ge=2, le=100_000)
 
 
 def _merged(params: ShiftParams, tables):
@@ -56,7 +98,7 @@ def _merged(params: ShiftParams, tables):
         return merge_aa_exports(tables.frame(params.math_table), tables.frame(params.aime_table), cutoff=params.cutoff,
                                 key=params.key, x_col=params.x_col, y_col=params.y_col, date_col=params.date_col)
     except ValueError as exc:  # a column the claim names is missing, or duplicate keys
-        files = ", ".join(str(tables.root / tables.entry(t).path) for t in (params.math_table, params.aime_table))
+        files = ", ".join(tables.entry(t).path for t in (params.math_table, params.aime_table))
         raise DataError(f"{files}: {exc} (claim params math_table/aime_table/key/x_col/y_col/date_col)") from None
 
 
@@ -70,15 +112,27 @@ class ShiftTest(Protocol):
     name = "shift_test"
     Params = ShiftParams
     controls = {"inflate_post": InflatePost, "relabel_groups": RelabelGroups}
-    requires_inputs = ("aa_math500", "aa_aime2025")
-    template = "shift_test.md.j2"
-    adapter = "shift_test.py"
     summary = "regress logit(later benchmark) on logit(earlier benchmark) and a post-release indicator"
+    FINDINGS = {
+        "summary": ("measured",),
+        "result": ("measured",),
+        "monte_carlo": ("single", "side_settled", "side_uncertain"),
+        "null_centre": ("classical_significant", "classical_not_significant"),
+        "eps_sensitivity": ("measured",),
+        "power": ("adequate", "underpowered", "not_run"),
+        "planted": ("detected", "missed"),
+        "relabelled": ("measured",),
+        "upper_bound": ("measured",),
+    }
+
+    def columns(self, params: ShiftParams):
+        return [("math_table", params.math_table, [params.key, params.x_col]),
+                ("aime_table", params.aime_table, [params.key, params.y_col, params.date_col])]
 
     def data_summary(self, params: ShiftParams, tables):
         m = _merged(params, tables)
-        return {"aa_math500_rows": int(len(tables.frame(params.math_table))),
-                "aa_aime2025_rows": int(len(tables.frame(params.aime_table))), "merged_rows": int(len(m))}
+        return {"earlier_rows": int(len(tables.frame(params.math_table))),
+                "later_rows": int(len(tables.frame(params.aime_table))), "merged_rows": int(len(m))}
 
     def measure(self, params: ShiftParams, tables, rng):
         x, y, post = _arrays(params, tables)
@@ -91,12 +145,22 @@ class ShiftTest(Protocol):
                   "null_mean": res["null_mean"], "upper95": res["gamma"] + norm.ppf(0.95) * res["se"],
                   # The textbook alternative: one-sided t-test of gamma = 0 with n - 3 degrees of freedom.
                   "p_classical": float(student_t.sf(res["t"], res["n"] - 3))}
+        details = {"test": res}
         if params.n_perm_precise:
             precise = shift_test(x, y, post, rng=copy.deepcopy(start), eps=params.eps, n_bins=params.n_bins,
                                  n_perm=params.n_perm_precise)
             values["p_value_precise"] = precise["p_value"]
             values["null_mean_precise"] = precise["null_mean"]
-        details = {"test": res, "eps_sensitivity": eps_sensitivity(x, y, post, rng=start, eps_grid=params.eps_grid, **kw)}
+        details["eps_sensitivity"] = eps_sensitivity(x, y, post, rng=start, eps_grid=params.eps_grid, **kw)
+        if params.power is not None:
+            pw = params.power
+            pkw = {"shifts": pw.shifts, "n_replicates": pw.n_replicates, "eps": params.eps, "n_bins": params.n_bins,
+                   "n_perm": pw.n_perm, "alpha": params.alpha, "target": pw.target}
+            main = shift_test_power(x, y, post, rng=rng, mean_model="linear", **pkw)
+            strata = shift_test_power(x, y, post, rng=rng, mean_model="strata", **pkw)
+            values["power.at_observed"] = main["at_observed"]["power"]
+            values["power.min_detectable"] = main["minimal_shift"]["shift"]
+            details["power"] = {"linear": main, "strata": strata}
         return Measurement(values, details)
 
     def control(self, kind, cparams, params: ShiftParams, tables, rng, baseline):
@@ -104,8 +168,89 @@ class ShiftTest(Protocol):
         if kind == "inflate_post":
             res = inflation_control(x, y, post, rng=rng, shift=cparams.shift, eps=params.eps,
                                     n_bins=params.n_bins, n_perm=params.n_perm)
-            return Measurement({"gamma": res["gamma"], "p_value": res["p_value"],
-                                "gamma_rise": res["gamma"] - baseline.values["gamma"]}, {"test": res})
+            return Measurement({"gamma": res["gamma"], "p_value": res["p_value"]}, {"test": res})
         res = relabel_control(x, y, post, rng=rng, n_draws=cparams.n_draws, eps=params.eps)
         res.pop("gammas")
         return Measurement({"gamma_mean": res["mean"], "gamma_sd": res["sd"]}, res)
+
+    # -- findings ---------------------------------------------------------------------------------------
+
+    def findings(self, ctx: Context) -> dict:
+        p, v = ctx.params, ctx.reimpl.values
+        uv = ctx.upstream.values if ctx.upstream.ok else {}
+        out = {"summary": finding(
+            "measured", gamma=v["gamma"], odds_ratio=v["odds_ratio"], p_value=v["p_value"], n_support=v["n_support"],
+            positive=v["gamma"] > 0, significant=v["p_value"] < p.alpha, alpha=p.alpha,
+            upstream_gamma=uv.get("gamma"), upstream_p=uv.get("p_value"), cutoff=p.cutoff)}
+        rows = []
+        for key, digits in (("n_merged", 0), ("n_support", 0), ("slope", 4), ("gamma", 4), ("se", 4), ("t", 4),
+                            ("p_value", 4), ("r2", 4)):
+            paper = [t for t in ctx.targets if t.quantity == key]
+            rows.append({"label": ctx.spec.label_of(key), "reimpl": v[key], "upstream": uv.get(key), "digits": digits,
+                         "paper": "; ".join(t.requirement for t in paper) or None})
+        out["result"] = finding("measured", rows=rows, n_merged=v["n_merged"], n_support=v["n_support"],
+                                n_pre=v["n_pre"], n_post=v["n_post"], n_perm=p.n_perm, n_bins=p.n_bins,
+                                mc_se=ctx.reimpl.details["test"]["p_value_mc_se"])
+        out["monte_carlo"] = self._monte_carlo(ctx, v, uv)
+        df = v["n_support"] - 3
+        out["null_centre"] = finding(
+            "classical_significant" if v["p_classical"] < p.alpha else "classical_not_significant",
+            null_mean=v["null_mean"], upstream_null_mean=uv.get("null_mean"), t=v["t"], df=df,
+            p_classical=v["p_classical"], alpha=p.alpha)
+        sens = ctx.reimpl.details["eps_sensitivity"]
+        out["eps_sensitivity"] = finding("measured", rows=sens, gamma_min=min(r["gamma"] for r in sens),
+                                         gamma_max=max(r["gamma"] for r in sens),
+                                         p_min=min(r["p_value"] for r in sens), p_max=max(r["p_value"] for r in sens))
+        out["power"] = self._power(ctx, v)
+        for c in ctx.controls:
+            if not c.reimpl.ran:
+                continue
+            cv = ctx.reimpl.controls[c.id].values
+            cu = ctx.upstream.controls[c.id].values if (ctx.upstream.ok and c.id in ctx.upstream.controls) else {}
+            if c.control == "inflate_post":
+                out["planted"] = finding(
+                    "detected" if cv["p_value"] < p.alpha else "missed", id=c.id, shift=c.params["shift"],
+                    gamma=cv["gamma"], p_value=cv["p_value"], alpha=p.alpha, upstream_gamma=cu.get("gamma"),
+                    upstream_p=cu.get("p_value"),
+                    upstream_detected=None if cu.get("p_value") is None else cu["p_value"] < p.alpha)
+            elif c.control == "relabel_groups":
+                out["relabelled"] = finding("measured", id=c.id, n=c.params["n_draws"], mean=cv["gamma_mean"],
+                                            sd=cv["gamma_sd"], upstream_mean=cu.get("gamma_mean"),
+                                            upstream_sd=cu.get("gamma_sd"), observed=v["gamma"])
+        out["upper_bound"] = finding("measured", se=v["se"], upper95=v["upper95"], n_support=v["n_support"])
+        return out
+
+    @staticmethod
+    def _monte_carlo(ctx: Context, v: dict, uv: dict):
+        p = ctx.params
+        if "p_value_precise" not in v:
+            return finding("single", mc_se=ctx.reimpl.details["test"]["p_value_mc_se"])
+        limit = v["p_value_precise"]
+        sd = math.sqrt(limit * (1 - limit) / p.n_perm)
+        paper = next((t for t in ctx.targets if t.quantity == "p_value" and t.relation == "~"), None)
+        settled = abs(limit - p.alpha) > MC_SIDE_SDS * sd
+        return finding("side_settled" if settled else "side_uncertain", limit=limit, n_perm_precise=p.n_perm_precise,
+                       n_perm=p.n_perm, sd=sd, alpha=p.alpha, sds=MC_SIDE_SDS,
+                       paper_text=paper.paper_text if paper else None,
+                       paper_sds=(paper.paper - limit) / sd if paper else None,
+                       upstream_sds=(uv["p_value"] - limit) / sd if "p_value" in uv else None)
+
+    @staticmethod
+    def _power(ctx: Context, v: dict):
+        pw = ctx.reimpl.details.get("power")
+        if pw is None:
+            return finding("not_run")
+        main, alt = pw["linear"], pw["strata"]
+        target = ctx.params.power.target
+        at = main["at_observed"]
+        curve = [{"shift": s, "power": pw_, "mc_se": se} for s, pw_, se in
+                 zip(main["curve"]["shifts"], main["curve"]["power"], main["curve"]["mc_se"])]
+        minimal = main["minimal_shift"]
+        return finding(
+            "adequate" if at["power"] >= target else "underpowered", target=target, alpha=ctx.params.alpha,
+            n_replicates=ctx.params.power.n_replicates, n_perm=ctx.params.power.n_perm, curve=curve,
+            observed=at["shift"], at_observed=at["power"], at_observed_se=at["mc_se"],
+            min_detectable=minimal["shift"], max_power=minimal["max_power"],
+            size=curve[0]["power"] if curve[0]["shift"] == 0 else None,
+            strata_observed=alt["at_observed"]["shift"], strata_at_observed=alt["at_observed"]["power"],
+            strata_at_observed_se=alt["at_observed"]["mc_se"], strata_min_detectable=alt["minimal_shift"]["shift"])

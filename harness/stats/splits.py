@@ -17,6 +17,7 @@ so they inherit that limit. Use ``n_jobs`` for parallelism.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -126,7 +127,10 @@ def _fit_job(job):
 
 
 def run_fit_jobs(jobs: list, n_jobs: int) -> list:
-    if n_jobs is None or n_jobs <= 1 or len(jobs) < 2:
+    """Fit every job, in ``n_jobs`` worker processes (capped by ``$HARNESS_INNER_JOBS`` when the caller
+    already runs claims in parallel; results do not depend on it)."""
+    n_jobs = min(n_jobs or 1, int(os.environ.get("HARNESS_INNER_JOBS", n_jobs or 1)))
+    if n_jobs <= 1 or len(jobs) < 2:
         return [_fit_job(j) for j in jobs]
     with ProcessPoolExecutor(max_workers=int(n_jobs)) as pool:
         return list(pool.map(_fit_job, jobs, chunksize=max(1, len(jobs) // (4 * int(n_jobs)))))
