@@ -27,7 +27,7 @@ from .record import (Arm, ArmControl, Arms, ClaimInfo, InputTable, Provenance, R
 from .spec import ClaimSpec, load_claim, spec_sha256
 from .verdict import arm_disagreements, common_findings, decide_verdict, judge_controls, judge_targets
 
-__all__ = ["run_claim", "RunResult", "scrub_paths"]
+__all__ = ["run_claim", "assemble_record", "RunResult", "scrub_paths"]
 
 
 @dataclass
@@ -139,23 +139,38 @@ def run_claim(path_or_spec: str | Path | ClaimSpec, tables: Tables, *, upstream_
     spec = path_or_spec if isinstance(path_or_spec, ClaimSpec) else load_claim(path_or_spec, tables=tables)
     log: dict[str, Any] = {"claim": spec.id}
     t_start = time.perf_counter()
-    state = project_state()  # measured before anything is written
-    claim, protocol = spec.claim, spec.protocol
-    inputs = [InputTable(**t) for t in tables.describe(claim.inputs)]
-    data = plain(protocol.data_summary(spec.params, tables))
-
+    project_state()  # measured before anything is written (and cached)
+    tables.describe(spec.claim.inputs)  # verify the inputs before either arm reads them
+    spec.protocol.data_summary(spec.params, tables)
     with ThreadPoolExecutor(max_workers=1) as pool:
         upstream_job = pool.submit(_run_upstream, spec, tables, upstream_options, log)
         reimpl = _run_reimpl(spec, tables, log)
         upstream = upstream_job.result()
+    upstream_source = {"url": log.get("upstream_url"), "commit": log.get("upstream_commit")}
+    record = assemble_record(spec, tables, reimpl, upstream, upstream_source=upstream_source, build=build)
+    log["total_seconds"] = time.perf_counter() - t_start
+    return RunResult(record=record, log=log)
+
+
+def assemble_record(spec: ClaimSpec, tables: Tables, reimpl: Arm, upstream: Arm, *,
+                    upstream_source: dict | None = None, build: dict | None = None) -> Record:
+    """Judge both arms' measurements and state the findings: the run record.
+
+    Everything after the arms have run, so that a record can also be assembled
+    from given arms (the tests use it to see how a report reads with an arm
+    that answered otherwise).
+    """
     _check_vocabulary(spec, reimpl, "re-implementation")
     _check_vocabulary(spec, upstream, "authors' arm")
-
+    state, claim, protocol = project_state(), spec.claim, spec.protocol
+    inputs = [InputTable(**t) for t in tables.describe(claim.inputs)]
+    data = plain(protocol.data_summary(spec.params, tables))
     targets = judge_targets(spec, reimpl, upstream)
     controls = judge_controls(spec, reimpl, upstream)
     disagreements = arm_disagreements(targets)
     verdict = decide_verdict(reimpl, upstream, targets, controls, disagreements)
     findings = common_findings(reimpl, upstream, targets, controls, disagreements)
+    plots = {}
     if reimpl.ok:
         ctx = Context(spec=spec, params=spec.params, data=data, reimpl=reimpl, upstream=upstream, targets=targets,
                       controls=controls, tables=tables)
@@ -163,27 +178,21 @@ def run_claim(path_or_spec: str | Path | ClaimSpec, tables: Tables, *, upstream_
         _check_findings(spec, own)
         findings.update(own)
         plots = plain(protocol.plots(ctx))
-    else:
-        plots = {}
     try:
         rel_path = spec.path.resolve().relative_to(PROJECT_ROOT).as_posix()
     except ValueError:
         rel_path = spec.path.name
     packages = package_versions()
-    record = Record(
+    source = (upstream_source or {}) if upstream.ok else {}
+    return Record(
         claim=ClaimInfo(id=claim.id, claim=claim.claim, locator=claim.locator, protocol=claim.protocol,
                         path=rel_path, spec_sha256=spec_sha256(spec.path),
                         params=spec.params.model_dump(mode="json"), seed=claim.seed, upstream=claim.upstream,
-                        inputs=list(claim.inputs), limitations=list(claim.limitations),
-                        figures=claim.figures),
+                        inputs=list(claim.inputs), limitations=list(claim.limitations), figures=claim.figures),
         inputs=inputs, data=data,
         provenance=Provenance(project_commit=state["commit"], project_dirty=state["dirty"],
                               project_error=state["error"], python=packages["python"],
                               packages={k: v for k, v in packages.items() if k != "python"},
-                              upstream_url=log.get("upstream_url") if upstream.ok else None,
-                              upstream_commit=log.get("upstream_commit") if upstream.ok else None),
+                              upstream_url=source.get("url"), upstream_commit=source.get("commit")),
         arms=Arms(reimpl=reimpl, upstream=upstream), quantities=_quantity_labels(spec),
         targets=targets, controls=controls, findings=findings, verdict=verdict, plots=plots, build=build or {})
-    log["total_seconds"] = time.perf_counter() - t_start
-    return RunResult(record=record, log=log)
-

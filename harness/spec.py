@@ -195,6 +195,10 @@ class ClaimSpec:
     def controls(self) -> list[Control]:
         return self.claim.controls
 
+    @property
+    def targets(self) -> list[Target]:
+        return self.claim.targets
+
     def text_of(self, *path) -> str | None:
         """A scalar exactly as the file writes it (``("targets", 2, "paper")`` -> ``"0.539"``)."""
         return self.texts.get(tuple(path))
@@ -361,9 +365,6 @@ def _input_checks(path: Path, claim: Claim, params, protocol, lock, tables, prob
         for i, name in enumerate(claim.inputs):
             if name not in names:
                 problems.append(_unknown(f"inputs[{i}]", name, names, "a table in the data lock"))
-    missing = [t for t in protocol.required_inputs(params) if t not in claim.inputs] if params is not None else []
-    if missing:
-        problems.append(f"inputs: protocol '{protocol.name}' reads {missing}, which the claim does not list")
     if params is None:
         return
     for where, table, columns in protocol.columns(params):
@@ -376,9 +377,9 @@ def _input_checks(path: Path, claim: Claim, params, protocol, lock, tables, prob
         if tables is None or not columns:
             continue
         header = tables.header(table)
-        for col in columns:
+        for param, col in columns.items():
             if col not in header:
-                problems.append(f"params.{where}: column {shorten(col)} is not in table {table!r}"
+                problems.append(f"params.{param}: column {shorten(col)} is not in table {table!r}"
                                 f"{did_you_mean(col, header)}")
 
 

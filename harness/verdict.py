@@ -61,6 +61,8 @@ def requirement_text(relation: str, *, paper_text=None, tolerance_text=None, val
                      other_label=None) -> str:
     """The relation a target tests, in symbols: ``within 0.0005 of 0.828``, ``< 0.05``, ``|x| < 0.0002``."""
     if relation == "~":
+        if tolerance_text is not None and float(tolerance_text) == 0:
+            return f"= {paper_text}"
         return f"within {tolerance_text} of {paper_text}"
     rhs = other_label if other_label is not None else value_text
     if relation == "abs<":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import scipy.optimize  # noqa: F401  (load every BLAS before limiting its threads)
 from threadpoolctl import threadpool_limits
@@ -23,3 +25,56 @@ def _one_blas_thread():
     """As the CLI does: one BLAS thread (many tiny vector ops; threads only contend)."""
     with threadpool_limits(limits=1, user_api="blas"):
         yield
+
+
+CLAIMS = Path(__file__).resolve().parents[1] / "claims"
+
+
+def claim_path(prefix: str) -> Path:
+    """The claim file whose name starts with ``prefix`` (``"002"``)."""
+    (path,) = sorted(CLAIMS.glob(f"{prefix}*.yaml"))
+    return path
+
+
+@pytest.fixture(scope="session")
+def run_once(tables):
+    """``run_once("002", upstream=False)``: the claim's record, with each arm computed once per session.
+
+    With ``upstream=True`` the authors' arm runs from the pinned checkout (from the project's cache when it
+    holds the answer); the test is skipped, with the reason, when the checkout cannot be had. The record
+    without the authors' arm reuses the same re-implementation arm.
+    """
+    from types import SimpleNamespace
+
+    from harness.record import Arm
+    from harness.runner import _run_reimpl, _run_upstream, assemble_record
+    from harness.spec import load_claim
+
+    arms = {}
+
+    def run(prefix: str, *, upstream: bool = False):
+        spec = load_claim(claim_path(prefix), tables=tables)
+        if (prefix, "reimpl") not in arms:
+            arms[(prefix, "reimpl")] = _run_reimpl(spec, tables, {})
+        source = None
+        if upstream:
+            if (prefix, "upstream") not in arms:
+                from harness.upstream import UpstreamError, UpstreamOptions, checkout, verify_checkout
+
+                try:
+                    verify_checkout("prescriptive-scaling")
+                except UpstreamError:
+                    try:
+                        checkout("prescriptive-scaling")
+                    except UpstreamError as exc:
+                        pytest.skip(f"the authors' checkout cannot be had: {exc}")
+                log = {}
+                arms[(prefix, "upstream")] = (_run_upstream(spec, tables, UpstreamOptions(), log), log)
+            theirs, log = arms[(prefix, "upstream")]
+            source = {"url": log.get("upstream_url"), "commit": log.get("upstream_commit")}
+        else:
+            theirs = Arm(status="not run", reason="the authors' arm was switched off for this run (--no-upstream)")
+        record = assemble_record(spec, tables, arms[(prefix, "reimpl")], theirs, upstream_source=source)
+        return SimpleNamespace(record=record)
+
+    return run

@@ -82,13 +82,9 @@ class Protocol:
     def template(self) -> str:
         return f"{self.name}.md.j2"
 
-    def columns(self, params: ProtocolParams) -> list[tuple[str, str, list[str]]]:
-        """``(parameter, table name, [columns])`` for every table and column the parameters name."""
+    def columns(self, params: ProtocolParams) -> list[tuple[str, str, dict[str, str]]]:
+        """``(table parameter, table name, {column parameter: column})`` for every table the parameters name."""
         return []
-
-    def required_inputs(self, params: ProtocolParams) -> list[str]:
-        """The tables the claim must list in ``inputs``."""
-        return sorted({table for _, table, _ in self.columns(params)})
 
     def measure(self, params: ProtocolParams, tables, rng: np.random.Generator) -> Measurement:
         raise NotImplementedError

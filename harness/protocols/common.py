@@ -60,12 +60,11 @@ class BoxParams(ProtocolParams):
         return check_box(box)
 
 
-def leaderboard_columns(p: LeaderboardParams, *extra: tuple[str, str]) -> list[tuple[str, str, list[str]]]:
+def leaderboard_columns(p: LeaderboardParams, **extra: str) -> list[tuple[str, str, dict[str, str]]]:
     """The table and columns the parameters name, for the claim file's validation."""
-    cols = [("tokens_col", p.tokens_col), ("params_col", p.params_col), *extra]
-    out = [(where, p.table, [col]) for where, col in cols]
-    out += [(f"tasks.{label}", p.table, [col]) for label, col in p.tasks.items()]
-    return out
+    cols = {"tokens_col": p.tokens_col, "params_col": p.params_col, **extra}
+    cols.update({f"tasks.{label}": col for label, col in p.tasks.items()})
+    return [("table", p.table, cols)]
 
 
 def leaderboard_frame(tables, p: LeaderboardParams):

@@ -97,7 +97,7 @@ class EstimatorComparison(Protocol):
     }
 
     def columns(self, params):
-        return leaderboard_columns(params, ("date_col", params.date_col))
+        return leaderboard_columns(params, date_col=params.date_col)
 
     def data_summary(self, params, tables):
         return period_summary(tables, params)

@@ -126,8 +126,9 @@ class ShiftTest(Protocol):
     }
 
     def columns(self, params: ShiftParams):
-        return [("math_table", params.math_table, [params.key, params.x_col]),
-                ("aime_table", params.aime_table, [params.key, params.y_col, params.date_col])]
+        return [("math_table", params.math_table, {"key": params.key, "x_col": params.x_col}),
+                ("aime_table", params.aime_table, {"key": params.key, "y_col": params.y_col,
+                                                   "date_col": params.date_col})]
 
     def data_summary(self, params: ShiftParams, tables):
         m = _merged(params, tables)

@@ -140,7 +140,7 @@ class TemporalCoverage(Protocol):
     }
 
     def columns(self, params: TemporalParams):
-        return leaderboard_columns(params, ("date_col", params.date_col))
+        return leaderboard_columns(params, date_col=params.date_col)
 
     def data_summary(self, params: TemporalParams, tables):
         return period_summary(tables, params)

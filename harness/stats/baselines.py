@@ -31,7 +31,7 @@ from scipy.optimize import brentq
 from scipy.special import expit
 
 from .binning import assign_to_bins, equal_mass_left_edges
-from .pinball import smoothed_pinball_loss
+from .pinball import check_loss_settings, smoothed_pinball_loss
 
 __all__ = [
     "smoothed_pinball_constant",
@@ -101,10 +101,11 @@ class ConstantQuantileRegressor:
         ``{"c": level}``.
     """
 
-    def __init__(self, *, tau: float = 0.98):
+    def __init__(self, *, tau: float):
         self.tau = tau
 
     def fit(self, z, y):
+        check_loss_settings(tau=self.tau)
         _, y = _check_zy(z, y)
         self.params_ = {"c": float(np.quantile(y, self.tau))}
         return self
@@ -124,11 +125,12 @@ class LossMinimisingConstantRegressor:
         Mean smoothed pinball loss at ``c``.
     """
 
-    def __init__(self, *, tau: float = 0.98, kappa: float = 50.0):
+    def __init__(self, *, tau: float, kappa: float):
         self.tau = tau
         self.kappa = kappa
 
     def fit(self, z, y):
+        check_loss_settings(tau=self.tau, kappa=self.kappa)
         _, y = _check_zy(z, y)
         c = smoothed_pinball_constant(y, self.tau, self.kappa)
         self.params_ = {"c": c}
@@ -160,7 +162,7 @@ class BinwiseQuantileRegressor:
         Bin of every training point.
     """
 
-    def __init__(self, *, tau: float = 0.98, kappa: float = 50.0, n_bins: int = 10, min_bin_size: int = 30,
+    def __init__(self, *, tau: float, kappa: float, n_bins: int = 10, min_bin_size: int = 30,
                  closing_group: str = "next"):
         self.tau = tau
         self.kappa = kappa
@@ -169,6 +171,7 @@ class BinwiseQuantileRegressor:
         self.closing_group = closing_group
 
     def fit(self, z, y):
+        check_loss_settings(tau=self.tau, kappa=self.kappa)
         z, y = _check_zy(z, y)
         left = equal_mass_left_edges(z, self.n_bins, self.min_bin_size, closing_group=self.closing_group)
         bins = assign_to_bins(z, left)

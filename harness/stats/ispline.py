@@ -47,7 +47,7 @@ import numpy as np
 from scipy.interpolate import BSpline
 from scipy.special import expit, logit
 
-from .pinball import smoothed_pinball_derivative, smoothed_pinball_loss
+from .pinball import check_loss_settings, smoothed_pinball_derivative, smoothed_pinball_loss
 from ._multistart import check_zy, multistart_continuation, warmup_stages
 
 __all__ = [
@@ -220,9 +220,9 @@ class ISplineQuantileRegressor:
     def __init__(
         self,
         *,
-        tau: float = 0.98,
-        kappa: float = 50.0,
-        lam: float = 1e-4,
+        tau: float,
+        kappa: float,
+        lam: float,
         n_intervals: int = 3,
         degree: int = 3,
         warm_start: bool = True,
@@ -258,6 +258,9 @@ class ISplineQuantileRegressor:
         return [np.r_[head, a0, inv_softplus(w)] for a0, w in shapes]
 
     def fit(self, z, y):
+        check_loss_settings(tau=self.tau, kappa=self.kappa, lam=self.lam)
+        if isinstance(self.n_intervals, bool) or int(self.n_intervals) != self.n_intervals or self.n_intervals < 1:
+            raise ValueError(f"n_intervals must be a positive integer, got {self.n_intervals!r}")
         z, y = check_zy(z, y)
         bp = quantile_breakpoints(z, self.n_intervals)
         basis = ispline_basis(z, bp, self.degree)

@@ -16,12 +16,25 @@ import numpy as np
 from scipy.special import expit
 
 __all__ = [
+    "check_loss_settings",
     "smoothed_pinball_loss",
     "smoothed_pinball_derivative",
     "check_loss",
     "literal_smoothed_pinball_loss",
     "smoothed_pinball_loss_and_derivative",
 ]
+
+
+def check_loss_settings(*, tau: float, kappa: float | None = None, lam: float | None = None) -> None:
+    """Raise ``ValueError`` unless ``0 < tau < 1``, ``kappa > 0`` and ``lam >= 0`` (finite), where given."""
+    checks = [("tau", tau, 0 < tau < 1, "in (0, 1)")]
+    if kappa is not None:
+        checks.append(("kappa", kappa, kappa > 0, "> 0"))
+    if lam is not None:
+        checks.append(("lam", lam, lam >= 0, ">= 0"))
+    for name, value, ok, want in checks:
+        if isinstance(value, bool) or not np.isfinite(value) or not ok:
+            raise ValueError(f"{name} must be a finite number {want}, got {value!r}")
 
 
 def smoothed_pinball_loss(u, tau: float, kappa: float) -> np.ndarray:

@@ -1,17 +1,30 @@
-"""Fixtures shared by the end-to-end tests of the authors' arm."""
+"""Fixtures shared by the end-to-end tests."""
 
 from __future__ import annotations
 
-import copy
-import json
-import os
-
 import pytest
 
-from harness.protocols import PROTOCOLS, Measurement
+from harness.record import Arm, ArmControl
+from harness.runner import assemble_record
 from harness.spec import load_claim
-from harness.verdict import arm_disagreements, decide_verdict, evaluate_control, evaluate_targets
-from harness.upstream import UpstreamError, UpstreamOptions, checkout, run_upstream_arm, verify_checkout
+
+
+@pytest.fixture(scope="session")
+def simulated_authors_arm(tables):
+    """``f(record, claim_path)``: the record as if the authors' code had answered with the
+    re-implementation's boxed values (to test how a report words what the box explains)."""
+
+    def simulate(record, claim_path):
+        spec = load_claim(claim_path)
+        mine = record.arms.reimpl
+        names = set(spec.vocabulary) - {n for n, q in spec.vocabulary.items() if q.arm != "both"}
+        theirs = {k: mine.values.get("boxed." + k, x) for k, x in mine.values.items() if k in names}
+        upstream = Arm(status="ok", values=theirs, details={},
+                       controls={c: ArmControl(values=m.values) for c, m in mine.controls.items()})
+        return assemble_record(spec, tables, mine, upstream,
+                               upstream_source={"url": "https://example.invalid/repo", "commit": "0" * 40})
+
+    return simulate
 
 
 @pytest.fixture(scope="module")
@@ -20,6 +33,8 @@ def checkout_dir(claim):
 
     Skips the module, with the reason, when it cannot be had.
     """
+    from harness.upstream import UpstreamError, checkout, verify_checkout
+
     try:
         return verify_checkout(claim.upstream)
     except UpstreamError as not_ready:
@@ -31,41 +46,18 @@ def checkout_dir(claim):
 
 @pytest.fixture(scope="module")
 def params(claim):
-    return PROTOCOLS[claim.protocol].Params.model_validate(claim.params)
+    return claim.params
 
 
 @pytest.fixture(scope="module")
 def result(claim, params, checkout_dir, tables, tmp_path_factory):
     """The authors' arm for the module's claim, from the project cache unless HARNESS_UPSTREAM_COLD=1."""
+    import os
+
+    from harness.upstream import UpstreamOptions, run_upstream_arm
+
     cold = os.environ.get("HARNESS_UPSTREAM_COLD") == "1"
     options = UpstreamOptions(cache_dir=tmp_path_factory.mktemp("upstream-cache")) if cold else UpstreamOptions()
-    out = run_upstream_arm(claim, PROTOCOLS[claim.protocol], params, tables, options=options)
+    out = run_upstream_arm(claim, claim.protocol, params, tables, options=options)
     assert out["status"] == "ok", out["reason"]
     return out
-
-
-@pytest.fixture(scope="session")
-def simulated_authors_arm():
-    """``f(record, claim_path)``: the record as if the authors' code had answered with the
-    re-implementation's boxed values (to test how a report shows what the box explains)."""
-
-    def simulate(record: dict, claim_path) -> dict:
-        rec = copy.deepcopy(record)
-        claim = load_claim(claim_path)
-        mine = rec["arms"]["reimpl"]
-        theirs = {k: mine["values"].get("boxed." + k, x) for k, x in mine["values"].items()
-                  if not k.startswith("boxed.")}
-        rec["arms"]["upstream"].update(
-            status="ok", reason=None, values=theirs, details={}, commit="0" * 40, url="https://example.invalid/repo",
-            controls={c: {"values": m["values"], "details": {}} for c, m in mine["controls"].items()})
-        rec["targets"] = evaluate_targets(claim, mine["values"], theirs)
-        for row, ctl in zip(rec["controls"], claim.controls):
-            row["upstream"] = evaluate_control(ctl, claim, mine["controls"][ctl.id]["values"], theirs)
-        rec["disagreements"] = arm_disagreements(claim, rec["targets"])
-        rec["explanation"] = PROTOCOLS[claim.protocol].explain(
-            None, None, Measurement(mine["values"], mine["details"]), Measurement(theirs, {}))
-        rec["verdict"], rec["verdict_reasons"] = decide_verdict(True, rec["targets"], rec["controls"], True,
-                                                                rec["disagreements"])
-        return json.loads(json.dumps(rec))
-
-    return simulate

@@ -12,8 +12,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.record import record_json
 from harness.render import render_report
 from harness.runner import run_claim
+
+pytestmark = pytest.mark.e2e
 
 CLAIM = Path(__file__).resolve().parents[2] / "claims" / "001_nonstationary_boundaries.yaml"
 LABELS = ["IFEval", "BBH", "MATH Lvl 5", "GPQA", "MUSR", "MMLU-Pro"]
@@ -32,21 +35,21 @@ HALF_UNIT = 5e-5
 
 
 @pytest.fixture(scope="module")
-def record(tables):
-    return run_claim(CLAIM, tables, upstream_options=None)
+def record(run_once):
+    return run_once("001").record
 
 
 @pytest.fixture(scope="module")
 def values(record):
-    return record["arms"]["reimpl"]["values"]
+    return record.arms.reimpl.values
 
 
 def test_verdict_and_split_sizes(record, values):
-    assert record["verdict"] == "reproduced", record["verdict_reasons"]
-    assert record["arms"]["upstream"]["status"] == "not run"
+    assert record.verdict.verdict == "reproduced", record.verdict.reasons
+    assert record.arms.upstream.status == "not run"
     # UPSTREAM.md: 474, 897 and 1245 validation models inside the overlap; 613/482/897/1245 per period
     assert [values[f"n_validation.split{t}"] for t in (1, 2, 3)] == [474, 897, 1245]
-    assert [p["rows"] for p in record["data_summary"]["periods"]] == [613, 482, 897, 1245]
+    assert [p["rows"] for p in record.data["periods"]] == [613, 482, 897, 1245]
 
 
 def test_boxed_refit_matches_the_seed_to_rounding(values):
@@ -73,7 +76,7 @@ def test_unconstrained_fit_differs_only_where_the_box_binds(record, values):
             if (label, t) != ("MATH Lvl 5", 1):
                 assert values[f"split{t}.{label}"] == pytest.approx(expected, abs=HALF_UNIT), (label, t)
     assert values["signed_coverage.MATH Lvl 5"] == pytest.approx(SEED_SIGNED["MATH Lvl 5"], abs=0.001)
-    outside = {(o["task"], o["t"]) for o in record["arms"]["reimpl"]["details"]["boxed"]["free_fits_outside"]}
+    outside = {(o["task"], o["t"]) for o in record.arms.reimpl.details["boxed"]["free_fits_outside"]}
     assert ("MATH Lvl 5", 1) in outside
     # the headline relations hold for both fits
     for prefix in ("", "boxed."):
@@ -89,9 +92,9 @@ def test_bin_averaged_variant(values):
 
 
 def test_relabelling_control_breaks(record, values):
-    (ctl,) = record["controls"]
-    assert ctl["id"] == "shuffled_time" and ctl["broke"] is True
-    moved = record["arms"]["reimpl"]["controls"]["shuffled_time"]["values"]
+    (ctl,) = record.controls
+    assert ctl.id == "shuffled_time" and ctl.reimpl.broke is True
+    moved = record.arms.reimpl.controls["shuffled_time"].values
     # Seed: with shuffled periods the separation collapses to +0.0091 and MATH reads +0.0030 (five
     # relabellings, another permutation stream): require a collapse to under 0.015 and MATH >= 0.
     assert abs(moved["separation"]) < 0.015 < values["separation"]
@@ -102,21 +105,26 @@ def test_report_sections_and_the_bin_averaged_verdict(record):
     md = render_report(record)
     assert md.startswith("# Unlike the stable boundaries")
     assert "**Verdict: reproduced.**" in md
-    for section in ("## Protocol", "## Out-of-period coverage", "### Split by split", "## Targets",
+    for section in ("## Setup", "## Result", "### Split by split", "## Targets",
                     "## The paper's figure: coverage averaged over bins", "## With the authors' parameter box",
-                    "## Destructive control", "## Agreement between the two arms", "## Limitations",
-                    "## Provenance"):
+                    "## Controls", "## Agreement between the two arms", "## Limitations", "## Provenance"):
         assert section in md, section
-    assert "No target changes its outcome" in md  # the relational targets re-evaluated on the bin averages
-    assert "rests on\n  split 1" in md  # IFEval's mean depends on its first split alone
+    assert record.findings["bin_averaged"].state == "same_outcomes"  # the targets re-judged on the bin averages
+    assert "No target changes its outcome" in md
+    (ifeval,) = [d for d in record.findings["drift_splits"].facts["rows"] if d["label"] == "IFEval"]
+    assert ifeval["pattern"] == "carried" and [c["t"] for c in ifeval["carriers"]] == [1]  # one split carries it
+    assert "IFEval's negative mean over splits depends on split 1 alone" in md
     assert render_report(record) == md
 
 
 
 def test_report_with_an_authors_arm_names_what_the_box_explains(record, simulated_authors_arm):
-    md = render_report(simulated_authors_arm(record, CLAIM))
+    simulated = simulated_authors_arm(record, CLAIM)
+    md = render_report(simulated)
     assert "The authors' code, run on the same periods, gives" in md
-    assert "the boxed refit removes more than half of" in md
+    box = simulated.findings["box_arms"]
+    assert box.state == "differ" and box.facts["n_rest"] == 0  # the box explains every difference
+    assert "the boxed\nrefit removes more than 50% of the difference" in md
     assert "signed coverage, MATH Lvl 5 | -0.0318 | -0.0311 | -0.0311 |" in md
 
 
@@ -125,10 +133,6 @@ def test_same_report_on_a_second_run_and_with_one_worker(record, tables, tmp_pat
     raw["params"]["n_jobs"] = 1
     serial = tmp_path / CLAIM.name
     serial.write_text(yaml.safe_dump(raw, allow_unicode=True, sort_keys=False), encoding="utf-8")
-    again = run_claim(serial, tables, upstream_options=None)
-    assert again["arms"]["reimpl"]["values"] == record["arms"]["reimpl"]["values"]
-    assert again["arms"]["reimpl"]["controls"] == record["arms"]["reimpl"]["controls"]
-    # the report differs only where it names the claim file's hash
-    strip = lambda md: "\n".join(l for l in md.splitlines() if "sha256" not in l)  # noqa: E731
-    assert strip(render_report(again)) == strip(render_report(record))
-    assert render_report(run_claim(CLAIM, tables, upstream_options=None)) == render_report(record)
+    again = run_claim(serial, tables, upstream_options=None).record
+    assert again.arms.reimpl == record.arms.reimpl and again.findings == record.findings
+    assert record_json(run_claim(CLAIM, tables, upstream_options=None).record) == record_json(record)

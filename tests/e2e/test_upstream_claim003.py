@@ -116,5 +116,6 @@ def test_beta_zero_is_the_loss_minimising_constant(result, claim):
 def test_shuffled_z_shrinks_the_advantage(result, claim):
     ctl = _control(claim, "shuffle_z")
     got = result["controls"][ctl.id]
-    assert len(got["details"]["advantage_each"]) == ctl.params.get("n_shuffles", claim.params.get("n_shuffles", 1))
+    n = claim.control_params[ctl.id].n_shuffles or claim.params.n_shuffles
+    assert len(got["details"]["advantage_each"]) == n
     assert 0.0 < got["values"]["advantage.id"] < 0.5 * result["values"]["advantage.id"]

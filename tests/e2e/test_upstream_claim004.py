@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pytest
 
-from harness.protocols.hyper import control_values, sweep_values
 from harness.spec import load_claim
 from harness.upstream import load_pins, verify_checkout
 
@@ -57,19 +56,15 @@ def test_the_answer_is_the_pinned_code(result, claim, checkout_dir):
     verify_checkout(claim.upstream)
 
 
-def test_value_names_are_the_protocols(result, claim, params):
-    """The names ``sweep_values`` / ``control_values`` give, minus the harness-only loss.* and audit.*."""
-    row = {"max_dev_reference": 0.0, "coverage_mean": 0.0, "max_shift_vs_claimed": 0.0, "beta_of_task": 0.0}
-    fake = {"claimed": {"max_dev_reference": 0.0, "coverage_mean": 0.0, "boundary": {"t": 0.0}},
-            "sweeps": {p: [{**row, "value": float(v)} for v in getattr(params, f"{p}_grid")] for p in ("tau", "kappa", "lam")}}
-    claimed = {"tau": params.tau, "kappa": params.kappa, "lam": params.lam}
-    assert set(result["values"]) == set(sweep_values(fake, claimed, params.within))
-    ctl_names = set(control_values({"t": {"boundary": 0.0, "coverage": 0.0}}, {"t": 0.0}))
+def test_value_names_are_the_vocabulary(result, claim):
+    """The authors' arm reports every quantity the vocabulary gives it: the sweep (both arms) and the
+    checks of their own code (theirs alone); the control reports the control's vocabulary."""
+    expected = {n for n, q in claim.vocabulary.items() if q.arm in ("both", "upstream")}
+    assert set(result["values"]) == expected
     for c in claim.controls:
-        assert set(result["controls"][c.id]["values"]) == ctl_names, c.id
-    harness_only = ("loss.", "audit.")
+        assert set(result["controls"][c.id]["values"]) == set(claim.control_vocabularies[c.id]), c.id
     for t in claim.targets:
-        assert t.quantity.startswith(harness_only) or t.quantity in result["values"], t.quantity
+        assert t.quantity in result["values"], t.quantity
 
 
 def test_claimed_setting_reproduces_table1(result, params):

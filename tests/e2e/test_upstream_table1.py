@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from harness.protocols import PROTOCOLS
 from harness.spec import load_claim
 from harness.upstream import UpstreamOptions, load_pins, run_upstream_arm, verify_checkout
 
@@ -41,8 +40,8 @@ def claim():
 
 @pytest.fixture(scope="module")
 def result(claim, checkout_dir, tables, tmp_path_factory):
-    protocol = PROTOCOLS[claim.protocol]
-    params = protocol.Params.model_validate(claim.params)
+    protocol = claim.protocol
+    params = claim.params
     options = UpstreamOptions(cache_dir=tmp_path_factory.mktemp("upstream-cache"))
     out = run_upstream_arm(claim, protocol, params, tables, options=options)
     assert out["status"] == "ok", out["reason"]

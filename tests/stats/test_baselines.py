@@ -69,7 +69,7 @@ def test_binwise_levels_and_prediction_rule():
     y = np.r_[rng.uniform(0.1, 0.2, 30), rng.uniform(0.6, 0.7, 30)]
     # N = 60, K = 2 -> target 30, reached at the group z = 2.
     # "next": 2 is an edge, bins [0, 2) (20 points) and [2, 12] (40 points).
-    nxt = BinwiseQuantileRegressor(n_bins=2, min_bin_size=10).fit(z, y)
+    nxt = BinwiseQuantileRegressor(tau=0.98, kappa=50.0, n_bins=2, min_bin_size=10).fit(z, y)
     assert nxt.params_["counts"] == [20, 40] and nxt.params_["left_edges"] == [0.0, 2.0]
     # "same": the z = 2 group closes the first bin, bins {0, 1, 2} and {10, 11, 12}
     m = BinwiseQuantileRegressor(tau=0.98, kappa=50.0, n_bins=2, min_bin_size=30, closing_group="same").fit(z, y)
@@ -88,7 +88,7 @@ def test_binwise_never_worse_in_sample_than_one_constant():
     rng = np.random.default_rng(4)
     z = rng.uniform(0, 3, 400)
     y = np.clip(0.2 + 0.15 * z + rng.normal(0, 0.05, 400), 0, 1)
-    bw = BinwiseQuantileRegressor().fit(z, y)
-    lm = LossMinimisingConstantRegressor().fit(z, y)
+    bw = BinwiseQuantileRegressor(tau=0.98, kappa=50.0).fit(z, y)
+    lm = LossMinimisingConstantRegressor(tau=0.98, kappa=50.0).fit(z, y)
     loss = lambda q: np.mean(smoothed_pinball_loss(y - q, 0.98, 50.0))  # noqa: E731
     assert loss(bw.predict(z)) <= loss(lm.predict(z)) + 1e-15

@@ -87,7 +87,7 @@ def test_fit_leaves_about_one_minus_tau_above_and_respects_constraints():
     # kappa = 1000: smoothing scale 1e-3 << noise sd 0.05, so the fit is close to a sharp 0.98-quantile
     # (at kappa = 50 it would leave about 0.6% above, see test_baselines); tolerance 3 binomial sd,
     # sqrt(.02*.98/4000) = 0.0022, for the sampling and the flexibility of a 7-parameter curve
-    m = ISplineQuantileRegressor(tau=0.98, kappa=1000.0, rng=np.random.default_rng(0)).fit(z, y)
+    m = ISplineQuantileRegressor(tau=0.98, kappa=1000.0, lam=1e-4, rng=np.random.default_rng(0)).fit(z, y)
     q = m.predict(z)
     assert np.mean(y > q) == pytest.approx(0.02, abs=0.0066)
     p = m.params_
@@ -100,10 +100,10 @@ def test_fit_is_reproducible_and_needs_rng():
     rng = np.random.default_rng(6)
     z = rng.uniform(0, 3, 300)
     y = np.clip(0.2 + 0.1 * z + rng.normal(0, 0.05, 300), 0, 1)
-    a = ISplineQuantileRegressor(rng=np.random.default_rng(1)).fit(z, y)
-    b = ISplineQuantileRegressor(rng=np.random.default_rng(1)).fit(z, y)
+    a = ISplineQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-4, rng=np.random.default_rng(1)).fit(z, y)
+    b = ISplineQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-4, rng=np.random.default_rng(1)).fit(z, y)
     assert a.params_ == b.params_
     with pytest.raises(ValueError, match="rng"):
-        ISplineQuantileRegressor(n_random=2).fit(z, y)
+        ISplineQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-4, n_random=2).fit(z, y)
     # without random starts no rng is needed
-    ISplineQuantileRegressor(n_random=0).fit(z, y)
+    ISplineQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-4, n_random=0).fit(z, y)

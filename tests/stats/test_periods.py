@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 
 from harness.stats.periods import (
-    OLL_PERIODS,
     assign_periods,
     overlap_interval,
     overlap_mask,
@@ -20,17 +19,22 @@ pytestmark = pytest.mark.filterwarnings("error")
 OLL = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "prescriptive-scaling" / "tables" / \
     "open_llm_leaderboard" / "open_llm_leaderboard_with_tokens.csv"
 
+# The paper's four periods (claims/001; ../shared/UPSTREAM.md "Claims 001 and 003"): the math package
+# keeps no claim's constants, so the tests state them.
+OLL_PERIODS = (("P1", None, "2024-06"), ("P2", "2024-07", "2024-09"), ("P3", "2024-10", "2024-12"),
+               ("P4", "2025-01", "2025-03"))
+
 
 def test_labels_at_the_boundaries():
     dates = ["2020-01-15", "2024-06-30", "2024-07-01", "2024-12-31", "2025-01-01", "2025-03-31",
              "2025-04-01", None, "not a date"]
     # P1 is open below; month ends are inclusive; April 2025 is in no period; missing dates get none
-    assert period_labels(dates).tolist() == ["P1", "P1", "P2", "P3", "P4", "P4", None, None, None]
+    assert period_labels(dates, OLL_PERIODS).tolist() == ["P1", "P1", "P2", "P3", "P4", "P4", None, None, None]
 
 
 def test_assign_periods_drops_unlabelled_rows_and_keeps_order():
     df = pd.DataFrame({"d": ["2025-02-01", None, "2024-01-01", "2026-01-01"], "v": [1, 2, 3, 4]})
-    out = assign_periods(df, date_col="d", label_col="p")
+    out = assign_periods(df, date_col="d", periods=OLL_PERIODS, label_col="p")
     assert out["v"].tolist() == [1, 3] and out["p"].tolist() == ["P4", "P1"]
     assert "p" not in df.columns  # the input is not modified
 
@@ -60,15 +64,15 @@ def test_overlap_is_inclusive():
 @pytest.mark.skipif(not OLL.exists(), reason=f"the shared leaderboard table is not at {OLL}")
 def test_period_and_overlap_counts_on_the_real_table():
     from harness.stats.leaderboard import with_log_compute
-    from harness.stats.temporal import rolling_splits
+    from harness.stats.splits import rolling_splits
 
     df = with_log_compute(pd.read_csv(OLL), "Pretraining tokens (T)", "#Params (B)", 6.0)
     assert len(df) == 3663  # rows with a positive compute proxy (UPSTREAM.md, shared definitions)
-    labelled = assign_periods(df)
+    labelled = assign_periods(df, date_col="Upload To Hub Date", periods=OLL_PERIODS)
     assert len(df) - len(labelled) == 426  # rows without an upload date (UPSTREAM.md)
     # period sizes stated in UPSTREAM.md "Claims 001 and 003 -- periods"
     assert labelled["period"].value_counts().to_dict() == {"P1": 613, "P2": 482, "P3": 897, "P4": 1245}
-    splits = rolling_splits(labelled, ["MATH Lvl 5 Raw"])
+    splits = rolling_splits(labelled, ["MATH Lvl 5 Raw"], periods=OLL_PERIODS)
     # validation models inside the overlap, same source
     assert [s.z_val.size for s in splits] == [474, 897, 1245]
     assert [s.z_train.size for s in splits] == [613, 482, 897]

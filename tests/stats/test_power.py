@@ -225,7 +225,7 @@ def test_shift_at_power_when_the_grid_never_or_always_reaches_it():
 
 @pytest.fixture(scope="module")
 def merged(tables):
-    return merge_aa_exports(tables.frame("aa_math500"), tables.frame("aa_aime2025"))
+    return merge_aa_exports(tables.frame("aa_math500"), tables.frame("aa_aime2025"), cutoff="2025-02-06")
 
 
 @pytest.mark.parametrize("mean_model", ["linear", "strata"])

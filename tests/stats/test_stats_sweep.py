@@ -76,7 +76,7 @@ def test_same_seed_same_sweep_and_plain_record(sweep):
 
 
 def test_best_of_warm_and_cold_never_has_a_higher_objective():
-    kw = dict(claimed=CLAIMED, grids={"tau": (0.5,)}, estimator_options=OPTS)
+    kw = dict(claimed=CLAIMED, grids={"tau": (0.5,)}, estimator_options=OPTS, z_eval=3.0, beta_task="A")
     warm = hyperparameter_sweep(_data(), rng=np.random.default_rng(2), starts="warm", **kw)
     best = hyperparameter_sweep(_data(), rng=np.random.default_rng(2), starts="best", **kw)
     # "best" keeps the lower final objective of a warm and a cold solve of each task.
@@ -87,11 +87,12 @@ def test_best_of_warm_and_cold_never_has_a_higher_objective():
 
 
 def test_bad_arguments_are_errors():
+    kw = dict(rng=np.random.default_rng(0), claimed=CLAIMED, z_eval=3.0, beta_task="A")
     with pytest.raises(ValueError, match="reference tasks"):
-        hyperparameter_sweep(_data(), rng=np.random.default_rng(0), reference={"C": 0.1}, grids={})
+        hyperparameter_sweep(_data(), reference={"C": 0.1}, grids={}, **kw)
     with pytest.raises(ValueError, match="not hyperparameters"):
-        hyperparameter_sweep(_data(), rng=np.random.default_rng(0), grids={"alpha": (1.0,)})
+        hyperparameter_sweep(_data(), grids={"alpha": (1.0,)}, **kw)
     with pytest.raises(ValueError, match="starts"):
-        hyperparameter_sweep(_data(), rng=np.random.default_rng(0), grids={}, starts="hot")
+        hyperparameter_sweep(_data(), grids={}, starts="hot", **kw)
     with pytest.raises(ValueError, match="warm_start"):
-        hyperparameter_sweep(_data(), rng=np.random.default_rng(0), grids={}, estimator_options={"warm_start": False})
+        hyperparameter_sweep(_data(), grids={}, estimator_options={"warm_start": False}, **kw)
