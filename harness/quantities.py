@@ -33,7 +33,7 @@ import math
 from typing import NamedTuple
 
 __all__ = [
-    "Quantity", "vocabulary", "control_vocabulary", "PROTOCOL_NAMES", "budget_text", "setting_text",
+    "Quantity", "vocabulary", "control_vocabulary", "PROTOCOL_NAMES", "budget_text", "setting_text", "setting_key",
     # name builders
     "boundary", "coverage", "alt_start_boundary", "boxed", "signed_coverage", "in_sample", "share_above",
     "binomial_p", "split", "bin_averaged", "n_validation", "metric", "sweep", "METRICS", "ESTIMATORS",
@@ -63,6 +63,11 @@ def budget_text(eval_x: float) -> str:
 
 
 HYPER_SYMBOLS = {"tau": "τ", "kappa": "κ", "lam": "λ"}
+
+
+def setting_key(setting: dict) -> str:
+    """``tau=0.98,kappa=50,lam=0.001``: a full hyperparameter setting as one key."""
+    return f"tau={setting['tau']:g},kappa={setting['kappa']:g},lam={setting['lam']:g}"
 
 
 def setting_text(param: str, value: float) -> str:

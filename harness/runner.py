@@ -8,6 +8,7 @@ and this moment add), which never goes into a committed file.
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 import time
@@ -23,7 +24,8 @@ from .datalock import PROJECT_ROOT, Tables
 from .errors import ProtocolError
 from .protocols.base import Context, Measurement
 from .provenance import package_versions, project_state
-from .record import (Arm, ArmControl, Arms, ClaimInfo, InputTable, Provenance, Record, plain)
+from .record import Arm, ArmControl, Arms, ClaimInfo, InputTable, Provenance, Record, Robustness, plain
+from .robustness import run_bootstrap
 from .spec import ClaimSpec, load_claim, spec_sha256
 from .verdict import arm_disagreements, common_findings, decide_verdict, judge_controls, judge_targets
 
@@ -147,13 +149,18 @@ def run_claim(path_or_spec: str | Path | ClaimSpec, tables: Tables, *, upstream_
         reimpl = _run_reimpl(spec, tables, log)
         upstream = upstream_job.result()
     upstream_source = {"url": log.get("upstream_url"), "commit": log.get("upstream_commit")}
-    record = assemble_record(spec, tables, reimpl, upstream, upstream_source=upstream_source, build=build)
+    t_boot = time.perf_counter()
+    robustness = run_bootstrap(spec, tables, reimpl, judge_targets(spec, reimpl, upstream), n_jobs=os.cpu_count() or 1)
+    log["bootstrap_seconds"] = time.perf_counter() - t_boot
+    record = assemble_record(spec, tables, reimpl, upstream, upstream_source=upstream_source, build=build,
+                             robustness=robustness)
     log["total_seconds"] = time.perf_counter() - t_start
     return RunResult(record=record, log=log)
 
 
 def assemble_record(spec: ClaimSpec, tables: Tables, reimpl: Arm, upstream: Arm, *,
-                    upstream_source: dict | None = None, build: dict | None = None) -> Record:
+                    upstream_source: dict | None = None, build: dict | None = None,
+                    robustness: Robustness | None = None) -> Record:
     """Judge both arms' measurements and state the findings: the run record.
 
     Everything after the arms have run, so that a record can also be assembled
@@ -195,4 +202,5 @@ def assemble_record(spec: ClaimSpec, tables: Tables, reimpl: Arm, upstream: Arm,
                               packages={k: v for k, v in packages.items() if k != "python"},
                               upstream_url=source.get("url"), upstream_commit=source.get("commit")),
         arms=Arms(reimpl=reimpl, upstream=upstream), quantities=_quantity_labels(spec),
-        targets=targets, controls=controls, findings=findings, verdict=verdict, plots=plots, build=build or {})
+        targets=targets, controls=controls, findings=findings, verdict=verdict, robustness=robustness, plots=plots,
+        build=build or {})

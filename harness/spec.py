@@ -359,6 +359,28 @@ def _vocabulary_checks(claim: Claim, vocab: dict, cvocabs: dict, problems: list[
                     problems.append(_unknown(f"bootstrap.comparisons[{k}].{side}", name, vocab, "a measured quantity"))
 
 
+def _bootstrap_checks(claim: Claim, params, protocol, tables, problems: list[str]) -> None:
+    """The bootstrap needs a protocol that resamples, and its cluster column in the protocol's first table."""
+    if claim.bootstrap is None or params is None:
+        return
+    if type(protocol).resampling is _base_resampling():
+        problems.append(f"bootstrap: protocol '{protocol.name}' has no bootstrap")
+        return
+    tabs = protocol.columns(params)
+    if tables is not None and tabs and tabs[0][1] in claim.inputs:
+        header = tables.header(tabs[0][1])
+        col = claim.bootstrap.cluster_col
+        if col not in header:
+            problems.append(f"bootstrap.cluster_col: column {shorten(col)} is not in table {tabs[0][1]!r}"
+                            f"{did_you_mean(col, header)}")
+
+
+def _base_resampling():
+    from .protocols.base import Protocol
+
+    return Protocol.resampling
+
+
 def _input_checks(path: Path, claim: Claim, params, protocol, lock, tables, problems: list[str]) -> None:
     names = set(lock.tables) if lock is not None else None
     if names is not None:
@@ -417,6 +439,7 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
         params, cparams = _protocol_checks(raw, protocol, problems)
     if claim is not None and protocol is not None:
         _input_checks(path, claim, params, protocol, lock, tables, problems)
+        _bootstrap_checks(claim, params, protocol, tables, problems)
         if pins is not None and claim.upstream is not None and claim.upstream not in pins:
             problems.append(_unknown("upstream", claim.upstream, pins, "a pin in data/upstream.yaml"))
         ids = [c.id for c in claim.controls]

@@ -101,6 +101,13 @@ class Protocol:
         """The protocol's findings, each named in :attr:`FINDINGS` and in one of its declared states."""
         return {}
 
+    def resampling(self, params: ProtocolParams, tables, reimpl, *, cluster_col: str):
+        """The rows, their clusters and the statistic of one resample, for the claim's bootstrap
+        (:class:`harness.robustness.Resampling`)."""
+        from ..errors import ProtocolError
+
+        raise ProtocolError(f"protocol '{self.name}' has no bootstrap")
+
     def plots(self, ctx: Context) -> dict[str, Any]:
         """What the report's figures are drawn from (curve grids, histograms), stored in the record so that
         :mod:`harness.figures` needs nothing else."""

@@ -11,6 +11,7 @@ refit at another quantile level.
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 from pydantic import Field
@@ -48,6 +49,20 @@ def _fit_all(data, params, rng, z_eval, **overrides):
         fits[label] = {"params": model.params_, "objective": model.objective_, "converged": model.converged_,
                        "coverage": float(np.mean(y <= model.predict(z))), "n": int(z.size)}
     return values, fits
+
+
+def _resample_boundaries(indices, rng, *, z, Y, labels, inits, options, z_eval) -> dict:
+    """One bootstrap resample: every task's boundary refitted on the resampled rows, from the full-sample
+    optimum, and read off at ``z_eval``."""
+    from ..stats.sigmoid import SigmoidQuantileRegressor
+
+    zi, out = z[indices], {}
+    for j, label in enumerate(labels):
+        yi = Y[indices, j]
+        keep = np.isfinite(yi)
+        model = SigmoidQuantileRegressor(rng=rng, **options).fit(zi[keep], yi[keep], init=inits[label])
+        out[Q.boundary(label)] = float(model.predict(z_eval))
+    return out
 
 
 def _values(cells: dict, fits: dict, prefix: str = "") -> dict:
@@ -98,6 +113,19 @@ class BoundaryAtBudget(Protocol):
         data = task_data(leaderboard_frame(tables, params), params)
         cells, fits = _fit_all(data, params, rng, math.log10(params.eval_x), tau=cparams.tau)
         return Measurement(_values(cells, fits), {"fits": fits})
+
+    def resampling(self, params: BoundaryParams, tables, reimpl, *, cluster_col: str):
+        from ..robustness import Resampling
+
+        frame = leaderboard_frame(tables, params)
+        labels = list(params.tasks)
+        Y = np.column_stack([frame[params.tasks[k]].to_numpy(dtype=float) for k in labels])
+        options = {"tau": params.tau, "kappa": params.kappa, "lam": params.lam, "n_random": 0}
+        stat = partial(_resample_boundaries, z=frame["z"].to_numpy(dtype=float), Y=Y, labels=labels,
+                       inits={k: f["params"] for k, f in reimpl.details["fits"].items()}, options=options,
+                       z_eval=math.log10(params.eval_x))
+        return Resampling(len(frame), frame[cluster_col].to_numpy(dtype=object), stat,
+                          "the base models of the leaderboard rows with a compute proxy")
 
     # -- findings ---------------------------------------------------------------------------------------
 

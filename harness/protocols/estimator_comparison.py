@@ -28,6 +28,8 @@ period, the sigmoid refitted; ``advantage.id``, mean over the shuffles).
 
 from __future__ import annotations
 
+from functools import partial
+
 from pydantic import Field, field_validator
 
 from .. import quantities as Q
@@ -76,6 +78,15 @@ def _eval_kwargs(params) -> dict:
 
 def _sign_word(x: float | None, positive: str, negative: str) -> str | None:
     return None if x is None else (positive if x > 0 else negative)
+
+
+def _resample_table(indices, rng, *, frame, tasks, inits, kwargs) -> dict:
+    """One bootstrap resample: Table 2 on the resampled rows, each sigmoid fit from the full-sample one."""
+    df = frame.iloc[indices].reset_index(drop=True)
+    table = baseline_comparison(df, tasks, rng=rng, n_shuffles=0, sigmoid_inits=inits, **kwargs)["table"]
+    out = {Q.metric(m, e): table[e][m] for e in ESTIMATORS for m in METRICS}
+    out.update(_gaps(table))
+    return out
 
 
 @register
@@ -156,6 +167,18 @@ class EstimatorComparison(Protocol):
         return Measurement({"advantage.id": res["advantage_mean"]},
                            {"n": res["n"], "advantage_each": res["advantage_each"],
                             "sigmoid_shuffled": res["sigmoid_shuffled"]})
+
+    def resampling(self, params: EstimatorComparisonParams, tables, reimpl, *, cluster_col: str):
+        from ..robustness import Resampling
+
+        df = period_frame(tables, params)
+        keep = ["z", "period", *params.tasks.values()]
+        inits = {(f["task"], f["t"]): f["params"] for f in reimpl.details["fitted"] if f["estimator"] == "sigmoid"}
+        kwargs = {"lam": params.lam, "ispline_lam": params.ispline_lam, "n_intervals": params.ispline_intervals,
+                  "sigmoid_options": {"n_random": 0}, **_eval_kwargs(params), "n_jobs": 1}
+        stat = partial(_resample_table, frame=df[keep], tasks=params.tasks, inits=inits, kwargs=kwargs)
+        return Resampling(len(df), df[cluster_col].to_numpy(dtype=object), stat,
+                          "the base models of the dated leaderboard rows (every period resampled together)")
 
     # -- findings ---------------------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ Control ``tau_override`` refits the claimed setting at another tau and gives
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Literal
 
 import numpy as np
@@ -118,6 +119,24 @@ def sweep_values(sweep: dict, claimed: dict, within: float) -> dict:
     return values
 
 
+def _resample_sweep(indices, rng, *, z, Y, labels, settings, reference, z_eval, claimed_key) -> dict:
+    """One bootstrap resample: every setting's boundaries refitted from the full-sample fits; the largest
+    gap to the reference at the claimed setting and the smallest over the others."""
+    from ..stats.sigmoid import SigmoidQuantileRegressor
+
+    zi, devs = z[indices], {}
+    for key, (setting, inits) in settings.items():
+        cells = {}
+        for j, label in enumerate(labels):
+            yi = Y[indices, j]
+            keep = np.isfinite(yi)
+            model = SigmoidQuantileRegressor(rng=rng, n_random=0, **setting).fit(zi[keep], yi[keep], init=inits[label])
+            cells[label] = float(model.predict(z_eval))
+        devs[key] = max(abs(cells[k] - v) for k, v in reference.items())
+    others = [d for k, d in devs.items() if k != claimed_key]
+    return {"claimed.max_dev": devs[claimed_key], "others.min_max_dev": min(others)}
+
+
 @register
 class Hyperparameters(Protocol):
     name = "hyperparameters"
@@ -157,6 +176,24 @@ class Hyperparameters(Protocol):
                            z_eval=math.log10(params.eval_x), estimator_options={"n_random": params.n_random},
                            starts="warm" if params.warm_start else "cold")
         return Measurement(control_values(fits, params.reference), {"fits": fits})
+
+    def resampling(self, params: HyperParams, tables, reimpl, *, cluster_col: str):
+        from ..robustness import Resampling
+
+        frame = leaderboard_frame(tables, params)
+        labels = list(params.tasks)
+        sweep = reimpl.details["sweep"]
+        rows = [sweep["claimed"]] + [r for rs in sweep["sweeps"].values() for r in rs]
+        settings = {}
+        for r in rows:
+            setting = {"tau": r["tau"], "kappa": r["kappa"], "lam": r["lam"]}
+            settings.setdefault(Q.setting_key(setting), (setting, r["params"]))
+        stat = partial(_resample_sweep, z=frame["z"].to_numpy(dtype=float),
+                       Y=np.column_stack([frame[params.tasks[k]].to_numpy(dtype=float) for k in labels]),
+                       labels=labels, settings=settings, reference=dict(params.reference),
+                       z_eval=math.log10(params.eval_x), claimed_key=Q.setting_key(_claimed(params)))
+        return Resampling(len(frame), frame[cluster_col].to_numpy(dtype=object), stat,
+                          "the base models of the leaderboard rows with a compute proxy")
 
     # -- findings ---------------------------------------------------------------------------------------
 

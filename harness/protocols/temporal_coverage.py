@@ -42,6 +42,8 @@ among the models, everything refitted; values ``separation`` and
 
 from __future__ import annotations
 
+from functools import partial
+
 from pydantic import Field, model_validator
 
 from .. import quantities as Q
@@ -104,6 +106,14 @@ def _values(res: dict, labels: list[str], *, counts: bool = True) -> dict[str, f
         for t in sorted({row["t"] for row in res["splits"]}):
             v[Q.n_validation(t)] = min(row["n_val"] for row in res["splits"] if row["t"] == t)
     return v
+
+
+def _resample_coverage(indices, rng, *, frame, tasks, labels, inits, kwargs) -> dict:
+    """One bootstrap resample: the whole analysis on the resampled rows, each fit from the full-sample one."""
+    df = frame.iloc[indices].reset_index(drop=True)
+    res = temporal_coverage(df, tasks, rng=rng, sigmoid_options={"n_random": 0}, n_relabellings=0, inits=inits,
+                            **kwargs)
+    return _values(res, labels, counts=False)
 
 
 def bin_averaged_counterpart(name: str) -> str | None:
@@ -174,6 +184,17 @@ class TemporalCoverage(Protocol):
         values.update({Q.signed_coverage(k): x for k, x in res["signed_coverage_mean"].items()})
         return Measurement(values, {"separation_each": res["separation"], "groups_each": res["groups"],
                                     "signed_coverage_each": res["signed_coverage"]})
+
+    def resampling(self, params: TemporalParams, tables, reimpl, *, cluster_col: str):
+        from ..robustness import Resampling
+
+        df = period_frame(tables, params)
+        keep = ["z", "period", *params.tasks.values()]
+        inits = {(f["task"], f["t"]): f["params"] for f in reimpl.details["fitted"]}
+        stat = partial(_resample_coverage, frame=df[keep], tasks=params.tasks, labels=list(params.tasks),
+                       inits=inits, kwargs={**_fit_kwargs(params), "n_jobs": 1})
+        return Resampling(len(df), df[cluster_col].to_numpy(dtype=object), stat,
+                          "the base models of the dated leaderboard rows (every period resampled together)")
 
     # -- findings ---------------------------------------------------------------------------------------
 

@@ -106,6 +106,7 @@ def baseline_comparison(
     ispline_options: Mapping[str, Any] | None = None,
     n_shuffles: int = 1,
     n_jobs: int = 1,
+    sigmoid_inits: Mapping[tuple[str, int], Mapping[str, float]] | None = None,
 ) -> dict[str, Any]:
     """Table 2: four estimators on every task-period pair, plus the two controls.
 
@@ -130,6 +131,9 @@ def baseline_comparison(
         Shuffled-z refits of the sigmoid (0 to skip).
     n_jobs : int
         Worker processes for the fits.
+    sigmoid_inits : mapping, optional
+        ``{(task, t): params}``: start each sigmoid fit of the real splits from these
+        parameters (one solve; a bootstrap resample starts from the full-sample fits).
 
     Returns
     -------
@@ -171,7 +175,9 @@ def baseline_comparison(
     jobs, owners = [], []
     for i, (kind, sp) in enumerate(jobs_spec):
         children = rng.spawn(len(sp))
-        jobs += [(kind, opts[kind], s.z_train, s.y_train, g) for s, g in zip(sp, children)]
+        starts = [(sigmoid_inits or {}).get((s.task, s.t)) if (kind == "sigmoid" and sp is splits) else None
+                  for s in sp]
+        jobs += [(kind, opts[kind], s.z_train, s.y_train, g, st) for s, g, st in zip(sp, children, starts)]
         owners += [i] * len(sp)
     fits = _run_jobs(jobs, n_jobs)
     fits_by_spec = [[f for f, o in zip(fits, owners) if o == i] for i in range(len(jobs_spec))]

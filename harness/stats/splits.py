@@ -119,11 +119,14 @@ _TAKES_RNG = {"sigmoid", "ispline"}
 
 
 def _fit_job(job):
-    kind, options, z, y, rng = job
+    """``(kind, options, z, y, rng[, init])``: one fitted estimator; ``init`` (the sigmoid only) starts a
+    single solve from given parameters."""
+    kind, options, z, y, rng, *init = job
     kwargs = dict(options)
     if kind in _TAKES_RNG:
         kwargs["rng"] = rng
-    return _FACTORIES[kind](**kwargs).fit(z, y)
+    model = _FACTORIES[kind](**kwargs)
+    return model.fit(z, y, init=init[0]) if init and init[0] is not None else model.fit(z, y)
 
 
 def run_fit_jobs(jobs: list, n_jobs: int) -> list:
@@ -143,18 +146,22 @@ def fit_split_models(
     *,
     rng: np.random.Generator,
     n_jobs: int = 1,
+    inits: Sequence[Mapping[str, float] | None] | None = None,
 ) -> list:
     """Fit one estimator per split on its training period.
 
     ``kind`` is one of ``"sigmoid", "ispline", "constant", "constant_loss_min",
     "binwise"``; ``options`` are its keyword arguments (without ``rng``). Child
     generators are spawned from ``rng`` in split order, one per split.
-    Returns the fitted estimators, in split order.
+    ``inits`` (sigmoid only): per split, parameters to start a single solve from
+    (a bootstrap resample starts from the full-sample fit). Returns the fitted
+    estimators, in split order.
     """
     if kind not in _FACTORIES:
         raise ValueError(f"unknown estimator {kind!r}; known: {sorted(_FACTORIES)}")
     children = rng.spawn(len(splits))
-    jobs = [(kind, dict(options), s.z_train, s.y_train, g) for s, g in zip(splits, children)]
+    inits = list(inits) if inits is not None else [None] * len(splits)
+    jobs = [(kind, dict(options), s.z_train, s.y_train, g, i) for s, g, i in zip(splits, children, inits)]
     return run_fit_jobs(jobs, n_jobs)
 
 

@@ -118,6 +118,7 @@ def _summarise(param, value, setting, fits, claimed_fits, reference, beta_task):
         "max_dev_reference": None,
         "max_shift_vs_claimed": float(max(abs(bnd[k] - claimed_fits[k]["boundary"]) for k in bnd)),
         "beta": {k: f["params"]["beta"] for k, f in fits.items()},
+        "params": {k: f["params"] for k, f in fits.items()},
         "beta_task": beta_task,
         "beta_of_task": fits[beta_task]["params"]["beta"] if beta_task in fits else None,
         "objective": {k: f["objective"] for k, f in fits.items()},
@@ -169,7 +170,7 @@ def hyperparameter_sweep(
         (``{param: [summary per value]}``), ``n_fits`` (distinct fits run). A summary holds ``param, value, tau, kappa,
         lam, boundary{task}, coverage{task}, coverage_mean,
         coverage_minus_tau, max_dev_reference, max_shift_vs_claimed,
-        beta{task}, beta_task, beta_of_task, objective{task},
+        beta{task}, params{task}, beta_task, beta_of_task, objective{task},
         converged{task}, start{task}``.
 
     Notes

@@ -92,6 +92,7 @@ def temporal_coverage(
     exceed_rate: float = 0.02,
     n_relabellings: int = 5,
     n_jobs: int = 1,
+    inits: Mapping[tuple[str, int], Mapping[str, float]] | None = None,
 ) -> dict[str, Any]:
     """Out-of-period coverage of the sigmoid boundary, with the relabelling control.
 
@@ -117,6 +118,9 @@ def temporal_coverage(
         Random permutations of the period labels among models (0 to skip).
     n_jobs : int
         Worker processes for the fits.
+    inits : mapping, optional
+        ``{(task, t): params}``: start each fit of the real periods from these
+        parameters (one solve; a bootstrap resample starts from the full-sample fits).
 
     Returns
     -------
@@ -152,7 +156,7 @@ def temporal_coverage(
           "exceed_rate": exceed_rate}
     frames = [df] + _relabelled_frames(df, period_col, rng, n_relabellings)
     results, fitted = _coverage_runs(frames, task_cols, drift_tasks, options, rng=rng, period_col=period_col,
-                                     periods=periods, n_jobs=n_jobs, **kw)
+                                     periods=periods, n_jobs=n_jobs, inits=inits, **kw)
     rows, summary = results[0]
     return {"splits": rows, **summary, "fitted": fitted, "relabelling": _relabelling_summary(results[1:], task_cols)}
 
@@ -221,11 +225,13 @@ def _relabelled_frames(df, period_col, rng, n) -> list[pd.DataFrame]:
 
 
 def _coverage_runs(frames, task_cols, drift_tasks, options, *, rng, period_col, periods, n_jobs, tau, n_bins,
-                   min_bin_size, closing_group, exceed_rate):
+                   min_bin_size, closing_group, exceed_rate, inits=None):
     """All frames' sigmoid fits in one batch; ``[(rows, summary), ...]`` and the first frame's fits."""
     all_splits = [rolling_splits(f, task_cols, period_col=period_col, periods=periods) for f in frames]
     flat = [s for sp in all_splits for s in sp]
-    fits = fit_split_models(flat, "sigmoid", options, rng=rng, n_jobs=n_jobs)
+    first = len(all_splits[0])
+    starts = [(inits or {}).get((s.task, s.t)) if i < first else None for i, s in enumerate(flat)]
+    fits = fit_split_models(flat, "sigmoid", options, rng=rng, n_jobs=n_jobs, inits=starts)
     results, start = [], 0
     for sp in all_splits:
         rows = _coverage_rows(sp, fits[start:start + len(sp)], tau=tau, n_bins=n_bins, min_bin_size=min_bin_size,

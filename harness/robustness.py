@@ -1,0 +1,126 @@
+"""Does the evidence survive resampling the models? The cluster bootstrap of a claim's measurement.
+
+A claim file may ask for a bootstrap (``bootstrap:``: resamples, seed, the
+column that names a row's cluster, the comparisons the claim asserts). Rows
+of the leaderboard are not independent: fine-tunes of one base model share
+its compute and much of its scores. So whole base models are resampled
+(:func:`harness.stats.resample.cluster_bootstrap`; a row without a base model
+is its own cluster), the protocol's statistic is recomputed on each resample
+(each fit starting from the full-sample optimum), and the record's
+:class:`~harness.record.Robustness` gives, per quantity, a percentile
+interval, and per asserted comparison, the share of resamples in which it
+holds: ``robust`` when every comparison holds in at least the claim's share
+(95% by default), otherwise ``fragile``, naming the comparison. The verdict
+does not depend on it.
+
+Resamples run in ``n_jobs`` processes by chunks; every chunk starts from the
+same seeded generator, so the result does not depend on ``n_jobs``.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+
+from . import progress
+from .record import Robustness, plain
+from .spec import relation_holds
+from .stats.resample import (cluster_bootstrap, cluster_ids_from_labels, comparison_label, comparison_share,
+                             concat_draws, percentile_interval, robustness_finding)
+
+__all__ = ["run_bootstrap", "Resampling", "CHUNK"]
+
+#: Resamples per task sent to a worker process.
+CHUNK = 10
+
+
+class Resampling:
+    """What a protocol gives the bootstrap: the rows, their clusters, and the statistic of a resample.
+
+    ``statistic(indices, rng) -> {quantity: value}`` must be picklable (a
+    module-level function, or a ``functools.partial`` of one) so that chunks
+    can run in worker processes. ``unit`` says in words what is resampled.
+    """
+
+    def __init__(self, n_rows: int, cluster_labels, statistic, unit: str):
+        self.n_rows = int(n_rows)
+        self.cluster_labels = cluster_labels
+        self.statistic = statistic
+        self.unit = unit
+
+
+def _chunk(statistic, n_rows, ids, n_resamples, seed, chunk):
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return cluster_bootstrap(statistic, n_rows, ids, n_resamples=n_resamples, rng=np.random.default_rng(seed),
+                                 chunk=chunk, catch=(ValueError, FloatingPointError), with_rng=True)
+
+
+def _draws(res: Resampling, ids, n_resamples: int, seed: int, n_jobs: int):
+    chunks = [range(a, min(a + CHUNK, n_resamples)) for a in range(0, n_resamples, CHUNK)]
+    n_jobs = min(n_jobs, int(os.environ.get("HARNESS_INNER_JOBS", n_jobs)), len(chunks))
+    parts = []
+    if n_jobs <= 1:
+        for ch in chunks:
+            parts.append(_chunk(res.statistic, res.n_rows, ids, n_resamples, seed, ch))
+            progress.step(ch.stop, n_resamples, "bootstrap resamples")
+        return concat_draws(parts)
+    from .lifecycle import die_with_parent
+
+    with ProcessPoolExecutor(max_workers=n_jobs, initializer=die_with_parent) as pool:
+        futures = [pool.submit(_chunk, res.statistic, res.n_rows, ids, n_resamples, seed, ch) for ch in chunks]
+        for f, ch in zip(futures, chunks):
+            parts.append(f.result())
+            progress.step(ch.stop, n_resamples, "bootstrap resamples")
+    return concat_draws(parts)
+
+
+def run_bootstrap(spec, tables, reimpl, targets, *, n_jobs: int = 1) -> Robustness:
+    """The claim's bootstrap as a :class:`Robustness` (``not run`` when the claim asks for none)."""
+    b = spec.claim.bootstrap
+    if b is None:
+        return Robustness(state="not run", facts={"why": "the claim file asks for no resampling"})
+    if not reimpl.ok:
+        return Robustness(state="not run", facts={"why": "the re-implementation did not run"})
+    progress.stage(f"bootstrap: {b.n_resamples} resamples")
+    res = spec.protocol.resampling(spec.params, tables, reimpl, cluster_col=b.cluster_col)
+    ids = cluster_ids_from_labels(res.cluster_labels)
+    draws = _draws(res, ids, b.n_resamples, b.seed, n_jobs)
+
+    names = list(b.quantities) or [t.quantity for t in targets if t.role == "headline" and t.relation == "~"]
+    by_target = {t.quantity: t for t in targets}
+    intervals = []
+    for name in names:
+        if name not in draws.names:
+            continue
+        iv = percentile_interval(draws.column(name), b.level)
+        t = by_target.get(name)
+        intervals.append({"quantity": name, "label": spec.label_of(name), "estimate": reimpl.values.get(name),
+                          "lo": iv["lo"], "hi": iv["hi"], "n_used": iv["n_used"], "n_failed": iv["n_failed"],
+                          "paper_text": t.paper_text if t else None, "decimals": t.decimals if t else 4,
+                          "paper_inside": (t is not None and t.paper is not None and bool(np.isfinite(iv["lo"]))
+                                           and iv["lo"] <= t.paper <= iv["hi"])})
+    comparisons, shares = [], {}
+    for c in b.comparisons:
+        right = c.right
+        comp = (c.left, c.relation, right)
+        share = comparison_share(draws, comp)
+        label = c.label or comparison_label(comp)
+        right_words = spec.label_of(right) if isinstance(right, str) else f"{right:g}"
+        left_v, right_v = reimpl.values.get(c.left), reimpl.values.get(right) if isinstance(right, str) else right
+        full = None if left_v is None or right_v is None else relation_holds(c.relation, left_v, right_v)
+        comparisons.append({"label": label, "words": f"{spec.label_of(c.left)} {c.relation} {right_words}",
+                            "holds_full": full, "share": share["share"], "mc_se": share["mc_se"],
+                            "n_undetermined": share["n_undetermined"]})
+        shares[label] = share["share"]
+    decision = robustness_finding(shares, b.robust_share) if shares else {"finding": "robust", "failing": []}
+    state = decision["finding"] if comparisons else "robust"
+    facts = {"unit": f"{res.unit} (clusters from the column '{b.cluster_col}'; a row without one is its own)",
+             "n_resamples": b.n_resamples, "n_clusters": draws.n_clusters, "n_rows": res.n_rows,
+             "n_raised": draws.n_raised, "level": b.level, "threshold": b.robust_share, "seed": b.seed,
+             "intervals": intervals, "comparisons": comparisons, "fragile": decision["failing"],
+             "start": "each resample's fits start from the full-sample optimum"}
+    return Robustness(state=state, facts=plain(facts))
