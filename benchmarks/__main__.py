@@ -35,12 +35,12 @@ def _oll(tables):
     return with_log_compute(tables.frame("oll"), "Pretraining tokens (T)", "#Params (B)", 6.0)
 
 
-@case("objective+gradient, 3663 points")
+@case("objective+gradient+Hessian, 3663 points")
 def _objective(tables):
     z, y = task_arrays(_oll(tables), "MUSR Raw")
-    prob = _Problem(z, y, float(z.mean()), 0.98, 50.0, 1e-3)
-    theta = np.array([-3.0, 3.0, 0.0, -1.0])
-    return lambda: prob.value_and_grad(theta)
+    prob = _Problem(z, y, 0.98, 50.0, 1e-3)
+    x = np.array([0.05, 0.95, 0.0, 0.4])
+    return lambda: prob.value_grad_hess(x)
 
 
 @case("sigmoid fit (warm-up), MUSR")

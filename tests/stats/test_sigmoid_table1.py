@@ -11,7 +11,8 @@ one task after another; the control's generator serves the tau = 0.5 fits. At th
 is ``(objective_, predict(3.0))``.
 
 A faster optimiser must reach an objective no higher (to 1e-12) and leave the boundary at
-z = 3 (1e24 FLOPs) within 1e-6 of where it was.
+z = 3 (1e24 FLOPs) within 1e-6 of where it was -- except where the previous fit was not a
+minimum (``STALLED``).
 """
 
 import numpy as np
@@ -63,6 +64,14 @@ BEFORE = {
     },
 }
 
+# At tau = 0.5 the previous fitter stopped at y0 = 4e-7 .. 8e-6 (its y0 = sigmoid(u0) makes
+# dJ/du0 = y0 (1 - y0) dJ/dy0 vanish near 0) where dJ/dy0 at fixed y0 + L is still negative:
+# -3.5e-4 (IFEval), -1.1e-4 (GPQA), -3.9e-5 (MUSR), -1.1e-3 (MMLU-Pro). Not a KKT point; SLSQP
+# started there reaches the Newton fit's objective (y0 = 0.063, 0.157, 0.233, 0.079). These
+# four must come out lower by more than 1e-6, and their boundary is free to move (it moves by
+# 1.2e-5 .. 2.5e-4).
+STALLED = {("tau=0.5", "IFEval"), ("tau=0.5", "GPQA"), ("tau=0.5", "MUSR"), ("tau=0.5", "MMLU-Pro")}
+
 
 @pytest.fixture(scope="module")
 def fits(tables):
@@ -86,5 +95,8 @@ def test_objective_no_higher_and_boundary_unmoved(fits, variant):
                                    tau=opts["tau"], kappa=opts["kappa"], lam=opts["lam"])
         assert model.objective_ <= before_obj + 1e-12, (variant, label, model.objective_ - before_obj)
         assert scored <= before_obj + 1e-12, (variant, label, scored - before_obj)
-        assert abs(float(model.predict(3.0)) - before_z3) <= 1e-6, (variant, label)
         assert model.converged_, (variant, label)
+        if (variant, label) in STALLED:
+            assert model.objective_ < before_obj - 1e-6 and model.params_["y0"] > 0.05, (variant, label)
+        else:
+            assert abs(float(model.predict(3.0)) - before_z3) <= 1e-6, (variant, label)
