@@ -21,8 +21,10 @@ linear in ``(y0, h)`` and the constraints are linear::
     0 <= y0 <= h <= 1,   e**-30 <= beta <= 1e3
 
 (the slope limits are a numerical guard far outside any slope the data can
-resolve). Bounds such as ``y0 = 0`` or ``y0 + L = 1``, where most of these
-boundaries sit, are reached exactly, not approached.
+resolve). With ``box`` the third coordinate is the midpoint ``m`` itself,
+``a + beta*z = beta*(z - m)``, held in ``[min z, max z]``, and the slope
+limits are the box's. Bounds such as ``y0 = 0`` or ``y0 + L = 1``, where
+most of these boundaries sit, are reached exactly, not approached.
 
 Starts and stages. The stages are the (tau, kappa) continuation of
 :func:`harness.stats._multistart.warmup_stages` (with ``warm_start``) or the
