@@ -3,6 +3,9 @@
 Usage: ``python -m benchmarks [--repeats N] [--only NAME ...]``. Each case
 runs once to warm up, then ``N`` times; the table gives the median and the
 spread (min-max) in milliseconds. BLAS is limited to one thread, as in the CLI.
+The side-by-side comparisons of :mod:`benchmarks.fits` (``fit-vs-authors``,
+``fit-from-optimum``) follow the table and print their own lines. ``--only``
+keeps the cases and comparisons whose name contains one of the words.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from harness.spec import load_claim
 from harness.stats.leaderboard import task_arrays, with_log_compute
 from harness.stats.sigmoid import SigmoidQuantileRegressor, _Problem
 
+from .fits import COMPARISONS
+
 CASES = {}
 
 
@@ -35,12 +40,12 @@ def _oll(tables):
     return with_log_compute(tables.frame("oll"), "Pretraining tokens (T)", "#Params (B)", 6.0)
 
 
-@case("objective+gradient, 3663 points")
+@case("objective+gradient+Hessian, 3663 points")
 def _objective(tables):
     z, y = task_arrays(_oll(tables), "MUSR Raw")
-    prob = _Problem(z, y, float(z.mean()), 0.98, 50.0, 1e-3)
-    theta = np.array([-3.0, 3.0, 0.0, -1.0])
-    return lambda: prob.value_and_grad(theta)
+    prob = _Problem(z, y, 0.98, 50.0, 1e-3)
+    x = np.array([0.05, 0.95, 0.0, 0.4])
+    return lambda: prob.value_grad_hess(x)
 
 
 @case("sigmoid fit (warm-up), MUSR")
@@ -112,12 +117,15 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="*", default=None)
     args = ap.parse_args(argv)
     tables = Tables(load_lock(), resolve_data_root())
-    print(f"| case | median ms | min–max ms | repeats |\n| --- | --- | --- | --- |")
+    chosen = [name for name in (*CASES, *COMPARISONS) if not args.only or any(o in name for o in args.only)]
+    if any(name in CASES for name in chosen):
+        print(f"| case | median ms | min–max ms | repeats |\n| --- | --- | --- | --- |")
     with threadpool_limits(limits=1, user_api="blas"):
-        for name, make in CASES.items():
-            if args.only and not any(o in name for o in args.only):
+        for name in chosen:
+            if name in COMPARISONS:
+                print(("" if name == chosen[0] else "\n") + "\n".join(COMPARISONS[name](tables, args.repeats)))
                 continue
-            fn = make(tables)
+            fn = CASES[name](tables)
             inner = 1000 if name.startswith("objective") else 20 if "permutation" in name else 1
             fn()
             times = []

@@ -2,39 +2,58 @@
 
 Model::
 
-    q(z; theta) = y0 + L * sigmoid(a + beta * z),   beta >= 0, 0 <= y0, y0 + L <= 1
+    q(z; theta) = y0 + L * sigmoid(a + beta * z),   beta >= 0, 0 <= y0, y0 + L <= 1, L >= 0
 
 Objective (the convention that reproduces the published numbers: the *mean*
 of the loss over points, not the sum the paper writes, plus a ridge on the
 slope only)::
 
     J(theta) = (1/n) * sum_i rho_{tau,kappa}(y_i - q(z_i; theta)) + lam * beta**2
+    rho(u)   = log(1 + exp(kappa * u)) / kappa + (tau - 1) * u
 
-The optimiser is our own: L-BFGS-B on an unconstrained reparameterisation
-that satisfies the constraints by construction,
+The optimiser is our own: Newton's method with the exact Hessian on the
+closed feasible set (:func:`harness.stats._newton.active_set_newton`), in
+the coordinates ``x = (y0, h, c, beta)`` with ``h = y0 + L`` the top of the
+curve and the sigmoid's argument centred for conditioning,
+``a + beta*z = c + beta*(z - zbar)``. In them ``q = y0*(1 - s) + h*s`` is
+linear in ``(y0, h)`` and the constraints are linear::
 
-    y0   = sigmoid(u0)                      in (0, 1)
-    L    = (1 - y0) * sigmoid(u1)           so 0 <= L and y0 + L <= 1
-    beta = exp(v)                           > 0
-    a + beta * z = c + beta * (z - zbar)    (centred for conditioning)
+    0 <= y0 <= h <= 1,   e**-30 <= beta <= 1e3
 
-The only box is a numerical guard on ``v`` (``beta`` between ``e**-30`` and
-``1e3`` per unit of z), far outside any slope the data can resolve; it keeps
-line searches from overflowing ``exp``.
+(the slope limits are a numerical guard far outside any slope the data can
+resolve). With ``box`` the third coordinate is the midpoint ``m`` itself,
+``a + beta*z = beta*(z - m)``, held in ``[min z, max z]``, and the slope
+limits are the box's. Bounds such as ``y0 = 0`` or ``y0 + L = 1``, where
+most of these boundaries sit, are reached exactly, not approached.
 
-with analytic gradients, several starts, and optionally a warm-up through
-easier (tau, kappa) stages before the final one.
+Starts and stages. The stages are the (tau, kappa) continuation of
+:func:`harness.stats._multistart.warmup_stages` (with ``warm_start``) or the
+target alone. The starts are a grid of 9 (midpoint, slope) shapes plus
+``n_random`` random ones. Each start is screened on the first stage: its
+shape held, ``(y0, h)`` is set to its optimum (a convex two-variable
+problem, a few Newton steps). The ``n_keep`` starts with the lowest screened
+objective are solved on the first stage and carried through the later
+stages, each stage started at the previous one's optimum and solved to
+rounding; a first-stage optimum within ``SAME_SOLUTION`` of one already
+carried is not carried again (the later stages would repeat it). The lowest
+final objective wins.
+
+Resampling: ``fit(z, y, init=params)`` makes one solve at the final
+(tau, kappa) from given natural parameters -- inside a bootstrap each
+resample starts from the full-sample optimum.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import copy
+from dataclasses import replace
 
 import numpy as np
-from scipy.special import expit, logit
+from scipy.special import expit
 
-from ._multistart import WARMUP_SCHEDULE, check_zy, multistart_continuation, warmup_stages
-from .pinball import smoothed_pinball_loss, smoothed_pinball_loss_and_derivative
+from ._multistart import WARMUP_SCHEDULE, check_zy, warmup_stages
+from ._newton import NewtonResult, active_set_newton
+from .pinball import smoothed_pinball_loss
 
 __all__ = [
     "SigmoidQuantileRegressor",
@@ -44,6 +63,16 @@ __all__ = [
     "BETA_MAX",
 ]
 
+#: The numerical ceiling on the slope (per unit of z): far beyond any slope the data resolve; a fit that
+#: reaches it is a step.
+BETA_MAX = 1e3
+#: Slope limits of the unboxed model (a numerical guard, not a modelling choice).
+BETA_LIMITS = (float(np.exp(-30.0)), BETA_MAX)
+#: Newton-decrement tolerances, relative to the objective: every solve of the
+#: full problem goes to rounding; the screening of the starts needs less.
+FTOL, SCREEN_FTOL = 1e-15, 1e-8
+#: First-stage solutions closer than this (max-norm, natural coordinates) are one.
+SAME_SOLUTION = 1e-6
 
 
 def sigmoid_boundary(z, y0: float, L: float, a: float, beta: float) -> np.ndarray:
@@ -61,95 +90,166 @@ def sigmoid_objective(params, z, y, *, tau: float, kappa: float, lam: float) -> 
     return float(np.mean(smoothed_pinball_loss(u, tau, kappa)) + lam * beta**2)
 
 
-@dataclass(frozen=True)
 class _Problem:
-    """Data and the stage's loss settings, with the value/gradient in theta.
+    """``J`` with its gradient and Hessian in ``x = (y0, h, c, beta)``, and the constraints.
 
-    Without a box, ``theta = (u0, u1, c, v)`` and the sigmoid's argument is
-    ``t = c + beta*(z - zbar)``. With a box (``zlo < zhi``), ``theta = (u0, u1,
-    w, v)``, the midpoint ``z* = zlo + (zhi - zlo)*sigmoid(w)`` stays inside
-    ``[zlo, zhi]`` and ``t = beta*(z - z*)``; the slope's limits are then
-    bounds on ``v`` handled by L-BFGS-B.
+    Without a box, ``t = c + beta*(z - zbar)``. With a box ``(beta_min, beta_max)``
+    the third coordinate is the midpoint ``m`` itself, ``t = beta*(z - m)``, held
+    in ``[min z, max z]``, and the slope in ``[beta_min, beta_max]``.
+
+    Derivatives, per point, with ``s = sigmoid(t)``, ``s' = s(1 - s)``,
+    ``r1 = dJ/dq = -rho'(u)/n`` and ``r2 = d2J/dq2 = rho''(u)/n``::
+
+        grad q  = (1 - s, s, L s' t3, L s' t4),    t3 = dt/dx3, t4 = dt/dbeta
+        d2q/dy0 dx_j = -s' t_j,  d2q/dh dx_j = s' t_j          (j = 3, 4)
+        d2q/dx_j dx_k = L s' (1 - 2s) t_j t_k + L s' t_jk      (t_34 = -1 with a box, else 0)
+        grad J  = sum_i r1_i grad q_i + (0, 0, 0, 2 lam beta)
+        hess J  = sum_i r2_i grad q_i grad q_i' + sum_i r1_i hess q_i + diag(0, 0, 0, 2 lam)
+
+    ``t3`` is a scalar (1, or ``-beta`` with a box) and ``t4`` the vector
+    ``z - zbar`` (or ``z - m``). With ``x = kappa*u`` and ``e = exp(-|x|)``:
+    ``log(1 + exp(x)) = max(x, 0) + log1p(e)``, ``rho' = sigmoid(x) + tau - 1``,
+    ``rho'' = kappa * e / (1 + e)**2``.
     """
 
-    z: np.ndarray
-    y: np.ndarray
-    zbar: float
-    tau: float
-    kappa: float
-    lam: float
-    zlo: float | None = None
-    zhi: float | None = None
+    def __init__(self, z, y, tau: float, kappa: float, lam: float, box: tuple[float, float] | None = None):
+        self.z, self.y, self.tau, self.kappa, self.lam, self.box = z, y, tau, kappa, lam, box
+        self.zbar = float(z.mean())
+        self.dz = z - self.zbar
+        self.dz2 = self.dz * self.dz
+        beta_lo, beta_hi = BETA_LIMITS if box is None else box
+        rows = [([-1, 0, 0, 0], 0.0), ([0, 1, 0, 0], 1.0), ([1, -1, 0, 0], 0.0),
+                ([0, 0, 0, -1], -beta_lo), ([0, 0, 0, 1], beta_hi)]
+        if box is not None:
+            rows += [([0, 0, -1, 0], -float(z.min())), ([0, 0, 1, 0], float(z.max()))]
+        self.A = np.array([r for r, _ in rows], dtype=float)
+        self.b = np.array([v for _, v in rows])
 
-    def _shape(self, w_or_c: float, beta: float):
-        """``(t, dt/d(third coordinate))`` for both parameterisations."""
-        if self.zlo is None:
-            return w_or_c + beta * (self.z - self.zbar), 1.0
-        span = self.zhi - self.zlo
-        sw = expit(w_or_c)
-        zstar = self.zlo + span * sw
-        return beta * (self.z - zstar), -beta * span * sw * (1.0 - sw)
+    def with_stage(self, tau: float, kappa: float) -> "_Problem":
+        """The same data and constraints at another ``(tau, kappa)``."""
+        out = copy.copy(self)
+        out.tau, out.kappa = tau, kappa
+        return out
 
-    def natural(self, theta: np.ndarray) -> tuple[float, float, float, float]:
-        u0, u1, c, v = theta
-        y0 = float(expit(u0))
-        L = float((1.0 - y0) * expit(u1))
-        beta = float(np.exp(v))
-        if self.zlo is None:
-            return y0, L, float(c - beta * self.zbar), beta
-        zstar = self.zlo + (self.zhi - self.zlo) * float(expit(c))
-        return y0, L, -beta * zstar, beta
+    # -- coordinates ------------------------------------------------------------
+    def natural(self, x) -> tuple[float, float, float, float]:
+        """``(y0, L, a, beta)`` of ``x``."""
+        y0, h, c, beta = (float(v) for v in x)
+        a = -beta * c if self.box is not None else c - beta * self.zbar
+        return y0, h - y0, a, beta
 
-    def value_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
-        u0, u1, c, v = theta
-        y0, s1, beta = expit(u0), expit(u1), np.exp(v)
-        L = (1.0 - y0) * s1
-        t, dt_dc = self._shape(c, beta)
-        s = expit(t)
-        u = self.y - (y0 + L * s)
-        n = u.size
-        loss, dloss = smoothed_pinball_loss_and_derivative(u, self.tau, self.kappa)
-        obj = np.sum(loss) / n + self.lam * beta**2
-        # dJ/dq_i = -rho'(u_i) / n
-        g = -dloss / n
-        gs = g * s
-        sum_g, sum_gs = g.sum(), gs.sum()
-        gss = gs * (1.0 - s) * L  # dJ/dt_i
-        # q = y0 + (1 - y0) s1 s  =>  dq/du0 = y0 (1-y0) (1 - s1 s), dq/du1 = (1-y0) s1 (1-s1) s
-        # dt/dv = beta * (t / beta) = t when t is linear in beta, in both parameterisations
-        # (t = c + beta*dz has dt/dv = beta*dz = t - c).
-        dt_dv = t - c if self.zlo is None else t
-        grad = np.array(
-            [
-                y0 * (1.0 - y0) * (sum_g - s1 * sum_gs),
-                (1.0 - y0) * s1 * (1.0 - s1) * sum_gs,
-                gss.sum() * dt_dc,
-                np.sum(gss * dt_dv) + 2.0 * self.lam * beta**2,
-            ]
-        )
-        return float(obj), grad
+    def from_natural(self, y0: float, L: float, a: float, beta: float) -> np.ndarray:
+        """The feasible ``x`` nearest to ``(y0, L, a, beta)``, coordinate by coordinate."""
+        lo, hi = -self.b[3], self.b[4]
+        beta = float(np.clip(beta, lo, hi))
+        y0 = float(np.clip(y0, 0.0, 1.0))
+        h = float(np.clip(y0 + L, y0, 1.0))
+        if self.box is None:
+            return np.array([y0, h, a + beta * self.zbar, beta])
+        return np.array([y0, h, float(np.clip(-a / beta, -self.b[5], self.b[6])), beta])
 
+    # -- objective --------------------------------------------------------------
+    def _shape(self, c: float, beta: float):
+        """``(s, t4, t3)``: the sigmoid at every point, ``dt/dbeta`` and ``dt/dx3``."""
+        if self.box is None:
+            d, t3 = self.dz, 1.0
+            t = c + beta * d
+        else:
+            d, t3 = self.z - c, -beta
+            t = beta * d
+        with np.errstate(over="ignore"):  # exp(-t) = inf gives s = 0, as it should
+            return 1.0 / (1.0 + np.exp(-t)), d, t3
 
-#: The numerical ceiling on the slope (per unit of z): far beyond any slope the data resolve; a fit that
-#: reaches it is a step.
-BETA_MAX = 1e3
-_V_BOUNDS = (-30.0, float(np.log(BETA_MAX)))
+    def _loss(self, q: np.ndarray):
+        """``(mean rho(y - q), derivatives)``; ``derivatives()`` gives ``dJ/dq_i``, ``d2J/dq_i2``."""
+        n, k, tau = self.y.size, self.kappa, self.tau
+        u = self.y - q
+        xk = k * u
+        e = np.exp(-np.abs(xk))
+        f = ((np.maximum(xk, 0.0).sum() + np.log1p(e).sum()) / k + (tau - 1.0) * u.sum()) / n
 
+        def derivatives():
+            e1 = 1.0 + e
+            return ((1.0 - tau) - np.where(xk >= 0.0, 1.0, e) / e1) / n, (k / n) * e / (e1 * e1)
 
-def _theta_from_natural(y0: float, L: float, a: float, beta: float, zbar: float, eps: float = 1e-9,
-                        box: tuple[float, float] | None = None):
-    y0c = float(np.clip(y0, eps, 1.0 - eps))
-    frac = float(np.clip(L / (1.0 - y0c), eps, 1.0 - eps))
-    beta = max(beta, eps)
-    if box is None:
-        return np.array([logit(y0c), logit(frac), a + beta * zbar, np.log(beta)])
-    zlo, zhi = box
-    pos = float(np.clip((-a / beta - zlo) / (zhi - zlo), 1e-6, 1 - 1e-6))
-    return np.array([logit(y0c), logit(frac), logit(pos), np.log(beta)])
+        return f, derivatives
+
+    def __call__(self, x):
+        """``(J(x), derivatives)``; ``derivatives()`` gives the gradient and Hessian at ``x``."""
+        y0, h, c, beta = (float(v) for v in x)
+        L = h - y0
+        s, d, t3 = self._shape(c, beta)
+        f, loss_derivatives = self._loss(y0 + L * s)
+        f += self.lam * beta**2
+
+        def derivatives():
+            r1, r2 = loss_derivatives()
+            sp = s * (1.0 - s)
+            G = np.empty((4, s.size))
+            G[0] = 1.0 - s
+            G[1] = s
+            G[3] = L * sp
+            G[2] = G[3] * t3
+            G[3] *= d
+            grad = G @ r1
+            grad[3] += 2.0 * self.lam * beta
+            H = (G * r2) @ G.T
+            # sum_i r1_i hess q_i: first the (y0 or h, shape) block, then the shape block
+            rs = r1 * sp
+            sa, sad = rs.sum(), rs @ d
+            H[0, 2] -= t3 * sa
+            H[1, 2] += t3 * sa
+            H[0, 3] -= sad
+            H[1, 3] += sad
+            rs *= L * (1.0 - 2.0 * s)
+            H[2, 2] += t3 * t3 * rs.sum()
+            H[2, 3] += t3 * (rs @ d) - (0.0 if self.box is None else L * sa)
+            H[3, 3] += rs @ (self.dz2 if self.box is None else d * d) + 2.0 * self.lam
+            H[1, 0], H[3, 2] = H[0, 1], H[2, 3]
+            H[2:, :2] = H[:2, 2:].T
+            return grad, H
+
+        return f, derivatives
+
+    def value_grad_hess(self, x) -> tuple[float, np.ndarray, np.ndarray]:
+        f, derivatives = self(x)
+        return (f, *derivatives())
+
+    def solve(self, x0: np.ndarray) -> NewtonResult:
+        """Newton from ``x0`` to the KKT point, to rounding."""
+        return active_set_newton(self, x0, self.A, self.b, ftol=FTOL)
+
+    def level(self, x) -> NewtonResult:
+        """``(y0, h)`` at their optimum for the shape ``(c, beta)`` of ``x``, started at ``x``.
+
+        With the shape held, ``q = y0*(1 - s) + h*s`` is linear in ``(y0, h)``
+        and ``J`` convex in them: a two-variable Newton solve on ``0 <= y0 <= h <= 1``
+        to ``SCREEN_FTOL``. The result's ``x`` is the full ``(y0, h, c, beta)``.
+        """
+        c, beta = float(x[2]), float(x[3])
+        s = self._shape(c, beta)[0]
+        G = np.stack([1.0 - s, s])
+        ridge = self.lam * beta**2
+
+        def fun(v):
+            f, loss_derivatives = self._loss(v[0] * G[0] + v[1] * s)
+
+            def derivatives():
+                r1, r2 = loss_derivatives()
+                return G @ r1, (G * r2) @ G.T
+
+            return f + ridge, derivatives
+
+        res = active_set_newton(fun, x[:2], self.A[:3, :2], self.b[:3], ftol=SCREEN_FTOL)
+        return replace(res, x=np.r_[res.x, c, beta])
 
 
 class SigmoidQuantileRegressor:
     """Quantile boundary ``y0 + L*sigmoid(a + beta z)`` by smoothed pinball loss.
+
+    Minimises ``J = mean_i rho(y_i - q(z_i)) + lam*beta**2`` over
+    ``0 <= y0 <= y0 + L <= 1``, ``beta >= 0`` by Newton's method with the
+    exact Hessian (see the module docstring).
 
     Parameters
     ----------
@@ -157,19 +257,21 @@ class SigmoidQuantileRegressor:
         Quantile level, smoothing, ridge weight on ``beta**2``.
     warm_start : bool
         Run the stages of :data:`WARMUP_SCHEDULE` (capped at the target
-        ``tau``/``kappa``) before the final stage; ``False`` solves the final
-        stage directly from every start ("cold start").
+        ``tau``/``kappa``) before the final stage; ``False`` screens and
+        solves the starts on the final stage directly ("cold start").
     n_random : int
         Random starts added to the deterministic grid of starts.
     n_keep : int
-        Starts carried past the first stage (the best by first-stage objective).
+        Starts solved on the first stage and carried through the others: the
+        best by first-stage objective with ``(y0, h)`` optimised for their shape.
     box : (float, float), optional
         Not part of the paper's model: restrict the slope to
         ``box[0] <= beta <= box[1]`` and the midpoint ``-a/beta`` to the range
         of the training ``z``, as the authors' released optimiser does. Used
         only to measure how much that box moves a result.
     rng : numpy.random.Generator, optional
-        Source of the random starts. Required when ``n_random > 0``.
+        Source of the random starts. Required when ``n_random > 0``; each fit
+        without ``init`` draws ``2 * n_random`` uniforms from it.
 
     Attributes
     ----------
@@ -178,9 +280,9 @@ class SigmoidQuantileRegressor:
     objective_ : float
         Final-stage objective at ``params_``.
     n_iter_ : int
-        L-BFGS-B iterations summed over starts and stages.
+        Newton steps summed over the screening, the starts and the stages.
     converged_ : bool
-        Whether the winning start's final stage reported convergence.
+        Whether the winning final solve met the KKT test.
     """
 
     def __init__(
@@ -205,7 +307,7 @@ class SigmoidQuantileRegressor:
         self.rng = rng
 
     # -- fitting -------------------------------------------------------------
-    def _starts(self, z: np.ndarray, y: np.ndarray, zbar: float) -> list[np.ndarray]:
+    def _starts(self, z: np.ndarray, y: np.ndarray, prob: _Problem) -> list[np.ndarray]:
         """Deterministic grid of (midpoint, slope) shapes plus random ones.
 
         The level starts at a low quantile of ``y`` and the top at its
@@ -222,36 +324,63 @@ class SigmoidQuantileRegressor:
             m_r = self.rng.uniform(z.min(), z.max(), self.n_random)
             b_r = np.exp(self.rng.uniform(np.log(0.05), np.log(20.0), self.n_random))
             shapes += list(zip(m_r, b_r))
-        span = (float(z.min()), float(z.max())) if self.box is not None else None
         if self.box is not None:
             shapes = [(m, float(np.clip(b, *self.box))) for m, b in shapes]
-        return [_theta_from_natural(lo, max(hi - lo, 1e-3), -b * m, b, zbar, box=span) for m, b in shapes]
+        return [prob.from_natural(lo, max(hi - lo, 1e-3), -b * m, b) for m, b in shapes]
 
-    def fit(self, z, y):
+    def fit(self, z, y, *, init: dict | None = None):
+        """Fit the boundary to ``(z, y)``.
+
+        Parameters
+        ----------
+        z, y : array_like
+            1-d, equal length, finite.
+        init : dict, optional
+            Natural parameters ``{"y0", "L", "a", "beta"}`` (e.g. another fit's
+            ``params_``) to start from. Then no starts are drawn and no warm-up
+            is run: one Newton solve at the final ``(tau, kappa)`` from ``init``
+            (moved into the feasible set if outside it). Inside a bootstrap each
+            resample starts from the full-sample optimum this way.
+
+        Returns
+        -------
+        self
+        """
         z, y = check_zy(z, y)
-        zbar = float(z.mean())
-        if self.box is None:
-            zlo = zhi = None
-            v_bounds = _V_BOUNDS
+        if self.box is not None and not 0 < self.box[0] < self.box[1]:
+            raise ValueError(f"box must be (beta_min, beta_max) with 0 < beta_min < beta_max, got {self.box}")
+        final = _Problem(z, y, self.tau, self.kappa, self.lam, self.box)
+        if init is not None:
+            best = final.solve(final.from_natural(*(float(init[k]) for k in ("y0", "L", "a", "beta"))))
+            n_iter = best.nit
         else:
-            if not 0 < self.box[0] < self.box[1]:
-                raise ValueError(f"box must be (beta_min, beta_max) with 0 < beta_min < beta_max, got {self.box}")
-            zlo, zhi = float(z.min()), float(z.max())
-            v_bounds = (float(np.log(self.box[0])), float(np.log(self.box[1])))
-        problems = [_Problem(z, y, zbar, t, k, self.lam, zlo, zhi)
-                    for t, k in warmup_stages(self.tau, self.kappa, self.warm_start)]
-        # Intermediate stages only need to land in the right basin; the final
-        # stage is solved to near machine precision.
-        best, n_iter = multistart_continuation(
-            [p.value_and_grad for p in problems], self._starts(z, y, zbar), n_keep=self.n_keep,
-            bounds=[(None, None), (None, None), (None, None), v_bounds],
-            intermediate_tol={"ftol": 1e-10, "gtol": 1e-7})
-        y0, L, a, beta = problems[-1].natural(best.x)
+            stages = [final.with_stage(t, k) for t, k in warmup_stages(self.tau, self.kappa, self.warm_start)]
+            best, n_iter = self._multistart(stages, self._starts(z, y, final))
+        y0, L, a, beta = final.natural(best.x)
         self.params_ = {"y0": y0, "L": L, "a": a, "beta": beta}
         self.objective_ = float(best.fun)
         self.n_iter_ = n_iter
-        self.converged_ = bool(best.success)
+        self.converged_ = bool(best.converged)
         return self
+
+    def _multistart(self, problems: list[_Problem], starts: list[np.ndarray]) -> tuple[NewtonResult, int]:
+        """Screen the starts on the first stage; solve the ``n_keep`` best through every stage."""
+        first = problems[0]
+        screened = sorted((first.level(x0) for x0 in starts), key=lambda r: r.fun)
+        n_iter = sum(r.nit for r in screened)
+        finals, carried = [], []
+        for res in screened[:self.n_keep]:
+            for i, prob in enumerate(problems):
+                res = prob.solve(res.x)
+                n_iter += res.nit
+                if i == 0:
+                    # the later stages are deterministic in their start: one solve per first-stage optimum
+                    if any(np.max(np.abs(res.x - x)) <= SAME_SOLUTION for x in carried):
+                        break
+                    carried.append(res.x)
+            else:
+                finals.append(res)
+        return min(finals, key=lambda r: r.fun), n_iter
 
     def predict(self, z) -> np.ndarray:
         p = self.params_

@@ -15,19 +15,43 @@ def _toy(n=3000, seed=1):
     return z, y
 
 
+def _problem(z, y, boxed, tau=0.9, kappa=25.0, lam=1e-2):
+    return _Problem(z, y, tau, kappa, lam, (0.05, 50.0) if boxed else None)
+
+
+def _interior_points(prob, rng, n=5):
+    """Feasible ``x`` strictly inside the constraints."""
+    for _ in range(n):
+        y0 = rng.uniform(0.05, 0.4)
+        h = rng.uniform(y0 + 0.1, 0.95)
+        third = rng.uniform(-1.0, 1.0) if prob.box is None else rng.uniform(0.0, 3.0)
+        yield np.array([y0, h, third, rng.uniform(0.2, 3.0)])
+
+
 @pytest.mark.parametrize("boxed", [False, True], ids=["free", "authors-box"])
-def test_gradient_matches_finite_differences(boxed):
+def test_gradient_and_hessian_match_finite_differences(boxed):
     z, y = _toy(500)
-    box = (float(z.min()), float(z.max())) if boxed else (None, None)
-    prob = _Problem(z, y, float(z.mean()), 0.9, 25.0, 1e-2, *box)
+    prob = _problem(z, y, boxed)
     rng = np.random.default_rng(0)
-    for _ in range(5):
-        theta = rng.normal(size=4)
-        _, g = prob.value_and_grad(theta)
-        h = 1e-6
-        fd = np.array([(prob.value_and_grad(theta + h * e)[0] - prob.value_and_grad(theta - h * e)[0]) / (2 * h)
-                       for e in np.eye(4)])
-        np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-9)
+    h = 1e-6
+    for x in _interior_points(prob, rng):
+        _, g, H = prob.value_grad_hess(x)
+        fd_g = np.array([(prob(x + h * e)[0] - prob(x - h * e)[0]) / (2 * h) for e in np.eye(4)])
+        fd_H = np.array([(prob.value_grad_hess(x + h * e)[1] - prob.value_grad_hess(x - h * e)[1]) / (2 * h)
+                         for e in np.eye(4)])
+        np.testing.assert_allclose(g, fd_g, rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(H, fd_H, rtol=1e-5, atol=1e-7)
+        np.testing.assert_array_equal(H, H.T)
+
+
+@pytest.mark.parametrize("boxed", [False, True], ids=["free", "authors-box"])
+def test_objective_in_x_equals_objective_in_natural_parameters(boxed):
+    z, y = _toy(200)
+    prob = _problem(z, y, boxed, tau=0.98, kappa=50.0, lam=1e-3)
+    for x in _interior_points(prob, np.random.default_rng(1)):
+        assert prob(x)[0] == pytest.approx(
+            sigmoid_objective(prob.natural(x), z, y, tau=0.98, kappa=50.0, lam=1e-3), rel=1e-13)
+        np.testing.assert_allclose(prob.from_natural(*prob.natural(x)), x, rtol=1e-13, atol=1e-15)
 
 
 def test_box_keeps_midpoint_in_the_data_and_slope_in_its_limits():
@@ -44,14 +68,6 @@ def test_box_keeps_midpoint_in_the_data_and_slope_in_its_limits():
     assert 0.05 - 1e-12 <= boxed.params_["beta"] <= 50.0 + 1e-9
     # A constrained optimum can only be worse on the same objective.
     assert boxed.objective_ >= free.objective_ - 1e-12
-
-
-def test_objective_in_theta_equals_objective_in_natural_parameters():
-    z, y = _toy(200)
-    prob = _Problem(z, y, float(z.mean()), 0.98, 50.0, 1e-3)
-    theta = np.array([-1.0, 0.5, 0.2, 0.1])
-    assert prob.value_and_grad(theta)[0] == pytest.approx(
-        sigmoid_objective(prob.natural(theta), z, y, tau=0.98, kappa=50.0, lam=1e-3), rel=1e-13)
 
 
 def test_recovers_a_known_upper_quantile_curve():
@@ -83,13 +99,58 @@ def test_constraints_hold_by_construction():
     assert p["y0"] >= 0 and p["L"] >= 0 and p["y0"] + p["L"] <= 1 and p["beta"] >= 0
 
 
-def test_a_second_optimiser_finds_no_lower_objective():
-    # Nelder-Mead in the natural parameters, started at our optimum and at a
-    # perturbed point, must not beat the L-BFGS-B fit by more than rounding.
-    z, y = _toy(1500)
-    kw = dict(tau=0.98, kappa=50.0, lam=1e-3)
+def _natural(model):
+    return [model.params_[k] for k in ("y0", "L", "a", "beta")]
+
+
+def _toy_at_zero(n=2000, seed=4):
+    """Data whose 0.98-boundary wants a level below 0: the fit sits on ``y0 = 0``."""
+    rng = np.random.default_rng(seed)
+    z = rng.uniform(-1, 4, n)
+    return z, sigmoid_boundary(z, -0.1, 1.0, -2.0, 1.2) + rng.uniform(-0.05, 0.05, n)
+
+
+KW = dict(tau=0.98, kappa=50.0, lam=1e-3)
+SHARP = dict(tau=0.98, kappa=200.0, lam=0.0)
+# case -> (data, settings, constraints active at the optimum: 0 is y0 >= 0, 1 is y0 + L <= 1)
+CASES = {"interior": (_toy, SHARP, []), "y0=0": (_toy_at_zero, SHARP, [0]), "y0=0,top=1": (_toy_at_zero, KW, [0, 1])}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_fit_is_a_kkt_point(case):
+    # In x = (y0, h, c, beta): g + A_W' l = 0 with l > 0 over the constraints that hold
+    # with equality (reached exactly), and the gradient zero in every other direction.
+    data, kw, expected = CASES[case]
+    z, y = data()
     m = SigmoidQuantileRegressor(rng=np.random.default_rng(0), **kw).fit(z, y)
-    ours = sigmoid_objective([m.params_[k] for k in ("y0", "L", "a", "beta")], z, y, **kw)
+    prob = _Problem(z, y, **kw)
+    x = prob.from_natural(*_natural(m))
+    f, g, H = prob.value_grad_hess(x)
+    assert f == pytest.approx(m.objective_, rel=1e-14)
+    active = np.flatnonzero(prob.A @ x == prob.b)
+    assert active.tolist() == expected
+    A_w = prob.A[active]
+    mult = np.linalg.lstsq(A_w.T, -g, rcond=None)[0]
+    assert np.all(mult > 1e-6)
+    np.testing.assert_allclose(g + A_w.T @ mult, 0.0, atol=1e-9)
+    # and the Newton step in the free directions is below 1e-8: the reduced Hessian is
+    # positive definite (a minimum, not a saddle) and the point is where its model says
+    free = [i for i in range(4) if not np.any(A_w[:, i])]
+    Hr = H[np.ix_(free, free)]
+    assert np.all(np.linalg.eigvalsh(Hr) > 0)
+    assert np.max(np.abs(np.linalg.solve(Hr, g[free]))) < 1e-8
+    assert m.converged_
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_second_optimiser_finds_no_lower_objective(case):
+    # SLSQP (gradient-based) and Nelder-Mead (derivative-free) in the natural parameters,
+    # started at our optimum and at a perturbed point, must not beat the Newton fit.
+    data, kw, _ = CASES[case]
+    z, y = data()
+    m = SigmoidQuantileRegressor(rng=np.random.default_rng(0), **kw).fit(z, y)
+    ours = sigmoid_objective(_natural(m), z, y, **kw)
+    assert ours == pytest.approx(m.objective_, rel=1e-14)
 
     def f(p):
         y0, L, a, beta = p
@@ -97,9 +158,53 @@ def test_a_second_optimiser_finds_no_lower_objective():
             return np.inf
         return sigmoid_objective(p, z, y, **kw)
 
-    for start in ([m.params_[k] for k in ("y0", "L", "a", "beta")], [0.05, 0.8, -1.0, 1.0]):
+    for start in (_natural(m), [0.05, 0.8, -1.0, 1.0]):
         res = minimize(f, start, method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-14, "maxiter": 20000})
-        assert res.fun >= ours - 1e-9
+        assert res.fun >= ours - 1e-12
+        res = minimize(lambda p: sigmoid_objective(p, z, y, **kw), start, method="SLSQP",
+                       bounds=[(0, 1), (0, 1), (None, None), (0, None)],
+                       constraints=[{"type": "ineq", "fun": lambda p: 1 - p[0] - p[1]}],
+                       options={"ftol": 1e-15, "maxiter": 1000})
+        assert f(res.x) >= ours - 1e-12
+
+
+@pytest.mark.parametrize("box", [None, (0.05, 50.0)], ids=["free", "authors-box"])
+def test_init_starts_one_solve_from_given_parameters(box):
+    z, y = _toy(2000)
+    full = SigmoidQuantileRegressor(rng=np.random.default_rng(0), box=box, **KW).fit(z, y)
+    # From its own optimum the fit stays put; no generator is needed.
+    again = SigmoidQuantileRegressor(rng=None, box=box, **KW).fit(z, y, init=full.params_)
+    assert again.objective_ <= full.objective_ + 1e-15
+    assert again.n_iter_ <= 2 and again.converged_
+    np.testing.assert_allclose(_natural(again), _natural(full), rtol=1e-7, atol=1e-9)
+    # On resamples it reaches what a fresh multi-start fit reaches.
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        i = rng.integers(0, z.size, z.size)
+        fresh = SigmoidQuantileRegressor(rng=np.random.default_rng(2), box=box, **KW).fit(z[i], y[i])
+        warm = SigmoidQuantileRegressor(box=box, **KW).fit(z[i], y[i], init=full.params_)
+        assert warm.objective_ <= fresh.objective_ + 1e-12 and warm.converged_
+        np.testing.assert_allclose(warm.predict([0.0, 1.5, 3.0]), fresh.predict([0.0, 1.5, 3.0]), atol=1e-6)
+
+
+def test_init_outside_the_constraints_is_moved_inside():
+    z, y = _toy(1000)
+    m = SigmoidQuantileRegressor(box=(0.05, 50.0), **KW).fit(z, y, init={"y0": -0.2, "L": 1.5, "a": 40.0, "beta": 100.0})
+    p = m.params_
+    assert p["y0"] >= 0 and p["L"] >= 0 and p["y0"] + p["L"] <= 1 and 0.05 <= p["beta"] <= 50.0
+    assert m.converged_
+
+
+def test_a_fit_draws_two_uniforms_per_random_start():
+    # The claims pass one generator through many fits: the stream must not depend on the optimiser.
+    z, y = _toy(500)
+    rng, ref = np.random.default_rng(3), np.random.default_rng(3)
+    SigmoidQuantileRegressor(n_random=4, rng=rng).fit(z, y)
+    ref.uniform(size=4)
+    ref.uniform(size=4)
+    assert rng.bit_generator.state == ref.bit_generator.state
+    SigmoidQuantileRegressor(n_random=4, rng=rng).fit(z, y, init={"y0": 0.1, "L": 0.6, "a": -2.0, "beta": 1.2})
+    assert rng.bit_generator.state == ref.bit_generator.state
 
 
 def test_same_generator_seed_gives_identical_fits():

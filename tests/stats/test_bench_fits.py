@@ -1,0 +1,31 @@
+"""The fit benchmarks print what they promise, and skip the authors' side with the reason."""
+
+import re
+
+import harness.upstream
+from benchmarks.fits import fit_from_optimum, fit_vs_authors
+from harness.errors import UpstreamError
+
+LABELS = ["IFEval", "BBH", "MATH Lvl 5", "GPQA", "MUSR", "MMLU-Pro"]
+
+
+def test_without_the_checkout_the_authors_side_is_skipped_with_the_reason(tables, monkeypatch):
+    def missing(name, *args, **kwargs):
+        raise UpstreamError(f"no checkout of '{name}' (test)")
+
+    monkeypatch.setattr(harness.upstream, "verify_checkout", missing)
+    lines = fit_vs_authors(tables, repeats=1)
+    rows = [ln for ln in lines if ln.split("  ")[0].strip() in LABELS]
+    assert [r.split("  ")[0].strip() for r in rows] == LABELS
+    assert all(re.search(r"ours +\d+\.\d ms +J 0\.\d{13}$", r) for r in rows)
+    assert lines[-1] == "authors' side skipped: no checkout of 'prescriptive-scaling' (test)"
+
+
+def test_fit_from_optimum_reaches_the_fresh_objective(tables):
+    lines = fit_from_optimum(tables, repeats=1)
+    rows = lines[1:-1]
+    assert len(rows) == 6 and all(r.endswith("x") and "speed-up" in r for r in rows)
+    for r in rows:
+        gap = float(re.search(r"J init - fresh ([-+0-9.e]+)", r).group(1))
+        assert gap <= 1e-12, r
+    assert re.fullmatch(r"min speed-up \d+\.\dx", lines[-1])
