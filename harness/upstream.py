@@ -8,7 +8,9 @@ This is the only module that runs git or subprocesses for the authors' arm.
 * :func:`checkout` clones the pin into ``vendor/<name>`` (no checkout),
   sparse-checks-out its ``paths`` (non-cone patterns, ``/<path>``) and
   detaches HEAD at the pinned commit. :func:`verify_checkout` runs before
-  every use and refuses a missing, moved, re-pointed or modified checkout.
+  every use and refuses a missing, moved, re-pointed or modified checkout,
+  and one holding anything but the pinned tree (untracked or ignored files,
+  ``__pycache__``, empty folders).
 * :func:`run_upstream_arm` runs ``harness/adapters/<protocol.adapter>``
   through ``_launch.py`` with this interpreter, in a scratch folder, with a
   minimal environment and the checkout first on ``sys.path``; it reads the
@@ -30,7 +32,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
 import git
@@ -114,7 +116,7 @@ def _open_repo(dest: Path, fix: str) -> git.Repo:
     try:
         return git.Repo(dest)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise UpstreamError(f"{dest} is not a git repository; {fix}") from None
+        raise UpstreamError(f"{_show(dest)} is not a git repository; {fix}") from None
 
 
 def _origin_url(repo: git.Repo) -> str | None:
@@ -124,14 +126,52 @@ def _origin_url(repo: git.Repo) -> str | None:
         return None
 
 
+def _show(path: str | Path) -> str:
+    """``path`` relative to the project when it is inside it (reports carry no local absolute paths)."""
+    try:
+        return str(Path(path).resolve().relative_to(PROJECT_ROOT))
+    except ValueError:
+        return str(path)
+
+
 def _local_changes(repo: git.Repo) -> list[str]:
-    """``git status --porcelain`` lines, untracked files included (ignored ones not)."""
-    out = repo.git.status("--porcelain", "--untracked-files=all")
-    return [line for line in out.splitlines() if line.strip()]
+    """Everything in the work tree that is not the checked-out tree, as ``git status --porcelain`` lines.
+
+    Ignored files count (``!!``): a module planted and listed in
+    ``.git/info/exclude``, or a stale ``__pycache__``, would be imported as
+    readily as an untracked one. Folders that hold no tracked file (git lists
+    none of them when they are empty) count as untracked. No optional lock is
+    taken, so the check does not rewrite ``.git/index``.
+    """
+    with repo.git.custom_environment(GIT_OPTIONAL_LOCKS="0"):
+        out = repo.git.status("--porcelain", "--ignored", "--untracked-files=all")
+        tracked = repo.git.ls_files("-z").split("\0")
+    lines = [line for line in out.splitlines() if line.strip()]
+    listed = [line[3:] for line in lines]
+    stray = [d for d in _stray_folders(Path(repo.working_tree_dir), tracked) if not any(p.startswith(d) for p in listed)]
+    return lines + ["?? " + d for d in stray]
+
+
+def _stray_folders(root: Path, tracked: list[str]) -> list[str]:
+    """Folders under ``root`` (``.git`` aside) that no tracked path lies in, as ``name/``."""
+    needed = {str(PurePosixPath(t).parent) for t in tracked if t} | {"."}
+    needed |= {str(p) for n in list(needed) for p in PurePosixPath(n).parents}
+    stray = []
+    for dirpath, dirnames, _ in os.walk(root):
+        rel = Path(dirpath).relative_to(root).as_posix()
+        for d in sorted(dirnames):
+            sub = d if rel == "." else f"{rel}/{d}"
+            if rel == "." and d == ".git":
+                dirnames.remove(d)
+            elif sub not in needed:
+                stray.append(sub + "/")
+                dirnames.remove(d)  # what it holds is git's to list (as untracked or ignored), or nothing
+    return stray
 
 
 def _describe_changes(lines: list[str], limit: int = 6) -> str:
-    shown = ", ".join(("untracked " if ln.startswith("??") else "changed ") + ln[3:] for ln in lines[:limit])
+    kinds = {"??": "untracked ", "!!": "ignored "}
+    shown = ", ".join(kinds.get(ln[:2], "changed ") + ln[3:] for ln in lines[:limit])
     return shown + (f" and {len(lines) - limit} more" if len(lines) > limit else "")
 
 
@@ -151,7 +191,7 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
     """
     pin = _pin(pin_name, pins_file)
     dest = Path(vendor_dir) / pin_name
-    fix = f"remove {dest} and run `make vendor`"
+    fix = f"remove {_show(dest)} and run `make vendor`"
     fresh = not dest.exists()
     try:
         if fresh:
@@ -159,25 +199,25 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
             try:
                 repo = git.Repo.clone_from(pin.url, dest, no_checkout=True, env=GIT_ENV)
             except git.GitCommandError as exc:
-                raise UpstreamError(f"could not clone {pin.url} into {dest}: {_git_failure(exc)}") from None
+                raise UpstreamError(f"could not clone {pin.url} into {_show(dest)}: {_git_failure(exc)}") from None
         else:
             repo = _open_repo(dest, fix)
         with repo:
             found = _origin_url(repo)
             if found != pin.url:
-                raise UpstreamError(f"{dest} is a clone of {found}, expected {pin.url}; {fix}")
+                raise UpstreamError(f"{_show(dest)} is a clone of {found}, expected {pin.url}; {fix}")
             changes = [] if fresh else _local_changes(repo)  # a fresh --no-checkout clone lists every file as deleted
             if changes:
-                raise UpstreamError(f"{dest} has local changes ({_describe_changes(changes)}); {fix}")
+                raise UpstreamError(f"{_show(dest)} has local changes ({_describe_changes(changes)}); {fix}")
             with repo.git.custom_environment(**GIT_ENV):
                 if not _has_commit(repo, pin.commit):
                     repo.git.fetch("--quiet", "origin")
                 if not _has_commit(repo, pin.commit):
-                    raise UpstreamError(f"commit {pin.commit} is not in {pin.url} (fetched into {dest})")
+                    raise UpstreamError(f"commit {pin.commit} is not in {pin.url} (fetched into {_show(dest)})")
             repo.git.sparse_checkout("set", "--no-cone", *pin.sparse_patterns())
             repo.git.checkout("--quiet", "--detach", pin.commit)
     except git.GitCommandError as exc:
-        raise UpstreamError(f"git failed while checking out {pin.url} at {pin.commit} in {dest}: {_git_failure(exc)}") from None
+        raise UpstreamError(f"git failed while checking out {pin.url} at {pin.commit} in {_show(dest)}: {_git_failure(exc)}") from None
     return verify_checkout(pin_name, vendor_dir, pins_file=pins_file)
 
 
@@ -195,37 +235,38 @@ def verify_checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_
     Refused, with what was found and how to fix it: a missing folder, a folder
     that is not a git repository or is a clone of another URL, HEAD not at the
     pinned commit, sparse paths other than the pin's, and any modified, staged,
-    deleted or untracked file.
+    deleted, untracked or ignored file (``__pycache__`` and ``.pyc`` included:
+    the authors' arm would import them) and any folder holding no tracked file.
     """
     pin = _pin(pin_name, pins_file)
     dest = Path(vendor_dir) / pin_name
-    fix = f"remove {dest} and run `make vendor`"
+    fix = f"remove {_show(dest)} and run `make vendor`"
     if not dest.exists():
-        raise UpstreamError(f"no checkout of '{pin_name}' at {dest}; run `make vendor` (it clones {pin.url} at {pin.commit})")
+        raise UpstreamError(f"no checkout of '{pin_name}' at {_show(dest)}; run `make vendor` (it clones {pin.url} at {pin.commit})")
     try:
         with _open_repo(dest, fix) as repo:
             found = _origin_url(repo)
             if found != pin.url:
-                raise UpstreamError(f"{dest} is a clone of {found}, expected {pin.url}; {fix}")
+                raise UpstreamError(f"{_show(dest)} is a clone of {found}, expected {pin.url}; {fix}")
             try:
                 head = repo.git.rev_parse("--verify", "--quiet", "HEAD^{commit}")
             except git.GitCommandError:
                 head = None
             if head != pin.commit:
-                raise UpstreamError(f"{dest}: HEAD is {head[:7] if head else 'not a commit'}, expected {pin.commit};"
+                raise UpstreamError(f"{_show(dest)}: HEAD is {head[:7] if head else 'not a commit'}, expected {pin.commit};"
                                     " run `make vendor` to check out the pinned commit")
             try:
                 sparse = repo.git.sparse_checkout("list").splitlines()
             except git.GitCommandError:
                 sparse = None
             if sparse != pin.sparse_patterns():
-                raise UpstreamError(f"{dest}: sparse-checkout paths are {sparse or 'not set (full checkout)'},"
+                raise UpstreamError(f"{_show(dest)}: sparse-checkout paths are {sparse or 'not set (full checkout)'},"
                                     f" expected {pin.sparse_patterns()}; run `make vendor`")
             changes = _local_changes(repo)
             if changes:
-                raise UpstreamError(f"{dest} has local changes ({_describe_changes(changes)}); {fix}")
+                raise UpstreamError(f"{_show(dest)} has local changes ({_describe_changes(changes)}); {fix}")
     except git.GitCommandError as exc:
-        raise UpstreamError(f"git failed while checking {dest}: {_git_failure(exc)}; {fix}") from None
+        raise UpstreamError(f"git failed while checking {_show(dest)}: {_git_failure(exc)}; {fix}") from None
     return dest
 
 

@@ -366,3 +366,29 @@ def test_failures_are_not_cached(counted):
     assert _arm(counted, adapter="crash.py")["status"] == "could not run"
     assert _arm(counted, adapter="crash.py")["cached"] is False
     assert len(counted.calls) == 2 and not list(counted.options.cache_dir.glob("*.json"))
+
+
+# -- the checkout holds the pinned tree and nothing else ----------------------------------------------------
+
+
+@pytest.mark.parametrize("planted, exclude", [
+    ("pandas.py", "pandas.py"),
+    ("fakepkg/__pycache__/__init__.cpython-311.pyc", "__pycache__/"),
+])
+def test_an_ignored_file_in_the_checkout_is_refused(checked_out, planted, exclude):
+    """Defect 3: `git status` skips ignored files, so a module planted and listed in .git/info/exclude
+    (or a stale ignored .pyc) was imported by the authors' arm unnoticed."""
+    w = checked_out
+    (w.vendor / planted).parent.mkdir(parents=True, exist_ok=True)
+    (w.vendor / planted).write_text("raise SystemExit('shadowed')\n")
+    with open(w.vendor / ".git" / "info" / "exclude", "a") as fh:
+        fh.write(exclude + "\n")
+    assert f"ignored {planted}" in _refusal(w)
+    r = _arm(w)
+    assert r["status"] == "could not run" and f"ignored {planted}" in r["reason"]
+
+
+def test_an_empty_planted_folder_in_the_checkout_is_refused(checked_out):
+    w = checked_out
+    (w.vendor / "numpy").mkdir()
+    assert "untracked numpy/" in _refusal(w)
