@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,11 +72,20 @@ def file_sha256(path: Path) -> str:
 
 @dataclass
 class Tables:
-    """Verified access to locked tables under one input root."""
+    """Verified access to locked tables under one input root.
+
+    Each table is read from disk once: its sha256 is taken of the bytes read,
+    and everything handed out afterwards (:meth:`data`, :meth:`frame`,
+    :meth:`header`) is made from those same bytes, so a file swapped after
+    its check is never what a caller gets. Code that must hand a table to
+    another process writes :meth:`data` to a file of its own rather than
+    passing :meth:`path`, which names a file that may have changed since.
+    """
 
     lock: DataLock
     root: Path
     _verified: dict[str, str] = field(default_factory=dict)
+    _bytes: dict[str, bytes] = field(default_factory=dict)
     _frames: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     def entry(self, name: str) -> LockedTable:
@@ -85,28 +95,38 @@ class Tables:
             raise DataError(f"'{name}' is not a table in the data lock (known: {', '.join(sorted(self.lock.tables))})") from None
 
     def path(self, name: str) -> Path:
-        """Absolute path of table ``name``, after checking its sha256 against the lock."""
-        entry = self.entry(name)
-        path = self.root / entry.path
-        if name not in self._verified:
-            if not path.is_file():
+        """Absolute path of table ``name``, after checking its sha256 against the lock.
+
+        The file at that path may change after the check: read :meth:`data`.
+        """
+        self.data(name)
+        return self.root / self.entry(name).path
+
+    def data(self, name: str) -> bytes:
+        """The bytes of table ``name`` whose sha256 matched the lock (read once, then kept)."""
+        if name not in self._bytes:
+            entry = self.entry(name)
+            path = self.root / entry.path
+            try:
+                raw = path.read_bytes()
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
                 raise DataError(
                     f"{path}: input table '{name}' is missing (expected sha256 {entry.sha256}); "
                     f"put the file there or point --data-root / {DATA_ROOT_ENV} at the folder that holds it"
-                )
-            found = file_sha256(path)
+                ) from None
+            found = hashlib.sha256(raw).hexdigest()
             if found != entry.sha256:
                 raise DataError(
                     f"{path}: input table '{name}' has been altered: expected sha256 {entry.sha256}, "
                     f"found {found}; restore the original file (see data/lock.yaml for its provenance)"
                 )
-            self._verified[name] = found
-        return path
+            self._verified[name], self._bytes[name] = found, raw
+        return self._bytes[name]
 
     def frame(self, name: str) -> pd.DataFrame:
-        """The table as a DataFrame (read once, then shared read-only)."""
+        """The table as a DataFrame, parsed from the verified bytes (once, then shared read-only)."""
         if name not in self._frames:
-            df = pd.read_csv(self.path(name))
+            df = pd.read_csv(io.BytesIO(self.data(name)))
             entry = self.entry(name)
             if len(df) != entry.rows:
                 raise DataError(f"{self.root / entry.path}: expected {entry.rows} rows, found {len(df)}")
@@ -114,15 +134,17 @@ class Tables:
         return self._frames[name]
 
     def header(self, name: str) -> list[str]:
-        """The column names of table ``name`` (after verifying it)."""
-        return list(self.frame(name).columns)
+        """The column names of table ``name`` as :meth:`frame` gives them, from the verified bytes."""
+        if name in self._frames:
+            return [str(c) for c in self._frames[name].columns]
+        return [str(c) for c in pd.read_csv(io.BytesIO(self.data(name)), nrows=0).columns]
 
     def describe(self, names) -> list[dict]:
         """Provenance of the named tables for the run record."""
         out = []
         for name in names:
             entry = self.entry(name)
-            self.path(name)
+            self.data(name)
             out.append({"name": name, "path": entry.path, "sha256": self._verified[name], "rows": entry.rows,
                         "provenance": entry.provenance})
         return out

@@ -1,6 +1,8 @@
 """The authors' arm: their code at a pinned commit, run by an adapter in a subprocess.
 
-This is the only module that runs git or subprocesses for the authors' arm.
+This is the only module that runs git or the adapters for the authors' arm (the
+guards of :mod:`harness.lifecycle` and the probe of :mod:`harness.sandbox` are
+the only other processes it starts).
 
 * Pins (``data/upstream.yaml``) name a repository URL, a commit and the paths
   a sparse checkout needs. The URL is always the public one; a local mirror,
@@ -8,14 +10,26 @@ This is the only module that runs git or subprocesses for the authors' arm.
 * :func:`checkout` clones the pin into ``vendor/<name>`` (no checkout),
   sparse-checks-out its ``paths`` (non-cone patterns, ``/<path>``) and
   detaches HEAD at the pinned commit. :func:`verify_checkout` runs before
-  every use and refuses a missing, moved, re-pointed or modified checkout.
+  every use and refuses a missing, moved, re-pointed or modified checkout,
+  and one holding anything but the pinned tree (untracked or ignored files,
+  ``__pycache__``, empty folders).
 * :func:`run_upstream_arm` runs ``harness/adapters/<protocol.adapter>``
-  through ``_launch.py`` with this interpreter, in a scratch folder, with a
-  minimal environment and the checkout first on ``sys.path``; it reads the
-  adapter's JSON answer and caches successful results under
+  through ``_launch.py`` with this interpreter (``-s -P -B``), in a scratch
+  folder, with a minimal environment and the checkout first on ``sys.path``;
+  it reads the adapter's JSON answer and caches successful results under
   ``.cache/upstream/``. Problems with the checkout or the adapter make the
   arm "could not run"; they never raise, so the other arm and other claims
   carry on.
+* The adapter reads copies, in its scratch folder, of exactly the table
+  bytes that were verified (:meth:`~harness.datalock.Tables.data`), never
+  the files by path. It runs confined where the machine allows it
+  (:mod:`harness.sandbox`: bubblewrap, everything read-only but its scratch
+  folder), and in every case the project's folders that a run reads or
+  writes (``vendor/``, ``reports/``, the cache, the harness's code...), the
+  interpreter's prefix and the data root are compared before and after: a
+  run that changed anything there "could not run" and is not cached. Its
+  processes and its scratch folder go with the run, however the run ends
+  (:mod:`harness.lifecycle`).
 """
 
 from __future__ import annotations
@@ -27,18 +41,20 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
 import git
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError, field_validator
 
+from . import lifecycle, sandbox
 from .datalock import PROJECT_ROOT
 from .errors import UpstreamError
+from .fileio import atomic_write_bytes, atomic_write_text
 from .schema import did_you_mean as _did_you_mean, format_validation_error
 
 __all__ = ["Pin", "UpstreamOptions", "load_pins", "checkout", "verify_checkout", "run_upstream_arm",
@@ -52,6 +68,10 @@ LAUNCHER = "_launch.py"
 OUTPUT_TAIL_CHARS = 20_000  # kept of the adapter's stdout and stderr
 REASON_STDERR_LINES = 15  # of stderr quoted in the reason when the adapter crashes
 GIT_ENV = {"GIT_TERMINAL_PROMPT": "0"}  # never wait for credentials
+SCRATCH_PREFIX = "upstream-"  # scratch folders: <tmp>/upstream-<pid>-<random>
+LAUNCH_FLAGS = ("-s", "-P", "-B")  # no user site, no script folder on sys.path, no .pyc written
+# What a run reads or writes in the project: compared before and after the authors' code runs.
+PROJECT_WATCH = ("harness", "claims", "data", "templates", "reports", "vendor", ".cache")
 
 
 # -- pins ---------------------------------------------------------------------------------------------------
@@ -114,7 +134,7 @@ def _open_repo(dest: Path, fix: str) -> git.Repo:
     try:
         return git.Repo(dest)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise UpstreamError(f"{dest} is not a git repository; {fix}") from None
+        raise UpstreamError(f"{_show(dest)} is not a git repository; {fix}") from None
 
 
 def _origin_url(repo: git.Repo) -> str | None:
@@ -124,14 +144,52 @@ def _origin_url(repo: git.Repo) -> str | None:
         return None
 
 
+def _show(path: str | Path) -> str:
+    """``path`` relative to the project when it is inside it (reports carry no local absolute paths)."""
+    try:
+        return str(Path(path).resolve().relative_to(PROJECT_ROOT))
+    except ValueError:
+        return str(path)
+
+
 def _local_changes(repo: git.Repo) -> list[str]:
-    """``git status --porcelain`` lines, untracked files included (ignored ones not)."""
-    out = repo.git.status("--porcelain", "--untracked-files=all")
-    return [line for line in out.splitlines() if line.strip()]
+    """Everything in the work tree that is not the checked-out tree, as ``git status --porcelain`` lines.
+
+    Ignored files count (``!!``): a module planted and listed in
+    ``.git/info/exclude``, or a stale ``__pycache__``, would be imported as
+    readily as an untracked one. Folders that hold no tracked file (git lists
+    none of them when they are empty) count as untracked. No optional lock is
+    taken, so the check does not rewrite ``.git/index``.
+    """
+    with repo.git.custom_environment(GIT_OPTIONAL_LOCKS="0"):
+        out = repo.git.status("--porcelain", "--ignored", "--untracked-files=all")
+        tracked = repo.git.ls_files("-z").split("\0")
+    lines = [line for line in out.splitlines() if line.strip()]
+    listed = [line[3:] for line in lines]
+    stray = [d for d in _stray_folders(Path(repo.working_tree_dir), tracked) if not any(p.startswith(d) for p in listed)]
+    return lines + ["?? " + d for d in stray]
+
+
+def _stray_folders(root: Path, tracked: list[str]) -> list[str]:
+    """Folders under ``root`` (``.git`` aside) that no tracked path lies in, as ``name/``."""
+    needed = {str(PurePosixPath(t).parent) for t in tracked if t} | {"."}
+    needed |= {str(p) for n in list(needed) for p in PurePosixPath(n).parents}
+    stray = []
+    for dirpath, dirnames, _ in os.walk(root):
+        rel = Path(dirpath).relative_to(root).as_posix()
+        for d in sorted(dirnames):
+            sub = d if rel == "." else f"{rel}/{d}"
+            if rel == "." and d == ".git":
+                dirnames.remove(d)
+            elif sub not in needed:
+                stray.append(sub + "/")
+                dirnames.remove(d)  # what it holds is git's to list (as untracked or ignored), or nothing
+    return stray
 
 
 def _describe_changes(lines: list[str], limit: int = 6) -> str:
-    shown = ", ".join(("untracked " if ln.startswith("??") else "changed ") + ln[3:] for ln in lines[:limit])
+    kinds = {"??": "untracked ", "!!": "ignored "}
+    shown = ", ".join(kinds.get(ln[:2], "changed ") + ln[3:] for ln in lines[:limit])
     return shown + (f" and {len(lines) - limit} more" if len(lines) > limit else "")
 
 
@@ -151,7 +209,7 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
     """
     pin = _pin(pin_name, pins_file)
     dest = Path(vendor_dir) / pin_name
-    fix = f"remove {dest} and run `make vendor`"
+    fix = f"remove {_show(dest)} and run `make vendor`"
     fresh = not dest.exists()
     try:
         if fresh:
@@ -159,25 +217,25 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
             try:
                 repo = git.Repo.clone_from(pin.url, dest, no_checkout=True, env=GIT_ENV)
             except git.GitCommandError as exc:
-                raise UpstreamError(f"could not clone {pin.url} into {dest}: {_git_failure(exc)}") from None
+                raise UpstreamError(f"could not clone {pin.url} into {_show(dest)}: {_git_failure(exc)}") from None
         else:
             repo = _open_repo(dest, fix)
         with repo:
             found = _origin_url(repo)
             if found != pin.url:
-                raise UpstreamError(f"{dest} is a clone of {found}, expected {pin.url}; {fix}")
+                raise UpstreamError(f"{_show(dest)} is a clone of {found}, expected {pin.url}; {fix}")
             changes = [] if fresh else _local_changes(repo)  # a fresh --no-checkout clone lists every file as deleted
             if changes:
-                raise UpstreamError(f"{dest} has local changes ({_describe_changes(changes)}); {fix}")
+                raise UpstreamError(f"{_show(dest)} has local changes ({_describe_changes(changes)}); {fix}")
             with repo.git.custom_environment(**GIT_ENV):
                 if not _has_commit(repo, pin.commit):
                     repo.git.fetch("--quiet", "origin")
                 if not _has_commit(repo, pin.commit):
-                    raise UpstreamError(f"commit {pin.commit} is not in {pin.url} (fetched into {dest})")
+                    raise UpstreamError(f"commit {pin.commit} is not in {pin.url} (fetched into {_show(dest)})")
             repo.git.sparse_checkout("set", "--no-cone", *pin.sparse_patterns())
             repo.git.checkout("--quiet", "--detach", pin.commit)
     except git.GitCommandError as exc:
-        raise UpstreamError(f"git failed while checking out {pin.url} at {pin.commit} in {dest}: {_git_failure(exc)}") from None
+        raise UpstreamError(f"git failed while checking out {pin.url} at {pin.commit} in {_show(dest)}: {_git_failure(exc)}") from None
     return verify_checkout(pin_name, vendor_dir, pins_file=pins_file)
 
 
@@ -195,37 +253,38 @@ def verify_checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_
     Refused, with what was found and how to fix it: a missing folder, a folder
     that is not a git repository or is a clone of another URL, HEAD not at the
     pinned commit, sparse paths other than the pin's, and any modified, staged,
-    deleted or untracked file.
+    deleted, untracked or ignored file (``__pycache__`` and ``.pyc`` included:
+    the authors' arm would import them) and any folder holding no tracked file.
     """
     pin = _pin(pin_name, pins_file)
     dest = Path(vendor_dir) / pin_name
-    fix = f"remove {dest} and run `make vendor`"
+    fix = f"remove {_show(dest)} and run `make vendor`"
     if not dest.exists():
-        raise UpstreamError(f"no checkout of '{pin_name}' at {dest}; run `make vendor` (it clones {pin.url} at {pin.commit})")
+        raise UpstreamError(f"no checkout of '{pin_name}' at {_show(dest)}; run `make vendor` (it clones {pin.url} at {pin.commit})")
     try:
         with _open_repo(dest, fix) as repo:
             found = _origin_url(repo)
             if found != pin.url:
-                raise UpstreamError(f"{dest} is a clone of {found}, expected {pin.url}; {fix}")
+                raise UpstreamError(f"{_show(dest)} is a clone of {found}, expected {pin.url}; {fix}")
             try:
                 head = repo.git.rev_parse("--verify", "--quiet", "HEAD^{commit}")
             except git.GitCommandError:
                 head = None
             if head != pin.commit:
-                raise UpstreamError(f"{dest}: HEAD is {head[:7] if head else 'not a commit'}, expected {pin.commit};"
+                raise UpstreamError(f"{_show(dest)}: HEAD is {head[:7] if head else 'not a commit'}, expected {pin.commit};"
                                     " run `make vendor` to check out the pinned commit")
             try:
                 sparse = repo.git.sparse_checkout("list").splitlines()
             except git.GitCommandError:
                 sparse = None
             if sparse != pin.sparse_patterns():
-                raise UpstreamError(f"{dest}: sparse-checkout paths are {sparse or 'not set (full checkout)'},"
+                raise UpstreamError(f"{_show(dest)}: sparse-checkout paths are {sparse or 'not set (full checkout)'},"
                                     f" expected {pin.sparse_patterns()}; run `make vendor`")
             changes = _local_changes(repo)
             if changes:
-                raise UpstreamError(f"{dest} has local changes ({_describe_changes(changes)}); {fix}")
+                raise UpstreamError(f"{_show(dest)} has local changes ({_describe_changes(changes)}); {fix}")
     except git.GitCommandError as exc:
-        raise UpstreamError(f"git failed while checking {dest}: {_git_failure(exc)}; {fix}") from None
+        raise UpstreamError(f"git failed while checking {_show(dest)}: {_git_failure(exc)}; {fix}") from None
     return dest
 
 
@@ -234,7 +293,16 @@ def verify_checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_
 
 @dataclass(frozen=True)
 class UpstreamOptions:
-    """How the authors' arm runs. ``auto_checkout`` clones a missing checkout first."""
+    """How the authors' arm runs. ``auto_checkout`` clones a missing checkout first.
+
+    ``sandbox``: "auto" (bubblewrap where it works here, else unconfined,
+    said in the result), "bubblewrap" (required: without it the arm cannot
+    run) or "none". ``watch``: the folders compared before and after the run,
+    by the label they are shown with (default: the project's folders that a
+    run reads or writes, :data:`PROJECT_WATCH`); the data root,
+    ``vendor_dir``, ``cache_dir`` and the interpreter's prefix are always
+    added.
+    """
 
     enabled: bool = True
     vendor_dir: Path = VENDOR_DIR
@@ -244,6 +312,8 @@ class UpstreamOptions:
     auto_checkout: bool = False
     pins_file: Path = PINS_FILE
     adapters_dir: Path = ADAPTERS_DIR
+    sandbox: str = "auto"
+    watch: Mapping[str, Path] | None = None
 
 
 class _Part(BaseModel):
@@ -258,15 +328,10 @@ class _Answer(_Part):
 
 def _result(status: str, reason: str | None = None, **fields) -> dict:
     out = {"status": status, "reason": reason, "values": {}, "details": {}, "controls": {}, "seconds": 0.0,
-           "cached": False, "cache_key": None, "commit": None, "url": None, "stdout": "", "stderr": ""}
+           "cached": False, "cache_key": None, "commit": None, "url": None, "stdout": "", "stderr": "",
+           "sandbox": None}
     out.update(fields)
     return out
-
-
-def _ready_checkout(name: str, options: UpstreamOptions) -> Path:
-    if options.auto_checkout and not (Path(options.vendor_dir) / name).exists():
-        return checkout(name, options.vendor_dir, pins_file=options.pins_file)
-    return verify_checkout(name, options.vendor_dir, pins_file=options.pins_file)
 
 
 def _cache_key(commit: str, inputs: list[dict], adapter: Path, launcher: Path, request: dict) -> str:
@@ -297,15 +362,7 @@ def _read_cache(path: Path) -> dict | None:
 
 
 def _write_cache(path: Path, result: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".part")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(result, fh, indent=1, allow_nan=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, json.dumps(result, indent=1, allow_nan=False))
 
 
 def _tail(path: Path, limit: int = OUTPUT_TAIL_CHARS) -> str:
@@ -313,13 +370,26 @@ def _tail(path: Path, limit: int = OUTPUT_TAIL_CHARS) -> str:
     return text if len(text) <= limit else "[... truncated ...]\n" + text[-limit:]
 
 
+def _scrub(obj, scratch: Path):
+    """``obj`` with the scratch folder shown as ``<scratch>`` and project paths relative, in every string."""
+    if isinstance(obj, str):
+        return obj.replace(str(scratch), "<scratch>").replace(str(PROJECT_ROOT) + os.sep, "")
+    if isinstance(obj, dict):
+        return {k: _scrub(v, scratch) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_scrub(v, scratch) for v in obj]
+    return obj
+
+
 def _child_env(scratch: Path) -> dict[str, str]:
     """A minimal environment: nothing of the caller's PYTHON*/MPL* settings leaks in.
 
-    No ``__pycache__`` is written (it would dirty ``vendor/``); UTF-8 I/O
-    whatever the locale; one BLAS thread, so the answer does not depend on the
-    number of cores (SLSQP's last bits do) and the arm does not contend with
-    the other one.
+    No ``__pycache__`` is written (``-B``; it would dirty ``vendor/``); UTF-8
+    I/O whatever the locale; one BLAS thread, so the answer does not depend on
+    the number of cores (SLSQP's last bits do) and the arm does not contend
+    with the other one. The launcher runs without ``-E``/``-I`` because they
+    would drop ``PYTHONHASHSEED``; with this environment ``-s -P`` isolate the
+    import path as well.
     """
     for sub in ("home", "mpl", "tmp"):
         (scratch / sub).mkdir()
@@ -337,32 +407,66 @@ def _kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def _run_adapter(checkout_dir: Path, adapter: Path, launcher: Path, request: dict, timeout_s: float) -> dict:
-    """Run the launcher once; the fields of the result that describe the run."""
-    with tempfile.TemporaryDirectory(prefix="upstream-") as tmp:
-        scratch = Path(tmp)
+@dataclass(frozen=True)
+class _Input:
+    """A verified table for the adapter: its name in the lock, file name, bytes and their sha256."""
+
+    name: str
+    filename: str
+    data: bytes
+    sha256: str
+
+
+def _inputs(tables, names) -> list[_Input]:
+    out = []
+    for row in tables.describe(names):
+        out.append(_Input(row["name"], PurePosixPath(row["path"]).name, tables.data(row["name"]), row["sha256"]))
+    return out
+
+
+def _write_inputs(folder: Path, inputs: list[_Input]) -> dict[str, Path]:
+    """The verified bytes as files of the adapter's own (``<folder>/<i>/<file name>``), by table name."""
+    paths = {}
+    for i, item in enumerate(inputs):
+        paths[item.name] = atomic_write_bytes(folder / str(i) / item.filename, item.data)
+    return paths
+
+
+def _run_adapter(checkout_dir: Path, adapter: Path, launcher: Path, request: dict, inputs: list[_Input],
+                 timeout_s: float, confine: sandbox.Confinement) -> dict:
+    """Run the launcher once in a scratch folder; the fields of the result that describe the run."""
+    with lifecycle.scratch_folder(SCRATCH_PREFIX) as (scratch, guard):
+        table_files = _write_inputs(scratch / "inputs", inputs)
+        request = {**request, "tables": {name: str(path) for name, path in table_files.items()}}
         req, ans = scratch / "request.json", scratch / "answer.json"
-        req.write_text(json.dumps(request), encoding="utf-8")
-        cmd = [sys.executable, str(launcher), str(checkout_dir), str(adapter), str(req), str(ans)]
+        atomic_write_text(req, json.dumps(request))
+        env = _child_env(scratch)
+        cmd = confine.command([sys.executable, *LAUNCH_FLAGS, str(launcher), str(checkout_dir), str(adapter), str(req), str(ans)],
+                              writable=scratch, read_only=[scratch / "inputs"])
         timed_out = False
         with open(scratch / "stdout", "wb") as out, open(scratch / "stderr", "wb") as err:
             t0 = time.perf_counter()
-            proc = subprocess.Popen(cmd, cwd=scratch, env=_child_env(scratch), stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=err, start_new_session=True)
+            proc = subprocess.Popen(cmd, cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    start_new_session=True, preexec_fn=lifecycle.parent_death_preexec())
             try:
+                guard.watch(proc.pid)
                 rc = proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 timed_out, rc = True, None
             finally:
                 _kill_group(proc)  # on timeout or interrupt, and any stray child of a finished run
             seconds = time.perf_counter() - t0
-        run = {"seconds": seconds, "stdout": _tail(scratch / "stdout"), "stderr": _tail(scratch / "stderr")}
+        run = _scrub({"seconds": seconds, "stdout": _tail(scratch / "stdout"), "stderr": _tail(scratch / "stderr")}, scratch)
+        altered = [i.name for i in inputs if hashlib.sha256(table_files[i.name].read_bytes()).hexdigest() != i.sha256]
         if timed_out:
             return _result("could not run", f"the adapter {adapter.name} did not finish within {timeout_s:g} s and was killed", **run)
         if rc != 0:
             how = f"was killed by signal {-rc}" if rc < 0 else f"exited with status {rc}"
             last = "\n".join(run["stderr"].rstrip().splitlines()[-REASON_STDERR_LINES:]) or "(stderr is empty)"
             return _result("could not run", f"the adapter {adapter.name} {how}; last lines of stderr:\n{last}", **run)
+        if altered:
+            return _result("could not run", f"the adapter {adapter.name} changed its copy of the input table(s) "
+                                             f"{', '.join(altered)}; its answer was discarded", **run)
         try:
             answer = _Answer.model_validate_json(ans.read_bytes())
         except FileNotFoundError:
@@ -370,21 +474,51 @@ def _run_adapter(checkout_dir: Path, adapter: Path, launcher: Path, request: dic
         except ValidationError as verr:
             problems = "; ".join(format_validation_error(verr))
             return _result("could not run", f"the answer of the adapter {adapter.name} is not JSON of the expected shape: {problems}", **run)
+        answer = _scrub(answer.model_dump(), scratch)
     asked = [c["id"] for c in request["controls"]]
-    if sorted(answer.controls) != sorted(asked):
-        return _result("could not run", f"the adapter {adapter.name} answered controls {sorted(answer.controls)}, asked for {sorted(asked)}", **run)
-    return _result("ok", **answer.model_dump(), **run)
+    if sorted(answer["controls"]) != sorted(asked):
+        return _result("could not run", f"the adapter {adapter.name} answered controls {sorted(answer['controls'])}, asked for {sorted(asked)}", **run)
+    return _result("ok", **answer, **run)
+
+
+def _label(path: Path) -> str:
+    """How a watched folder is named in a reason: relative to the project, else by its own name."""
+    shown = _show(path)
+    return shown if shown != str(path) else Path(path).name
+
+
+def _watch_roots(options: UpstreamOptions, data_root: Path) -> list[sandbox.WatchRoot]:
+    """The folders compared before and after the run: what a run reads or writes, and the interpreter.
+
+    Not the whole project: a developer's edit of a test or a note while
+    ``make claims`` runs must not void the authors' arm.
+    """
+    if options.watch is None:
+        roots = [sandbox.WatchRoot(name, PROJECT_ROOT / name) for name in PROJECT_WATCH]
+    else:
+        roots = [sandbox.WatchRoot(label, Path(path)) for label, path in options.watch.items()]
+    python = Path(sys.prefix)  # the venv the adapter imports from; large: sizes and times only
+    extra = [("<data root>", Path(data_root), True), (_label(options.vendor_dir), Path(options.vendor_dir), True),
+             (_label(options.cache_dir), Path(options.cache_dir), True),
+             (_show(python) if python.resolve().is_relative_to(PROJECT_ROOT) else "<python>", python, False)]
+    for label, path, hashed in extra:
+        if not any(r.covers(path) for r in roots):
+            roots.append(sandbox.WatchRoot(label, path, hashed=hashed))
+    return roots
 
 
 def run_upstream_arm(claim, protocol, params, tables, *, options: UpstreamOptions = UpstreamOptions()) -> dict:
     """Run the authors' arm of ``claim``; a JSON-able result that never raises for upstream trouble.
 
     ``status`` is "ok", "not run" (no pin, no adapter, or the arm switched
-    off; ``reason`` says which) or "could not run" (checkout missing or
-    altered, adapter crashed, timed out or answered in the wrong shape;
-    ``reason`` says what, with the tail of stderr for a crash). Input tables
-    are verified through ``tables``: a :class:`~harness.errors.DataError`
-    there propagates, as it does for the other arm.
+    off; ``reason`` says which) or "could not run" (checkout missing, altered
+    or holding other files, adapter crashed, timed out, answered in the wrong
+    shape, changed its inputs or wrote outside its folder, or a required
+    sandbox is missing; ``reason`` says what, with the tail of stderr for a
+    crash). ``sandbox`` says how the adapter was confined ("bubblewrap" or
+    "none: <why>"). Input tables are verified through ``tables``: a
+    :class:`~harness.errors.DataError` there propagates, as it does for the
+    other arm; the adapter gets copies of the verified bytes.
     """
     if not options.enabled:
         return _result("not run", "the authors' arm is switched off for this run")
@@ -397,29 +531,43 @@ def run_upstream_arm(claim, protocol, params, tables, *, options: UpstreamOption
     except UpstreamError as exc:
         return _result("could not run", str(exc))
     where = {"commit": pin.commit, "url": pin.url}
-    try:
-        checkout_dir = _ready_checkout(claim.upstream, options)
-    except UpstreamError as exc:
-        return _result("could not run", str(exc), **where)
     adapters = Path(options.adapters_dir)
     adapter, launcher = adapters / protocol.adapter, adapters / LAUNCHER
+    inputs = _inputs(tables, claim.inputs)
+    roots = _watch_roots(options, tables.root)
+    try:
+        if options.auto_checkout and not (Path(options.vendor_dir) / claim.upstream).exists():
+            checkout(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
+        before = sandbox.snapshot(roots)  # before the checkout is verified: any change after the check shows
+        checkout_dir = verify_checkout(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
+    except UpstreamError as exc:
+        return _result("could not run", str(exc), **where)
     for f in (adapter, launcher):
         if not f.is_file():
-            return _result("could not run", f"{f} does not exist", **where)
+            return _result("could not run", f"{_show(f)} does not exist", **where)
 
     request = {
         "params": params.model_dump(mode="json"),
         "controls": [{"id": c.id, "control": c.control, "params": claim.control_params[c.id].model_dump(mode="json")}
                      for c in claim.controls],
-        "tables": {name: str(tables.path(name)) for name in claim.inputs},
         "seed": claim.seed,
         "checkout": str(checkout_dir),
     }
     key = _cache_key(pin.commit, tables.describe(claim.inputs), adapter, launcher, request)
     cache_file = Path(options.cache_dir) / f"{key}.json"
     if not options.force and (stored := _read_cache(cache_file)) is not None:
-        return {**stored, "cached": True}
-    result = {**_run_adapter(checkout_dir, adapter, launcher, request, options.timeout_s), **where, "cache_key": key}
+        return {**_result("ok"), **stored, "cached": True}
+    confine = sandbox.confinement(options.sandbox)
+    if isinstance(confine, str):
+        return _result("could not run", confine, **where, cache_key=key, sandbox=f"none: {confine}")
+    result = {**_run_adapter(checkout_dir, adapter, launcher, request, inputs, options.timeout_s, confine),
+              **where, "cache_key": key, "sandbox": confine.name}
+    escaped = sandbox.changed(before, sandbox.snapshot(roots))
+    if escaped:
+        after_all = "" if result["status"] == "ok" else f"; besides, {result['reason']}"
+        return {**result, "status": "could not run", "values": {}, "details": {}, "controls": {},
+                "reason": f"the adapter {adapter.name} wrote outside its folder ({sandbox.describe_changes(escaped)}): "
+                          f"these changed while it ran, so its answer was discarded and nothing was cached{after_all}"}
     if result["status"] == "ok":
         _write_cache(cache_file, result)
     return result

@@ -4,12 +4,17 @@ Usage (by :mod:`harness.upstream`, with the harness's own interpreter)::
 
     python _launch.py CHECKOUT ADAPTER_FILE REQUEST_JSON ANSWER_JSON
 
-The checkout goes first on ``sys.path`` (in place of this file's folder, so
-nothing of the harness is importable): the authors' ``scripts/`` is a
+It is run as ``python -s -P -B``: no user site-packages, neither this file's
+folder nor the current folder on ``sys.path``, no ``.pyc`` written. The
+checkout goes first on ``sys.path``: the authors' ``scripts/`` is a
 namespace package and several of their modules expect the repository root on
-the path. The adapters' folder goes last, so that one adapter can import
-another by its module name (``import boundary_at_budget``) without shadowing
-anything of the authors'. The adapter is loaded from its file, its ``run(request) -> dict``
+the path. That is safe because the checkout has been verified to hold the
+pinned tree and nothing else (no untracked or ignored file, no
+``__pycache__``), so only the authors' own tracked modules come before the
+standard library and site-packages. The adapters' folder goes last, so that
+one adapter can import another by its module name (``import
+boundary_at_budget``) without shadowing anything of the authors'. The adapter
+is loaded from its file, its ``run(request) -> dict``
 is called, and the answer is written as strict JSON (no NaN) to ANSWER_JSON,
 not to stdout, which the authors' code prints to. Any error is a traceback on
 stderr and a non-zero exit status.
@@ -48,7 +53,9 @@ def main(argv: list[str]) -> int:
         print("usage: _launch.py CHECKOUT ADAPTER_FILE REQUEST_JSON ANSWER_JSON", file=sys.stderr)
         return 2
     checkout, adapter_file, request_file, answer_file = argv
-    sys.path[0] = os.path.abspath(checkout)  # sys.path[0] was this file's folder
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if p not in ("", ".", here)]  # already so under -P
+    sys.path.insert(0, os.path.abspath(checkout))
     sys.path.append(os.path.dirname(os.path.abspath(adapter_file)))
     load_shared()
 

@@ -8,8 +8,14 @@ a few lines each.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -63,6 +69,37 @@ ADAPTERS = {
         def run(request):
             return {"values": {"value": "not a number"}, "details": {}, "controls": {}}
     """,
+    # Sleeps, with a child that sleeps too (marked in its argv, to be found in /proc).
+    "sleep.py": """
+        import subprocess, sys, time
+
+        def run(request):
+            subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "grandchild", request["checkout"]])
+            time.sleep(60)
+    """,
+    # Writes by absolute path into the (test's) project: reports/ and the checkout in vendor/.
+    "hostile.py": """
+        import os
+
+        def run(request):
+            project = os.path.dirname(os.path.dirname(request["checkout"]))
+            with open(os.path.join(project, "reports", "ESCAPE_abs.md"), "w") as fh:
+                fh.write("escaped")
+            with open(os.path.join(request["checkout"], "ESCAPE"), "w") as fh:
+                fh.write("escaped")
+            return {"values": {"value": 1.0}}
+    """,
+    # Shows what it can import and from where.
+    "paths.py": """
+        import os, sys
+        import pandas
+        from scripts.tools import helper
+
+        def run(request):
+            return {"values": {"value": helper.VALUE},
+                    "details": {"sys_path": sys.path, "pandas": pandas.__file__, "cwd": os.getcwd(),
+                                "mode": oct(os.stat(request["tables"]["t"]).st_mode & 0o777)}}
+    """,
 }
 
 
@@ -79,11 +116,12 @@ def _commit(repo: git.Repo, files: dict[str, str], msg: str) -> str:
 def world(tmp_path):
     """An origin repository with three commits, a pin on the second, adapters, a table, a claim."""
     with git.Repo.init(tmp_path / "origin") as origin:
-        c1 = _commit(origin, {"fakepkg/__init__.py": "VALUE = 1\n", "big/data.txt": "not needed\n"}, "one")
+        c1 = _commit(origin, {"fakepkg/__init__.py": "VALUE = 1\n", "big/data.txt": "not needed\n",
+                              "scripts/tools/helper.py": "VALUE = 5.0\n"}, "one")
         c2 = _commit(origin, {"fakepkg/__init__.py": "VALUE = 2\n"}, "two")
         c3 = _commit(origin, {"fakepkg/__init__.py": "VALUE = 3\n"}, "three")
     pins = tmp_path / "upstream.yaml"
-    pins.write_text(yaml.safe_dump({"fake": {"url": str(tmp_path / "origin"), "commit": c2, "paths": ["fakepkg/"]}}))
+    pins.write_text(yaml.safe_dump({"fake": {"url": str(tmp_path / "origin"), "commit": c2, "paths": ["fakepkg/", "scripts/"]}}))
 
     adapters = tmp_path / "adapters"
     adapters.mkdir()
@@ -91,6 +129,7 @@ def world(tmp_path):
     for name, src in ADAPTERS.items():
         (adapters / name).write_text(textwrap.dedent(src), encoding="utf-8")
 
+    (tmp_path / "reports").mkdir()
     data = tmp_path / "data"
     data.mkdir()
     (data / "t.csv").write_text("a,b\n1,2\n", encoding="utf-8")
@@ -247,8 +286,9 @@ def test_the_adapter_runs_isolated_from_the_checkout(checked_out):
     d = r["details"]
     assert d["path0"] == str(w.vendor) and d["file"] == str(w.vendor / "fakepkg" / "__init__.py")
     assert d["env"]["MPLBACKEND"] == "Agg" and d["env"]["PYTHONHASHSEED"] == "0"
-    assert d["env"]["HOME"].startswith(d["cwd"]) and d["env"]["MPLCONFIGDIR"].startswith(d["cwd"])
-    assert not Path(d["cwd"]).exists()  # the scratch folder is gone
+    assert d["cwd"] == "<scratch>"  # the scratch folder, named without its local path
+    assert d["env"]["HOME"] == "<scratch>/home" and d["env"]["MPLCONFIGDIR"] == "<scratch>/mpl"
+    assert not list(Path(tempfile.gettempdir()).glob(f"{upstream.SCRATCH_PREFIX}{os.getpid()}-*"))  # and it is gone
     assert d["table"] == "a,b\n1,2\n"
     assert "noise on stdout" in r["stdout"] and (r["commit"], r["url"]) == (w.c2, str(w.tmp / "origin"))
     assert not list(w.vendor.rglob("__pycache__"))  # the checkout stays clean
@@ -284,20 +324,36 @@ def test_a_hanging_adapter_is_killed_with_its_children(checked_out):
     r = _arm(checked_out, adapter="hang.py", timeout_s=2)
     assert r["status"] == "could not run" and "did not finish within 2 s and was killed" in r["reason"]
     assert time.perf_counter() - t0 < 10
-    child = int(r["stdout"].split("pids ")[1].split()[0])
-    deadline = time.monotonic() + 5
-    while _alive(child) and time.monotonic() < deadline:
+    assert "pids " in r["stdout"]  # the child had started
+    assert _gone(str(checked_out.options.adapters_dir / "hang.py")), "the adapter or its child outlived the timeout"
+
+
+def _procs(marker: str) -> list[int]:
+    """Live processes (zombies waiting to be reaped count as dead) whose command line contains ``marker``.
+
+    Found through /proc rather than by pid: in a sandbox the adapter sees other pids than we do.
+    """
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def _gone(marker: str, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while _procs(marker):
+        if time.monotonic() > deadline:
+            return False
         time.sleep(0.05)
-    assert not _alive(child)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as fh:  # a zombie waiting for init to reap it is dead
-        return fh.read().split(")")[-1].split()[0] != "Z"
+    return True
 
 
 def test_an_answer_of_the_wrong_shape_cannot_run(checked_out):
@@ -366,3 +422,196 @@ def test_failures_are_not_cached(counted):
     assert _arm(counted, adapter="crash.py")["status"] == "could not run"
     assert _arm(counted, adapter="crash.py")["cached"] is False
     assert len(counted.calls) == 2 and not list(counted.options.cache_dir.glob("*.json"))
+
+
+# -- hardening (issue #11) -------------------------------------------------------------------------------------
+
+GOOD, ALTERED = "a,b\n1,2\n", "a,b\n6,6\n"  # the verified table, and a swapped one of the same shape
+
+
+def _cached_tables(w) -> list[str]:
+    return [json.loads(f.read_text())["details"]["table"] for f in sorted(w.options.cache_dir.glob("*.json"))]
+
+
+def test_a_table_swapped_after_verification_is_not_what_the_adapter_reads(checked_out):
+    """Defect 1: the adapter re-read the table by path after it had been verified, and the answer
+    computed from the altered file was cached under the key of the verified one."""
+    w = checked_out
+    table = w.tmp / "data" / "t.csv"
+    w.tables.describe(["t"])  # verified, as the runner does before either arm runs
+    table.write_text(ALTERED)
+    r = _arm(w)
+    assert r["status"] == "ok", r["reason"]
+    assert r["details"]["table"] == GOOD  # the bytes that were verified, not the file now on disk
+    assert _cached_tables(w) == [GOOD]
+    table.write_text(GOOD)
+    again = _arm(w)
+    assert again["cached"] and again["details"]["table"] == GOOD
+
+
+def test_a_table_swapped_while_the_arm_starts_poisons_no_cache(checked_out, monkeypatch):
+    """Defect 1, as reported: swapped while the authors' arm starts, put back after it ran."""
+    w = checked_out
+    table = w.tmp / "data" / "t.csv"
+    real_popen = subprocess.Popen
+
+    def swapping_popen(*args, **kwargs):
+        table.write_text(ALTERED)
+        return real_popen(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", swapping_popen)
+    try:
+        r = _arm(w)
+    finally:
+        monkeypatch.undo()
+        table.write_text(GOOD)
+    # the adapter read its verified copy, but the data root changed while it ran: nothing is trusted
+    assert r["status"] == "could not run" and "changed <data root>/t.csv" in r["reason"], r["reason"]
+    assert not _cached_tables(w)
+    again = _arm(w)
+    assert again["status"] == "ok" and again["details"]["table"] == GOOD and _cached_tables(w) == [GOOD]
+
+
+def test_a_scripts_namespace_package_imports_and_nothing_shadows_from_the_scratch_folder(checked_out):
+    w = checked_out
+    r = _arm(w, adapter="paths.py")
+    assert r["status"] == "ok", r["reason"]
+    d = r["details"]
+    assert r["values"]["value"] == 5.0  # scripts/ has no __init__.py: a namespace package from the checkout
+    assert d["sys_path"][0] == str(w.vendor) and d["sys_path"][-1] == str(w.options.adapters_dir)
+    assert "" not in d["sys_path"] and "." not in d["sys_path"]
+    assert not any(p.startswith(d["cwd"]) for p in d["sys_path"])  # nothing from the scratch folder
+    assert "site-packages" in d["pandas"]
+
+
+@pytest.mark.parametrize("planted, exclude", [
+    ("pandas.py", "pandas.py"),
+    ("fakepkg/__pycache__/__init__.cpython-311.pyc", "__pycache__/"),
+])
+def test_an_ignored_file_in_the_checkout_is_refused(checked_out, planted, exclude):
+    """Defect 3: `git status` skips ignored files, so a module planted and listed in .git/info/exclude
+    (or a stale ignored .pyc) was imported by the authors' arm unnoticed."""
+    w = checked_out
+    (w.vendor / planted).parent.mkdir(parents=True, exist_ok=True)
+    (w.vendor / planted).write_text("raise SystemExit('shadowed')\n")
+    with open(w.vendor / ".git" / "info" / "exclude", "a") as fh:
+        fh.write(exclude + "\n")
+    assert f"ignored {planted}" in _refusal(w)
+    r = _arm(w)
+    assert r["status"] == "could not run" and f"ignored {planted}" in r["reason"]
+
+
+def test_an_empty_planted_folder_in_the_checkout_is_refused(checked_out):
+    w = checked_out
+    (w.vendor / "numpy").mkdir()
+    assert "untracked numpy/" in _refusal(w)
+
+
+def test_the_adapter_runs_as_a_process_with_a_safe_path(checked_out):
+    """The launcher runs with -s -P -B: no user site, no script folder or cwd on sys.path, no .pyc written."""
+    w = checked_out
+    r = _arm(w, adapter="paths.py")
+    assert r["status"] == "ok", r["reason"]
+    assert not any(".local" in p for p in r["details"]["sys_path"])
+    assert not list(w.vendor.rglob("__pycache__")) and not list(w.options.adapters_dir.rglob("__pycache__"))
+
+
+def _bubblewrap_or_skip() -> None:
+    from harness import sandbox
+
+    why = sandbox.bubblewrap_unavailable()
+    if why:
+        pytest.skip(f"no working bubblewrap here: {why}")
+
+
+@pytest.mark.parametrize("mode", ["none", "bubblewrap"])
+def test_an_adapter_writing_outside_its_folder_cannot_run_and_caches_nothing(checked_out, mode):
+    """Defect 4: absolute writes into reports/ and vendor/ succeeded and the run was "ok" and cached."""
+    w = checked_out
+    if mode == "bubblewrap":
+        _bubblewrap_or_skip()
+    r = _arm(w, adapter="hostile.py", sandbox=mode, watch={"reports": w.tmp / "reports"})
+    assert r["status"] == "could not run"
+    if mode == "none":  # nothing stops the writes: they are found afterwards
+        assert r["sandbox"].startswith("none: ")
+        assert "wrote outside its folder" in r["reason"]
+        assert "reports/ESCAPE_abs.md" in r["reason"] and "vendor/fake/ESCAPE" in r["reason"]
+        assert str(w.tmp) not in r["reason"]  # named from their roots, not by absolute path
+    else:  # the sandbox refuses them
+        assert r["sandbox"] == "bubblewrap" and "Read-only file system" in r["reason"]
+        assert not (w.tmp / "reports" / "ESCAPE_abs.md").exists() and not (w.vendor / "ESCAPE").exists()
+    assert not list(w.options.cache_dir.glob("*.json"))
+
+
+def test_the_sandbox_is_recorded(checked_out):
+    r = _arm(checked_out)
+    assert r["status"] == "ok", r["reason"]
+    assert r["sandbox"] == "bubblewrap" or r["sandbox"].startswith("none: ")
+    assert _arm(checked_out, sandbox="none", force=True)["sandbox"] == "none: switched off for this run"
+
+
+def test_cache_and_input_copies_are_world_readable(checked_out):
+    """Defect 8: cache entries were written 0600 (committed reports are 0644)."""
+    w = checked_out
+    r = _arm(w, adapter="paths.py")
+    assert r["status"] == "ok", r["reason"]
+    (entry,) = w.options.cache_dir.glob("*.json")
+    assert stat.S_IMODE(entry.stat().st_mode) == 0o644
+    assert r["details"]["mode"] == "0o644"  # the adapter's copy of the table
+
+
+PARENT = """
+import json, sys
+from types import SimpleNamespace
+from pathlib import Path
+from harness.datalock import DataLock, Tables
+from harness.protocols.base import ProtocolParams
+from harness.spec import Claim
+from harness.upstream import UpstreamOptions, run_upstream_arm
+
+cfg = json.loads(Path(sys.argv[1]).read_text())
+
+class Params(ProtocolParams):
+    factor: float = 1.0
+
+options = UpstreamOptions(**{k: Path(v) for k, v in cfg["options"].items()}, timeout_s=60, **cfg["more"])
+tables = Tables(DataLock.model_validate(cfg["lock"]), Path(cfg["data"]))
+run_upstream_arm(Claim.model_validate(cfg["claim"]), SimpleNamespace(name="fake", adapter="sleep.py"), Params(),
+                 tables, options=options)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+@pytest.mark.parametrize("mode", ["none", "auto"])
+def test_a_killed_harness_leaves_no_adapter_and_no_scratch_folder(checked_out, sig, mode):
+    """Defect 2: the adapter, in a session of its own, outlived a harness killed by SIGTERM or SIGKILL,
+    with its child, and left its upstream-* scratch folder in the temp directory."""
+    w = checked_out
+    tmpdir = w.tmp / "tmp"
+    tmpdir.mkdir()
+    cfg = {"options": {k: str(getattr(w.options, k)) for k in ("vendor_dir", "cache_dir", "pins_file", "adapters_dir")},
+           "more": {"sandbox": mode, "watch": {}},
+           "lock": w.tables.lock.model_dump(), "data": str(w.tmp / "data"), "claim": _claim().model_dump()}
+    (w.tmp / "cfg.json").write_text(json.dumps(cfg))
+    (w.tmp / "parent.py").write_text(PARENT)
+    env = {**os.environ, "TMPDIR": str(tmpdir)}
+    parent = subprocess.Popen([sys.executable, str(w.tmp / "parent.py"), str(w.tmp / "cfg.json")], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while not _procs(f"grandchild {w.vendor}"):
+            assert parent.poll() is None and time.monotonic() < deadline, "the fake adapter never started"
+            time.sleep(0.05)
+        assert list(tmpdir.glob("upstream-*"))  # its scratch folder exists while it runs
+        parent.send_signal(sig)
+        parent.wait(timeout=10)
+        assert _gone(str(w.tmp)), f"left running: {_procs(str(w.tmp))}"
+        deadline = time.monotonic() + 5
+        while list(tmpdir.glob("upstream-*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not list(tmpdir.glob("upstream-*"))
+    finally:
+        parent.kill()
+        parent.wait()
+        for pid in _procs(str(w.tmp)):  # do not leave them to the rest of the test session
+            os.kill(pid, signal.SIGKILL)
