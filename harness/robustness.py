@@ -27,6 +27,7 @@ import numpy as np
 from . import progress
 from .record import Robustness, plain
 from .spec import relation_holds
+from .verdict import literal_decimals
 from .stats.resample import (cluster_bootstrap, cluster_ids_from_labels, comparison_label, comparison_share,
                              concat_draws, percentile_interval, robustness_finding)
 
@@ -98,11 +99,15 @@ def run_bootstrap(spec, tables, reimpl, targets, *, n_jobs: int = 1) -> Robustne
             continue
         iv = percentile_interval(draws.column(name), b.level)
         t = by_target.get(name)
+        unit = 10.0 ** -literal_decimals(t.paper_text) if (t is not None and t.paper_text) else None
+        width = iv["hi"] - iv["lo"] if np.isfinite(iv["lo"]) else None
         intervals.append({"quantity": name, "label": spec.label_of(name), "estimate": reimpl.values.get(name),
                           "lo": iv["lo"], "hi": iv["hi"], "n_used": iv["n_used"], "n_failed": iv["n_failed"],
                           "paper_text": t.paper_text if t else None, "decimals": t.decimals if t else 4,
                           "paper_inside": (t is not None and t.paper is not None and bool(np.isfinite(iv["lo"]))
-                                           and iv["lo"] <= t.paper <= iv["hi"])})
+                                           and iv["lo"] <= t.paper <= iv["hi"]),
+                          "width": width, "printed_unit": unit,
+                          "wider_than_printed": None if (unit is None or width is None) else width > unit})
     comparisons, shares = [], {}
     for c in b.comparisons:
         right = c.right
@@ -118,7 +123,10 @@ def run_bootstrap(spec, tables, reimpl, targets, *, n_jobs: int = 1) -> Robustne
         shares[label] = share["share"]
     decision = robustness_finding(shares, b.robust_share) if shares else {"finding": "robust", "failing": []}
     state = decision["finding"] if comparisons else "robust"
+    wide = [iv["label"] for iv in intervals if iv["wider_than_printed"]]
     facts = {"unit": f"{res.unit} (clusters from the column '{b.cluster_col}'; a row without one is its own)",
+             "unit_short": "base models", "n_wider_than_printed": len(wide), "wider_than_printed": wide,
+             "n_with_paper": sum(iv["printed_unit"] is not None for iv in intervals),
              "n_resamples": b.n_resamples, "n_clusters": draws.n_clusters, "n_rows": res.n_rows,
              "n_raised": draws.n_raised, "level": b.level, "threshold": b.robust_share, "seed": b.seed,
              "intervals": intervals, "comparisons": comparisons, "fragile": decision["failing"],

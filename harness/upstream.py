@@ -54,7 +54,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapte
 from . import lifecycle, sandbox
 from .datalock import PROJECT_ROOT
 from .errors import UpstreamError
-from .fileio import atomic_write_bytes, atomic_write_text
+from .fileio import atomic_write_bytes, atomic_write_text, project_lock
 from .schema import did_you_mean as _did_you_mean, format_validation_error
 
 __all__ = ["Pin", "UpstreamOptions", "load_pins", "checkout", "verify_checkout", "run_upstream_arm",
@@ -537,7 +537,22 @@ def run_upstream_arm(claim, protocol, params, tables, *, options: UpstreamOption
     roots = _watch_roots(options, tables.root)
     try:
         if options.auto_checkout and not (Path(options.vendor_dir) / claim.upstream).exists():
-            checkout(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
+            with project_lock(shared=False):
+                checkout(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
+    except UpstreamError as exc:
+        return _result("could not run", str(exc), **where)
+    # The harness writes nothing into the project while the adapter runs (fileio's lock), so any change
+    # between the two snapshots is the adapter's.
+    with project_lock(shared=True):
+        result = _run_watched(claim, params, tables, options, pin, where, adapter, launcher, inputs, roots)
+    cache_file = result.pop("_cache_file", None)
+    if cache_file is not None:
+        _write_cache(cache_file, result)
+    return result
+
+
+def _run_watched(claim, params, tables, options, pin, where, adapter, launcher, inputs, roots) -> dict:
+    try:
         before = sandbox.snapshot(roots)  # before the checkout is verified: any change after the check shows
         checkout_dir = verify_checkout(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
     except UpstreamError as exc:
@@ -569,5 +584,5 @@ def run_upstream_arm(claim, protocol, params, tables, *, options: UpstreamOption
                 "reason": f"the adapter {adapter.name} wrote outside its folder ({sandbox.describe_changes(escaped)}): "
                           f"these changed while it ran, so its answer was discarded and nothing was cached{after_all}"}
     if result["status"] == "ok":
-        _write_cache(cache_file, result)
+        result["_cache_file"] = cache_file  # written once the shared lock is released
     return result

@@ -81,9 +81,10 @@ def _sign_word(x: float | None, positive: str, negative: str) -> str | None:
 
 
 def _resample_table(indices, rng, *, frame, tasks, inits, kwargs) -> dict:
-    """One bootstrap resample: Table 2 on the resampled rows, each sigmoid fit from the full-sample one."""
+    """One bootstrap resample: Table 2 on the resampled rows, each sigmoid and I-spline fit from the
+    full-sample one."""
     df = frame.iloc[indices].reset_index(drop=True)
-    table = baseline_comparison(df, tasks, rng=rng, n_shuffles=0, sigmoid_inits=inits, **kwargs)["table"]
+    table = baseline_comparison(df, tasks, rng=rng, n_shuffles=0, inits=inits, **kwargs)["table"]
     out = {Q.metric(m, e): table[e][m] for e in ESTIMATORS for m in METRICS}
     out.update(_gaps(table))
     return out
@@ -173,9 +174,11 @@ class EstimatorComparison(Protocol):
 
         df = period_frame(tables, params)
         keep = ["z", "period", *params.tasks.values()]
-        inits = {(f["task"], f["t"]): f["params"] for f in reimpl.details["fitted"] if f["estimator"] == "sigmoid"}
+        inits = {kind: {(f["task"], f["t"]): f["params"] for f in reimpl.details["fitted"] if f["estimator"] == kind}
+                 for kind in ("sigmoid", "ispline")}
         kwargs = {"lam": params.lam, "ispline_lam": params.ispline_lam, "n_intervals": params.ispline_intervals,
-                  "sigmoid_options": {"n_random": 0}, **_eval_kwargs(params), "n_jobs": 1}
+                  "sigmoid_options": {"n_random": 0}, "ispline_options": {"n_random": 0}, **_eval_kwargs(params),
+                  "n_jobs": 1}
         stat = partial(_resample_table, frame=df[keep], tasks=params.tasks, inits=inits, kwargs=kwargs)
         return Resampling(len(df), df[cluster_col].to_numpy(dtype=object), stat,
                           "the base models of the dated leaderboard rows (every period resampled together)")

@@ -106,7 +106,7 @@ def baseline_comparison(
     ispline_options: Mapping[str, Any] | None = None,
     n_shuffles: int = 1,
     n_jobs: int = 1,
-    sigmoid_inits: Mapping[tuple[str, int], Mapping[str, float]] | None = None,
+    inits: Mapping[str, Mapping[tuple[str, int], Mapping[str, float]]] | None = None,
 ) -> dict[str, Any]:
     """Table 2: four estimators on every task-period pair, plus the two controls.
 
@@ -131,9 +131,10 @@ def baseline_comparison(
         Shuffled-z refits of the sigmoid (0 to skip).
     n_jobs : int
         Worker processes for the fits.
-    sigmoid_inits : mapping, optional
-        ``{(task, t): params}``: start each sigmoid fit of the real splits from these
-        parameters (one solve; a bootstrap resample starts from the full-sample fits).
+    inits : mapping, optional
+        ``{"sigmoid" | "ispline": {(task, t): params}}``: start those fits of the real
+        splits from these parameters (one solve; a bootstrap resample starts from the
+        full-sample fits).
 
     Returns
     -------
@@ -175,8 +176,7 @@ def baseline_comparison(
     jobs, owners = [], []
     for i, (kind, sp) in enumerate(jobs_spec):
         children = rng.spawn(len(sp))
-        starts = [(sigmoid_inits or {}).get((s.task, s.t)) if (kind == "sigmoid" and sp is splits) else None
-                  for s in sp]
+        starts = [(inits or {}).get(kind, {}).get((s.task, s.t)) if sp is splits else None for s in sp]
         jobs += [(kind, opts[kind], s.z_train, s.y_train, g, st) for s, g, st in zip(sp, children, starts)]
         owners += [i] * len(sp)
     fits = _run_jobs(jobs, n_jobs)

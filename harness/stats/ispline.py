@@ -181,6 +181,14 @@ class _Problem:
         return float(obj), grad
 
 
+def _theta(params: dict, eps: float = 1e-9) -> np.ndarray:
+    """The unconstrained coordinates of natural parameters ``y0, L, a0, w`` (moved inside the open set)."""
+    y0 = float(np.clip(params["y0"], eps, 1.0 - eps))
+    frac = float(np.clip(params["L"] / (1.0 - y0), eps, 1.0 - eps))
+    w = np.maximum(np.asarray(params["w"], dtype=float), 1e-8)
+    return np.r_[logit(y0), logit(frac), float(params["a0"]), w + np.log(-np.expm1(-w))]  # softplus^-1(w)
+
+
 class ISplineQuantileRegressor:
     """Monotone quantile boundary ``y0 + L*sigmoid(a0 + sum_j w_j I_j(z))``, ``w >= 0``.
 
@@ -257,16 +265,30 @@ class ISplineQuantileRegressor:
                 shapes.append((a0, np.maximum(w, 1e-3)))
         return [np.r_[head, a0, inv_softplus(w)] for a0, w in shapes]
 
-    def fit(self, z, y):
+    def fit(self, z, y, *, init: dict | None = None):
+        """Fit the boundary to ``(z, y)``.
+
+        ``init`` (another fit's ``params_``: ``y0, L, a0, w``) starts one
+        L-BFGS-B solve at the final ``(tau, kappa)`` from those values instead
+        of the multi-start continuation; the knots are this data's own. Inside a
+        bootstrap each resample starts from the full-sample fit this way. When
+        this data's knots give another number of basis functions (tied
+        quantiles), ``init`` cannot be mapped and the full fit runs instead.
+        """
         check_loss_settings(tau=self.tau, kappa=self.kappa, lam=self.lam)
         if isinstance(self.n_intervals, bool) or int(self.n_intervals) != self.n_intervals or self.n_intervals < 1:
             raise ValueError(f"n_intervals must be a positive integer, got {self.n_intervals!r}")
         z, y = check_zy(z, y)
         bp = quantile_breakpoints(z, self.n_intervals)
         basis = ispline_basis(z, bp, self.degree)
-        problems = [_Problem(basis, y, t, k, self.lam) for t, k in warmup_stages(self.tau, self.kappa, self.warm_start)]
-        best, n_iter = multistart_continuation([p.value_and_grad for p in problems],
-                                               self._starts(y, basis.shape[1]), n_keep=self.n_keep, maxiter=3000)
+        if init is not None and len(init["w"]) == basis.shape[1]:
+            final = _Problem(basis, y, self.tau, self.kappa, self.lam)
+            best, n_iter = multistart_continuation([final.value_and_grad], [_theta(init)], n_keep=1, maxiter=3000)
+        else:
+            problems = [_Problem(basis, y, t, k, self.lam)
+                        for t, k in warmup_stages(self.tau, self.kappa, self.warm_start)]
+            best, n_iter = multistart_continuation([p.value_and_grad for p in problems],
+                                                   self._starts(y, basis.shape[1]), n_keep=self.n_keep, maxiter=3000)
         y0, L, a0, w = _Problem.natural(best.x)
         self.params_ = {"y0": y0, "L": L, "a0": a0, "w": [float(v) for v in w],
                         "breakpoints": [float(b) for b in bp], "degree": int(self.degree)}

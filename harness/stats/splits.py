@@ -119,8 +119,8 @@ _TAKES_RNG = {"sigmoid", "ispline"}
 
 
 def _fit_job(job):
-    """``(kind, options, z, y, rng[, init])``: one fitted estimator; ``init`` (the sigmoid only) starts a
-    single solve from given parameters."""
+    """``(kind, options, z, y, rng[, init])``: one fitted estimator; ``init`` (the sigmoid and the
+    I-spline) starts a single solve from given parameters."""
     kind, options, z, y, rng, *init = job
     kwargs = dict(options)
     if kind in _TAKES_RNG:
@@ -153,7 +153,7 @@ def fit_split_models(
     ``kind`` is one of ``"sigmoid", "ispline", "constant", "constant_loss_min",
     "binwise"``; ``options`` are its keyword arguments (without ``rng``). Child
     generators are spawned from ``rng`` in split order, one per split.
-    ``inits`` (sigmoid only): per split, parameters to start a single solve from
+    ``inits`` (sigmoid and I-spline): per split, parameters to start a single solve from
     (a bootstrap resample starts from the full-sample fit). Returns the fitted
     estimators, in split order.
     """
