@@ -615,3 +615,27 @@ def test_a_killed_harness_leaves_no_adapter_and_no_scratch_folder(checked_out, s
         parent.wait()
         for pid in _procs(str(w.tmp)):  # do not leave them to the rest of the test session
             os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def no_bubblewrap(monkeypatch):
+    from harness import sandbox
+
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    sandbox.bubblewrap_unavailable.cache_clear()
+    yield
+    sandbox.bubblewrap_unavailable.cache_clear()
+
+
+def test_without_bubblewrap_the_arm_runs_unconfined_and_says_why(checked_out, no_bubblewrap):
+    r = _arm(checked_out)
+    assert r["status"] == "ok", r["reason"]
+    assert r["sandbox"] == ("none: bubblewrap (bwrap) is not installed; "
+                            "only the check for writes outside its folder applies")
+
+
+def test_a_required_sandbox_that_cannot_be_had_cannot_run(checked_out, no_bubblewrap):
+    r = _arm(checked_out, sandbox="bubblewrap")
+    assert r["status"] == "could not run"
+    assert r["reason"] == "a bubblewrap sandbox was required, but bubblewrap (bwrap) is not installed"
+    assert not list(checked_out.options.cache_dir.glob("*.json"))
