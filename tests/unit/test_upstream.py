@@ -65,6 +65,12 @@ ADAPTERS = {
             print(f"pids {child.pid}", flush=True)
             time.sleep(120)
     """,
+    "selfkill.py": """
+        import os, signal
+
+        def run(request):
+            os.kill(os.getpid(), signal.SIGKILL)
+    """,
     "badshape.py": """
         def run(request):
             return {"values": {"value": "not a number"}, "details": {}, "controls": {}}
@@ -317,6 +323,12 @@ def test_a_crashing_adapter_cannot_run_and_shows_stderr(checked_out):
     assert r["status"] == "could not run" and "crash.py exited with status 1" in r["reason"]
     assert "about to fail" in r["reason"] and "RuntimeError: boom from the fake adapter" in r["reason"]
     assert "boom from the fake adapter" in r["stderr"]
+
+
+@pytest.mark.parametrize("mode", ["none", "auto"])
+def test_a_killed_adapter_is_said_to_be_killed(checked_out, mode):
+    r = _arm(checked_out, adapter="selfkill.py", sandbox=mode)
+    assert r["status"] == "could not run" and "selfkill.py was killed by signal 9" in r["reason"]
 
 
 def test_a_hanging_adapter_is_killed_with_its_children(checked_out):
