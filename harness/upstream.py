@@ -462,6 +462,8 @@ def _run_adapter(checkout_dir: Path, adapter: Path, launcher: Path, request: dic
             return _result("could not run", f"the adapter {adapter.name} did not finish within {timeout_s:g} s and was killed", **run)
         if rc != 0:
             how = f"was killed by signal {-rc}" if rc < 0 else f"exited with status {rc}"
+            if confine.confined and rc > 128:  # bubblewrap relays a signal as 128 + its number
+                how = f"was killed by signal {rc - 128} (exit status {rc} of its sandbox)"
             last = "\n".join(run["stderr"].rstrip().splitlines()[-REASON_STDERR_LINES:]) or "(stderr is empty)"
             return _result("could not run", f"the adapter {adapter.name} {how}; last lines of stderr:\n{last}", **run)
         if altered:

@@ -65,6 +65,12 @@ ADAPTERS = {
             print(f"pids {child.pid}", flush=True)
             time.sleep(120)
     """,
+    "selfkill.py": """
+        import os, signal
+
+        def run(request):
+            os.kill(os.getpid(), signal.SIGKILL)
+    """,
     "badshape.py": """
         def run(request):
             return {"values": {"value": "not a number"}, "details": {}, "controls": {}}
@@ -317,6 +323,12 @@ def test_a_crashing_adapter_cannot_run_and_shows_stderr(checked_out):
     assert r["status"] == "could not run" and "crash.py exited with status 1" in r["reason"]
     assert "about to fail" in r["reason"] and "RuntimeError: boom from the fake adapter" in r["reason"]
     assert "boom from the fake adapter" in r["stderr"]
+
+
+@pytest.mark.parametrize("mode", ["none", "auto"])
+def test_a_killed_adapter_is_said_to_be_killed(checked_out, mode):
+    r = _arm(checked_out, adapter="selfkill.py", sandbox=mode)
+    assert r["status"] == "could not run" and "selfkill.py was killed by signal 9" in r["reason"]
 
 
 def test_a_hanging_adapter_is_killed_with_its_children(checked_out):
@@ -615,3 +627,27 @@ def test_a_killed_harness_leaves_no_adapter_and_no_scratch_folder(checked_out, s
         parent.wait()
         for pid in _procs(str(w.tmp)):  # do not leave them to the rest of the test session
             os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def no_bubblewrap(monkeypatch):
+    from harness import sandbox
+
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    sandbox.bubblewrap_unavailable.cache_clear()
+    yield
+    sandbox.bubblewrap_unavailable.cache_clear()
+
+
+def test_without_bubblewrap_the_arm_runs_unconfined_and_says_why(checked_out, no_bubblewrap):
+    r = _arm(checked_out)
+    assert r["status"] == "ok", r["reason"]
+    assert r["sandbox"] == ("none: bubblewrap (bwrap) is not installed; "
+                            "only the check for writes outside its folder applies")
+
+
+def test_a_required_sandbox_that_cannot_be_had_cannot_run(checked_out, no_bubblewrap):
+    r = _arm(checked_out, sandbox="bubblewrap")
+    assert r["status"] == "could not run"
+    assert r["reason"] == "a bubblewrap sandbox was required, but bubblewrap (bwrap) is not installed"
+    assert not list(checked_out.options.cache_dir.glob("*.json"))
