@@ -131,7 +131,8 @@ def _upstream_options(args):
         return None
     from .upstream import UpstreamOptions
 
-    return UpstreamOptions(force=args.force_upstream, timeout_s=args.upstream_timeout, auto_checkout=True)
+    return UpstreamOptions(force=args.force_upstream, timeout_s=args.upstream_timeout, auto_checkout=True,
+                           sandbox=args.sandbox)
 
 
 def _job(path: Path, args, build: dict, verbose: bool) -> dict:
@@ -329,13 +330,13 @@ def _execute(jobs, args, verbose: bool):
         for i, (path, _, deps, _) in enumerate(jobs):
             yield i, _job(path, args, deps, verbose)
         return
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import as_completed
 
-    from .lifecycle import die_with_parent
+    from .lifecycle import process_pool
 
     os.environ["HARNESS_INNER_JOBS"] = "1"  # claims in parallel: each claim's own fits run serially
     order = sorted(range(len(jobs)), key=lambda i: -_COST.get(jobs[i][1].protocol.name, 0))
-    with ProcessPoolExecutor(max_workers=n, initializer=die_with_parent) as pool:
+    with process_pool(n) as pool:
         futures = {pool.submit(_job, jobs[i][0], args, jobs[i][2], verbose): i for i in order}
         for f in as_completed(futures):
             yield futures[f], f.result()
@@ -445,6 +446,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--accept-degraded", action="store_true",
                    help="let a run without the authors' arm replace a report that has it")
     r.add_argument("--upstream-timeout", type=float, default=900.0, help="seconds before the authors' run is killed")
+    r.add_argument("--sandbox", choices=("auto", "bubblewrap", "none"), default="auto",
+                   help="how the authors' code is confined: bubblewrap where it works (auto), required, or not at "
+                        "all; the check for writes outside its folder is made in every case")
     r.set_defaults(func=cmd_run)
 
     v = sub.add_parser("validate", parents=[common], formatter_class=fmt,
@@ -481,18 +485,17 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     from .errors import HarnessError
+    from .lifecycle import Terminated, handle_sigterm_as_interrupt
 
-    try:
-        from .lifecycle import handle_sigterm_as_interrupt
-
-        handle_sigterm_as_interrupt()
-    except ImportError:  # pragma: no cover - the lifecycle module arrives with the hardening branch
-        pass
+    handle_sigterm_as_interrupt()
     try:
         return args.func(args)
     except HarnessError as exc:
         _err(str(exc))
         return EXIT_ERROR
+    except Terminated as exc:
+        _err(f"{exc}; reports already written stay, the others were left as they were")
+        return exc.exit_status
     except KeyboardInterrupt:
         _err("interrupted; reports already written stay, the others were left as they were")
         return 130

@@ -20,8 +20,6 @@ same seeded generator, so the result does not depend on ``n_jobs``.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
-
 import numpy as np
 
 from . import progress
@@ -69,9 +67,9 @@ def _draws(res: Resampling, ids, n_resamples: int, seed: int, n_jobs: int):
             parts.append(_chunk(res.statistic, res.n_rows, ids, n_resamples, seed, ch))
             progress.step(ch.stop, n_resamples, "bootstrap resamples")
         return concat_draws(parts)
-    from .lifecycle import die_with_parent
+    from .lifecycle import process_pool
 
-    with ProcessPoolExecutor(max_workers=n_jobs, initializer=die_with_parent) as pool:
+    with process_pool(n_jobs) as pool:
         futures = [pool.submit(_chunk, res.statistic, res.n_rows, ids, n_resamples, seed, ch) for ch in chunks]
         for f, ch in zip(futures, chunks):
             parts.append(f.result())

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,7 +134,9 @@ def run_fit_jobs(jobs: list, n_jobs: int) -> list:
     n_jobs = min(n_jobs or 1, int(os.environ.get("HARNESS_INNER_JOBS", n_jobs or 1)))
     if n_jobs <= 1 or len(jobs) < 2:
         return [_fit_job(j) for j in jobs]
-    with ProcessPoolExecutor(max_workers=int(n_jobs)) as pool:
+    from ..lifecycle import process_pool  # workers that die with the run, whatever kills it
+
+    with process_pool(int(n_jobs)) as pool:
         return list(pool.map(_fit_job, jobs, chunksize=max(1, len(jobs) // (4 * int(n_jobs)))))
 
 
