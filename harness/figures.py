@@ -187,10 +187,9 @@ def _upstream_missing(record: Record, what: str) -> list[str]:
     return [f"{what} (the authors' arm {'was not run' if up.status == 'not run' else 'could not run'})"]
 
 
-def _note(ax, text: str) -> None:
-    """A grey note inside an axes (what could not be drawn there)."""
-    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize=8, color="0.45",
-            wrap=True)
+def _upstream_label(record: Record, label: str = UPSTREAM["label"]) -> str:
+    """The authors' arm's legend entry, saying so when it did not run."""
+    return label if record.arms.upstream.ok else "authors' code: did not run"
 
 
 def _fmt(x, digits: int = 3) -> str:
@@ -223,6 +222,8 @@ def _boundaries(record: Record) -> list[tuple[Figure, bytes]]:
     axes = fig.subplots(nrows, ncols, squeeze=False, sharex=True, sharey=True)
     zs, z_eval, ctl = _linspace(P["z_grid"]), P["z_eval"], P.get("control")
     missing = _upstream_missing(record, "the authors' boundaries")
+    if record.arms.upstream.ok and any(P["tasks"][x]["curves"].get("upstream") is None for x in labels):
+        missing.append("some of the authors' boundary curves (their arm reports no fitted parameters for them)")
     if ctl is None:
         missing.append("a τ-override control curve (no such control ran)")
     for ax, label in zip(axes.flat, labels):
@@ -265,9 +266,10 @@ def _boundaries(record: Record) -> list[tuple[Figure, bytes]]:
 
     tau = P["tau"]
     handles = _legend_handles(
-        {"color": REIMPL["color"], "lw": 1.6, "marker": "o", "ms": 5, "label": f"τ = {tau:g} boundary, re-implementation"},
+        {"color": REIMPL["color"], "lw": 1.6, "marker": "o", "ms": 5,
+         "label": f"τ = {tau:g} boundary, re-implementation"},
         {"color": UPSTREAM["color"], "lw": 1.4, "ls": (0, (4, 2)), "marker": "o", "ms": 8, "mfc": "none",
-         "label": "authors' code"},
+         "label": _upstream_label(record)},
         {"color": PAPER["color"], "ls": "none", "marker": "x", "ms": 7, "mew": 1.6,
          "label": f"paper (Table 1) at {P['budget']}"})
     if ctl is not None:
@@ -277,9 +279,9 @@ def _boundaries(record: Record) -> list[tuple[Figure, bytes]]:
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
     n = sum(T["density"]["n"] for T in P["tasks"].values()) // len(labels)
     caption = (f"Each benchmark's boundary at {P['budget']} (dashed vertical line, z = {z_eval:g}): look at whether "
-               f"both arms' τ = {tau:g} curves pass through the paper's × and how far the τ = "
-               f"{ctl['tau'] if ctl else '—'} control falls below it; grey shading is the ~{n} models' density "
-               f"(counts on a grid, not the points).")
+               f"both arms' τ = {tau:g} curves pass through the paper's ×"
+               + (f" and how far the τ = {ctl['tau']:g} control moves it" if ctl else "")
+               + f"; grey shading is the ~{n} models' density (counts on a grid, not the points).")
     return [_done(record, "boundaries", fig, caption=caption, section="result", missing=missing)]
 
 
@@ -466,7 +468,7 @@ def _coverage_by_split(record: Record) -> list[tuple[Figure, bytes]]:
     handles, _ = ax.get_legend_handles_labels()
     handles += _legend_handles({"color": "0.3", "ls": "none", "marker": "o", "ms": 5, "label": "re-implementation"},
                                {"color": "0.3", "ls": "none", "marker": "o", "ms": 9, "mfc": "none",
-                                "label": "authors' code (hollow)"})
+                                "label": _upstream_label(record, "authors' code (hollow)")})
     fig.legend(handles=handles, loc="outside right upper", frameon=False)
     caption = (f"Out-of-period signed coverage error of each benchmark's τ = {P['tau']:g} boundary, per rolling "
                f"split and averaged (◆), both arms: look at whether the drift benchmarks (solid) fall below zero "
@@ -527,3 +529,122 @@ def _shuffled_time(record: Record) -> list[tuple[Figure, bytes]]:
     caption = (f"Control {C['id']}: the period labels shuffled among the models; look at whether the drift "
                f"benchmarks' under-coverage and the stable − drift gap vanish once time is cut from the models.")
     return [_done(record, "shuffled_time", fig, caption=caption, section="controls", missing=missing)]
+
+
+# -- estimator_comparison --------------------------------------------------------------------------------
+
+
+@figures_for("estimator_comparison")
+def _estimators(record: Record) -> list[tuple[Figure, bytes]]:
+    P = record.plots
+    rows = P.get("rows")
+    if not rows:
+        return []
+    panels = (("pinball", 1e3, f"mean smoothed pinball loss\n(×10⁻³, κ = {P['kappa']:g})"),
+              ("calibration", 1.0, "calibration error\n(mean |coverage − τ| over bins)"))
+    lines = [(r, split) for r in rows for split in ("id", "ood")]
+    fig = _new(7.6, 0.24 * len(lines) + 1.7)
+    axes = fig.subplots(1, 2, sharey=True)
+    ys = -np.arange(len(lines), dtype=float)
+    n_est = sum(r["kind"] == "estimator" for r in rows)
+    for ax, (metric, scale, xlabel) in zip(axes, panels):
+        for y, (r, split) in zip(ys, lines):
+            m = f"{metric}_{split}"
+            if r.get("paper", {}).get(m) is not None:
+                ax.plot([r["paper"][m] * scale], [y], "x", ms=7, mew=1.6, color=PAPER["color"], zorder=5)
+            if r.get("upstream") and r["upstream"].get(m) is not None:
+                ax.plot([r["upstream"][m] * scale], [y], "o", ms=9, mfc="none", mec=UPSTREAM["color"], mew=1.3,
+                        zorder=4)
+            if r["reimpl"].get(m) is not None:
+                ax.plot([r["reimpl"][m] * scale], [y], "o", ms=5, color=REIMPL["color"], zorder=6)
+        for k in range(1, len(rows)):
+            ax.axhline(ys[2 * k] + 0.5, color="0.85" if k != n_est else "0.4", lw=0.6 if k != n_est else 1.0)
+        if len(rows) > n_est:
+            ax.axhspan(ys[-1] - 0.5, ys[2 * n_est] + 0.5, color="0.95", zorder=0)
+        ax.set_xlabel(xlabel)
+        ax.grid(axis="x", color="0.9", lw=0.5)
+    axes[0].set_yticks(ys, [("OOD" if s == "ood" else f"{r['label']}{'' if r['kind'] == 'estimator' else ' (control)'}"
+                             f", ID") for r, s in lines])
+    axes[0].set_ylim(ys[-1] - 0.6, 0.6)
+    handles = _legend_handles(
+        {"color": REIMPL["color"], "marker": "o", "ms": 5, "ls": "none", "label": REIMPL["label"]},
+        {"color": UPSTREAM["color"], "marker": "o", "ms": 9, "mfc": "none", "mew": 1.3, "ls": "none",
+         "label": _upstream_label(record)},
+        {"color": PAPER["color"], "marker": "x", "ms": 7, "mew": 1.6, "ls": "none", "label": "paper (Table 2)"})
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
+    missing = _upstream_missing(record, "the authors' values")
+    shuffled = next((r for r in rows if r["kind"] == "shuffle_z"), None)
+    if shuffled and shuffled.get("upstream") and not any(
+            shuffled["upstream"].get(m) is not None for m in ("pinball_ood", "calibration_id", "calibration_ood")):
+        missing.append("the authors' shuffled-z values other than ID pinball (their arm reports only the ID advantage)")
+    caption = (f"Each estimator's loss and calibration in distribution (fit period) and out of distribution (next "
+               f"period), means over {P['n_pairs']} task-period pairs, with the sigmoid under each control (shaded): "
+               f"look at the sigmoid against the I-spline on OOD calibration, and at how far the controls move it.")
+    return [_done(record, "estimators", fig, caption=caption, section="result", missing=missing)]
+
+
+# -- hyperparameters -------------------------------------------------------------------------------------
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _tick(x: float) -> str:
+    """A grid value for a tick: ``10⁻⁴`` for a small power of ten, else the shortest form (``0.98``, ``50``)."""
+    if 0 < x < 0.01:
+        e = math.log10(x)
+        if abs(e - round(e)) < 1e-9:
+            return "10" + str(int(round(e))).translate(_SUPERSCRIPT)
+    return f"{x:g}"
+
+
+@figures_for("hyperparameters")
+def _sweeps(record: Record) -> list[tuple[Figure, bytes]]:
+    P = record.plots
+    sweeps = P.get("sweeps")
+    if not sweeps:
+        return []
+    fig = _new(7.6, 3.2)
+    axes = fig.subplots(1, len(sweeps), sharey=True, squeeze=False)[0]
+    within = P["within"]
+    values = [r[arm] for rows in sweeps.values() for r in rows for arm in ("reimpl", "upstream")
+              if r.get(arm) is not None and r[arm] > 0]
+    floor = min(values + [within]) / 3
+    for ax, (param, rows) in zip(axes, sweeps.items()):
+        xs = np.arange(len(rows), dtype=float)
+        sym = P["symbols"].get(param, param)
+        claimed = [i for i, r in enumerate(rows) if r["value"] == P["claimed"][param]]
+        for i in claimed:
+            ax.axvspan(i - 0.35, i + 0.35, color="#e8f0e0", zorder=0)
+        for arm, style in (("reimpl", REIMPL), ("upstream", UPSTREAM)):
+            ys = np.array([max(_val(r.get(arm)), floor) if r.get(arm) is not None else np.nan for r in rows])
+            if np.all(np.isnan(ys)):
+                continue
+            hollow = arm == "upstream"
+            ax.plot(xs, ys, marker="o", ms=8 if hollow else 5, mfc="none" if hollow else style["color"],
+                    color=style["color"], lw=0.9, ls=(0, (4, 2)) if hollow else "-", zorder=4 if hollow else 5)
+        for c in P.get("controls", []) if param == "tau" else []:
+            ax.plot([xs[-1] + 0.8], [max(c["max_dev"], floor)], marker="s", ms=5, color=CONTROL["color"], ls="none")
+            ax.annotate(f"control\n{c['id']}\n(τ = {c['tau']:g})", (xs[-1] + 0.8, max(c["max_dev"], floor)),
+                        xytext=(0, -8), textcoords="offset points", ha="center", va="top", fontsize=6.5,
+                        color=CONTROL["color"])
+        ax.axhline(within, color="#a03020", lw=0.9, ls="--", zorder=2)
+        ax.set_yscale("log")
+        ax.set_xticks(xs, [_tick(r["value"]) for r in rows])
+        ax.set_xlabel(f"{sym} (claimed {_tick(P['claimed'][param])}, shaded)")
+        ax.set_xlim(-0.5, xs[-1] + (1.4 if param == "tau" and P.get("controls") else 0.5))
+        fixed = ", ".join(f"{P['symbols'].get(k, k)} = {_tick(x)}" for k, x in P["claimed"].items() if k != param)
+        ax.set_title(f"{sym} swept ({fixed})", fontsize=8.5)
+    axes[0].set_ylabel(f"largest |boundary − Table 1|\nat {P['budget']}")
+    axes[0].text(0.02, within, f" reach {within:g}", transform=axes[0].get_yaxis_transform(), va="bottom",
+                 fontsize=7, color="#a03020")
+    handles = _legend_handles(
+        {"color": REIMPL["color"], "marker": "o", "ms": 5, "label": REIMPL["label"]},
+        {"color": UPSTREAM["color"], "marker": "o", "ms": 8, "mfc": "none", "ls": (0, (4, 2)),
+         "label": _upstream_label(record)},
+        {"color": "#a03020", "ls": "--", "label": f"the claim's reach: within {within:g} of every Table 1 cell"})
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
+    missing = _upstream_missing(record, "the authors' sweeps")
+    caption = (f"One-at-a-time sweeps of τ, κ and λ: the largest distance of the six boundaries at {P['budget']} "
+               f"from Table 1 (log scale); look at whether only the claimed value (shaded) comes within {within:g}.")
+    return [_done(record, "sweeps", fig, caption=caption, section="result", missing=missing)]

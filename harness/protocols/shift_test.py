@@ -295,7 +295,8 @@ class ShiftTest(Protocol):
             cu = ctx.upstream.controls[c.id].values if (ctx.upstream.ok and c.id in ctx.upstream.controls) else {}
             if c.control == "inflate_post":
                 controls.append({"id": c.id, "kind": c.control, "shift": c.params["shift"], "gamma": cv["gamma"],
-                                 "p_value": cv["p_value"], "null_mean": ctx.reimpl.controls[c.id].details["test"]["null_mean"],
+                                 "p_value": cv["p_value"],
+                                 "null_mean": ctx.reimpl.controls[c.id].details["test"]["null_mean"],
                                  "upstream_gamma": cu.get("gamma"), "upstream_p": cu.get("p_value")})
             elif c.control == "relabel_groups":
                 controls.append({"id": c.id, "kind": c.control, "n": c.params["n_draws"], "mean": cv["gamma_mean"],
