@@ -275,7 +275,9 @@ def _boundaries(record: Record) -> list[tuple[Figure, bytes]]:
     if ctl is not None:
         handles += _legend_handles({"color": CONTROL["color"], "lw": 1.3, "ls": ":", "marker": "o", "ms": 4,
                                     "label": f"control {ctl['id']}: τ = {ctl['tau']:g}"})
-    handles.append(Patch(color="0.75", label="models (density on a 0.1 × 0.02 grid)"))
+    d = P["tasks"][labels[0]]["density"]
+    cell = f"{(d['x'][1] - d['x'][0]) / d['x'][2]:.2g} × {(d['y'][1] - d['y'][0]) / d['y'][2]:.2g}"
+    handles.append(Patch(color="0.75", label=f"models (counts on a {cell} grid of z and score)"))
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
     n = sum(T["density"]["n"] for T in P["tasks"].values()) // len(labels)
     caption = (f"Each benchmark's boundary at {P['budget']} (dashed vertical line, z = {z_eval:g}): look at whether "
@@ -426,53 +428,73 @@ def _pp(values) -> np.ndarray:
     return 100.0 * np.array([_val(x) for x in values], dtype=float)
 
 
+def _coverage_panel(ax, P: dict, colors: dict, keys: tuple[str, str, str, str], title: str) -> None:
+    """Signed coverage error per split (lines) and its mean (◆), both arms, for one reading of coverage."""
+    per_split, per_split_up, mean, mean_up = keys
+    splits, order = P["splits"], P["drift"] + P["stable"]
+    n = len(splits)
+    xs, x_mean = np.arange(n, dtype=float), n + 0.6
+    ax.axhspan(-100, 0, color="#fbe3e0", zorder=0)
+    ax.axhline(0, color="black", lw=0.8, zorder=1)
+    ax.axvline(n - 0.2, color="0.6", lw=0.6)
+    jitter = np.linspace(-0.12, 0.12, len(order)) if len(order) > 1 else np.zeros(1)
+    for j, x in zip(jitter, order):
+        T, c = P["tasks"][x], colors[x]
+        drift = T["group"] == "drift"
+        style = {"color": c, "lw": 2.0 if drift else 1.1, "ls": "-" if drift else (0, (4, 2))}
+        ax.plot(xs + j, _pp(T[per_split]), marker="o", ms=5, label=f"{x} ({T['group']})", zorder=3, **style)
+        ax.plot([x_mean + j], [100 * _val(T[mean])], marker="D", ms=6, color=c, ls="none", zorder=3)
+        if T.get(per_split_up) is not None:
+            ax.plot(xs + j, _pp(T[per_split_up]), marker="o", ms=9, mfc="none", mec=c, mew=1.1, ls="none",
+                    zorder=4)
+        if T.get(mean_up) is not None:
+            ax.plot([x_mean + j], [100 * T[mean_up]], marker="D", ms=10, mfc="none", mec=c, mew=1.1, ls="none",
+                    zorder=4)
+    ax.set_xticks(list(xs) + [x_mean], [f"{s['train']} → {s['val']}\n(n = {s['n']:.0f})" if s.get("n") is not None
+                                        else f"{s['train']} → {s['val']}" for s in splits] + ["mean"])
+    ax.set_xlim(-0.45, x_mean + 0.45)
+    ax.set_title(title)
+
+
 @figures_for("temporal_coverage")
 def _coverage_by_split(record: Record) -> list[tuple[Figure, bytes]]:
     P = record.plots
     if not P.get("tasks"):
         return []
-    colors, splits = _task_colors(P), P["splits"]
-    n = len(splits)
-    xs, x_mean = np.arange(n, dtype=float), n + 0.6
-    fig = _new(7.4, 4.3)
-    ax = fig.add_subplot()
-    ax.axhspan(-100, 0, color="#fbe3e0", zorder=0)
-    ax.axhline(0, color="black", lw=0.8, zorder=1)
-    ax.axvline(n - 0.2, color="0.6", lw=0.6)
-    order = P["drift"] + P["stable"]
-    jitter = np.linspace(-0.12, 0.12, len(order)) if len(order) > 1 else np.zeros(1)
-    missing = _upstream_missing(record, "the authors' values")
-    for j, x in zip(jitter, order):
-        T, c = P["tasks"][x], colors[x]
-        drift = T["group"] == "drift"
-        style = {"color": c, "lw": 2.0 if drift else 1.1, "ls": "-" if drift else (0, (4, 2))}
-        ax.plot(xs + j, _pp(T["reimpl"]), marker="o", ms=5, label=f"{x} ({T['group']})", zorder=3, **style)
-        ax.plot([x_mean + j], [100 * T["mean"]], marker="D", ms=6, color=c, ls="none", zorder=3)
-        if T.get("upstream") is not None:
-            ax.plot(xs + j, _pp(T["upstream"]), marker="o", ms=9, mfc="none", mec=c, mew=1.1, ls="none", zorder=4)
-        if T.get("mean_upstream") is not None:
-            ax.plot([x_mean + j], [100 * T["mean_upstream"]], marker="D", ms=10, mfc="none", mec=c, mew=1.1,
-                    ls="none", zorder=4)
-    ax.set_xticks(list(xs) + [x_mean], [f"fit {s['train']} → test {s['val']}\n(n = {s['n']:.0f})"
-                                        if s.get("n") is not None else f"fit {s['train']} → test {s['val']}"
-                                        for s in splits] + ["mean over\nsplits"])
-    values = [100 * _val(v) for T in P["tasks"].values() for v in T["reimpl"] + (T.get("upstream") or [])]
+    colors = _task_colors(P)
+    binned = all(T.get("bin_averaged") is not None for T in P["tasks"].values())
+    fig = _new(8.6 if binned else 7.4, 4.3)
+    axes = fig.subplots(1, 2 if binned else 1, sharey=True, squeeze=False)[0]
+    _coverage_panel(axes[0], P, colors, ("reimpl", "upstream", "mean", "mean_upstream"),
+                    "pooled over models (the claim)")
+    if binned:
+        _coverage_panel(axes[1], P, colors, ("bin_averaged", "bin_averaged_upstream", "bin_averaged_mean",
+                                             "bin_averaged_mean_upstream"),
+                        "bin-averaged (the paper's Figure 2)")
+    keys = ("reimpl", "upstream", "bin_averaged", "bin_averaged_upstream") if binned else ("reimpl", "upstream")
+    values = [100 * _val(v) for T in P["tasks"].values() for k in keys for v in (T.get(k) or [])]
     values = [v for v in values if math.isfinite(v)]
     lo, hi = min(values + [0.0]), max(values + [0.0])
     pad = 0.08 * (hi - lo or 1.0)
-    ax.set_ylim(lo - pad, hi + pad)
-    ax.set_xlim(-0.45, x_mean + 0.45)
-    ax.text(0.01, 0.02, "below 0: more of the next period's models lie above the boundary than 1 − τ allows",
-            transform=ax.transAxes, fontsize=7.5, color="#a03020", va="bottom")
-    ax.set_ylabel("signed coverage error, coverage − τ (percentage points)")
-    handles, _ = ax.get_legend_handles_labels()
+    axes[0].set_ylim(lo - pad, hi + pad)
+    axes[0].set_ylabel("signed coverage error, coverage − τ (percentage points)")
+    fig.supxlabel("rolling split: fit on one period → test on the next (validation models)", fontsize=8)
+    axes[-1].text(0.98, 0.02, "below 0: more of the next period's models\nlie above the boundary than 1 − τ allows",
+                  transform=axes[-1].transAxes, fontsize=7, color="#a03020", va="bottom", ha="right")
+    handles, _ = axes[0].get_legend_handles_labels()
     handles += _legend_handles({"color": "0.3", "ls": "none", "marker": "o", "ms": 5, "label": "re-implementation"},
                                {"color": "0.3", "ls": "none", "marker": "o", "ms": 9, "mfc": "none",
                                 "label": _upstream_label(record, "authors' code (hollow)")})
     fig.legend(handles=handles, loc="outside right upper", frameon=False)
-    caption = (f"Out-of-period signed coverage error of each benchmark's τ = {P['tau']:g} boundary, per rolling "
-               f"split and averaged (◆), both arms: look at whether the drift benchmarks (solid) fall below zero "
-               f"on every split while the stable ones (dashed) stay above it.")
+    missing = _upstream_missing(record, "the authors' values")
+    if binned and record.arms.upstream.ok and not any(T.get("bin_averaged_upstream") for T in P["tasks"].values()):
+        missing.append("the authors' bin-averaged values per split (their arm reports only the means)")
+    caption = (f"Out-of-period signed coverage error of each benchmark's τ = {P['tau']:g} boundary per rolling split "
+               f"and its mean (◆), both arms"
+               + (", pooled over models (left) and averaged over compute bins as in the paper's Figure 2 (right)"
+                  if binned else "")
+               + ": look at whether the drift benchmarks (solid) fall below zero on every split while the stable "
+                 "ones (dashed) stay above it.")
     return [_done(record, "coverage_by_split", fig, caption=caption, section="result", missing=missing)]
 
 

@@ -332,7 +332,11 @@ class TemporalCoverage(Protocol):
                         "reimpl": [v[Q.split(t, x)] for t in ts], "mean": v[Q.signed_coverage(x)],
                         "upstream": [uv.get(Q.split(t, x)) for t in ts] if uv else None,
                         "mean_upstream": uv.get(Q.signed_coverage(x)),
-                        "bin_averaged": [v[Q.bin_averaged(Q.split(t, x))] for t in ts]}
+                        "bin_averaged": [v[Q.bin_averaged(Q.split(t, x))] for t in ts],
+                        "bin_averaged_upstream": ([uv.get(Q.bin_averaged(Q.split(t, x))) for t in ts]
+                                                  if any(Q.bin_averaged(Q.split(t, x)) in uv for t in ts) else None),
+                        "bin_averaged_mean": v[Q.bin_averaged(Q.signed_coverage(x))],
+                        "bin_averaged_mean_upstream": uv.get(Q.bin_averaged(Q.signed_coverage(x)))}
         control = None
         for c in ctx.controls:
             if c.control != "relabel_periods" or not c.reimpl.ran:

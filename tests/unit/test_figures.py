@@ -155,8 +155,8 @@ def test_each_claim_gets_its_figures(runs):
         got = {f.name: f.section for f, _ in figures}
         assert got == EXPECTED[spec.protocol.name], cid
         _check_svgs(figures, cid)
-        if record.arms.upstream.ok:
-            assert all(not f.missing for f, _ in figures if spec.protocol.name != "estimator_comparison"), cid
+        if record.arms.upstream.ok:  # what is missing is then only what the authors' arm does not report
+            assert not [m for f, _ in figures for m in f.missing if "not run" in m or "control" in m], cid
 
 
 @pytest.mark.e2e
