@@ -18,9 +18,9 @@ own defaults (no user ``matplotlibrc``), :data:`RC` on top (a fixed
 ``svg.hashsalt``, text as text in DejaVu Sans metrics), no date or creator
 metadata, no pyplot and so no global figure state.
 
-Helpers for the protocols' ``plots`` methods (they keep the record modest):
-:func:`density_grid` (a 2-D histogram as compact text rows, in place of
-thousands of points), :func:`grid` and :func:`rounded`.
+The record stays modest: a scatter of thousands of models is stored as a
+2-D histogram in compact text rows (:func:`read_density` reads it) and drawn
+as a light density image; a curve is its values on a grid stored by its ends.
 """
 
 from __future__ import annotations
@@ -35,8 +35,7 @@ import numpy as np
 
 from .record import Figure, Record
 
-__all__ = ["draw_figures", "FIGURES", "RC", "MAX_SVG_BYTES", "density_grid", "read_density", "grid", "rounded",
-           "figures_for"]
+__all__ = ["draw_figures", "FIGURES", "RC", "MAX_SVG_BYTES", "read_density", "figures_for"]
 
 #: protocol name -> functions ``f(record) -> list[(Figure, bytes)]``.
 FIGURES: dict[str, list[Callable[[Record], list[tuple[Figure, bytes]]]]] = {}
@@ -97,46 +96,19 @@ def draw_figures(record: Record) -> list[tuple[Figure, bytes]]:
 
 
 # -- what the protocols store ----------------------------------------------------------------------------
-
-
-def rounded(values, digits: int = 5) -> list[float | None]:
-    """Floats rounded to ``digits`` decimals (``None`` for a missing or non-finite one): curves stay small."""
-    out = []
-    for v in np.asarray(values, dtype=float).ravel():
-        out.append(round(float(v), digits) if math.isfinite(v) else None)
-    return out
-
-
-def grid(lo: float, hi: float, n: int) -> list[float]:
-    """``[lo, hi, n]``: the evenly spaced grid ``numpy.linspace(lo, hi, n)``, stored by its ends."""
-    return [float(lo), float(hi), int(n)]
+#
+# A grid is ``[lo, hi, n]`` (``numpy.linspace(lo, hi, n)``); a density is a 2-D histogram
+# ``{"x": [lo, hi, nx], "y": [lo, hi, ny], "n", "inside", "rows"}`` with ``rows[j]`` the counts of the ``j``-th
+# y bin from the bottom as space-separated integers, trailing zeros left out (written by the protocols'
+# ``plots``, which do not import this module, so that a change of drawing redraws and does not rerun).
 
 
 def _linspace(g) -> np.ndarray:
     return np.linspace(float(g[0]), float(g[1]), int(g[2]))
 
 
-def density_grid(x, y, x_range, y_range, bins: tuple[int, int]) -> dict:
-    """Counts of the points ``(x, y)`` on a fixed grid, for a light density image in place of a scatter.
-
-    Returns ``{"x": [lo, hi, nx], "y": [lo, hi, ny], "n", "inside", "rows"}``: ``rows[j]`` is the counts of
-    the ``j``-th y bin from the bottom, left to right, as space-separated integers without trailing zeros
-    (a compact text form: a list of numbers takes a line each in the record's JSON). ``inside`` is how many
-    points fall on the grid (both ends of each range included).
-    """
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    nx, ny = int(bins[0]), int(bins[1])
-    counts, _, _ = np.histogram2d(x, y, bins=(nx, ny), range=[list(x_range), list(y_range)])
-    rows = []
-    for row in counts.T.astype(int):
-        nz = np.flatnonzero(row)
-        rows.append(" ".join(str(c) for c in row[: nz[-1] + 1]) if nz.size else "")
-    return {"x": grid(x_range[0], x_range[1], nx), "y": grid(y_range[0], y_range[1], ny), "n": int(x.size),
-            "inside": int(counts.sum()), "rows": rows}
-
-
 def read_density(d: dict) -> tuple[np.ndarray, list[float]]:
-    """The counts of :func:`density_grid` as an array ``(ny, nx)`` (bottom row first) and its extent."""
+    """A stored density's counts as an array ``(ny, nx)`` (bottom row first) and its extent."""
     nx, ny = int(d["x"][2]), int(d["y"][2])
     counts = np.zeros((ny, nx))
     for j, row in enumerate(d["rows"]):

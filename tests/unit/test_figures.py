@@ -17,7 +17,7 @@ import sys
 import numpy as np
 import pytest
 
-from harness.figures import FIGURES, MAX_SVG_BYTES, density_grid, draw_figures, read_density
+from harness.figures import FIGURES, MAX_SVG_BYTES, draw_figures, read_density
 from harness.paths import PROJECT_ROOT
 from harness.record import (Arm, Arms, ClaimInfo, Provenance, Record, Verdict, plain, read_record, record_json,
                             write_record)
@@ -67,16 +67,20 @@ def _sweep_plots(upstream: bool) -> dict:
                            for i, x in enumerate(xs)] for k, xs in grids.items()}}
 
 
-def test_density_grid_round_trip():
-    rng = np.random.default_rng(0)
-    z, y = rng.uniform(-0.5, 4.0, 500), rng.uniform(0, 1, 500)
-    d = density_grid(z, y, (-0.6, 4.1), (0.0, 1.0), (47, 50))
+def test_read_density():
+    d = {"x": [0.0, 3.0, 3], "y": [0.0, 1.0, 2], "n": 6, "inside": 6, "rows": ["1 0 2", ""], }
     counts, extent = read_density(d)
-    expected, _, _ = np.histogram2d(z, y, bins=(47, 50), range=[[-0.6, 4.1], [0.0, 1.0]])
-    assert np.array_equal(counts, expected.T)
-    assert extent == [-0.6, 4.1, 0.0, 1.0]
-    assert d["n"] == d["inside"] == 500
-    assert all(not row.endswith(" 0") for row in d["rows"])  # trailing zeros are left out
+    assert counts.tolist() == [[1, 0, 2], [0, 0, 0]]
+    assert extent == [0.0, 3.0, 0.0, 1.0]
+    assert read_density({**d, "rows": ["1", "0 3"]})[0].tolist() == [[1, 0, 0], [0, 3, 0]]
+
+
+def test_a_change_of_drawing_redraws_and_does_not_rerun():
+    """No protocol imports harness.figures, so editing a figure leaves every claim's code hash alone."""
+    from harness.build import RENDER_CODE, code_files
+
+    for protocol in EXPECTED:
+        assert not {f.name for f in code_files(protocol)} & set(RENDER_CODE), protocol
 
 
 def test_every_protocol_registers_figures():
@@ -164,6 +168,21 @@ def test_plot_data_is_modest(runs):
     for cid, (_, record) in runs.items():
         size = len(json.dumps(record.plots, indent=1, ensure_ascii=False).encode())
         assert 0 < size < MAX_PLOTS_BYTES, f"{cid}: plots take {size} bytes"
+
+
+@pytest.mark.e2e
+def test_boundary_density_is_the_data(runs, tables):
+    from harness.protocols.common import leaderboard_frame, task_data
+
+    spec, record = runs["002_table1_boundary_1e24"]
+    data = task_data(leaderboard_frame(tables, spec.params), spec.params)
+    for label, (z, y) in data.items():
+        d = record.plots["tasks"][label]["density"]
+        counts, extent = read_density(d)
+        expected, _, _ = np.histogram2d(z, y, bins=(d["x"][2], d["y"][2]), range=[extent[:2], extent[2:]])
+        assert np.array_equal(counts, expected.T), label
+        assert d["n"] == d["inside"] == z.size == counts.sum(), label
+        assert extent[0] <= z.min() and z.max() <= extent[1], label
 
 
 @pytest.mark.e2e
