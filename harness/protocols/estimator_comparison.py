@@ -332,3 +332,35 @@ class EstimatorComparison(Protocol):
         return finding("measured", rows=rows, counts=[r["n_intervals"] for r in rows], orderings=orderings,
                        id_min=min(ids), id_max=max(ids), ood_cal_min=min(oods), ood_cal_max=max(oods),
                        id_spread=max(ids) - min(ids), id_gap=v["gap.pinball_id"])
+
+    # -- figures ----------------------------------------------------------------------------------------
+
+    def plots(self, ctx: Context) -> dict:
+        """Each estimator's four metrics for both arms and the paper, and the sigmoid under each control."""
+        v, uv = ctx.reimpl.values, (ctx.upstream.values if ctx.upstream.ok else {})
+        paper = {t.quantity: t.paper for t in ctx.targets if t.relation == "~"}
+        rows = [{"label": Q.ESTIMATOR_NAMES[e][0].upper() + Q.ESTIMATOR_NAMES[e][1:], "kind": "estimator",
+                 "reimpl": {m: v[Q.metric(m, e)] for m in METRICS},
+                 "upstream": {m: uv.get(Q.metric(m, e)) for m in METRICS} if uv else None,
+                 "paper": {m: paper.get(Q.metric(m, e)) for m in METRICS}} for e in ESTIMATORS]
+        for c in ctx.controls:
+            if not c.reimpl.ran:
+                continue
+            cv, cd = ctx.reimpl.controls[c.id].values, ctx.reimpl.controls[c.id].details
+            cu = ctx.upstream.controls[c.id].values if (ctx.upstream.ok and c.id in ctx.upstream.controls) else None
+            if c.control == "beta_zero":
+                rows.append({"label": "Sigmoid, β = 0", "kind": c.control, "id": c.id,
+                             "reimpl": {m: cv.get(Q.metric(m, "sigmoid")) for m in METRICS},
+                             "upstream": {m: cu.get(Q.metric(m, "sigmoid")) for m in METRICS} if cu else None})
+            elif c.control == "shuffle_z":
+                # the shuffled sigmoid's ID loss is the Constant's minus the advantage (advantage.id's definition)
+                mine = cd.get("sigmoid_shuffled") or {"pinball_id": v[Q.metric("pinball_id", "constant")]
+                                                      - cv["advantage.id"]}
+                theirs = None
+                if cu and cu.get("advantage.id") is not None and uv.get(Q.metric("pinball_id", "constant")) is not None:
+                    theirs = {"pinball_id": uv[Q.metric("pinball_id", "constant")] - cu["advantage.id"]}
+                rows.append({"label": "Sigmoid, z shuffled", "kind": c.control, "id": c.id, "n": cd.get("n"),
+                             "reimpl": {m: mine.get(m) for m in METRICS},
+                             "upstream": {m: theirs.get(m) for m in METRICS} if theirs else None})
+        return {"tau": ctx.params.tau, "kappa": ctx.params.kappa, "n_pairs": ctx.reimpl.details["n_pairs"],
+                "rows": rows}

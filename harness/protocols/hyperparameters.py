@@ -284,3 +284,20 @@ class Hyperparameters(Protocol):
             bracket = {"below": lo, "above": hi, "below_max_dev": v[Q.sweep("lam", lo, "max_dev")],
                        "above_max_dev": v[Q.sweep("lam", hi, "max_dev")]}
         return finding("measured", n=n, n_lam=n * p.lam, lam=p.lam, equivalent=equivalent, bracket=bracket)
+
+    # -- figures ----------------------------------------------------------------------------------------
+
+    def plots(self, ctx: Context) -> dict:
+        """Each one-at-a-time sweep's largest distance from the reference (Table 1), both arms, and the
+        tau_override control's."""
+        p, v = ctx.params, ctx.reimpl.values
+        uv = ctx.upstream.values if ctx.upstream.ok else {}
+        sweeps = {param: [{"value": x, "reimpl": v.get(Q.sweep(param, x, "max_dev")),
+                           "upstream": uv.get(Q.sweep(param, x, "max_dev"))} for x in xs]
+                  for param, xs in _grids(p).items()}
+        controls = [{"id": c.id, "tau": c.params["tau"], "max_dev": ctx.reimpl.controls[c.id].values["claimed.max_dev"],
+                     "upstream_max_dev": (ctx.upstream.controls[c.id].values.get("claimed.max_dev")
+                                          if ctx.upstream.ok and c.id in ctx.upstream.controls else None)}
+                    for c in ctx.controls if c.control == "tau_override" and c.reimpl.ran]
+        return {"claimed": _claimed(p), "within": p.within, "budget": Q.budget_text(p.eval_x),
+                "symbols": dict(Q.HYPER_SYMBOLS), "sweeps": sweeps, "controls": controls}

@@ -255,3 +255,72 @@ class ShiftTest(Protocol):
             size=curve[0]["power"] if curve[0]["shift"] == 0 else None,
             strata_observed=alt["at_observed"]["shift"], strata_at_observed=alt["at_observed"]["power"],
             strata_at_observed_se=alt["at_observed"]["mc_se"], strata_min_detectable=alt["minimal_shift"]["shift"])
+
+    # -- figures ----------------------------------------------------------------------------------------
+
+    def plots(self, ctx: Context) -> dict:
+        """The permutation null as a histogram, the observed and control gammas, the eps sensitivity of both
+        arms and the measured power curve.
+
+        The null's draws are not in the record, so they are drawn again here exactly as :meth:`measure`
+        drew them: the same support, strata and permutation count, from the measurement's own random stream
+        (the first of ``SeedSequence(seed).spawn(1 + number of controls)``, as the runner makes it). The
+        count of permuted gammas at least the observed one is compared with the recorded count: ``exact``
+        says whether this is the test's own null (True) or a fresh draw of the same null (False).
+        """
+        import numpy as np
+
+        from ..stats.shift import (clipped_logit, common_support, group_shift_batch, permutation_count_ge,
+                                   stratified_permutation_indices, stratum_labels)
+
+        p, v, test = ctx.params, ctx.reimpl.values, ctx.reimpl.details["test"]
+        uv = ctx.upstream.values if ctx.upstream.ok else {}
+        x, y, post = _arrays(p, ctx.tables)
+        X, Y = clipped_logit(x, p.eps), clipped_logit(y, p.eps)
+        mask, _, _ = common_support(X, post)
+        X, Y, d = X[mask], Y[mask], post[mask].astype(float)
+        seq = np.random.SeedSequence(ctx.spec.claim.seed).spawn(1 + len(ctx.spec.claim.controls))[0]
+        idx = stratified_permutation_indices(stratum_labels(X, p.n_bins), p.n_perm, np.random.default_rng(seq))
+        draws = group_shift_batch(X, Y, d[idx])
+        gamma_ref = float(group_shift_batch(X, Y, d[None, :])[0])
+        exact = (int(permutation_count_ge(draws, gamma_ref)) == test["n_perm_ge"]
+                 and abs(float(np.mean(draws)) - test["null_mean"]) <= 1e-9 * max(1.0, abs(test["null_mean"])))
+        lo, hi = float(np.min(draws)), float(np.max(draws))
+        counts, edges = np.histogram(draws, bins=60, range=(min(lo, v["gamma"]), max(hi, v["gamma"])))
+        up_test = ctx.upstream.details.get("test", {}) if ctx.upstream.ok else {}
+        controls = []
+        for c in ctx.controls:
+            if not c.reimpl.ran:
+                continue
+            cv = ctx.reimpl.controls[c.id].values
+            cu = ctx.upstream.controls[c.id].values if (ctx.upstream.ok and c.id in ctx.upstream.controls) else {}
+            if c.control == "inflate_post":
+                controls.append({"id": c.id, "kind": c.control, "shift": c.params["shift"], "gamma": cv["gamma"],
+                                 "p_value": cv["p_value"],
+                                 "null_mean": ctx.reimpl.controls[c.id].details["test"]["null_mean"],
+                                 "upstream_gamma": cu.get("gamma"), "upstream_p": cu.get("p_value")})
+            elif c.control == "relabel_groups":
+                controls.append({"id": c.id, "kind": c.control, "n": c.params["n_draws"], "mean": cv["gamma_mean"],
+                                 "sd": cv["gamma_sd"], "upstream_mean": cu.get("gamma_mean"),
+                                 "upstream_sd": cu.get("gamma_sd")})
+        keys = ("eps", "gamma", "p_value")
+        eps = {"reimpl": [{k: r[k] for k in keys} for r in ctx.reimpl.details["eps_sensitivity"]],
+               "upstream": ([{k: r[k] for k in keys} for r in ctx.upstream.details.get("eps_sensitivity", [])]
+                            if ctx.upstream.ok else None)}
+        power = None
+        if "power" in ctx.reimpl.details:
+            pw = ctx.reimpl.details["power"]
+            power = {"target": p.power.target, "n_replicates": p.power.n_replicates, "n_perm": p.power.n_perm,
+                     **{k: {"shifts": pw[k]["curve"]["shifts"], "power": pw[k]["curve"]["power"],
+                            "mc_se": pw[k]["curve"]["mc_se"], "at_observed": pw[k]["at_observed"],
+                            "min_detectable": pw[k]["minimal_shift"]["shift"]} for k in ("linear", "strata")}}
+        return {"alpha": p.alpha, "n_perm": p.n_perm, "n_bins": p.n_bins, "eps": p.eps,
+                "null": {"edges": [float(edges[0]), float(edges[-1]), len(counts)], "counts": counts.tolist(),
+                         "exact": exact, "mean": test["null_mean"], "sd": test["null_sd"]},
+                "gamma": {"reimpl": v["gamma"], "upstream": uv.get("gamma")},
+                "p_value": {"reimpl": v["p_value"], "upstream": uv.get("p_value"),
+                            "precise": v.get("p_value_precise"), "n_perm_precise": p.n_perm_precise},
+                "null_mean": {"reimpl": v["null_mean"], "upstream": uv.get("null_mean")},
+                "upstream_null_quantiles": {q: up_test[f"gamma_perm_{q}"] for q in ("q05", "q50", "q95")
+                                            if f"gamma_perm_{q}" in up_test},
+                "controls": controls, "eps_sensitivity": eps, "power": power}

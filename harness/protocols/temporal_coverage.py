@@ -337,3 +337,47 @@ class TemporalCoverage(Protocol):
                        drift=[{"label": x, "shuffled": means[x], "real": v[Q.signed_coverage(x)]} for x in drift],
                        smallest=min(means.values()), largest=max(means.values()), under=under)
 
+
+    # -- figures ----------------------------------------------------------------------------------------
+
+    def plots(self, ctx: Context) -> dict:
+        """Signed coverage error per benchmark and split for both arms (pooled and bin-averaged), the groups,
+        and the relabel_periods control's per-relabelling values."""
+        p, v = ctx.params, ctx.reimpl.values
+        uv = ctx.upstream.values if ctx.upstream.ok else {}
+        ts = [s["t"] for s in ctx.data["splits"]]
+        drift = list(p.drift_tasks)
+        tasks = {}
+        for x in p.tasks:
+            tasks[x] = {"group": "drift" if x in drift else "stable",
+                        "reimpl": [v[Q.split(t, x)] for t in ts], "mean": v[Q.signed_coverage(x)],
+                        "upstream": [uv.get(Q.split(t, x)) for t in ts] if uv else None,
+                        "mean_upstream": uv.get(Q.signed_coverage(x)),
+                        "bin_averaged": [v[Q.bin_averaged(Q.split(t, x))] for t in ts],
+                        "bin_averaged_upstream": ([uv.get(Q.bin_averaged(Q.split(t, x))) for t in ts]
+                                                  if any(Q.bin_averaged(Q.split(t, x)) in uv for t in ts) else None),
+                        "bin_averaged_mean": v[Q.bin_averaged(Q.signed_coverage(x))],
+                        "bin_averaged_mean_upstream": uv.get(Q.bin_averaged(Q.signed_coverage(x)))}
+        control = None
+        for c in ctx.controls:
+            if c.control != "relabel_periods" or not c.reimpl.ran:
+                continue
+            cv, cd = ctx.reimpl.controls[c.id].values, ctx.reimpl.controls[c.id].details
+            cu = ctx.upstream.controls[c.id] if (ctx.upstream.ok and c.id in ctx.upstream.controls) else None
+            control = {"id": c.id, "n": len(cd["separation_each"]), "separation": cv["separation"],
+                       "separation_each": cd["separation_each"],
+                       "signed": {x: cv[Q.signed_coverage(x)] for x in p.tasks},
+                       "signed_each": {x: [e[x] for e in cd["signed_coverage_each"]] for x in p.tasks},
+                       "upstream_separation": cu.values.get("separation") if cu else None,
+                       "upstream_signed": {x: cu.values.get(Q.signed_coverage(x)) for x in p.tasks} if cu else None,
+                       "conditions": [{"measure": cond.measure, "reference": cond.reference, "op": cond.op,
+                                       "threshold": cond.threshold, "quantity": row.quantity}
+                                      for cond in c.reimpl.conditions for row in cond.rows]}
+            break
+        return {"tau": p.tau, "drift": drift, "stable": [x for x in p.tasks if x not in drift],
+                "splits": [{"t": s["t"], "train": s["train"], "val": s["val"], "n": v.get(Q.n_validation(s["t"]))}
+                           for s in ctx.data["splits"]],
+                "tasks": tasks,
+                "groups": {"drift": v["group.drift"], "stable": v["group.stable"], "separation": v["separation"],
+                           "upstream_separation": uv.get("separation")},
+                "control": control}

@@ -1,0 +1,257 @@
+"""Figures of the reports (issue #10): drawn from the record alone, byte-identical, small, linked.
+
+The synthetic tests need no data. The ``e2e`` tests run the five claims once (session fixture, the authors'
+arm from the project cache when it can be had, else recorded as not run) and check every figure of every
+record, and the same records with the authors' arm missing and with no control run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from harness.figures import FIGURES, MAX_SVG_BYTES, draw_figures, read_density
+from harness.paths import PROJECT_ROOT
+from harness.record import (Arm, Arms, ClaimInfo, Provenance, Record, Verdict, plain, read_record, record_json,
+                            write_record)
+from harness.render import render_report
+
+CLAIMS = sorted((PROJECT_ROOT / "claims").glob("*.yaml"))
+
+#: The figures each protocol draws for a full record (both arms, every control).
+EXPECTED = {
+    "shift_test": {"null": "result", "eps_sensitivity": "result", "power": "after_controls"},
+    "temporal_coverage": {"coverage_by_split": "result", "shuffled_time": "controls"},
+    "boundary_at_budget": {"boundaries": "result"},
+    "estimator_comparison": {"estimators": "result"},
+    "hyperparameters": {"sweeps": "result"},
+}
+#: Largest acceptable ``record.plots`` (its JSON text at the record's indent).
+MAX_PLOTS_BYTES = 60_000
+#: What an absolute local path looks like inside an SVG.
+ABSOLUTE = re.compile(r"(?:file:|[\"'( ]/(?:home|tmp|work|usr|var|root|Users|private)/|[A-Za-z]:\\\\)")
+LINK = re.compile(r"!\[[^\]]*\]\(([^)]+)\)")
+
+
+# -- synthetic records (no data) -------------------------------------------------------------------------
+
+
+def _record(protocol: str, plots: dict, *, reimpl: str = "ok", upstream: str = "ok", figures: bool = True,
+            cid: str = "999_synthetic") -> Record:
+    arm = {"ok": Arm(status="ok"), "could not run": Arm(status="could not run", reason="synthetic: no run"),
+           "not run": Arm(status="not run", reason="synthetic: switched off")}
+    return Record(
+        claim=ClaimInfo(id=cid, claim="A synthetic claim.", locator="nowhere", protocol=protocol,
+                        path=f"claims/{cid}.yaml", spec_sha256="0" * 64, params={}, seed=1, upstream=None,
+                        inputs=[], limitations=[], figures=figures),
+        inputs=[], data={}, provenance=Provenance(project_commit=None, project_dirty=None, python="3", packages={}),
+        arms=Arms(reimpl=arm[reimpl], upstream=arm[upstream]), quantities={}, targets=[], controls=[],
+        findings={}, verdict=Verdict(verdict="inconclusive" if reimpl == "ok" else "could not run", reasons=[]),
+        plots=plots)
+
+
+def _sweep_plots(upstream: bool) -> dict:
+    grids = {"tau": [0.5, 0.9, 0.98], "kappa": [10.0, 50.0, 200.0], "lam": [0.0, 1e-4, 1e-3, 1e-2]}
+    claimed = {"tau": 0.98, "kappa": 50.0, "lam": 1e-3}
+    return {"claimed": claimed, "within": 0.001, "budget": "10²⁴ FLOPs",
+            "symbols": {"tau": "τ", "kappa": "κ", "lam": "λ"}, "controls": [],
+            "sweeps": {k: [{"value": x, "reimpl": 0.0004 if x == claimed[k] else 0.01 * (i + 1),
+                            "upstream": (0.0005 if x == claimed[k] else 0.012 * (i + 1)) if upstream else None}
+                           for i, x in enumerate(xs)] for k, xs in grids.items()}}
+
+
+def test_read_density():
+    d = {"x": [0.0, 3.0, 3], "y": [0.0, 1.0, 2], "n": 6, "inside": 6, "rows": ["1 0 2", ""], }
+    counts, extent = read_density(d)
+    assert counts.tolist() == [[1, 0, 2], [0, 0, 0]]
+    assert extent == [0.0, 3.0, 0.0, 1.0]
+    assert read_density({**d, "rows": ["1", "0 3"]})[0].tolist() == [[1, 0, 0], [0, 3, 0]]
+
+
+def test_a_change_of_drawing_redraws_and_does_not_rerun():
+    """No protocol imports harness.figures, so editing a figure leaves every claim's code hash alone."""
+    from harness.build import RENDER_CODE, code_files
+
+    for protocol in EXPECTED:
+        assert not {f.name for f in code_files(protocol)} & set(RENDER_CODE), protocol
+
+
+def test_every_protocol_registers_figures():
+    assert set(FIGURES) == set(EXPECTED)
+
+
+def test_no_figure_when_turned_off_or_reimpl_missing():
+    assert draw_figures(_record("hyperparameters", _sweep_plots(True), figures=False)) == []
+    assert draw_figures(_record("hyperparameters", {}, reimpl="could not run")) == []
+
+
+@pytest.mark.parametrize("status", ["could not run", "not run"])
+def test_synthetic_record_without_the_authors_arm(status):
+    record = _record("hyperparameters", _sweep_plots(False), upstream=status)
+    figures = draw_figures(record)
+    assert [f.name for f, _ in figures] == ["sweeps"]
+    fig, svg = figures[0]
+    assert fig.missing and "authors'" in fig.missing[0]
+    assert svg.startswith(b"<?xml") and len(svg) < MAX_SVG_BYTES
+    full = draw_figures(_record("hyperparameters", _sweep_plots(True)))
+    assert full[0][0].missing == []
+
+
+def test_synthetic_rerender_is_byte_identical():
+    record = _record("hyperparameters", _sweep_plots(True))
+    again = Record.model_validate(json.loads(record_json(record)))
+    assert [b for _, b in draw_figures(record)] == [b for _, b in draw_figures(again)]
+
+
+# -- the five claims -------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def runs(tables):
+    """``{claim id: (spec, record)}`` for every claim, run once, figures drawn as the CLI draws them."""
+    from harness.runner import run_claim
+    from harness.spec import load_claim
+    from harness.upstream import UpstreamOptions
+
+    out = {}
+    for path in CLAIMS:
+        spec = load_claim(path, tables=tables)
+        record = run_claim(spec, tables, upstream_options=UpstreamOptions(auto_checkout=True)).record
+        figures = draw_figures(record)
+        out[spec.id] = (spec, record.model_copy(update={"figures": [f for f, _ in figures]}))
+    return out
+
+
+def _variant(spec, record: Record, tables, *, upstream: Arm | None = None, no_controls: bool = False) -> Record:
+    """``record`` with its plot data recomputed as if the authors' arm had not run, or no control had."""
+    from harness.protocols.base import Context
+
+    up = upstream or record.arms.upstream
+    ctx = Context(spec=spec, params=spec.params, data=record.data, reimpl=record.arms.reimpl, upstream=up,
+                  targets=record.targets, controls=[] if no_controls else record.controls, tables=tables)
+    return record.model_copy(update={"arms": Arms(reimpl=record.arms.reimpl, upstream=up),
+                                     "plots": plain(spec.protocol.plots(ctx))})
+
+
+def _check_svgs(figures, cid: str) -> None:
+    for fig, svg in figures:
+        assert fig.path == f"figures/{cid}/{fig.name}.svg"
+        assert svg.startswith(b"<?xml") and b"</svg>" in svg
+        assert len(svg) < MAX_SVG_BYTES, f"{fig.path}: {len(svg)} bytes"
+        text = svg.decode("utf-8")
+        assert not ABSOLUTE.search(text), f"{fig.path}: {ABSOLUTE.search(text).group(0)!r}"
+        assert str(PROJECT_ROOT) not in text
+        assert "<dc:date>" not in text and "Matplotlib v" not in text
+        assert fig.caption and "\n" not in fig.caption
+
+
+@pytest.mark.e2e
+def test_each_claim_gets_its_figures(runs):
+    for cid, (spec, record) in runs.items():
+        figures = draw_figures(record)
+        got = {f.name: f.section for f, _ in figures}
+        assert got == EXPECTED[spec.protocol.name], cid
+        _check_svgs(figures, cid)
+        if record.arms.upstream.ok:  # what is missing is then only what the authors' arm does not report
+            assert not [m for f, _ in figures for m in f.missing if "not run" in m or "control" in m], cid
+
+
+@pytest.mark.e2e
+def test_plot_data_is_modest(runs):
+    for cid, (_, record) in runs.items():
+        size = len(json.dumps(record.plots, indent=1, ensure_ascii=False).encode())
+        assert 0 < size < MAX_PLOTS_BYTES, f"{cid}: plots take {size} bytes"
+
+
+@pytest.mark.e2e
+def test_boundary_density_is_the_data(runs, tables):
+    from harness.protocols.common import leaderboard_frame, task_data
+
+    spec, record = runs["002_table1_boundary_1e24"]
+    data = task_data(leaderboard_frame(tables, spec.params), spec.params)
+    for label, (z, y) in data.items():
+        d = record.plots["tasks"][label]["density"]
+        counts, extent = read_density(d)
+        expected, _, _ = np.histogram2d(z, y, bins=(d["x"][2], d["y"][2]), range=[extent[:2], extent[2:]])
+        assert np.array_equal(counts, expected.T), label
+        assert d["n"] == d["inside"] == z.size == counts.sum(), label
+        assert extent[0] <= z.min() and z.max() <= extent[1], label
+
+
+@pytest.mark.e2e
+def test_shift_null_is_the_tests_own(runs):
+    _, record = runs["000_aime2025_shift_test"]
+    null = record.plots["null"]
+    assert null["exact"], "the redrawn permutations differ from the test's: the runner's random streams changed"
+    assert sum(null["counts"]) == record.claim.params["n_perm"]
+
+
+@pytest.mark.e2e
+def test_rerender_is_byte_identical(runs, tmp_path):
+    """Drawn twice, from a record read back from disk, and in a fresh interpreter with a hostile matplotlibrc."""
+    hashes = {}
+    for cid, (_, record) in runs.items():
+        first = draw_figures(record)
+        write_record(record, tmp_path / f"{cid}.json")
+        again = draw_figures(read_record(tmp_path / f"{cid}.json"))
+        assert [(f, b) for f, b in first] == [(f, b) for f, b in again], cid
+        hashes[cid] = {f.path: hashlib.sha256(b).hexdigest() for f, b in first}
+    rc = tmp_path / "mplconfig"
+    rc.mkdir()
+    (rc / "matplotlibrc").write_text("font.size: 20\nlines.linewidth: 5\nsvg.fonttype: path\nsvg.hashsalt: other\n"
+                                     "axes.prop_cycle: cycler('color', ['red'])\nfont.family: serif\n")
+    script = ("import hashlib, json, sys\nfrom harness.record import read_record\nfrom harness.figures import "
+              "draw_figures\nout = {}\nfor p in sys.argv[1:]:\n    r = read_record(p)\n    out[r.claim.id] = "
+              "{f.path: hashlib.sha256(b).hexdigest() for f, b in draw_figures(r)}\nprint(json.dumps(out))\n")
+    env = {**os.environ, "MPLCONFIGDIR": str(rc)}
+    done = subprocess.run([sys.executable, "-c", script, *(str(tmp_path / f"{cid}.json") for cid in runs)],
+                          capture_output=True, text=True, env=env, cwd=PROJECT_ROOT, check=True)
+    assert json.loads(done.stdout) == hashes
+
+
+@pytest.mark.e2e
+def test_report_links_every_figure_and_only_those(runs, tmp_path):
+    for cid, (_, record) in runs.items():
+        figures = draw_figures(record)
+        record = record.model_copy(update={"figures": [f for f, _ in figures]})
+        for fig, svg in figures:
+            (tmp_path / fig.path).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / fig.path).write_bytes(svg)
+        md = render_report(record)
+        links = LINK.findall(md)
+        assert sorted(links) == sorted(f.path for f, _ in figures), cid
+        assert all((tmp_path / link).is_file() for link in links), cid
+        for fig, _ in figures:
+            assert f"*{fig.caption}*" in md, f"{cid}: caption of {fig.name} not printed"
+    on_disk = {p.relative_to(tmp_path).as_posix() for p in (tmp_path / "figures").rglob("*.svg")}
+    linked = {f.path for _, record in runs.values() for f in record.figures}
+    assert on_disk == linked
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("status", ["could not run", "not run"])
+def test_figures_without_the_authors_arm(runs, tables, status):
+    missing_arm = Arm(status=status, reason="synthetic: the authors' arm is missing")
+    for cid, (spec, record) in runs.items():
+        variant = _variant(spec, record, tables, upstream=missing_arm)
+        figures = draw_figures(variant)
+        assert {f.name for f, _ in figures} == set(EXPECTED[spec.protocol.name]), cid
+        _check_svgs(figures, cid)
+        assert any(any("authors'" in m for m in f.missing) for f, _ in figures), cid
+
+
+@pytest.mark.e2e
+def test_figures_without_controls(runs, tables):
+    for cid, (spec, record) in runs.items():
+        figures = draw_figures(_variant(spec, record, tables, no_controls=True))
+        names = {f.name for f, _ in figures}
+        assert names, cid
+        assert names <= set(EXPECTED[spec.protocol.name]), cid
+        _check_svgs(figures, cid)
