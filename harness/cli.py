@@ -209,16 +209,20 @@ def _plan(args, paths: list[Path]):
 
 
 def _write_pair(out: Path, cid: str, json_text: str, md: str, figures: dict[str, bytes]) -> None:
-    """Replace ``<id>.json``, ``<id>.md`` and the figures together; on any failure restore the old files."""
+    """Replace ``<id>.json``, ``<id>.md`` and the figures together, and remove the claim's figures that are
+    no longer drawn; on any failure restore the old files."""
     from .fileio import atomic_write_bytes, atomic_write_text
 
-    targets = [out / f"{cid}.json", out / f"{cid}.md", *(out / rel for rel in figures)]
+    stale = [p for p in (out / "figures" / cid).glob("*.svg") if p.relative_to(out).as_posix() not in figures]
+    targets = [out / f"{cid}.json", out / f"{cid}.md", *(out / rel for rel in figures), *stale]
     backup = {t: t.read_bytes() for t in targets if t.is_file()}
     try:
         for rel, data in figures.items():
             atomic_write_bytes(out / rel, data)
         atomic_write_text(out / f"{cid}.json", json_text)
         atomic_write_text(out / f"{cid}.md", md)
+        for p in stale:
+            p.unlink()
     except BaseException:
         for t, data in backup.items():
             try:

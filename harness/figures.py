@@ -275,9 +275,8 @@ def _shift_null(record: Record) -> list[tuple[Figure, bytes]]:
     g = P["gamma"]["reimpl"]
     centres = (edges[:-1] + edges[1:]) / 2
     tail = centres >= g
-    ax.bar(centres, counts, width=np.diff(edges), color="0.78", edgecolor="none", label=(
-        f"permutation null ({P['n_perm']} label permutations within {P['n_bins']} strata)"
-        if null["exact"] else f"permutation null (redrawn: {P['n_perm']} permutations within {P['n_bins']} strata)"))
+    ax.bar(centres, counts, width=np.diff(edges), color="0.78", edgecolor="none",
+           label=f"permutation null ({P['n_perm']} label permutations within {P['n_bins']} strata)")
     ax.bar(centres[tail], counts[tail], width=np.diff(edges)[tail], color="#9ecae1", edgecolor="none",
            label=f"permuted γ ≥ observed: p = {P['p_value']['reimpl']:.3f}")
     top = counts.max() if counts.size else 1.0
@@ -311,8 +310,6 @@ def _shift_null(record: Record) -> list[tuple[Figure, bytes]]:
                "from zero and how much of the null lies beyond the observed γ (the p-value)"
                + (f"; the planted-shift control's γ is tested against its own null (centre "
                   f"{inflate['null_mean']:.2f}), not this one" if inflate else "") + ".")
-    if not null["exact"]:
-        caption = caption[:-1] + "; the null was redrawn and is not the test's own set of permutations."
     return [_done(record, "null", fig, caption=caption, section="result", missing=missing)]
 
 

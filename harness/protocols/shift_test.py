@@ -259,34 +259,10 @@ class ShiftTest(Protocol):
     # -- figures ----------------------------------------------------------------------------------------
 
     def plots(self, ctx: Context) -> dict:
-        """The permutation null as a histogram, the observed and control gammas, the eps sensitivity of both
-        arms and the measured power curve.
-
-        The null's draws are not in the record, so they are drawn again here exactly as :meth:`measure`
-        drew them: the same support, strata and permutation count, from the measurement's own random stream
-        (the first of ``SeedSequence(seed).spawn(1 + number of controls)``, as the runner makes it). The
-        count of permuted gammas at least the observed one is compared with the recorded count: ``exact``
-        says whether this is the test's own null (True) or a fresh draw of the same null (False).
-        """
-        import numpy as np
-
-        from ..stats.shift import (clipped_logit, common_support, group_shift_batch, permutation_count_ge,
-                                   stratified_permutation_indices, stratum_labels)
-
+        """The permutation null as a histogram (kept by the test itself), the observed and control gammas, the
+        eps sensitivity of both arms and the measured power curve."""
         p, v, test = ctx.params, ctx.reimpl.values, ctx.reimpl.details["test"]
         uv = ctx.upstream.values if ctx.upstream.ok else {}
-        x, y, post = _arrays(p, ctx.tables)
-        X, Y = clipped_logit(x, p.eps), clipped_logit(y, p.eps)
-        mask, _, _ = common_support(X, post)
-        X, Y, d = X[mask], Y[mask], post[mask].astype(float)
-        seq = np.random.SeedSequence(ctx.spec.claim.seed).spawn(1 + len(ctx.spec.claim.controls))[0]
-        idx = stratified_permutation_indices(stratum_labels(X, p.n_bins), p.n_perm, np.random.default_rng(seq))
-        draws = group_shift_batch(X, Y, d[idx])
-        gamma_ref = float(group_shift_batch(X, Y, d[None, :])[0])
-        exact = (int(permutation_count_ge(draws, gamma_ref)) == test["n_perm_ge"]
-                 and abs(float(np.mean(draws)) - test["null_mean"]) <= 1e-9 * max(1.0, abs(test["null_mean"])))
-        lo, hi = float(np.min(draws)), float(np.max(draws))
-        counts, edges = np.histogram(draws, bins=60, range=(min(lo, v["gamma"]), max(hi, v["gamma"])))
         up_test = ctx.upstream.details.get("test", {}) if ctx.upstream.ok else {}
         controls = []
         for c in ctx.controls:
@@ -315,8 +291,7 @@ class ShiftTest(Protocol):
                             "mc_se": pw[k]["curve"]["mc_se"], "at_observed": pw[k]["at_observed"],
                             "min_detectable": pw[k]["minimal_shift"]["shift"]} for k in ("linear", "strata")}}
         return {"alpha": p.alpha, "n_perm": p.n_perm, "n_bins": p.n_bins, "eps": p.eps,
-                "null": {"edges": [float(edges[0]), float(edges[-1]), len(counts)], "counts": counts.tolist(),
-                         "exact": exact, "mean": test["null_mean"], "sd": test["null_sd"]},
+                "null": {**test["null_histogram"], "mean": test["null_mean"], "sd": test["null_sd"]},
                 "gamma": {"reimpl": v["gamma"], "upstream": uv.get("gamma")},
                 "p_value": {"reimpl": v["p_value"], "upstream": uv.get("p_value"),
                             "precise": v.get("p_value_precise"), "n_perm_precise": p.n_perm_precise},

@@ -308,7 +308,8 @@ def shift_test(
     dict
         ``gamma, se, t`` (of the post indicator), ``alpha, slope, r2, n,
         n_pre, n_post, n_merged, support_lo, support_hi, n_bins_used, p_value,
-        p_value_mc_se, n_perm, n_perm_ge, null_mean, null_sd, eps``.
+        p_value_mc_se, n_perm, n_perm_ge, null_mean, null_sd, null_histogram, eps``
+        (``null_histogram``: :func:`null_histogram` of the permuted gammas).
         ``p_value_mc_se = sqrt(p (1 - p) / n_perm)`` is the Monte Carlo error of
         ``p`` as an estimate of the exact permutation p-value. ``null_mean`` is the
         mean of the permuted gammas (the centre of the stratified null, not
@@ -354,8 +355,22 @@ def shift_test(
         "n_perm_ge": n_ge,
         "null_mean": float(np.mean(gam_perm)),
         "null_sd": float(np.std(gam_perm, ddof=1)),
+        "null_histogram": null_histogram(gam_perm, gamma),
         "eps": float(eps),
     }
+
+
+#: Bins of the permutation null's histogram kept in a test's result.
+NULL_BINS = 60
+
+
+def null_histogram(draws, observed: float, n_bins: int = NULL_BINS) -> dict:
+    """The permuted gammas as ``{"edges": [lo, hi, n_bins], "counts": [...]}`` (equal-width bins over the
+    draws and the observed value): what a figure of the null needs, without keeping every draw."""
+    draws = np.asarray(draws, dtype=float)
+    lo, hi = float(min(draws.min(), observed)), float(max(draws.max(), observed))
+    counts, _ = np.histogram(draws, bins=n_bins, range=(lo, hi))
+    return {"edges": [lo, hi, int(n_bins)], "counts": counts.tolist()}
 
 
 def inflation_control(x_pct, y_pct, post, *, rng: np.random.Generator, shift: float, **kwargs) -> dict:
