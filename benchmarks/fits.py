@@ -46,7 +46,7 @@ def _claim_fits(tables):
     first child, as ``harness/runner.py`` makes it) has when it reaches the task.
     """
     claim = load_claim(PROJECT_ROOT / "claims" / CLAIM_FILE)
-    p = claim.params
+    p = claim.params.model_dump()
     frame = with_log_compute(tables.frame(p["table"]), p["tokens_col"], p["params_col"], float(p["multiplier"]))
     settings = {k: p[k] for k in SETTINGS}
     rng = np.random.default_rng(np.random.SeedSequence(claim.seed).spawn(1)[0])
@@ -117,7 +117,7 @@ def fit_vs_authors(tables, repeats: int) -> list[str]:
     args = ", ".join(f"{k}={v}" for k, v in settings.items())
     lines = [f"fit-vs-authors: claim 002's six fits ({'/'.join(map(str, sorted(n)))} points), one BLAS thread, "
              f"median of {repeats} repeats, sides interleaved; J = final objective as each side reports it",
-             f"  ours: SigmoidQuantileRegressor({args}), the claim's starts; "
+             f"  ours: SigmoidQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-3, {args}), the claim's starts; "
              f"authors: fit_sigmoid_enhanced(tau, kappa_final, lambda_b, "
              + ", ".join(f"{k}={v}" for k, v in AUTHORS_ARGS.items()) + ")"]
     width = max(map(len, fits))

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from .datalock import PROJECT_ROOT
@@ -57,7 +57,7 @@ def _module_file(parts: list[str]) -> Path | None:
     return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _imports(path: Path) -> tuple[Path, ...]:
     """The files inside ``harness/`` that ``path`` imports (relative or ``harness.``-absolute)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))

@@ -21,7 +21,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from .paths import CLAIMS_DIR, DEFAULT_LOCK, PINS_FILE, REPORTS_DIR, RUN_LOG_DIR
+from .paths import CLAIMS_DIR, DEFAULT_LOCK, PINS_FILE, REPORTS_DIR, RUN_LOG_DIR, VENDOR_DIR
 
 EXIT_OK, EXIT_ERROR, EXIT_DEGRADED = 0, 2, 3
 DEGRADED_DIR = ".degraded"
@@ -69,10 +69,10 @@ def _tables(args):
     return Tables(load_lock(args.lock), resolve_data_root(args.data_root))
 
 
-def _pins():
+def _pins(args=None):
     from .upstream import load_pins
 
-    return load_pins(PINS_FILE)
+    return load_pins(getattr(args, "pins", None) or PINS_FILE)
 
 
 def _check_ids(specs: dict[Path, object]) -> tuple[list[str], set[Path]]:
@@ -132,14 +132,13 @@ def _upstream_options(args):
     from .upstream import UpstreamOptions
 
     return UpstreamOptions(force=args.force_upstream, timeout_s=args.upstream_timeout, auto_checkout=True,
-                           sandbox=args.sandbox)
+                           sandbox=args.sandbox, pins_file=Path(args.pins), vendor_dir=Path(args.vendor))
 
 
 def _job(path: Path, args, build: dict, verbose: bool) -> dict:
     """Run one claim; everything the parent needs to write its outputs (this never writes files)."""
-    from threadpoolctl import threadpool_limits
-
     import scipy.optimize  # noqa: F401  (load every BLAS before limiting its threads)
+    from threadpoolctl import threadpool_limits
 
     from . import progress
     from .errors import HarnessError
@@ -174,7 +173,7 @@ def _plan(args, paths: list[Path]):
     from .record import read_record
     from .spec import load_claim
 
-    lock, pins = load_lock(args.lock), _pins()
+    lock, pins = load_lock(args.lock), _pins(args)
     tables = _tables(args)
     plan, failed, specs = [], 0, {}
     for path in paths:
@@ -209,30 +208,14 @@ def _plan(args, paths: list[Path]):
 
 
 def _write_pair(out: Path, cid: str, json_text: str, md: str, figures: dict[str, bytes]) -> None:
-    """Replace ``<id>.json``, ``<id>.md`` and the figures together, and remove the claim's figures that are
-    no longer drawn; on any failure restore the old files."""
-    from .fileio import atomic_write_bytes, atomic_write_text
+    """Replace ``<id>.json``, ``<id>.md`` and the figures together, and remove the claim's figures that are no
+    longer drawn: all of them or none (:func:`harness.fileio.write_together`)."""
+    from .fileio import write_together
 
-    stale = [p for p in (out / "figures" / cid).glob("*.svg") if p.relative_to(out).as_posix() not in figures]
-    targets = [out / f"{cid}.json", out / f"{cid}.md", *(out / rel for rel in figures), *stale]
-    backup = {t: t.read_bytes() for t in targets if t.is_file()}
-    try:
-        for rel, data in figures.items():
-            atomic_write_bytes(out / rel, data)
-        atomic_write_text(out / f"{cid}.json", json_text)
-        atomic_write_text(out / f"{cid}.md", md)
-        for p in stale:
-            p.unlink()
-    except BaseException:
-        for t, data in backup.items():
-            try:
-                atomic_write_bytes(t, data)
-            except OSError:
-                pass
-        for t in targets:
-            if t not in backup and t.is_file():
-                t.unlink()
-        raise
+    stale = tuple(p.relative_to(out).as_posix() for p in (out / "figures" / cid).glob("*.svg")
+                  if p.relative_to(out).as_posix() not in figures)
+    files = {**figures, f"{cid}.json": json_text.encode("utf-8"), f"{cid}.md": md.encode("utf-8")}
+    write_together(out, cid, files, remove=stale)
 
 
 def _log(cid: str, log: dict) -> None:
@@ -293,8 +276,12 @@ def _rerender(path: Path, existing, deps: dict, args) -> int:
 
 def cmd_run(args) -> int:
     from .errors import HarnessError
+    from .fileio import recover
 
     verbose = sys.stderr.isatty()
+    if Path(args.out).is_dir():
+        for name in recover(args.out):
+            print(f"{name}: completed the writes an interrupted run had begun", file=sys.stderr)
     try:
         paths = resolve_claims(args.claims)
         plan, failed = _plan(args, paths)
@@ -351,8 +338,11 @@ def _execute(jobs, args, verbose: bool):
 
 def _records(out: Path):
     from .errors import HarnessError
+    from .fileio import recover
     from .record import read_record
 
+    if out.is_dir():
+        recover(out)
     for f in sorted(out.glob("*.json")):
         try:
             yield f, read_record(f)
@@ -450,6 +440,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--accept-degraded", action="store_true",
                    help="let a run without the authors' arm replace a report that has it")
     r.add_argument("--upstream-timeout", type=float, default=900.0, help="seconds before the authors' run is killed")
+    r.add_argument("--pins", default=str(PINS_FILE), help="the file of upstream pins")
+    r.add_argument("--vendor", default=str(VENDOR_DIR), help="where the pinned checkouts are kept")
     r.add_argument("--sandbox", choices=("auto", "bubblewrap", "none"), default="auto",
                    help="how the authors' code is confined: bubblewrap where it works (auto), required, or not at "
                         "all; the check for writes outside its folder is made in every case")

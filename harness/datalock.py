@@ -18,6 +18,7 @@ from .schema import format_validation_error
 __all__ = ["DataLock", "LockedTable", "Tables", "load_lock", "resolve_data_root", "file_sha256", "PROJECT_ROOT"]
 
 from .paths import DEFAULT_LOCK, PROJECT_ROOT
+
 DATA_ROOT_ENV = "HARNESS_DATA_ROOT"
 
 

@@ -24,7 +24,8 @@ from pathlib import Path
 
 from .paths import PROJECT_ROOT
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "project_lock", "FILE_MODE", "LOCK_FILE"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "write_together", "recover", "project_lock", "FILE_MODE",
+           "LOCK_FILE", "JOURNAL"]
 
 FILE_MODE = 0o644
 LOCK_FILE = PROJECT_ROOT / ".cache" / "writes.lock"
@@ -81,3 +82,76 @@ def _write(path: Path, data: bytes, mode: int) -> Path:
 def atomic_write_text(path: str | Path, text: str, *, mode: int = FILE_MODE) -> Path:
     """:func:`atomic_write_bytes` of ``text`` encoded as UTF-8."""
     return atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
+
+
+#: Where :func:`write_together` keeps the journal of a group of files being replaced (inside the folder).
+JOURNAL = ".pending"
+
+
+def _journal_path(folder: Path, name: str) -> Path:
+    return folder / JOURNAL / f"{name}.json"
+
+
+def write_together(folder: str | Path, name: str, files: dict[str, bytes], *, remove: tuple[str, ...] = ()) -> None:
+    """Replace ``files`` (paths relative to ``folder``) and delete ``remove``, all or none.
+
+    Every new file is first written in full beside its target (fsynced);
+    then a journal naming the renames is written atomically; then the
+    renames and removals are made and the journal is deleted. A run killed
+    before the journal exists leaves the old files; one killed after it is
+    completed by :func:`recover`, which every command runs first. So a reader
+    finds either every old file or every new one.
+    """
+    import json
+
+    folder = Path(folder)
+    with (project_lock(shared=False) if _in_project(folder) else _nothing()):
+        recover(folder)
+        staged = []
+        try:
+            for rel, data in files.items():
+                target = folder / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:80]}.", suffix=".tmp")
+                staged.append((tmp, str(target)))
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.chmod(tmp, FILE_MODE)
+            plan = {"rename": staged, "remove": [str(folder / r) for r in remove]}
+            _write(_journal_path(folder, name), json.dumps(plan).encode(), FILE_MODE)
+        except BaseException:
+            for tmp, _ in staged:
+                Path(tmp).unlink(missing_ok=True)
+            raise
+        _replay(_journal_path(folder, name))
+
+
+@contextmanager
+def _nothing():
+    yield
+
+
+def _replay(journal: Path) -> None:
+    import json
+
+    plan = json.loads(journal.read_text(encoding="utf-8"))
+    for tmp, target in plan["rename"]:
+        if Path(tmp).exists():
+            os.replace(tmp, target)
+    for target in plan["remove"]:
+        Path(target).unlink(missing_ok=True)
+    journal.unlink()
+
+
+def recover(folder: str | Path) -> list[str]:
+    """Complete every group of writes in ``folder`` that a killed run left half done; return their names."""
+    done = []
+    for journal in sorted((Path(folder) / JOURNAL).glob("*.json")):
+        try:
+            _replay(journal)
+        except (OSError, ValueError, KeyError):
+            journal.unlink(missing_ok=True)  # an unreadable journal: its renames never started
+        done.append(journal.stem)
+    return done

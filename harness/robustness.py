@@ -20,14 +20,22 @@ same seeded generator, so the result does not depend on ``n_jobs``.
 from __future__ import annotations
 
 import os
+
 import numpy as np
 
 from . import progress
 from .record import Robustness, plain
 from .spec import relation_holds
+from .stats.resample import (
+    cluster_bootstrap,
+    cluster_ids_from_labels,
+    comparison_label,
+    comparison_share,
+    concat_draws,
+    percentile_interval,
+    robustness_finding,
+)
 from .verdict import literal_decimals
-from .stats.resample import (cluster_bootstrap, cluster_ids_from_labels, comparison_label, comparison_share,
-                             concat_draws, percentile_interval, robustness_finding)
 
 __all__ = ["run_bootstrap", "Resampling", "CHUNK"]
 

@@ -24,7 +24,7 @@ from .datalock import PROJECT_ROOT, Tables
 from .errors import ProtocolError
 from .protocols.base import Context, Measurement
 from .provenance import package_versions, project_state
-from .record import Arm, ArmControl, Arms, ClaimInfo, InputTable, Provenance, Record, Robustness, plain
+from .record import Arm, ArmControl, Arms, ClaimInfo, Finding, InputTable, Provenance, Record, Robustness, plain
 from .robustness import run_bootstrap
 from .spec import ClaimSpec, load_claim, spec_sha256
 from .verdict import arm_disagreements, common_findings, decide_verdict, judge_controls, judge_targets
@@ -178,7 +178,10 @@ def assemble_record(spec: ClaimSpec, tables: Tables, reimpl: Arm, upstream: Arm,
     verdict = decide_verdict(reimpl, upstream, targets, controls, disagreements)
     findings = common_findings(reimpl, upstream, targets, controls, disagreements)
     plots = {}
-    if reimpl.ok:
+    missing = sorted(n for n, q in spec.vocabulary.items() if q.arm != "upstream" and n not in reimpl.values)
+    findings["measurement"] = Finding(state="incomplete" if (reimpl.ok and missing) else "complete",
+                                      facts={"missing": missing[:20], "n_missing": len(missing)})
+    if reimpl.ok and not missing:  # a protocol's findings rest on every value it declares
         ctx = Context(spec=spec, params=spec.params, data=data, reimpl=reimpl, upstream=upstream, targets=targets,
                       controls=controls, tables=tables)
         own = protocol.findings(ctx)

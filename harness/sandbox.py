@@ -28,7 +28,7 @@ import sys
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 __all__ = ["Confinement", "confinement", "bubblewrap_unavailable", "bubblewrap_command", "WatchRoot", "snapshot",
@@ -64,7 +64,7 @@ sys.exit(3)
 """
 
 
-@lru_cache(maxsize=None)
+@cache
 def bubblewrap_unavailable() -> str | None:
     """None if bubblewrap confines a process here as :func:`bubblewrap_command` asks; else why not."""
     bwrap = shutil.which("bwrap")

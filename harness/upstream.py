@@ -55,7 +55,8 @@ from . import lifecycle, sandbox
 from .datalock import PROJECT_ROOT
 from .errors import UpstreamError
 from .fileio import atomic_write_bytes, atomic_write_text, project_lock
-from .schema import did_you_mean as _did_you_mean, format_validation_error
+from .schema import did_you_mean as _did_you_mean
+from .schema import format_validation_error
 
 __all__ = ["Pin", "UpstreamOptions", "load_pins", "checkout", "verify_checkout", "run_upstream_arm",
            "PINS_FILE", "VENDOR_DIR", "CACHE_DIR", "ADAPTERS_DIR"]
@@ -63,7 +64,8 @@ __all__ = ["Pin", "UpstreamOptions", "load_pins", "checkout", "verify_checkout",
 PINS_FILE = PROJECT_ROOT / "data" / "upstream.yaml"
 VENDOR_DIR = PROJECT_ROOT / "vendor"
 CACHE_DIR = PROJECT_ROOT / ".cache" / "upstream"
-ADAPTERS_DIR = Path(__file__).resolve().parent / "adapters"
+HARNESS_DIR = Path(__file__).resolve().parent
+ADAPTERS_DIR = HARNESS_DIR / "adapters"
 LAUNCHER = "_launch.py"
 OUTPUT_TAIL_CHARS = 20_000  # kept of the adapter's stdout and stderr
 REASON_STDERR_LINES = 15  # of stderr quoted in the reason when the adapter crashes
@@ -396,7 +398,8 @@ def _child_env(scratch: Path) -> dict[str, str]:
     return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(scratch / "home"),
             "MPLCONFIGDIR": str(scratch / "mpl"), "TMPDIR": str(scratch / "tmp"), "MPLBACKEND": "Agg",
             "PYTHONHASHSEED": "0", "PYTHONUTF8": "1", "PYTHONDONTWRITEBYTECODE": "1",
-            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+            "HARNESS_SHARED_DIR": str(HARNESS_DIR)}  # where the launcher finds the modules it shares
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

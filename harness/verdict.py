@@ -32,8 +32,17 @@ from __future__ import annotations
 
 import math
 
-from .record import (ArmControlOutcome, ArmTarget, ConditionOutcome, ConditionRow, ControlOutcome, Finding,
-                     TargetOutcome, Verdict, plain)
+from .record import (
+    ArmControlOutcome,
+    ArmTarget,
+    ConditionOutcome,
+    ConditionRow,
+    ControlOutcome,
+    Finding,
+    TargetOutcome,
+    Verdict,
+    plain,
+)
 from .spec import ClaimSpec, relation_holds
 
 __all__ = ["judge_targets", "judge_controls", "arm_disagreements", "decide_verdict", "common_findings",

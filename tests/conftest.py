@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -47,8 +48,10 @@ def run_once(tables):
     from types import SimpleNamespace
 
     from harness.record import Arm
+    from harness.robustness import run_bootstrap
     from harness.runner import _run_reimpl, _run_upstream, assemble_record
     from harness.spec import load_claim
+    from harness.verdict import judge_targets
 
     arms = {}
 
@@ -56,6 +59,9 @@ def run_once(tables):
         spec = load_claim(claim_path(prefix), tables=tables)
         if (prefix, "reimpl") not in arms:
             arms[(prefix, "reimpl")] = _run_reimpl(spec, tables, {})
+            mine = arms[(prefix, "reimpl")]
+            arms[(prefix, "robustness")] = run_bootstrap(spec, tables, mine, judge_targets(spec, mine, mine),
+                                                         n_jobs=os.cpu_count() or 1)
         source = None
         if upstream:
             if (prefix, "upstream") not in arms:
@@ -74,7 +80,8 @@ def run_once(tables):
             source = {"url": log.get("upstream_url"), "commit": log.get("upstream_commit")}
         else:
             theirs = Arm(status="not run", reason="the authors' arm was switched off for this run (--no-upstream)")
-        record = assemble_record(spec, tables, arms[(prefix, "reimpl")], theirs, upstream_source=source)
+        record = assemble_record(spec, tables, arms[(prefix, "reimpl")], theirs, upstream_source=source,
+                                 robustness=arms[(prefix, "robustness")])
         return SimpleNamespace(record=record)
 
     return run

@@ -144,7 +144,7 @@ def _inflate(aa, x, y, post, p, shift):
 def _relabel(aa, x, y, post, p, base, n_draws, seed):
     eps = float(p["eps"])
     X = _their_logit(aa, x, eps)
-    keep = (X >= base["X_support_lo"]) & (X <= base["X_support_hi"])
+    keep = (base["X_support_lo"] <= X) & (base["X_support_hi"] >= X)
     xs, ys, gs = x[keep], y[keep], post[keep]
     rng = np.random.default_rng(seed)
     gammas, n_support = [], []

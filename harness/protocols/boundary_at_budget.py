@@ -20,8 +20,16 @@ from .. import quantities as Q
 from ..schema import Number
 from ..stats.sigmoid import sigmoid_objective
 from .base import Context, Measurement, Protocol, ProtocolParams, finding, register
-from .common import (BoxParams, EstimatorParams, LeaderboardParams, fit_boundary, leaderboard_columns,
-                     leaderboard_frame, leaderboard_summary, task_data)
+from .common import (
+    BoxParams,
+    EstimatorParams,
+    LeaderboardParams,
+    fit_boundary,
+    leaderboard_columns,
+    leaderboard_frame,
+    leaderboard_summary,
+    task_data,
+)
 
 __all__ = ["BoundaryParams", "TauOverride", "BoundaryAtBudget", "THIN_TAIL_SHARE", "OBJECTIVE_GAP"]
 

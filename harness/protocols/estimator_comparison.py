@@ -34,11 +34,23 @@ from pydantic import Field, field_validator
 
 from .. import quantities as Q
 from ..schema import Count, Number
-from ..stats.estimator_comparison import (baseline_comparison, estimator_table, ispline_knot_sensitivity,
-                                          shuffled_z_advantage)
+from ..stats.estimator_comparison import (
+    baseline_comparison,
+    estimator_table,
+    ispline_knot_sensitivity,
+    shuffled_z_advantage,
+)
 from .base import Context, Measurement, Protocol, ProtocolParams, finding, register
-from .common import (EstimatorParams, LeaderboardParams, PeriodParams, box_explanation, boxed_options,
-                     leaderboard_columns, outside_box, period_frame, period_summary, sigmoid_options)
+from .common import EstimatorParams, LeaderboardParams, leaderboard_columns
+from .periods import (
+    PeriodParams,
+    box_explanation,
+    boxed_options,
+    outside_box,
+    period_frame,
+    period_summary,
+    sigmoid_options,
+)
 
 __all__ = ["EstimatorComparisonParams", "BetaZero", "ShuffleZ", "EstimatorComparison"]
 

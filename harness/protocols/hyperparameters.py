@@ -34,7 +34,14 @@ from ..schema import Count, Label, Number
 from ..stats.sigmoid import BETA_MAX
 from ..stats.sweep import fit_setting, hyperparameter_sweep
 from .base import Context, Measurement, Protocol, ProtocolParams, finding, register
-from .common import EstimatorParams, LeaderboardParams, leaderboard_columns, leaderboard_frame, leaderboard_summary, task_data
+from .common import (
+    EstimatorParams,
+    LeaderboardParams,
+    leaderboard_columns,
+    leaderboard_frame,
+    leaderboard_summary,
+    task_data,
+)
 
 __all__ = ["AuditEntry", "HyperParams", "TauOverride", "Hyperparameters", "STEEP"]
 

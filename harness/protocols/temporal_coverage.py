@@ -52,8 +52,16 @@ from ..spec import relation_holds
 from ..stats.temporal_coverage import relabelled_coverage, temporal_coverage
 from ..verdict import decide_verdict
 from .base import Context, Measurement, Protocol, ProtocolParams, finding, register
-from .common import (EstimatorParams, LeaderboardParams, PeriodParams, box_explanation, boxed_options,
-                     leaderboard_columns, outside_box, period_frame, period_summary, sigmoid_options)
+from .common import EstimatorParams, LeaderboardParams, leaderboard_columns
+from .periods import (
+    PeriodParams,
+    box_explanation,
+    boxed_options,
+    outside_box,
+    period_frame,
+    period_summary,
+    sigmoid_options,
+)
 
 __all__ = ["TemporalParams", "RelabelPeriods", "TemporalCoverage", "BOX_CLOSES"]
 

@@ -47,8 +47,8 @@ import numpy as np
 from scipy.interpolate import BSpline
 from scipy.special import expit, logit
 
-from .pinball import check_loss_settings, smoothed_pinball_derivative, smoothed_pinball_loss
 from ._multistart import check_zy, multistart_continuation, warmup_stages
+from .pinball import check_loss_settings, smoothed_pinball_derivative, smoothed_pinball_loss
 
 __all__ = [
     "quantile_breakpoints",
@@ -254,7 +254,7 @@ class ISplineQuantileRegressor:
         hi = float(np.quantile(y, self.tau))
         frac = float(np.clip((hi - lo) / (1.0 - lo), 1e-6, 1 - 1e-6))
         head = [logit(lo), logit(frac)]
-        inv_softplus = lambda w: np.log(np.expm1(w))  # noqa: E731
+        inv_softplus = lambda w: np.log(np.expm1(w))
         shapes = [(a0, np.full(p, total / p)) for a0 in (-3.0, -1.0) for total in (2.0, 6.0)]
         if self.n_random:
             if self.rng is None:

@@ -206,7 +206,7 @@ def shift_at_power(shifts, power, target: float = 0.8) -> dict:
     i_max = int(np.argmax(P))
     out = {"shift": None, "bracket": None, "target": float(target),
            "max_power": float(P[i_max]), "shift_at_max_power": float(c[i_max])}
-    reached = np.flatnonzero(P >= target)
+    reached = np.flatnonzero(target <= P)
     if reached.size == 0:
         return out
     k = int(reached[0])

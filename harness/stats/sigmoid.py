@@ -53,7 +53,7 @@ from scipy.special import expit
 
 from ._multistart import WARMUP_SCHEDULE, check_zy, warmup_stages
 from ._newton import NewtonResult, active_set_newton
-from .pinball import smoothed_pinball_loss
+from .pinball import check_loss_settings, smoothed_pinball_loss
 
 __all__ = [
     "SigmoidQuantileRegressor",
@@ -125,7 +125,7 @@ class _Problem:
         self.A = np.array([r for r, _ in rows], dtype=float)
         self.b = np.array([v for _, v in rows])
 
-    def with_stage(self, tau: float, kappa: float) -> "_Problem":
+    def with_stage(self, tau: float, kappa: float) -> _Problem:
         """The same data and constraints at another ``(tau, kappa)``."""
         out = copy.copy(self)
         out.tau, out.kappa = tau, kappa
@@ -288,9 +288,9 @@ class SigmoidQuantileRegressor:
     def __init__(
         self,
         *,
-        tau: float = 0.98,
-        kappa: float = 50.0,
-        lam: float = 1e-3,
+        tau: float,
+        kappa: float,
+        lam: float,
         warm_start: bool = True,
         n_random: int = 4,
         n_keep: int = 3,
@@ -346,6 +346,7 @@ class SigmoidQuantileRegressor:
         -------
         self
         """
+        check_loss_settings(tau=self.tau, kappa=self.kappa, lam=self.lam)
         z, y = check_zy(z, y)
         if self.box is not None and not 0 < self.box[0] < self.box[1]:
             raise ValueError(f"box must be (beta_min, beta_max) with 0 < beta_min < beta_max, got {self.box}")

@@ -24,7 +24,10 @@ from .coverage import (
     signed_coverage_error,
 )
 from .periods import Period
-from .splits import fit_split_models, mean as _mean, plain_params as _plain, rolling_splits, task_map as _task_map
+from .splits import fit_split_models, rolling_splits
+from .splits import mean as _mean
+from .splits import plain_params as _plain
+from .splits import task_map as _task_map
 
 __all__ = ["temporal_coverage", "relabelled_coverage"]
 

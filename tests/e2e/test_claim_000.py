@@ -87,4 +87,5 @@ def test_a_column_the_claim_names_but_the_table_lacks_is_a_clear_error(tmp_path,
     bad.write_text(yaml.safe_dump(raw, allow_unicode=True, sort_keys=False), encoding="utf-8")
     with pytest.raises(SpecError, match="aime_2025_percent") as info:
         run_claim(bad, tables, upstream_options=None)
-    assert "params.aime_table" in str(info.value) and "did you mean 'aime_2025_pct'" in str(info.value)
+    assert "params.y_col: column 'aime_2025_percent' is not in table 'aa_aime2025'" in str(info.value)
+    assert "did you mean 'aime_2025_pct'" in str(info.value)

@@ -90,5 +90,5 @@ def test_binwise_never_worse_in_sample_than_one_constant():
     y = np.clip(0.2 + 0.15 * z + rng.normal(0, 0.05, 400), 0, 1)
     bw = BinwiseQuantileRegressor(tau=0.98, kappa=50.0).fit(z, y)
     lm = LossMinimisingConstantRegressor(tau=0.98, kappa=50.0).fit(z, y)
-    loss = lambda q: np.mean(smoothed_pinball_loss(y - q, 0.98, 50.0))  # noqa: E731
+    loss = lambda q: np.mean(smoothed_pinball_loss(y - q, 0.98, 50.0))
     assert loss(bw.predict(z)) <= loss(lm.predict(z)) + 1e-15

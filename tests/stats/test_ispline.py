@@ -25,8 +25,8 @@ def test_basis_monotone_zero_below_one_above(degree):
     # interior knots + degree functions (2 + degree here)
     assert B.shape == (X.size, BP.size - 2 + degree)
     assert np.all(np.diff(B, axis=0) >= -1e-12)  # non-decreasing in z
-    assert np.allclose(B[X <= BP[0]], 0.0, atol=1e-14)  # 0 at and below the first knot
-    assert np.allclose(B[X >= BP[-1]], 1.0, atol=1e-14)  # 1 at and above the last knot
+    assert np.allclose(B[BP[0] >= X], 0.0, atol=1e-14)  # 0 at and below the first knot
+    assert np.allclose(B[BP[-1] <= X], 1.0, atol=1e-14)  # 1 at and above the last knot
     assert B.min() >= -1e-14 and B.max() <= 1 + 1e-14
 
 

@@ -180,7 +180,7 @@ def test_chunks_equal_the_serial_run():
     serial = cluster_bootstrap(stat, 40, ids, rng=np.random.default_rng(9), **kw)
     # As separate processes would do: each chunk from a generator built from the same seed.
     parts = [cluster_bootstrap(stat, 40, ids, rng=np.random.default_rng(9), chunk=ch, **kw)
-             for ch in (range(17, 25), range(0, 9), range(9, 17))]
+             for ch in (range(17, 25), range(9), range(9, 17))]
     joined = concat_draws(parts)
     np.testing.assert_array_equal(joined.values, serial.values)
     np.testing.assert_array_equal(joined.resample_ids, np.arange(25))

@@ -60,9 +60,9 @@ def test_box_keeps_midpoint_in_the_data_and_slope_in_its_limits():
     rng = np.random.default_rng(5)
     z = rng.uniform(0, 2, 2000)
     y = 0.05 + 0.1 * z + rng.uniform(0, 0.05, z.size)
-    free = SigmoidQuantileRegressor(rng=np.random.default_rng(0)).fit(z, y)
-    boxed = SigmoidQuantileRegressor(box=(0.05, 50.0), rng=np.random.default_rng(0)).fit(z, y)
-    mid = lambda p: -p["a"] / p["beta"]  # noqa: E731
+    free = SigmoidQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-3, rng=np.random.default_rng(0)).fit(z, y)
+    boxed = SigmoidQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-3, box=(0.05, 50.0), rng=np.random.default_rng(0)).fit(z, y)
+    mid = lambda p: -p["a"] / p["beta"]
     assert mid(free.params_) > z.max()
     assert z.min() <= mid(boxed.params_) <= z.max() + 1e-9
     assert 0.05 - 1e-12 <= boxed.params_["beta"] <= 50.0 + 1e-9
@@ -94,7 +94,7 @@ def test_quantile_fit_leaves_about_one_minus_tau_above(tau):
 
 def test_constraints_hold_by_construction():
     z, y = _toy(1000)
-    m = SigmoidQuantileRegressor(rng=np.random.default_rng(0)).fit(z, y)
+    m = SigmoidQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-3, rng=np.random.default_rng(0)).fit(z, y)
     p = m.params_
     assert p["y0"] >= 0 and p["L"] >= 0 and p["y0"] + p["L"] <= 1 and p["beta"] >= 0
 
@@ -199,27 +199,27 @@ def test_a_fit_draws_two_uniforms_per_random_start():
     # The claims pass one generator through many fits: the stream must not depend on the optimiser.
     z, y = _toy(500)
     rng, ref = np.random.default_rng(3), np.random.default_rng(3)
-    SigmoidQuantileRegressor(n_random=4, rng=rng).fit(z, y)
+    SigmoidQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-3, n_random=4, rng=rng).fit(z, y)
     ref.uniform(size=4)
     ref.uniform(size=4)
     assert rng.bit_generator.state == ref.bit_generator.state
-    SigmoidQuantileRegressor(n_random=4, rng=rng).fit(z, y, init={"y0": 0.1, "L": 0.6, "a": -2.0, "beta": 1.2})
+    SigmoidQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-3, n_random=4, rng=rng).fit(z, y, init={"y0": 0.1, "L": 0.6, "a": -2.0, "beta": 1.2})
     assert rng.bit_generator.state == ref.bit_generator.state
 
 
 def test_same_generator_seed_gives_identical_fits():
     z, y = _toy(800)
-    a = SigmoidQuantileRegressor(rng=np.random.default_rng(7)).fit(z, y).params_
-    b = SigmoidQuantileRegressor(rng=np.random.default_rng(7)).fit(z, y).params_
+    a = SigmoidQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-3, rng=np.random.default_rng(7)).fit(z, y).params_
+    b = SigmoidQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-3, rng=np.random.default_rng(7)).fit(z, y).params_
     assert a == b
 
 
 def test_random_starts_need_an_explicit_generator():
     z, y = _toy(100)
     with pytest.raises(ValueError, match="rng"):
-        SigmoidQuantileRegressor(n_random=3).fit(z, y)
+        SigmoidQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-3, n_random=3).fit(z, y)
 
 
 def test_rejects_bad_shapes():
     with pytest.raises(ValueError, match="equal length"):
-        SigmoidQuantileRegressor(n_random=0).fit(np.zeros(5), np.zeros(4))
+        SigmoidQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-3, n_random=0).fit(np.zeros(5), np.zeros(4))

@@ -19,8 +19,18 @@ import pytest
 
 from harness.figures import FIGURES, MAX_SVG_BYTES, draw_figures, read_density
 from harness.paths import PROJECT_ROOT
-from harness.record import (Arm, Arms, ClaimInfo, Provenance, Record, Verdict, plain, read_record, record_json,
-                            write_record)
+from harness.record import (
+    Arm,
+    Arms,
+    ClaimInfo,
+    Provenance,
+    Record,
+    Verdict,
+    plain,
+    read_record,
+    record_json,
+    write_record,
+)
 from harness.render import render_report
 
 CLAIMS = sorted((PROJECT_ROOT / "claims").glob("*.yaml"))

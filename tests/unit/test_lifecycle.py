@@ -139,11 +139,10 @@ def test_sweep_removes_the_folders_of_owners_that_are_gone(tmp_path):
 
 def test_a_scratch_folder_is_removed_on_an_exception_and_its_guard_dismissed(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    with pytest.raises(RuntimeError):
-        with lifecycle.scratch_folder("t-") as (folder, guard):
-            assert folder.parent == tmp_path and folder.name.startswith(f"t-{os.getpid()}-")
-            assert (folder / lifecycle.OWNER_FILE).read_text().split()[0] == str(os.getpid())
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), lifecycle.scratch_folder("t-") as (folder, guard):
+        assert folder.parent == tmp_path and folder.name.startswith(f"t-{os.getpid()}-")
+        assert (folder / lifecycle.OWNER_FILE).read_text().split()[0] == str(os.getpid())
+        raise RuntimeError("boom")
     assert not folder.exists() and not list(tmp_path.iterdir())
     assert guard._proc.poll() == 0  # dismissed, not acting
 

@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 from harness.record import Arm, Finding, read_record
-from harness.render import render_report
+from harness.render import render_report as _render
+
+
+def render_report(record) -> str:
+    """The report with its line breaks as spaces: templates wrap prose where they like."""
+    return " ".join(_render(record).split())
 
 REPORTS = Path(__file__).resolve().parents[2] / "reports"
 
@@ -45,7 +50,7 @@ def test_a_missing_authors_arm_is_said_and_not_contradicted(prefix):
     md = render_report(_without_upstream(_record(prefix)))
     assert "did not run (could not run: no route to host)" in md
     assert "The two arms were not compared" in md
-    assert "in this run it\n   ran." not in md and "authors' code ran." not in md
+    assert "in this run it ran." not in md and "authors' code ran." not in md
 
 
 def test_evaluation_point_beyond_the_data():
@@ -68,7 +73,7 @@ def test_a_start_dependent_fit_is_not_called_a_property_of_the_objective():
     rec = _record("002")
     md = render_report(_with_finding(rec, "start_robustness", reimpl_within=False, reimpl_shift=0.002))
     assert "property of the objective" not in md
-    assert "depend on\nhow its minimiser is started" in md or "depend on how its minimiser is started" in md
+    assert "depend on how its minimiser is started" in md
 
 
 def test_a_control_that_did_not_break():
@@ -118,7 +123,7 @@ def test_the_count_of_other_settings_within_reach_is_not_assumed():
 def test_a_planted_shift_the_test_misses():
     rec = _record("000")
     md = render_report(_with_finding(rec, "planted", state="missed", shift=0.05, p_value=0.31))
-    assert "the test\n**misses** a planted shift" in md or "the test **misses** a planted shift" in md
+    assert "the test **misses** a planted shift" in md
     assert "detects a planted shift" not in md
     assert "not for want of power" not in md
 
@@ -134,7 +139,7 @@ def test_power_adequate_and_underpowered_are_worded_from_the_finding():
 def test_the_significance_reading_follows_the_permutation_p():
     rec = _record("000")
     md = render_report(_with_finding(rec, "summary", significant=True, p_value=0.01))
-    assert "positive and significant" in md.replace("\n", " ")
+    assert "positive and significant" in md
 
 
 def test_a_flipped_calibration_ordering():
@@ -165,5 +170,5 @@ def test_resampling_fragile_is_named():
 def test_rendering_is_a_pure_function_of_the_record():
     for prefix in ("000", "001", "002", "003", "004"):
         rec = _record(prefix)
-        assert render_report(rec) == render_report(rec)
-        assert render_report(rec) == (REPORTS / f"{rec.claim.id}.md").read_text(encoding="utf-8")
+        assert _render(rec) == _render(rec)
+        assert _render(rec) == (REPORTS / f"{rec.claim.id}.md").read_text(encoding="utf-8")

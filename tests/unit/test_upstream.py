@@ -29,7 +29,7 @@ from harness import upstream
 from harness.datalock import DataLock, Tables
 from harness.errors import UpstreamError
 from harness.protocols.base import ProtocolParams
-from harness.spec import Claim
+from harness.spec import Claim, ClaimSpec
 from harness.upstream import UpstreamOptions, checkout, load_pins, run_upstream_arm, verify_checkout
 
 ACTOR = git.Actor("Test", "test@example.invalid")
@@ -151,12 +151,20 @@ class FakeParams(ProtocolParams):
     factor: float = 10.0
 
 
+class Times(ProtocolParams):
+    k: float
+
+
 def _claim(upstream="fake", controls=()):
-    return Claim.model_validate({
+    """A validated claim as the runner hands it to the authors' arm: controls' parameters validated."""
+    claim = Claim.model_validate({
         "id": "fake_claim", "claim": "c", "locator": "l", "protocol": "fake", "inputs": ["t"], "upstream": upstream,
         "seed": 7, "targets": [{"quantity": "value", "paper": 20.0, "tolerance": 0.0, "reason": "r"}],
         "controls": [{"id": cid, "control": "times", "params": {"k": k}, "changes": "c", "must_fail_targets": True}
                      for cid, k in controls]})
+    return ClaimSpec(path=Path("fake_claim.yaml"), claim=claim, protocol=None, params=FakeParams(),
+                     control_params={cid: Times(k=k) for cid, k in controls}, vocabulary={},
+                     control_vocabularies={})
 
 
 def _arm(w, adapter="echo.py", claim=None, **opts):
@@ -578,7 +586,7 @@ from types import SimpleNamespace
 from pathlib import Path
 from harness.datalock import DataLock, Tables
 from harness.protocols.base import ProtocolParams
-from harness.spec import Claim
+from harness.spec import Claim, ClaimSpec
 from harness.upstream import UpstreamOptions, run_upstream_arm
 
 cfg = json.loads(Path(sys.argv[1]).read_text())
@@ -588,8 +596,9 @@ class Params(ProtocolParams):
 
 options = UpstreamOptions(**{k: Path(v) for k, v in cfg["options"].items()}, timeout_s=60, **cfg["more"])
 tables = Tables(DataLock.model_validate(cfg["lock"]), Path(cfg["data"]))
-run_upstream_arm(Claim.model_validate(cfg["claim"]), SimpleNamespace(name="fake", adapter="sleep.py"), Params(),
-                 tables, options=options)
+claim = ClaimSpec(path=Path("c.yaml"), claim=Claim.model_validate(cfg["claim"]), protocol=None, params=Params(),
+                  control_params={}, vocabulary={}, control_vocabularies={})
+run_upstream_arm(claim, SimpleNamespace(name="fake", adapter="sleep.py"), Params(), tables, options=options)
 """
 
 
@@ -603,7 +612,7 @@ def test_a_killed_harness_leaves_no_adapter_and_no_scratch_folder(checked_out, s
     tmpdir.mkdir()
     cfg = {"options": {k: str(getattr(w.options, k)) for k in ("vendor_dir", "cache_dir", "pins_file", "adapters_dir")},
            "more": {"sandbox": mode, "watch": {}},
-           "lock": w.tables.lock.model_dump(), "data": str(w.tmp / "data"), "claim": _claim().model_dump()}
+           "lock": w.tables.lock.model_dump(), "data": str(w.tmp / "data"), "claim": _claim().claim.model_dump()}
     (w.tmp / "cfg.json").write_text(json.dumps(cfg))
     (w.tmp / "parent.py").write_text(PARENT)
     env = {**os.environ, "TMPDIR": str(tmpdir)}

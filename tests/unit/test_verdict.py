@@ -8,8 +8,15 @@ from harness.protocols.boundary_at_budget import TauOverride
 from harness.quantities import Quantity
 from harness.record import Arm, ArmControl
 from harness.spec import Claim, ClaimSpec
-from harness.verdict import (arm_disagreements, common_findings, decide_verdict, judge_controls, judge_targets,
-                             literal_decimals, requirement_text)
+from harness.verdict import (
+    arm_disagreements,
+    common_findings,
+    decide_verdict,
+    judge_controls,
+    judge_targets,
+    literal_decimals,
+    requirement_text,
+)
 
 
 def _spec(**over) -> ClaimSpec:

@@ -1,0 +1,141 @@
+"""``make claims`` as a build: up to date, parallel = serial, never worse than what is there, and whole
+reports only, whatever interrupts the run."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness import cli
+from harness.fileio import recover
+from harness.record import Arm, ArmControl, read_record
+from harness.render import render_report
+from harness.runner import assemble_record
+from harness.spec import load_claim
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+FAST = ["000", "002"]  # the two quickest claims
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and ".pending" not in p.parts}
+
+
+def test_up_to_date_then_exactly_the_changed_claim_reruns(tmp_path, capsys):
+    out = tmp_path / "reports"
+    assert cli.main(["run", "-j", "1", "--no-upstream", "--out", str(out), *FAST]) == 0
+    first = _files(out)
+    assert cli.main(["run", "-j", "1", "--no-upstream", "--out", str(out), *FAST]) == 0
+    err = capsys.readouterr().err
+    assert "000_aime2025_shift_test: up to date" in err and "002_table1_boundary_1e24: up to date" in err
+    assert _files(out) == first  # nothing rewritten
+    # a copy of claim 000 whose file differs by one byte (a comment): only it reruns, and says why
+    src = next((ROOT / "claims").glob("000*.yaml"))
+    copy_dir = tmp_path / "claims"
+    copy_dir.mkdir()
+    copy = copy_dir / src.name
+    copy.write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
+    assert cli.main(["run", "-j", "1", "--no-upstream", "--out", str(out), str(copy), "002"]) == 0
+    err = capsys.readouterr().err
+    assert "000_aime2025_shift_test: up to date" in err  # same bytes, same claim
+    copy.write_text(src.read_text(encoding="utf-8") + "# one more byte\n", encoding="utf-8")
+    assert cli.main(["run", "-j", "1", "--no-upstream", "--out", str(out), str(copy), "002"]) == 0
+    err = capsys.readouterr().err
+    assert "000_aime2025_shift_test: re-run: claim file changed" in err
+    assert "002_table1_boundary_1e24: up to date" in err
+
+
+def test_parallel_equals_serial_byte_for_byte(tmp_path):
+    serial, parallel = tmp_path / "serial", tmp_path / "parallel"
+    assert cli.main(["run", "-j", "1", "--no-upstream", "--out", str(serial), *FAST]) == 0
+    assert cli.main(["run", "-j", "2", "--no-upstream", "--out", str(parallel), *FAST]) == 0
+    a, b = _files(serial), _files(parallel)
+    assert a.keys() == b.keys() and a == b
+
+
+def test_records_hold_no_absolute_path_and_no_timing(tmp_path):
+    out = tmp_path / "reports"
+    assert cli.main(["run", "-j", "1", "--no-upstream", "--out", str(out), "000"]) == 0
+    text = (out / "000_aime2025_shift_test.json").read_text(encoding="utf-8")
+    assert str(ROOT) not in text and "/tmp/" not in text and "seconds" not in text and "cached" not in text
+
+
+def _report_with_authors_arm(tables, out: Path, run_once):
+    """A committed-looking report of claim 000 that has the authors' arm (simulated from the other arm)."""
+    spec = load_claim(next((ROOT / "claims").glob("000*.yaml")))
+    mine = run_once("000").record.arms.reimpl
+    theirs = Arm(status="ok", values={k: v for k, v in mine.values.items() if spec.vocabulary[k].arm == "both"},
+                 controls={c: ArmControl(values=m.values) for c, m in mine.controls.items()})
+    rec = assemble_record(spec, tables, mine, theirs, upstream_source={"url": "u", "commit": "0" * 40})
+    from harness.record import record_json
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{rec.claim.id}.json").write_text(record_json(rec), encoding="utf-8")
+    (out / f"{rec.claim.id}.md").write_text(render_report(rec), encoding="utf-8")
+    return rec
+
+
+def test_offline_a_poorer_report_goes_beside_the_committed_one(tmp_path, tables, run_once, capsys):
+    out = tmp_path / "reports"
+    _report_with_authors_arm(tables, out, run_once)
+    before = _files(out)
+    pins = tmp_path / "upstream.yaml"  # the pin's repository cannot be reached: no such host or path
+    pins.write_text("prescriptive-scaling:\n  url: file:///nonexistent/prescriptive-scaling\n"
+                    "  commit: 5bdca776562c9b9cf716ec0179e284e93e622ce4\n  paths: [skill_frontier/]\n",
+                    encoding="utf-8")
+    status = cli.main(["run", "-j", "1", "--force", "--out", str(out), "--pins", str(pins),
+                       "--vendor", str(tmp_path / "vendor"), "000"])
+    err = capsys.readouterr().err
+    assert status == 3
+    assert _files(out) == {**before, **{k: v for k, v in _files(out).items() if k.startswith(".degraded/")}}
+    assert (out / ".degraded" / "000_aime2025_shift_test.md").is_file()
+    # the cause, as git gives it, not "run make vendor"
+    assert "could not clone" in err and "does not appear to be a git repository" in err
+    assert "--accept-degraded" in err
+    # the explicit flag accepts the poorer report
+    status = cli.main(["run", "-j", "1", "--force", "--accept-degraded", "--out", str(out), "--pins", str(pins),
+                       "--vendor", str(tmp_path / "vendor"), "000"])
+    assert status == 0 and read_record(out / "000_aime2025_shift_test.json").arms.upstream.status == "could not run"
+
+
+def test_no_upstream_into_a_report_that_has_it_is_refused_too(tmp_path, tables, run_once):
+    out = tmp_path / "reports"
+    _report_with_authors_arm(tables, out, run_once)
+    before = _files(out)
+    assert cli.main(["run", "-j", "1", "--force", "--no-upstream", "--out", str(out), "000"]) == 3
+    assert {k: v for k, v in _files(out).items() if not k.startswith(".degraded/")} == before
+
+
+@pytest.mark.parametrize("delay", [0.5, 2.0, 4.0, 6.5])
+def test_an_interrupted_run_leaves_whole_reports(tmp_path, delay):
+    """Killed (SIGKILL) at some moment of a run over two claims: after recovery every report is the old
+    one or a complete new one, its Markdown the rendering of its record."""
+    from harness.record import record_json
+
+    out = tmp_path / "reports"
+    assert cli.main(["run", "-j", "1", "--no-upstream", "--out", str(out), *FAST]) == 0
+    for path in out.glob("*.json"):  # make the old reports differ from what the run will write
+        rec = read_record(path)
+        rec = rec.model_copy(update={"verdict": rec.verdict.model_copy(update={"verdict": "inconclusive"})})
+        path.write_text(record_json(rec), encoding="utf-8")
+        path.with_suffix(".md").write_text(render_report(rec), encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "run", "-j", "1", "--force", "--no-upstream",
+                             "--out", str(out), *FAST], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    time.sleep(delay)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    recover(out)  # what the next command does first
+    for rec_path in sorted(out.glob("*.json")):
+        rec = read_record(rec_path)
+        md = (out / f"{rec.claim.id}.md").read_bytes()
+        assert md.decode("utf-8") == render_report(rec), rec.claim.id  # a pair, from one run
+        for f in rec.figures:
+            assert (out / f.path).is_file()
