@@ -2,7 +2,7 @@
 PY ?= .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: claims test venv vendor validate render list diff bench clean-cache
+.PHONY: claims test lint venv vendor validate render list diff bench clean-cache
 
 $(VENV_STAMP): pyproject.toml
 	python3 -m venv .venv
@@ -35,6 +35,10 @@ diff: $(VENV_STAMP)
 
 test: $(VENV_STAMP)
 	$(PY) -m pytest -q
+
+lint: $(VENV_STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 bench: $(VENV_STAMP)
 	$(PY) -m benchmarks

@@ -35,6 +35,7 @@ def case(name):
     def deco(fn):
         CASES[name] = fn
         return fn
+
     return deco
 
 
@@ -59,7 +60,9 @@ def _fit(tables):
 @case("sigmoid fit (cold), MUSR")
 def _fit_cold(tables):
     z, y = task_arrays(_oll(tables), "MUSR Raw")
-    return lambda: SigmoidQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-3, rng=np.random.default_rng(0), warm_start=False).fit(z, y)
+    return lambda: SigmoidQuantileRegressor(
+        tau=0.98, kappa=50.0, lam=1e-3, rng=np.random.default_rng(0), warm_start=False
+    ).fit(z, y)
 
 
 def _claim_case(claim_file):
@@ -68,6 +71,7 @@ def _claim_case(claim_file):
 
         spec = load_claim(PROJECT_ROOT / "claims" / claim_file)
         return lambda: spec.protocol.measure(spec.params, tables, np.random.default_rng(spec.seed))
+
     return make
 
 
@@ -87,8 +91,9 @@ def _cluster_bootstrap(tables):
     df = _oll(tables)
     y = df["MATH Lvl 5 Raw"].to_numpy(float)
     ids = cluster_ids_from_labels(df["Identified base model"])
-    return lambda: cluster_bootstrap(lambda idx: {"mean": float(y[idx].mean())}, y.size, ids,
-                                     n_resamples=1000, rng=np.random.default_rng(0))
+    return lambda: cluster_bootstrap(
+        lambda idx: {"mean": float(y[idx].mean())}, y.size, ids, n_resamples=1000, rng=np.random.default_rng(0)
+    )
 
 
 @case("shift-test power curve, 11 shifts x 200 replicates x 2000 perms (claim 000 data)")
@@ -99,15 +104,18 @@ def _power(tables):
     m = merge_aa_exports(tables.frame("aa_math500"), tables.frame("aa_aime2025"), cutoff="2025-02-06")
     x, y, post = m["math_500_pct"].to_numpy(float), m["aime_2025_pct"].to_numpy(float), m["post"].to_numpy(bool)
     shifts = np.linspace(0.0, 2.5, 11)
-    return lambda: shift_test_power(x, y, post, shifts=shifts, rng=np.random.default_rng(0),
-                                    n_replicates=200, n_perm=2000)
+    return lambda: shift_test_power(
+        x, y, post, shifts=shifts, rng=np.random.default_rng(0), n_replicates=200, n_perm=2000
+    )
 
 
-for _name, _file in [("claim 000 measure", "000_aime2025_shift_test.yaml"),
-                     ("claim 001 measure", "001_nonstationary_boundaries.yaml"),
-                     ("claim 002 measure", "002_table1_boundary_1e24.yaml"),
-                     ("claim 003 measure", "003_sigmoid_vs_baselines.yaml"),
-                     ("claim 004 measure", "004_hyperparameters.yaml")]:
+for _name, _file in [
+    ("claim 000 measure", "000_aime2025_shift_test.yaml"),
+    ("claim 001 measure", "001_nonstationary_boundaries.yaml"),
+    ("claim 002 measure", "002_table1_boundary_1e24.yaml"),
+    ("claim 003 measure", "003_sigmoid_vs_baselines.yaml"),
+    ("claim 004 measure", "004_hyperparameters.yaml"),
+]:
     CASES[_name] = _claim_case(_file)
 
 
@@ -118,8 +126,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     tables = Tables(load_lock(), resolve_data_root())
     # the build timing takes minutes: only when asked for by name
-    chosen = [name for name in (*CASES, *COMPARISONS)
-              if (any(o in name for o in args.only) if args.only else name != "build")]
+    chosen = [
+        name for name in (*CASES, *COMPARISONS) if (any(o in name for o in args.only) if args.only else name != "build")
+    ]
     if any(name in CASES for name in chosen):
         print("| case | median ms | min–max ms | repeats |\n| --- | --- | --- | --- |")
     with threadpool_limits(limits=1, user_api="blas"):

@@ -22,8 +22,13 @@ __all__ = ["build_times"]
 
 def _run(out: Path, *extra: str) -> float:
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "harness", "run", "--no-upstream", "--accept-degraded", "--out", str(out),
-                    *extra], cwd=PROJECT_ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "harness", "run", "--no-upstream", "--accept-degraded", "--out", str(out), *extra],
+        cwd=PROJECT_ROOT,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return time.perf_counter() - t0
 
 

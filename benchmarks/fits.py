@@ -107,19 +107,23 @@ def fit_vs_authors(tables, repeats: int) -> list[str]:
 
             def run_theirs(zs=zs, ys=ys):
                 t0 = time.perf_counter()
-                res = theirs(zs, ys, tau=settings["tau"], kappa_final=settings["kappa"], lambda_b=settings["lam"],
-                             **AUTHORS_ARGS)
+                res = theirs(
+                    zs, ys, tau=settings["tau"], kappa_final=settings["kappa"], lambda_b=settings["lam"], **AUTHORS_ARGS
+                )
                 return time.perf_counter() - t0, float(res.objective)
 
             cases[label, "authors"] = run_theirs
     med = _medians(cases, repeats)
     n = {len(z) for z, _, _ in fits.values()}
     args = ", ".join(f"{k}={v}" for k, v in settings.items())
-    lines = [f"fit-vs-authors: claim 002's six fits ({'/'.join(map(str, sorted(n)))} points), one BLAS thread, "
-             f"median of {repeats} repeats, sides interleaved; J = final objective as each side reports it",
-             f"  ours: SigmoidQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-3, {args}), the claim's starts; "
-             f"authors: fit_sigmoid_enhanced(tau, kappa_final, lambda_b, "
-             + ", ".join(f"{k}={v}" for k, v in AUTHORS_ARGS.items()) + ")"]
+    lines = [
+        f"fit-vs-authors: claim 002's six fits ({'/'.join(map(str, sorted(n)))} points), one BLAS thread, "
+        f"median of {repeats} repeats, sides interleaved; J = final objective as each side reports it",
+        f"  ours: SigmoidQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-3, {args}), the claim's starts; "
+        f"authors: fit_sigmoid_enhanced(tau, kappa_final, lambda_b, "
+        + ", ".join(f"{k}={v}" for k, v in AUTHORS_ARGS.items())
+        + ")",
+    ]
     width = max(map(len, fits))
     ratios = []
     for label in fits:
@@ -149,15 +153,19 @@ def fit_from_optimum(tables, repeats: int) -> list[str]:
         cases[label, "fresh"] = lambda z=z[i], y=y[i], state=state: _ours(settings, z, y, state)
         cases[label, "init"] = lambda z=z[i], y=y[i], state=state, full=full: _ours(settings, z, y, state, init=full)
     med = _medians(cases, repeats)
-    lines = [f"fit-from-optimum: one bootstrap resample per task, median of {repeats} repeats, interleaved; "
-             "fresh = the claim's starts and stages, init = one solve from the full-sample optimum"]
+    lines = [
+        f"fit-from-optimum: one bootstrap resample per task, median of {repeats} repeats, interleaved; "
+        "fresh = the claim's starts and stages, init = one solve from the full-sample optimum"
+    ]
     width = max(map(len, fits))
     speedups = []
     for label in fits:
         (t_f, j_f), (t_i, j_i) = med[label, "fresh"], med[label, "init"]
         speedups.append(t_f / t_i)
-        lines.append(f"{label:<{width}}  fresh {t_f * 1e3:6.2f} ms  J {j_f:.13f}  | init {t_i * 1e3:6.2f} ms  "
-                     f"J {j_i:.13f}  | J init - fresh {j_i - j_f:+.1e}  | speed-up {speedups[-1]:.1f}x")
+        lines.append(
+            f"{label:<{width}}  fresh {t_f * 1e3:6.2f} ms  J {j_f:.13f}  | init {t_i * 1e3:6.2f} ms  "
+            f"J {j_i:.13f}  | J init - fresh {j_i - j_f:+.1e}  | speed-up {speedups[-1]:.1f}x"
+        )
     lines.append(f"min speed-up {min(speedups):.1f}x")
     return lines
 

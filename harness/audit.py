@@ -41,8 +41,16 @@ def audit_entry(root: str | Path, entry: Mapping[str, Any]) -> dict:
     """
     file, line = str(entry["file"]), entry["line"]
     expect, kind = str(entry["expect"]), str(entry.get("match", "substring"))
-    out = {"file": file, "line": line, "constant": entry.get("constant"), "expected": expect,
-           "match": kind, "text": None, "found": False, "reason": None}
+    out = {
+        "file": file,
+        "line": line,
+        "constant": entry.get("constant"),
+        "expected": expect,
+        "match": kind,
+        "text": None,
+        "found": False,
+        "reason": None,
+    }
     if kind not in _MATCH_KINDS:
         out["reason"] = f"unknown match kind {kind!r} (expected one of {list(_MATCH_KINDS)})"
         return out

@@ -120,8 +120,10 @@ def template_files(protocol: str) -> list[Path]:
         if t in out or not t.is_file():
             continue
         out.add(t)
-        todo += [TEMPLATES / n for n in re.findall(r'{%-?\s*(?:extends|include|import|from)\s+"([^"]+)"',
-                                                   t.read_text(encoding="utf-8"))]
+        todo += [
+            TEMPLATES / n
+            for n in re.findall(r'{%-?\s*(?:extends|include|import|from)\s+"([^"]+)"', t.read_text(encoding="utf-8"))
+        ]
     return sorted(out)
 
 

@@ -15,6 +15,7 @@ so ``--help`` is fast.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import os
 import sys
@@ -107,8 +108,10 @@ def cmd_validate(args) -> int:
             bad += 1
             continue
         specs[path] = spec
-        print(f"ok  {path.name}  ({spec.protocol.name}, {len(spec.claim.targets)} targets, "
-              f"{len(spec.claim.controls)} controls)")
+        print(
+            f"ok  {path.name}  ({spec.protocol.name}, {len(spec.claim.targets)} targets, "
+            f"{len(spec.claim.controls)} controls)"
+        )
     for problem in _check_ids(specs)[0]:
         _err(problem)
         bad += 1
@@ -131,8 +134,14 @@ def _upstream_options(args):
         return None
     from .upstream import UpstreamOptions
 
-    return UpstreamOptions(force=args.force_upstream, timeout_s=args.upstream_timeout, auto_checkout=True,
-                           sandbox=args.sandbox, pins_file=Path(args.pins), vendor_dir=Path(args.vendor))
+    return UpstreamOptions(
+        force=args.force_upstream,
+        timeout_s=args.upstream_timeout,
+        auto_checkout=True,
+        sandbox=args.sandbox,
+        pins_file=Path(args.pins),
+        vendor_dir=Path(args.vendor),
+    )
 
 
 def _job(path: Path, args, build: dict, verbose: bool) -> dict:
@@ -155,10 +164,18 @@ def _job(path: Path, args, build: dict, verbose: bool) -> dict:
             record = result.record
             figures = draw_figures(record)
             record = record.model_copy(update={"figures": [f for f, _ in figures]})
-            return {"path": path, "id": record.claim.id, "json": record_json(record), "md": render_report(record),
-                    "figures": {f.path: data for f, data in figures}, "log": result.log,
-                    "verdict": record.verdict.verdict, "reimpl": record.arms.reimpl.status,
-                    "upstream": record.arms.upstream.status, "upstream_reason": record.arms.upstream.reason}
+            return {
+                "path": path,
+                "id": record.claim.id,
+                "json": record_json(record),
+                "md": render_report(record),
+                "figures": {f.path: data for f, data in figures},
+                "log": result.log,
+                "verdict": record.verdict.verdict,
+                "reimpl": record.arms.reimpl.status,
+                "upstream": record.arms.upstream.status,
+                "upstream_reason": record.arms.upstream.reason,
+            }
     except HarnessError as exc:
         return {"path": path, "error": str(exc)}
     except Exception:  # a crash: say where; the other claims go on
@@ -212,8 +229,11 @@ def _write_pair(out: Path, cid: str, json_text: str, md: str, figures: dict[str,
     longer drawn: all of them or none (:func:`harness.fileio.write_together`)."""
     from .fileio import write_together
 
-    stale = tuple(p.relative_to(out).as_posix() for p in (out / "figures" / cid).glob("*.svg")
-                  if p.relative_to(out).as_posix() not in figures)
+    stale = tuple(
+        p.relative_to(out).as_posix()
+        for p in (out / "figures" / cid).glob("*.svg")
+        if p.relative_to(out).as_posix() not in figures
+    )
     files = {**figures, f"{cid}.json": json_text.encode("utf-8"), f"{cid}.md": md.encode("utf-8")}
     write_together(out, cid, files, remove=stale)
 
@@ -223,10 +243,8 @@ def _log(cid: str, log: dict) -> None:
 
     from .fileio import atomic_write_text
 
-    try:
+    with contextlib.suppress(OSError):  # the run log is a convenience; its loss is no error
         atomic_write_text(RUN_LOG_DIR / f"{cid}.json", json.dumps(log, indent=1, default=str) + "\n")
-    except OSError:
-        pass  # the run log is a convenience; its loss is no error
 
 
 def _finish(res: dict, args, existing) -> int:
@@ -238,8 +256,9 @@ def _finish(res: dict, args, existing) -> int:
     _log(cid, res["log"])
     seconds = res["log"].get("total_seconds", 0.0)
     if res["reimpl"] != "ok" and existing is not None:
-        _err(f"{cid}: the re-implementation could not run; {out / (cid + '.json')} and its report were left as "
-             f"they were")
+        _err(
+            f"{cid}: the re-implementation could not run; {out / (cid + '.json')} and its report were left as they were"
+        )
         return EXIT_ERROR
     poorer = existing is not None and existing.arms.upstream.status == "ok" and res["upstream"] != "ok"
     where = out / DEGRADED_DIR if (poorer and not args.accept_degraded) else out
@@ -251,8 +270,10 @@ def _finish(res: dict, args, existing) -> int:
     up = res["upstream"] + ("" if res["upstream"] == "ok" else f" ({res['upstream_reason']})")
     print(f"{cid}: {res['verdict']}  (authors' code: {up}; {seconds:.0f} s) -> {where / (cid + '.md')}", flush=True)
     if where != out:
-        _err(f"{cid}: the authors' arm did not run, so this report is poorer than the one in {out}; it was written "
-             f"to {where} instead (use --accept-degraded to replace the report)")
+        _err(
+            f"{cid}: the authors' arm did not run, so this report is poorer than the one in {out}; it was written "
+            f"to {where} instead (use --accept-degraded to replace the report)"
+        )
         return EXIT_DEGRADED
     return EXIT_OK
 
@@ -266,8 +287,13 @@ def _rerender(path: Path, existing, deps: dict, args) -> int:
     figures = draw_figures(existing)
     record = existing.model_copy(update={"build": build, "figures": [f for f, _ in figures]})
     try:
-        _write_pair(Path(args.out), record.claim.id, record_json(record), render_report(record),
-                    {f.path: data for f, data in figures})
+        _write_pair(
+            Path(args.out),
+            record.claim.id,
+            record_json(record),
+            render_report(record),
+            {f.path: data for f, data in figures},
+        )
     except OSError as exc:
         _err(f"{record.claim.id}: could not write the report: {exc.strerror or exc}")
         return EXIT_ERROR
@@ -307,8 +333,13 @@ def cmd_run(args) -> int:
 
 
 #: Rough cost of a claim by protocol, to start the slowest first when claims run in parallel.
-_COST = {"hyperparameters": 5, "estimator_comparison": 4, "temporal_coverage": 3, "boundary_at_budget": 2,
-         "shift_test": 1}
+_COST = {
+    "hyperparameters": 5,
+    "estimator_comparison": 4,
+    "temporal_coverage": 3,
+    "boundary_at_budget": 2,
+    "shift_test": 1,
+}
 
 
 def _execute(jobs, args, verbose: bool):
@@ -417,45 +448,74 @@ def build_parser() -> argparse.ArgumentParser:
 
     def options(parser, default):
         parser.add_argument("--lock", default=default(str(DEFAULT_LOCK)), help="the data lock file")
-        parser.add_argument("--data-root", default=default(None),
-                            help="folder holding the input tables ($HARNESS_DATA_ROOT, else ../shared/data)")
+        parser.add_argument(
+            "--data-root",
+            default=default(None),
+            help="folder holding the input tables ($HARNESS_DATA_ROOT, else ../shared/data)",
+        )
         return parser
 
     # The options are accepted before and after the subcommand; after it they must not reset them.
     common = options(argparse.ArgumentParser(add_help=False), lambda d: argparse.SUPPRESS)
-    p = options(argparse.ArgumentParser(prog="python -m harness", formatter_class=fmt,
-                                        description="Audit published claims: two arms, controls, a verdict."),
-                lambda d: d)
+    p = options(
+        argparse.ArgumentParser(
+            prog="python -m harness",
+            formatter_class=fmt,
+            description="Audit published claims: two arms, controls, a verdict.",
+        ),
+        lambda d: d,
+    )
     sub = p.add_subparsers(dest="command", required=True)
 
-    r = sub.add_parser("run", parents=[common], formatter_class=fmt,
-                       help="run the claims whose reports are out of date; write reports/<id>.json and .md")
+    r = sub.add_parser(
+        "run",
+        parents=[common],
+        formatter_class=fmt,
+        help="run the claims whose reports are out of date; write reports/<id>.json and .md",
+    )
     r.add_argument("claims", nargs="*", help="claim ids, number prefixes (002) or YAML paths; default: all in claims/")
     r.add_argument("--out", default=str(REPORTS_DIR), help="folder of the reports")
-    r.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="claims run at once, each in its "
-                   "own process")
+    r.add_argument(
+        "-j", "--jobs", type=int, default=os.cpu_count() or 1, help="claims run at once, each in its own process"
+    )
     r.add_argument("--force", action="store_true", help="run every named claim even when its report is up to date")
     r.add_argument("--no-upstream", action="store_true", help="do not run the authors' code")
     r.add_argument("--force-upstream", action="store_true", help="rerun the authors' code even when cached")
-    r.add_argument("--accept-degraded", action="store_true",
-                   help="let a run without the authors' arm replace a report that has it")
+    r.add_argument(
+        "--accept-degraded", action="store_true", help="let a run without the authors' arm replace a report that has it"
+    )
     r.add_argument("--upstream-timeout", type=float, default=900.0, help="seconds before the authors' run is killed")
     r.add_argument("--pins", default=str(PINS_FILE), help="the file of upstream pins")
     r.add_argument("--vendor", default=str(VENDOR_DIR), help="where the pinned checkouts are kept")
-    r.add_argument("--sandbox", choices=("auto", "bubblewrap", "none"), default="auto",
-                   help="how the authors' code is confined: bubblewrap where it works (auto), required, or not at "
-                        "all; the check for writes outside its folder is made in every case")
+    r.add_argument(
+        "--sandbox",
+        choices=("auto", "bubblewrap", "none"),
+        default="auto",
+        help="how the authors' code is confined: bubblewrap where it works (auto), required, or not at "
+        "all; the check for writes outside its folder is made in every case",
+    )
     r.set_defaults(func=cmd_run)
 
-    v = sub.add_parser("validate", parents=[common], formatter_class=fmt,
-                       help="check claim files: schema, protocol, quantities, tables, columns, pins, unique ids")
+    v = sub.add_parser(
+        "validate",
+        parents=[common],
+        formatter_class=fmt,
+        help="check claim files: schema, protocol, quantities, tables, columns, pins, unique ids",
+    )
     v.add_argument("claims", nargs="*", help="claim ids or YAML paths; default: all in claims/")
-    v.add_argument("--data", action="store_true",
-                   help="also verify every locked table and check column names against the table headers")
+    v.add_argument(
+        "--data",
+        action="store_true",
+        help="also verify every locked table and check column names against the table headers",
+    )
     v.set_defaults(func=cmd_validate)
 
-    d = sub.add_parser("render", parents=[common], formatter_class=fmt,
-                       help="redraw reports/<id>.md and its figures from reports/<id>.json, running nothing")
+    d = sub.add_parser(
+        "render",
+        parents=[common],
+        formatter_class=fmt,
+        help="redraw reports/<id>.md and its figures from reports/<id>.json, running nothing",
+    )
     d.add_argument("claims", nargs="*", help="claim ids or YAML paths; default: all in claims/")
     d.add_argument("--out", default=str(REPORTS_DIR), help="folder of the reports")
     d.set_defaults(func=cmd_render)
@@ -464,16 +524,28 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--out", default=str(REPORTS_DIR), help="folder of the reports")
     ls.set_defaults(func=cmd_list)
 
-    df = sub.add_parser("diff", parents=[common], formatter_class=fmt,
-                        help="compare the records with those at a git ref (exit 1 when something changed)")
+    df = sub.add_parser(
+        "diff",
+        parents=[common],
+        formatter_class=fmt,
+        help="compare the records with those at a git ref (exit 1 when something changed)",
+    )
     df.add_argument("ref", nargs="?", default="HEAD", help="git ref to compare with")
     df.add_argument("--out", default=str(REPORTS_DIR), help="folder of the reports")
-    df.add_argument("--fraction", type=float, default=0.1,
-                    help="report a target whose value moved by more than this fraction of its tolerance")
+    df.add_argument(
+        "--fraction",
+        type=float,
+        default=0.1,
+        help="report a target whose value moved by more than this fraction of its tolerance",
+    )
     df.set_defaults(func=cmd_diff)
 
-    g = sub.add_parser("vendor", parents=[common], formatter_class=fmt,
-                       help="check out every pinned upstream into vendor/ (sparse, at the pinned commit)")
+    g = sub.add_parser(
+        "vendor",
+        parents=[common],
+        formatter_class=fmt,
+        help="check out every pinned upstream into vendor/ (sparse, at the pinned commit)",
+    )
     g.set_defaults(func=cmd_vendor)
     return p
 

@@ -93,7 +93,9 @@ class Tables:
         try:
             return self.lock.tables[name]
         except KeyError:
-            raise DataError(f"'{name}' is not a table in the data lock (known: {', '.join(sorted(self.lock.tables))})") from None
+            raise DataError(
+                f"'{name}' is not a table in the data lock (known: {', '.join(sorted(self.lock.tables))})"
+            ) from None
 
     def path(self, name: str) -> Path:
         """Absolute path of table ``name``, after checking its sha256 against the lock.
@@ -146,6 +148,13 @@ class Tables:
         for name in names:
             entry = self.entry(name)
             self.data(name)
-            out.append({"name": name, "path": entry.path, "sha256": self._verified[name], "rows": entry.rows,
-                        "provenance": entry.provenance})
+            out.append(
+                {
+                    "name": name,
+                    "path": entry.path,
+                    "sha256": self._verified[name],
+                    "rows": entry.rows,
+                    "provenance": entry.provenance,
+                }
+            )
         return out

@@ -145,8 +145,9 @@ def _svg(fig) -> bytes:
     return buf.getvalue()
 
 
-def _done(record: Record, name: str, fig, *, caption: str, section: str,
-          missing: list[str] | None = None) -> tuple[Figure, bytes]:
+def _done(
+    record: Record, name: str, fig, *, caption: str, section: str, missing: list[str] | None = None
+) -> tuple[Figure, bytes]:
     path = f"figures/{record.claim.id}/{name}.svg"
     return Figure(name=name, path=path, caption=caption, section=section, missing=missing or []), _svg(fig)
 
@@ -202,16 +203,26 @@ def _boundaries(record: Record) -> list[tuple[Figure, bytes]]:
         T = P["tasks"][label]
         counts, extent = read_density(T["density"])
         shade = np.log1p(counts)
-        ax.imshow(shade, origin="lower", extent=extent, aspect="auto", cmap="Greys", interpolation="none",
-                  vmin=0.0, vmax=max(shade.max(), 1.0) * 1.8, zorder=0)
+        ax.imshow(
+            shade,
+            origin="lower",
+            extent=extent,
+            aspect="auto",
+            cmap="Greys",
+            interpolation="none",
+            vmin=0.0,
+            vmax=max(shade.max(), 1.0) * 1.8,
+            zorder=0,
+        )
         curves, at = T["curves"], T["at_eval"]
         if curves.get("control") is not None:
             ax.plot(zs, np.array(curves["control"], dtype=float), color=CONTROL["color"], ls=":", lw=1.3, zorder=2)
         if curves.get("reimpl") is not None:
             ax.plot(zs, np.array(curves["reimpl"], dtype=float), color=REIMPL["color"], lw=1.6, zorder=3)
         if curves.get("upstream") is not None:
-            ax.plot(zs, np.array(curves["upstream"], dtype=float), color=UPSTREAM["color"], lw=1.4,
-                    ls=(0, (4, 2)), zorder=4)
+            ax.plot(
+                zs, np.array(curves["upstream"], dtype=float), color=UPSTREAM["color"], lw=1.4, ls=(0, (4, 2)), zorder=4
+            )
         ax.axvline(z_eval, color="0.55", lw=0.7, ls="--", zorder=1)
         if at.get("control") is not None:
             ax.plot([z_eval], [at["control"]], "o", ms=4, color=CONTROL["color"], zorder=5)
@@ -222,13 +233,25 @@ def _boundaries(record: Record) -> list[tuple[Figure, bytes]]:
         if at.get("paper") is not None:
             ax.plot([z_eval], [at["paper"]], "x", ms=7, mew=1.6, color=PAPER["color"], zorder=8)
         ax.set_title(label)
-        lines = [f"paper {at['paper_text']}" if at.get("paper_text") else "paper —",
-                 f"mine {_fmt(at.get('reimpl'), 4)}", f"authors' {_fmt(at.get('upstream'), 4)}"]
-        ax.text(0.03, 0.97, "\n".join(lines), transform=ax.transAxes, ha="left", va="top", fontsize=7,
-                color="0.2", linespacing=1.25)
+        lines = [
+            f"paper {at['paper_text']}" if at.get("paper_text") else "paper —",
+            f"mine {_fmt(at.get('reimpl'), 4)}",
+            f"authors' {_fmt(at.get('upstream'), 4)}",
+        ]
+        ax.text(
+            0.03,
+            0.97,
+            "\n".join(lines),
+            transform=ax.transAxes,
+            ha="left",
+            va="top",
+            fontsize=7,
+            color="0.2",
+            linespacing=1.25,
+        )
         ax.set_xlim(extent[0], extent[1])
         ax.set_ylim(extent[2], extent[3])
-    for ax in axes.flat[len(labels):]:
+    for ax in axes.flat[len(labels) :]:
         ax.set_axis_off()
     for ax in axes[-1]:
         ax.set_xlabel(Z_LABEL)
@@ -238,24 +261,53 @@ def _boundaries(record: Record) -> list[tuple[Figure, bytes]]:
 
     tau = P["tau"]
     handles = _legend_handles(
-        {"color": REIMPL["color"], "lw": 1.6, "marker": "o", "ms": 5,
-         "label": f"τ = {tau:g} boundary, re-implementation"},
-        {"color": UPSTREAM["color"], "lw": 1.4, "ls": (0, (4, 2)), "marker": "o", "ms": 8, "mfc": "none",
-         "label": _upstream_label(record)},
-        {"color": PAPER["color"], "ls": "none", "marker": "x", "ms": 7, "mew": 1.6,
-         "label": f"paper (Table 1) at {P['budget']}"})
+        {
+            "color": REIMPL["color"],
+            "lw": 1.6,
+            "marker": "o",
+            "ms": 5,
+            "label": f"τ = {tau:g} boundary, re-implementation",
+        },
+        {
+            "color": UPSTREAM["color"],
+            "lw": 1.4,
+            "ls": (0, (4, 2)),
+            "marker": "o",
+            "ms": 8,
+            "mfc": "none",
+            "label": _upstream_label(record),
+        },
+        {
+            "color": PAPER["color"],
+            "ls": "none",
+            "marker": "x",
+            "ms": 7,
+            "mew": 1.6,
+            "label": f"paper (Table 1) at {P['budget']}",
+        },
+    )
     if ctl is not None:
-        handles += _legend_handles({"color": CONTROL["color"], "lw": 1.3, "ls": ":", "marker": "o", "ms": 4,
-                                    "label": f"control {ctl['id']}: τ = {ctl['tau']:g}"})
+        handles += _legend_handles(
+            {
+                "color": CONTROL["color"],
+                "lw": 1.3,
+                "ls": ":",
+                "marker": "o",
+                "ms": 4,
+                "label": f"control {ctl['id']}: τ = {ctl['tau']:g}",
+            }
+        )
     d = P["tasks"][labels[0]]["density"]
     cell = f"{(d['x'][1] - d['x'][0]) / d['x'][2]:.2g} × {(d['y'][1] - d['y'][0]) / d['y'][2]:.2g}"
     handles.append(Patch(color="0.75", label=f"models (counts on a {cell} grid of z and score)"))
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
     n = sum(T["density"]["n"] for T in P["tasks"].values()) // len(labels)
-    caption = (f"Each benchmark's boundary at {P['budget']} (dashed vertical line, z = {z_eval:g}): look at whether "
-               f"both arms' τ = {tau:g} curves pass through the paper's ×"
-               + (f" and how far the τ = {ctl['tau']:g} control moves it" if ctl else "")
-               + f"; grey shading is the ~{n} models' density (counts on a grid, not the points).")
+    caption = (
+        f"Each benchmark's boundary at {P['budget']} (dashed vertical line, z = {z_eval:g}): look at whether "
+        f"both arms' τ = {tau:g} curves pass through the paper's ×"
+        + (f" and how far the τ = {ctl['tau']:g} control moves it" if ctl else "")
+        + f"; grey shading is the ~{n} models' density (counts on a grid, not the points)."
+    )
     return [_done(record, "boundaries", fig, caption=caption, section="result", missing=missing)]
 
 
@@ -275,41 +327,88 @@ def _shift_null(record: Record) -> list[tuple[Figure, bytes]]:
     g = P["gamma"]["reimpl"]
     centres = (edges[:-1] + edges[1:]) / 2
     tail = centres >= g
-    ax.bar(centres, counts, width=np.diff(edges), color="0.78", edgecolor="none",
-           label=f"permutation null ({P['n_perm']} label permutations within {P['n_bins']} strata)")
-    ax.bar(centres[tail], counts[tail], width=np.diff(edges)[tail], color="#9ecae1", edgecolor="none",
-           label=f"permuted γ ≥ observed: p = {P['p_value']['reimpl']:.3f}")
+    ax.bar(
+        centres,
+        counts,
+        width=np.diff(edges),
+        color="0.78",
+        edgecolor="none",
+        label=f"permutation null ({P['n_perm']} label permutations within {P['n_bins']} strata)",
+    )
+    ax.bar(
+        centres[tail],
+        counts[tail],
+        width=np.diff(edges)[tail],
+        color="#9ecae1",
+        edgecolor="none",
+        label=f"permuted γ ≥ observed: p = {P['p_value']['reimpl']:.3f}",
+    )
     top = counts.max() if counts.size else 1.0
     ax.axvline(0.0, color="0.3", lw=0.6)
     ax.axvline(g, color=REIMPL["color"], lw=2.0, label=f"observed γ = {g:.3f} (re-implementation)")
-    ax.axvline(P["null_mean"]["reimpl"], color="black", lw=1.2, ls="--",
-               label=f"null centre (mean permuted γ) {P['null_mean']['reimpl']:.3f}")
+    ax.axvline(
+        P["null_mean"]["reimpl"],
+        color="black",
+        lw=1.2,
+        ls="--",
+        label=f"null centre (mean permuted γ) {P['null_mean']['reimpl']:.3f}",
+    )
     missing = []
     if P["gamma"].get("upstream") is not None:
-        ax.axvline(P["gamma"]["upstream"], color=UPSTREAM["color"], lw=1.4, ls=(0, (4, 2)),
-                   label=f"authors' code: γ = {P['gamma']['upstream']:.3f}, p = {_fmt(P['p_value']['upstream'])}")
+        ax.axvline(
+            P["gamma"]["upstream"],
+            color=UPSTREAM["color"],
+            lw=1.4,
+            ls=(0, (4, 2)),
+            label=f"authors' code: γ = {P['gamma']['upstream']:.3f}, p = {_fmt(P['p_value']['upstream'])}",
+        )
         if P["null_mean"].get("upstream") is not None:
-            ax.plot([P["null_mean"]["upstream"]], [top * 1.02], "v", color=UPSTREAM["color"], ms=6,
-                    label=f"authors' null centre {P['null_mean']['upstream']:.3f}")
+            ax.plot(
+                [P["null_mean"]["upstream"]],
+                [top * 1.02],
+                "v",
+                color=UPSTREAM["color"],
+                ms=6,
+                label=f"authors' null centre {P['null_mean']['upstream']:.3f}",
+            )
     else:
         missing += _upstream_missing(record, "the authors' γ and null centre")
     for c in P.get("controls", []):
         if c["kind"] == "inflate_post":
-            ax.axvline(c["gamma"], color="#2ca02c", lw=1.4, ls="-.",
-                       label=f"control {c['id']} (+{c['shift']:g} planted): γ = {c['gamma']:.3f}, p = "
-                             f"{c['p_value']:.4f}")
+            ax.axvline(
+                c["gamma"],
+                color="#2ca02c",
+                lw=1.4,
+                ls="-.",
+                label=f"control {c['id']} (+{c['shift']:g} planted): γ = {c['gamma']:.3f}, p = {c['p_value']:.4f}",
+            )
         elif c["kind"] == "relabel_groups":
-            ax.errorbar([c["mean"]], [top * 1.12], xerr=[c["sd"]], fmt="s", color="#9467bd", ms=5, capsize=3,
-                        label=f"control {c['id']}: mean γ ± sd over {c['n']} random labellings")
+            ax.errorbar(
+                [c["mean"]],
+                [top * 1.12],
+                xerr=[c["sd"]],
+                fmt="s",
+                color="#9467bd",
+                ms=5,
+                capsize=3,
+                label=f"control {c['id']}: mean γ ± sd over {c['n']} random labellings",
+            )
     ax.set_ylim(0, top * 1.2)
     ax.set_xlabel("γ, post-release shift of logit(AIME-2025) at fixed logit(MATH-500) (logits)")
     ax.set_ylabel("permutations (count)")
     fig.legend(loc="outside lower center", ncol=2, frameon=False, fontsize=7.5)
     inflate = next((c for c in P.get("controls", []) if c["kind"] == "inflate_post"), None)
-    caption = ("The observed γ against its stratified permutation null: look at how far the null's centre sits "
-               "from zero and how much of the null lies beyond the observed γ (the p-value)"
-               + (f"; the planted-shift control's γ is tested against its own null (centre "
-                  f"{inflate['null_mean']:.2f}), not this one" if inflate else "") + ".")
+    caption = (
+        "The observed γ against its stratified permutation null: look at how far the null's centre sits "
+        "from zero and how much of the null lies beyond the observed γ (the p-value)"
+        + (
+            f"; the planted-shift control's γ is tested against its own null (centre "
+            f"{inflate['null_mean']:.2f}), not this one"
+            if inflate
+            else ""
+        )
+        + "."
+    )
     return [_done(record, "null", fig, caption=caption, section="result", missing=missing)]
 
 
@@ -327,8 +426,15 @@ def _shift_eps(record: Record) -> list[tuple[Figure, bytes]]:
             continue
         e = [r["eps"] for r in rows]
         hollow = style is UPSTREAM
-        kw = {"color": style["color"], "marker": "o", "ms": 8 if hollow else 5, "mfc": "none" if hollow else None,
-              "ls": (0, (4, 2)) if hollow else "-", "lw": 1.2, "label": style["label"]}
+        kw = {
+            "color": style["color"],
+            "marker": "o",
+            "ms": 8 if hollow else 5,
+            "mfc": "none" if hollow else None,
+            "ls": (0, (4, 2)) if hollow else "-",
+            "lw": 1.2,
+            "label": style["label"],
+        }
         ax_g.plot(e, [r["gamma"] for r in rows], **kw)
         ax_p.plot(e, [r["p_value"] for r in rows], **kw)
     ax_p.axhline(P["alpha"], color="black", lw=0.8, ls="--", label=f"α = {P['alpha']:g}")
@@ -340,8 +446,10 @@ def _shift_eps(record: Record) -> list[tuple[Figure, bytes]]:
     ax_p.set_ylabel("one-sided permutation p-value")
     ax_p.set_ylim(0, max(0.3, max(r["p_value"] for r in sens["reimpl"]) * 1.2))
     ax_p.legend(frameon=False, loc="best")
-    caption = (f"How the clip ε of scores at 0 or 100% moves γ (left) and its p-value (right); the claim's "
-               f"ε = {P['eps']:g} is the dotted line: look at whether p crosses α = {P['alpha']:g} anywhere.")
+    caption = (
+        f"How the clip ε of scores at 0 or 100% moves γ (left) and its p-value (right); the claim's "
+        f"ε = {P['eps']:g} is the dotted line: look at whether p crosses α = {P['alpha']:g} anywhere."
+    )
     return [_done(record, "eps_sensitivity", fig, caption=caption, section="result", missing=missing)]
 
 
@@ -353,33 +461,49 @@ def _shift_power(record: Record) -> list[tuple[Figure, bytes]]:
         return []
     fig = _new(6.4, 3.2)
     ax = fig.add_subplot()
-    for key, style, label in (("linear", {"color": REIMPL["color"], "ls": "-", "marker": "o"},
-                               "residual bootstrap of the fitted Equation 3"),
-                              ("strata", {"color": "0.45", "ls": "--", "marker": "s"},
-                               "sensitivity version: one intercept per stratum (◇ at its own γ)")):
+    for key, style, label in (
+        ("linear", {"color": REIMPL["color"], "ls": "-", "marker": "o"}, "residual bootstrap of the fitted Equation 3"),
+        (
+            "strata",
+            {"color": "0.45", "ls": "--", "marker": "s"},
+            "sensitivity version: one intercept per stratum (◇ at its own γ)",
+        ),
+    ):
         cur = pw[key]
         s, pv, se = (np.asarray(cur[k], dtype=float) for k in ("shifts", "power", "mc_se"))
         ax.errorbar(s, pv, yerr=1.96 * se, capsize=2, ms=4, lw=1.2, label=label, **style)
         at = cur["at_observed"]
-        ax.plot([at["shift"]], [at["power"]], marker="D", ms=7, mfc="white", mec=style["color"], mew=1.4,
-                ls="none")
+        ax.plot([at["shift"]], [at["power"]], marker="D", ms=7, mfc="white", mec=style["color"], mew=1.4, ls="none")
     at = pw["linear"]["at_observed"]
     ax.axhline(pw["target"], color="black", lw=0.8, ls="--", label=f"target power {pw['target']:.0%}")
     ax.axhline(P["alpha"], color="0.5", lw=0.7, ls=":", label=f"α = {P['alpha']:g} (the rate at no shift)")
     ax.axvline(at["shift"], color=REIMPL["color"], lw=0.8, ls=":")
-    ax.annotate(f"observed γ = {at['shift']:.2f}: power {at['power']:.0%}", (at["shift"], at["power"]),
-                xytext=(8, -14), textcoords="offset points", fontsize=7.5, color=REIMPL["color"])
+    ax.annotate(
+        f"observed γ = {at['shift']:.2f}: power {at['power']:.0%}",
+        (at["shift"], at["power"]),
+        xytext=(8, -14),
+        textcoords="offset points",
+        fontsize=7.5,
+        color=REIMPL["color"],
+    )
     if pw["linear"].get("min_detectable") is not None:
         md = pw["linear"]["min_detectable"]
-        ax.annotate(f"{pw['target']:.0%} power at c ≈ {md:.2f}", (md, pw["target"]), xytext=(8, -14),
-                    textcoords="offset points", fontsize=7.5)
+        ax.annotate(
+            f"{pw['target']:.0%} power at c ≈ {md:.2f}",
+            (md, pw["target"]),
+            xytext=(8, -14),
+            textcoords="offset points",
+            fontsize=7.5,
+        )
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("planted shift c (logits)")
     ax.set_ylabel(f"power (share of data sets with p < {P['alpha']:g})")
     ax.legend(frameon=False, loc="lower right", fontsize=7.5)
-    caption = (f"Measured power of the test on its own design ({pw['n_replicates']} simulated data sets per planted "
-               f"shift, bars ±1.96 Monte Carlo s.e.): look at the power at the observed γ (◇) against the "
-               f"{pw['target']:.0%} line.")
+    caption = (
+        f"Measured power of the test on its own design ({pw['n_replicates']} simulated data sets per planted "
+        f"shift, bars ±1.96 Monte Carlo s.e.): look at the power at the observed γ (◇) against the "
+        f"{pw['target']:.0%} line."
+    )
     return [_done(record, "power", fig, caption=caption, section="after_controls")]
 
 
@@ -414,13 +538,19 @@ def _coverage_panel(ax, P: dict, colors: dict, keys: tuple[str, str, str, str], 
         ax.plot(xs + j, _pp(T[per_split]), marker="o", ms=5, label=f"{x} ({T['group']})", zorder=3, **style)
         ax.plot([x_mean + j], [100 * _val(T[mean])], marker="D", ms=6, color=c, ls="none", zorder=3)
         if T.get(per_split_up) is not None:
-            ax.plot(xs + j, _pp(T[per_split_up]), marker="o", ms=9, mfc="none", mec=c, mew=1.1, ls="none",
-                    zorder=4)
+            ax.plot(xs + j, _pp(T[per_split_up]), marker="o", ms=9, mfc="none", mec=c, mew=1.1, ls="none", zorder=4)
         if T.get(mean_up) is not None:
-            ax.plot([x_mean + j], [100 * T[mean_up]], marker="D", ms=10, mfc="none", mec=c, mew=1.1, ls="none",
-                    zorder=4)
-    ax.set_xticks(list(xs) + [x_mean], [f"{s['train']} → {s['val']}\n(n = {s['n']:.0f})" if s.get("n") is not None
-                                        else f"{s['train']} → {s['val']}" for s in splits] + ["mean"])
+            ax.plot(
+                [x_mean + j], [100 * T[mean_up]], marker="D", ms=10, mfc="none", mec=c, mew=1.1, ls="none", zorder=4
+            )
+    ax.set_xticks(
+        list(xs) + [x_mean],
+        [
+            f"{s['train']} → {s['val']}\n(n = {s['n']:.0f})" if s.get("n") is not None else f"{s['train']} → {s['val']}"
+            for s in splits
+        ]
+        + ["mean"],
+    )
     ax.set_xlim(-0.45, x_mean + 0.45)
     ax.set_title(title)
 
@@ -434,12 +564,17 @@ def _coverage_by_split(record: Record) -> list[tuple[Figure, bytes]]:
     binned = all(T.get("bin_averaged") is not None for T in P["tasks"].values())
     fig = _new(8.6 if binned else 7.4, 4.3)
     axes = fig.subplots(1, 2 if binned else 1, sharey=True, squeeze=False)[0]
-    _coverage_panel(axes[0], P, colors, ("reimpl", "upstream", "mean", "mean_upstream"),
-                    "pooled over models (the claim)")
+    _coverage_panel(
+        axes[0], P, colors, ("reimpl", "upstream", "mean", "mean_upstream"), "pooled over models (the claim)"
+    )
     if binned:
-        _coverage_panel(axes[1], P, colors, ("bin_averaged", "bin_averaged_upstream", "bin_averaged_mean",
-                                             "bin_averaged_mean_upstream"),
-                        "bin-averaged (the paper's Figure 2)")
+        _coverage_panel(
+            axes[1],
+            P,
+            colors,
+            ("bin_averaged", "bin_averaged_upstream", "bin_averaged_mean", "bin_averaged_mean_upstream"),
+            "bin-averaged (the paper's Figure 2)",
+        )
     keys = ("reimpl", "upstream", "bin_averaged", "bin_averaged_upstream") if binned else ("reimpl", "upstream")
     values = [100 * _val(v) for T in P["tasks"].values() for k in keys for v in (T.get(k) or [])]
     values = [v for v in values if math.isfinite(v)]
@@ -448,22 +583,43 @@ def _coverage_by_split(record: Record) -> list[tuple[Figure, bytes]]:
     axes[0].set_ylim(lo - pad, hi + pad)
     axes[0].set_ylabel("signed coverage error, coverage − τ (percentage points)")
     fig.supxlabel("rolling split: fit on one period → test on the next (validation models)", fontsize=8)
-    axes[-1].text(0.98, 0.02, "below 0: more of the next period's models\nlie above the boundary than 1 − τ allows",
-                  transform=axes[-1].transAxes, fontsize=7, color="#a03020", va="bottom", ha="right")
+    axes[-1].text(
+        0.98,
+        0.02,
+        "below 0: more of the next period's models\nlie above the boundary than 1 − τ allows",
+        transform=axes[-1].transAxes,
+        fontsize=7,
+        color="#a03020",
+        va="bottom",
+        ha="right",
+    )
     handles, _ = axes[0].get_legend_handles_labels()
-    handles += _legend_handles({"color": "0.3", "ls": "none", "marker": "o", "ms": 5, "label": "re-implementation"},
-                               {"color": "0.3", "ls": "none", "marker": "o", "ms": 9, "mfc": "none",
-                                "label": _upstream_label(record, "authors' code (hollow)")})
+    handles += _legend_handles(
+        {"color": "0.3", "ls": "none", "marker": "o", "ms": 5, "label": "re-implementation"},
+        {
+            "color": "0.3",
+            "ls": "none",
+            "marker": "o",
+            "ms": 9,
+            "mfc": "none",
+            "label": _upstream_label(record, "authors' code (hollow)"),
+        },
+    )
     fig.legend(handles=handles, loc="outside right upper", frameon=False)
     missing = _upstream_missing(record, "the authors' values")
     if binned and record.arms.upstream.ok and not any(T.get("bin_averaged_upstream") for T in P["tasks"].values()):
         missing.append("the authors' bin-averaged values per split (their arm reports only the means)")
-    caption = (f"Out-of-period signed coverage error of each benchmark's τ = {P['tau']:g} boundary per rolling split "
-               f"and its mean (◆), both arms"
-               + (", pooled over models (left) and averaged over compute bins as in the paper's Figure 2 (right)"
-                  if binned else "")
-               + ": look at whether the drift benchmarks (solid) fall below zero on every split while the stable "
-                 "ones (dashed) stay above it.")
+    caption = (
+        f"Out-of-period signed coverage error of each benchmark's τ = {P['tau']:g} boundary per rolling split "
+        f"and its mean (◆), both arms"
+        + (
+            ", pooled over models (left) and averaged over compute bins as in the paper's Figure 2 (right)"
+            if binned
+            else ""
+        )
+        + ": look at whether the drift benchmarks (solid) fall below zero on every split while the stable "
+        "ones (dashed) stay above it."
+    )
     return [_done(record, "coverage_by_split", fig, caption=caption, section="result", missing=missing)]
 
 
@@ -503,22 +659,43 @@ def _shuffled_time(record: Record) -> list[tuple[Figure, bytes]]:
     for cond in C.get("conditions", []):
         if cond["quantity"] == "separation" and cond["measure"] == "ratio" and cond["reference"] == "baseline":
             ax_s.axhline(real * cond["threshold"], color="#a03020", lw=0.8, ls="--")
-            ax_s.text(0.5, real * cond["threshold"], f"must fall below\n{cond['threshold']:g} × real",
-                      fontsize=7, color="#a03020", va="bottom", ha="center")
+            ax_s.text(
+                0.5,
+                real * cond["threshold"],
+                f"must fall below\n{cond['threshold']:g} × real",
+                fontsize=7,
+                color="#a03020",
+                va="bottom",
+                ha="center",
+            )
     ax_s.axhline(0, color="black", lw=0.8)
     ax_s.set_xlim(-0.5, 1.5)
     ax_s.set_xticks([0.0, 1.0], ["real", "shuffled"], fontsize=7.5)
     ax_s.set_ylabel("separation, stable − drift (pp)")
     handles = _legend_handles(
         {"color": "0.3", "marker": "D", "ms": 6, "ls": "none", "label": "real periods (hollow: authors' code)"},
-        {"color": CONTROL["color"], "marker": "o", "ms": 3, "ls": "none",
-         "label": f"each of {C['n']} relabellings (bar: mean)"},
-        {"color": UPSTREAM["color"], "marker": "_", "ms": 14, "mew": 1.2, "ls": "none",
-         "label": "authors' code: mean relabelled"})
+        {
+            "color": CONTROL["color"],
+            "marker": "o",
+            "ms": 3,
+            "ls": "none",
+            "label": f"each of {C['n']} relabellings (bar: mean)",
+        },
+        {
+            "color": UPSTREAM["color"],
+            "marker": "_",
+            "ms": 14,
+            "mew": 1.2,
+            "ls": "none",
+            "label": "authors' code: mean relabelled",
+        },
+    )
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
     missing = [] if C.get("upstream_signed") else _upstream_missing(record, "the authors' relabelled values")
-    caption = (f"Control {C['id']}: the period labels shuffled among the models; look at whether the drift "
-               f"benchmarks' under-coverage and the stable − drift gap vanish once time is cut from the models.")
+    caption = (
+        f"Control {C['id']}: the period labels shuffled among the models; look at whether the drift "
+        f"benchmarks' under-coverage and the stable − drift gap vanish once time is cut from the models."
+    )
     return [_done(record, "shuffled_time", fig, caption=caption, section="controls", missing=missing)]
 
 
@@ -531,8 +708,10 @@ def _estimators(record: Record) -> list[tuple[Figure, bytes]]:
     rows = P.get("rows")
     if not rows:
         return []
-    panels = (("pinball", 1e3, f"mean smoothed pinball loss\n(×10⁻³, κ = {P['kappa']:g})"),
-              ("calibration", 1.0, "calibration error\n(mean |coverage − τ| over bins)"))
+    panels = (
+        ("pinball", 1e3, f"mean smoothed pinball loss\n(×10⁻³, κ = {P['kappa']:g})"),
+        ("calibration", 1.0, "calibration error\n(mean |coverage − τ| over bins)"),
+    )
     lines = [(r, split) for r in rows for split in ("id", "ood")]
     fig = _new(7.6, 0.24 * len(lines) + 1.7)
     axes = fig.subplots(1, 2, sharey=True)
@@ -544,8 +723,9 @@ def _estimators(record: Record) -> list[tuple[Figure, bytes]]:
             if r.get("paper", {}).get(m) is not None:
                 ax.plot([r["paper"][m] * scale], [y], "x", ms=7, mew=1.6, color=PAPER["color"], zorder=5)
             if r.get("upstream") and r["upstream"].get(m) is not None:
-                ax.plot([r["upstream"][m] * scale], [y], "o", ms=9, mfc="none", mec=UPSTREAM["color"], mew=1.3,
-                        zorder=4)
+                ax.plot(
+                    [r["upstream"][m] * scale], [y], "o", ms=9, mfc="none", mec=UPSTREAM["color"], mew=1.3, zorder=4
+                )
             if r["reimpl"].get(m) is not None:
                 ax.plot([r["reimpl"][m] * scale], [y], "o", ms=5, color=REIMPL["color"], zorder=6)
         for k in range(1, len(rows)):
@@ -554,23 +734,43 @@ def _estimators(record: Record) -> list[tuple[Figure, bytes]]:
             ax.axhspan(ys[-1] - 0.5, ys[2 * n_est] + 0.5, color="0.95", zorder=0)
         ax.set_xlabel(xlabel)
         ax.grid(axis="x", color="0.9", lw=0.5)
-    axes[0].set_yticks(ys, [("OOD" if s == "ood" else f"{r['label']}{'' if r['kind'] == 'estimator' else ' (control)'}"
-                             f", ID") for r, s in lines])
+    axes[0].set_yticks(
+        ys,
+        [
+            ("OOD" if s == "ood" else f"{r['label']}{'' if r['kind'] == 'estimator' else ' (control)'}, ID")
+            for r, s in lines
+        ],
+    )
     axes[0].set_ylim(ys[-1] - 0.6, 0.6)
     handles = _legend_handles(
         {"color": REIMPL["color"], "marker": "o", "ms": 5, "ls": "none", "label": REIMPL["label"]},
-        {"color": UPSTREAM["color"], "marker": "o", "ms": 9, "mfc": "none", "mew": 1.3, "ls": "none",
-         "label": _upstream_label(record)},
-        {"color": PAPER["color"], "marker": "x", "ms": 7, "mew": 1.6, "ls": "none", "label": "paper (Table 2)"})
+        {
+            "color": UPSTREAM["color"],
+            "marker": "o",
+            "ms": 9,
+            "mfc": "none",
+            "mew": 1.3,
+            "ls": "none",
+            "label": _upstream_label(record),
+        },
+        {"color": PAPER["color"], "marker": "x", "ms": 7, "mew": 1.6, "ls": "none", "label": "paper (Table 2)"},
+    )
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
     missing = _upstream_missing(record, "the authors' values")
     shuffled = next((r for r in rows if r["kind"] == "shuffle_z"), None)
-    if shuffled and shuffled.get("upstream") and not any(
-            shuffled["upstream"].get(m) is not None for m in ("pinball_ood", "calibration_id", "calibration_ood")):
+    if (
+        shuffled
+        and shuffled.get("upstream")
+        and not any(
+            shuffled["upstream"].get(m) is not None for m in ("pinball_ood", "calibration_id", "calibration_ood")
+        )
+    ):
         missing.append("the authors' shuffled-z values other than ID pinball (their arm reports only the ID advantage)")
-    caption = (f"Each estimator's loss and calibration in distribution (fit period) and out of distribution (next "
-               f"period), means over {P['n_pairs']} task-period pairs, with the sigmoid under each control (shaded): "
-               f"look at the sigmoid against the I-spline on OOD calibration, and at how far the controls move it.")
+    caption = (
+        f"Each estimator's loss and calibration in distribution (fit period) and out of distribution (next "
+        f"period), means over {P['n_pairs']} task-period pairs, with the sigmoid under each control (shaded): "
+        f"look at the sigmoid against the I-spline on OOD calibration, and at how far the controls move it."
+    )
     return [_done(record, "estimators", fig, caption=caption, section="result", missing=missing)]
 
 
@@ -598,8 +798,13 @@ def _sweeps(record: Record) -> list[tuple[Figure, bytes]]:
     fig = _new(7.6, 3.2)
     axes = fig.subplots(1, len(sweeps), sharey=True, squeeze=False)[0]
     within = P["within"]
-    values = [r[arm] for rows in sweeps.values() for r in rows for arm in ("reimpl", "upstream")
-              if r.get(arm) is not None and r[arm] > 0]
+    values = [
+        r[arm]
+        for rows in sweeps.values()
+        for r in rows
+        for arm in ("reimpl", "upstream")
+        if r.get(arm) is not None and r[arm] > 0
+    ]
     floor = min(values + [within]) / 3
     for ax, (param, rows) in zip(axes, sweeps.items()):
         xs = np.arange(len(rows), dtype=float)
@@ -612,13 +817,29 @@ def _sweeps(record: Record) -> list[tuple[Figure, bytes]]:
             if np.all(np.isnan(ys)):
                 continue
             hollow = arm == "upstream"
-            ax.plot(xs, ys, marker="o", ms=8 if hollow else 5, mfc="none" if hollow else style["color"],
-                    color=style["color"], lw=0.9, ls=(0, (4, 2)) if hollow else "-", zorder=4 if hollow else 5)
+            ax.plot(
+                xs,
+                ys,
+                marker="o",
+                ms=8 if hollow else 5,
+                mfc="none" if hollow else style["color"],
+                color=style["color"],
+                lw=0.9,
+                ls=(0, (4, 2)) if hollow else "-",
+                zorder=4 if hollow else 5,
+            )
         for c in P.get("controls", []) if param == "tau" else []:
             ax.plot([xs[-1] + 0.8], [max(c["max_dev"], floor)], marker="s", ms=5, color=CONTROL["color"], ls="none")
-            ax.annotate(f"control\n{c['id']}\n(τ = {c['tau']:g})", (xs[-1] + 0.8, max(c["max_dev"], floor)),
-                        xytext=(0, -8), textcoords="offset points", ha="center", va="top", fontsize=6.5,
-                        color=CONTROL["color"])
+            ax.annotate(
+                f"control\n{c['id']}\n(τ = {c['tau']:g})",
+                (xs[-1] + 0.8, max(c["max_dev"], floor)),
+                xytext=(0, -8),
+                textcoords="offset points",
+                ha="center",
+                va="top",
+                fontsize=6.5,
+                color=CONTROL["color"],
+            )
         ax.axhline(within, color="#a03020", lw=0.9, ls="--", zorder=2)
         ax.set_yscale("log")
         ax.set_xticks(xs, [_tick(r["value"]) for r in rows])
@@ -627,15 +848,31 @@ def _sweeps(record: Record) -> list[tuple[Figure, bytes]]:
         fixed = ", ".join(f"{P['symbols'].get(k, k)} = {_tick(x)}" for k, x in P["claimed"].items() if k != param)
         ax.set_title(f"{sym} swept ({fixed})", fontsize=8.5)
     axes[0].set_ylabel(f"largest |boundary − Table 1|\nat {P['budget']}")
-    axes[0].text(0.02, within, f" reach {within:g}", transform=axes[0].get_yaxis_transform(), va="bottom",
-                 fontsize=7, color="#a03020")
+    axes[0].text(
+        0.02,
+        within,
+        f" reach {within:g}",
+        transform=axes[0].get_yaxis_transform(),
+        va="bottom",
+        fontsize=7,
+        color="#a03020",
+    )
     handles = _legend_handles(
         {"color": REIMPL["color"], "marker": "o", "ms": 5, "label": REIMPL["label"]},
-        {"color": UPSTREAM["color"], "marker": "o", "ms": 8, "mfc": "none", "ls": (0, (4, 2)),
-         "label": _upstream_label(record)},
-        {"color": "#a03020", "ls": "--", "label": f"the claim's reach: within {within:g} of every Table 1 cell"})
+        {
+            "color": UPSTREAM["color"],
+            "marker": "o",
+            "ms": 8,
+            "mfc": "none",
+            "ls": (0, (4, 2)),
+            "label": _upstream_label(record),
+        },
+        {"color": "#a03020", "ls": "--", "label": f"the claim's reach: within {within:g} of every Table 1 cell"},
+    )
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
     missing = _upstream_missing(record, "the authors' sweeps")
-    caption = (f"One-at-a-time sweeps of τ, κ and λ: the largest distance of the six boundaries at {P['budget']} "
-               f"from Table 1 (log scale); look at whether only the claimed value (shaded) comes within {within:g}.")
+    caption = (
+        f"One-at-a-time sweeps of τ, κ and λ: the largest distance of the six boundaries at {P['budget']} "
+        f"from Table 1 (log scale); look at whether only the claimed value (shaded) comes within {within:g}."
+    )
     return [_done(record, "sweeps", fig, caption=caption, section="result", missing=missing)]

@@ -24,8 +24,16 @@ from pathlib import Path
 
 from .paths import PROJECT_ROOT
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "write_together", "recover", "project_lock", "FILE_MODE",
-           "LOCK_FILE", "JOURNAL"]
+__all__ = [
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "write_together",
+    "recover",
+    "project_lock",
+    "FILE_MODE",
+    "LOCK_FILE",
+    "JOURNAL",
+]
 
 FILE_MODE = 0o644
 LOCK_FILE = PROJECT_ROOT / ".cache" / "writes.lock"
@@ -105,7 +113,7 @@ def write_together(folder: str | Path, name: str, files: dict[str, bytes], *, re
     import json
 
     folder = Path(folder)
-    with (project_lock(shared=False) if _in_project(folder) else _nothing()):
+    with project_lock(shared=False) if _in_project(folder) else _nothing():
         recover(folder)
         staged = []
         try:

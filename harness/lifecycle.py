@@ -44,8 +44,18 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["Terminated", "handle_sigterm_as_interrupt", "die_with_parent", "process_pool", "Guard",
-           "scratch_folder", "sweep_stale_scratch", "process_start_time", "parent_death_preexec", "OWNER_FILE"]
+__all__ = [
+    "Terminated",
+    "handle_sigterm_as_interrupt",
+    "die_with_parent",
+    "process_pool",
+    "Guard",
+    "scratch_folder",
+    "sweep_stale_scratch",
+    "process_start_time",
+    "parent_death_preexec",
+    "OWNER_FILE",
+]
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 OWNER_FILE = ".owner"  # in a scratch folder: "<pid> <start time>" of the process that made it
@@ -269,10 +279,25 @@ class Guard:
 
     def __init__(self, folder: Path):
         self.folder = Path(folder)
-        cmd = [sys.executable, "-s", "-P", "-B", str(Path(__file__).resolve()), "guard", str(os.getpid()), str(self.folder)]
-        self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                      cwd="/", env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-                                      start_new_session=True)
+        cmd = [
+            sys.executable,
+            "-s",
+            "-P",
+            "-B",
+            str(Path(__file__).resolve()),
+            "guard",
+            str(os.getpid()),
+            str(self.folder),
+        ]
+        self._proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd="/",
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            start_new_session=True,
+        )
 
     @property
     def pid(self) -> int:

@@ -33,15 +33,37 @@ import math
 from typing import NamedTuple
 
 __all__ = [
-    "Quantity", "vocabulary", "control_vocabulary", "PROTOCOL_NAMES", "budget_text", "setting_text", "setting_key",
+    "Quantity",
+    "vocabulary",
+    "control_vocabulary",
+    "PROTOCOL_NAMES",
+    "budget_text",
+    "setting_text",
+    "setting_key",
     # name builders
-    "boundary", "coverage", "alt_start_boundary", "boxed", "signed_coverage", "in_sample", "share_above",
-    "binomial_p", "split", "bin_averaged", "n_validation", "metric", "sweep", "METRICS", "ESTIMATORS",
-    "ESTIMATOR_NAMES", "METRIC_NAMES", "GAPS", "SWEEP_STATS", "HYPER_SYMBOLS",
+    "boundary",
+    "coverage",
+    "alt_start_boundary",
+    "boxed",
+    "signed_coverage",
+    "in_sample",
+    "share_above",
+    "binomial_p",
+    "split",
+    "bin_averaged",
+    "n_validation",
+    "metric",
+    "sweep",
+    "METRICS",
+    "ESTIMATORS",
+    "ESTIMATOR_NAMES",
+    "METRIC_NAMES",
+    "GAPS",
+    "SWEEP_STATS",
+    "HYPER_SYMBOLS",
 ]
 
-PROTOCOL_NAMES = ("boundary_at_budget", "temporal_coverage", "estimator_comparison", "hyperparameters",
-                  "shift_test")
+PROTOCOL_NAMES = ("boundary_at_budget", "temporal_coverage", "estimator_comparison", "hyperparameters", "shift_test")
 
 
 class Quantity(NamedTuple):
@@ -168,12 +190,14 @@ def _temporal_core(p: dict, *, counts: bool, arm_extra: str = "both") -> dict[st
         out[bin_averaged(signed_coverage(label))] = Quantity(f"{label} signed coverage error, averaged over bins")
         for t in ts:
             out[split(t, label)] = Quantity(f"{label} signed coverage error on split {t}")
-            out[bin_averaged(split(t, label))] = Quantity(f"{label} signed coverage error on split {t}, "
-                                                          "averaged over bins", arm_extra)
+            out[bin_averaged(split(t, label))] = Quantity(
+                f"{label} signed coverage error on split {t}, averaged over bins", arm_extra
+            )
     for group in ("drift", "stable"):
         out[f"group.{group}"] = Quantity(f"mean signed coverage error of the {group} group")
-        out[bin_averaged(f"group.{group}")] = Quantity(f"mean signed coverage error of the {group} group, "
-                                                       "averaged over bins", arm_extra)
+        out[bin_averaged(f"group.{group}")] = Quantity(
+            f"mean signed coverage error of the {group} group, averaged over bins", arm_extra
+        )
     out["separation"] = Quantity("stable minus drift signed coverage error")
     out[bin_averaged("separation")] = Quantity("stable minus drift, averaged over bins", arm_extra)
     if counts:
@@ -193,8 +217,7 @@ def _temporal_vocabulary(p: dict) -> dict[str, Quantity]:
 def _temporal_control(kind: str, p: dict, c: dict) -> dict[str, Quantity]:
     out = {"separation": Quantity("stable minus drift signed coverage error, mean over relabellings")}
     for label in p["tasks"]:
-        out[signed_coverage(label)] = Quantity(f"{label} signed coverage error out of period, mean over "
-                                               "relabellings")
+        out[signed_coverage(label)] = Quantity(f"{label} signed coverage error out of period, mean over relabellings")
     return out
 
 
@@ -203,13 +226,19 @@ def _temporal_control(kind: str, p: dict, c: dict) -> dict[str, Quantity]:
 METRICS = ("pinball_id", "pinball_ood", "calibration_id", "calibration_ood")
 ESTIMATORS = ("constant", "binwise", "ispline", "sigmoid")
 ESTIMATOR_NAMES = {"constant": "Constant", "binwise": "Binwise", "ispline": "I-spline", "sigmoid": "sigmoid"}
-METRIC_NAMES = {"pinball_id": "ID pinball loss", "pinball_ood": "OOD pinball loss",
-                "calibration_id": "ID calibration error", "calibration_ood": "OOD calibration error"}
+METRIC_NAMES = {
+    "pinball_id": "ID pinball loss",
+    "pinball_ood": "OOD pinball loss",
+    "calibration_id": "ID calibration error",
+    "calibration_ood": "OOD calibration error",
+}
 #: The differences the claim draws: name -> (metric, minuend estimator, subtrahend estimator).
-GAPS = {"gap.pinball_id": ("pinball_id", "sigmoid", "ispline"),
-        "gap.pinball_ood": ("pinball_ood", "sigmoid", "ispline"),
-        "gap.calibration_ood": ("calibration_ood", "ispline", "sigmoid"),
-        "advantage.id": ("pinball_id", "constant", "sigmoid")}
+GAPS = {
+    "gap.pinball_id": ("pinball_id", "sigmoid", "ispline"),
+    "gap.pinball_ood": ("pinball_ood", "sigmoid", "ispline"),
+    "gap.calibration_ood": ("calibration_ood", "ispline", "sigmoid"),
+    "advantage.id": ("pinball_id", "constant", "sigmoid"),
+}
 
 
 def metric(name: str, estimator: str) -> str:
@@ -230,8 +259,9 @@ def _estimator_vocabulary(p: dict) -> dict[str, Quantity]:
         out[name] = Quantity(_gap_label(name))
     if p.get("box_check"):
         for m in METRICS:
-            out[boxed(metric(m, "sigmoid"))] = Quantity(f"{METRIC_NAMES[m]} of the sigmoid inside the authors' box",
-                                                        "reimpl")
+            out[boxed(metric(m, "sigmoid"))] = Quantity(
+                f"{METRIC_NAMES[m]} of the sigmoid inside the authors' box", "reimpl"
+            )
         for name in GAPS:
             out[boxed(name)] = Quantity(f"{_gap_label(name)}, sigmoid inside the authors' box", "reimpl")
     return out
@@ -247,8 +277,12 @@ def _estimator_control(kind: str, p: dict, c: dict) -> dict[str, Quantity]:
 
 # -- hyperparameters -------------------------------------------------------------------------------------
 
-SWEEP_STATS = {"max_dev": "largest gap to the reference", "coverage_mean": "mean coverage",
-               "max_shift": "largest shift from the claimed setting", "beta": "fitted slope"}
+SWEEP_STATS = {
+    "max_dev": "largest gap to the reference",
+    "coverage_mean": "mean coverage",
+    "max_shift": "largest shift from the claimed setting",
+    "beta": "fitted slope",
+}
 
 
 def sweep(param: str, value: float, stat: str) -> str:
@@ -280,9 +314,11 @@ def _hyper_vocabulary(p: dict) -> dict[str, Quantity]:
 
 
 def _hyper_control(kind: str, p: dict, c: dict) -> dict[str, Quantity]:
-    return {"claimed.max_dev": Quantity("largest gap to the reference under the control"),
-            "claimed.coverage_mean": Quantity("mean coverage under the control"),
-            "claimed.mean_boundary": Quantity("mean boundary under the control")}
+    return {
+        "claimed.max_dev": Quantity("largest gap to the reference under the control"),
+        "claimed.coverage_mean": Quantity("mean coverage under the control"),
+        "claimed.mean_boundary": Quantity("mean boundary under the control"),
+    }
 
 
 # -- shift_test ------------------------------------------------------------------------------------------
@@ -318,11 +354,15 @@ def _shift_vocabulary(p: dict) -> dict[str, Quantity]:
 
 def _shift_control(kind: str, p: dict, c: dict) -> dict[str, Quantity]:
     if kind == "inflate_post":
-        return {"gamma": Quantity("post-release shift γ with the planted shift"),
-                "p_value": Quantity("one-sided permutation p-value with the planted shift")}
+        return {
+            "gamma": Quantity("post-release shift γ with the planted shift"),
+            "p_value": Quantity("one-sided permutation p-value with the planted shift"),
+        }
     if kind == "relabel_groups":
-        return {"gamma_mean": Quantity("mean γ over random relabellings"),
-                "gamma_sd": Quantity("standard deviation of γ over random relabellings")}
+        return {
+            "gamma_mean": Quantity("mean γ over random relabellings"),
+            "gamma_sd": Quantity("standard deviation of γ over random relabellings"),
+        }
     return {}
 
 

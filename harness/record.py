@@ -27,10 +27,30 @@ from .errors import HarnessError
 from .fileio import atomic_write_text
 
 __all__ = [
-    "SCHEMA_VERSION", "Record", "ClaimInfo", "InputTable", "Provenance", "Arm", "ArmControl", "Arms",
-    "ArmTarget", "TargetOutcome", "ConditionRow", "ConditionOutcome", "ArmControlOutcome", "ControlOutcome",
-    "Finding", "Verdict", "Figure", "Robustness", "plain", "record_json", "write_record", "read_record",
-    "VERDICTS", "ARM_STATUSES",
+    "SCHEMA_VERSION",
+    "Record",
+    "ClaimInfo",
+    "InputTable",
+    "Provenance",
+    "Arm",
+    "ArmControl",
+    "Arms",
+    "ArmTarget",
+    "TargetOutcome",
+    "ConditionRow",
+    "ConditionOutcome",
+    "ArmControlOutcome",
+    "ControlOutcome",
+    "Finding",
+    "Verdict",
+    "Figure",
+    "Robustness",
+    "plain",
+    "record_json",
+    "write_record",
+    "read_record",
+    "VERDICTS",
+    "ARM_STATUSES",
 ]
 
 SCHEMA_VERSION = 2

@@ -70,7 +70,7 @@ def fmt_magnitude(x, digits: int = 4) -> str:
     """A size (a shift, a gap) at ``digits`` decimals; below what they can show: ``< 1e-4``, not ``0.0000``."""
     if _missing(x):
         return DASH
-    if x != 0 and abs(x) < 0.5 * 10 ** -digits:
+    if x != 0 and abs(x) < 0.5 * 10**-digits:
         return f"< 1e-{digits}"
     return f"{x:.{digits}f}"
 
@@ -88,8 +88,17 @@ def join_labels(items, last: str = " and ") -> str:
     return sep.join(items[:-1]) + last + items[-1]
 
 
-FILTERS = {"num": fmt_num, "signed": fmt_signed, "sci": fmt_sci, "pct": fmt_pct, "g": fmt_general,
-           "auto": fmt_auto, "mag": fmt_magnitude, "yesno": fmt_bool, "labels": join_labels}
+FILTERS = {
+    "num": fmt_num,
+    "signed": fmt_signed,
+    "sci": fmt_sci,
+    "pct": fmt_pct,
+    "g": fmt_general,
+    "auto": fmt_auto,
+    "mag": fmt_magnitude,
+    "yesno": fmt_bool,
+    "labels": join_labels,
+}
 
 
 @jinja2.pass_context

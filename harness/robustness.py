@@ -62,8 +62,16 @@ def _chunk(statistic, n_rows, ids, n_resamples, seed, chunk):
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
-        return cluster_bootstrap(statistic, n_rows, ids, n_resamples=n_resamples, rng=np.random.default_rng(seed),
-                                 chunk=chunk, catch=(ValueError, FloatingPointError), with_rng=True)
+        return cluster_bootstrap(
+            statistic,
+            n_rows,
+            ids,
+            n_resamples=n_resamples,
+            rng=np.random.default_rng(seed),
+            chunk=chunk,
+            catch=(ValueError, FloatingPointError),
+            with_rng=True,
+        )
 
 
 def _draws(res: Resampling, ids, n_resamples: int, seed: int, n_jobs: int):
@@ -107,13 +115,28 @@ def run_bootstrap(spec, tables, reimpl, targets, *, n_jobs: int = 1) -> Robustne
         t = by_target.get(name)
         unit = 10.0 ** -literal_decimals(t.paper_text) if (t is not None and t.paper_text) else None
         width = iv["hi"] - iv["lo"] if np.isfinite(iv["lo"]) else None
-        intervals.append({"quantity": name, "label": spec.label_of(name), "estimate": reimpl.values.get(name),
-                          "lo": iv["lo"], "hi": iv["hi"], "n_used": iv["n_used"], "n_failed": iv["n_failed"],
-                          "paper_text": t.paper_text if t else None, "decimals": t.decimals if t else 4,
-                          "paper_inside": (t is not None and t.paper is not None and bool(np.isfinite(iv["lo"]))
-                                           and iv["lo"] <= t.paper <= iv["hi"]),
-                          "width": width, "printed_unit": unit,
-                          "wider_than_printed": None if (unit is None or width is None) else width > unit})
+        intervals.append(
+            {
+                "quantity": name,
+                "label": spec.label_of(name),
+                "estimate": reimpl.values.get(name),
+                "lo": iv["lo"],
+                "hi": iv["hi"],
+                "n_used": iv["n_used"],
+                "n_failed": iv["n_failed"],
+                "paper_text": t.paper_text if t else None,
+                "decimals": t.decimals if t else 4,
+                "paper_inside": (
+                    t is not None
+                    and t.paper is not None
+                    and bool(np.isfinite(iv["lo"]))
+                    and iv["lo"] <= t.paper <= iv["hi"]
+                ),
+                "width": width,
+                "printed_unit": unit,
+                "wider_than_printed": None if (unit is None or width is None) else width > unit,
+            }
+        )
     comparisons, shares = [], {}
     for c in b.comparisons:
         right = c.right
@@ -123,18 +146,36 @@ def run_bootstrap(spec, tables, reimpl, targets, *, n_jobs: int = 1) -> Robustne
         right_words = spec.label_of(right) if isinstance(right, str) else f"{right:g}"
         left_v, right_v = reimpl.values.get(c.left), reimpl.values.get(right) if isinstance(right, str) else right
         full = None if left_v is None or right_v is None else relation_holds(c.relation, left_v, right_v)
-        comparisons.append({"label": label, "words": f"{spec.label_of(c.left)} {c.relation} {right_words}",
-                            "holds_full": full, "share": share["share"], "mc_se": share["mc_se"],
-                            "n_undetermined": share["n_undetermined"]})
+        comparisons.append(
+            {
+                "label": label,
+                "words": f"{spec.label_of(c.left)} {c.relation} {right_words}",
+                "holds_full": full,
+                "share": share["share"],
+                "mc_se": share["mc_se"],
+                "n_undetermined": share["n_undetermined"],
+            }
+        )
         shares[label] = share["share"]
     decision = robustness_finding(shares, b.robust_share) if shares else {"finding": "robust", "failing": []}
     state = decision["finding"] if comparisons else "robust"
     wide = [iv["label"] for iv in intervals if iv["wider_than_printed"]]
-    facts = {"unit": f"{res.unit} (clusters from the column '{b.cluster_col}'; a row without one is its own)",
-             "unit_short": "base models", "n_wider_than_printed": len(wide), "wider_than_printed": wide,
-             "n_with_paper": sum(iv["printed_unit"] is not None for iv in intervals),
-             "n_resamples": b.n_resamples, "n_clusters": draws.n_clusters, "n_rows": res.n_rows,
-             "n_raised": draws.n_raised, "level": b.level, "threshold": b.robust_share, "seed": b.seed,
-             "intervals": intervals, "comparisons": comparisons, "fragile": decision["failing"],
-             "start": "each resample's fits start from the full-sample optimum"}
+    facts = {
+        "unit": f"{res.unit} (clusters from the column '{b.cluster_col}'; a row without one is its own)",
+        "unit_short": "base models",
+        "n_wider_than_printed": len(wide),
+        "wider_than_printed": wide,
+        "n_with_paper": sum(iv["printed_unit"] is not None for iv in intervals),
+        "n_resamples": b.n_resamples,
+        "n_clusters": draws.n_clusters,
+        "n_rows": res.n_rows,
+        "n_raised": draws.n_raised,
+        "level": b.level,
+        "threshold": b.robust_share,
+        "seed": b.seed,
+        "intervals": intervals,
+        "comparisons": comparisons,
+        "fragile": decision["failing"],
+        "start": "each resample's fits start from the full-sample optimum",
+    }
     return Robustness(state=state, facts=plain(facts))

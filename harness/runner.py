@@ -60,9 +60,13 @@ def _generators(seed: int, n_controls: int) -> list[np.random.Generator]:
 def _arm(status: str, reason: str | None, base: Measurement | None = None, controls: dict | None = None) -> Arm:
     values = plain(base.values) if base is not None else {}
     details = plain(base.details) if base is not None else {}
-    return Arm(status=status, reason=reason, values=values, details=details,
-               controls={k: ArmControl(values=plain(m.values), details=plain(m.details))
-                         for k, m in (controls or {}).items()})
+    return Arm(
+        status=status,
+        reason=reason,
+        values=values,
+        details=details,
+        controls={k: ArmControl(values=plain(m.values), details=plain(m.details)) for k, m in (controls or {}).items()},
+    )
 
 
 def _run_reimpl(spec: ClaimSpec, tables: Tables, log: dict) -> Arm:
@@ -92,9 +96,16 @@ def _run_upstream(spec: ClaimSpec, tables: Tables, options, log: dict) -> Arm:
 
     progress.stage("authors' code: started")
     res = run_upstream_arm(spec, spec.protocol, spec.params, tables, options=options)
-    log.update({"upstream_seconds": res.get("seconds"), "upstream_cached": res.get("cached"),
-                "upstream_stdout": res.get("stdout"), "upstream_stderr": res.get("stderr"),
-                "upstream_commit": res.get("commit"), "upstream_url": res.get("url")})
+    log.update(
+        {
+            "upstream_seconds": res.get("seconds"),
+            "upstream_cached": res.get("cached"),
+            "upstream_stdout": res.get("stdout"),
+            "upstream_stderr": res.get("stderr"),
+            "upstream_commit": res.get("commit"),
+            "upstream_url": res.get("url"),
+        }
+    )
     progress.stage(f"authors' code: {res['status']}" + (" (from the cache)" if res.get("cached") else ""))
     controls = {k: Measurement(v["values"], v.get("details", {})) for k, v in res.get("controls", {}).items()}
     base = Measurement(res.get("values", {}), res.get("details", {})) if res["status"] == "ok" else None
@@ -109,16 +120,19 @@ def _check_vocabulary(spec: ClaimSpec, arm: Arm, who: str) -> None:
     for cid, c in arm.controls.items():
         extra += sorted(f"{cid}: {k}" for k in set(c.values) - set(spec.control_vocabularies[cid]))
     if extra:
-        raise ProtocolError(f"{spec.path}: the {who} reported quantities protocol '{spec.protocol.name}' does not "
-                            f"declare: {extra[:8]}")
+        raise ProtocolError(
+            f"{spec.path}: the {who} reported quantities protocol '{spec.protocol.name}' does not declare: {extra[:8]}"
+        )
 
 
 def _check_findings(spec: ClaimSpec, findings: dict) -> None:
     declared = spec.protocol.FINDINGS
     for name, f in findings.items():
         if name not in declared or f.state not in declared[name]:
-            raise ProtocolError(f"protocol '{spec.protocol.name}' stated finding {name!r} in state {f.state!r}, "
-                                f"which it does not declare")
+            raise ProtocolError(
+                f"protocol '{spec.protocol.name}' stated finding {name!r} in state {f.state!r}, "
+                f"which it does not declare"
+            )
 
 
 def _quantity_labels(spec: ClaimSpec) -> dict[str, str]:
@@ -129,8 +143,9 @@ def _quantity_labels(spec: ClaimSpec) -> dict[str, str]:
     return labels
 
 
-def run_claim(path_or_spec: str | Path | ClaimSpec, tables: Tables, *, upstream_options=None,
-              build: dict | None = None) -> RunResult:
+def run_claim(
+    path_or_spec: str | Path | ClaimSpec, tables: Tables, *, upstream_options=None, build: dict | None = None
+) -> RunResult:
     """Run a claim file and return its record and run log.
 
     The authors' arm (a subprocess) runs in a thread beside the
@@ -152,15 +167,23 @@ def run_claim(path_or_spec: str | Path | ClaimSpec, tables: Tables, *, upstream_
     t_boot = time.perf_counter()
     robustness = run_bootstrap(spec, tables, reimpl, judge_targets(spec, reimpl, upstream), n_jobs=os.cpu_count() or 1)
     log["bootstrap_seconds"] = time.perf_counter() - t_boot
-    record = assemble_record(spec, tables, reimpl, upstream, upstream_source=upstream_source, build=build,
-                             robustness=robustness)
+    record = assemble_record(
+        spec, tables, reimpl, upstream, upstream_source=upstream_source, build=build, robustness=robustness
+    )
     log["total_seconds"] = time.perf_counter() - t_start
     return RunResult(record=record, log=log)
 
 
-def assemble_record(spec: ClaimSpec, tables: Tables, reimpl: Arm, upstream: Arm, *,
-                    upstream_source: dict | None = None, build: dict | None = None,
-                    robustness: Robustness | None = None) -> Record:
+def assemble_record(
+    spec: ClaimSpec,
+    tables: Tables,
+    reimpl: Arm,
+    upstream: Arm,
+    *,
+    upstream_source: dict | None = None,
+    build: dict | None = None,
+    robustness: Robustness | None = None,
+) -> Record:
     """Judge both arms' measurements and state the findings: the run record.
 
     Everything after the arms have run, so that a record can also be assembled
@@ -179,11 +202,21 @@ def assemble_record(spec: ClaimSpec, tables: Tables, reimpl: Arm, upstream: Arm,
     findings = common_findings(reimpl, upstream, targets, controls, disagreements)
     plots = {}
     missing = sorted(n for n, q in spec.vocabulary.items() if q.arm != "upstream" and n not in reimpl.values)
-    findings["measurement"] = Finding(state="incomplete" if (reimpl.ok and missing) else "complete",
-                                      facts={"missing": missing[:20], "n_missing": len(missing)})
+    findings["measurement"] = Finding(
+        state="incomplete" if (reimpl.ok and missing) else "complete",
+        facts={"missing": missing[:20], "n_missing": len(missing)},
+    )
     if reimpl.ok and not missing:  # a protocol's findings rest on every value it declares
-        ctx = Context(spec=spec, params=spec.params, data=data, reimpl=reimpl, upstream=upstream, targets=targets,
-                      controls=controls, tables=tables)
+        ctx = Context(
+            spec=spec,
+            params=spec.params,
+            data=data,
+            reimpl=reimpl,
+            upstream=upstream,
+            targets=targets,
+            controls=controls,
+            tables=tables,
+        )
         own = protocol.findings(ctx)
         _check_findings(spec, own)
         findings.update(own)
@@ -195,15 +228,38 @@ def assemble_record(spec: ClaimSpec, tables: Tables, reimpl: Arm, upstream: Arm,
     packages = package_versions()
     source = (upstream_source or {}) if upstream.ok else {}
     return Record(
-        claim=ClaimInfo(id=claim.id, claim=claim.claim, locator=claim.locator, protocol=claim.protocol,
-                        path=rel_path, spec_sha256=spec_sha256(spec.path),
-                        params=spec.params.model_dump(mode="json"), seed=claim.seed, upstream=claim.upstream,
-                        inputs=list(claim.inputs), limitations=list(claim.limitations), figures=claim.figures),
-        inputs=inputs, data=data,
-        provenance=Provenance(project_commit=state["commit"], project_dirty=state["dirty"],
-                              project_error=state["error"], python=packages["python"],
-                              packages={k: v for k, v in packages.items() if k != "python"},
-                              upstream_url=source.get("url"), upstream_commit=source.get("commit")),
-        arms=Arms(reimpl=reimpl, upstream=upstream), quantities=_quantity_labels(spec),
-        targets=targets, controls=controls, findings=findings, verdict=verdict, robustness=robustness, plots=plots,
-        build=build or {})
+        claim=ClaimInfo(
+            id=claim.id,
+            claim=claim.claim,
+            locator=claim.locator,
+            protocol=claim.protocol,
+            path=rel_path,
+            spec_sha256=spec_sha256(spec.path),
+            params=spec.params.model_dump(mode="json"),
+            seed=claim.seed,
+            upstream=claim.upstream,
+            inputs=list(claim.inputs),
+            limitations=list(claim.limitations),
+            figures=claim.figures,
+        ),
+        inputs=inputs,
+        data=data,
+        provenance=Provenance(
+            project_commit=state["commit"],
+            project_dirty=state["dirty"],
+            project_error=state["error"],
+            python=packages["python"],
+            packages={k: v for k, v in packages.items() if k != "python"},
+            upstream_url=source.get("url"),
+            upstream_commit=source.get("commit"),
+        ),
+        arms=Arms(reimpl=reimpl, upstream=upstream),
+        quantities=_quantity_labels(spec),
+        targets=targets,
+        controls=controls,
+        findings=findings,
+        verdict=verdict,
+        robustness=robustness,
+        plots=plots,
+        build=build or {},
+    )

@@ -31,8 +31,17 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-__all__ = ["Confinement", "confinement", "bubblewrap_unavailable", "bubblewrap_command", "WatchRoot", "snapshot",
-           "changed", "describe_changes", "SANDBOX_MODES"]
+__all__ = [
+    "Confinement",
+    "confinement",
+    "bubblewrap_unavailable",
+    "bubblewrap_command",
+    "WatchRoot",
+    "snapshot",
+    "changed",
+    "describe_changes",
+    "SANDBOX_MODES",
+]
 
 SANDBOX_MODES = ("auto", "bubblewrap", "none")
 HASH_LIMIT = 1 << 20  # files up to this size are hashed too (where the root asks for it)
@@ -46,8 +55,25 @@ SHOWN_CHANGES = 8
 def bubblewrap_command(bwrap: str, writable: Path, read_only: Iterable[Path] = ()) -> list[str]:
     """The ``bwrap ... --`` prefix: everything read-only but ``writable``, and ``read_only`` inside it again."""
     w = str(writable)
-    cmd = [bwrap, "--die-with-parent", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL",
-           "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", w, w]
+    cmd = [
+        bwrap,
+        "--die-with-parent",
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--cap-drop",
+        "ALL",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--bind",
+        w,
+        w,
+    ]
     for p in read_only:
         cmd += ["--ro-bind", str(p), str(p)]
     return cmd + ["--chdir", w, "--"]
@@ -73,10 +99,25 @@ def bubblewrap_unavailable() -> str | None:
     with tempfile.TemporaryDirectory(prefix="bwrap-probe-") as tmp:
         inside, outside = Path(tmp) / "w", Path(tmp) / "outside"
         inside.mkdir()
-        cmd = bubblewrap_command(bwrap, inside) + [sys.executable, "-s", "-P", "-B", "-c", _PROBE, str(inside), str(outside)]
+        cmd = bubblewrap_command(bwrap, inside) + [
+            sys.executable,
+            "-s",
+            "-P",
+            "-B",
+            "-c",
+            _PROBE,
+            str(inside),
+            str(outside),
+        ]
         try:
-            proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT_S,
-                                  cwd=tmp, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+            proc = subprocess.run(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=PROBE_TIMEOUT_S,
+                cwd=tmp,
+                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"bubblewrap could not be run: {exc}"
         said = " ".join(proc.stderr.decode(errors="replace").split())[:300]

@@ -18,8 +18,17 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
 
-__all__ = ["Strict", "Number", "Count", "Label", "Text", "format_validation_error", "did_you_mean", "shorten",
-           "CONTROL_CHARS"]
+__all__ = [
+    "Strict",
+    "Number",
+    "Count",
+    "Label",
+    "Text",
+    "format_validation_error",
+    "did_you_mean",
+    "shorten",
+    "CONTROL_CHARS",
+]
 
 CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
 SHOWN_CHARS = 80
@@ -85,8 +94,11 @@ def format_validation_error(err: ValidationError, prefix: str = "") -> list[str]
         elif e["type"] == "missing":
             msg = "required key is missing"
         got = e.get("input")
-        shown = ("" if e["type"] in ("missing", "extra_forbidden") or isinstance(got, (dict, list))
-                 else f", got {shorten(got)}")
+        shown = (
+            ""
+            if e["type"] in ("missing", "extra_forbidden") or isinstance(got, (dict, list))
+            else f", got {shorten(got)}"
+        )
         lines.append(f"{where}: {msg}{shown}")
     return lines
 

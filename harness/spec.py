@@ -37,8 +37,19 @@ from .errors import SpecError
 from .quantities import Quantity, control_vocabulary, vocabulary
 from .schema import Count, Label, Number, Strict, Text, did_you_mean, format_validation_error, shorten
 
-__all__ = ["Claim", "ClaimSpec", "Target", "Control", "Condition", "Bootstrap", "Comparison", "load_claim",
-           "spec_sha256", "RELATIONS", "relation_holds"]
+__all__ = [
+    "Claim",
+    "ClaimSpec",
+    "Target",
+    "Control",
+    "Condition",
+    "Bootstrap",
+    "Comparison",
+    "load_claim",
+    "spec_sha256",
+    "RELATIONS",
+    "relation_holds",
+]
 
 Relation = Literal["~", "<", "<=", ">", ">=", "abs<"]
 RELATIONS = ("~", "<", "<=", ">", ">=", "abs<")
@@ -46,8 +57,9 @@ RELATIONS = ("~", "<", "<=", ">", ">=", "abs<")
 
 def relation_holds(op: str, left: float, right: float) -> bool:
     """``left op right``; ``abs<`` is ``|left| < right``."""
-    return {"<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right,
-            "abs<": abs(left) < right}[op]
+    return {"<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right, "abs<": abs(left) < right}[
+        op
+    ]
 
 
 class Target(Strict):
@@ -140,8 +152,9 @@ class Bootstrap(Strict):
     seed: Count = Field(ge=0)
     cluster_col: Label = Field(description="column whose value names a row's cluster (its base model)")
     level: Number = Field(0.95, gt=0, lt=1, description="coverage of the percentile intervals")
-    robust_share: Number = Field(0.95, gt=0.5, le=1,
-                                 description="share of resamples in which every comparison must hold")
+    robust_share: Number = Field(
+        0.95, gt=0.5, le=1, description="share of resamples in which every comparison must hold"
+    )
     quantities: list[Label] = Field(default_factory=list, description="values to give an interval for")
     comparisons: list[Comparison] = Field(default_factory=list)
 
@@ -304,9 +317,11 @@ def _protocol_checks(raw: dict, protocol, problems: list[str]):
         kind = ctl["control"]
         model = protocol.controls.get(kind)
         if model is None:
-            problems.append(f"controls[{i}].control: unknown control {shorten(kind)} for protocol "
-                            f"'{protocol.name}'{did_you_mean(kind, protocol.controls)}; "
-                            f"known: {', '.join(sorted(protocol.controls))}")
+            problems.append(
+                f"controls[{i}].control: unknown control {shorten(kind)} for protocol "
+                f"'{protocol.name}'{did_you_mean(kind, protocol.controls)}; "
+                f"known: {', '.join(sorted(protocol.controls))}"
+            )
             continue
         try:
             cparams[i] = model.model_validate(ctl.get("params") or {})
@@ -317,7 +332,8 @@ def _protocol_checks(raw: dict, protocol, problems: list[str]):
 
 def _unknown(where: str, name: str, known, what: str) -> str:
     return f"{where}: {shorten(name)} is not {what}{did_you_mean(name, known)}; known: " + (
-        ", ".join(sorted(known)[:12]) + (" …" if len(known) > 12 else ""))
+        ", ".join(sorted(known)[:12]) + (" …" if len(known) > 12 else "")
+    )
 
 
 def _vocabulary_checks(claim: Claim, vocab: dict, cvocabs: dict, problems: list[str]) -> None:
@@ -325,8 +341,9 @@ def _vocabulary_checks(claim: Claim, vocab: dict, cvocabs: dict, problems: list[
         for key in ("quantity", "other"):
             name = getattr(t, key)
             if name is not None and name not in vocab:
-                problems.append(_unknown(f"targets[{i}].{key}", name, vocab,
-                                         f"a quantity protocol '{claim.protocol}' measures"))
+                problems.append(
+                    _unknown(f"targets[{i}].{key}", name, vocab, f"a quantity protocol '{claim.protocol}' measures")
+                )
     paper_names = {t.quantity for t in claim.targets if t.relation == "~"}
     for i, ctl in enumerate(claim.controls):
         cv = cvocabs.get(i)
@@ -338,15 +355,19 @@ def _vocabulary_checks(claim: Claim, vocab: dict, cvocabs: dict, problems: list[
                 if name not in cv:
                     problems.append(_unknown(where, name, cv, f"a quantity control '{ctl.control}' measures"))
                 elif cond.measure != "value" and cond.reference == "baseline" and name not in vocab:
-                    problems.append(f"{where}: {name!r} has no baseline: the unperturbed measurement has no such "
-                                    "quantity (use measure: value)")
+                    problems.append(
+                        f"{where}: {name!r} has no baseline: the unperturbed measurement has no such "
+                        "quantity (use measure: value)"
+                    )
                 elif cond.measure != "value" and cond.reference == "paper" and name not in paper_names:
                     problems.append(f"{where}: reference 'paper' needs a target with a paper value for {name!r}")
         if ctl.must_fail_targets:
             missing = [t.quantity for t in claim.targets if t.quantity not in cv]
             if missing:
-                problems.append(f"controls[{i}].must_fail_targets: control '{ctl.control}' does not measure "
-                                f"{missing}, so it cannot fail those targets")
+                problems.append(
+                    f"controls[{i}].must_fail_targets: control '{ctl.control}' does not measure "
+                    f"{missing}, so it cannot fail those targets"
+                )
     if claim.bootstrap is not None:
         b = claim.bootstrap
         for k, name in enumerate(b.quantities):
@@ -371,8 +392,10 @@ def _bootstrap_checks(claim: Claim, params, protocol, tables, problems: list[str
         header = tables.header(tabs[0][1])
         col = claim.bootstrap.cluster_col
         if col not in header:
-            problems.append(f"bootstrap.cluster_col: column {shorten(col)} is not in table {tabs[0][1]!r}"
-                            f"{did_you_mean(col, header)}")
+            problems.append(
+                f"bootstrap.cluster_col: column {shorten(col)} is not in table {tabs[0][1]!r}"
+                f"{did_you_mean(col, header)}"
+            )
 
 
 def _base_resampling():
@@ -401,8 +424,9 @@ def _input_checks(path: Path, claim: Claim, params, protocol, lock, tables, prob
         header = tables.header(table)
         for param, col in columns.items():
             if col not in header:
-                problems.append(f"params.{param}: column {shorten(col)} is not in table {table!r}"
-                                f"{did_you_mean(col, header)}")
+                problems.append(
+                    f"params.{param}: column {shorten(col)} is not in table {table!r}{did_you_mean(col, header)}"
+                )
 
 
 def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimSpec:
@@ -427,8 +451,10 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
         problems += format_validation_error(err)
     raw_id = raw.get("id")
     if isinstance(raw_id, str) and path.suffix in (".yaml", ".yml") and raw_id != path.stem:
-        problems.append(f"id: {shorten(raw_id)} must be the file's name without '.yaml' ({path.stem!r}), so that a "
-                        "claim's report cannot overwrite another's")
+        problems.append(
+            f"id: {shorten(raw_id)} must be the file's name without '.yaml' ({path.stem!r}), so that a "
+            "claim's report cannot overwrite another's"
+        )
 
     proto_name = raw.get("protocol")
     protocol = PROTOCOLS.get(proto_name) if isinstance(proto_name, str) else None
@@ -449,11 +475,20 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
     if claim is not None and params is not None:
         pdump = params.model_dump(mode="json")
         vocab = vocabulary(protocol.name, pdump)
-        cvocabs = {i: control_vocabulary(protocol.name, claim.controls[i].control, pdump, m.model_dump(mode="json"))
-                   for i, m in cparams.items()}
+        cvocabs = {
+            i: control_vocabulary(protocol.name, claim.controls[i].control, pdump, m.model_dump(mode="json"))
+            for i, m in cparams.items()
+        }
         _vocabulary_checks(claim, vocab, cvocabs, problems)
     if problems:
         raise SpecError(path, problems)
-    return ClaimSpec(path=path, claim=claim, protocol=protocol, params=params,
-                     control_params={claim.controls[i].id: m for i, m in cparams.items()}, vocabulary=vocab,
-                     control_vocabularies={claim.controls[i].id: v for i, v in cvocabs.items()}, texts=texts)
+    return ClaimSpec(
+        path=path,
+        claim=claim,
+        protocol=protocol,
+        params=params,
+        control_params={claim.controls[i].id: m for i, m in cparams.items()},
+        vocabulary=vocab,
+        control_vocabularies={claim.controls[i].id: v for i, v in cvocabs.items()},
+        texts=texts,
+    )

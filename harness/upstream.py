@@ -34,6 +34,7 @@ the only other processes it starts).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import json
@@ -58,8 +59,18 @@ from .fileio import atomic_write_bytes, atomic_write_text, project_lock
 from .schema import did_you_mean as _did_you_mean
 from .schema import format_validation_error
 
-__all__ = ["Pin", "UpstreamOptions", "load_pins", "checkout", "verify_checkout", "run_upstream_arm",
-           "PINS_FILE", "VENDOR_DIR", "CACHE_DIR", "ADAPTERS_DIR"]
+__all__ = [
+    "Pin",
+    "UpstreamOptions",
+    "load_pins",
+    "checkout",
+    "verify_checkout",
+    "run_upstream_arm",
+    "PINS_FILE",
+    "VENDOR_DIR",
+    "CACHE_DIR",
+    "ADAPTERS_DIR",
+]
 
 PINS_FILE = PROJECT_ROOT / "data" / "upstream.yaml"
 VENDOR_DIR = PROJECT_ROOT / "vendor"
@@ -124,8 +135,10 @@ def load_pins(path: str | Path = PINS_FILE) -> dict[str, Pin]:
 def _pin(name: str, pins_file: str | Path) -> Pin:
     pins = load_pins(pins_file)
     if name not in pins:
-        raise UpstreamError(f"{pins_file}: no upstream pin named '{name}'{_did_you_mean(name, pins)};"
-                            f" known: {', '.join(sorted(pins)) or 'none'}")
+        raise UpstreamError(
+            f"{pins_file}: no upstream pin named '{name}'{_did_you_mean(name, pins)};"
+            f" known: {', '.join(sorted(pins)) or 'none'}"
+        )
     return pins[name]
 
 
@@ -168,7 +181,9 @@ def _local_changes(repo: git.Repo) -> list[str]:
         tracked = repo.git.ls_files("-z").split("\0")
     lines = [line for line in out.splitlines() if line.strip()]
     listed = [line[3:] for line in lines]
-    stray = [d for d in _stray_folders(Path(repo.working_tree_dir), tracked) if not any(p.startswith(d) for p in listed)]
+    stray = [
+        d for d in _stray_folders(Path(repo.working_tree_dir), tracked) if not any(p.startswith(d) for p in listed)
+    ]
     return lines + ["?? " + d for d in stray]
 
 
@@ -237,7 +252,9 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
             repo.git.sparse_checkout("set", "--no-cone", *pin.sparse_patterns())
             repo.git.checkout("--quiet", "--detach", pin.commit)
     except git.GitCommandError as exc:
-        raise UpstreamError(f"git failed while checking out {pin.url} at {pin.commit} in {_show(dest)}: {_git_failure(exc)}") from None
+        raise UpstreamError(
+            f"git failed while checking out {pin.url} at {pin.commit} in {_show(dest)}: {_git_failure(exc)}"
+        ) from None
     return verify_checkout(pin_name, vendor_dir, pins_file=pins_file)
 
 
@@ -262,7 +279,9 @@ def verify_checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_
     dest = Path(vendor_dir) / pin_name
     fix = f"remove {_show(dest)} and run `make vendor`"
     if not dest.exists():
-        raise UpstreamError(f"no checkout of '{pin_name}' at {_show(dest)}; run `make vendor` (it clones {pin.url} at {pin.commit})")
+        raise UpstreamError(
+            f"no checkout of '{pin_name}' at {_show(dest)}; run `make vendor` (it clones {pin.url} at {pin.commit})"
+        )
     try:
         with _open_repo(dest, fix) as repo:
             found = _origin_url(repo)
@@ -273,15 +292,19 @@ def verify_checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_
             except git.GitCommandError:
                 head = None
             if head != pin.commit:
-                raise UpstreamError(f"{_show(dest)}: HEAD is {head[:7] if head else 'not a commit'}, expected {pin.commit};"
-                                    " run `make vendor` to check out the pinned commit")
+                raise UpstreamError(
+                    f"{_show(dest)}: HEAD is {head[:7] if head else 'not a commit'}, expected {pin.commit};"
+                    " run `make vendor` to check out the pinned commit"
+                )
             try:
                 sparse = repo.git.sparse_checkout("list").splitlines()
             except git.GitCommandError:
                 sparse = None
             if sparse != pin.sparse_patterns():
-                raise UpstreamError(f"{_show(dest)}: sparse-checkout paths are {sparse or 'not set (full checkout)'},"
-                                    f" expected {pin.sparse_patterns()}; run `make vendor`")
+                raise UpstreamError(
+                    f"{_show(dest)}: sparse-checkout paths are {sparse or 'not set (full checkout)'},"
+                    f" expected {pin.sparse_patterns()}; run `make vendor`"
+                )
             changes = _local_changes(repo)
             if changes:
                 raise UpstreamError(f"{_show(dest)} has local changes ({_describe_changes(changes)}); {fix}")
@@ -329,9 +352,21 @@ class _Answer(_Part):
 
 
 def _result(status: str, reason: str | None = None, **fields) -> dict:
-    out = {"status": status, "reason": reason, "values": {}, "details": {}, "controls": {}, "seconds": 0.0,
-           "cached": False, "cache_key": None, "commit": None, "url": None, "stdout": "", "stderr": "",
-           "sandbox": None}
+    out = {
+        "status": status,
+        "reason": reason,
+        "values": {},
+        "details": {},
+        "controls": {},
+        "seconds": 0.0,
+        "cached": False,
+        "cache_key": None,
+        "commit": None,
+        "url": None,
+        "stdout": "",
+        "stderr": "",
+        "sandbox": None,
+    }
     out.update(fields)
     return out
 
@@ -346,8 +381,9 @@ def _cache_key(commit: str, inputs: list[dict], adapter: Path, launcher: Path, r
         "launcher": hashlib.sha256(launcher.read_bytes()).hexdigest(),
         # Adapters may load one another (004 reuses the Table 1 adapter's loading), so
         # any change in the folder invalidates every cached answer.
-        "adapters_dir": {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-                         for p in sorted(adapter.parent.glob("*.py"))},
+        "adapters_dir": {
+            p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(adapter.parent.glob("*.py"))
+        },
         "request": {k: request[k] for k in ("params", "controls", "seed")},
         "python": sys.version,
         "packages": versions,
@@ -395,18 +431,25 @@ def _child_env(scratch: Path) -> dict[str, str]:
     """
     for sub in ("home", "mpl", "tmp"):
         (scratch / sub).mkdir()
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(scratch / "home"),
-            "MPLCONFIGDIR": str(scratch / "mpl"), "TMPDIR": str(scratch / "tmp"), "MPLBACKEND": "Agg",
-            "PYTHONHASHSEED": "0", "PYTHONUTF8": "1", "PYTHONDONTWRITEBYTECODE": "1",
-            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-            "HARNESS_SHARED_DIR": str(HARNESS_DIR)}  # where the launcher finds the modules it shares
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(scratch / "home"),
+        "MPLCONFIGDIR": str(scratch / "mpl"),
+        "TMPDIR": str(scratch / "tmp"),
+        "MPLBACKEND": "Agg",
+        "PYTHONHASHSEED": "0",
+        "PYTHONUTF8": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "HARNESS_SHARED_DIR": str(HARNESS_DIR),
+    }  # where the launcher finds the modules it shares
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     proc.wait()
 
 
@@ -435,8 +478,15 @@ def _write_inputs(folder: Path, inputs: list[_Input]) -> dict[str, Path]:
     return paths
 
 
-def _run_adapter(checkout_dir: Path, adapter: Path, launcher: Path, request: dict, inputs: list[_Input],
-                 timeout_s: float, confine: sandbox.Confinement) -> dict:
+def _run_adapter(
+    checkout_dir: Path,
+    adapter: Path,
+    launcher: Path,
+    request: dict,
+    inputs: list[_Input],
+    timeout_s: float,
+    confine: sandbox.Confinement,
+) -> dict:
     """Run the launcher once in a scratch folder; the fields of the result that describe the run."""
     with lifecycle.scratch_folder(SCRATCH_PREFIX) as (scratch, guard):
         table_files = _write_inputs(scratch / "inputs", inputs)
@@ -444,13 +494,24 @@ def _run_adapter(checkout_dir: Path, adapter: Path, launcher: Path, request: dic
         req, ans = scratch / "request.json", scratch / "answer.json"
         atomic_write_text(req, json.dumps(request))
         env = _child_env(scratch)
-        cmd = confine.command([sys.executable, *LAUNCH_FLAGS, str(launcher), str(checkout_dir), str(adapter), str(req), str(ans)],
-                              writable=scratch, read_only=[scratch / "inputs"])
+        cmd = confine.command(
+            [sys.executable, *LAUNCH_FLAGS, str(launcher), str(checkout_dir), str(adapter), str(req), str(ans)],
+            writable=scratch,
+            read_only=[scratch / "inputs"],
+        )
         timed_out = False
         with open(scratch / "stdout", "wb") as out, open(scratch / "stderr", "wb") as err:
             t0 = time.perf_counter()
-            proc = subprocess.Popen(cmd, cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                    start_new_session=True, preexec_fn=lifecycle.parent_death_preexec())
+            proc = subprocess.Popen(
+                cmd,
+                cwd=scratch,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+                preexec_fn=lifecycle.parent_death_preexec(),
+            )
             try:
                 guard.watch(proc.pid)
                 rc = proc.wait(timeout=timeout_s)
@@ -459,10 +520,16 @@ def _run_adapter(checkout_dir: Path, adapter: Path, launcher: Path, request: dic
             finally:
                 _kill_group(proc)  # on timeout or interrupt, and any stray child of a finished run
             seconds = time.perf_counter() - t0
-        run = _scrub({"seconds": seconds, "stdout": _tail(scratch / "stdout"), "stderr": _tail(scratch / "stderr")}, scratch)
+        run = _scrub(
+            {"seconds": seconds, "stdout": _tail(scratch / "stdout"), "stderr": _tail(scratch / "stderr")}, scratch
+        )
         altered = [i.name for i in inputs if hashlib.sha256(table_files[i.name].read_bytes()).hexdigest() != i.sha256]
         if timed_out:
-            return _result("could not run", f"the adapter {adapter.name} did not finish within {timeout_s:g} s and was killed", **run)
+            return _result(
+                "could not run",
+                f"the adapter {adapter.name} did not finish within {timeout_s:g} s and was killed",
+                **run,
+            )
         if rc != 0:
             how = f"was killed by signal {-rc}" if rc < 0 else f"exited with status {rc}"
             if confine.confined and rc > 128:  # bubblewrap relays a signal as 128 + its number
@@ -470,19 +537,31 @@ def _run_adapter(checkout_dir: Path, adapter: Path, launcher: Path, request: dic
             last = "\n".join(run["stderr"].rstrip().splitlines()[-REASON_STDERR_LINES:]) or "(stderr is empty)"
             return _result("could not run", f"the adapter {adapter.name} {how}; last lines of stderr:\n{last}", **run)
         if altered:
-            return _result("could not run", f"the adapter {adapter.name} changed its copy of the input table(s) "
-                                             f"{', '.join(altered)}; its answer was discarded", **run)
+            return _result(
+                "could not run",
+                f"the adapter {adapter.name} changed its copy of the input table(s) "
+                f"{', '.join(altered)}; its answer was discarded",
+                **run,
+            )
         try:
             answer = _Answer.model_validate_json(ans.read_bytes())
         except FileNotFoundError:
             return _result("could not run", f"the adapter {adapter.name} exited without writing its answer", **run)
         except ValidationError as verr:
             problems = "; ".join(format_validation_error(verr))
-            return _result("could not run", f"the answer of the adapter {adapter.name} is not JSON of the expected shape: {problems}", **run)
+            return _result(
+                "could not run",
+                f"the answer of the adapter {adapter.name} is not JSON of the expected shape: {problems}",
+                **run,
+            )
         answer = _scrub(answer.model_dump(), scratch)
     asked = [c["id"] for c in request["controls"]]
     if sorted(answer["controls"]) != sorted(asked):
-        return _result("could not run", f"the adapter {adapter.name} answered controls {sorted(answer['controls'])}, asked for {sorted(asked)}", **run)
+        return _result(
+            "could not run",
+            f"the adapter {adapter.name} answered controls {sorted(answer['controls'])}, asked for {sorted(asked)}",
+            **run,
+        )
     return _result("ok", **answer, **run)
 
 
@@ -503,9 +582,12 @@ def _watch_roots(options: UpstreamOptions, data_root: Path) -> list[sandbox.Watc
     else:
         roots = [sandbox.WatchRoot(label, Path(path)) for label, path in options.watch.items()]
     python = Path(sys.prefix)  # the venv the adapter imports from; large: sizes and times only
-    extra = [("<data root>", Path(data_root), True), (_label(options.vendor_dir), Path(options.vendor_dir), True),
-             (_label(options.cache_dir), Path(options.cache_dir), True),
-             (_show(python) if python.resolve().is_relative_to(PROJECT_ROOT) else "<python>", python, False)]
+    extra = [
+        ("<data root>", Path(data_root), True),
+        (_label(options.vendor_dir), Path(options.vendor_dir), True),
+        (_label(options.cache_dir), Path(options.cache_dir), True),
+        (_show(python) if python.resolve().is_relative_to(PROJECT_ROOT) else "<python>", python, False),
+    ]
     for label, path, hashed in extra:
         if not any(r.covers(path) for r in roots):
             roots.append(sandbox.WatchRoot(label, path, hashed=hashed))
@@ -568,8 +650,10 @@ def _run_watched(claim, params, tables, options, pin, where, adapter, launcher, 
 
     request = {
         "params": params.model_dump(mode="json"),
-        "controls": [{"id": c.id, "control": c.control, "params": claim.control_params[c.id].model_dump(mode="json")}
-                     for c in claim.controls],
+        "controls": [
+            {"id": c.id, "control": c.control, "params": claim.control_params[c.id].model_dump(mode="json")}
+            for c in claim.controls
+        ],
         "seed": claim.seed,
         "checkout": str(checkout_dir),
     }
@@ -580,14 +664,24 @@ def _run_watched(claim, params, tables, options, pin, where, adapter, launcher, 
     confine = sandbox.confinement(options.sandbox)
     if isinstance(confine, str):
         return _result("could not run", confine, **where, cache_key=key, sandbox=f"none: {confine}")
-    result = {**_run_adapter(checkout_dir, adapter, launcher, request, inputs, options.timeout_s, confine),
-              **where, "cache_key": key, "sandbox": confine.name}
+    result = {
+        **_run_adapter(checkout_dir, adapter, launcher, request, inputs, options.timeout_s, confine),
+        **where,
+        "cache_key": key,
+        "sandbox": confine.name,
+    }
     escaped = sandbox.changed(before, sandbox.snapshot(roots))
     if escaped:
         after_all = "" if result["status"] == "ok" else f"; besides, {result['reason']}"
-        return {**result, "status": "could not run", "values": {}, "details": {}, "controls": {},
-                "reason": f"the adapter {adapter.name} wrote outside its folder ({sandbox.describe_changes(escaped)}): "
-                          f"these changed while it ran, so its answer was discarded and nothing was cached{after_all}"}
+        return {
+            **result,
+            "status": "could not run",
+            "values": {},
+            "details": {},
+            "controls": {},
+            "reason": f"the adapter {adapter.name} wrote outside its folder ({sandbox.describe_changes(escaped)}): "
+            f"these changed while it ran, so its answer was discarded and nothing was cached{after_all}",
+        }
     if result["status"] == "ok":
         result["_cache_file"] = cache_file  # written once the shared lock is released
     return result

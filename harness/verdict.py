@@ -45,8 +45,15 @@ from .record import (
 )
 from .spec import ClaimSpec, relation_holds
 
-__all__ = ["judge_targets", "judge_controls", "arm_disagreements", "decide_verdict", "common_findings",
-           "literal_decimals", "requirement_text"]
+__all__ = [
+    "judge_targets",
+    "judge_controls",
+    "arm_disagreements",
+    "decide_verdict",
+    "common_findings",
+    "literal_decimals",
+    "requirement_text",
+]
 
 #: Rounding slack when a value is compared with a tolerance (values that round to the boundary count).
 TOL_SLACK = 1e-12
@@ -66,8 +73,7 @@ def literal_decimals(text: str | None) -> int:
     return max(0, dec - int(exp)) if exp else dec
 
 
-def requirement_text(relation: str, *, paper_text=None, tolerance_text=None, value_text=None,
-                     other_label=None) -> str:
+def requirement_text(relation: str, *, paper_text=None, tolerance_text=None, value_text=None, other_label=None) -> str:
     """The relation a target tests, in symbols: ``within 0.0005 of 0.828``, ``< 0.05``, ``|x| < 0.0002``."""
     if relation == "~":
         if tolerance_text is not None and float(tolerance_text) == 0:
@@ -110,19 +116,34 @@ def judge_targets(spec: ClaimSpec, reimpl, upstream) -> list[TargetOutcome]:
         mine = _arm_reading(t, reimpl.values, reimpl.ok)
         theirs = _arm_reading(t, upstream.values, upstream.ok)
         judged = theirs if judged_on == "upstream" else mine
-        texts = {"paper_text": _number_text(spec, ("targets", i, "paper"), t.paper),
-                 "tolerance_text": _number_text(spec, ("targets", i, "tolerance"), t.tolerance),
-                 "value_text": _number_text(spec, ("targets", i, "value"), t.value)}
+        texts = {
+            "paper_text": _number_text(spec, ("targets", i, "paper"), t.paper),
+            "tolerance_text": _number_text(spec, ("targets", i, "tolerance"), t.tolerance),
+            "value_text": _number_text(spec, ("targets", i, "value"), t.value),
+        }
         other_label = spec.label_of(t.other) if t.other else None
-        out.append(TargetOutcome(
-            quantity=t.quantity, quantity_label=q.label, title=t.label or q.label, role=t.role,
-            relation=t.relation, requirement=requirement_text(t.relation, other_label=other_label, **texts),
-            paper=t.paper, tolerance=t.tolerance, value=t.value, other=t.other, other_label=other_label,
-            reason=t.reason, judged_on=judged_on,
-            decimals=max(4, literal_decimals(texts["paper_text"]) + 1) if t.relation == "~" else 4,
-            reimpl=mine, upstream=theirs,
-            outcome="unmeasured" if judged.holds is None else ("holds" if judged.holds else "fails"),
-            **texts))
+        out.append(
+            TargetOutcome(
+                quantity=t.quantity,
+                quantity_label=q.label,
+                title=t.label or q.label,
+                role=t.role,
+                relation=t.relation,
+                requirement=requirement_text(t.relation, other_label=other_label, **texts),
+                paper=t.paper,
+                tolerance=t.tolerance,
+                value=t.value,
+                other=t.other,
+                other_label=other_label,
+                reason=t.reason,
+                judged_on=judged_on,
+                decimals=max(4, literal_decimals(texts["paper_text"]) + 1) if t.relation == "~" else 4,
+                reimpl=mine,
+                upstream=theirs,
+                outcome="unmeasured" if judged.holds is None else ("holds" if judged.holds else "fails"),
+                **texts,
+            )
+        )
     return out
 
 
@@ -149,20 +170,41 @@ def _judge_control_arm(spec: ClaimSpec, ctl, control_values: dict | None, baseli
             v = control_values.get(q)
             ref = baseline.get(q) if cond.reference == "baseline" else paper.get(q)
             measured = _measured(cond.measure, v, ref) if _finite(v) else None
-            rows.append(ConditionRow(quantity=q, quantity_label=spec.label_of(q), control_value=v if _finite(v) else None,
-                                     reference_value=ref if (cond.measure != "value" and _finite(ref)) else None,
-                                     measured=measured,
-                                     holds=measured is not None and relation_holds(cond.op, measured, cond.value)))
+            rows.append(
+                ConditionRow(
+                    quantity=q,
+                    quantity_label=spec.label_of(q),
+                    control_value=v if _finite(v) else None,
+                    reference_value=ref if (cond.measure != "value" and _finite(ref)) else None,
+                    measured=measured,
+                    holds=measured is not None and relation_holds(cond.op, measured, cond.value),
+                )
+            )
         idx = spec.claim.controls.index(ctl)
         threshold = spec.text_of("controls", idx, "must", i, "value") or f"{cond.value:g}"
-        what = {"value": "value", "shift": "shift from the", "abs_shift": "size of the shift from the",
-                "ratio": "ratio to the"}[cond.measure]
-        ref_words = "" if cond.measure == "value" else (" unperturbed run" if cond.reference == "baseline"
-                                                         else " paper's value")
+        what = {
+            "value": "value",
+            "shift": "shift from the",
+            "abs_shift": "size of the shift from the",
+            "ratio": "ratio to the",
+        }[cond.measure]
+        ref_words = (
+            ""
+            if cond.measure == "value"
+            else (" unperturbed run" if cond.reference == "baseline" else " paper's value")
+        )
         op = "magnitude <" if cond.op == "abs<" else cond.op
-        conditions.append(ConditionOutcome(measure=cond.measure, reference=cond.reference, op=cond.op,
-                                           threshold=cond.value, requirement=f"{what}{ref_words} {op} {threshold}",
-                                           rows=rows, holds=all(r.holds for r in rows)))
+        conditions.append(
+            ConditionOutcome(
+                measure=cond.measure,
+                reference=cond.reference,
+                op=cond.op,
+                threshold=cond.value,
+                requirement=f"{what}{ref_words} {op} {threshold}",
+                rows=rows,
+                holds=all(r.holds for r in rows),
+            )
+        )
     broke = all(c.holds for c in conditions)
     targets_failed = None
     if ctl.must_fail_targets:
@@ -180,9 +222,16 @@ def judge_controls(spec: ClaimSpec, reimpl, upstream) -> list[ControlOutcome]:
         for name, arm in (("reimpl", reimpl), ("upstream", upstream)):
             cv = arm.controls.get(ctl.id) if arm.ok else None
             arms[name] = _judge_control_arm(spec, ctl, cv.values if cv is not None else None, arm.values)
-        out.append(ControlOutcome(id=ctl.id, control=ctl.control,
-                                  params=spec.control_params[ctl.id].model_dump(mode="json"), changes=ctl.changes,
-                                  must_fail_targets=ctl.must_fail_targets, **arms))
+        out.append(
+            ControlOutcome(
+                id=ctl.id,
+                control=ctl.control,
+                params=spec.control_params[ctl.id].model_dump(mode="json"),
+                changes=ctl.changes,
+                must_fail_targets=ctl.must_fail_targets,
+                **arms,
+            )
+        )
     return out
 
 
@@ -194,11 +243,29 @@ def arm_disagreements(targets: list[TargetOutcome]) -> list[dict]:
         if a.value is None or b.value is None:
             continue
         if t.relation == "~" and abs(a.value - b.value) > t.tolerance + TOL_SLACK:
-            out.append({"title": t.title, "quantity": t.quantity, "reimpl": a.value, "upstream": b.value,
-                        "difference": a.value - b.value, "tolerance_text": t.tolerance_text, "decimals": t.decimals})
+            out.append(
+                {
+                    "title": t.title,
+                    "quantity": t.quantity,
+                    "reimpl": a.value,
+                    "upstream": b.value,
+                    "difference": a.value - b.value,
+                    "tolerance_text": t.tolerance_text,
+                    "decimals": t.decimals,
+                }
+            )
         elif t.relation != "~" and a.holds is not None and b.holds is not None and a.holds != b.holds:
-            out.append({"title": t.title, "quantity": t.quantity, "reimpl": a.value, "upstream": b.value,
-                        "difference": a.value - b.value, "tolerance_text": None, "decimals": t.decimals})
+            out.append(
+                {
+                    "title": t.title,
+                    "quantity": t.quantity,
+                    "reimpl": a.value,
+                    "upstream": b.value,
+                    "difference": a.value - b.value,
+                    "tolerance_text": None,
+                    "decimals": t.decimals,
+                }
+            )
     return out
 
 
@@ -206,22 +273,35 @@ def _reason(state: str, **facts) -> Finding:
     return Finding(state=state, facts=plain(facts))
 
 
-def decide_verdict(reimpl, upstream, targets: list[TargetOutcome], controls: list[ControlOutcome],
-                   disagreements: list[dict]) -> Verdict:
+def decide_verdict(
+    reimpl, upstream, targets: list[TargetOutcome], controls: list[ControlOutcome], disagreements: list[dict]
+) -> Verdict:
     """Apply the rule of this module's docstring; the reasons are findings."""
     if not reimpl.ok:
         return Verdict(verdict="could not run", reasons=[_reason("reimpl_could_not_run", reason=reimpl.reason)])
     unmeasured = [t for t in targets if t.outcome == "unmeasured"]
     if unmeasured:
-        return Verdict(verdict="inconclusive", reasons=[_reason(
-            "unmeasured", titles=[t.title for t in unmeasured], quantities=[t.quantity for t in unmeasured],
-            arms=[t.judged_on for t in unmeasured])])
+        return Verdict(
+            verdict="inconclusive",
+            reasons=[
+                _reason(
+                    "unmeasured",
+                    titles=[t.title for t in unmeasured],
+                    quantities=[t.quantity for t in unmeasured],
+                    arms=[t.judged_on for t in unmeasured],
+                )
+            ],
+        )
     failed_head = [t for t in targets if t.role == "headline" and t.outcome == "fails"]
     rescued = [t for t in failed_head if t.judged_on == "reimpl" and upstream.ok and t.upstream.holds is True]
     unrescued = [t for t in failed_head if t not in rescued]
     if unrescued:
-        return Verdict(verdict="not reproduced", reasons=[_reason(
-            "headline_missed", titles=[t.title for t in unrescued], arms=[t.judged_on for t in unrescued])])
+        return Verdict(
+            verdict="not reproduced",
+            reasons=[
+                _reason("headline_missed", titles=[t.title for t in unrescued], arms=[t.judged_on for t in unrescued])
+            ],
+        )
     reasons = []
     if rescued:
         reasons.append(_reason("rescued_by_authors", titles=[t.title for t in rescued]))
@@ -235,36 +315,72 @@ def decide_verdict(reimpl, upstream, targets: list[TargetOutcome], controls: lis
         reasons.append(_reason("arms_disagree", titles=[d["title"] for d in disagreements]))
     if reasons:
         return Verdict(verdict="partially reproduced", reasons=reasons)
-    return Verdict(verdict="reproduced", reasons=[_reason("all_hold", n_targets=len(targets), n_controls=len(controls),
-                                                          upstream_ran=upstream.ok)])
+    return Verdict(
+        verdict="reproduced",
+        reasons=[_reason("all_hold", n_targets=len(targets), n_controls=len(controls), upstream_ran=upstream.ok)],
+    )
 
 
-def common_findings(reimpl, upstream, targets: list[TargetOutcome], controls: list[ControlOutcome],
-                    disagreements: list[dict]) -> dict[str, Finding]:
+def common_findings(
+    reimpl, upstream, targets: list[TargetOutcome], controls: list[ControlOutcome], disagreements: list[dict]
+) -> dict[str, Finding]:
     """Findings every report states: the basis of the verdict and how the two arms compare."""
-    out = {"basis": _reason(
-        "counted", n_targets=len(targets), n_holding=sum(t.outcome == "holds" for t in targets),
-        n_unmeasured=sum(t.outcome == "unmeasured" for t in targets), n_controls=len(controls),
-        n_broke=sum(c.reimpl.broke is True for c in controls),
-        n_judged_on_upstream=sum(t.judged_on == "upstream" for t in targets),
-        upstream_status=upstream.status, upstream_reason=upstream.reason)}
+    out = {
+        "basis": _reason(
+            "counted",
+            n_targets=len(targets),
+            n_holding=sum(t.outcome == "holds" for t in targets),
+            n_unmeasured=sum(t.outcome == "unmeasured" for t in targets),
+            n_controls=len(controls),
+            n_broke=sum(c.reimpl.broke is True for c in controls),
+            n_judged_on_upstream=sum(t.judged_on == "upstream" for t in targets),
+            upstream_status=upstream.status,
+            upstream_reason=upstream.reason,
+        )
+    }
     if not (reimpl.ok and upstream.ok):
-        out["agreement"] = _reason("not_compared", upstream_status=upstream.status, upstream_reason=upstream.reason,
-                                   reimpl_status=reimpl.status)
+        out["agreement"] = _reason(
+            "not_compared",
+            upstream_status=upstream.status,
+            upstream_reason=upstream.reason,
+            reimpl_status=reimpl.status,
+        )
         return out
     both = [t for t in targets if t.reimpl.value is not None and t.upstream.value is not None]
     gaps = [(abs(t.reimpl.value - t.upstream.value), t) for t in both]
     largest = max(gaps, key=lambda g: g[0]) if gaps else None
     # one decimal more than the targets' tables: these values sit at a tolerance's edge
-    authors_only = [{"title": t.title, "upstream": t.upstream.value, "reimpl": t.reimpl.value,
-                     "requirement": t.requirement, "beyond": t.upstream.beyond, "decimals": t.decimals + 1}
-                    for t in targets if t.reimpl.holds is True and t.upstream.holds is False]
-    reimpl_only = [{"title": t.title, "upstream": t.upstream.value, "reimpl": t.reimpl.value,
-                    "requirement": t.requirement, "beyond": t.reimpl.beyond, "decimals": t.decimals + 1}
-                   for t in targets if t.reimpl.holds is False and t.upstream.holds is True]
+    authors_only = [
+        {
+            "title": t.title,
+            "upstream": t.upstream.value,
+            "reimpl": t.reimpl.value,
+            "requirement": t.requirement,
+            "beyond": t.upstream.beyond,
+            "decimals": t.decimals + 1,
+        }
+        for t in targets
+        if t.reimpl.holds is True and t.upstream.holds is False
+    ]
+    reimpl_only = [
+        {
+            "title": t.title,
+            "upstream": t.upstream.value,
+            "reimpl": t.reimpl.value,
+            "requirement": t.requirement,
+            "beyond": t.reimpl.beyond,
+            "decimals": t.decimals + 1,
+        }
+        for t in targets
+        if t.reimpl.holds is False and t.upstream.holds is True
+    ]
     out["agreement"] = _reason(
         "disagree" if disagreements else ("agree" if both else "nothing_shared"),
-        n_compared=len(both), largest_gap=largest[0] if largest else None,
-        largest_gap_title=largest[1].title if largest else None, disagreements=disagreements,
-        authors_only_outside=authors_only, reimpl_only_outside=reimpl_only)
+        n_compared=len(both),
+        largest_gap=largest[0] if largest else None,
+        largest_gap_title=largest[1].title if largest else None,
+        disagreements=disagreements,
+        authors_only_outside=authors_only,
+        reimpl_only_outside=reimpl_only,
+    )
     return out

@@ -60,8 +60,9 @@ def run_once(tables):
         if (prefix, "reimpl") not in arms:
             arms[(prefix, "reimpl")] = _run_reimpl(spec, tables, {})
             mine = arms[(prefix, "reimpl")]
-            arms[(prefix, "robustness")] = run_bootstrap(spec, tables, mine, judge_targets(spec, mine, mine),
-                                                         n_jobs=os.cpu_count() or 1)
+            arms[(prefix, "robustness")] = run_bootstrap(
+                spec, tables, mine, judge_targets(spec, mine, mine), n_jobs=os.cpu_count() or 1
+            )
         source = None
         if upstream:
             if (prefix, "upstream") not in arms:
@@ -80,8 +81,14 @@ def run_once(tables):
             source = {"url": log.get("upstream_url"), "commit": log.get("upstream_commit")}
         else:
             theirs = Arm(status="not run", reason="the authors' arm was switched off for this run (--no-upstream)")
-        record = assemble_record(spec, tables, arms[(prefix, "reimpl")], theirs, upstream_source=source,
-                                 robustness=arms[(prefix, "robustness")])
+        record = assemble_record(
+            spec,
+            tables,
+            arms[(prefix, "reimpl")],
+            theirs,
+            upstream_source=source,
+            robustness=arms[(prefix, "robustness")],
+        )
         return SimpleNamespace(record=record)
 
     return run

@@ -36,8 +36,11 @@ import sys
 
 # The harness package: named by the caller (harness.upstream sets it), else the folder above this one.
 HARNESS_DIR = os.environ.get("HARNESS_SHARED_DIR") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARED = {"harness_quantities": "quantities.py", "harness_audit": "audit.py",
-          "harness_losscheck": os.path.join("stats", "losscheck.py")}
+SHARED = {
+    "harness_quantities": "quantities.py",
+    "harness_audit": "audit.py",
+    "harness_losscheck": os.path.join("stats", "losscheck.py"),
+}
 
 
 def load_shared() -> None:

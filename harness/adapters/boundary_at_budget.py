@@ -72,8 +72,13 @@ def _box(sqo, z):
     """The box of ``fit_sigmoid_enhanced``: limits from its signature and from z."""
     defaults = inspect.signature(sqo.fit_sigmoid_enhanced).parameters
     b_min, b_max = defaults["b_min"].default, defaults["b_max"].default
-    return {"z_min": float(z.min()), "z_max": float(z.max()), "b_min": b_min, "b_max": b_max,
-            "maxiter": defaults["maxiter"].default}
+    return {
+        "z_min": float(z.min()),
+        "z_max": float(z.max()),
+        "b_min": b_min,
+        "b_max": b_max,
+        "maxiter": defaults["maxiter"].default,
+    }
 
 
 def _fit_one_stage(sqo, z, y, *, tau, kappa, lam):
@@ -84,8 +89,11 @@ def _fit_one_stage(sqo, z, y, *, tau, kappa, lam):
     box = _box(sqo, z)
     lb_min, lb_max = math.log(box["b_min"]), math.log(box["b_max"])
     rng = np.random.default_rng(CLI_FIT_ARGS["seed"])
-    zstars = np.unique(np.concatenate([np.linspace(box["z_min"], box["z_max"], CLI_FIT_ARGS["n_zstar_grid"]),
-                                       np.quantile(z, Z_QUANTILES)]))
+    zstars = np.unique(
+        np.concatenate(
+            [np.linspace(box["z_min"], box["z_max"], CLI_FIT_ARGS["n_zstar_grid"]), np.quantile(z, Z_QUANTILES)]
+        )
+    )
     slopes = np.exp(np.linspace(lb_min, lb_max, CLI_FIT_ARGS["n_b_grid"]))
     shapes = [(zs, b) for zs in zstars for b in slopes]
     zs_rand = rng.uniform(box["z_min"], box["z_max"], size=CLI_FIT_ARGS["n_random"])
@@ -106,11 +114,24 @@ def _fit_one_stage(sqo, z, y, *, tau, kappa, lam):
     cons = [{"type": "ineq", "fun": lambda p: 1.0 - p[0] - p[1], "jac": lambda p: np.array([-1.0, -1.0, 0.0, 0.0])}]
     best = None
     for _, p0 in starts[:N_KEEP]:
-        res = minimize(objective, p0, jac=True, method="SLSQP", bounds=bounds, constraints=cons,
-                       options={"maxiter": box["maxiter"], "ftol": 1e-9, "disp": False})
+        res = minimize(
+            objective,
+            p0,
+            jac=True,
+            method="SLSQP",
+            bounds=bounds,
+            constraints=cons,
+            options={"maxiter": box["maxiter"], "ftol": 1e-9, "disp": False},
+        )
         y0 = float(np.clip(res.x[0], 0.0, 1.0))
-        p = np.array([y0, float(np.clip(res.x[1], 0.0, 1.0 - y0)), float(np.clip(res.x[2], box["z_min"], box["z_max"])),
-                      float(np.clip(res.x[3], lb_min, lb_max))])
+        p = np.array(
+            [
+                y0,
+                float(np.clip(res.x[1], 0.0, 1.0 - y0)),
+                float(np.clip(res.x[2], box["z_min"], box["z_max"])),
+                float(np.clip(res.x[3], lb_min, lb_max)),
+            ]
+        )
         obj = objective(p)[0]
         if best is None or obj < best[0]:
             best = (obj, p, bool(res.success), str(res.message))
@@ -121,9 +142,13 @@ def bound_gaps(native, box) -> dict[str, float]:
     """Distance of the optimum from each limit of their box (z* and log b in their own units)."""
     y0, L, z_star, log_b = native
     return {
-        "z*=z_min": z_star - box["z_min"], "z*=z_max": box["z_max"] - z_star,
-        f"beta={box['b_min']:g}": log_b - math.log(box["b_min"]), f"beta={box['b_max']:g}": math.log(box["b_max"]) - log_b,
-        "y0=0": y0, "L=0": L, "y0+L=1": 1.0 - y0 - L,
+        "z*=z_min": z_star - box["z_min"],
+        "z*=z_max": box["z_max"] - z_star,
+        f"beta={box['b_min']:g}": log_b - math.log(box["b_min"]),
+        f"beta={box['b_max']:g}": math.log(box["b_max"]) - log_b,
+        "y0=0": y0,
+        "L=0": L,
+        "y0+L=1": 1.0 - y0 - L,
     }
 
 
@@ -178,8 +203,12 @@ def load_tasks(request: dict):
     sig, sqo = _authors()
     table = request["tables"][p.get("table", "oll")]
     labels, columns = list(p["tasks"]), list(p["tasks"].values())
-    x, Y, kept = sig._load_xy_from_csv(table, task_cols=columns, compute_product_cols=(p["tokens_col"], p["params_col"]),
-                                       compute_multiplier=float(p["multiplier"]))
+    x, Y, kept = sig._load_xy_from_csv(
+        table,
+        task_cols=columns,
+        compute_product_cols=(p["tokens_col"], p["params_col"]),
+        compute_multiplier=float(p["multiplier"]),
+    )
     if kept != columns:
         raise ValueError(f"{table}: the authors' loader kept columns {kept}, the claim asks for {columns}")
     return sqo, labels, x, Y
@@ -194,8 +223,13 @@ def run(request: dict) -> dict:
 
     cells, fits = _fit_all(sqo, x, Y, labels, tau=float(p["tau"]), continuation=warm, **kw)
     values = _values(cells, fits)
-    details = {"fits": fits, "z_eval": z_eval, "warm_start": warm, "n_rows": int(x.size),
-               "fit_args": {"tau": float(p["tau"]), "kappa_final": kw["kappa"], "lambda_b": kw["lam"], **CLI_FIT_ARGS}}
+    details = {
+        "fits": fits,
+        "z_eval": z_eval,
+        "warm_start": warm,
+        "n_rows": int(x.size),
+        "fit_args": {"tau": float(p["tau"]), "kappa_final": kw["kappa"], "lambda_b": kw["lam"], **CLI_FIT_ARGS},
+    }
     if p.get("robustness_cold_start"):
         alt, alt_fits = _fit_all(sqo, x, Y, labels, tau=float(p["tau"]), continuation=not warm, **kw)
         values.update({Q.alt_start_boundary(k): v for k, v in alt.items()})

@@ -86,10 +86,12 @@ PERIODS_HELPER = "temporal_coverage"
 SCRIPT = "scripts/evaluate/sigmoid_pinball_baselines.py"
 ISPLINE_K = 3  # create_equal_mass_bins(z_tr, K=3, min_bin=1) in their main()
 ESTIMATORS = {"constant": "null", "binwise": "oracle", "ispline": "ispline", "sigmoid": "sigmoid"}
-METRICS = {"pinball_id": ("train", "L"), "pinball_ood": ("val", "L"),
-           "calibration_id": ("train", "CE"), "calibration_ood": ("val", "CE")}
-
-
+METRICS = {
+    "pinball_id": ("train", "L"),
+    "pinball_ood": ("val", "L"),
+    "calibration_id": ("train", "CE"),
+    "calibration_ood": ("val", "CE"),
+}
 
 
 def _script():
@@ -99,11 +101,29 @@ def _script():
 
 
 def _argv(p: dict, csv_path: str, out_base: str) -> list[str]:
-    return ["--csv", csv_path, "--tau", repr(float(p["tau"])), "--kappa_final", repr(float(p["kappa"])),
-            "--lambda_b", repr(float(p["lam"])), "--bins", str(int(p["n_bins"])),
-            "--min_bin_size", str(int(p["min_bin_size"])), "--task_group", "main",
-            "--compute_product_cols", p["tokens_col"], p["params_col"],
-            "--compute_multiplier", repr(float(p["multiplier"])), "--out_base", out_base]
+    return [
+        "--csv",
+        csv_path,
+        "--tau",
+        repr(float(p["tau"])),
+        "--kappa_final",
+        repr(float(p["kappa"])),
+        "--lambda_b",
+        repr(float(p["lam"])),
+        "--bins",
+        str(int(p["n_bins"])),
+        "--min_bin_size",
+        str(int(p["min_bin_size"])),
+        "--task_group",
+        "main",
+        "--compute_product_cols",
+        p["tokens_col"],
+        p["params_col"],
+        "--compute_multiplier",
+        repr(float(p["multiplier"])),
+        "--out_base",
+        out_base,
+    ]
 
 
 def _check_settings(A, spb, p: dict, headers: list[str]) -> dict:
@@ -116,19 +136,29 @@ def _check_settings(A, spb, p: dict, headers: list[str]) -> dict:
         problems.append(f"tasks {extra} are not among their --task_group main columns {main_tasks}")
     k_metric = inspect.signature(pinball_utils.smooth_pinball_loss).parameters["k_smooth"].default
     if float(p["kappa"]) != float(k_metric):
-        problems.append(f"their metrics use smooth_pinball_loss at k_smooth={k_metric:g} whatever --kappa_final; "
-                        f"the claim asks kappa={p['kappa']:g}")
+        problems.append(
+            f"their metrics use smooth_pinball_loss at k_smooth={k_metric:g} whatever --kappa_final; "
+            f"the claim asks kappa={p['kappa']:g}"
+        )
     lam_default = inspect.signature(spb.iso.fit_ispline_enhanced).parameters["lambda_beta"].default
     if int(p["ispline_intervals"]) != ISPLINE_K:
-        problems.append(f"their I-spline knots come from a {ISPLINE_K}-bin partition (fixed in main); "
-                        f"the claim asks {p['ispline_intervals']}")
+        problems.append(
+            f"their I-spline knots come from a {ISPLINE_K}-bin partition (fixed in main); "
+            f"the claim asks {p['ispline_intervals']}"
+        )
     if float(p["ispline_lam"]) != float(lam_default):
-        problems.append(f"their I-spline ridge is fit_ispline_enhanced's default lambda_beta={lam_default:g} "
-                        f"(not passed by the script); the claim asks {p['ispline_lam']:g}")
+        problems.append(
+            f"their I-spline ridge is fit_ispline_enhanced's default lambda_beta={lam_default:g} "
+            f"(not passed by the script); the claim asks {p['ispline_lam']:g}"
+        )
     if problems:
         raise ValueError("the claim's settings cannot be run with the authors' script: " + "; ".join(problems))
-    return {"metric_k_smooth": float(k_metric), "ispline_K": ISPLINE_K, "ispline_lambda_beta": float(lam_default),
-            "main_tasks": main_tasks}
+    return {
+        "metric_k_smooth": float(k_metric),
+        "ispline_K": ISPLINE_K,
+        "ispline_lambda_beta": float(lam_default),
+        "main_tasks": main_tasks,
+    }
 
 
 def _read_pair(path: str) -> dict[str, dict[str, float]]:
@@ -168,10 +198,12 @@ def _constant_metrics(A, spb, pinball_utils, s: dict, c: float, tau: float, bins
     edges_tr = A.binning.create_equal_mass_bins(s["z_tr"], bins, min_bin)
     edges_va = A.binning.create_equal_mass_bins(s["z_va"], bins, min_bin) if s["z_va"].size else np.array([])
     q_tr, q_va = np.full_like(s["y_tr"], c), np.full_like(s["y_va"], c)
-    return {"pinball_id": _mean_loss(pinball_utils, s["y_tr"], q_tr, tau),
-            "pinball_ood": _mean_loss(pinball_utils, s["y_va"], q_va, tau),
-            "calibration_id": spb._macro_calibration_error(s["z_tr"], s["y_tr"], q_tr, edges_tr, tau=tau),
-            "calibration_ood": spb._macro_calibration_error(s["z_va"], s["y_va"], q_va, edges_va, tau=tau)}
+    return {
+        "pinball_id": _mean_loss(pinball_utils, s["y_tr"], q_tr, tau),
+        "pinball_ood": _mean_loss(pinball_utils, s["y_va"], q_va, tau),
+        "calibration_id": spb._macro_calibration_error(s["z_tr"], s["y_tr"], q_tr, edges_tr, tau=tau),
+        "calibration_ood": spb._macro_calibration_error(s["z_va"], s["y_va"], q_va, edges_va, tau=tau),
+    }
 
 
 def _beta_zero(A, spb, pinball_utils, pairs, sets, p):
@@ -180,13 +212,21 @@ def _beta_zero(A, spb, pinball_utils, pairs, sets, p):
     for x in pairs:
         s = sets[(x["task"], x["t"])]
         c = spb._best_constant_pinball(s["y_tr"], tau=tau)
-        rows.append({"task": x["task"], "t": x["t"], "constant": c,
-                     "quantile_constant": float(np.quantile(s["y_tr"][np.isfinite(s["y_tr"])], tau)),
-                     **_constant_metrics(A, spb, pinball_utils, s, c, tau, bins, min_bin)})
+        rows.append(
+            {
+                "task": x["task"],
+                "t": x["t"],
+                "constant": c,
+                "quantile_constant": float(np.quantile(s["y_tr"][np.isfinite(s["y_tr"])], tau)),
+                **_constant_metrics(A, spb, pinball_utils, s, c, tau, bins, min_bin),
+            }
+        )
     values = {f"{m}.sigmoid": float(np.mean([r[m] for r in rows])) for m in METRICS}
-    details = {"how": "beta = 0 is outside their fitter's box (beta >= 0.05); the beta = 0 optimum of their "
-                      "objective is the loss-minimising constant in [0, 1], their _best_constant_pinball",
-               "per_pair": rows}
+    details = {
+        "how": "beta = 0 is outside their fitter's box (beta >= 0.05); the beta = 0 optimum of their "
+        "objective is the loss-minimising constant in [0, 1], their _best_constant_pinball",
+        "per_pair": rows,
+    }
     return values, details
 
 
@@ -206,23 +246,37 @@ def _shuffle_z(A, spb, pinball_utils, TC, data, pairs, split_pids, p, args, n, s
         for x in pairs:
             tr_pid, va_pid = split_pids[x["t"] - 1]
             s = TC.split_sets(shuffled, x["task"], tr_pid, va_pid)
-            edges_tr = A.binning.create_equal_mass_bins(s["z_tr"], max(1, int(args.bins)), max(1, int(args.min_bin_size)))
+            edges_tr = A.binning.create_equal_mass_bins(
+                s["z_tr"], max(1, int(args.bins)), max(1, int(args.min_bin_size))
+            )
             xs, yc = A.common.fit_sigmoid_predictor(
-                s["C_tr"], s["y_tr"], tau=tau, frontier_fit_mode=str(args.frontier_fit_mode),
-                bins_for_fit=int(args.bins), min_bin_size_for_fit=int(args.min_bin_size),
-                bin_frontier_quantile=float(args.bin_frontier_quantile), bin_trim_fraction=float(args.bin_trim_fraction),
-                bin_edges_for_fit=edges_tr, kappa_final=float(args.kappa_final), lambda_b=args.lambda_b)
+                s["C_tr"],
+                s["y_tr"],
+                tau=tau,
+                frontier_fit_mode=str(args.frontier_fit_mode),
+                bins_for_fit=int(args.bins),
+                min_bin_size_for_fit=int(args.min_bin_size),
+                bin_frontier_quantile=float(args.bin_frontier_quantile),
+                bin_trim_fraction=float(args.bin_trim_fraction),
+                bin_edges_for_fit=edges_tr,
+                kappa_final=float(args.kappa_final),
+                lambda_b=args.lambda_b,
+            )
             L_sig = _mean_loss(pinball_utils, s["y_tr"], A.common.interpolate_curve(xs, yc, s["C_tr"]), tau)
             losses[f"{x['task']} t={x['t']}"] = L_sig
             adv.append(real_null[(x["task"], x["t"])] - L_sig)
         each.append(float(np.mean(adv)))
         sig_losses.append(losses)
     values = {"advantage.id": float(np.mean(each))}
-    details = {"n_shuffles": int(n), "seed": seed, "advantage_each": each,
-               "shuffled_periods": [p["periods"][i][0] for i in train_pids],
-               "how": "compute proxy permuted among the models of each training period (shared by tasks); their "
-                      "sigmoid refitted (fit_sigmoid_predictor) and its ID loss compared with the real L_null",
-               "sigmoid_pinball_id_each": sig_losses}
+    details = {
+        "n_shuffles": int(n),
+        "seed": seed,
+        "advantage_each": each,
+        "shuffled_periods": [p["periods"][i][0] for i in train_pids],
+        "how": "compute proxy permuted among the models of each training period (shared by tasks); their "
+        "sigmoid refitted (fit_sigmoid_predictor) and its ID loss compared with the real L_null",
+        "sigmoid_pinball_id_each": sig_losses,
+    }
     return values, details
 
 
@@ -250,8 +304,14 @@ def run(request: dict) -> dict:
         for label, col in p["tasks"].items():
             for t in range(1, len(split_pids) + 1):
                 rows = _read_pair(os.path.join(out, f"k{t}", f"{A.cu.sanitize_name(col)}__pinball_baselines.csv"))
-                pairs.append({"task": label, "t": t, "csv": rows,
-                              "metrics": {est: _metrics_of(rows, their) for est, their in ESTIMATORS.items()}})
+                pairs.append(
+                    {
+                        "task": label,
+                        "t": t,
+                        "csv": rows,
+                        "metrics": {est: _metrics_of(rows, their) for est, their in ESTIMATORS.items()},
+                    }
+                )
     t_script = time.perf_counter() - t_start
     values = _table(pairs)
 
@@ -271,14 +331,26 @@ def run(request: dict) -> dict:
         worst_null, worst_sig = max(worst_null, d_null), max(worst_sig, d_sig)
         e3 = A.binning.create_equal_mass_bins(s["z_tr"], K=ISPLINE_K, min_bin=1)
         n_knot = max(2, int(e3.size - 1))
-        x.update({"train": p["periods"][tr_pid][0], "val": p["periods"][va_pid][0], "n_train": int(s["z_tr"].size),
-                  "n_val": int(s["z_va"].size), "n_val_before_overlap": s["n_val_before_overlap"],
-                  "overlap": s["overlap"],
-                  "sigmoid_fit": {k: v for k, v in f.items() if k != "native"},
-                  "ispline_knots": {"n_knot_grid": n_knot,
-                                    "edges": [float(v) for v in spb.iso.build_knot_edges_equal_mass(s["z_tr"], n_knot)]},
-                  "check": {"null_max_abs_diff": d_null, "sigmoid_pinball_id_exact_q": L_exact,
-                            "sigmoid_pinball_id_exact_minus_csv": L_exact - x["metrics"]["sigmoid"]["pinball_id"]}})
+        x.update(
+            {
+                "train": p["periods"][tr_pid][0],
+                "val": p["periods"][va_pid][0],
+                "n_train": int(s["z_tr"].size),
+                "n_val": int(s["z_va"].size),
+                "n_val_before_overlap": s["n_val_before_overlap"],
+                "overlap": s["overlap"],
+                "sigmoid_fit": {k: v for k, v in f.items() if k != "native"},
+                "ispline_knots": {
+                    "n_knot_grid": n_knot,
+                    "edges": [float(v) for v in spb.iso.build_knot_edges_equal_mass(s["z_tr"], n_knot)],
+                },
+                "check": {
+                    "null_max_abs_diff": d_null,
+                    "sigmoid_pinball_id_exact_q": L_exact,
+                    "sigmoid_pinball_id_exact_minus_csv": L_exact - x["metrics"]["sigmoid"]["pinball_id"],
+                },
+            }
+        )
         fits.append(x["sigmoid_fit"])
     t_refit = time.perf_counter() - t_start - t_script
 
@@ -288,22 +360,40 @@ def run(request: dict) -> dict:
         if kind == "beta_zero":
             v, d = _beta_zero(A, spb, pinball_utils, pairs, sets, p)
         elif kind == "shuffle_z":
-            v, d = _shuffle_z(A, spb, pinball_utils, TC, data, pairs, split_pids, p, args,
-                              c["params"].get("n_shuffles", p.get("n_shuffles", 1)), request["seed"])
+            v, d = _shuffle_z(
+                A,
+                spb,
+                pinball_utils,
+                TC,
+                data,
+                pairs,
+                split_pids,
+                p,
+                args,
+                c["params"].get("n_shuffles", p.get("n_shuffles", 1)),
+                request["seed"],
+            )
         else:
             raise ValueError(f"control '{c['id']}': kind '{kind}' is not supported by this adapter")
         controls[c["id"]] = {"values": v, "details": d}
 
-    edge_fits = [f"{x['task']} t={x['t']}" for x in pairs
-                 if {"z*=z_min", "z*=z_max"} & set(x["sigmoid_fit"]["bounds_active"])]
-    beta_fits = [f"{x['task']} t={x['t']}" for x in pairs
-                 if any(b.startswith("beta=") for b in x["sigmoid_fit"]["bounds_active"])]
+    edge_fits = [
+        f"{x['task']} t={x['t']}" for x in pairs if {"z*=z_min", "z*=z_max"} & set(x["sigmoid_fit"]["bounds_active"])
+    ]
+    beta_fits = [
+        f"{x['task']} t={x['t']}"
+        for x in pairs
+        if any(b.startswith("beta=") for b in x["sigmoid_fit"]["bounds_active"])
+    ]
     details = {
-        "script": SCRIPT, "argv": [a if a != table else "<table>" for a in argv],
+        "script": SCRIPT,
+        "argv": [a if a != table else "<table>" for a in argv],
         "n_pairs": len(pairs),
         "estimator_names": {k: f"their {v}" for k, v in ESTIMATORS.items()},
-        "settings": {**fixed, "fit": {"tau": tau, "kappa_final": float(p["kappa"]), "lambda_b": float(p["lam"]),
-                                      **H.CLI_FIT_ARGS}},
+        "settings": {
+            **fixed,
+            "fit": {"tau": tau, "kappa_final": float(p["kappa"]), "lambda_b": float(p["lam"]), **H.CLI_FIT_ARGS},
+        },
         "periods": periods,
         "per_pair": pairs,
         "bounds_active_counts": TC.bound_summary(fits),

@@ -69,8 +69,6 @@ import numpy as np
 HELPER = "boundary_at_budget"  # sibling adapter, importable by name (see _launch.py)
 
 
-
-
 def setting_key(s: dict) -> str:
     return f"tau={s['tau']:g},kappa={s['kappa']:g},lam={s['lam']:g}"
 
@@ -125,9 +123,11 @@ def _summary(fits, claimed_fits, reference, beta_task):
 
 def _control_values(fits, reference):
     bnd = {k: f["boundary"] for k, f in fits.items()}
-    return {"claimed.coverage_mean": float(np.mean([f["coverage"] for f in fits.values()])),
-            "claimed.max_dev": float(max(abs(bnd[k] - v) for k, v in reference.items())),
-            "claimed.mean_boundary": float(np.mean(list(bnd.values())))}
+    return {
+        "claimed.coverage_mean": float(np.mean([f["coverage"] for f in fits.values()])),
+        "claimed.max_dev": float(max(abs(bnd[k] - v) for k, v in reference.items())),
+        "claimed.mean_boundary": float(np.mean(list(bnd.values()))),
+    }
 
 
 def _setting_details(s, fits, b_min_name):
@@ -155,11 +155,16 @@ def check_code(request: dict, sqo) -> tuple[dict, dict]:
     audit = harness_audit.audit_source_lines(request["checkout"], p.get("source_audit", []))
     grid = harness_losscheck.residual_grid(n=int(p["loss_grid_points"]))
     loss = harness_losscheck.check_loss_function(
-        lambda u, tau, kappa: sqo.smooth_pinball_loss(u, tau=tau, kappa=kappa), float(p["tau"]), float(p["kappa"]), grid)
+        lambda u, tau, kappa: sqo.smooth_pinball_loss(u, tau=tau, kappa=kappa), float(p["tau"]), float(p["kappa"]), grid
+    )
     loss["function"] = f"{sqo.__name__}.smooth_pinball_loss"
-    values = {"audit.n": float(audit["n"]), "audit.n_failed": float(audit["n"] - audit["n_found"]),
-              "loss.literal_max_gap": loss["literal_max_gap"], "loss.sharp_sup_gap": loss["sharp_sup_gap"],
-              "loss.sharp_rel_error": loss["sharp_rel_error"]}
+    values = {
+        "audit.n": float(audit["n"]),
+        "audit.n_failed": float(audit["n"] - audit["n_found"]),
+        "loss.literal_max_gap": loss["literal_max_gap"],
+        "loss.sharp_sup_gap": loss["sharp_sup_gap"],
+        "loss.sharp_rel_error": loss["sharp_rel_error"],
+    }
     return values, {"audit": audit, "loss": loss}
 
 
@@ -182,14 +187,20 @@ def run(request: dict) -> dict:
     def fit(s: dict) -> dict:
         k = setting_key(s)
         if k not in fitted:
-            fitted[k] = (s, {label: _fit_task(H, sqo, z, y, warm=warm, z_eval=z_eval, **s) for label, (z, y) in data.items()})
+            fitted[k] = (
+                s,
+                {label: _fit_task(H, sqo, z, y, warm=warm, z_eval=z_eval, **s) for label, (z, y) in data.items()},
+            )
         return fitted[k][1]
 
     claimed = {"tau": float(p["tau"]), "kappa": float(p["kappa"]), "lam": float(p["lam"])}
     claimed_fits = fit(claimed)
     c = _summary(claimed_fits, claimed_fits, reference, p["beta_task"])
-    values = {"claimed.max_dev": c["max_dev"], "claimed.coverage_mean": c["coverage_mean"],
-              "claimed.mean_boundary": c["mean_boundary"]}
+    values = {
+        "claimed.max_dev": c["max_dev"],
+        "claimed.coverage_mean": c["coverage_mean"],
+        "claimed.mean_boundary": c["mean_boundary"],
+    }
     others, n_within = [], 0
     sweeps = {}
     for param in ("tau", "kappa", "lam"):
@@ -197,8 +208,12 @@ def run(request: dict) -> dict:
         for v in p[f"{param}_grid"]:
             s = {**claimed, param: float(v)}
             row = _summary(fit(s), claimed_fits, reference, p["beta_task"])
-            values.update({Q.sweep(param, float(v), stat): row[stat]
-                           for stat in ("max_dev", "coverage_mean", "max_shift", "beta")})
+            values.update(
+                {
+                    Q.sweep(param, float(v), stat): row[stat]
+                    for stat in ("max_dev", "coverage_mean", "max_shift", "beta")
+                }
+            )
             if float(v) != claimed[param]:
                 others.append(row["max_dev"])
                 n_within += int(row["max_dev"] <= float(p["within"]))
@@ -217,9 +232,14 @@ def run(request: dict) -> dict:
         s = {**claimed, "tau": float(ctl["params"]["tau"])}
         reused = setting_key(s) in fitted
         c_fits = fit(s)
-        controls[ctl["id"]] = {"values": _control_values(c_fits, reference),
-                               "details": {"setting": setting_key(s), "reused_sweep_fit": reused,
-                                           **_setting_details(s, c_fits, b_min_name)}}
+        controls[ctl["id"]] = {
+            "values": _control_values(c_fits, reference),
+            "details": {
+                "setting": setting_key(s),
+                "reused_sweep_fit": reused,
+                **_setting_details(s, c_fits, b_min_name),
+            },
+        }
 
     settings = {k: _setting_details(s, f, b_min_name) for k, (s, f) in fitted.items()}
     details = {

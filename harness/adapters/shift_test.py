@@ -97,9 +97,14 @@ def _merge(aa, p, tables):
     cutoff = pd.Timestamp(str(p["cutoff"]))
     df_test = df[df[dc].notna()].copy()
     post = (df_test[dc] >= cutoff).to_numpy()
-    counts = {"n_total_merged": int(df.shape[0]), "n_with_release_date": int(df_test.shape[0]),
-              "n_missing_release_date": int(df.shape[0] - df_test.shape[0]),
-              "n_pre_release": int((~post).sum()), "n_post_release": int(post.sum()), "cutoff": str(cutoff.date())}
+    counts = {
+        "n_total_merged": int(df.shape[0]),
+        "n_with_release_date": int(df_test.shape[0]),
+        "n_missing_release_date": int(df.shape[0] - df_test.shape[0]),
+        "n_pre_release": int((~post).sum()),
+        "n_post_release": int(post.sum()),
+        "cutoff": str(cutoff.date()),
+    }
     return df_test[xc].to_numpy(), df_test[yc].to_numpy(), post, counts
 
 
@@ -111,11 +116,21 @@ def _test(aa, x, y, post, p, **kw):
 
 def _values(res, n_merged):
     gamma, se = res["coef_group_shift_gamma"], res["se_group_shift_gamma"]
-    return {"n_merged": n_merged, "n_support": res["n_used_in_support"], "n_pre": res["n_pre"],
-            "n_post": res["n_post"], "slope": res["coef_slope_b"], "gamma": gamma, "se": se,
-            "t": res["t_group_shift_gamma"], "p_value": res["pvalue_one_sided_gamma_gt_0"],
-            "r2": res["r2_logit_fit"], "odds_ratio": res["odds_ratio_group_shift"],
-            "null_mean": res["gamma_perm_mean"], "upper95": gamma + Z95 * se}
+    return {
+        "n_merged": n_merged,
+        "n_support": res["n_used_in_support"],
+        "n_pre": res["n_pre"],
+        "n_post": res["n_post"],
+        "slope": res["coef_slope_b"],
+        "gamma": gamma,
+        "se": se,
+        "t": res["t_group_shift_gamma"],
+        "p_value": res["pvalue_one_sided_gamma_gt_0"],
+        "r2": res["r2_logit_fit"],
+        "odds_ratio": res["odds_ratio_group_shift"],
+        "null_mean": res["gamma_perm_mean"],
+        "upper95": gamma + Z95 * se,
+    }
 
 
 def _their_logit(aa, pct, eps):
@@ -134,10 +149,16 @@ def _inflate(aa, x, y, post, p, shift):
     target = _their_logit(aa, y[post], eps) + shift
     res = _test(aa, x, y_new, post, p)
     values = {"gamma": res["coef_group_shift_gamma"], "p_value": res["pvalue_one_sided_gamma_gt_0"]}
-    details = {"test": res, "shift": shift, "how": "post-release AIME percentages replaced by 100*expit(their_logit+shift)",
-               "realized_shift": {"max_abs_error": float(np.max(np.abs(realized - shift))),
-                                  "n_post": int(post.sum()),
-                                  "n_clipped": int(np.sum((target < lo) | (target > hi)))}}
+    details = {
+        "test": res,
+        "shift": shift,
+        "how": "post-release AIME percentages replaced by 100*expit(their_logit+shift)",
+        "realized_shift": {
+            "max_abs_error": float(np.max(np.abs(realized - shift))),
+            "n_post": int(post.sum()),
+            "n_clipped": int(np.sum((target < lo) | (target > hi))),
+        },
+    }
     return values, details
 
 
@@ -154,10 +175,17 @@ def _relabel(aa, x, y, post, p, base, n_draws, seed):
         n_support.append(res["n_used_in_support"])
     g, n = np.array(gammas), np.array(n_support)
     values = {"gamma_mean": float(g.mean()), "gamma_sd": float(g.std(ddof=1))}
-    details = {"n_draws": int(n_draws), "seed": seed, "n_sample": int(keep.sum()), "n_post": int(gs.sum()),
-               "n_perm_inside": RELABEL_N_PERM, "n_support_mean": float(n.mean()), "n_support_min": int(n.min()),
-               "n_draws_trimmed": int(np.sum(n < keep.sum())),
-               "gamma_quantiles": dict(zip(("q05", "q50", "q95"), map(float, np.quantile(g, [0.05, 0.5, 0.95]))))}
+    details = {
+        "n_draws": int(n_draws),
+        "seed": seed,
+        "n_sample": int(keep.sum()),
+        "n_post": int(gs.sum()),
+        "n_perm_inside": RELABEL_N_PERM,
+        "n_support_mean": float(n.mean()),
+        "n_support_min": int(n.min()),
+        "n_draws_trimmed": int(np.sum(n < keep.sum())),
+        "gamma_quantiles": dict(zip(("q05", "q50", "q95"), map(float, np.quantile(g, [0.05, 0.5, 0.95])))),
+    }
     return values, details
 
 
@@ -168,15 +196,32 @@ def run(request: dict) -> dict:
     res = _test(aa, x, y, post, p)
     values = _values(res, counts["n_total_merged"])
     eps_default = inspect.signature(aa._contamination_test_logit_to_logit).parameters["eps"].default
-    details = {"test": res, "merge": counts, "seed": SEED, "eps": float(p["eps"]), "eps_default_in_their_code": eps_default}
+    details = {
+        "test": res,
+        "merge": counts,
+        "seed": SEED,
+        "eps": float(p["eps"]),
+        "eps_default_in_their_code": eps_default,
+    }
 
     rows = []
     for eps in p["eps_grid"]:
         r = _test(aa, x, y, post, p, eps=float(eps))
-        rows.append({"eps": float(eps), "gamma": r["coef_group_shift_gamma"], "se": r["se_group_shift_gamma"],
-                     "t": r["t_group_shift_gamma"], "p_value": r["pvalue_one_sided_gamma_gt_0"],
-                     "n": r["n_used_in_support"], "n_pre": r["n_pre"], "n_post": r["n_post"],
-                     "slope": r["coef_slope_b"], "r2": r["r2_logit_fit"], "null_mean": r["gamma_perm_mean"]})
+        rows.append(
+            {
+                "eps": float(eps),
+                "gamma": r["coef_group_shift_gamma"],
+                "se": r["se_group_shift_gamma"],
+                "t": r["t_group_shift_gamma"],
+                "p_value": r["pvalue_one_sided_gamma_gt_0"],
+                "n": r["n_used_in_support"],
+                "n_pre": r["n_pre"],
+                "n_post": r["n_post"],
+                "slope": r["coef_slope_b"],
+                "r2": r["r2_logit_fit"],
+                "null_mean": r["gamma_perm_mean"],
+            }
+        )
     details["eps_sensitivity"] = rows
 
     controls = {}

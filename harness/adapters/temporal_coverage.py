@@ -89,8 +89,6 @@ COUNT_TOL = 1e-3  # |n * hat_tau - round(n * hat_tau)| allowed (hat_tau is writt
 # -- the authors' code --------------------------------------------------------------------------------------
 
 
-
-
 def authors() -> SimpleNamespace:
     from skill_frontier.core import period_utils, sigmoid
     from skill_frontier.core import sigmoid_quantile_optimizer as sqo
@@ -98,8 +96,9 @@ def authors() -> SimpleNamespace:
     from skill_frontier.io import csv_utils
     from skill_frontier.io.output_paths import EvaluationRunPaths
 
-    return SimpleNamespace(cu=csv_utils, pu=period_utils, sig=sigmoid, sqo=sqo, common=common, binning=binning,
-                           RunPaths=EvaluationRunPaths)
+    return SimpleNamespace(
+        cu=csv_utils, pu=period_utils, sig=sigmoid, sqo=sqo, common=common, binning=binning, RunPaths=EvaluationRunPaths
+    )
 
 
 def _num(v) -> float:
@@ -123,8 +122,10 @@ def period_data(A, csv_path: str, p: dict) -> dict:
         raise ValueError(f"{csv_path}: duplicate column names")
     date_col = A.cu.detect_date_col(headers)
     if date_col != p["date_col"]:
-        raise ValueError(f"their scripts read the period from column {date_col!r} (detect_date_col); "
-                         f"the claim names {p['date_col']!r}")
+        raise ValueError(
+            f"their scripts read the period from column {date_col!r} (detect_date_col); "
+            f"the claim names {p['date_col']!r}"
+        )
     prod = (p["tokens_col"], p["params_col"])
     missing = [c for c in [*prod, *p["tasks"].values()] if c not in headers]
     if missing:
@@ -140,8 +141,16 @@ def period_data(A, csv_path: str, p: dict) -> dict:
     C = np.asarray(C, float)
     z = np.array([math.log10(c) if np.isfinite(c) else float("nan") for c in C])
     Y = {label: np.array([_num(r.get(col)) for r in rows], float) for label, col in p["tasks"].items()}
-    return {"rows": rows, "headers": headers, "date_col": date_col, "C": C, "z": z, "per": np.asarray(per, int),
-            "Y": Y, "year_months": ym_all}
+    return {
+        "rows": rows,
+        "headers": headers,
+        "date_col": date_col,
+        "C": C,
+        "z": z,
+        "per": np.asarray(per, int),
+        "Y": Y,
+        "year_months": ym_all,
+    }
 
 
 def check_periods(A, p: dict, data: dict) -> dict:
@@ -153,7 +162,7 @@ def check_periods(A, p: dict, data: dict) -> dict:
     problems = []
     if len(claimed) != len(bounds):
         problems.append(f"{len(claimed)} periods claimed, their code has {len(bounds)}")
-    for i, (cl, b) in enumerate(zip(claimed, bounds)):
+    for cl, b in zip(claimed, bounds):
         _, lo, hi = b
         c_lo, c_hi = cl[1], cl[2]
         if c_lo is None:
@@ -171,11 +180,17 @@ def check_periods(A, p: dict, data: dict) -> dict:
     if pairs != want:
         problems.append(f"their single-period splits are {pairs}, the claim's rolling pairs {want}")
     if problems:
-        raise ValueError("the claim's periods are not those of the authors' code (their scripts cannot take others): "
-                         + "; ".join(problems))
-    return {"their_bounds": [[b[0], list(b[1]), list(b[2])] for b in bounds], "scheme": A.sig._PERIOD4_SCHEME,
-            "pairs": [list(x) for x in pairs], "labels": {cl[0]: b[0] for cl, b in zip(claimed, bounds)},
-            "dated_range": [list(first), list(last)]}
+        raise ValueError(
+            "the claim's periods are not those of the authors' code (their scripts cannot take others): "
+            + "; ".join(problems)
+        )
+    return {
+        "their_bounds": [[b[0], list(b[1]), list(b[2])] for b in bounds],
+        "scheme": A.sig._PERIOD4_SCHEME,
+        "pairs": [list(x) for x in pairs],
+        "labels": {cl[0]: b[0] for cl, b in zip(claimed, bounds)},
+        "dated_range": [list(first), list(last)],
+    }
 
 
 def split_sets(data: dict, label: str, train_pid: int, val_pid: int) -> dict:
@@ -186,8 +201,16 @@ def split_sets(data: dict, label: str, train_pid: int, val_pid: int) -> dict:
     z_tr, z_va = z[mtr], z[mva]
     lo, hi = float(max(z_tr.min(), z_va.min())), float(min(z_tr.max(), z_va.max()))
     keep = (z_va >= lo) & (z_va <= hi)
-    return {"z_tr": z_tr, "C_tr": C[mtr], "y_tr": y[mtr], "z_va": z_va[keep], "C_va": C[mva][keep],
-            "y_va": y[mva][keep], "n_val_before_overlap": int(mva.sum()), "overlap": [lo, hi]}
+    return {
+        "z_tr": z_tr,
+        "C_tr": C[mtr],
+        "y_tr": y[mtr],
+        "z_va": z_va[keep],
+        "C_va": C[mva][keep],
+        "y_va": y[mva][keep],
+        "n_val_before_overlap": int(mva.sum()),
+        "overlap": [lo, hi],
+    }
 
 
 def fit_native(A, H, C_tr, y_tr, *, tau, kappa, lam) -> dict:
@@ -238,19 +261,41 @@ def _fixed_settings(A, p: dict) -> dict:
     kappa_default = inspect.signature(A.common.fit_sigmoid_predictor).parameters["kappa_final"].default
     lam_default = A.sig.LAMBDA_B
     if float(p["kappa"]) != float(kappa_default) or float(p["lam"]) != float(lam_default):
-        raise ValueError(f"{SCRIPT} always fits at kappa={kappa_default:g}, lambda={lam_default:g} (no option); "
-                         f"the claim asks kappa={p['kappa']:g}, lambda={p['lam']:g}")
+        raise ValueError(
+            f"{SCRIPT} always fits at kappa={kappa_default:g}, lambda={lam_default:g} (no option); "
+            f"the claim asks kappa={p['kappa']:g}, lambda={p['lam']:g}"
+        )
     return {"kappa_final": float(kappa_default), "lambda_b": float(lam_default)}
 
 
 def run_script(p: dict, csv_path: str, out_base: str) -> list[str]:
     from scripts.evaluate import sigmoid_binned_mae as sbm
 
-    argv = ["--csv", csv_path, "--split_mode", "period4", "--train_mode", "single_k", "--oos_bins", "train_overlap",
-            "--tau", repr(float(p["tau"])), "--bins", str(int(p["n_bins"])), "--min_bin_size", str(int(p["min_bin_size"])),
-            "--compute_product_cols", p["tokens_col"], p["params_col"],
-            "--compute_multiplier", repr(float(p["multiplier"])), "--out_base", out_base,
-            "--tasks", *p["tasks"].values()]
+    argv = [
+        "--csv",
+        csv_path,
+        "--split_mode",
+        "period4",
+        "--train_mode",
+        "single_k",
+        "--oos_bins",
+        "train_overlap",
+        "--tau",
+        repr(float(p["tau"])),
+        "--bins",
+        str(int(p["n_bins"])),
+        "--min_bin_size",
+        str(int(p["min_bin_size"])),
+        "--compute_product_cols",
+        p["tokens_col"],
+        p["params_col"],
+        "--compute_multiplier",
+        repr(float(p["multiplier"])),
+        "--out_base",
+        out_base,
+        "--tasks",
+        *p["tasks"].values(),
+    ]
     sbm.main(argv)
     return argv
 
@@ -268,8 +313,16 @@ def _read_bins(path: str) -> list[dict]:
             below = n * hat
             if abs(below - round(below)) > COUNT_TOL:
                 raise RuntimeError(f"{path}: bin {r['bin_id']} n={n} hat_tau={hat} is not a whole count")
-            out.append({"bin": int(r["bin_id"]), "z_lo": float(r["z_lo"]), "z_hi": float(r["z_hi"]), "n": n,
-                        "hat_tau": hat, "n_below": int(round(below))})
+            out.append(
+                {
+                    "bin": int(r["bin_id"]),
+                    "z_lo": float(r["z_lo"]),
+                    "z_hi": float(r["z_hi"]),
+                    "n": n,
+                    "hat_tau": hat,
+                    "n_below": int(round(below)),
+                }
+            )
     return out
 
 
@@ -284,13 +337,19 @@ def read_outputs(A, p: dict, out_base: str, n_splits: int) -> list[dict]:
             va = _read_bins(paths.get_bins_path(col, era="test_overlap"))
             n_tr, n_va = sum(b["n"] for b in tr), sum(b["n"] for b in va)
             below_tr, below_va = sum(b["n_below"] for b in tr), sum(b["n_below"] for b in va)
-            rows.append({
-                "task": label, "t": t, "n_train": n_tr, "n_val": n_va, "n_above": n_va - below_va,
-                "signed_coverage": below_va / n_va - tau,
-                "in_sample": below_tr / n_tr - tau,
-                "bin_averaged": float(np.mean([b["hat_tau"] - tau for b in va])),
-                "bins_val": va,
-            })
+            rows.append(
+                {
+                    "task": label,
+                    "t": t,
+                    "n_train": n_tr,
+                    "n_val": n_va,
+                    "n_above": n_va - below_va,
+                    "signed_coverage": below_va / n_va - tau,
+                    "in_sample": below_tr / n_tr - tau,
+                    "bin_averaged": float(np.mean([b["hat_tau"] - tau for b in va])),
+                    "bins_val": va,
+                }
+            )
     return rows
 
 
@@ -306,11 +365,16 @@ def summarise(rows: list[dict], p: dict) -> tuple[dict, dict]:
         r = sorted((x for x in rows if x["task"] == label), key=lambda x: x["t"])
         k, n = sum(x["n_above"] for x in r), sum(x["n_val"] for x in r)
         test = binomtest(k, n, float(p["exceed_rate"]), alternative="greater")
-        per_task[label] = {"group": "drift" if label in drift else "stable", "n_above": k, "n": n,
-                           "signed_coverage": float(np.mean([x["signed_coverage"] for x in r])),
-                           "in_sample": float(np.mean([x["in_sample"] for x in r])),
-                           "bin_averaged": float(np.mean([x["bin_averaged"] for x in r])),
-                           "share_above": k / n, "binomial_p": float(test.pvalue)}
+        per_task[label] = {
+            "group": "drift" if label in drift else "stable",
+            "n_above": k,
+            "n": n,
+            "signed_coverage": float(np.mean([x["signed_coverage"] for x in r])),
+            "in_sample": float(np.mean([x["in_sample"] for x in r])),
+            "bin_averaged": float(np.mean([x["bin_averaged"] for x in r])),
+            "share_above": k / n,
+            "binomial_p": float(test.pvalue),
+        }
         for key in ("signed_coverage", "in_sample", "share_above", "binomial_p", "bin_averaged"):
             values[f"{key}.{label}"] = per_task[label][key]
         for x in r:
@@ -340,8 +404,9 @@ def _relabel(A, p, data, csv_dir, n, seed, n_splits):
         path = os.path.join(csv_dir, f"relabelled_{i}.csv")
         _relabelled_table(data, perm, eligible, path)
         check = period_data(A, path, p)  # the written table reads back with the same periods' sizes
-        sizes_ok &= bool(np.array_equal(np.bincount(check["per"][check["per"] >= 0]),
-                                        np.bincount(data["per"][data["per"] >= 0])))
+        sizes_ok &= bool(
+            np.array_equal(np.bincount(check["per"][check["per"] >= 0]), np.bincount(data["per"][data["per"] >= 0]))
+        )
         out = os.path.join(csv_dir, f"relabelled_{i}")
         run_script(p, path, out)
         v, _ = summarise(read_outputs(A, p, out, n_splits), p)
@@ -349,9 +414,15 @@ def _relabel(A, p, data, csv_dir, n, seed, n_splits):
         per_task.append({t: v[f"signed_coverage.{t}"] for t in p["tasks"]})
     values = {"separation": float(np.mean(seps))}
     values.update({f"signed_coverage.{t}": float(np.mean([x[t] for x in per_task])) for t in p["tasks"]})
-    details = {"n_relabellings": int(n), "seed": seed, "n_models_permuted": int(eligible.size),
-               "how": "upload dates permuted among the models with a period; their script rerun on the table",
-               "period_sizes_kept": sizes_ok, "separation_each": seps, "signed_coverage_each": per_task}
+    details = {
+        "n_relabellings": int(n),
+        "seed": seed,
+        "n_models_permuted": int(eligible.size),
+        "how": "upload dates permuted among the models with a period; their script rerun on the table",
+        "period_sizes_kept": sizes_ok,
+        "separation_each": seps,
+        "signed_coverage_each": per_task,
+    }
     return values, details
 
 
@@ -386,14 +457,27 @@ def run(request: dict) -> dict:
             s = split_sets(data, x["task"], tr_pid, va_pid)
             f = fit_native(A, H, s["C_tr"], s["y_tr"], tau=tau, kappa=settings["kappa_final"], lam=settings["lambda_b"])
             below_exact = int(np.sum(s["y_va"] <= A.sqo.sigmoid_pred(f["native"], np.log10(s["C_va"]))))
-            x.update({"train": p["periods"][tr_pid][0], "val": p["periods"][va_pid][0],
-                      "n_val_before_overlap": s["n_val_before_overlap"], "overlap": s["overlap"]})
+            x.update(
+                {
+                    "train": p["periods"][tr_pid][0],
+                    "val": p["periods"][va_pid][0],
+                    "n_val_before_overlap": s["n_val_before_overlap"],
+                    "overlap": s["overlap"],
+                }
+            )
             x["fit"] = {k: v for k, v in f.items() if k != "native"}
-            x["check"] = {"n_train_rebuilt": int(s["z_tr"].size), "n_val_rebuilt": int(s["z_va"].size),
-                          "n_below_exact_q": below_exact, "n_below_script": x["n_val"] - x["n_above"]}
+            x["check"] = {
+                "n_train_rebuilt": int(s["z_tr"].size),
+                "n_val_rebuilt": int(s["z_va"].size),
+                "n_below_exact_q": below_exact,
+                "n_below_script": x["n_val"] - x["n_above"],
+            }
             fits.append(x["fit"])
-        mismatched = [f"{x['task']} t={x['t']}" for x in rows
-                      if (x["check"]["n_train_rebuilt"], x["check"]["n_val_rebuilt"]) != (x["n_train"], x["n_val"])]
+        mismatched = [
+            f"{x['task']} t={x['t']}"
+            for x in rows
+            if (x["check"]["n_train_rebuilt"], x["check"]["n_val_rebuilt"]) != (x["n_train"], x["n_val"])
+        ]
         t_fits = time.perf_counter() - t_start - t_script
 
         controls = {}
@@ -404,19 +488,32 @@ def run(request: dict) -> dict:
             controls[c["id"]] = {"values": v, "details": d}
 
     details = {
-        "script": SCRIPT, "argv": [a if a != table else "<table>" for a in argv],
-        "fit_settings": {"tau": tau, **settings, **H.CLI_FIT_ARGS, "grid_points": 400,
-                         "prediction": "their 400-point curve over the training z range, interpolated linearly in x"},
+        "script": SCRIPT,
+        "argv": [a if a != table else "<table>" for a in argv],
+        "fit_settings": {
+            "tau": tau,
+            **settings,
+            **H.CLI_FIT_ARGS,
+            "grid_points": 400,
+            "prediction": "their 400-point curve over the training z range, interpolated linearly in x",
+        },
         "periods": periods,
         "splits": rows,
         "tasks": per_task,
         "n_validation": n_val,
         "bounds_active_counts": bound_summary(fits),
-        "rebuilt_sets_match_script": not mismatched, "rebuilt_sets_mismatched": mismatched,
-        "exact_vs_interpolated_count_diffs": sum(abs(x["check"]["n_below_exact_q"] - x["check"]["n_below_script"])
-                                                 for x in rows),
-        "not_in_their_code": ["pooling over models", "share above", "binomial test", "group means",
-                              "relabelling control"],
+        "rebuilt_sets_match_script": not mismatched,
+        "rebuilt_sets_mismatched": mismatched,
+        "exact_vs_interpolated_count_diffs": sum(
+            abs(x["check"]["n_below_exact_q"] - x["check"]["n_below_script"]) for x in rows
+        ),
+        "not_in_their_code": [
+            "pooling over models",
+            "share above",
+            "binomial test",
+            "group means",
+            "relabelling control",
+        ],
         "bin_averaged_bins": "the training bins clipped to the overlap (their test_overlap CSVs), non-empty bins",
         "ignored_params": sorted(k for k in ("warm_start", "n_random", "n_jobs", "box_check") if k in p),
         "seconds": {"script": t_script, "refits_for_details": t_fits, "total": time.perf_counter() - t_start},

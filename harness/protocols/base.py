@@ -89,8 +89,15 @@ class Protocol:
     def measure(self, params: ProtocolParams, tables, rng: np.random.Generator) -> Measurement:
         raise NotImplementedError
 
-    def control(self, kind: str, cparams: ProtocolParams, params: ProtocolParams, tables,
-                rng: np.random.Generator, baseline: Measurement) -> Measurement:
+    def control(
+        self,
+        kind: str,
+        cparams: ProtocolParams,
+        params: ProtocolParams,
+        tables,
+        rng: np.random.Generator,
+        baseline: Measurement,
+    ) -> Measurement:
         raise NotImplementedError
 
     def data_summary(self, params: ProtocolParams, tables) -> dict[str, Any]:

@@ -54,8 +54,13 @@ def _fit_all(data, params, rng, z_eval, **overrides):
     for label, (z, y) in data.items():
         model = fit_boundary(z, y, params, rng, **overrides)
         values[label] = float(model.predict(z_eval))
-        fits[label] = {"params": model.params_, "objective": model.objective_, "converged": model.converged_,
-                       "coverage": float(np.mean(y <= model.predict(z))), "n": int(z.size)}
+        fits[label] = {
+            "params": model.params_,
+            "objective": model.objective_,
+            "converged": model.converged_,
+            "coverage": float(np.mean(y <= model.predict(z))),
+            "n": int(z.size),
+        }
     return values, fits
 
 
@@ -129,17 +134,30 @@ class BoundaryAtBudget(Protocol):
         labels = list(params.tasks)
         Y = np.column_stack([frame[params.tasks[k]].to_numpy(dtype=float) for k in labels])
         options = {"tau": params.tau, "kappa": params.kappa, "lam": params.lam, "n_random": 0}
-        stat = partial(_resample_boundaries, z=frame["z"].to_numpy(dtype=float), Y=Y, labels=labels,
-                       inits={k: f["params"] for k, f in reimpl.details["fits"].items()}, options=options,
-                       z_eval=math.log10(params.eval_x))
-        return Resampling(len(frame), frame[cluster_col].to_numpy(dtype=object), stat,
-                          "the base models of the leaderboard rows with a compute proxy")
+        stat = partial(
+            _resample_boundaries,
+            z=frame["z"].to_numpy(dtype=float),
+            Y=Y,
+            labels=labels,
+            inits={k: f["params"] for k, f in reimpl.details["fits"].items()},
+            options=options,
+            z_eval=math.log10(params.eval_x),
+        )
+        return Resampling(
+            len(frame),
+            frame[cluster_col].to_numpy(dtype=object),
+            stat,
+            "the base models of the leaderboard rows with a compute proxy",
+        )
 
     # -- findings ---------------------------------------------------------------------------------------
 
     def findings(self, ctx: Context) -> dict:
-        out = {"result": self._result(ctx), "eval_support": self._eval_support(ctx),
-               "start_robustness": self._start_robustness(ctx)}
+        out = {
+            "result": self._result(ctx),
+            "eval_support": self._eval_support(ctx),
+            "start_robustness": self._start_robustness(ctx),
+        }
         if ctx.controls:
             out["control_shifts"] = self._control_shifts(ctx)
         if ctx.upstream.ok:
@@ -164,27 +182,51 @@ class BoundaryAtBudget(Protocol):
             name = Q.boundary(label)
             t = paper.get(name)
             cv = ctl_values.get(name)
-            rows.append({"label": label, "reimpl": mine.get(name), "upstream": theirs.get(name),
-                         "paper_text": t.paper_text if t else None, "delta": t.reimpl.delta if t else None,
-                         "control": cv, "control_minus_paper": (cv - t.paper) if (t and cv is not None) else None})
+            rows.append(
+                {
+                    "label": label,
+                    "reimpl": mine.get(name),
+                    "upstream": theirs.get(name),
+                    "paper_text": t.paper_text if t else None,
+                    "delta": t.reimpl.delta if t else None,
+                    "control": cv,
+                    "control_minus_paper": (cv - t.paper) if (t and cv is not None) else None,
+                }
+            )
         deltas = [abs(t.reimpl.delta) for t in paper.values() if t.reimpl.delta is not None]
         deltas_up = [abs(t.upstream.delta) for t in paper.values() if t.upstream.delta is not None]
         tolerances = sorted({t.tolerance_text for t in paper.values()})
-        return finding("measured", budget=Q.budget_text(p.eval_x), eval_x=p.eval_x, z_eval=math.log10(p.eval_x),
-                       n_models=ctx.data["oll_rows_with_compute"], n_tasks=len(p.tasks), rows=rows,
-                       n_paper=len(paper), largest_reimpl=max(deltas) if deltas else None,
-                       largest_upstream=max(deltas_up) if deltas_up else None, tolerances=tolerances,
-                       n_holding_reimpl=sum(t.reimpl.holds is True for t in paper.values()),
-                       n_holding_upstream=sum(t.upstream.holds is True for t in paper.values()),
-                       control_id=tau_ctl.id if tau_ctl else None,
-                       control_tau=tau_ctl.params["tau"] if tau_ctl else None)
+        return finding(
+            "measured",
+            budget=Q.budget_text(p.eval_x),
+            eval_x=p.eval_x,
+            z_eval=math.log10(p.eval_x),
+            n_models=ctx.data["oll_rows_with_compute"],
+            n_tasks=len(p.tasks),
+            rows=rows,
+            n_paper=len(paper),
+            largest_reimpl=max(deltas) if deltas else None,
+            largest_upstream=max(deltas_up) if deltas_up else None,
+            tolerances=tolerances,
+            n_holding_reimpl=sum(t.reimpl.holds is True for t in paper.values()),
+            n_holding_upstream=sum(t.upstream.holds is True for t in paper.values()),
+            control_id=tau_ctl.id if tau_ctl else None,
+            control_tau=tau_ctl.params["tau"] if tau_ctl else None,
+        )
 
     def _eval_support(self, ctx: Context):
         z_eval, d = math.log10(ctx.params.eval_x), ctx.data
         n_above = ctx.reimpl.details["n_at_or_above_eval"]
         n = d["oll_rows_with_compute"]
-        facts = {"z_eval": z_eval, "z_min": d["z_min"], "z_max": d["z_max"], "n_at_or_above": n_above,
-                 "n_models": n, "share": n_above / n, "thin_share": THIN_TAIL_SHARE}
+        facts = {
+            "z_eval": z_eval,
+            "z_min": d["z_min"],
+            "z_max": d["z_max"],
+            "n_at_or_above": n_above,
+            "n_models": n,
+            "share": n_above / n,
+            "thin_share": THIN_TAIL_SHARE,
+        }
         if z_eval > d["z_max"]:
             return finding("beyond", **facts)
         if z_eval < d["z_min"]:
@@ -200,10 +242,16 @@ class BoundaryAtBudget(Protocol):
         mine = ctx.reimpl.values["alt_start.max_shift"]
         theirs = ctx.upstream.values.get("alt_start.max_shift") if ctx.upstream.ok else None
         tol_text = next((t.tolerance_text for t in self._paper(ctx).values() if t.tolerance == tol), None)
-        return finding("measured", alternative="cold" if p.warm_start else "warm", reimpl_shift=mine,
-                       upstream_shift=theirs, tolerance=tol, tolerance_text=tol_text,
-                       reimpl_within=None if tol is None else mine <= tol,
-                       upstream_within=None if (tol is None or theirs is None) else theirs <= tol)
+        return finding(
+            "measured",
+            alternative="cold" if p.warm_start else "warm",
+            reimpl_shift=mine,
+            upstream_shift=theirs,
+            tolerance=tol,
+            tolerance_text=tol_text,
+            reimpl_within=None if tol is None else mine <= tol,
+            upstream_within=None if (tol is None or theirs is None) else theirs <= tol,
+        )
 
     def _control_shifts(self, ctx: Context):
         paper = self._paper(ctx)
@@ -211,9 +259,16 @@ class BoundaryAtBudget(Protocol):
         for c in ctx.controls:
             vals = ctx.reimpl.controls[c.id].values
             shifts = [abs(vals[name] - t.paper) for name, t in paper.items() if vals.get(name) is not None]
-            rows.append({"id": c.id, "tau": c.params.get("tau"), "n": len(shifts),
-                         "mean": float(np.mean(shifts)) if shifts else None, "min": min(shifts, default=None),
-                         "max": max(shifts, default=None)})
+            rows.append(
+                {
+                    "id": c.id,
+                    "tau": c.params.get("tau"),
+                    "n": len(shifts),
+                    "mean": float(np.mean(shifts)) if shifts else None,
+                    "min": min(shifts, default=None),
+                    "max": max(shifts, default=None),
+                }
+            )
         return finding("measured", controls=rows)
 
     def _explanation(self, ctx: Context):
@@ -239,17 +294,28 @@ class BoundaryAtBudget(Protocol):
             mine_v, their_v = ctx.reimpl.values[name], ctx.upstream.values[name]
             boxed_v = ctx.reimpl.values.get(Q.boxed(name))
             obj_boxed = boxed_fits[label]["objective"] if label in boxed_fits else None
-            rows.append({
-                "label": label, "reimpl": mine_v, "upstream": their_v, "objective_reimpl": obj_mine,
-                "objective_upstream": obj_theirs, "objective_gap": obj_theirs - obj_mine, "bounds_active": active,
-                "nearest_inactive_bound": near, "nearest_inactive_gap": gaps.get(near), "reimpl_boxed": boxed_v,
-                "objective_reimpl_boxed": obj_boxed,
-                "authors_higher": obj_theirs - obj_mine > OBJECTIVE_GAP,
-                "box_closes": boxed_v is not None and abs(boxed_v - their_v) < abs(mine_v - their_v) / 2,
-                "optimiser_short": obj_boxed is not None and obj_theirs - obj_boxed > OBJECTIVE_GAP,
-                "short_by": (obj_theirs - obj_boxed) if obj_boxed is not None else None})
-        return finding("explained", rows=rows, box=list(p.box_check) if p.box_check else None,
-                       objective_gap=OBJECTIVE_GAP)
+            rows.append(
+                {
+                    "label": label,
+                    "reimpl": mine_v,
+                    "upstream": their_v,
+                    "objective_reimpl": obj_mine,
+                    "objective_upstream": obj_theirs,
+                    "objective_gap": obj_theirs - obj_mine,
+                    "bounds_active": active,
+                    "nearest_inactive_bound": near,
+                    "nearest_inactive_gap": gaps.get(near),
+                    "reimpl_boxed": boxed_v,
+                    "objective_reimpl_boxed": obj_boxed,
+                    "authors_higher": obj_theirs - obj_mine > OBJECTIVE_GAP,
+                    "box_closes": boxed_v is not None and abs(boxed_v - their_v) < abs(mine_v - their_v) / 2,
+                    "optimiser_short": obj_boxed is not None and obj_theirs - obj_boxed > OBJECTIVE_GAP,
+                    "short_by": (obj_theirs - obj_boxed) if obj_boxed is not None else None,
+                }
+            )
+        return finding(
+            "explained", rows=rows, box=list(p.box_check) if p.box_check else None, objective_gap=OBJECTIVE_GAP
+        )
 
     # -- figures ----------------------------------------------------------------------------------------
 
@@ -285,8 +351,13 @@ class BoundaryAtBudget(Protocol):
             for row in counts.T.astype(int):
                 nz = np.flatnonzero(row)
                 rows.append(" ".join(str(c) for c in row[: nz[-1] + 1]) if nz.size else "")
-            return {"x": [z_lo, z_hi, bins[0]], "y": [y_lo, y_hi, bins[1]], "n": int(z.size),
-                    "inside": int(counts.sum()), "rows": rows}
+            return {
+                "x": [z_lo, z_hi, bins[0]],
+                "y": [y_lo, y_hi, bins[1]],
+                "n": int(z.size),
+                "inside": int(counts.sum()),
+                "rows": rows,
+            }
 
         def curve(fit):
             if not fit or "params" not in fit:
@@ -294,9 +365,11 @@ class BoundaryAtBudget(Protocol):
             q = fit["params"]
             return [round(float(c), 5) for c in sigmoid_boundary(zs, q["y0"], q["L"], q["a"], q["beta"])]
 
-        fits = {"reimpl": ctx.reimpl.details["fits"],
-                "upstream": ctx.upstream.details.get("fits", {}) if ctx.upstream.ok else {},
-                "control": ctx.reimpl.controls[ctl.id].details["fits"] if ctl else {}}
+        fits = {
+            "reimpl": ctx.reimpl.details["fits"],
+            "upstream": ctx.upstream.details.get("fits", {}) if ctx.upstream.ok else {},
+            "control": ctx.reimpl.controls[ctl.id].details["fits"] if ctl else {},
+        }
         ctl_values = ctx.reimpl.controls[ctl.id].values if ctl else {}
         tasks = {}
         for label, (z, y) in data.items():
@@ -304,9 +377,19 @@ class BoundaryAtBudget(Protocol):
             tasks[label] = {
                 "density": density(z, y),
                 "curves": {arm: curve(f.get(label)) for arm, f in fits.items()},
-                "at_eval": {"reimpl": ctx.reimpl.values.get(name),
-                            "upstream": ctx.upstream.values.get(name) if ctx.upstream.ok else None,
-                            "control": ctl_values.get(name), "paper": t.paper if t else None,
-                            "paper_text": t.paper_text if t else None}}
-        return {"z_eval": z_eval, "budget": Q.budget_text(p.eval_x), "tau": p.tau, "z_grid": [z_lo, z_hi, 81],
-                "control": {"id": ctl.id, "tau": ctl.params["tau"]} if ctl else None, "tasks": tasks}
+                "at_eval": {
+                    "reimpl": ctx.reimpl.values.get(name),
+                    "upstream": ctx.upstream.values.get(name) if ctx.upstream.ok else None,
+                    "control": ctl_values.get(name),
+                    "paper": t.paper if t else None,
+                    "paper_text": t.paper_text if t else None,
+                },
+            }
+        return {
+            "z_eval": z_eval,
+            "budget": Q.budget_text(p.eval_x),
+            "tau": p.tau,
+            "z_grid": [z_lo, z_hi, 81],
+            "control": {"id": ctl.id, "tau": ctl.params["tau"]} if ctl else None,
+            "tasks": tasks,
+        }

@@ -13,8 +13,18 @@ from ..stats.leaderboard import task_arrays, with_log_compute
 from ..stats.sigmoid import SigmoidQuantileRegressor
 from .base import ProtocolParams
 
-__all__ = ["LeaderboardParams", "EstimatorParams", "leaderboard_frame", "fit_boundary", "leaderboard_summary",
-           "task_data", "leaderboard_columns", "Box", "BoxParams", "check_box"]
+__all__ = [
+    "LeaderboardParams",
+    "EstimatorParams",
+    "leaderboard_frame",
+    "fit_boundary",
+    "leaderboard_summary",
+    "task_data",
+    "leaderboard_columns",
+    "Box",
+    "BoxParams",
+    "check_box",
+]
 
 #: The authors' optimiser box (slope limits; the midpoint inside the data), measured, never adopted.
 Box = tuple[Number, Number]
@@ -48,7 +58,8 @@ def check_box(box):
 
 class BoxParams(ProtocolParams):
     box_check: Box | None = Field(
-        None, description="also refit with the slope in [lo, hi] and the midpoint inside the data (the authors' box)")
+        None, description="also refit with the slope in [lo, hi] and the midpoint inside the data (the authors' box)"
+    )
 
     @field_validator("box_check")
     @classmethod
@@ -67,16 +78,21 @@ def leaderboard_frame(tables, p: LeaderboardParams):
     df = tables.frame(p.table)
     missing = [c for c in [p.tokens_col, p.params_col, *p.tasks.values()] if c not in df.columns]
     if missing:
-        raise DataError(f"table '{p.table}' ({tables.entry(p.table).path}): columns {missing} named in the claim "
-                        "are not in it")
+        raise DataError(
+            f"table '{p.table}' ({tables.entry(p.table).path}): columns {missing} named in the claim are not in it"
+        )
     return with_log_compute(df, p.tokens_col, p.params_col, p.multiplier)
 
 
 def leaderboard_summary(tables, p: LeaderboardParams) -> dict[str, Any]:
     df = tables.frame(p.table)
     kept = leaderboard_frame(tables, p)
-    return {"oll_rows": int(len(df)), "oll_rows_with_compute": int(len(kept)),
-            "z_min": float(kept["z"].min()), "z_max": float(kept["z"].max())}
+    return {
+        "oll_rows": int(len(df)),
+        "oll_rows_with_compute": int(len(kept)),
+        "z_min": float(kept["z"].min()),
+        "z_max": float(kept["z"].max()),
+    }
 
 
 def fit_boundary(z, y, est: EstimatorParams, rng: np.random.Generator, **overrides) -> SigmoidQuantileRegressor:

@@ -84,8 +84,14 @@ def _gaps(t: dict[str, dict[str, float]]) -> dict[str, float]:
 
 
 def _eval_kwargs(params) -> dict:
-    return {"periods": params.periods, "tau": params.tau, "kappa": params.kappa, "n_bins": params.n_bins,
-            "min_bin_size": params.min_bin_size, "n_jobs": params.n_jobs}
+    return {
+        "periods": params.periods,
+        "tau": params.tau,
+        "kappa": params.kappa,
+        "n_bins": params.n_bins,
+        "min_bin_size": params.min_bin_size,
+        "n_jobs": params.n_jobs,
+    }
 
 
 def _sign_word(x: float | None, positive: str, negative: str) -> str | None:
@@ -107,8 +113,10 @@ class EstimatorComparison(Protocol):
     name = "estimator_comparison"
     Params = EstimatorComparisonParams
     controls = {"beta_zero": BetaZero, "shuffle_z": ShuffleZ}
-    summary = ("fit Constant, Binwise, I-spline and sigmoid boundaries on one period and score each in that "
-               "period and the next")
+    summary = (
+        "fit Constant, Binwise, I-spline and sigmoid boundaries on one period and score each in that "
+        "period and the next"
+    )
     FINDINGS = {
         "summary": ("measured",),
         "table": ("measured",),
@@ -128,30 +136,63 @@ class EstimatorComparison(Protocol):
 
     def measure(self, params: EstimatorComparisonParams, tables, rng):
         df = period_frame(tables, params)
-        res = baseline_comparison(df, params.tasks, rng=rng, lam=params.lam, ispline_lam=params.ispline_lam,
-                                  n_intervals=params.ispline_intervals, sigmoid_options=sigmoid_options(params),
-                                  n_shuffles=0, **_eval_kwargs(params))
+        res = baseline_comparison(
+            df,
+            params.tasks,
+            rng=rng,
+            lam=params.lam,
+            ispline_lam=params.ispline_lam,
+            n_intervals=params.ispline_intervals,
+            sigmoid_options=sigmoid_options(params),
+            n_shuffles=0,
+            **_eval_kwargs(params),
+        )
         table = res["table"]
         values = {Q.metric(m, e): table[e][m] for e in ESTIMATORS for m in METRICS}
         values.update(_gaps(table))
 
         # the I-spline row at every other knot count (the claimed count is the row above)
         others = [k for k in params.knot_grid if k != params.ispline_intervals]
-        ks = ispline_knot_sensitivity(df, params.tasks, rng=rng, n_intervals_grid=others,
-                                      ispline_lam=params.ispline_lam, **_eval_kwargs(params)) if others else {"rows": []}
+        ks = (
+            ispline_knot_sensitivity(
+                df,
+                params.tasks,
+                rng=rng,
+                n_intervals_grid=others,
+                ispline_lam=params.ispline_lam,
+                **_eval_kwargs(params),
+            )
+            if others
+            else {"rows": []}
+        )
         by_k = {r["n_intervals"]: r for r in ks["rows"]}
         by_k[params.ispline_intervals] = {"n_intervals": params.ispline_intervals, **table["ispline"]}
         rows = []
         for k in sorted(by_k):
             g = _gaps({**table, "ispline": by_k[k]})
-            rows.append({**by_k[k], "claimed": k == params.ispline_intervals,
-                         **{name: g[name] for name in ("gap.pinball_id", "gap.pinball_ood", "gap.calibration_ood")}})
-        details = {"n_pairs": res["n_pairs"], "table": table, "per_pair": res["per_pair"], "fitted": res["fitted"],
-                   "knot_rows": rows}
+            rows.append(
+                {
+                    **by_k[k],
+                    "claimed": k == params.ispline_intervals,
+                    **{name: g[name] for name in ("gap.pinball_id", "gap.pinball_ood", "gap.calibration_ood")},
+                }
+            )
+        details = {
+            "n_pairs": res["n_pairs"],
+            "table": table,
+            "per_pair": res["per_pair"],
+            "fitted": res["fitted"],
+            "knot_rows": rows,
+        }
         if params.box_check is not None:
-            boxed = estimator_table(df, params.tasks, "sigmoid",
-                                    {"tau": params.tau, "kappa": params.kappa, "lam": params.lam,
-                                     **boxed_options(params)}, rng=rng, **_eval_kwargs(params))
+            boxed = estimator_table(
+                df,
+                params.tasks,
+                "sigmoid",
+                {"tau": params.tau, "kappa": params.kappa, "lam": params.lam, **boxed_options(params)},
+                rng=rng,
+                **_eval_kwargs(params),
+            )
             bt = {**table, "sigmoid": boxed["table"]}
             values.update({Q.boxed(Q.metric(m, "sigmoid")): boxed["table"][m] for m in METRICS})
             values.update({Q.boxed(k): x for k, x in _gaps(bt).items()})
@@ -163,37 +204,70 @@ class EstimatorComparison(Protocol):
                 key = (o["task"], o["t"])
                 o.update({m: mine_pp[key][m] for m in METRICS})
                 o.update({f"boxed_{m}": box_pp[key][m] for m in METRICS})
-            details["boxed"] = {"box": list(params.box_check), "n_keep": boxed_options(params)["n_keep"],
-                                "per_pair": boxed["per_pair"], "fitted": boxed["fitted"], "free_fits_outside": outside}
+            details["boxed"] = {
+                "box": list(params.box_check),
+                "n_keep": boxed_options(params)["n_keep"],
+                "per_pair": boxed["per_pair"],
+                "fitted": boxed["fitted"],
+                "free_fits_outside": outside,
+            }
         return Measurement(values, details)
 
     def control(self, kind, cparams, params: EstimatorComparisonParams, tables, rng, baseline):
         df = period_frame(tables, params)
         if kind == "beta_zero":
-            res = estimator_table(df, params.tasks, "constant_loss_min", {"tau": params.tau, "kappa": params.kappa},
-                                  rng=rng, **_eval_kwargs(params))
-            return Measurement({Q.metric(m, "sigmoid"): res["table"][m] for m in METRICS},
-                               {"table": res["table"], "fitted": res["fitted"]})
+            res = estimator_table(
+                df,
+                params.tasks,
+                "constant_loss_min",
+                {"tau": params.tau, "kappa": params.kappa},
+                rng=rng,
+                **_eval_kwargs(params),
+            )
+            return Measurement(
+                {Q.metric(m, "sigmoid"): res["table"][m] for m in METRICS},
+                {"table": res["table"], "fitted": res["fitted"]},
+            )
         n = cparams.n_shuffles or params.n_shuffles
-        res = shuffled_z_advantage(df, params.tasks, rng=rng, n_shuffles=n, lam=params.lam,
-                                   sigmoid_options=sigmoid_options(params), **_eval_kwargs(params))
-        return Measurement({"advantage.id": res["advantage_mean"]},
-                           {"n": res["n"], "advantage_each": res["advantage_each"],
-                            "sigmoid_shuffled": res["sigmoid_shuffled"]})
+        res = shuffled_z_advantage(
+            df,
+            params.tasks,
+            rng=rng,
+            n_shuffles=n,
+            lam=params.lam,
+            sigmoid_options=sigmoid_options(params),
+            **_eval_kwargs(params),
+        )
+        return Measurement(
+            {"advantage.id": res["advantage_mean"]},
+            {"n": res["n"], "advantage_each": res["advantage_each"], "sigmoid_shuffled": res["sigmoid_shuffled"]},
+        )
 
     def resampling(self, params: EstimatorComparisonParams, tables, reimpl, *, cluster_col: str):
         from ..robustness import Resampling
 
         df = period_frame(tables, params)
         keep = ["z", "period", *params.tasks.values()]
-        inits = {kind: {(f["task"], f["t"]): f["params"] for f in reimpl.details["fitted"] if f["estimator"] == kind}
-                 for kind in ("sigmoid", "ispline")}
-        kwargs = {"lam": params.lam, "ispline_lam": params.ispline_lam, "n_intervals": params.ispline_intervals,
-                  "sigmoid_options": {"n_random": 0}, "ispline_options": {"n_random": 0}, **_eval_kwargs(params),
-                  "n_jobs": 1}
+        inits = {
+            kind: {(f["task"], f["t"]): f["params"] for f in reimpl.details["fitted"] if f["estimator"] == kind}
+            for kind in ("sigmoid", "ispline")
+        }
+        kwargs = {
+            "lam": params.lam,
+            "ispline_lam": params.ispline_lam,
+            "n_intervals": params.ispline_intervals,
+            "sigmoid_options": {"n_random": 0},
+            "ispline_options": {"n_random": 0},
+            **_eval_kwargs(params),
+            "n_jobs": 1,
+        }
         stat = partial(_resample_table, frame=df[keep], tasks=params.tasks, inits=inits, kwargs=kwargs)
-        return Resampling(len(df), df[cluster_col].to_numpy(dtype=object), stat,
-                          "the base models of the dated leaderboard rows (every period resampled together)")
+        return Resampling(
+            len(df),
+            df[cluster_col].to_numpy(dtype=object),
+            stat,
+            "the base models of the dated leaderboard rows (every period resampled together)",
+        )
 
     # -- findings ---------------------------------------------------------------------------------------
 
@@ -205,9 +279,13 @@ class EstimatorComparison(Protocol):
         for name, (m, a, b) in Q.GAPS.items():
             if Q.metric(m, a) in pv and Q.metric(m, b) in pv:
                 pv[name] = pv[Q.metric(m, a)] - pv[Q.metric(m, b)]
-        out = {"summary": self._summary(ctx, v, uv, cells), "table": self._table(ctx, v, uv, cells),
-               "comparisons": self._comparisons(ctx, v, uv, pv), "ood_reading": self._ood_reading(v, uv, pv),
-               "knots": self._knots(ctx, v)}
+        out = {
+            "summary": self._summary(ctx, v, uv, cells),
+            "table": self._table(ctx, v, uv, cells),
+            "comparisons": self._comparisons(ctx, v, uv, pv),
+            "ood_reading": self._ood_reading(v, uv, pv),
+            "knots": self._knots(ctx, v),
+        }
         if ctx.params.box_check is not None:
             out["box"] = self._box(ctx, v, uv, cells, pv)
         for c in ctx.controls:
@@ -223,11 +301,24 @@ class EstimatorComparison(Protocol):
         def paper(name):
             return cells[name].paper_text if name in cells else None
 
-        missed = [{"title": t.title, "role": t.role, "value": t.reimpl.value, "requirement": t.requirement,
-                   "beyond": t.reimpl.beyond, "decimals": t.decimals + 1}
-                  for t in ctx.targets if t.outcome == "fails"]
-        facts = {"n_pairs": ctx.reimpl.details["n_pairs"], "n_tasks": len(ctx.params.tasks),
-                 "n_splits": len(ctx.data["splits"]), "missed": missed}
+        missed = [
+            {
+                "title": t.title,
+                "role": t.role,
+                "value": t.reimpl.value,
+                "requirement": t.requirement,
+                "beyond": t.reimpl.beyond,
+                "decimals": t.decimals + 1,
+            }
+            for t in ctx.targets
+            if t.outcome == "fails"
+        ]
+        facts = {
+            "n_pairs": ctx.reimpl.details["n_pairs"],
+            "n_tasks": len(ctx.params.tasks),
+            "n_splits": len(ctx.data["splits"]),
+            "missed": missed,
+        }
         for m in ("pinball_id", "pinball_ood"):
             for e in ("sigmoid", "ispline"):
                 name = Q.metric(m, e)
@@ -237,39 +328,81 @@ class EstimatorComparison(Protocol):
         if ctx.params.box_check is not None:
             facts["boxed_pinball_id"] = v[Q.boxed(Q.metric("pinball_id", "sigmoid"))]
             facts["boxed_pinball_ood"] = v[Q.boxed(Q.metric("pinball_ood", "sigmoid"))]
-            facts["boxed_missed"] = [t.title for name, t in cells.items() if name.endswith(".sigmoid")
-                                     and abs(v[Q.boxed(name)] - t.paper) > t.tolerance]
+            facts["boxed_missed"] = [
+                t.title
+                for name, t in cells.items()
+                if name.endswith(".sigmoid") and abs(v[Q.boxed(name)] - t.paper) > t.tolerance
+            ]
         return finding("measured", **facts)
 
     def _table(self, ctx, v, uv, cells):
-        rows = [{"estimator": Q.ESTIMATOR_NAMES[e].capitalize() if e == "sigmoid" else Q.ESTIMATOR_NAMES[e],
-                 **{m: v[Q.metric(m, e)] for m in METRICS},
-                 **{f"{m}_upstream": uv.get(Q.metric(m, e)) for m in METRICS},
-                 **{f"{m}_paper": cells[Q.metric(m, e)].paper_text if Q.metric(m, e) in cells else None
-                    for m in METRICS}} for e in ESTIMATORS]
-        cell_rows = [{"title": t.title, "role": t.role, "delta_reimpl": t.reimpl.delta, "delta_upstream": t.upstream.delta,
-                      "tolerance_text": t.tolerance_text, "holds": t.reimpl.holds} for t in cells.values()]
-        return finding("measured", rows=rows, cells=cell_rows, n_cells=len(cells),
-                       n_holding=sum(t.reimpl.holds is True for t in cells.values()),
-                       n_holding_upstream=sum(t.upstream.holds is True for t in cells.values()))
+        rows = [
+            {
+                "estimator": Q.ESTIMATOR_NAMES[e].capitalize() if e == "sigmoid" else Q.ESTIMATOR_NAMES[e],
+                **{m: v[Q.metric(m, e)] for m in METRICS},
+                **{f"{m}_upstream": uv.get(Q.metric(m, e)) for m in METRICS},
+                **{
+                    f"{m}_paper": cells[Q.metric(m, e)].paper_text if Q.metric(m, e) in cells else None for m in METRICS
+                },
+            }
+            for e in ESTIMATORS
+        ]
+        cell_rows = [
+            {
+                "title": t.title,
+                "role": t.role,
+                "delta_reimpl": t.reimpl.delta,
+                "delta_upstream": t.upstream.delta,
+                "tolerance_text": t.tolerance_text,
+                "holds": t.reimpl.holds,
+            }
+            for t in cells.values()
+        ]
+        return finding(
+            "measured",
+            rows=rows,
+            cells=cell_rows,
+            n_cells=len(cells),
+            n_holding=sum(t.reimpl.holds is True for t in cells.values()),
+            n_holding_upstream=sum(t.upstream.holds is True for t in cells.values()),
+        )
 
     def _comparisons(self, ctx, v, uv, pv):
-        rows = [{"title": t.title, "reimpl": t.reimpl.value, "upstream": t.upstream.value, "paper": pv.get(t.quantity),
-                 "requirement": t.requirement, "holds": t.reimpl.holds, "holds_upstream": t.upstream.holds}
-                for t in ctx.targets if t.relation != "~"]
-        return finding("measured", rows=rows, ood_gap=v["gap.pinball_ood"], ood_gap_upstream=uv.get("gap.pinball_ood"),
-                       ood_gap_paper=pv.get("gap.pinball_ood"))
+        rows = [
+            {
+                "title": t.title,
+                "reimpl": t.reimpl.value,
+                "upstream": t.upstream.value,
+                "paper": pv.get(t.quantity),
+                "requirement": t.requirement,
+                "holds": t.reimpl.holds,
+                "holds_upstream": t.upstream.holds,
+            }
+            for t in ctx.targets
+            if t.relation != "~"
+        ]
+        return finding(
+            "measured",
+            rows=rows,
+            ood_gap=v["gap.pinball_ood"],
+            ood_gap_upstream=uv.get("gap.pinball_ood"),
+            ood_gap_paper=pv.get("gap.pinball_ood"),
+        )
 
     def _ood_reading(self, v, uv, pv):
         g, c = v["gap.pinball_ood"], v["gap.calibration_ood"]
-        facts = {"loss_gap": abs(g), "loss_word": _sign_word(g, "behind", "ahead of"),
-                 "loss_gap_upstream": None if uv.get("gap.pinball_ood") is None else abs(uv["gap.pinball_ood"]),
-                 "loss_word_upstream": _sign_word(uv.get("gap.pinball_ood"), "behind", "ahead of"),
-                 "loss_gap_paper": None if pv.get("gap.pinball_ood") is None else abs(pv["gap.pinball_ood"]),
-                 "loss_word_paper": _sign_word(pv.get("gap.pinball_ood"), "behind", "ahead of"),
-                 "calibration_gap": abs(c), "calibration_word": _sign_word(c, "leads", "trails"),
-                 "calibration_upstream": uv.get("gap.calibration_ood"),
-                 "calibration_paper": pv.get("gap.calibration_ood")}
+        facts = {
+            "loss_gap": abs(g),
+            "loss_word": _sign_word(g, "behind", "ahead of"),
+            "loss_gap_upstream": None if uv.get("gap.pinball_ood") is None else abs(uv["gap.pinball_ood"]),
+            "loss_word_upstream": _sign_word(uv.get("gap.pinball_ood"), "behind", "ahead of"),
+            "loss_gap_paper": None if pv.get("gap.pinball_ood") is None else abs(pv["gap.pinball_ood"]),
+            "loss_word_paper": _sign_word(pv.get("gap.pinball_ood"), "behind", "ahead of"),
+            "calibration_gap": abs(c),
+            "calibration_word": _sign_word(c, "leads", "trails"),
+            "calibration_upstream": uv.get("gap.calibration_ood"),
+            "calibration_paper": pv.get("gap.calibration_ood"),
+        }
         if c > 0:
             return finding("tie_on_loss_better_calibrated" if g > 0 else "ahead_on_both", **facts)
         return finding("not_better_calibrated", **facts)
@@ -282,58 +415,114 @@ class EstimatorComparison(Protocol):
             name = Q.metric(m, "sigmoid")
             t = cells.get(name)
             bv = v[Q.boxed(name)]
-            rows.append({"title": t.title if t else ctx.spec.label_of(name), "reimpl": v[name], "boxed": bv,
-                         "upstream": uv.get(name), "paper_text": t.paper_text if t else None,
-                         "boxed_within": (abs(bv - t.paper) <= t.tolerance) if t else None})
-        gap_rows = [{"title": ctx.spec.label_of(n), "reimpl": v[n], "boxed": v[Q.boxed(n)], "upstream": uv.get(n),
-                     "paper": pv.get(n)} for n in ("gap.pinball_id", "gap.pinball_ood", "gap.calibration_ood")]
+            rows.append(
+                {
+                    "title": t.title if t else ctx.spec.label_of(name),
+                    "reimpl": v[name],
+                    "boxed": bv,
+                    "upstream": uv.get(name),
+                    "paper_text": t.paper_text if t else None,
+                    "boxed_within": (abs(bv - t.paper) <= t.tolerance) if t else None,
+                }
+            )
+        gap_rows = [
+            {
+                "title": ctx.spec.label_of(n),
+                "reimpl": v[n],
+                "boxed": v[Q.boxed(n)],
+                "upstream": uv.get(n),
+                "paper": pv.get(n),
+            }
+            for n in ("gap.pinball_id", "gap.pinball_ood", "gap.calibration_ood")
+        ]
         outside = boxed["free_fits_outside"]
         largest = max(outside, key=lambda o: abs(o["pinball_ood"] - o["boxed_pinball_ood"]), default=None)
         change = abs(largest["pinball_ood"] - largest["boxed_pinball_ood"]) if largest else None
         shift = abs(v[Q.metric("pinball_ood", "sigmoid")] - v[Q.boxed(Q.metric("pinball_ood", "sigmoid"))])
         t_ood = cells.get(Q.metric("pinball_ood", "sigmoid"))
-        facts = {"box": boxed["box"], "n_keep": boxed["n_keep"], "n_pairs": n_pairs, "rows": rows,
-                 "gap_rows": gap_rows, "outside": outside,
-                 "largest": None if largest is None else {
-                     "task": largest["task"], "t": largest["t"], "midpoint": largest["midpoint"], "change": change,
-                     "per_mean": change / n_pairs},
-                 "total_shift": shift, "ood_cell_tolerance": t_ood.tolerance_text if t_ood else None,
-                 "ood_cell_moves_beyond_tolerance": bool(t_ood and shift > t_ood.tolerance)}
+        facts = {
+            "box": boxed["box"],
+            "n_keep": boxed["n_keep"],
+            "n_pairs": n_pairs,
+            "rows": rows,
+            "gap_rows": gap_rows,
+            "outside": outside,
+            "largest": None
+            if largest is None
+            else {
+                "task": largest["task"],
+                "t": largest["t"],
+                "midpoint": largest["midpoint"],
+                "change": change,
+                "per_mean": change / n_pairs,
+            },
+            "total_shift": shift,
+            "ood_cell_tolerance": t_ood.tolerance_text if t_ood else None,
+            "ood_cell_moves_beyond_tolerance": bool(t_ood and shift > t_ood.tolerance),
+        }
         if uv:
             names = [Q.metric(m, "sigmoid") for m in METRICS]
             expl = box_explanation(v, uv, names)
             facts["arms"] = [{"title": ctx.spec.label_of(n), **e} for n, e in expl.items()]
-            isp = [abs(v[Q.metric(m, "ispline")] - uv[Q.metric(m, "ispline")]) for m in METRICS
-                   if uv.get(Q.metric(m, "ispline")) is not None]
+            isp = [
+                abs(v[Q.metric(m, "ispline")] - uv[Q.metric(m, "ispline")])
+                for m in METRICS
+                if uv.get(Q.metric(m, "ispline")) is not None
+            ]
             facts["ispline_arm_gap"] = max(isp) if isp else None
         return finding("measured", **facts)
 
     def _beta_zero(self, ctx, c, v):
         cv = ctx.reimpl.controls[c.id].values
-        rows = [{"metric": Q.METRIC_NAMES[m], "sigmoid": v[Q.metric(m, "sigmoid")], "beta_zero": cv[Q.metric(m, "sigmoid")],
-                 "change": cv[Q.metric(m, "sigmoid")] - v[Q.metric(m, "sigmoid")], "constant": v[Q.metric(m, "constant")]}
-                for m in METRICS]
-        return finding("measured", id=c.id, rows=rows, calibration_ood=cv[Q.metric("calibration_ood", "sigmoid")],
-                       calibration_ood_constant=v[Q.metric("calibration_ood", "constant")])
+        rows = [
+            {
+                "metric": Q.METRIC_NAMES[m],
+                "sigmoid": v[Q.metric(m, "sigmoid")],
+                "beta_zero": cv[Q.metric(m, "sigmoid")],
+                "change": cv[Q.metric(m, "sigmoid")] - v[Q.metric(m, "sigmoid")],
+                "constant": v[Q.metric(m, "constant")],
+            }
+            for m in METRICS
+        ]
+        return finding(
+            "measured",
+            id=c.id,
+            rows=rows,
+            calibration_ood=cv[Q.metric("calibration_ood", "sigmoid")],
+            calibration_ood_constant=v[Q.metric("calibration_ood", "constant")],
+        )
 
     def _shuffle_z(self, ctx, c, v):
         cv, cd = ctx.reimpl.controls[c.id].values, ctx.reimpl.controls[c.id].details
-        facts = {"id": c.id, "n": cd["n"], "real": v["advantage.id"], "shuffled": cv["advantage.id"],
-                 "smallest": min(cd["advantage_each"]), "largest": max(cd["advantage_each"]),
-                 "ratio": cv["advantage.id"] / v["advantage.id"] if v["advantage.id"] else None, "level": None}
+        facts = {
+            "id": c.id,
+            "n": cd["n"],
+            "real": v["advantage.id"],
+            "shuffled": cv["advantage.id"],
+            "smallest": min(cd["advantage_each"]),
+            "largest": max(cd["advantage_each"]),
+            "ratio": cv["advantage.id"] / v["advantage.id"] if v["advantage.id"] else None,
+            "level": None,
+        }
         bz = next((x for x in ctx.controls if x.control == "beta_zero" and x.reimpl.ran), None)
         if bz is not None:
             level = ctx.reimpl.controls[bz.id].values[Q.metric("pinball_id", "sigmoid")]
             shuffled = v[Q.metric("pinball_id", "constant")] - cv["advantage.id"]
-            facts.update(level=level, shuffled_sigmoid=shuffled, shuffled_ahead=level - shuffled,
-                         real_ahead=level - v[Q.metric("pinball_id", "sigmoid")])
+            facts.update(
+                level=level,
+                shuffled_sigmoid=shuffled,
+                shuffled_ahead=level - shuffled,
+                real_ahead=level - v[Q.metric("pinball_id", "sigmoid")],
+            )
         return finding("measured", **facts)
 
     def _knots(self, ctx, v):
         rows = ctx.reimpl.details["knot_rows"]
-        words = {"gap.pinball_id": "the sigmoid's ID pinball loss is above the I-spline's",
-                 "gap.pinball_ood": "the sigmoid's OOD pinball loss is above the I-spline's",
-                 "gap.calibration_ood": "the sigmoid is better calibrated OOD than the I-spline"}
+        words = {
+            "gap.pinball_id": "the sigmoid's ID pinball loss is above the I-spline's",
+            "gap.pinball_ood": "the sigmoid's OOD pinball loss is above the I-spline's",
+            "gap.calibration_ood": "the sigmoid is better calibrated OOD than the I-spline",
+        }
         orderings = []
         for name, what in words.items():
             positive_at = [r["n_intervals"] for r in rows if r[name] > 0]
@@ -341,9 +530,18 @@ class EstimatorComparison(Protocol):
             orderings.append({"name": name, "what": what, "state": state, "positive_at": positive_at})
         ids = [r["pinball_id"] for r in rows]
         oods = [r["calibration_ood"] for r in rows]
-        return finding("measured", rows=rows, counts=[r["n_intervals"] for r in rows], orderings=orderings,
-                       id_min=min(ids), id_max=max(ids), ood_cal_min=min(oods), ood_cal_max=max(oods),
-                       id_spread=max(ids) - min(ids), id_gap=v["gap.pinball_id"])
+        return finding(
+            "measured",
+            rows=rows,
+            counts=[r["n_intervals"] for r in rows],
+            orderings=orderings,
+            id_min=min(ids),
+            id_max=max(ids),
+            ood_cal_min=min(oods),
+            ood_cal_max=max(oods),
+            id_spread=max(ids) - min(ids),
+            id_gap=v["gap.pinball_id"],
+        )
 
     # -- figures ----------------------------------------------------------------------------------------
 
@@ -351,28 +549,52 @@ class EstimatorComparison(Protocol):
         """Each estimator's four metrics for both arms and the paper, and the sigmoid under each control."""
         v, uv = ctx.reimpl.values, (ctx.upstream.values if ctx.upstream.ok else {})
         paper = {t.quantity: t.paper for t in ctx.targets if t.relation == "~"}
-        rows = [{"label": Q.ESTIMATOR_NAMES[e][0].upper() + Q.ESTIMATOR_NAMES[e][1:], "kind": "estimator",
-                 "reimpl": {m: v[Q.metric(m, e)] for m in METRICS},
-                 "upstream": {m: uv.get(Q.metric(m, e)) for m in METRICS} if uv else None,
-                 "paper": {m: paper.get(Q.metric(m, e)) for m in METRICS}} for e in ESTIMATORS]
+        rows = [
+            {
+                "label": Q.ESTIMATOR_NAMES[e][0].upper() + Q.ESTIMATOR_NAMES[e][1:],
+                "kind": "estimator",
+                "reimpl": {m: v[Q.metric(m, e)] for m in METRICS},
+                "upstream": {m: uv.get(Q.metric(m, e)) for m in METRICS} if uv else None,
+                "paper": {m: paper.get(Q.metric(m, e)) for m in METRICS},
+            }
+            for e in ESTIMATORS
+        ]
         for c in ctx.controls:
             if not c.reimpl.ran:
                 continue
             cv, cd = ctx.reimpl.controls[c.id].values, ctx.reimpl.controls[c.id].details
             cu = ctx.upstream.controls[c.id].values if (ctx.upstream.ok and c.id in ctx.upstream.controls) else None
             if c.control == "beta_zero":
-                rows.append({"label": "Sigmoid, β = 0", "kind": c.control, "id": c.id,
-                             "reimpl": {m: cv.get(Q.metric(m, "sigmoid")) for m in METRICS},
-                             "upstream": {m: cu.get(Q.metric(m, "sigmoid")) for m in METRICS} if cu else None})
+                rows.append(
+                    {
+                        "label": "Sigmoid, β = 0",
+                        "kind": c.control,
+                        "id": c.id,
+                        "reimpl": {m: cv.get(Q.metric(m, "sigmoid")) for m in METRICS},
+                        "upstream": {m: cu.get(Q.metric(m, "sigmoid")) for m in METRICS} if cu else None,
+                    }
+                )
             elif c.control == "shuffle_z":
                 # the shuffled sigmoid's ID loss is the Constant's minus the advantage (advantage.id's definition)
-                mine = cd.get("sigmoid_shuffled") or {"pinball_id": v[Q.metric("pinball_id", "constant")]
-                                                      - cv["advantage.id"]}
+                mine = cd.get("sigmoid_shuffled") or {
+                    "pinball_id": v[Q.metric("pinball_id", "constant")] - cv["advantage.id"]
+                }
                 theirs = None
                 if cu and cu.get("advantage.id") is not None and uv.get(Q.metric("pinball_id", "constant")) is not None:
                     theirs = {"pinball_id": uv[Q.metric("pinball_id", "constant")] - cu["advantage.id"]}
-                rows.append({"label": "Sigmoid, z shuffled", "kind": c.control, "id": c.id, "n": cd.get("n"),
-                             "reimpl": {m: mine.get(m) for m in METRICS},
-                             "upstream": {m: theirs.get(m) for m in METRICS} if theirs else None})
-        return {"tau": ctx.params.tau, "kappa": ctx.params.kappa, "n_pairs": ctx.reimpl.details["n_pairs"],
-                "rows": rows}
+                rows.append(
+                    {
+                        "label": "Sigmoid, z shuffled",
+                        "kind": c.control,
+                        "id": c.id,
+                        "n": cd.get("n"),
+                        "reimpl": {m: mine.get(m) for m in METRICS},
+                        "upstream": {m: theirs.get(m) for m in METRICS} if theirs else None,
+                    }
+                )
+        return {
+            "tau": ctx.params.tau,
+            "kappa": ctx.params.kappa,
+            "n_pairs": ctx.reimpl.details["n_pairs"],
+            "rows": rows,
+        }

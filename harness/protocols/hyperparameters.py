@@ -48,6 +48,7 @@ __all__ = ["AuditEntry", "HyperParams", "TauOverride", "Hyperparameters", "STEEP
 #: A fitted slope at this share of the numerical ceiling is a step, not a sigmoid.
 STEEP = 0.999
 
+
 class AuditEntry(ProtocolParams):
     file: Label = Field(min_length=1)
     line: Count = Field(ge=1)
@@ -101,16 +102,21 @@ def _grids(params) -> dict:
 def control_values(fits: dict, reference: dict) -> dict:
     """Summaries of one refit: coverage, distance from the reference, mean boundary."""
     bnd = {k: f["boundary"] for k, f in fits.items()}
-    return {"claimed.coverage_mean": float(np.mean([f["coverage"] for f in fits.values()])),
-            "claimed.max_dev": max(abs(bnd[k] - v) for k, v in reference.items()),
-            "claimed.mean_boundary": float(np.mean(list(bnd.values())))}
+    return {
+        "claimed.coverage_mean": float(np.mean([f["coverage"] for f in fits.values()])),
+        "claimed.max_dev": max(abs(bnd[k] - v) for k, v in reference.items()),
+        "claimed.mean_boundary": float(np.mean(list(bnd.values()))),
+    }
 
 
 def sweep_values(sweep: dict, claimed: dict, within: float) -> dict:
     """Flatten a sweep (as :func:`hyperparameter_sweep` returns it) into named values."""
     c = sweep["claimed"]
-    values = {"claimed.max_dev": c["max_dev_reference"], "claimed.coverage_mean": c["coverage_mean"],
-              "claimed.mean_boundary": float(np.mean(list(c["boundary"].values())))}
+    values = {
+        "claimed.max_dev": c["max_dev_reference"],
+        "claimed.coverage_mean": c["coverage_mean"],
+        "claimed.mean_boundary": float(np.mean(list(c["boundary"].values()))),
+    }
     others = []
     for param, rows in sweep["sweeps"].items():
         for row in rows:
@@ -171,17 +177,31 @@ class Hyperparameters(Protocol):
     def measure(self, params: HyperParams, tables, rng):
         data = task_data(leaderboard_frame(tables, params), params)
         sweep = hyperparameter_sweep(
-            data, rng=rng, reference=params.reference, claimed=_claimed(params), grids=_grids(params),
-            z_eval=math.log10(params.eval_x), beta_task=params.beta_task,
-            estimator_options={"n_random": params.n_random}, starts="warm" if params.warm_start else "cold")
+            data,
+            rng=rng,
+            reference=params.reference,
+            claimed=_claimed(params),
+            grids=_grids(params),
+            z_eval=math.log10(params.eval_x),
+            beta_task=params.beta_task,
+            estimator_options={"n_random": params.n_random},
+            starts="warm" if params.warm_start else "cold",
+        )
         return Measurement(sweep_values(sweep, _claimed(params), params.within), {"sweep": sweep})
 
     def control(self, kind, cparams: TauOverride, params: HyperParams, tables, rng, baseline):
         data = task_data(leaderboard_frame(tables, params), params)
         rngs = [np.random.default_rng(s) for s in rng.bit_generator.seed_seq.spawn(len(data))]
-        fits = fit_setting(data, tau=cparams.tau, kappa=params.kappa, lam=params.lam, rngs=rngs,
-                           z_eval=math.log10(params.eval_x), estimator_options={"n_random": params.n_random},
-                           starts="warm" if params.warm_start else "cold")
+        fits = fit_setting(
+            data,
+            tau=cparams.tau,
+            kappa=params.kappa,
+            lam=params.lam,
+            rngs=rngs,
+            z_eval=math.log10(params.eval_x),
+            estimator_options={"n_random": params.n_random},
+            starts="warm" if params.warm_start else "cold",
+        )
         return Measurement(control_values(fits, params.reference), {"fits": fits})
 
     def resampling(self, params: HyperParams, tables, reimpl, *, cluster_col: str):
@@ -195,12 +215,22 @@ class Hyperparameters(Protocol):
         for r in rows:
             setting = {"tau": r["tau"], "kappa": r["kappa"], "lam": r["lam"]}
             settings.setdefault(Q.setting_key(setting), (setting, r["params"]))
-        stat = partial(_resample_sweep, z=frame["z"].to_numpy(dtype=float),
-                       Y=np.column_stack([frame[params.tasks[k]].to_numpy(dtype=float) for k in labels]),
-                       labels=labels, settings=settings, reference=dict(params.reference),
-                       z_eval=math.log10(params.eval_x), claimed_key=Q.setting_key(_claimed(params)))
-        return Resampling(len(frame), frame[cluster_col].to_numpy(dtype=object), stat,
-                          "the base models of the leaderboard rows with a compute proxy")
+        stat = partial(
+            _resample_sweep,
+            z=frame["z"].to_numpy(dtype=float),
+            Y=np.column_stack([frame[params.tasks[k]].to_numpy(dtype=float) for k in labels]),
+            labels=labels,
+            settings=settings,
+            reference=dict(params.reference),
+            z_eval=math.log10(params.eval_x),
+            claimed_key=Q.setting_key(_claimed(params)),
+        )
+        return Resampling(
+            len(frame),
+            frame[cluster_col].to_numpy(dtype=object),
+            stat,
+            "the base models of the leaderboard rows with a compute proxy",
+        )
 
     # -- findings ---------------------------------------------------------------------------------------
 
@@ -210,18 +240,32 @@ class Hyperparameters(Protocol):
         claimed = _claimed(p)
         others = [(param, x) for param, xs in _grids(p).items() for x in xs if x != claimed[param]]
         closest = min(others, key=lambda s: v[Q.sweep(*s, "max_dev")])
-        out = {"summary": finding(
-            "measured", tau=p.tau, kappa=p.kappa, lam=p.lam, claimed_max_dev=v["claimed.max_dev"],
-            claimed_within=v["claimed.max_dev"] <= p.within, within=p.within, n_others=len(others),
-            n_others_within=int(v["others.n_within"]), closest=Q.setting_text(*closest),
-            closest_max_dev=v["others.min_max_dev"], eval_x=p.eval_x, budget=Q.budget_text(p.eval_x))}
+        out = {
+            "summary": finding(
+                "measured",
+                tau=p.tau,
+                kappa=p.kappa,
+                lam=p.lam,
+                claimed_max_dev=v["claimed.max_dev"],
+                claimed_within=v["claimed.max_dev"] <= p.within,
+                within=p.within,
+                n_others=len(others),
+                n_others_within=int(v["others.n_within"]),
+                closest=Q.setting_text(*closest),
+                closest_max_dev=v["others.min_max_dev"],
+                eval_x=p.eval_x,
+                budget=Q.budget_text(p.eval_x),
+            )
+        }
         out["audit"] = self._audit(ctx, uv, ud)
-        out["loss"] = (finding("checked", **ud["loss"]) if "loss" in ud
-                       else finding("not_checked", reason=ctx.upstream.reason))
+        out["loss"] = (
+            finding("checked", **ud["loss"]) if "loss" in ud else finding("not_checked", reason=ctx.upstream.reason)
+        )
         out["sweeps"] = self._sweeps(ctx, v, uv)
         tau_gaps = [v[Q.sweep("tau", t, "coverage_mean")] - t for t in p.tau_grid]
-        out["tau_tracking"] = finding("covers_above" if min(tau_gaps) > 0 else "mixed",
-                                      largest=max(abs(g) for g in tau_gaps))
+        out["tau_tracking"] = finding(
+            "covers_above" if min(tau_gaps) > 0 else "mixed", largest=max(abs(g) for g in tau_gaps)
+        )
         out["upstream_quirks"] = self._quirks(ud)
         steep = []
         for param, rows in ctx.reimpl.details["sweep"]["sweeps"].items():
@@ -235,9 +279,14 @@ class Hyperparameters(Protocol):
             if c.control == "tau_override" and c.reimpl.ran:
                 cv = ctx.reimpl.controls[c.id].values
                 out["control_move"] = finding(
-                    "measured", id=c.id, coverage_from=v["claimed.coverage_mean"], coverage_to=cv["claimed.coverage_mean"],
-                    boundary_from=v["claimed.mean_boundary"], boundary_to=cv["claimed.mean_boundary"],
-                    max_dev=cv["claimed.max_dev"])
+                    "measured",
+                    id=c.id,
+                    coverage_from=v["claimed.coverage_mean"],
+                    coverage_to=cv["claimed.coverage_mean"],
+                    boundary_from=v["claimed.mean_boundary"],
+                    boundary_to=cv["claimed.mean_boundary"],
+                    max_dev=cv["claimed.max_dev"],
+                )
         return out
 
     @staticmethod
@@ -246,37 +295,69 @@ class Hyperparameters(Protocol):
             return finding("not_checked", n=len(ctx.params.source_audit), reason=ctx.upstream.reason)
         a = ud["audit"]
         failed = [e for e in a["entries"] if not e["found"]]
-        return finding("some_failed" if failed else "all_found", n=a["n"], n_found=a["n_found"],
-                       entries=a["entries"], failed=[f"{e['file']}:{e['line']}" for e in failed])
+        return finding(
+            "some_failed" if failed else "all_found",
+            n=a["n"],
+            n_found=a["n_found"],
+            entries=a["entries"],
+            failed=[f"{e['file']}:{e['line']}" for e in failed],
+        )
 
     def _sweeps(self, ctx, v, uv):
         p = ctx.params
         rows = {}
         for param, xs in _grids(p).items():
-            rows[param] = [{"value": x, "setting": Q.setting_text(param, x), "claimed": x == _claimed(p)[param],
-                            **{stat: v[Q.sweep(param, x, stat)] for stat in Q.SWEEP_STATS},
-                            **{f"{stat}_upstream": uv.get(Q.sweep(param, x, stat)) for stat in Q.SWEEP_STATS},
-                            "coverage_minus_tau": (v[Q.sweep(param, x, "coverage_mean")] - x) if param == "tau" else None,
-                            "log2_over_kappa": math.log(2.0) / x if param == "kappa" else None}
-                           for x in xs]
-        return finding("measured", tau=rows["tau"], kappa=rows["kappa"], lam=rows["lam"], beta_task=p.beta_task,
-                       claimed_tau=p.tau, claimed_kappa=p.kappa, claimed_lam=p.lam)
+            rows[param] = [
+                {
+                    "value": x,
+                    "setting": Q.setting_text(param, x),
+                    "claimed": x == _claimed(p)[param],
+                    **{stat: v[Q.sweep(param, x, stat)] for stat in Q.SWEEP_STATS},
+                    **{f"{stat}_upstream": uv.get(Q.sweep(param, x, stat)) for stat in Q.SWEEP_STATS},
+                    "coverage_minus_tau": (v[Q.sweep(param, x, "coverage_mean")] - x) if param == "tau" else None,
+                    "log2_over_kappa": math.log(2.0) / x if param == "kappa" else None,
+                }
+                for x in xs
+            ]
+        return finding(
+            "measured",
+            tau=rows["tau"],
+            kappa=rows["kappa"],
+            lam=rows["lam"],
+            beta_task=p.beta_task,
+            claimed_tau=p.tau,
+            claimed_kappa=p.kappa,
+            claimed_lam=p.lam,
+        )
 
     @staticmethod
     def _quirks(ud):
         if "settings" not in ud:
             return finding("none", ran=False, stage=[], beta_min=[], beta_max=[])
         q, settings = ud["quirks"], ud["settings"]
-        stage = [{"setting": k.replace(",", ", "), "final_stage": settings[k]["final_stage"]}
-                 for k in q["final_stage_not_setting"]]
+        stage = [
+            {"setting": k.replace(",", ", "), "final_stage": settings[k]["final_stage"]}
+            for k in q["final_stage_not_setting"]
+        ]
         beta_min = [k.replace(",", ", ") for k in q["all_tasks_beta_at_min"]]
-        beta_max = [{"setting": k.replace(",", ", "), "labels": [lab for lab, f in st["fits"].items()
-                                                                  if q["beta_max_bound"] in f["bounds_active"]]}
-                    for k, st in settings.items()]
+        beta_max = [
+            {
+                "setting": k.replace(",", ", "),
+                "labels": [lab for lab, f in st["fits"].items() if q["beta_max_bound"] in f["bounds_active"]],
+            }
+            for k, st in settings.items()
+        ]
         beta_max = [b for b in beta_max if b["labels"]]
         some = bool(stage or beta_min or beta_max)
-        return finding("some" if some else "none", ran=True, stage=stage, beta_min=beta_min,
-                       beta_min_bound=q["beta_bound"], beta_max=beta_max, beta_max_bound=q["beta_max_bound"])
+        return finding(
+            "some" if some else "none",
+            ran=True,
+            stage=stage,
+            beta_min=beta_min,
+            beta_min_bound=q["beta_bound"],
+            beta_max=beta_max,
+            beta_max_bound=q["beta_max_bound"],
+        )
 
     @staticmethod
     def _mean_or_sum(ctx, v):
@@ -288,8 +369,12 @@ class Hyperparameters(Protocol):
         bracket = None
         if below and above:
             lo, hi = below[-1], above[0]
-            bracket = {"below": lo, "above": hi, "below_max_dev": v[Q.sweep("lam", lo, "max_dev")],
-                       "above_max_dev": v[Q.sweep("lam", hi, "max_dev")]}
+            bracket = {
+                "below": lo,
+                "above": hi,
+                "below_max_dev": v[Q.sweep("lam", lo, "max_dev")],
+                "above_max_dev": v[Q.sweep("lam", hi, "max_dev")],
+            }
         return finding("measured", n=n, n_lam=n * p.lam, lam=p.lam, equivalent=equivalent, bracket=bracket)
 
     # -- figures ----------------------------------------------------------------------------------------
@@ -299,12 +384,36 @@ class Hyperparameters(Protocol):
         tau_override control's."""
         p, v = ctx.params, ctx.reimpl.values
         uv = ctx.upstream.values if ctx.upstream.ok else {}
-        sweeps = {param: [{"value": x, "reimpl": v.get(Q.sweep(param, x, "max_dev")),
-                           "upstream": uv.get(Q.sweep(param, x, "max_dev"))} for x in xs]
-                  for param, xs in _grids(p).items()}
-        controls = [{"id": c.id, "tau": c.params["tau"], "max_dev": ctx.reimpl.controls[c.id].values["claimed.max_dev"],
-                     "upstream_max_dev": (ctx.upstream.controls[c.id].values.get("claimed.max_dev")
-                                          if ctx.upstream.ok and c.id in ctx.upstream.controls else None)}
-                    for c in ctx.controls if c.control == "tau_override" and c.reimpl.ran]
-        return {"claimed": _claimed(p), "within": p.within, "budget": Q.budget_text(p.eval_x),
-                "symbols": dict(Q.HYPER_SYMBOLS), "sweeps": sweeps, "controls": controls}
+        sweeps = {
+            param: [
+                {
+                    "value": x,
+                    "reimpl": v.get(Q.sweep(param, x, "max_dev")),
+                    "upstream": uv.get(Q.sweep(param, x, "max_dev")),
+                }
+                for x in xs
+            ]
+            for param, xs in _grids(p).items()
+        }
+        controls = [
+            {
+                "id": c.id,
+                "tau": c.params["tau"],
+                "max_dev": ctx.reimpl.controls[c.id].values["claimed.max_dev"],
+                "upstream_max_dev": (
+                    ctx.upstream.controls[c.id].values.get("claimed.max_dev")
+                    if ctx.upstream.ok and c.id in ctx.upstream.controls
+                    else None
+                ),
+            }
+            for c in ctx.controls
+            if c.control == "tau_override" and c.reimpl.ran
+        ]
+        return {
+            "claimed": _claimed(p),
+            "within": p.within,
+            "budget": Q.budget_text(p.eval_x),
+            "symbols": dict(Q.HYPER_SYMBOLS),
+            "sweeps": sweeps,
+            "controls": controls,
+        }

@@ -11,8 +11,15 @@ from ..stats.periods import assign_periods, validate_periods
 from ..stats.splits import rolling_splits
 from .common import BoxParams, leaderboard_frame, leaderboard_summary
 
-__all__ = ["PeriodParams", "period_frame", "period_summary", "sigmoid_options", "boxed_options", "outside_box",
-           "box_explanation"]
+__all__ = [
+    "PeriodParams",
+    "period_frame",
+    "period_summary",
+    "sigmoid_options",
+    "boxed_options",
+    "outside_box",
+    "box_explanation",
+]
 
 
 class PeriodParams(BoxParams):
@@ -20,7 +27,8 @@ class PeriodParams(BoxParams):
 
     date_col: Label = "Upload To Hub Date"
     periods: list[tuple[Label, Label | None, Label | None]] = Field(
-        min_length=2, description="(label, first month 'YYYY-MM' or null, last month or null), in order")
+        min_length=2, description="(label, first month 'YYYY-MM' or null, last month or null), in order"
+    )
     n_bins: Count = Field(10, ge=1, le=1000)
     min_bin_size: Count = Field(30, ge=1)
     n_jobs: Count = Field(2, ge=1, le=64, description="worker processes for the fits (results do not depend on it)")
@@ -44,11 +52,15 @@ def period_summary(tables, params) -> dict:
     dated = period_frame(tables, params)
     counts = dated["period"].value_counts()
     out["rows_dated"] = int(len(dated))
-    out["periods"] = [{"label": label, "first": first, "last": last, "rows": int(counts.get(label, 0))}
-                      for label, first, last in params.periods]
+    out["periods"] = [
+        {"label": label, "first": first, "last": last, "rows": int(counts.get(label, 0))}
+        for label, first, last in params.periods
+    ]
     first = next(iter(params.tasks))
-    out["splits"] = [{k: v for k, v in s.describe().items() if k != "task"}
-                     for s in rolling_splits(dated, {first: params.tasks[first]}, periods=params.periods)]
+    out["splits"] = [
+        {k: v for k, v in s.describe().items() if k != "task"}
+        for s in rolling_splits(dated, {first: params.tasks[first]}, periods=params.periods)
+    ]
     return out
 
 
@@ -61,8 +73,12 @@ def boxed_options(params) -> dict:
     warm-up stages can lead the best few starts into one basin and miss the box's optimum (measured on the
     GPQA and IFEval pairs of Table 2), which keeping all starts avoids."""
     n_starts = 9 + params.n_random  # the deterministic 3 x 3 grid plus the random starts
-    return {"warm_start": params.warm_start, "n_random": params.n_random, "n_keep": n_starts,
-            "box": tuple(params.box_check)}
+    return {
+        "warm_start": params.warm_start,
+        "n_random": params.n_random,
+        "n_keep": n_starts,
+        "box": tuple(params.box_check),
+    }
 
 
 def outside_box(df, params, fitted: list[dict]) -> list[dict]:
@@ -73,8 +89,10 @@ def outside_box(df, params, fitted: list[dict]) -> list[dict]:
     slope and the range.
     """
     lo, hi = params.box_check
-    ranges = {(s.task, s.t): (float(s.z_train.min()), float(s.z_train.max()))
-              for s in rolling_splits(df, params.tasks, periods=params.periods)}
+    ranges = {
+        (s.task, s.t): (float(s.z_train.min()), float(s.z_train.max()))
+        for s in rolling_splits(df, params.tasks, periods=params.periods)
+    }
     out = []
     for f in fitted:
         beta, a = f["params"]["beta"], f["params"]["a"]
@@ -97,6 +115,12 @@ def box_explanation(mine: dict, theirs: dict, names) -> dict:
         if b not in mine or mine.get(name) is None or theirs.get(name) is None:
             continue
         gap, boxed_gap = mine[name] - theirs[name], mine[b] - theirs[name]
-        out[name] = {"reimpl": mine[name], "boxed": mine[b], "upstream": theirs[name], "gap": gap,
-                     "boxed_gap": boxed_gap, "closed": (1.0 - abs(boxed_gap) / abs(gap)) if gap else None}
+        out[name] = {
+            "reimpl": mine[name],
+            "boxed": mine[b],
+            "upstream": theirs[name],
+            "gap": gap,
+            "boxed_gap": boxed_gap,
+            "closed": (1.0 - abs(boxed_gap) / abs(gap)) if gap else None,
+        }
     return out

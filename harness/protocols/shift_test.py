@@ -73,8 +73,9 @@ class ShiftParams(ProtocolParams):
     n_perm: Count = Field(ge=1, le=1_000_000)
     alpha: Number = Field(gt=0, lt=1, description="significance level the claim reads its p-value against")
     eps_grid: list[Number] = Field(min_length=1)
-    n_perm_precise: Count = Field(0, ge=0, le=10_000_000,
-                                  description="a second, larger permutation count for the p-value's limit (0: skip)")
+    n_perm_precise: Count = Field(
+        0, ge=0, le=10_000_000, description="a second, larger permutation count for the p-value's limit (0: skip)"
+    )
     power: PowerParams | None = None
 
     @field_validator("eps_grid")
@@ -95,8 +96,15 @@ class RelabelGroups(ProtocolParams):
 
 def _merged(params: ShiftParams, tables):
     try:
-        return merge_aa_exports(tables.frame(params.math_table), tables.frame(params.aime_table), cutoff=params.cutoff,
-                                key=params.key, x_col=params.x_col, y_col=params.y_col, date_col=params.date_col)
+        return merge_aa_exports(
+            tables.frame(params.math_table),
+            tables.frame(params.aime_table),
+            cutoff=params.cutoff,
+            key=params.key,
+            x_col=params.x_col,
+            y_col=params.y_col,
+            date_col=params.date_col,
+        )
     except ValueError as exc:  # a column the claim names is missing, or duplicate keys
         files = ", ".join(tables.entry(t).path for t in (params.math_table, params.aime_table))
         raise DataError(f"{files}: {exc} (claim params math_table/aime_table/key/x_col/y_col/date_col)") from None
@@ -126,37 +134,60 @@ class ShiftTest(Protocol):
     }
 
     def columns(self, params: ShiftParams):
-        return [("math_table", params.math_table, {"key": params.key, "x_col": params.x_col}),
-                ("aime_table", params.aime_table, {"key": params.key, "y_col": params.y_col,
-                                                   "date_col": params.date_col})]
+        return [
+            ("math_table", params.math_table, {"key": params.key, "x_col": params.x_col}),
+            ("aime_table", params.aime_table, {"key": params.key, "y_col": params.y_col, "date_col": params.date_col}),
+        ]
 
     def data_summary(self, params: ShiftParams, tables):
         m = _merged(params, tables)
-        return {"earlier_rows": int(len(tables.frame(params.math_table))),
-                "later_rows": int(len(tables.frame(params.aime_table))), "merged_rows": int(len(m))}
+        return {
+            "earlier_rows": int(len(tables.frame(params.math_table))),
+            "later_rows": int(len(tables.frame(params.aime_table))),
+            "merged_rows": int(len(m)),
+        }
 
     def measure(self, params: ShiftParams, tables, rng):
         x, y, post = _arrays(params, tables)
         kw = {"n_bins": params.n_bins, "n_perm": params.n_perm}
         start = copy.deepcopy(rng)  # the eps table reuses the test's stream: rows differ by eps only
         res = shift_test(x, y, post, rng=rng, eps=params.eps, **kw)
-        values = {"n_merged": res["n_merged"], "n_support": res["n"], "n_pre": res["n_pre"], "n_post": res["n_post"],
-                  "slope": res["slope"], "gamma": res["gamma"], "se": res["se"], "t": res["t"],
-                  "p_value": res["p_value"], "r2": res["r2"], "odds_ratio": math.exp(res["gamma"]),
-                  "null_mean": res["null_mean"], "upper95": res["gamma"] + norm.ppf(0.95) * res["se"],
-                  # The textbook alternative: one-sided t-test of gamma = 0 with n - 3 degrees of freedom.
-                  "p_classical": float(student_t.sf(res["t"], res["n"] - 3))}
+        values = {
+            "n_merged": res["n_merged"],
+            "n_support": res["n"],
+            "n_pre": res["n_pre"],
+            "n_post": res["n_post"],
+            "slope": res["slope"],
+            "gamma": res["gamma"],
+            "se": res["se"],
+            "t": res["t"],
+            "p_value": res["p_value"],
+            "r2": res["r2"],
+            "odds_ratio": math.exp(res["gamma"]),
+            "null_mean": res["null_mean"],
+            "upper95": res["gamma"] + norm.ppf(0.95) * res["se"],
+            # The textbook alternative: one-sided t-test of gamma = 0 with n - 3 degrees of freedom.
+            "p_classical": float(student_t.sf(res["t"], res["n"] - 3)),
+        }
         details = {"test": res}
         if params.n_perm_precise:
-            precise = shift_test(x, y, post, rng=copy.deepcopy(start), eps=params.eps, n_bins=params.n_bins,
-                                 n_perm=params.n_perm_precise)
+            precise = shift_test(
+                x, y, post, rng=copy.deepcopy(start), eps=params.eps, n_bins=params.n_bins, n_perm=params.n_perm_precise
+            )
             values["p_value_precise"] = precise["p_value"]
             values["null_mean_precise"] = precise["null_mean"]
         details["eps_sensitivity"] = eps_sensitivity(x, y, post, rng=start, eps_grid=params.eps_grid, **kw)
         if params.power is not None:
             pw = params.power
-            pkw = {"shifts": pw.shifts, "n_replicates": pw.n_replicates, "eps": params.eps, "n_bins": params.n_bins,
-                   "n_perm": pw.n_perm, "alpha": params.alpha, "target": pw.target}
+            pkw = {
+                "shifts": pw.shifts,
+                "n_replicates": pw.n_replicates,
+                "eps": params.eps,
+                "n_bins": params.n_bins,
+                "n_perm": pw.n_perm,
+                "alpha": params.alpha,
+                "target": pw.target,
+            }
             main = shift_test_power(x, y, post, rng=rng, mean_model="linear", **pkw)
             strata = shift_test_power(x, y, post, rng=rng, mean_model="strata", **pkw)
             values["power.at_observed"] = main["at_observed"]["power"]
@@ -167,8 +198,9 @@ class ShiftTest(Protocol):
     def control(self, kind, cparams, params: ShiftParams, tables, rng, baseline):
         x, y, post = _arrays(params, tables)
         if kind == "inflate_post":
-            res = inflation_control(x, y, post, rng=rng, shift=cparams.shift, eps=params.eps,
-                                    n_bins=params.n_bins, n_perm=params.n_perm)
+            res = inflation_control(
+                x, y, post, rng=rng, shift=cparams.shift, eps=params.eps, n_bins=params.n_bins, n_perm=params.n_perm
+            )
             return Measurement({"gamma": res["gamma"], "p_value": res["p_value"]}, {"test": res})
         res = relabel_control(x, y, post, rng=rng, n_draws=cparams.n_draws, eps=params.eps)
         res.pop("gammas")
@@ -179,29 +211,73 @@ class ShiftTest(Protocol):
     def findings(self, ctx: Context) -> dict:
         p, v = ctx.params, ctx.reimpl.values
         uv = ctx.upstream.values if ctx.upstream.ok else {}
-        out = {"summary": finding(
-            "measured", gamma=v["gamma"], odds_ratio=v["odds_ratio"], p_value=v["p_value"], n_support=v["n_support"],
-            positive=v["gamma"] > 0, significant=v["p_value"] < p.alpha, alpha=p.alpha,
-            upstream_gamma=uv.get("gamma"), upstream_p=uv.get("p_value"), cutoff=p.cutoff)}
+        out = {
+            "summary": finding(
+                "measured",
+                gamma=v["gamma"],
+                odds_ratio=v["odds_ratio"],
+                p_value=v["p_value"],
+                n_support=v["n_support"],
+                positive=v["gamma"] > 0,
+                significant=v["p_value"] < p.alpha,
+                alpha=p.alpha,
+                upstream_gamma=uv.get("gamma"),
+                upstream_p=uv.get("p_value"),
+                cutoff=p.cutoff,
+            )
+        }
         rows = []
-        for key, digits in (("n_merged", 0), ("n_support", 0), ("slope", 4), ("gamma", 4), ("se", 4), ("t", 4),
-                            ("p_value", 4), ("r2", 4)):
+        for key, digits in (
+            ("n_merged", 0),
+            ("n_support", 0),
+            ("slope", 4),
+            ("gamma", 4),
+            ("se", 4),
+            ("t", 4),
+            ("p_value", 4),
+            ("r2", 4),
+        ):
             paper = [t for t in ctx.targets if t.quantity == key]
-            rows.append({"label": ctx.spec.label_of(key), "reimpl": v[key], "upstream": uv.get(key), "digits": digits,
-                         "paper": "; ".join(t.requirement for t in paper) or None})
-        out["result"] = finding("measured", rows=rows, n_merged=v["n_merged"], n_support=v["n_support"],
-                                n_pre=v["n_pre"], n_post=v["n_post"], n_perm=p.n_perm, n_bins=p.n_bins,
-                                mc_se=ctx.reimpl.details["test"]["p_value_mc_se"])
+            rows.append(
+                {
+                    "label": ctx.spec.label_of(key),
+                    "reimpl": v[key],
+                    "upstream": uv.get(key),
+                    "digits": digits,
+                    "paper": "; ".join(t.requirement for t in paper) or None,
+                }
+            )
+        out["result"] = finding(
+            "measured",
+            rows=rows,
+            n_merged=v["n_merged"],
+            n_support=v["n_support"],
+            n_pre=v["n_pre"],
+            n_post=v["n_post"],
+            n_perm=p.n_perm,
+            n_bins=p.n_bins,
+            mc_se=ctx.reimpl.details["test"]["p_value_mc_se"],
+        )
         out["monte_carlo"] = self._monte_carlo(ctx, v, uv)
         df = v["n_support"] - 3
         out["null_centre"] = finding(
             "classical_significant" if v["p_classical"] < p.alpha else "classical_not_significant",
-            null_mean=v["null_mean"], upstream_null_mean=uv.get("null_mean"), t=v["t"], df=df,
-            p_classical=v["p_classical"], alpha=p.alpha)
+            null_mean=v["null_mean"],
+            upstream_null_mean=uv.get("null_mean"),
+            t=v["t"],
+            df=df,
+            p_classical=v["p_classical"],
+            alpha=p.alpha,
+        )
         sens = ctx.reimpl.details["eps_sensitivity"]
-        out["eps_sensitivity"] = finding("measured", rows=sens, gamma_min=min(r["gamma"] for r in sens),
-                                         gamma_max=max(r["gamma"] for r in sens),
-                                         p_min=min(r["p_value"] for r in sens), p_max=max(r["p_value"] for r in sens))
+        out["eps_sensitivity"] = finding(
+            "measured",
+            rows=sens,
+            gamma_min=min(r["gamma"] for r in sens),
+            gamma_max=max(r["gamma"] for r in sens),
+            p_min=min(r["p_value"] for r in sens),
+            p_max=max(r["p_value"] for r in sens),
+        )
         out["power"] = self._power(ctx, v)
         for c in ctx.controls:
             if not c.reimpl.ran:
@@ -210,14 +286,27 @@ class ShiftTest(Protocol):
             cu = ctx.upstream.controls[c.id].values if (ctx.upstream.ok and c.id in ctx.upstream.controls) else {}
             if c.control == "inflate_post":
                 out["planted"] = finding(
-                    "detected" if cv["p_value"] < p.alpha else "missed", id=c.id, shift=c.params["shift"],
-                    gamma=cv["gamma"], p_value=cv["p_value"], alpha=p.alpha, upstream_gamma=cu.get("gamma"),
+                    "detected" if cv["p_value"] < p.alpha else "missed",
+                    id=c.id,
+                    shift=c.params["shift"],
+                    gamma=cv["gamma"],
+                    p_value=cv["p_value"],
+                    alpha=p.alpha,
+                    upstream_gamma=cu.get("gamma"),
                     upstream_p=cu.get("p_value"),
-                    upstream_detected=None if cu.get("p_value") is None else cu["p_value"] < p.alpha)
+                    upstream_detected=None if cu.get("p_value") is None else cu["p_value"] < p.alpha,
+                )
             elif c.control == "relabel_groups":
-                out["relabelled"] = finding("measured", id=c.id, n=c.params["n_draws"], mean=cv["gamma_mean"],
-                                            sd=cv["gamma_sd"], upstream_mean=cu.get("gamma_mean"),
-                                            upstream_sd=cu.get("gamma_sd"), observed=v["gamma"])
+                out["relabelled"] = finding(
+                    "measured",
+                    id=c.id,
+                    n=c.params["n_draws"],
+                    mean=cv["gamma_mean"],
+                    sd=cv["gamma_sd"],
+                    upstream_mean=cu.get("gamma_mean"),
+                    upstream_sd=cu.get("gamma_sd"),
+                    observed=v["gamma"],
+                )
         out["upper_bound"] = finding("measured", se=v["se"], upper95=v["upper95"], n_support=v["n_support"])
         return out
 
@@ -230,11 +319,18 @@ class ShiftTest(Protocol):
         sd = math.sqrt(limit * (1 - limit) / p.n_perm)
         paper = next((t for t in ctx.targets if t.quantity == "p_value" and t.relation == "~"), None)
         settled = abs(limit - p.alpha) > MC_SIDE_SDS * sd
-        return finding("side_settled" if settled else "side_uncertain", limit=limit, n_perm_precise=p.n_perm_precise,
-                       n_perm=p.n_perm, sd=sd, alpha=p.alpha, sds=MC_SIDE_SDS,
-                       paper_text=paper.paper_text if paper else None,
-                       paper_sds=(paper.paper - limit) / sd if paper else None,
-                       upstream_sds=(uv["p_value"] - limit) / sd if "p_value" in uv else None)
+        return finding(
+            "side_settled" if settled else "side_uncertain",
+            limit=limit,
+            n_perm_precise=p.n_perm_precise,
+            n_perm=p.n_perm,
+            sd=sd,
+            alpha=p.alpha,
+            sds=MC_SIDE_SDS,
+            paper_text=paper.paper_text if paper else None,
+            paper_sds=(paper.paper - limit) / sd if paper else None,
+            upstream_sds=(uv["p_value"] - limit) / sd if "p_value" in uv else None,
+        )
 
     @staticmethod
     def _power(ctx: Context, v: dict):
@@ -244,17 +340,29 @@ class ShiftTest(Protocol):
         main, alt = pw["linear"], pw["strata"]
         target = ctx.params.power.target
         at = main["at_observed"]
-        curve = [{"shift": s, "power": pw_, "mc_se": se} for s, pw_, se in
-                 zip(main["curve"]["shifts"], main["curve"]["power"], main["curve"]["mc_se"])]
+        curve = [
+            {"shift": s, "power": pw_, "mc_se": se}
+            for s, pw_, se in zip(main["curve"]["shifts"], main["curve"]["power"], main["curve"]["mc_se"])
+        ]
         minimal = main["minimal_shift"]
         return finding(
-            "adequate" if at["power"] >= target else "underpowered", target=target, alpha=ctx.params.alpha,
-            n_replicates=ctx.params.power.n_replicates, n_perm=ctx.params.power.n_perm, curve=curve,
-            observed=at["shift"], at_observed=at["power"], at_observed_se=at["mc_se"],
-            min_detectable=minimal["shift"], max_power=minimal["max_power"],
+            "adequate" if at["power"] >= target else "underpowered",
+            target=target,
+            alpha=ctx.params.alpha,
+            n_replicates=ctx.params.power.n_replicates,
+            n_perm=ctx.params.power.n_perm,
+            curve=curve,
+            observed=at["shift"],
+            at_observed=at["power"],
+            at_observed_se=at["mc_se"],
+            min_detectable=minimal["shift"],
+            max_power=minimal["max_power"],
             size=curve[0]["power"] if curve[0]["shift"] == 0 else None,
-            strata_observed=alt["at_observed"]["shift"], strata_at_observed=alt["at_observed"]["power"],
-            strata_at_observed_se=alt["at_observed"]["mc_se"], strata_min_detectable=alt["minimal_shift"]["shift"])
+            strata_observed=alt["at_observed"]["shift"],
+            strata_at_observed=alt["at_observed"]["power"],
+            strata_at_observed_se=alt["at_observed"]["mc_se"],
+            strata_min_detectable=alt["minimal_shift"]["shift"],
+        )
 
     # -- figures ----------------------------------------------------------------------------------------
 
@@ -271,31 +379,75 @@ class ShiftTest(Protocol):
             cv = ctx.reimpl.controls[c.id].values
             cu = ctx.upstream.controls[c.id].values if (ctx.upstream.ok and c.id in ctx.upstream.controls) else {}
             if c.control == "inflate_post":
-                controls.append({"id": c.id, "kind": c.control, "shift": c.params["shift"], "gamma": cv["gamma"],
-                                 "p_value": cv["p_value"],
-                                 "null_mean": ctx.reimpl.controls[c.id].details["test"]["null_mean"],
-                                 "upstream_gamma": cu.get("gamma"), "upstream_p": cu.get("p_value")})
+                controls.append(
+                    {
+                        "id": c.id,
+                        "kind": c.control,
+                        "shift": c.params["shift"],
+                        "gamma": cv["gamma"],
+                        "p_value": cv["p_value"],
+                        "null_mean": ctx.reimpl.controls[c.id].details["test"]["null_mean"],
+                        "upstream_gamma": cu.get("gamma"),
+                        "upstream_p": cu.get("p_value"),
+                    }
+                )
             elif c.control == "relabel_groups":
-                controls.append({"id": c.id, "kind": c.control, "n": c.params["n_draws"], "mean": cv["gamma_mean"],
-                                 "sd": cv["gamma_sd"], "upstream_mean": cu.get("gamma_mean"),
-                                 "upstream_sd": cu.get("gamma_sd")})
+                controls.append(
+                    {
+                        "id": c.id,
+                        "kind": c.control,
+                        "n": c.params["n_draws"],
+                        "mean": cv["gamma_mean"],
+                        "sd": cv["gamma_sd"],
+                        "upstream_mean": cu.get("gamma_mean"),
+                        "upstream_sd": cu.get("gamma_sd"),
+                    }
+                )
         keys = ("eps", "gamma", "p_value")
-        eps = {"reimpl": [{k: r[k] for k in keys} for r in ctx.reimpl.details["eps_sensitivity"]],
-               "upstream": ([{k: r[k] for k in keys} for r in ctx.upstream.details.get("eps_sensitivity", [])]
-                            if ctx.upstream.ok else None)}
+        eps = {
+            "reimpl": [{k: r[k] for k in keys} for r in ctx.reimpl.details["eps_sensitivity"]],
+            "upstream": (
+                [{k: r[k] for k in keys} for r in ctx.upstream.details.get("eps_sensitivity", [])]
+                if ctx.upstream.ok
+                else None
+            ),
+        }
         power = None
         if "power" in ctx.reimpl.details:
             pw = ctx.reimpl.details["power"]
-            power = {"target": p.power.target, "n_replicates": p.power.n_replicates, "n_perm": p.power.n_perm,
-                     **{k: {"shifts": pw[k]["curve"]["shifts"], "power": pw[k]["curve"]["power"],
-                            "mc_se": pw[k]["curve"]["mc_se"], "at_observed": pw[k]["at_observed"],
-                            "min_detectable": pw[k]["minimal_shift"]["shift"]} for k in ("linear", "strata")}}
-        return {"alpha": p.alpha, "n_perm": p.n_perm, "n_bins": p.n_bins, "eps": p.eps,
-                "null": {**test["null_histogram"], "mean": test["null_mean"], "sd": test["null_sd"]},
-                "gamma": {"reimpl": v["gamma"], "upstream": uv.get("gamma")},
-                "p_value": {"reimpl": v["p_value"], "upstream": uv.get("p_value"),
-                            "precise": v.get("p_value_precise"), "n_perm_precise": p.n_perm_precise},
-                "null_mean": {"reimpl": v["null_mean"], "upstream": uv.get("null_mean")},
-                "upstream_null_quantiles": {q: up_test[f"gamma_perm_{q}"] for q in ("q05", "q50", "q95")
-                                            if f"gamma_perm_{q}" in up_test},
-                "controls": controls, "eps_sensitivity": eps, "power": power}
+            power = {
+                "target": p.power.target,
+                "n_replicates": p.power.n_replicates,
+                "n_perm": p.power.n_perm,
+                **{
+                    k: {
+                        "shifts": pw[k]["curve"]["shifts"],
+                        "power": pw[k]["curve"]["power"],
+                        "mc_se": pw[k]["curve"]["mc_se"],
+                        "at_observed": pw[k]["at_observed"],
+                        "min_detectable": pw[k]["minimal_shift"]["shift"],
+                    }
+                    for k in ("linear", "strata")
+                },
+            }
+        return {
+            "alpha": p.alpha,
+            "n_perm": p.n_perm,
+            "n_bins": p.n_bins,
+            "eps": p.eps,
+            "null": {**test["null_histogram"], "mean": test["null_mean"], "sd": test["null_sd"]},
+            "gamma": {"reimpl": v["gamma"], "upstream": uv.get("gamma")},
+            "p_value": {
+                "reimpl": v["p_value"],
+                "upstream": uv.get("p_value"),
+                "precise": v.get("p_value_precise"),
+                "n_perm_precise": p.n_perm_precise,
+            },
+            "null_mean": {"reimpl": v["null_mean"], "upstream": uv.get("null_mean")},
+            "upstream_null_quantiles": {
+                q: up_test[f"gamma_perm_{q}"] for q in ("q05", "q50", "q95") if f"gamma_perm_{q}" in up_test
+            },
+            "controls": controls,
+            "eps_sensitivity": eps,
+            "power": power,
+        }

@@ -70,7 +70,9 @@ BOX_CLOSES = 0.5
 
 
 class TemporalParams(LeaderboardParams, EstimatorParams, PeriodParams):
-    drift_tasks: list[Label] = Field(min_length=1, description="task labels the claim says drift; the rest are 'stable'")
+    drift_tasks: list[Label] = Field(
+        min_length=1, description="task labels the claim says drift; the rest are 'stable'"
+    )
     exceed_rate: Number = Field(gt=0, lt=1, description="null rate of the binomial test (1 - tau)")
 
     @model_validator(mode="after")
@@ -88,9 +90,17 @@ class RelabelPeriods(ProtocolParams):
 
 
 def _fit_kwargs(params: TemporalParams) -> dict:
-    return {"drift_tasks": params.drift_tasks, "periods": params.periods, "tau": params.tau,
-            "kappa": params.kappa, "lam": params.lam, "n_bins": params.n_bins, "min_bin_size": params.min_bin_size,
-            "exceed_rate": params.exceed_rate, "n_jobs": params.n_jobs}
+    return {
+        "drift_tasks": params.drift_tasks,
+        "periods": params.periods,
+        "tau": params.tau,
+        "kappa": params.kappa,
+        "lam": params.lam,
+        "n_bins": params.n_bins,
+        "min_bin_size": params.min_bin_size,
+        "exceed_rate": params.exceed_rate,
+        "n_jobs": params.n_jobs,
+    }
 
 
 def _values(res: dict, labels: list[str], *, counts: bool = True) -> dict[str, float]:
@@ -107,9 +117,16 @@ def _values(res: dict, labels: list[str], *, counts: bool = True) -> dict[str, f
         v[Q.split(row["t"], row["task"])] = row["signed_coverage"]
         v[Q.bin_averaged(Q.split(row["t"], row["task"]))] = row["bin_averaged_train_bins"]
     g, gb = res["groups"]["signed_coverage"], res["groups"]["bin_averaged_train_bins"]
-    v.update({"group.drift": g["drift"], "group.stable": g["stable"], "separation": g["separation"],
-              Q.bin_averaged("group.drift"): gb["drift"], Q.bin_averaged("group.stable"): gb["stable"],
-              Q.bin_averaged("separation"): gb["separation"]})
+    v.update(
+        {
+            "group.drift": g["drift"],
+            "group.stable": g["stable"],
+            "separation": g["separation"],
+            Q.bin_averaged("group.drift"): gb["drift"],
+            Q.bin_averaged("group.stable"): gb["stable"],
+            Q.bin_averaged("separation"): gb["separation"],
+        }
+    )
     if counts:
         for t in sorted({row["t"] for row in res["splits"]}):
             v[Q.n_validation(t)] = min(row["n_val"] for row in res["splits"] if row["t"] == t)
@@ -119,8 +136,9 @@ def _values(res: dict, labels: list[str], *, counts: bool = True) -> dict[str, f
 def _resample_coverage(indices, rng, *, frame, tasks, labels, inits, kwargs) -> dict:
     """One bootstrap resample: the whole analysis on the resampled rows, each fit from the full-sample one."""
     df = frame.iloc[indices].reset_index(drop=True)
-    res = temporal_coverage(df, tasks, rng=rng, sigmoid_options={"n_random": 0}, n_relabellings=0, inits=inits,
-                            **kwargs)
+    res = temporal_coverage(
+        df, tasks, rng=rng, sigmoid_options={"n_random": 0}, n_relabellings=0, inits=inits, **kwargs
+    )
     return _values(res, labels, counts=False)
 
 
@@ -140,8 +158,9 @@ class TemporalCoverage(Protocol):
     name = "temporal_coverage"
     Params = TemporalParams
     controls = {"relabel_periods": RelabelPeriods}
-    summary = ("fit each benchmark's sigmoid boundary on one period and measure how well it covers the models "
-               "of the next")
+    summary = (
+        "fit each benchmark's sigmoid boundary on one period and measure how well it covers the models of the next"
+    )
     FINDINGS = {
         "groups": ("measured",),
         "coverage_table": ("measured",),
@@ -166,13 +185,20 @@ class TemporalCoverage(Protocol):
     def measure(self, params: TemporalParams, tables, rng):
         df = period_frame(tables, params)
         labels = list(params.tasks)
-        res = temporal_coverage(df, params.tasks, rng=rng, sigmoid_options=sigmoid_options(params),
-                                n_relabellings=0, **_fit_kwargs(params))
+        res = temporal_coverage(
+            df, params.tasks, rng=rng, sigmoid_options=sigmoid_options(params), n_relabellings=0, **_fit_kwargs(params)
+        )
         values = _values(res, labels)
         details = {"splits": res["splits"], "tasks": res["tasks"], "groups": res["groups"], "fitted": res["fitted"]}
         if params.box_check is not None:
-            boxed = temporal_coverage(df, params.tasks, rng=rng, sigmoid_options=boxed_options(params),
-                                      n_relabellings=0, **_fit_kwargs(params))
+            boxed = temporal_coverage(
+                df,
+                params.tasks,
+                rng=rng,
+                sigmoid_options=boxed_options(params),
+                n_relabellings=0,
+                **_fit_kwargs(params),
+            )
             values.update({Q.boxed(k): x for k, x in _values(boxed, labels, counts=False).items()})
             outside = outside_box(df, params, res["fitted"])
             split_of = {(r["task"], r["t"]): r for r in res["splits"]}
@@ -180,18 +206,34 @@ class TemporalCoverage(Protocol):
             for o in outside:
                 o["signed_coverage"] = split_of[(o["task"], o["t"])]["signed_coverage"]
                 o["boxed_signed_coverage"] = boxed_split_of[(o["task"], o["t"])]["signed_coverage"]
-            details["boxed"] = {"box": list(params.box_check), "fitted": boxed["fitted"],
-                                "n_keep": boxed_options(params)["n_keep"], "free_fits_outside": outside}
+            details["boxed"] = {
+                "box": list(params.box_check),
+                "fitted": boxed["fitted"],
+                "n_keep": boxed_options(params)["n_keep"],
+                "free_fits_outside": outside,
+            }
         return Measurement(values, details)
 
     def control(self, kind, cparams: RelabelPeriods, params: TemporalParams, tables, rng, baseline):
         df = period_frame(tables, params)
-        res = relabelled_coverage(df, params.tasks, rng=rng, n_relabellings=cparams.n_relabellings,
-                                  sigmoid_options=sigmoid_options(params), **_fit_kwargs(params))
+        res = relabelled_coverage(
+            df,
+            params.tasks,
+            rng=rng,
+            n_relabellings=cparams.n_relabellings,
+            sigmoid_options=sigmoid_options(params),
+            **_fit_kwargs(params),
+        )
         values = {"separation": res["separation_mean"]}
         values.update({Q.signed_coverage(k): x for k, x in res["signed_coverage_mean"].items()})
-        return Measurement(values, {"separation_each": res["separation"], "groups_each": res["groups"],
-                                    "signed_coverage_each": res["signed_coverage"]})
+        return Measurement(
+            values,
+            {
+                "separation_each": res["separation"],
+                "groups_each": res["groups"],
+                "signed_coverage_each": res["signed_coverage"],
+            },
+        )
 
     def resampling(self, params: TemporalParams, tables, reimpl, *, cluster_col: str):
         from ..robustness import Resampling
@@ -199,10 +241,20 @@ class TemporalCoverage(Protocol):
         df = period_frame(tables, params)
         keep = ["z", "period", *params.tasks.values()]
         inits = {(f["task"], f["t"]): f["params"] for f in reimpl.details["fitted"]}
-        stat = partial(_resample_coverage, frame=df[keep], tasks=params.tasks, labels=list(params.tasks),
-                       inits=inits, kwargs={**_fit_kwargs(params), "n_jobs": 1})
-        return Resampling(len(df), df[cluster_col].to_numpy(dtype=object), stat,
-                          "the base models of the dated leaderboard rows (every period resampled together)")
+        stat = partial(
+            _resample_coverage,
+            frame=df[keep],
+            tasks=params.tasks,
+            labels=list(params.tasks),
+            inits=inits,
+            kwargs={**_fit_kwargs(params), "n_jobs": 1},
+        )
+        return Resampling(
+            len(df),
+            df[cluster_col].to_numpy(dtype=object),
+            stat,
+            "the base models of the dated leaderboard rows (every period resampled together)",
+        )
 
     # -- findings ---------------------------------------------------------------------------------------
 
@@ -214,28 +266,67 @@ class TemporalCoverage(Protocol):
         stable = [x for x in labels if x not in drift]
         out = {}
         out["groups"] = finding(
-            "measured", drift=drift, stable=stable, drift_mean=v["group.drift"], stable_mean=v["group.stable"],
-            separation=v["separation"], drift_reading=_sign_word(v["group.drift"]),
-            stable_reading=_sign_word(v["group.stable"]), exceed_rate=p.exceed_rate, n_splits=len(ts),
-            upstream_drift=uv.get("group.drift"), upstream_stable=uv.get("group.stable"),
-            drift_tasks=[{"label": x, "signed": v[Q.signed_coverage(x)], "share_above": v[Q.share_above(x)],
-                          "binomial_p": v[Q.binomial_p(x)]} for x in drift])
-        out["coverage_table"] = finding("measured", rows=[
-            {"label": x, "group": "drift" if x in drift else "stable", "signed": v[Q.signed_coverage(x)],
-             "signed_upstream": uv.get(Q.signed_coverage(x)), "share_above": v[Q.share_above(x)],
-             "binomial_p": v[Q.binomial_p(x)], "in_sample": v[Q.in_sample(x)]} for x in labels],
-            drift_mean=v["group.drift"], stable_mean=v["group.stable"], separation=v["separation"],
-            upstream_drift=uv.get("group.drift"), upstream_stable=uv.get("group.stable"),
-            upstream_separation=uv.get("separation"))
+            "measured",
+            drift=drift,
+            stable=stable,
+            drift_mean=v["group.drift"],
+            stable_mean=v["group.stable"],
+            separation=v["separation"],
+            drift_reading=_sign_word(v["group.drift"]),
+            stable_reading=_sign_word(v["group.stable"]),
+            exceed_rate=p.exceed_rate,
+            n_splits=len(ts),
+            upstream_drift=uv.get("group.drift"),
+            upstream_stable=uv.get("group.stable"),
+            drift_tasks=[
+                {
+                    "label": x,
+                    "signed": v[Q.signed_coverage(x)],
+                    "share_above": v[Q.share_above(x)],
+                    "binomial_p": v[Q.binomial_p(x)],
+                }
+                for x in drift
+            ],
+        )
+        out["coverage_table"] = finding(
+            "measured",
+            rows=[
+                {
+                    "label": x,
+                    "group": "drift" if x in drift else "stable",
+                    "signed": v[Q.signed_coverage(x)],
+                    "signed_upstream": uv.get(Q.signed_coverage(x)),
+                    "share_above": v[Q.share_above(x)],
+                    "binomial_p": v[Q.binomial_p(x)],
+                    "in_sample": v[Q.in_sample(x)],
+                }
+                for x in labels
+            ],
+            drift_mean=v["group.drift"],
+            stable_mean=v["group.stable"],
+            separation=v["separation"],
+            upstream_drift=uv.get("group.drift"),
+            upstream_stable=uv.get("group.stable"),
+            upstream_separation=uv.get("separation"),
+        )
         ins = {x: v[Q.in_sample(x)] for x in labels}
         under = [{"label": x, "value": ins[x]} for x in labels if ins[x] < 0]
         out["in_sample"] = finding("some_under" if under else "all_covered", smallest=min(ins.values()), under=under)
-        out["split_table"] = finding("measured", splits=[
-            {"t": t, "n": v[Q.n_validation(t)]} for t in ts], rows=[
-            {"label": x, "by_split": [v[Q.split(t, x)] for t in ts],
-             "n_negative": sum(v[Q.split(t, x)] < 0 for t in ts)} for x in labels])
-        out["drift_splits"] = finding("measured", rows=[self._split_pattern(x, [v[Q.split(t, x)] for t in ts], ts)
-                                                        for x in drift])
+        out["split_table"] = finding(
+            "measured",
+            splits=[{"t": t, "n": v[Q.n_validation(t)]} for t in ts],
+            rows=[
+                {
+                    "label": x,
+                    "by_split": [v[Q.split(t, x)] for t in ts],
+                    "n_negative": sum(v[Q.split(t, x)] < 0 for t in ts),
+                }
+                for x in labels
+            ],
+        )
+        out["drift_splits"] = finding(
+            "measured", rows=[self._split_pattern(x, [v[Q.split(t, x)] for t in ts], ts) for x in drift]
+        )
         neg = [{"label": x, "t": t} for x in stable for t in ts if v[Q.split(t, x)] < 0]
         out["stable_splits"] = finding("some_negative" if neg else "none_negative", negatives=neg)
         if uv:
@@ -271,8 +362,15 @@ class TemporalCoverage(Protocol):
             pattern = "mixed"
         else:
             pattern = "none_negative"
-        return {"label": label, "pattern": pattern, "n_negative": n_neg, "n_splits": len(vals),
-                "best": max(vals), "carriers": carriers, "one_carrier": len(carriers) == 1}
+        return {
+            "label": label,
+            "pattern": pattern,
+            "n_negative": n_neg,
+            "n_splits": len(vals),
+            "best": max(vals),
+            "carriers": carriers,
+            "one_carrier": len(carriers) == 1,
+        }
 
     def _bin_averaged(self, ctx: Context, labels, ts):
         """Every target judged again on the bin-averaged values, and the verdict that reading would give."""
@@ -282,7 +380,7 @@ class TemporalCoverage(Protocol):
             name = bin_averaged_counterpart(t.quantity)
             n_mapped += name is not None
             bval = v.get(name) if name else t.reimpl.value
-            other = (v.get(bin_averaged_counterpart(t.other) or t.other) if t.other else None)
+            other = v.get(bin_averaged_counterpart(t.other) or t.other) if t.other else None
             rhs = other if t.other else t.value
             if bval is None or rhs is None or t.relation == "~":
                 holds = None if t.relation != "~" or bval is None else abs(bval - t.paper) <= t.tolerance
@@ -290,39 +388,82 @@ class TemporalCoverage(Protocol):
                 holds = relation_holds(t.relation, bval, rhs)
             if holds is not None and holds != t.reimpl.holds:
                 changed.append(t.title)
-            rows.append({"title": t.title, "role": t.role, "pooled": t.reimpl.value, "bin_averaged": bval,
-                         "mapped": name is not None, "holds_pooled": t.reimpl.holds, "holds_bin_averaged": holds})
-        alt_targets = [t.model_copy(update={"outcome": "unmeasured" if r["holds_bin_averaged"] is None else
-                                            ("holds" if r["holds_bin_averaged"] else "fails")})
-                       for t, r in zip(ctx.targets, rows)]
+            rows.append(
+                {
+                    "title": t.title,
+                    "role": t.role,
+                    "pooled": t.reimpl.value,
+                    "bin_averaged": bval,
+                    "mapped": name is not None,
+                    "holds_pooled": t.reimpl.holds,
+                    "holds_bin_averaged": holds,
+                }
+            )
+        alt_targets = [
+            t.model_copy(
+                update={
+                    "outcome": "unmeasured"
+                    if r["holds_bin_averaged"] is None
+                    else ("holds" if r["holds_bin_averaged"] else "fails")
+                }
+            )
+            for t, r in zip(ctx.targets, rows)
+        ]
         alt = decide_verdict(ctx.reimpl, ctx.upstream, alt_targets, ctx.controls, [])
-        table = [{"label": x, "pooled": v[Q.signed_coverage(x)], "bin_averaged": v[Q.bin_averaged(Q.signed_coverage(x))],
-                  "bin_averaged_upstream": uv.get(Q.bin_averaged(Q.signed_coverage(x))),
-                  "splits": [v[Q.bin_averaged(Q.split(t, x))] for t in ts]} for x in labels]
-        return finding("outcomes_change" if changed else "same_outcomes", rows=rows, changed=changed,
-                       n_mapped=n_mapped, n_targets=len(rows), verdict=alt.verdict,
-                       table=table, separation=v["separation"],
-                       separation_bin_averaged=v[Q.bin_averaged("separation")],
-                       separation_bin_averaged_upstream=uv.get(Q.bin_averaged("separation")))
+        table = [
+            {
+                "label": x,
+                "pooled": v[Q.signed_coverage(x)],
+                "bin_averaged": v[Q.bin_averaged(Q.signed_coverage(x))],
+                "bin_averaged_upstream": uv.get(Q.bin_averaged(Q.signed_coverage(x))),
+                "splits": [v[Q.bin_averaged(Q.split(t, x))] for t in ts],
+            }
+            for x in labels
+        ]
+        return finding(
+            "outcomes_change" if changed else "same_outcomes",
+            rows=rows,
+            changed=changed,
+            n_mapped=n_mapped,
+            n_targets=len(rows),
+            verdict=alt.verdict,
+            table=table,
+            separation=v["separation"],
+            separation_bin_averaged=v[Q.bin_averaged("separation")],
+            separation_bin_averaged_upstream=uv.get(Q.bin_averaged("separation")),
+        )
 
     def _box(self, ctx: Context, labels):
         v, uv = ctx.reimpl.values, (ctx.upstream.values if ctx.upstream.ok else {})
         boxed = ctx.reimpl.details["boxed"]
-        rows = [{"label": x, "free": v[Q.signed_coverage(x)], "boxed": v[Q.boxed(Q.signed_coverage(x))],
-                 "upstream": uv.get(Q.signed_coverage(x))} for x in labels]
+        rows = [
+            {
+                "label": x,
+                "free": v[Q.signed_coverage(x)],
+                "boxed": v[Q.boxed(Q.signed_coverage(x))],
+                "upstream": uv.get(Q.signed_coverage(x)),
+            }
+            for x in labels
+        ]
         moved = [r for r in rows if r["free"] != r["boxed"]]
         flips = []
         for t in ctx.targets:
             bv = v.get(Q.boxed(t.quantity))
-            if bv is not None and t.relation != "~" and t.other is None and t.reimpl.holds is not None:
-                if relation_holds(t.relation, bv, t.value) != t.reimpl.holds:
-                    flips.append(t.title)
-        return finding("measured", box=boxed["box"], n_keep=boxed["n_keep"], n_fits=len(ctx.reimpl.details["fitted"]),
-                       outside=boxed["free_fits_outside"], rows=rows,
-                       separation={"free": v["separation"], "boxed": v[Q.boxed("separation")],
-                                   "upstream": uv.get("separation")},
-                       moved=[r["label"] for r in moved],
-                       largest_move=max((abs(r["free"] - r["boxed"]) for r in moved), default=None), flips=flips)
+            judged = bv is not None and t.relation != "~" and t.other is None and t.reimpl.holds is not None
+            if judged and relation_holds(t.relation, bv, t.value) != t.reimpl.holds:
+                flips.append(t.title)
+        return finding(
+            "measured",
+            box=boxed["box"],
+            n_keep=boxed["n_keep"],
+            n_fits=len(ctx.reimpl.details["fitted"]),
+            outside=boxed["free_fits_outside"],
+            rows=rows,
+            separation={"free": v["separation"], "boxed": v[Q.boxed("separation")], "upstream": uv.get("separation")},
+            moved=[r["label"] for r in moved],
+            largest_move=max((abs(r["free"] - r["boxed"]) for r in moved), default=None),
+            flips=flips,
+        )
 
     def _box_arms(self, ctx: Context, v, uv):
         names = [n for n in v if not n.startswith(("boxed.", "n_validation."))]
@@ -330,21 +471,34 @@ class TemporalCoverage(Protocol):
         differ = [n for n, e in expl.items() if abs(e["gap"]) > 1e-12]
         closes = [n for n in differ if expl[n]["closed"] is not None and expl[n]["closed"] > BOX_CLOSES]
         rest = [abs(expl[n]["gap"]) for n in differ if n not in closes]
-        return finding("differ" if differ else "no_difference", n_compared=len(expl), n_differ=len(differ),
-                       closes=[{"name": n, "label": ctx.spec.label_of(n)} for n in closes], threshold=BOX_CLOSES,
-                       n_rest=len(rest), largest_rest=max(rest, default=None))
+        return finding(
+            "differ" if differ else "no_difference",
+            n_compared=len(expl),
+            n_differ=len(differ),
+            closes=[{"name": n, "label": ctx.spec.label_of(n)} for n in closes],
+            threshold=BOX_CLOSES,
+            n_rest=len(rest),
+            largest_rest=max(rest, default=None),
+        )
 
     def _relabelled(self, ctx: Context, c, labels, drift):
         v = ctx.reimpl.values
         cv, cd = ctx.reimpl.controls[c.id].values, ctx.reimpl.controls[c.id].details
         means = {x: cv[Q.signed_coverage(x)] for x in labels}
         under = [{"label": x, "value": means[x]} for x in labels if means[x] < 0]
-        return finding("some_under" if under else "none_under", id=c.id, n=len(cd["separation_each"]),
-                       separation=cv["separation"], separation_min=min(cd["separation_each"]),
-                       separation_max=max(cd["separation_each"]), separation_real=v["separation"],
-                       drift=[{"label": x, "shuffled": means[x], "real": v[Q.signed_coverage(x)]} for x in drift],
-                       smallest=min(means.values()), largest=max(means.values()), under=under)
-
+        return finding(
+            "some_under" if under else "none_under",
+            id=c.id,
+            n=len(cd["separation_each"]),
+            separation=cv["separation"],
+            separation_min=min(cd["separation_each"]),
+            separation_max=max(cd["separation_each"]),
+            separation_real=v["separation"],
+            drift=[{"label": x, "shuffled": means[x], "real": v[Q.signed_coverage(x)]} for x in drift],
+            smallest=min(means.values()),
+            largest=max(means.values()),
+            under=under,
+        )
 
     # -- figures ----------------------------------------------------------------------------------------
 
@@ -357,35 +511,63 @@ class TemporalCoverage(Protocol):
         drift = list(p.drift_tasks)
         tasks = {}
         for x in p.tasks:
-            tasks[x] = {"group": "drift" if x in drift else "stable",
-                        "reimpl": [v[Q.split(t, x)] for t in ts], "mean": v[Q.signed_coverage(x)],
-                        "upstream": [uv.get(Q.split(t, x)) for t in ts] if uv else None,
-                        "mean_upstream": uv.get(Q.signed_coverage(x)),
-                        "bin_averaged": [v[Q.bin_averaged(Q.split(t, x))] for t in ts],
-                        "bin_averaged_upstream": ([uv.get(Q.bin_averaged(Q.split(t, x))) for t in ts]
-                                                  if any(Q.bin_averaged(Q.split(t, x)) in uv for t in ts) else None),
-                        "bin_averaged_mean": v[Q.bin_averaged(Q.signed_coverage(x))],
-                        "bin_averaged_mean_upstream": uv.get(Q.bin_averaged(Q.signed_coverage(x)))}
+            tasks[x] = {
+                "group": "drift" if x in drift else "stable",
+                "reimpl": [v[Q.split(t, x)] for t in ts],
+                "mean": v[Q.signed_coverage(x)],
+                "upstream": [uv.get(Q.split(t, x)) for t in ts] if uv else None,
+                "mean_upstream": uv.get(Q.signed_coverage(x)),
+                "bin_averaged": [v[Q.bin_averaged(Q.split(t, x))] for t in ts],
+                "bin_averaged_upstream": (
+                    [uv.get(Q.bin_averaged(Q.split(t, x))) for t in ts]
+                    if any(Q.bin_averaged(Q.split(t, x)) in uv for t in ts)
+                    else None
+                ),
+                "bin_averaged_mean": v[Q.bin_averaged(Q.signed_coverage(x))],
+                "bin_averaged_mean_upstream": uv.get(Q.bin_averaged(Q.signed_coverage(x))),
+            }
         control = None
         for c in ctx.controls:
             if c.control != "relabel_periods" or not c.reimpl.ran:
                 continue
             cv, cd = ctx.reimpl.controls[c.id].values, ctx.reimpl.controls[c.id].details
             cu = ctx.upstream.controls[c.id] if (ctx.upstream.ok and c.id in ctx.upstream.controls) else None
-            control = {"id": c.id, "n": len(cd["separation_each"]), "separation": cv["separation"],
-                       "separation_each": cd["separation_each"],
-                       "signed": {x: cv[Q.signed_coverage(x)] for x in p.tasks},
-                       "signed_each": {x: [e[x] for e in cd["signed_coverage_each"]] for x in p.tasks},
-                       "upstream_separation": cu.values.get("separation") if cu else None,
-                       "upstream_signed": {x: cu.values.get(Q.signed_coverage(x)) for x in p.tasks} if cu else None,
-                       "conditions": [{"measure": cond.measure, "reference": cond.reference, "op": cond.op,
-                                       "threshold": cond.threshold, "quantity": row.quantity}
-                                      for cond in c.reimpl.conditions for row in cond.rows]}
+            control = {
+                "id": c.id,
+                "n": len(cd["separation_each"]),
+                "separation": cv["separation"],
+                "separation_each": cd["separation_each"],
+                "signed": {x: cv[Q.signed_coverage(x)] for x in p.tasks},
+                "signed_each": {x: [e[x] for e in cd["signed_coverage_each"]] for x in p.tasks},
+                "upstream_separation": cu.values.get("separation") if cu else None,
+                "upstream_signed": {x: cu.values.get(Q.signed_coverage(x)) for x in p.tasks} if cu else None,
+                "conditions": [
+                    {
+                        "measure": cond.measure,
+                        "reference": cond.reference,
+                        "op": cond.op,
+                        "threshold": cond.threshold,
+                        "quantity": row.quantity,
+                    }
+                    for cond in c.reimpl.conditions
+                    for row in cond.rows
+                ],
+            }
             break
-        return {"tau": p.tau, "drift": drift, "stable": [x for x in p.tasks if x not in drift],
-                "splits": [{"t": s["t"], "train": s["train"], "val": s["val"], "n": v.get(Q.n_validation(s["t"]))}
-                           for s in ctx.data["splits"]],
-                "tasks": tasks,
-                "groups": {"drift": v["group.drift"], "stable": v["group.stable"], "separation": v["separation"],
-                           "upstream_separation": uv.get("separation")},
-                "control": control}
+        return {
+            "tau": p.tau,
+            "drift": drift,
+            "stable": [x for x in p.tasks if x not in drift],
+            "splits": [
+                {"t": s["t"], "train": s["train"], "val": s["val"], "n": v.get(Q.n_validation(s["t"]))}
+                for s in ctx.data["splits"]
+            ],
+            "tasks": tasks,
+            "groups": {
+                "drift": v["group.drift"],
+                "stable": v["group.stable"],
+                "separation": v["separation"],
+                "upstream_separation": uv.get("separation"),
+            },
+            "control": control,
+        }

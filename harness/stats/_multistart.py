@@ -60,8 +60,14 @@ def multistart_continuation(
 
     def solve(i: int, theta0: np.ndarray):
         nonlocal n_iter
-        res = minimize(stages[i], theta0, jac=True, method="L-BFGS-B", bounds=bounds,
-                       options={"maxiter": maxiter, **(TIGHT if i == last else loose)})
+        res = minimize(
+            stages[i],
+            theta0,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=bounds,
+            options={"maxiter": maxiter, **(TIGHT if i == last else loose)},
+        )
         n_iter += int(res.nit)
         return res
 

@@ -56,7 +56,7 @@ def _null_space(A: np.ndarray, rows: tuple[int, ...]) -> np.ndarray:
     if not rows:
         return np.eye(A.shape[1])
     _, _, vt = np.linalg.svd(A[list(rows)])
-    return vt[len(rows):].T
+    return vt[len(rows) :].T
 
 
 def active_set_newton(
@@ -116,7 +116,7 @@ def active_set_newton(
             k = int(np.argmin(mult))
             if mult[k] >= 0.0:
                 return NewtonResult(x, f, nit, nfev, True, work)
-            work = work[:k] + work[k + 1:]
+            work = work[:k] + work[k + 1 :]
             continue
         if nit == maxiter:
             break

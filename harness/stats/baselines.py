@@ -162,8 +162,9 @@ class BinwiseQuantileRegressor:
         Bin of every training point.
     """
 
-    def __init__(self, *, tau: float, kappa: float, n_bins: int = 10, min_bin_size: int = 30,
-                 closing_group: str = "next"):
+    def __init__(
+        self, *, tau: float, kappa: float, n_bins: int = 10, min_bin_size: int = 30, closing_group: str = "next"
+    ):
         self.tau = tau
         self.kappa = kappa
         self.n_bins = n_bins

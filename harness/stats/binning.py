@@ -64,8 +64,8 @@ def _merge_small(counts: list[int], min_bin_size: int) -> list[list[int]]:
         else:
             j = i - 1 if sizes[i - 1] <= sizes[i + 1] else i + 1
         lo, hi = min(i, j), max(i, j)
-        bins[lo:hi + 1] = [bins[lo] + bins[hi]]
-        sizes[lo:hi + 1] = [sizes[lo] + sizes[hi]]
+        bins[lo : hi + 1] = [bins[lo] + bins[hi]]
+        sizes[lo : hi + 1] = [sizes[lo] + sizes[hi]]
     return bins
 
 

@@ -25,8 +25,14 @@ from .splits import plain_params as _plain
 from .splits import run_fit_jobs as _run_jobs
 from .splits import task_map as _task_map
 
-__all__ = ["evaluate_split", "baseline_comparison", "estimator_table", "shuffled_z_advantage",
-           "ispline_knot_sensitivity", "ESTIMATORS"]
+__all__ = [
+    "evaluate_split",
+    "baseline_comparison",
+    "estimator_table",
+    "shuffled_z_advantage",
+    "ispline_knot_sensitivity",
+    "ESTIMATORS",
+]
 
 #: Estimator keys of :func:`baseline_comparison` and their Table 2 names.
 ESTIMATORS: dict[str, str] = {
@@ -36,6 +42,7 @@ ESTIMATORS: dict[str, str] = {
     "sigmoid": "Sigmoid",
     "constant_loss_min": "Loss-minimising constant (beta = 0)",
 }
+
 
 def evaluate_split(
     split: RollingSplit,
@@ -73,20 +80,34 @@ _METRICS = ("pinball_id", "pinball_ood", "calibration_id", "calibration_ood")
 
 def _table(rows: list[dict[str, Any]], keys: Sequence[str]) -> dict[str, dict[str, float]]:
     """Equal-weight mean over task-period pairs of every metric, per estimator."""
-    return {k: {m: _mean([r[m] for r in rows if r["estimator"] == k]) for m in _METRICS}
-            for k in keys if any(r["estimator"] == k for r in rows)}
+    return {
+        k: {m: _mean([r[m] for r in rows if r["estimator"] == k]) for m in _METRICS}
+        for k in keys
+        if any(r["estimator"] == k for r in rows)
+    }
 
 
-def _estimator_options(tau, kappa, lam, ispline_lam, n_intervals, n_bins, min_bin_size, closing_group,
-                       sigmoid_options, ispline_options):
+def _estimator_options(
+    tau, kappa, lam, ispline_lam, n_intervals, n_bins, min_bin_size, closing_group, sigmoid_options, ispline_options
+):
     return {
         "constant": {"tau": tau},
         "constant_loss_min": {"tau": tau, "kappa": kappa},
-        "binwise": {"tau": tau, "kappa": kappa, "n_bins": n_bins, "min_bin_size": min_bin_size,
-                    "closing_group": closing_group},
+        "binwise": {
+            "tau": tau,
+            "kappa": kappa,
+            "n_bins": n_bins,
+            "min_bin_size": min_bin_size,
+            "closing_group": closing_group,
+        },
         "sigmoid": {"tau": tau, "kappa": kappa, "lam": lam, **dict(sigmoid_options or {})},
-        "ispline": {"tau": tau, "kappa": kappa, "lam": ispline_lam, "n_intervals": n_intervals,
-                    **dict(ispline_options or {})},
+        "ispline": {
+            "tau": tau,
+            "kappa": kappa,
+            "lam": ispline_lam,
+            "n_intervals": n_intervals,
+            **dict(ispline_options or {}),
+        },
     }
 
 
@@ -168,11 +189,13 @@ def baseline_comparison(
     """
     task_cols = _task_map(tasks)
     splits = rolling_splits(df, task_cols, period_col=period_col, periods=periods)
-    opts = _estimator_options(tau, kappa, lam, ispline_lam, n_intervals, n_bins, min_bin_size, closing_group,
-                              sigmoid_options, ispline_options)
+    opts = _estimator_options(
+        tau, kappa, lam, ispline_lam, n_intervals, n_bins, min_bin_size, closing_group, sigmoid_options, ispline_options
+    )
 
-    shuffled_sets = _shuffled_training_sets(df, task_cols, splits, rng, n_shuffles, period_col=period_col,
-                                            periods=periods)
+    shuffled_sets = _shuffled_training_sets(
+        df, task_cols, splits, rng, n_shuffles, period_col=period_col, periods=periods
+    )
 
     jobs_spec = [(k, splits) for k in ("constant", "constant_loss_min", "binwise", "ispline", "sigmoid")]
     jobs_spec += [("sigmoid", sh) for sh in shuffled_sets]
@@ -187,8 +210,9 @@ def baseline_comparison(
 
     per_pair = []
     for (kind, sp), fs in zip(jobs_spec[:5], fits_by_spec[:5]):
-        per_pair += _evaluated(sp, fs, kind, tau=tau, kappa=kappa, n_bins=n_bins, min_bin_size=min_bin_size,
-                               closing_group=closing_group)
+        per_pair += _evaluated(
+            sp, fs, kind, tau=tau, kappa=kappa, n_bins=n_bins, min_bin_size=min_bin_size, closing_group=closing_group
+        )
     table = _table(per_pair, list(ESTIMATORS))
 
     def id_pinball(kind):
@@ -196,17 +220,37 @@ def baseline_comparison(
 
     adv_real = float(np.mean(id_pinball("constant") - id_pinball("sigmoid")))
     adv_lm_real = float(np.mean(id_pinball("constant_loss_min") - id_pinball("sigmoid")))
-    sh_rows = [_evaluated(sp, fs, "sigmoid", tau=tau, kappa=kappa, n_bins=n_bins, min_bin_size=min_bin_size,
-                          closing_group=closing_group) for sp, fs in zip(shuffled_sets, fits_by_spec[5:])]
+    sh_rows = [
+        _evaluated(
+            sp,
+            fs,
+            "sigmoid",
+            tau=tau,
+            kappa=kappa,
+            n_bins=n_bins,
+            min_bin_size=min_bin_size,
+            closing_group=closing_group,
+        )
+        for sp, fs in zip(shuffled_sets, fits_by_spec[5:])
+    ]
     # the constants do not depend on z: their ID losses on shuffled data equal the real ones
     adv_sh = [float(np.mean(id_pinball("constant") - np.array([r["pinball_id"] for r in rows]))) for rows in sh_rows]
-    adv_lm_sh = [float(np.mean(id_pinball("constant_loss_min") - np.array([r["pinball_id"] for r in rows])))
-                 for rows in sh_rows]
+    adv_lm_sh = [
+        float(np.mean(id_pinball("constant_loss_min") - np.array([r["pinball_id"] for r in rows]))) for rows in sh_rows
+    ]
     fitted = []
     for kind in ("sigmoid", "ispline"):
         for s, m in zip(splits, fits_by_spec[[k for k, _ in jobs_spec].index(kind)]):
-            fitted.append({"task": s.task, "t": s.t, "estimator": kind, "params": _plain(m.params_),
-                           "objective": float(m.objective_), "converged": bool(m.converged_)})
+            fitted.append(
+                {
+                    "task": s.task,
+                    "t": s.t,
+                    "estimator": kind,
+                    "params": _plain(m.params_),
+                    "objective": float(m.objective_),
+                    "converged": bool(m.converged_),
+                }
+            )
     return {
         "n_pairs": len(splits),
         "per_pair": per_pair,
@@ -219,7 +263,8 @@ def baseline_comparison(
             "advantage_vs_loss_min_real": adv_lm_real,
             "advantage_vs_loss_min_shuffled": _mean(adv_lm_sh) if adv_lm_sh else None,
             "sigmoid_shuffled": {m: _mean([r[m] for rows in sh_rows for r in rows]) for m in _METRICS}
-            if sh_rows else {},
+            if sh_rows
+            else {},
         },
         "fitted": fitted,
     }
@@ -247,9 +292,23 @@ def _shuffled_training_sets(df, task_cols, splits, rng, n_shuffles, *, period_co
         shuffled = df.copy()
         shuffled["z"] = z_perm
         by_key = {(s.task, s.t): s for s in rolling_splits(shuffled, task_cols, period_col=period_col, periods=periods)}
-        out.append([RollingSplit(s.task, s.t, s.train_period, s.val_period, by_key[(s.task, s.t)].z_train,
-                                 by_key[(s.task, s.t)].y_train, s.z_val, s.y_val, s.n_val_before_overlap, s.overlap)
-                    for s in splits])
+        out.append(
+            [
+                RollingSplit(
+                    s.task,
+                    s.t,
+                    s.train_period,
+                    s.val_period,
+                    by_key[(s.task, s.t)].z_train,
+                    by_key[(s.task, s.t)].y_train,
+                    s.z_val,
+                    s.y_val,
+                    s.n_val_before_overlap,
+                    s.overlap,
+                )
+                for s in splits
+            ]
+        )
     return out
 
 
@@ -285,11 +344,18 @@ def estimator_table(
     task_cols = _task_map(tasks)
     splits = rolling_splits(df, task_cols, period_col=period_col, periods=periods)
     fits = fit_split_models(splits, kind, options, rng=rng, n_jobs=n_jobs)
-    rows = _evaluated(splits, fits, kind, tau=tau, kappa=kappa, n_bins=n_bins, min_bin_size=min_bin_size,
-                      closing_group=closing_group)
-    fitted = [{"task": s.task, "t": s.t, "params": _plain(m.params_),
-               "objective": float(m.objective_) if hasattr(m, "objective_") else None}
-              for s, m in zip(splits, fits)]
+    rows = _evaluated(
+        splits, fits, kind, tau=tau, kappa=kappa, n_bins=n_bins, min_bin_size=min_bin_size, closing_group=closing_group
+    )
+    fitted = [
+        {
+            "task": s.task,
+            "t": s.t,
+            "params": _plain(m.params_),
+            "objective": float(m.objective_) if hasattr(m, "objective_") else None,
+        }
+        for s, m in zip(splits, fits)
+    ]
     return {"table": {m: _mean([r[m] for r in rows]) for m in _METRICS}, "per_pair": rows, "fitted": fitted}
 
 
@@ -330,17 +396,23 @@ def shuffled_z_advantage(
     task_cols = _task_map(tasks)
     splits = rolling_splits(df, task_cols, period_col=period_col, periods=periods)
     ev = {"tau": tau, "kappa": kappa, "n_bins": n_bins, "min_bin_size": min_bin_size, "closing_group": closing_group}
-    const = [evaluate_split(s, m, **ev)["pinball_id"]
-             for s, m in zip(splits, fit_split_models(splits, "constant", {"tau": tau}, rng=rng))]
+    const = [
+        evaluate_split(s, m, **ev)["pinball_id"]
+        for s, m in zip(splits, fit_split_models(splits, "constant", {"tau": tau}, rng=rng))
+    ]
     sets = _shuffled_training_sets(df, task_cols, splits, rng, n_shuffles, period_col=period_col, periods=periods)
     options = {"tau": tau, "kappa": kappa, "lam": lam, **dict(sigmoid_options or {})}
     flat = [s for sp in sets for s in sp]
     fits = fit_split_models(flat, "sigmoid", options, rng=rng, n_jobs=n_jobs)
     n = len(splits)
-    rows = [_evaluated(sp, fits[i * n:(i + 1) * n], "sigmoid", **ev) for i, sp in enumerate(sets)]
+    rows = [_evaluated(sp, fits[i * n : (i + 1) * n], "sigmoid", **ev) for i, sp in enumerate(sets)]
     each = [float(np.mean(np.array(const) - np.array([r["pinball_id"] for r in rs]))) for rs in rows]
-    return {"n": len(sets), "advantage_each": each, "advantage_mean": _mean(each),
-            "sigmoid_shuffled": {m: _mean([r[m] for rs in rows for r in rs]) for m in _METRICS}}
+    return {
+        "n": len(sets),
+        "advantage_each": each,
+        "advantage_mean": _mean(each),
+        "sigmoid_shuffled": {m: _mean([r[m] for rs in rows for r in rs]) for m in _METRICS},
+    }
 
 
 def ispline_knot_sensitivity(
@@ -377,8 +449,12 @@ def ispline_knot_sensitivity(
     fits = _run_jobs(jobs, n_jobs)
     rows = []
     for i, k in enumerate(n_intervals_grid):
-        fs = fits[i * len(splits):(i + 1) * len(splits)]
-        ms = [evaluate_split(s, m, tau=tau, kappa=kappa, n_bins=n_bins, min_bin_size=min_bin_size,
-                             closing_group=closing_group) for s, m in zip(splits, fs)]
+        fs = fits[i * len(splits) : (i + 1) * len(splits)]
+        ms = [
+            evaluate_split(
+                s, m, tau=tau, kappa=kappa, n_bins=n_bins, min_bin_size=min_bin_size, closing_group=closing_group
+            )
+            for s, m in zip(splits, fs)
+        ]
         rows.append({"n_intervals": int(k), **{m: _mean([x[m] for x in ms]) for m in _METRICS}})
     return {"rows": rows}

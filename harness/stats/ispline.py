@@ -285,13 +285,21 @@ class ISplineQuantileRegressor:
             final = _Problem(basis, y, self.tau, self.kappa, self.lam)
             best, n_iter = multistart_continuation([final.value_and_grad], [_theta(init)], n_keep=1, maxiter=3000)
         else:
-            problems = [_Problem(basis, y, t, k, self.lam)
-                        for t, k in warmup_stages(self.tau, self.kappa, self.warm_start)]
-            best, n_iter = multistart_continuation([p.value_and_grad for p in problems],
-                                                   self._starts(y, basis.shape[1]), n_keep=self.n_keep, maxiter=3000)
+            problems = [
+                _Problem(basis, y, t, k, self.lam) for t, k in warmup_stages(self.tau, self.kappa, self.warm_start)
+            ]
+            best, n_iter = multistart_continuation(
+                [p.value_and_grad for p in problems], self._starts(y, basis.shape[1]), n_keep=self.n_keep, maxiter=3000
+            )
         y0, L, a0, w = _Problem.natural(best.x)
-        self.params_ = {"y0": y0, "L": L, "a0": a0, "w": [float(v) for v in w],
-                        "breakpoints": [float(b) for b in bp], "degree": int(self.degree)}
+        self.params_ = {
+            "y0": y0,
+            "L": L,
+            "a0": a0,
+            "w": [float(v) for v in w],
+            "breakpoints": [float(b) for b in bp],
+            "degree": int(self.degree),
+        }
         self.objective_ = float(best.fun)
         self.n_iter_ = n_iter
         self.converged_ = bool(best.success)

@@ -79,8 +79,17 @@ def check_loss_function(loss, tau: float, kappa: float, u=None) -> dict:
     d = values - sharp_check_loss(u, tau)
     i = int(np.argmax(d))
     theory = math.log(2.0) / kappa
-    return {"tau": float(tau), "kappa": float(kappa), "literal_max_gap": float(literal.max()),
-            "n_compared": int(ok.sum()), "n_skipped_overflow": int((~ok).sum()),
-            "sharp_sup_gap": float(d[i]), "sharp_min_gap": float(d.min()), "argmax_u": float(u[i]),
-            "theory": theory, "sharp_rel_error": abs(float(d[i]) - theory) / theory,
-            "u_min": float(u.min()), "u_max": float(u.max())}
+    return {
+        "tau": float(tau),
+        "kappa": float(kappa),
+        "literal_max_gap": float(literal.max()),
+        "n_compared": int(ok.sum()),
+        "n_skipped_overflow": int((~ok).sum()),
+        "sharp_sup_gap": float(d[i]),
+        "sharp_min_gap": float(d.min()),
+        "argmax_u": float(u[i]),
+        "theory": theory,
+        "sharp_rel_error": abs(float(d[i]) - theory) / theory,
+        "u_min": float(u.min()),
+        "u_max": float(u.max()),
+    }

@@ -42,6 +42,7 @@ __all__ = [
 #: ``(label, first month, last month)``; months ``"YYYY-MM"``, inclusive, ``None`` = open.
 Period = tuple[str, "str | None", "str | None"]
 
+
 def _month(text: str | None, what: str) -> pd.Period | None:
     if text is None:
         return None

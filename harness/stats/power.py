@@ -147,7 +147,9 @@ def permutation_test_power(
     E = np.atleast_2d(np.asarray(errors, dtype=float))
     c = np.asarray(shifts, dtype=float)
     if E.shape[1] != x.size or d.shape != x.shape:
-        raise ValueError(f"x, d and the rows of errors must have one entry per point, got {x.shape}, {d.shape}, {E.shape}")
+        raise ValueError(
+            f"x, d and the rows of errors must have one entry per point, got {x.shape}, {d.shape}, {E.shape}"
+        )
     if c.ndim != 1 or c.size == 0:
         raise ValueError("shifts must be a non-empty 1-d sequence")
     base = np.zeros_like(x) if baseline is None else np.asarray(baseline, dtype=float)
@@ -204,8 +206,13 @@ def shift_at_power(shifts, power, target: float = 0.8) -> dict:
     order = np.argsort(c, kind="stable")
     c, P = c[order], P[order]
     i_max = int(np.argmax(P))
-    out = {"shift": None, "bracket": None, "target": float(target),
-           "max_power": float(P[i_max]), "shift_at_max_power": float(c[i_max])}
+    out = {
+        "shift": None,
+        "bracket": None,
+        "target": float(target),
+        "max_power": float(P[i_max]),
+        "shift_at_max_power": float(c[i_max]),
+    }
     reached = np.flatnonzero(target <= P)
     if reached.size == 0:
         return out
@@ -279,12 +286,25 @@ def shift_test_power(
     gamma_hat = float(ols_classical(np.column_stack([np.ones_like(X), X, d]), Y)["coef"][2])
     errors = residual_bootstrap_errors(modified_residuals(design, Y), n_replicates, rng)
     grid = [float(s) for s in shifts]
-    res = permutation_test_power(X, d, strata, errors, grid + [shift_hat], rng=rng,
-                                 baseline=nuisance @ fit["coef"][:-1], n_perm=n_perm, alpha=alpha)
+    res = permutation_test_power(
+        X,
+        d,
+        strata,
+        errors,
+        grid + [shift_hat],
+        rng=rng,
+        baseline=nuisance @ fit["coef"][:-1],
+        n_perm=n_perm,
+        alpha=alpha,
+    )
     k = len(grid)
     curve = {key: (val[:k] if isinstance(val, list) else val) for key, val in res.items()}
-    at_obs = {"shift": shift_hat, "power": res["power"][k], "mc_se": res["mc_se"][k],
-              "n_detected": res["n_detected"][k]}
+    at_obs = {
+        "shift": shift_hat,
+        "power": res["power"][k],
+        "mc_se": res["mc_se"][k],
+        "n_detected": res["n_detected"][k],
+    }
     return {
         "curve": curve,
         "at_observed": at_obs,

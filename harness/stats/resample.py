@@ -160,8 +160,9 @@ def _stratified_cluster_draws(ids: np.ndarray, strata, n_resamples: int, rng: np
     pairs = np.unique(np.column_stack([ids, pd.factorize(strata, sort=True)[0]]), axis=0)
     n_spanning = int(np.sum(np.bincount(pairs[:, 0], minlength=n_clusters) > 1))
     if n_spanning:
-        raise ValueError(f"{n_spanning} clusters span more than one stratum; stratified resampling "
-                         "needs clusters nested in strata")
+        raise ValueError(
+            f"{n_spanning} clusters span more than one stratum; stratified resampling needs clusters nested in strata"
+        )
     cols = []
     for s in np.unique(pairs[:, 1]):
         members = pairs[pairs[:, 1] == s, 0]
@@ -209,8 +210,9 @@ class ClusterResamples(Sequence):
         return self.cluster_size.size
 
 
-def cluster_bootstrap_indices(cluster_ids, n_resamples: int, rng: np.random.Generator, *,
-                              strata=None) -> ClusterResamples:
+def cluster_bootstrap_indices(
+    cluster_ids, n_resamples: int, rng: np.random.Generator, *, strata=None
+) -> ClusterResamples:
     """Row indices of cluster-bootstrap resamples (clusters drawn with replacement, kept whole).
 
     Parameters
@@ -364,8 +366,9 @@ def cluster_bootstrap(
     for row, out in enumerate(results):
         if out is not None:
             values[row] = [float(out[k]) for k in names]
-    return BootstrapDraws(names, values, np.asarray(todo, dtype=np.intp), len(resamples),
-                          resamples.n_clusters, n_rows, n_raised)
+    return BootstrapDraws(
+        names, values, np.asarray(todo, dtype=np.intp), len(resamples), resamples.n_clusters, n_rows, n_raised
+    )
 
 
 def concat_draws(parts: Sequence[BootstrapDraws]) -> BootstrapDraws:
@@ -387,13 +390,24 @@ def concat_draws(parts: Sequence[BootstrapDraws]) -> BootstrapDraws:
     ids = np.concatenate([p.resample_ids for p in parts])
     if np.unique(ids).size != ids.size:
         raise ValueError("chunks overlap")
-    values = np.concatenate([
-        p.values[:, [p.names.index(k) for k in names]] if p.names else np.full((p.values.shape[0], len(names)), np.nan)
-        for p in parts
-    ])
+    values = np.concatenate(
+        [
+            p.values[:, [p.names.index(k) for k in names]]
+            if p.names
+            else np.full((p.values.shape[0], len(names)), np.nan)
+            for p in parts
+        ]
+    )
     order = np.argsort(ids, kind="stable")
-    return BootstrapDraws(names, values[order], ids[order], parts[0].n_resamples, parts[0].n_clusters,
-                          parts[0].n_rows, sum(p.n_raised for p in parts))
+    return BootstrapDraws(
+        names,
+        values[order],
+        ids[order],
+        parts[0].n_resamples,
+        parts[0].n_clusters,
+        parts[0].n_rows,
+        sum(p.n_raised for p in parts),
+    )
 
 
 def percentile_interval(draws, level: float = 0.95) -> dict:
@@ -418,8 +432,13 @@ def percentile_interval(draws, level: float = 0.95) -> dict:
         lo, hi = np.quantile(v[ok], [a / 2.0, 1.0 - a / 2.0])
     else:
         lo = hi = math.nan
-    return {"lo": float(lo), "hi": float(hi), "level": float(level),
-            "n_used": int(ok.sum()), "n_failed": int((~ok).sum())}
+    return {
+        "lo": float(lo),
+        "hi": float(hi),
+        "level": float(level),
+        "n_used": int(ok.sum()),
+        "n_failed": int((~ok).sum()),
+    }
 
 
 def comparison_label(comparison: Comparison) -> str:
@@ -464,9 +483,14 @@ def comparison_share(draws: BootstrapDraws, comparison: Comparison) -> dict:
     if n == 0:
         raise ValueError("no resamples")
     share = float(holds.mean())
-    return {"comparison": comparison_label(comparison), "share": share,
-            "mc_se": math.sqrt(share * (1.0 - share) / n), "n_holds": int(holds.sum()),
-            "n_resamples": int(n), "n_undetermined": int(undetermined.sum())}
+    return {
+        "comparison": comparison_label(comparison),
+        "share": share,
+        "mc_se": math.sqrt(share * (1.0 - share) / n),
+        "n_holds": int(holds.sum()),
+        "n_resamples": int(n),
+        "n_undetermined": int(undetermined.sum()),
+    }
 
 
 def robustness_finding(shares: dict[str, float], threshold: float = 0.95) -> dict:
@@ -493,8 +517,9 @@ def robustness_finding(shares: dict[str, float], threshold: float = 0.95) -> dic
     return {"finding": "fragile" if failing else "robust", "threshold": float(threshold), "failing": failing}
 
 
-def bootstrap_summary(draws: BootstrapDraws, comparisons: Sequence[Comparison], *,
-                      level: float = 0.95, threshold: float = 0.95) -> dict:
+def bootstrap_summary(
+    draws: BootstrapDraws, comparisons: Sequence[Comparison], *, level: float = 0.95, threshold: float = 0.95
+) -> dict:
     """Intervals of every quantity, shares of the comparisons and the finding, as a plain dict.
 
     Returns

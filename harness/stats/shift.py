@@ -152,14 +152,23 @@ def ols_classical(design, y) -> dict:
     cov = sigma2 * np.linalg.inv(A.T @ A)
     se = np.sqrt(np.diag(cov))
     tss = float(np.sum((y - y.mean()) ** 2))
-    return {"coef": coef, "se": se, "t": coef / se, "rss": rss, "sigma2": sigma2,
-            "r2": 1.0 - rss / tss, "n": n, "df_resid": n - k}
+    return {
+        "coef": coef,
+        "se": se,
+        "t": coef / se,
+        "rss": rss,
+        "sigma2": sigma2,
+        "r2": 1.0 - rss / tss,
+        "n": n,
+        "df_resid": n - k,
+    }
 
 
 def stratum_labels(x, n_bins: int = 10) -> np.ndarray:
     """Quantile-bin index of each ``x`` (``pandas.qcut(x, n_bins, labels=False, duplicates="drop")``)."""
-    return pd.qcut(pd.Series(np.asarray(x, dtype=float)), q=int(n_bins), labels=False,
-                   duplicates="drop").to_numpy(dtype=int)
+    return pd.qcut(pd.Series(np.asarray(x, dtype=float)), q=int(n_bins), labels=False, duplicates="drop").to_numpy(
+        dtype=int
+    )
 
 
 def stratified_permutation_indices(strata, n_perm: int, rng: np.random.Generator) -> np.ndarray:
@@ -402,8 +411,14 @@ def relabel_control(x_pct, y_pct, post, *, rng: np.random.Generator, n_draws: in
     d = g.astype(float)
     idx = stratified_permutation_indices(np.zeros(d.size, dtype=int), n_draws, rng)
     gam = group_shift_batch(X, Y, d[idx])
-    return {"n_draws": int(n_draws), "mean": float(np.mean(gam)), "sd": float(np.std(gam, ddof=1)),
-            "gammas": gam.tolist(), "n": int(d.size), "n_post": int(g.sum())}
+    return {
+        "n_draws": int(n_draws),
+        "mean": float(np.mean(gam)),
+        "sd": float(np.std(gam, ddof=1)),
+        "gammas": gam.tolist(),
+        "n": int(d.size),
+        "n_post": int(g.sum()),
+    }
 
 
 def eps_sensitivity(
@@ -428,4 +443,3 @@ def eps_sensitivity(
         res = shift_test(x_pct, y_pct, post, rng=copy.deepcopy(rng), eps=float(eps), **kwargs)
         rows.append({k: res[k] for k in keys})
     return rows
-

@@ -118,8 +118,13 @@ class _Problem:
         self.dz = z - self.zbar
         self.dz2 = self.dz * self.dz
         beta_lo, beta_hi = BETA_LIMITS if box is None else box
-        rows = [([-1, 0, 0, 0], 0.0), ([0, 1, 0, 0], 1.0), ([1, -1, 0, 0], 0.0),
-                ([0, 0, 0, -1], -beta_lo), ([0, 0, 0, 1], beta_hi)]
+        rows = [
+            ([-1, 0, 0, 0], 0.0),
+            ([0, 1, 0, 0], 1.0),
+            ([1, -1, 0, 0], 0.0),
+            ([0, 0, 0, -1], -beta_lo),
+            ([0, 0, 0, 1], beta_hi),
+        ]
         if box is not None:
             rows += [([0, 0, -1, 0], -float(z.min())), ([0, 0, 1, 0], float(z.max()))]
         self.A = np.array([r for r, _ in rows], dtype=float)
@@ -370,7 +375,7 @@ class SigmoidQuantileRegressor:
         screened = sorted((first.level(x0) for x0 in starts), key=lambda r: r.fun)
         n_iter = sum(r.nit for r in screened)
         finals, carried = [], []
-        for res in screened[:self.n_keep]:
+        for res in screened[: self.n_keep]:
             for i, prob in enumerate(problems):
                 res = prob.solve(res.x)
                 n_iter += res.nit

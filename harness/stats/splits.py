@@ -32,6 +32,7 @@ from .sigmoid import SigmoidQuantileRegressor
 
 __all__ = ["RollingSplit", "rolling_splits", "fit_split_models", "run_fit_jobs", "task_map", "mean", "plain_params"]
 
+
 @dataclass(frozen=True, eq=False)
 class RollingSplit:
     """One task on one rolling pair: all of ``P_t``, and ``P_{t+1}`` within the overlap."""
@@ -48,10 +49,16 @@ class RollingSplit:
     overlap: tuple[float, float]
 
     def describe(self) -> dict[str, Any]:
-        return {"task": self.task, "t": self.t, "train": self.train_period, "val": self.val_period,
-                "n_train": int(self.z_train.size), "n_val": int(self.z_val.size),
-                "n_val_before_overlap": self.n_val_before_overlap,
-                "overlap": [float(self.overlap[0]), float(self.overlap[1])]}
+        return {
+            "task": self.task,
+            "t": self.t,
+            "train": self.train_period,
+            "val": self.val_period,
+            "n_train": int(self.z_train.size),
+            "n_val": int(self.z_val.size),
+            "n_val_before_overlap": self.n_val_before_overlap,
+            "overlap": [float(self.overlap[0]), float(self.overlap[1])],
+        }
 
 
 def task_map(tasks: Mapping[str, str] | Sequence[str]) -> dict[str, str]:
@@ -101,8 +108,11 @@ def rolling_splits(
                 raise ValueError(f"{label}: period {p_tr} has {tr.sum()} and {p_va} has {va.sum()} scored rows")
             lo, hi = overlap_interval(z_all[tr], z_all[va])
             keep = va & (z_all >= lo) & (z_all <= hi)
-            out.append(RollingSplit(label, t, p_tr, p_va, z_all[tr], y_all[tr], z_all[keep], y_all[keep],
-                                    int(va.sum()), (lo, hi)))
+            out.append(
+                RollingSplit(
+                    label, t, p_tr, p_va, z_all[tr], y_all[tr], z_all[keep], y_all[keep], int(va.sum()), (lo, hi)
+                )
+            )
     return out
 
 

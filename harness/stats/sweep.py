@@ -41,8 +41,10 @@ _STARTS = {"warm": 1, "cold": 1, "best": 2}
 def _fit_one(z, y, tau, kappa, lam, options, rngs, z_eval, starts):
     """Fit one task; with ``starts="best"`` fit warm and cold and keep the lower objective."""
     modes = {"warm": (True,), "cold": (False,), "best": (True, False)}[starts]
-    models = [SigmoidQuantileRegressor(tau=tau, kappa=kappa, lam=lam, rng=g, warm_start=ws, **options).fit(z, y)
-              for ws, g in zip(modes, rngs)]
+    models = [
+        SigmoidQuantileRegressor(tau=tau, kappa=kappa, lam=lam, rng=g, warm_start=ws, **options).fit(z, y)
+        for ws, g in zip(modes, rngs)
+    ]
     objectives = {("warm" if ws else "cold"): m.objective_ for ws, m in zip(modes, models)}
     i = int(np.argmin([m.objective_ for m in models]))
     model = models[i]
@@ -99,9 +101,20 @@ def fit_setting(
     per = _STARTS[starts]
     if len(rngs) != per * len(data):
         raise ValueError(f"need {per * len(data)} generators ({per} per task), got {len(rngs)}")
-    return {label: _fit_one(np.asarray(z, float), np.asarray(y, float), tau, kappa, lam, opts,
-                            rngs[per * j: per * (j + 1)], z_eval, starts)
-            for j, (label, (z, y)) in enumerate(data.items())}
+    return {
+        label: _fit_one(
+            np.asarray(z, float),
+            np.asarray(y, float),
+            tau,
+            kappa,
+            lam,
+            opts,
+            rngs[per * j : per * (j + 1)],
+            z_eval,
+            starts,
+        )
+        for j, (label, (z, y)) in enumerate(data.items())
+    }
 
 
 def _summarise(param, value, setting, fits, claimed_fits, reference, beta_task):
@@ -195,9 +208,17 @@ def hyperparameter_sweep(
         raise ValueError(f"starts must be one of {list(_STARTS)}, got {starts!r}")
     per = _STARTS[starts] * len(data)
     children = rng.spawn(len(distinct) * per)
-    fits = [fit_setting(data, rngs=children[i * per:(i + 1) * per], z_eval=z_eval,
-                        estimator_options=estimator_options, starts=starts, **s)
-            for i, s in enumerate(distinct)]
+    fits = [
+        fit_setting(
+            data,
+            rngs=children[i * per : (i + 1) * per],
+            z_eval=z_eval,
+            estimator_options=estimator_options,
+            starts=starts,
+            **s,
+        )
+        for i, s in enumerate(distinct)
+    ]
     claimed_fits = fits[0]
     by_setting = {tuple(sorted(s.items())): f for s, f in zip(distinct, fits)}
     sweeps: dict[str, list] = {p: [] for p in grids}

@@ -31,22 +31,26 @@ from .splits import task_map as _task_map
 
 __all__ = ["temporal_coverage", "relabelled_coverage"]
 
+
 def _coverage_rows(splits, fits, *, tau, n_bins, min_bin_size, closing_group) -> list[dict[str, Any]]:
     """Per-split coverage statistics of fitted boundaries."""
     rows = []
     for s, m in zip(splits, fits):
         q_tr, q_va = m.predict(s.z_train), m.predict(s.z_val)
         val_bins = equal_mass_bins(s.z_val, n_bins, min_bin_size, closing_group=closing_group)
-        val_in_train_bins = assign_to_bins(s.z_val, equal_mass_left_edges(s.z_train, n_bins, min_bin_size,
-                                                                          closing_group=closing_group))
-        rows.append({
-            **s.describe(),
-            "n_above": count_above(s.y_val, q_va),
-            "signed_coverage": signed_coverage_error(s.y_val, q_va, tau),
-            "in_sample": signed_coverage_error(s.y_train, q_tr, tau),
-            "bin_averaged": binned_signed_coverage_error(s.y_val, q_va, val_bins, tau),
-            "bin_averaged_train_bins": binned_signed_coverage_error(s.y_val, q_va, val_in_train_bins, tau),
-        })
+        val_in_train_bins = assign_to_bins(
+            s.z_val, equal_mass_left_edges(s.z_train, n_bins, min_bin_size, closing_group=closing_group)
+        )
+        rows.append(
+            {
+                **s.describe(),
+                "n_above": count_above(s.y_val, q_va),
+                "signed_coverage": signed_coverage_error(s.y_val, q_va, tau),
+                "in_sample": signed_coverage_error(s.y_train, q_tr, tau),
+                "bin_averaged": binned_signed_coverage_error(s.y_val, q_va, val_bins, tau),
+                "bin_averaged_train_bins": binned_signed_coverage_error(s.y_val, q_va, val_in_train_bins, tau),
+            }
+        )
     return rows
 
 
@@ -155,11 +159,26 @@ def temporal_coverage(
     """
     task_cols = _task_map(tasks)
     options = _coverage_checks(task_cols, drift_tasks, tau, kappa, lam, sigmoid_options)
-    kw = {"tau": tau, "n_bins": n_bins, "min_bin_size": min_bin_size, "closing_group": closing_group,
-          "exceed_rate": exceed_rate}
+    kw = {
+        "tau": tau,
+        "n_bins": n_bins,
+        "min_bin_size": min_bin_size,
+        "closing_group": closing_group,
+        "exceed_rate": exceed_rate,
+    }
     frames = [df] + _relabelled_frames(df, period_col, rng, n_relabellings)
-    results, fitted = _coverage_runs(frames, task_cols, drift_tasks, options, rng=rng, period_col=period_col,
-                                     periods=periods, n_jobs=n_jobs, inits=inits, **kw)
+    results, fitted = _coverage_runs(
+        frames,
+        task_cols,
+        drift_tasks,
+        options,
+        rng=rng,
+        period_col=period_col,
+        periods=periods,
+        n_jobs=n_jobs,
+        inits=inits,
+        **kw,
+    )
     rows, summary = results[0]
     return {"splits": rows, **summary, "fitted": fitted, "relabelling": _relabelling_summary(results[1:], task_cols)}
 
@@ -202,9 +221,21 @@ def relabelled_coverage(
     task_cols = _task_map(tasks)
     options = _coverage_checks(task_cols, drift_tasks, tau, kappa, lam, sigmoid_options)
     frames = _relabelled_frames(df, period_col, rng, n_relabellings)
-    results, _ = _coverage_runs(frames, task_cols, drift_tasks, options, rng=rng, period_col=period_col,
-                                periods=periods, n_jobs=n_jobs, tau=tau, n_bins=n_bins, min_bin_size=min_bin_size,
-                                closing_group=closing_group, exceed_rate=exceed_rate)
+    results, _ = _coverage_runs(
+        frames,
+        task_cols,
+        drift_tasks,
+        options,
+        rng=rng,
+        period_col=period_col,
+        periods=periods,
+        n_jobs=n_jobs,
+        tau=tau,
+        n_bins=n_bins,
+        min_bin_size=min_bin_size,
+        closing_group=closing_group,
+        exceed_rate=exceed_rate,
+    )
     out = _relabelling_summary(results, task_cols)
     out["groups"] = [s["groups"]["signed_coverage"] for _, s in results]
     return out
@@ -227,8 +258,23 @@ def _relabelled_frames(df, period_col, rng, n) -> list[pd.DataFrame]:
     return frames
 
 
-def _coverage_runs(frames, task_cols, drift_tasks, options, *, rng, period_col, periods, n_jobs, tau, n_bins,
-                   min_bin_size, closing_group, exceed_rate, inits=None):
+def _coverage_runs(
+    frames,
+    task_cols,
+    drift_tasks,
+    options,
+    *,
+    rng,
+    period_col,
+    periods,
+    n_jobs,
+    tau,
+    n_bins,
+    min_bin_size,
+    closing_group,
+    exceed_rate,
+    inits=None,
+):
     """All frames' sigmoid fits in one batch; ``[(rows, summary), ...]`` and the first frame's fits."""
     all_splits = [rolling_splits(f, task_cols, period_col=period_col, periods=periods) for f in frames]
     flat = [s for sp in all_splits for s in sp]
@@ -237,12 +283,26 @@ def _coverage_runs(frames, task_cols, drift_tasks, options, *, rng, period_col, 
     fits = fit_split_models(flat, "sigmoid", options, rng=rng, n_jobs=n_jobs, inits=starts)
     results, start = [], 0
     for sp in all_splits:
-        rows = _coverage_rows(sp, fits[start:start + len(sp)], tau=tau, n_bins=n_bins, min_bin_size=min_bin_size,
-                              closing_group=closing_group)
+        rows = _coverage_rows(
+            sp,
+            fits[start : start + len(sp)],
+            tau=tau,
+            n_bins=n_bins,
+            min_bin_size=min_bin_size,
+            closing_group=closing_group,
+        )
         start += len(sp)
         results.append((rows, _summarise_coverage(rows, list(task_cols), set(drift_tasks), exceed_rate=exceed_rate)))
-    fitted = [{"task": s.task, "t": s.t, "params": _plain(m.params_), "objective": float(m.objective_),
-               "converged": bool(m.converged_)} for s, m in zip(all_splits[0], fits[:len(all_splits[0])])]
+    fitted = [
+        {
+            "task": s.task,
+            "t": s.t,
+            "params": _plain(m.params_),
+            "objective": float(m.objective_),
+            "converged": bool(m.converged_),
+        }
+        for s, m in zip(all_splits[0], fits[: len(all_splits[0])])
+    ]
     return results, fitted
 
 

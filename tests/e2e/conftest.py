@@ -19,10 +19,15 @@ def simulated_authors_arm(tables):
         mine = record.arms.reimpl
         names = set(spec.vocabulary) - {n for n, q in spec.vocabulary.items() if q.arm != "both"}
         theirs = {k: mine.values.get("boxed." + k, x) for k, x in mine.values.items() if k in names}
-        upstream = Arm(status="ok", values=theirs, details={},
-                       controls={c: ArmControl(values=m.values) for c, m in mine.controls.items()})
-        return assemble_record(spec, tables, mine, upstream,
-                               upstream_source={"url": "https://example.invalid/repo", "commit": "0" * 40})
+        upstream = Arm(
+            status="ok",
+            values=theirs,
+            details={},
+            controls={c: ArmControl(values=m.values) for c, m in mine.controls.items()},
+        )
+        return assemble_record(
+            spec, tables, mine, upstream, upstream_source={"url": "https://example.invalid/repo", "commit": "0" * 40}
+        )
 
     return simulate
 

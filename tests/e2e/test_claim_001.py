@@ -22,15 +22,38 @@ CLAIM = Path(__file__).resolve().parents[2] / "claims" / "001_nonstationary_boun
 LABELS = ["IFEval", "BBH", "MATH Lvl 5", "GPQA", "MUSR", "MMLU-Pro"]
 
 # Seed 001, "Out-of-period coverage" and "Per-split detail" tables (four decimals printed).
-SEED_SIGNED = {"IFEval": -0.0184, "BBH": 0.0124, "MATH Lvl 5": -0.0311, "GPQA": 0.0171, "MUSR": 0.0154,
-               "MMLU-Pro": 0.0121}
-SEED_IN_SAMPLE = {"IFEval": 0.0150, "BBH": 0.0173, "MATH Lvl 5": 0.0060, "GPQA": 0.0193, "MUSR": 0.0179,
-                  "MMLU-Pro": 0.0162}
-SEED_SHARE = {"IFEval": 0.0256, "BBH": 0.0084, "MATH Lvl 5": 0.0482, "GPQA": 0.0038, "MUSR": 0.0050,
-              "MMLU-Pro": 0.0061}  # printed as percentages with two decimals
-SEED_SPLITS = {"IFEval": (-0.0665, -0.0079, 0.0192), "BBH": (0.0137, 0.0155, 0.0080),
-               "MATH Lvl 5": (-0.0496, -0.0123, -0.0314), "GPQA": (0.0200, 0.0178, 0.0136),
-               "MUSR": (0.0158, 0.0178, 0.0128), "MMLU-Pro": (0.0052, 0.0144, 0.0168)}
+SEED_SIGNED = {
+    "IFEval": -0.0184,
+    "BBH": 0.0124,
+    "MATH Lvl 5": -0.0311,
+    "GPQA": 0.0171,
+    "MUSR": 0.0154,
+    "MMLU-Pro": 0.0121,
+}
+SEED_IN_SAMPLE = {
+    "IFEval": 0.0150,
+    "BBH": 0.0173,
+    "MATH Lvl 5": 0.0060,
+    "GPQA": 0.0193,
+    "MUSR": 0.0179,
+    "MMLU-Pro": 0.0162,
+}
+SEED_SHARE = {
+    "IFEval": 0.0256,
+    "BBH": 0.0084,
+    "MATH Lvl 5": 0.0482,
+    "GPQA": 0.0038,
+    "MUSR": 0.0050,
+    "MMLU-Pro": 0.0061,
+}  # printed as percentages with two decimals
+SEED_SPLITS = {
+    "IFEval": (-0.0665, -0.0079, 0.0192),
+    "BBH": (0.0137, 0.0155, 0.0080),
+    "MATH Lvl 5": (-0.0496, -0.0123, -0.0314),
+    "GPQA": (0.0200, 0.0178, 0.0136),
+    "MUSR": (0.0158, 0.0178, 0.0128),
+    "MMLU-Pro": (0.0052, 0.0144, 0.0168),
+}
 HALF_UNIT = 5e-5
 
 
@@ -105,9 +128,18 @@ def test_report_sections_and_the_bin_averaged_verdict(record):
     md = render_report(record)
     assert md.startswith("# Unlike the stable boundaries")
     assert "**Verdict: reproduced.**" in md
-    for section in ("## Setup", "## Result", "### Split by split", "## Targets",
-                    "## The paper's figure: coverage averaged over bins", "## With the authors' parameter box",
-                    "## Controls", "## Agreement between the two arms", "## Limitations", "## Provenance"):
+    for section in (
+        "## Setup",
+        "## Result",
+        "### Split by split",
+        "## Targets",
+        "## The paper's figure: coverage averaged over bins",
+        "## With the authors' parameter box",
+        "## Controls",
+        "## Agreement between the two arms",
+        "## Limitations",
+        "## Provenance",
+    ):
         assert section in md, section
     assert record.findings["bin_averaged"].state == "same_outcomes"  # the targets re-judged on the bin averages
     assert "No target changes its outcome" in md
@@ -115,7 +147,6 @@ def test_report_sections_and_the_bin_averaged_verdict(record):
     assert ifeval["pattern"] == "carried" and [c["t"] for c in ifeval["carriers"]] == [1]  # one split carries it
     assert "IFEval's negative mean over splits depends on split 1 alone" in md
     assert render_report(record) == md
-
 
 
 def test_report_with_an_authors_arm_names_what_the_box_explains(record, simulated_authors_arm):

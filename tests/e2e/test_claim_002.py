@@ -72,8 +72,16 @@ def test_report_renders_from_the_record_alone_and_is_stable(record):
     md = render_report(record)
     assert md.startswith("# At 10²⁴ FLOPs")
     assert "**Verdict: reproduced.**" in md
-    for section in ("## Setup", "## Result", "## Sensitivity to the optimiser's start", "## Targets", "## Controls",
-                    "## Agreement between the two arms", "## Limitations", "## Provenance"):
+    for section in (
+        "## Setup",
+        "## Result",
+        "## Sensitivity to the optimiser's start",
+        "## Targets",
+        "## Controls",
+        "## Agreement between the two arms",
+        "## Limitations",
+        "## Provenance",
+    ):
         assert section in md
     assert render_report(record) == md
 
@@ -158,8 +166,9 @@ def test_could_not_run_does_not_replace_a_good_report(tmp_path, record, monkeypa
         raise ProtocolError("the optimiser returned no finite objective")
 
     monkeypatch.setattr(PROTOCOLS["boundary_at_budget"], "measure", broken)
-    status = cli.main(["run", "-j", "1", "--force", "--no-upstream", "--accept-degraded", "--out", str(out),
-                       str(CLAIM)])
+    status = cli.main(
+        ["run", "-j", "1", "--force", "--no-upstream", "--accept-degraded", "--out", str(out), str(CLAIM)]
+    )
     assert status == 2
     assert "could not run" in capsys.readouterr().err
     assert (out / "002_table1_boundary_1e24.md").read_text(encoding="utf-8") == good_md

@@ -98,14 +98,22 @@ def test_report_sections(record):
     md = render_report(record)
     assert md.startswith("# Post-training capability boundaries are modeled as sigmoid functions")
     assert "**Verdict: not reproduced.**" in md
-    for section in ("## Setup", "## Result", "Pinball loss (paper Table 2)", "Calibration error (paper Table 2)",
-                    "## The comparisons the claim makes", "## With the authors' parameter box",
-                    "## Controls", "## Sensitivity to the I-spline's knot count",
-                    "## Agreement between the two arms", "## Limitations", "## Provenance"):
+    for section in (
+        "## Setup",
+        "## Result",
+        "Pinball loss (paper Table 2)",
+        "Calibration error (paper Table 2)",
+        "## The comparisons the claim makes",
+        "## With the authors' parameter box",
+        "## Controls",
+        "## Sensitivity to the I-spline's knot count",
+        "## Agreement between the two arms",
+        "## Limitations",
+        "## Provenance",
+    ):
         assert section in md, section
     assert "the ordering does not depend on the knot count" in " ".join(md.split())
     assert "every sigmoid cell is then within its tolerance" in " ".join(md.split())
-
 
 
 def test_report_with_an_authors_arm_shows_the_box_removing_the_difference(record, simulated_authors_arm):

@@ -24,8 +24,11 @@ FAST = ["000", "002"]  # the two quickest claims
 
 
 def _files(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and ".pending" not in p.parts}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and ".pending" not in p.parts
+    }
 
 
 def test_up_to_date_then_exactly_the_changed_claim_reruns(tmp_path, capsys):
@@ -71,8 +74,11 @@ def _report_with_authors_arm(tables, out: Path, run_once):
     """A committed-looking report of claim 000 that has the authors' arm (simulated from the other arm)."""
     spec = load_claim(next((ROOT / "claims").glob("000*.yaml")))
     mine = run_once("000").record.arms.reimpl
-    theirs = Arm(status="ok", values={k: v for k, v in mine.values.items() if spec.vocabulary[k].arm == "both"},
-                 controls={c: ArmControl(values=m.values) for c, m in mine.controls.items()})
+    theirs = Arm(
+        status="ok",
+        values={k: v for k, v in mine.values.items() if spec.vocabulary[k].arm == "both"},
+        controls={c: ArmControl(values=m.values) for c, m in mine.controls.items()},
+    )
     rec = assemble_record(spec, tables, mine, theirs, upstream_source={"url": "u", "commit": "0" * 40})
     from harness.record import record_json
 
@@ -87,11 +93,26 @@ def test_offline_a_poorer_report_goes_beside_the_committed_one(tmp_path, tables,
     _report_with_authors_arm(tables, out, run_once)
     before = _files(out)
     pins = tmp_path / "upstream.yaml"  # the pin's repository cannot be reached: no such host or path
-    pins.write_text("prescriptive-scaling:\n  url: file:///nonexistent/prescriptive-scaling\n"
-                    "  commit: 5bdca776562c9b9cf716ec0179e284e93e622ce4\n  paths: [skill_frontier/]\n",
-                    encoding="utf-8")
-    status = cli.main(["run", "-j", "1", "--force", "--out", str(out), "--pins", str(pins),
-                       "--vendor", str(tmp_path / "vendor"), "000"])
+    pins.write_text(
+        "prescriptive-scaling:\n  url: file:///nonexistent/prescriptive-scaling\n"
+        "  commit: 5bdca776562c9b9cf716ec0179e284e93e622ce4\n  paths: [skill_frontier/]\n",
+        encoding="utf-8",
+    )
+    status = cli.main(
+        [
+            "run",
+            "-j",
+            "1",
+            "--force",
+            "--out",
+            str(out),
+            "--pins",
+            str(pins),
+            "--vendor",
+            str(tmp_path / "vendor"),
+            "000",
+        ]
+    )
     err = capsys.readouterr().err
     assert status == 3
     assert _files(out) == {**before, **{k: v for k, v in _files(out).items() if k.startswith(".degraded/")}}
@@ -100,8 +121,22 @@ def test_offline_a_poorer_report_goes_beside_the_committed_one(tmp_path, tables,
     assert "could not clone" in err and "does not appear to be a git repository" in err
     assert "--accept-degraded" in err
     # the explicit flag accepts the poorer report
-    status = cli.main(["run", "-j", "1", "--force", "--accept-degraded", "--out", str(out), "--pins", str(pins),
-                       "--vendor", str(tmp_path / "vendor"), "000"])
+    status = cli.main(
+        [
+            "run",
+            "-j",
+            "1",
+            "--force",
+            "--accept-degraded",
+            "--out",
+            str(out),
+            "--pins",
+            str(pins),
+            "--vendor",
+            str(tmp_path / "vendor"),
+            "000",
+        ]
+    )
     assert status == 0 and read_record(out / "000_aime2025_shift_test.json").arms.upstream.status == "could not run"
 
 
@@ -126,9 +161,13 @@ def test_an_interrupted_run_leaves_whole_reports(tmp_path, delay):
         rec = rec.model_copy(update={"verdict": rec.verdict.model_copy(update={"verdict": "inconclusive"})})
         path.write_text(record_json(rec), encoding="utf-8")
         path.with_suffix(".md").write_text(render_report(rec), encoding="utf-8")
-    proc = subprocess.Popen([sys.executable, "-m", "harness", "run", "-j", "1", "--force", "--no-upstream",
-                             "--out", str(out), *FAST], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness", "run", "-j", "1", "--force", "--no-upstream", "--out", str(out), *FAST],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     time.sleep(delay)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()

@@ -64,8 +64,11 @@ def test_the_answer_is_the_pinned_code(result, claim, checkout_dir):
 def test_value_names(result, claim, params):
     labels = list(params.tasks)
     n_splits = len(params.periods) - 1
-    want = {f"{k}.{t}" for k in ("signed_coverage", "in_sample", "share_above", "binomial_p", "bin_averaged")
-            for t in labels}
+    want = {
+        f"{k}.{t}"
+        for k in ("signed_coverage", "in_sample", "share_above", "binomial_p", "bin_averaged")
+        for t in labels
+    }
     want |= {f"split{s}.{t}" for s in range(1, n_splits + 1) for t in labels}
     want |= {"group.drift", "group.stable", "separation"} | {f"n_validation.split{s}" for s in range(1, n_splits + 1)}
     assert set(result["values"]) == want

@@ -81,8 +81,9 @@ def test_gaps_are_arithmetic_of_the_table(result):
     v = result["values"]
     assert v["gap.pinball_id"] == pytest.approx(v["pinball_id.sigmoid"] - v["pinball_id.ispline"], abs=1e-15)
     assert v["gap.pinball_ood"] == pytest.approx(v["pinball_ood.sigmoid"] - v["pinball_ood.ispline"], abs=1e-15)
-    assert v["gap.calibration_ood"] == pytest.approx(v["calibration_ood.ispline"] - v["calibration_ood.sigmoid"],
-                                                     abs=1e-15)
+    assert v["gap.calibration_ood"] == pytest.approx(
+        v["calibration_ood.ispline"] - v["calibration_ood.sigmoid"], abs=1e-15
+    )
     assert v["advantage.id"] == pytest.approx(v["pinball_id.constant"] - v["pinball_id.sigmoid"], abs=1e-15)
 
 

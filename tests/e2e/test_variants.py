@@ -50,6 +50,7 @@ def _boundary_at(x):
         raw["params"].update(eval_x=float(x), robustness_cold_start=False, box_check=None)
         raw["targets"] = raw["targets"][:2]  # Table 1's values are not the paper's at this budget
         raw["controls"][0]["must"][0]["quantities"] = [t["quantity"] for t in raw["targets"]]
+
     return edit
 
 

@@ -33,8 +33,12 @@ def test_loss_minimising_constant_matches_a_second_optimiser():
     rng = np.random.default_rng(1)
     y = np.clip(rng.normal(0.4, 0.1, 300), 0, 1)
     c = smoothed_pinball_constant(y, 0.98, 50.0)
-    ref = minimize_scalar(lambda v: np.mean(smoothed_pinball_loss(y - v, 0.98, 50.0)),
-                          bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-12})
+    ref = minimize_scalar(
+        lambda v: np.mean(smoothed_pinball_loss(y - v, 0.98, 50.0)),
+        bounds=(0.0, 1.0),
+        method="bounded",
+        options={"xatol": 1e-12},
+    )
     # the objective is convex in c, so both find the same minimiser (bounded Brent to ~1e-8)
     assert c == pytest.approx(ref.x, abs=1e-7)
     m = LossMinimisingConstantRegressor(tau=0.98, kappa=50.0).fit(np.zeros_like(y), y)

@@ -34,8 +34,7 @@ def test_basis_is_the_integral_of_normalised_m_splines():
     # definition: I_j(z) = int_{first knot}^{z} M_j, and each M_j integrates to 1
     x = np.linspace(BP[0], BP[-1], 20001)
     M = ispline_basis_derivative(x, BP)
-    cumulative = np.vstack([np.zeros(M.shape[1]),
-                            np.cumsum(0.5 * (M[1:] + M[:-1]) * np.diff(x)[:, None], axis=0)])
+    cumulative = np.vstack([np.zeros(M.shape[1]), np.cumsum(0.5 * (M[1:] + M[:-1]) * np.diff(x)[:, None], axis=0)])
     assert np.allclose(cumulative[-1], 1.0, atol=1e-6)  # trapezoid error O(h^2) ~ 1e-8 * |M''|
     assert np.allclose(cumulative, ispline_basis(x, BP), atol=1e-6)
     assert np.all(M >= 0)  # M-splines are non-negative, hence the I-splines are monotone
@@ -75,8 +74,9 @@ def test_objective_gradient_matches_finite_differences():
         assert np.allclose(g, fd, atol=1e-6 + 1e-4 * np.abs(g).max())
         # the value is the documented objective at the natural parameters
         y0, L, a0, w = prob.natural(theta)
-        assert f == pytest.approx(ispline_objective((y0, L, a0, w), z, y, BP, tau=0.98, kappa=50.0, lam=1e-2),
-                                  rel=1e-12)
+        assert f == pytest.approx(
+            ispline_objective((y0, L, a0, w), z, y, BP, tau=0.98, kappa=50.0, lam=1e-2), rel=1e-12
+        )
 
 
 def test_fit_leaves_about_one_minus_tau_above_and_respects_constraints():

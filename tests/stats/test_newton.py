@@ -26,12 +26,15 @@ def _rosenbrock(x):
     return float(f), derivatives
 
 
-@pytest.mark.parametrize("center, expected, active", [
-    ((0.3, 0.6), (0.3, 0.6), ()),          # inside: one Newton step
-    ((-1.0, 2.0), (0.0, 1.0), (0, 1)),     # corner x0 = 0, x1 = 1
-    ((0.8, 0.2), (0.5, 0.5), (2,)),        # projection onto the edge x0 = x1
-    ((-0.5, 0.5), (0.0, 0.5), (0,)),
-])
+@pytest.mark.parametrize(
+    "center, expected, active",
+    [
+        ((0.3, 0.6), (0.3, 0.6), ()),  # inside: one Newton step
+        ((-1.0, 2.0), (0.0, 1.0), (0, 1)),  # corner x0 = 0, x1 = 1
+        ((0.8, 0.2), (0.5, 0.5), (2,)),  # projection onto the edge x0 = x1
+        ((-0.5, 0.5), (0.0, 0.5), (0,)),
+    ],
+)
 def test_quadratic_on_a_triangle(center, expected, active):
     res = active_set_newton(_quadratic(center), np.array([0.2, 0.4]), *TRIANGLE)
     np.testing.assert_allclose(res.x, expected, atol=1e-15)
@@ -65,7 +68,8 @@ def test_rosenbrock_with_an_active_bound_has_a_positive_multiplier():
 def test_a_constraint_entered_early_is_dropped_again():
     # The straight path from the start hits x0 = 0, but the minimum is inside.
     f = _quadratic((0.4, 0.5), (1.0, 50.0))
-    res = active_set_newton(f, np.array([0.05, 0.95]), np.array([[-1.0, 0.0], [0.0, 1.0], [1.0, -1.0]]),
-                            np.array([0.0, 1.0, 0.0]))
+    res = active_set_newton(
+        f, np.array([0.05, 0.95]), np.array([[-1.0, 0.0], [0.0, 1.0], [1.0, -1.0]]), np.array([0.0, 1.0, 0.0])
+    )
     np.testing.assert_allclose(res.x, (0.4, 0.5), atol=1e-14)
     assert res.converged and res.active == ()

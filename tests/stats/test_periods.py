@@ -16,18 +16,39 @@ from harness.stats.periods import (
 
 pytestmark = pytest.mark.filterwarnings("error")
 
-OLL = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "prescriptive-scaling" / "tables" / \
-    "open_llm_leaderboard" / "open_llm_leaderboard_with_tokens.csv"
+OLL = (
+    Path(__file__).resolve().parents[2]
+    / ".."
+    / "shared"
+    / "data"
+    / "prescriptive-scaling"
+    / "tables"
+    / "open_llm_leaderboard"
+    / "open_llm_leaderboard_with_tokens.csv"
+)
 
 # The paper's four periods (claims/001; ../shared/UPSTREAM.md "Claims 001 and 003"): the math package
 # keeps no claim's constants, so the tests state them.
-OLL_PERIODS = (("P1", None, "2024-06"), ("P2", "2024-07", "2024-09"), ("P3", "2024-10", "2024-12"),
-               ("P4", "2025-01", "2025-03"))
+OLL_PERIODS = (
+    ("P1", None, "2024-06"),
+    ("P2", "2024-07", "2024-09"),
+    ("P3", "2024-10", "2024-12"),
+    ("P4", "2025-01", "2025-03"),
+)
 
 
 def test_labels_at_the_boundaries():
-    dates = ["2020-01-15", "2024-06-30", "2024-07-01", "2024-12-31", "2025-01-01", "2025-03-31",
-             "2025-04-01", None, "not a date"]
+    dates = [
+        "2020-01-15",
+        "2024-06-30",
+        "2024-07-01",
+        "2024-12-31",
+        "2025-01-01",
+        "2025-03-31",
+        "2025-04-01",
+        None,
+        "not a date",
+    ]
     # P1 is open below; month ends are inclusive; April 2025 is in no period; missing dates get none
     assert period_labels(dates, OLL_PERIODS).tolist() == ["P1", "P1", "P2", "P3", "P4", "P4", None, None, None]
 

@@ -28,8 +28,9 @@ def test_tails_approach_the_check_loss():
 
 def test_matches_literal_formula_where_it_does_not_overflow():
     u = np.linspace(-1, 1, 2001)
-    np.testing.assert_allclose(smoothed_pinball_loss(u, 0.98, 50.0), literal_smoothed_pinball_loss(u, 0.98, 50.0),
-                               rtol=0, atol=1e-15)
+    np.testing.assert_allclose(
+        smoothed_pinball_loss(u, 0.98, 50.0), literal_smoothed_pinball_loss(u, 0.98, 50.0), rtol=0, atol=1e-15
+    )
 
 
 def test_stable_where_literal_overflows():

@@ -179,8 +179,10 @@ def test_chunks_equal_the_serial_run():
     kw = {"n_resamples": 25, "with_rng": True}
     serial = cluster_bootstrap(stat, 40, ids, rng=np.random.default_rng(9), **kw)
     # As separate processes would do: each chunk from a generator built from the same seed.
-    parts = [cluster_bootstrap(stat, 40, ids, rng=np.random.default_rng(9), chunk=ch, **kw)
-             for ch in (range(17, 25), range(9), range(9, 17))]
+    parts = [
+        cluster_bootstrap(stat, 40, ids, rng=np.random.default_rng(9), chunk=ch, **kw)
+        for ch in (range(17, 25), range(9), range(9, 17))
+    ]
     joined = concat_draws(parts)
     np.testing.assert_array_equal(joined.values, serial.values)
     np.testing.assert_array_equal(joined.resample_ids, np.arange(25))
@@ -192,8 +194,9 @@ def test_parent_generator_advances_the_same_whatever_the_chunk():
     ids = np.repeat(np.arange(5), 2)
     r1, r2 = np.random.default_rng(2), np.random.default_rng(2)
     cluster_bootstrap(_mean_stat(np.ones(10)), 10, ids, n_resamples=20, rng=r1)
-    cluster_bootstrap(lambda idx, rng: {"u": rng.random()}, 10, ids, n_resamples=20, rng=r2,
-                      chunk=range(3, 5), with_rng=True)
+    cluster_bootstrap(
+        lambda idx, rng: {"u": rng.random()}, 10, ids, n_resamples=20, rng=r2, chunk=range(3, 5), with_rng=True
+    )
     assert r1.random() == r2.random()
 
 
@@ -242,7 +245,9 @@ def test_comparison_share_hand_worked():
     # Against a number: b > 2 in rows 2, 3.
     assert comparison_share(d, ("b", ">", 2))["share"] == pytest.approx(2 / 5)
     assert comparison_label(("gap.pinball_ood", ">", 0)) == "gap.pinball_ood > 0"
-    assert comparison_label(("boundary.MATH Lvl 5", "<", "boundary.MMLU-Pro")) == "boundary.MATH Lvl 5 < boundary.MMLU-Pro"
+    assert (
+        comparison_label(("boundary.MATH Lvl 5", "<", "boundary.MMLU-Pro")) == "boundary.MATH Lvl 5 < boundary.MMLU-Pro"
+    )
 
 
 def test_robustness_threshold_is_inclusive_and_names_what_falls_short():
@@ -273,8 +278,9 @@ def test_wide_margin_is_robust_and_a_coin_flip_is_fragile():
         return {"low": float(y[idx][group[idx] == 0].mean()), "high": float(y[idx][group[idx] == 1].mean())}
 
     wide = cluster_bootstrap(stat_y, y.size, ids, n_resamples=B, rng=np.random.default_rng(1))
-    flip = cluster_bootstrap(lambda idx: {"m": float(w[idx].mean())}, w.size, ids_w, n_resamples=B,
-                             rng=np.random.default_rng(2))
+    flip = cluster_bootstrap(
+        lambda idx: {"m": float(w[idx].mean())}, w.size, ids_w, n_resamples=B, rng=np.random.default_rng(2)
+    )
     s_wide = bootstrap_summary(wide, [("low", "<", "high")])
     s_flip = bootstrap_summary(flip, [("m", ">", 0)])
     assert s_wide["comparisons"][0]["share"] == 1.0
@@ -295,8 +301,13 @@ def _coverage(n_sets, n_clusters, cluster_size, n_resamples, seed, *, use_cluste
         y = np.repeat(rng.normal(size=n_clusters), cluster_size)
         if cluster_size > 1:
             y = y + rng.normal(scale=0.3, size=y.size)
-        out = cluster_bootstrap(lambda idx: {"mean": float(y[idx].mean())}, y.size,
-                                ids if use_clusters else None, n_resamples=n_resamples, rng=rng)
+        out = cluster_bootstrap(
+            lambda idx, y=y: {"mean": float(y[idx].mean())},
+            y.size,
+            ids if use_clusters else None,
+            n_resamples=n_resamples,
+            rng=rng,
+        )
         iv = percentile_interval(out.column("mean"), 0.95)
         hits += iv["lo"] <= 0.0 <= iv["hi"]
     return hits / n_sets

@@ -37,8 +37,9 @@ def test_gradient_and_hessian_match_finite_differences(boxed):
     for x in _interior_points(prob, rng):
         _, g, H = prob.value_grad_hess(x)
         fd_g = np.array([(prob(x + h * e)[0] - prob(x - h * e)[0]) / (2 * h) for e in np.eye(4)])
-        fd_H = np.array([(prob.value_grad_hess(x + h * e)[1] - prob.value_grad_hess(x - h * e)[1]) / (2 * h)
-                         for e in np.eye(4)])
+        fd_H = np.array(
+            [(prob.value_grad_hess(x + h * e)[1] - prob.value_grad_hess(x - h * e)[1]) / (2 * h) for e in np.eye(4)]
+        )
         np.testing.assert_allclose(g, fd_g, rtol=1e-6, atol=1e-9)
         np.testing.assert_allclose(H, fd_H, rtol=1e-5, atol=1e-7)
         np.testing.assert_array_equal(H, H.T)
@@ -50,7 +51,8 @@ def test_objective_in_x_equals_objective_in_natural_parameters(boxed):
     prob = _problem(z, y, boxed, tau=0.98, kappa=50.0, lam=1e-3)
     for x in _interior_points(prob, np.random.default_rng(1)):
         assert prob(x)[0] == pytest.approx(
-            sigmoid_objective(prob.natural(x), z, y, tau=0.98, kappa=50.0, lam=1e-3), rel=1e-13)
+            sigmoid_objective(prob.natural(x), z, y, tau=0.98, kappa=50.0, lam=1e-3), rel=1e-13
+        )
         np.testing.assert_allclose(prob.from_natural(*prob.natural(x)), x, rtol=1e-13, atol=1e-15)
 
 
@@ -61,7 +63,9 @@ def test_box_keeps_midpoint_in_the_data_and_slope_in_its_limits():
     z = rng.uniform(0, 2, 2000)
     y = 0.05 + 0.1 * z + rng.uniform(0, 0.05, z.size)
     free = SigmoidQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-3, rng=np.random.default_rng(0)).fit(z, y)
-    boxed = SigmoidQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-3, box=(0.05, 50.0), rng=np.random.default_rng(0)).fit(z, y)
+    boxed = SigmoidQuantileRegressor(
+        tau=0.98, kappa=50.0, lam=1e-3, box=(0.05, 50.0), rng=np.random.default_rng(0)
+    ).fit(z, y)
     mid = lambda p: -p["a"] / p["beta"]
     assert mid(free.params_) > z.max()
     assert z.min() <= mid(boxed.params_) <= z.max() + 1e-9
@@ -161,10 +165,14 @@ def test_a_second_optimiser_finds_no_lower_objective(case):
     for start in (_natural(m), [0.05, 0.8, -1.0, 1.0]):
         res = minimize(f, start, method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-14, "maxiter": 20000})
         assert res.fun >= ours - 1e-12
-        res = minimize(lambda p: sigmoid_objective(p, z, y, **kw), start, method="SLSQP",
-                       bounds=[(0, 1), (0, 1), (None, None), (0, None)],
-                       constraints=[{"type": "ineq", "fun": lambda p: 1 - p[0] - p[1]}],
-                       options={"ftol": 1e-15, "maxiter": 1000})
+        res = minimize(
+            lambda p: sigmoid_objective(p, z, y, **kw),
+            start,
+            method="SLSQP",
+            bounds=[(0, 1), (0, 1), (None, None), (0, None)],
+            constraints=[{"type": "ineq", "fun": lambda p: 1 - p[0] - p[1]}],
+            options={"ftol": 1e-15, "maxiter": 1000},
+        )
         assert f(res.x) >= ours - 1e-12
 
 
@@ -189,7 +197,9 @@ def test_init_starts_one_solve_from_given_parameters(box):
 
 def test_init_outside_the_constraints_is_moved_inside():
     z, y = _toy(1000)
-    m = SigmoidQuantileRegressor(box=(0.05, 50.0), **KW).fit(z, y, init={"y0": -0.2, "L": 1.5, "a": 40.0, "beta": 100.0})
+    m = SigmoidQuantileRegressor(box=(0.05, 50.0), **KW).fit(
+        z, y, init={"y0": -0.2, "L": 1.5, "a": 40.0, "beta": 100.0}
+    )
     p = m.params_
     assert p["y0"] >= 0 and p["L"] >= 0 and p["y0"] + p["L"] <= 1 and 0.05 <= p["beta"] <= 50.0
     assert m.converged_
@@ -203,7 +213,9 @@ def test_a_fit_draws_two_uniforms_per_random_start():
     ref.uniform(size=4)
     ref.uniform(size=4)
     assert rng.bit_generator.state == ref.bit_generator.state
-    SigmoidQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-3, n_random=4, rng=rng).fit(z, y, init={"y0": 0.1, "L": 0.6, "a": -2.0, "beta": 1.2})
+    SigmoidQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-3, n_random=4, rng=rng).fit(
+        z, y, init={"y0": 0.1, "L": 0.6, "a": -2.0, "beta": 1.2}
+    )
     assert rng.bit_generator.state == ref.bit_generator.state
 
 

@@ -21,13 +21,23 @@ import pytest
 from harness.stats.leaderboard import task_arrays, with_log_compute
 from harness.stats.sigmoid import SigmoidQuantileRegressor, sigmoid_objective
 
-TASKS = {"IFEval": "IFEval Raw", "BBH": "BBH Raw", "MATH Lvl 5": "MATH Lvl 5 Raw", "GPQA": "GPQA Raw",
-         "MUSR": "MUSR Raw", "MMLU-Pro": "MMLU-PRO Raw"}
+TASKS = {
+    "IFEval": "IFEval Raw",
+    "BBH": "BBH Raw",
+    "MATH Lvl 5": "MATH Lvl 5 Raw",
+    "GPQA": "GPQA Raw",
+    "MUSR": "MUSR Raw",
+    "MMLU-Pro": "MMLU-PRO Raw",
+}
 SETTINGS = {"tau": 0.98, "kappa": 50.0, "lam": 1e-3, "n_random": 4, "warm_start": True}
 SEED = 20260324
 # variant -> (generator index, options changed from SETTINGS); in the order the claim runs them
-VARIANTS = {"warm": (0, {}), "cold": (0, {"warm_start": False}), "box": (0, {"box": (0.05, 50.0)}),
-            "tau=0.5": (1, {"tau": 0.5})}
+VARIANTS = {
+    "warm": (0, {}),
+    "cold": (0, {"warm_start": False}),
+    "box": (0, {"box": (0.05, 50.0)}),
+    "tau=0.5": (1, {"tau": 0.5}),
+}
 
 BEFORE = {
     "warm": {
@@ -81,8 +91,10 @@ def fits(tables):
     gens = [np.random.default_rng(s) for s in np.random.SeedSequence(SEED).spawn(2)]
     out = {}
     for variant, (g, options) in VARIANTS.items():
-        out[variant] = {label: (SigmoidQuantileRegressor(rng=gens[g], **{**SETTINGS, **options}).fit(z, y), z, y)
-                        for label, (z, y) in data.items()}
+        out[variant] = {
+            label: (SigmoidQuantileRegressor(rng=gens[g], **{**SETTINGS, **options}).fit(z, y), z, y)
+            for label, (z, y) in data.items()
+        }
     return out
 
 
@@ -91,8 +103,14 @@ def test_objective_no_higher_and_boundary_unmoved(fits, variant):
     for label, (model, z, y) in fits[variant].items():
         before_obj, before_z3 = BEFORE[variant][label]
         opts = {**SETTINGS, **VARIANTS[variant][1]}
-        scored = sigmoid_objective([model.params_[k] for k in ("y0", "L", "a", "beta")], z, y,
-                                   tau=opts["tau"], kappa=opts["kappa"], lam=opts["lam"])
+        scored = sigmoid_objective(
+            [model.params_[k] for k in ("y0", "L", "a", "beta")],
+            z,
+            y,
+            tau=opts["tau"],
+            kappa=opts["kappa"],
+            lam=opts["lam"],
+        )
         assert model.objective_ <= before_obj + 1e-12, (variant, label, model.objective_ - before_obj)
         assert scored <= before_obj + 1e-12, (variant, label, scored - before_obj)
         assert model.converged_, (variant, label)

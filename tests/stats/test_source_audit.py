@@ -27,7 +27,13 @@ def checkout(tmp_path):
 ENTRIES = [
     {"file": "pkg/opt.py", "line": 3, "expect": "DEFAULT_LAMBDA: float = 1e-3", "constant": "lambda = 1e-3"},
     {"file": "pkg/opt.py", "line": 4, "expect": "tau: float = 0.98", "constant": "tau = 0.98"},
-    {"file": "pkg/opt.py", "line": 5, "expect": r"np\.mean\(.*\(b\*\*2\)", "match": "regex", "constant": "mean + ridge"},
+    {
+        "file": "pkg/opt.py",
+        "line": 5,
+        "expect": r"np\.mean\(.*\(b\*\*2\)",
+        "match": "regex",
+        "constant": "mean + ridge",
+    },
 ]
 
 

@@ -24,7 +24,14 @@ from harness.stats.shift import (
 
 pytestmark = pytest.mark.filterwarnings("error")
 
-AA_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "prescriptive-scaling" / "tables" / "artificial_analysis"
+AA_DIR = (
+    Path(__file__).resolve().parents[2].parent
+    / "shared"
+    / "data"
+    / "prescriptive-scaling"
+    / "tables"
+    / "artificial_analysis"
+)
 needs_data = pytest.mark.skipif(
     not (AA_DIR / "math-500.csv").is_file() or not (AA_DIR / "aime-2025.csv").is_file(),
     reason=f"the Artificial Analysis exports are not at {AA_DIR} (../shared/data is absent)",
@@ -165,23 +172,24 @@ def test_clipped_logit_clips_zero_and_hundred_percent():
 @pytest.fixture(scope="module")
 def merged():
     # cutoff: the AIME-2025 release date (claims/000, UPSTREAM.md "Claim 000")
-    return merge_aa_exports(pd.read_csv(AA_DIR / "math-500.csv"), pd.read_csv(AA_DIR / "aime-2025.csv"),
-                            cutoff="2025-02-06")
+    return merge_aa_exports(
+        pd.read_csv(AA_DIR / "math-500.csv"), pd.read_csv(AA_DIR / "aime-2025.csv"), cutoff="2025-02-06"
+    )
 
 
 @needs_data
 def test_real_merge_and_support_sizes(merged):
     # UPSTREAM.md / seed 000: 115 models in the inner join, 90 in the support (28 pre, 62 post).
     assert len(merged) == 115
-    res = shift_test(merged["math_500_pct"], merged["aime_2025_pct"], merged["post"],
-                     rng=np.random.default_rng(0), n_perm=10)
+    res = shift_test(
+        merged["math_500_pct"], merged["aime_2025_pct"], merged["post"], rng=np.random.default_rng(0), n_perm=10
+    )
     assert (res["n"], res["n_pre"], res["n_post"]) == (90, 28, 62)
 
 
 @needs_data
 def test_real_regression_matches_the_authors_values(merged):
-    res = shift_test(merged["math_500_pct"], merged["aime_2025_pct"], merged["post"],
-                     rng=np.random.default_rng(0))
+    res = shift_test(merged["math_500_pct"], merged["aime_2025_pct"], merged["post"], rng=np.random.default_rng(0))
     # Authors' values (UPSTREAM.md, seed 000), printed to 4 decimals; OLS is deterministic,
     # so agreement to the printed precision (1e-4) is required.
     assert res["gamma"] == pytest.approx(0.5757, abs=1e-4)
@@ -210,8 +218,9 @@ def test_real_p_value_agrees_with_the_authors_within_their_monte_carlo_error(mer
     # The authors' p = 0.1484 is itself a 2000-permutation estimate (MC s.e.
     # sqrt(p(1-p)/2000) = 0.0080). A 50k-permutation estimate of the exact p
     # (MC s.e. 0.0015) must lie within 3 of their s.e.
-    res = shift_test(merged["math_500_pct"], merged["aime_2025_pct"], merged["post"],
-                     rng=np.random.default_rng(0), n_perm=50_000)
+    res = shift_test(
+        merged["math_500_pct"], merged["aime_2025_pct"], merged["post"], rng=np.random.default_rng(0), n_perm=50_000
+    )
     assert abs(res["p_value"] - 0.1484) < 3 * np.sqrt(0.1484 * (1 - 0.1484) / 2000)
     # The stratified null is not centred at 0 (UPSTREAM.md: near +0.29).
     assert res["null_mean"] > 0.2
@@ -235,8 +244,13 @@ def test_real_controls(merged):
 
 @needs_data
 def test_real_eps_sensitivity(merged):
-    rows = eps_sensitivity(merged["math_500_pct"], merged["aime_2025_pct"], merged["post"],
-                           rng=np.random.default_rng(0), eps_grid=(1e-6, 1e-4, 1e-3, 1e-2))
+    rows = eps_sensitivity(
+        merged["math_500_pct"],
+        merged["aime_2025_pct"],
+        merged["post"],
+        rng=np.random.default_rng(0),
+        eps_grid=(1e-6, 1e-4, 1e-3, 1e-2),
+    )
     gam = [r["gamma"] for r in rows]
     # One in-support pre-release model scores AIME = 0; a larger clip lifts its logit
     # and shrinks gamma (UPSTREAM.md: 0.58 at 1e-6, 0.31 at 1e-2) ...

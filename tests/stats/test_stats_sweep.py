@@ -29,8 +29,16 @@ def _data(seed=0, n=600):
 
 @pytest.fixture(scope="module")
 def sweep():
-    return hyperparameter_sweep(_data(), rng=np.random.default_rng(1), reference={"A": 0.5, "B": 0.6},
-                                claimed=CLAIMED, grids=GRIDS, z_eval=3.0, beta_task="A", estimator_options=OPTS)
+    return hyperparameter_sweep(
+        _data(),
+        rng=np.random.default_rng(1),
+        reference={"A": 0.5, "B": 0.6},
+        claimed=CLAIMED,
+        grids=GRIDS,
+        z_eval=3.0,
+        beta_task="A",
+        estimator_options=OPTS,
+    )
 
 
 def test_claimed_fit_is_done_once_and_reused(sweep):
@@ -66,8 +74,16 @@ def test_ridge_shrinks_the_slope(sweep):
 
 
 def test_same_seed_same_sweep_and_plain_record(sweep):
-    again = hyperparameter_sweep(_data(), rng=np.random.default_rng(1), reference={"A": 0.5, "B": 0.6},
-                                 claimed=CLAIMED, grids=GRIDS, z_eval=3.0, beta_task="A", estimator_options=OPTS)
+    again = hyperparameter_sweep(
+        _data(),
+        rng=np.random.default_rng(1),
+        reference={"A": 0.5, "B": 0.6},
+        claimed=CLAIMED,
+        grids=GRIDS,
+        z_eval=3.0,
+        beta_task="A",
+        estimator_options=OPTS,
+    )
     # Every fit has its own spawned generator: identical numbers on a rerun.
     for p in GRIDS:
         assert [r["boundary"] for r in again["sweeps"][p]] == [r["boundary"] for r in sweep["sweeps"][p]]

@@ -18,13 +18,25 @@ from harness.stats.temporal_coverage import relabelled_coverage, temporal_covera
 
 pytestmark = pytest.mark.filterwarnings("error")
 
-OLL = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "prescriptive-scaling" / "tables" / \
-    "open_llm_leaderboard" / "open_llm_leaderboard_with_tokens.csv"
+OLL = (
+    Path(__file__).resolve().parents[2]
+    / ".."
+    / "shared"
+    / "data"
+    / "prescriptive-scaling"
+    / "tables"
+    / "open_llm_leaderboard"
+    / "open_llm_leaderboard_with_tokens.csv"
+)
 FAST_SIGMOID = {"n_random": 2, "n_keep": 2}
 # The paper's four periods (claims/001 and 003; ../shared/UPSTREAM.md "Claims 001 and 003") and its
 # loss settings, passed explicitly: the math package keeps no paper defaults.
-PERIODS = (("P1", None, "2024-06"), ("P2", "2024-07", "2024-09"), ("P3", "2024-10", "2024-12"),
-           ("P4", "2025-01", "2025-03"))
+PERIODS = (
+    ("P1", None, "2024-06"),
+    ("P2", "2024-07", "2024-09"),
+    ("P3", "2024-10", "2024-12"),
+    ("P4", "2025-01", "2025-03"),
+)
 PAPER = {"periods": PERIODS, "tau": 0.98, "kappa": 50.0}
 SIGMOID = {"tau": 0.98, "kappa": 50.0, "lam": 1e-3, **FAST_SIGMOID}
 
@@ -36,20 +48,28 @@ def _synthetic(seed=0, n=240):
     for t, label in enumerate(["P1", "P2", "P3", "P4"]):
         z = rng.uniform(0.0, 3.0, n)
         base = 0.2 + 0.4 / (1 + np.exp(-2.0 * (z - 1.5)))
-        rows.append(pd.DataFrame({
-            "z": z,
-            "stable": np.clip(base + rng.normal(0, 0.04, n), 0, 1),
-            "drift": np.clip(base + 0.06 * t + rng.normal(0, 0.04, n), 0, 1),
-            "period": label,
-        }))
+        rows.append(
+            pd.DataFrame(
+                {
+                    "z": z,
+                    "stable": np.clip(base + rng.normal(0, 0.04, n), 0, 1),
+                    "drift": np.clip(base + 0.06 * t + rng.normal(0, 0.04, n), 0, 1),
+                    "period": label,
+                }
+            )
+        )
     return pd.concat(rows, ignore_index=True)
 
 
 def test_rolling_splits_restrict_validation_to_the_overlap():
     two = (("A", None, "2024-06"), ("B", "2024-07", None))  # only labels and order are used
-    df = pd.DataFrame({"z": [0.0, 1.0, 2.0, 3.0, 0.5, 1.5, 9.0, 2.0, 2.0, 0.2],
-                       "y": [0.1] * 9 + [np.nan],
-                       "period": ["A"] * 4 + ["B"] * 6})
+    df = pd.DataFrame(
+        {
+            "z": [0.0, 1.0, 2.0, 3.0, 0.5, 1.5, 9.0, 2.0, 2.0, 0.2],
+            "y": [0.1] * 9 + [np.nan],
+            "period": ["A"] * 4 + ["B"] * 6,
+        }
+    )
     (s,) = rolling_splits(df, ["y"], periods=two)
     # A spans [0, 3]; B's scored rows span [0.5, 9] (the NaN score at 0.2 is dropped first)
     # -> overlap [0.5, 3]: 9.0 is dropped, the end 0.5 and both 2.0 are kept
@@ -62,9 +82,18 @@ def test_rolling_splits_restrict_validation_to_the_overlap():
 
 def test_temporal_coverage_detects_drift_and_is_json_ready():
     df = _synthetic()
-    out = temporal_coverage(df, {"Stable": "stable", "Drift": "drift"}, drift_tasks=["Drift"],
-                            rng=np.random.default_rng(0), sigmoid_options=FAST_SIGMOID, lam=1e-3,
-                            n_bins=4, min_bin_size=20, n_relabellings=2, **PAPER)
+    out = temporal_coverage(
+        df,
+        {"Stable": "stable", "Drift": "drift"},
+        drift_tasks=["Drift"],
+        rng=np.random.default_rng(0),
+        sigmoid_options=FAST_SIGMOID,
+        lam=1e-3,
+        n_bins=4,
+        min_bin_size=20,
+        n_relabellings=2,
+        **PAPER,
+    )
     json.dumps(out)  # plain Python types only
     st, dr = out["tasks"]["Stable"], out["tasks"]["Drift"]
     # each later period is shifted up by 0.06 (1.5 noise sd): far more than 2% land above the old
@@ -90,9 +119,19 @@ def test_fits_do_not_depend_on_n_jobs():
 
 
 def test_baseline_comparison_orderings_on_synthetic_data():
-    out = baseline_comparison(_synthetic(2), ["stable", "drift"], rng=np.random.default_rng(0),
-                              n_bins=4, min_bin_size=20, sigmoid_options=FAST_SIGMOID, lam=1e-3, ispline_lam=1e-4,
-                              ispline_options={"n_random": 1, "n_keep": 2}, n_shuffles=1, **PAPER)
+    out = baseline_comparison(
+        _synthetic(2),
+        ["stable", "drift"],
+        rng=np.random.default_rng(0),
+        n_bins=4,
+        min_bin_size=20,
+        sigmoid_options=FAST_SIGMOID,
+        lam=1e-3,
+        ispline_lam=1e-4,
+        ispline_options={"n_random": 1, "n_keep": 2},
+        n_shuffles=1,
+        **PAPER,
+    )
     json.dumps(out)
     assert out["n_pairs"] == 6
     by = {(r["task"], r["t"], r["estimator"]): r for r in out["per_pair"]}
@@ -113,8 +152,11 @@ def test_fit_free_table2_rows_on_the_real_table():
     from harness.stats.leaderboard import with_log_compute
     from harness.stats.periods import assign_periods
 
-    df = assign_periods(with_log_compute(pd.read_csv(OLL), "Pretraining tokens (T)", "#Params (B)", 6.0),
-                        date_col="Upload To Hub Date", periods=PERIODS)
+    df = assign_periods(
+        with_log_compute(pd.read_csv(OLL), "Pretraining tokens (T)", "#Params (B)", 6.0),
+        date_col="Upload To Hub Date",
+        periods=PERIODS,
+    )
     tasks = ["IFEval Raw", "BBH Raw", "MATH Lvl 5 Raw", "GPQA Raw", "MUSR Raw", "MMLU-PRO Raw"]
     splits = rolling_splits(df, tasks, periods=PERIODS)
     rng = np.random.default_rng(0)  # unused by these estimators; passed for the uniform signature
@@ -122,22 +164,29 @@ def test_fit_free_table2_rows_on_the_real_table():
     def row(kind, options):
         fits = fit_split_models(splits, kind, options, rng=rng)
         ms = [evaluate_split(s, m, tau=0.98, kappa=50.0) for s, m in zip(splits, fits)]
-        return [float(np.mean([m[k] for m in ms]))
-                for k in ("pinball_id", "pinball_ood", "calibration_id", "calibration_ood")]
+        return [
+            float(np.mean([m[k] for m in ms]))
+            for k in ("pinball_id", "pinball_ood", "calibration_id", "calibration_ood")
+        ]
 
     # Table 2 of the paper and the reference report (seeds/003), equal-weight mean over 18 pairs,
     # printed to 5 decimals: tolerance = half a unit in the last printed place.
     assert row("constant", {"tau": 0.98}) == pytest.approx([0.00535, 0.00623, 0.04123, 0.03597], abs=5e-6)
-    assert row("binwise", {"tau": 0.98, "kappa": 50.0}) == pytest.approx([0.00401, 0.00500, 0.01665, 0.02807],
-                                                                         abs=5e-6)
+    assert row("binwise", {"tau": 0.98, "kappa": 50.0}) == pytest.approx([0.00401, 0.00500, 0.01665, 0.02807], abs=5e-6)
     # beta = 0 control: OOD calibration 0.0246 in UPSTREAM.md (4 decimals printed)
     assert row("constant_loss_min", {"tau": 0.98, "kappa": 50.0})[3] == pytest.approx(0.0246, abs=5e-5)
 
 
 def test_relabelled_coverage_alone_matches_the_bundled_control():
     df = _synthetic(3, 160)
-    kw = {"drift_tasks": ["Drift"], "sigmoid_options": FAST_SIGMOID, "n_bins": 4, "min_bin_size": 20, "lam": 1e-3,
-          **PAPER}
+    kw = {
+        "drift_tasks": ["Drift"],
+        "sigmoid_options": FAST_SIGMOID,
+        "n_bins": 4,
+        "min_bin_size": 20,
+        "lam": 1e-3,
+        **PAPER,
+    }
     tasks = {"Stable": "stable", "Drift": "drift"}
     alone = relabelled_coverage(df, tasks, rng=np.random.default_rng(5), n_relabellings=2, **kw)
     json.dumps(alone)
@@ -153,18 +202,36 @@ def test_relabelled_coverage_alone_matches_the_bundled_control():
 def test_estimator_table_and_shuffled_advantage_agree_with_baseline_comparison():
     df = _synthetic(4, 120)
     kw = {"n_bins": 4, "min_bin_size": 20, **PAPER}
-    full = baseline_comparison(df, ["stable", "drift"], rng=np.random.default_rng(0), sigmoid_options=FAST_SIGMOID,
-                               ispline_options={"n_random": 1, "n_keep": 2}, n_shuffles=0, lam=1e-3,
-                               ispline_lam=1e-4, **kw)
+    full = baseline_comparison(
+        df,
+        ["stable", "drift"],
+        rng=np.random.default_rng(0),
+        sigmoid_options=FAST_SIGMOID,
+        ispline_options={"n_random": 1, "n_keep": 2},
+        n_shuffles=0,
+        lam=1e-3,
+        ispline_lam=1e-4,
+        **kw,
+    )
     # deterministic estimators: the one-row table equals the corresponding row of the full table
-    options = {"constant": {"tau": 0.98}, "constant_loss_min": {"tau": 0.98, "kappa": 50.0},
-               "binwise": {"tau": 0.98, "kappa": 50.0, "n_bins": 4, "min_bin_size": 20}}
+    options = {
+        "constant": {"tau": 0.98},
+        "constant_loss_min": {"tau": 0.98, "kappa": 50.0},
+        "binwise": {"tau": 0.98, "kappa": 50.0, "n_bins": 4, "min_bin_size": 20},
+    }
     for kind, opts in options.items():
         one = estimator_table(df, ["stable", "drift"], kind, opts, rng=np.random.default_rng(1), **kw)
         assert one["table"] == pytest.approx(full["table"][kind]), kind
         assert len(one["per_pair"]) == 6 and len(one["fitted"]) == 6
-    sh = shuffled_z_advantage(df, ["stable", "drift"], rng=np.random.default_rng(2), n_shuffles=2,
-                              sigmoid_options=FAST_SIGMOID, lam=1e-3, **kw)
+    sh = shuffled_z_advantage(
+        df,
+        ["stable", "drift"],
+        rng=np.random.default_rng(2),
+        n_shuffles=2,
+        sigmoid_options=FAST_SIGMOID,
+        lam=1e-3,
+        **kw,
+    )
     json.dumps(sh)
     assert sh["n"] == 2 and sh["advantage_mean"] == pytest.approx(np.mean(sh["advantage_each"]))
     real_adv = full["table"]["constant"]["pinball_id"] - full["table"]["sigmoid"]["pinball_id"]

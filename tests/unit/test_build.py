@@ -49,16 +49,19 @@ def test_an_input_table_reruns_exactly_the_claims_that_read_it(deps):
             assert build.stale_reasons(stored, d)[0] == ["data changed: oll"]
 
 
-@pytest.mark.parametrize("path, affected", [
-    ("harness/protocols/shift_test.py", {"000"}),
-    ("harness/adapters/shift_test.py", {"000"}),
-    ("harness/stats/shift.py", {"000"}),
-    ("harness/stats/sigmoid.py", {"001", "002", "003", "004"}),
-    ("harness/stats/ispline.py", {"001", "003"}),  # the period protocols share the splits' fitting
-    ("harness/protocols/boundary_at_budget.py", {"002"}),
-    ("harness/adapters/boundary_at_budget.py", {"001", "002", "003", "004"}),  # the other adapters import it
-    ("harness/verdict.py", {"000", "001", "002", "003", "004"}),
-])
+@pytest.mark.parametrize(
+    "path, affected",
+    [
+        ("harness/protocols/shift_test.py", {"000"}),
+        ("harness/adapters/shift_test.py", {"000"}),
+        ("harness/stats/shift.py", {"000"}),
+        ("harness/stats/sigmoid.py", {"001", "002", "003", "004"}),
+        ("harness/stats/ispline.py", {"001", "003"}),  # the period protocols share the splits' fitting
+        ("harness/protocols/boundary_at_budget.py", {"002"}),
+        ("harness/adapters/boundary_at_budget.py", {"001", "002", "003", "004"}),  # the other adapters import it
+        ("harness/verdict.py", {"000", "001", "002", "003", "004"}),
+    ],
+)
 def test_a_harness_file_reruns_exactly_the_claims_that_use_it(deps, path, affected):
     using = {k for k, d in deps.items() if path in d["run"]["code"]}
     assert using == affected

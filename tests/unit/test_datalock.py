@@ -15,8 +15,13 @@ GOOD = b'name,"score, raw",n\nx,1.5,3\ny,2.5,4\n'
 @pytest.fixture
 def tables(tmp_path):
     (tmp_path / "t.csv").write_bytes(GOOD)
-    lock = DataLock.model_validate({"tables": {"t": {"path": "t.csv", "rows": 2, "provenance": "test",
-                                                     "sha256": hashlib.sha256(GOOD).hexdigest()}}})
+    lock = DataLock.model_validate(
+        {
+            "tables": {
+                "t": {"path": "t.csv", "rows": 2, "provenance": "test", "sha256": hashlib.sha256(GOOD).hexdigest()}
+            }
+        }
+    )
     return Tables(lock, tmp_path)
 
 

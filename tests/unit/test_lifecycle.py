@@ -48,15 +48,19 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-@pytest.mark.parametrize("kind, sig", [("process_pool", signal.SIGKILL), ("process_pool", signal.SIGTERM),
-                                       ("initializer", signal.SIGKILL)])
+@pytest.mark.parametrize(
+    "kind, sig", [("process_pool", signal.SIGKILL), ("process_pool", signal.SIGTERM), ("initializer", signal.SIGKILL)]
+)
 def test_pool_workers_die_with_their_parent(tmp_path, kind, sig):
     """Defect 2: ProcessPoolExecutor workers were left running, with parent 1, after the harness was killed."""
     (tmp_path / "parent.py").write_text(textwrap.dedent(POOL_PARENT))
     running = tmp_path / "running"
     running.mkdir()
-    parent = subprocess.Popen([sys.executable, str(tmp_path / "parent.py"), kind, str(running)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    parent = subprocess.Popen(
+        [sys.executable, str(tmp_path / "parent.py"), kind, str(running)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 30
         while len(list(running.iterdir())) < 2:
@@ -81,8 +85,12 @@ def test_pool_workers_die_with_their_parent(tmp_path, kind, sig):
 
 
 def test_die_with_parent_asks_the_kernel_on_linux():
-    out = subprocess.run([sys.executable, "-c", "from harness.lifecycle import die_with_parent; print(die_with_parent())"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", "from harness.lifecycle import die_with_parent; print(die_with_parent())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout.strip() == "prctl"
 
 
@@ -152,7 +160,9 @@ GUARDED_PARENT = """
     from harness import lifecycle
 
     with lifecycle.scratch_folder("t-") as (folder, guard):
-        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", str(folder)], start_new_session=True)
+        child = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(60)", str(folder)], start_new_session=True
+        )
         guard.watch(child.pid)
         print(folder, child.pid, flush=True)
         time.sleep(60)
@@ -163,8 +173,12 @@ def test_the_guard_cleans_up_after_a_killed_owner(tmp_path):
     (tmp_path / "parent.py").write_text(textwrap.dedent(GUARDED_PARENT))
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    parent = subprocess.Popen([sys.executable, str(tmp_path / "parent.py")], stdout=subprocess.PIPE, text=True,
-                              env={**os.environ, "TMPDIR": str(scratch)})
+    parent = subprocess.Popen(
+        [sys.executable, str(tmp_path / "parent.py")],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(scratch)},
+    )
     try:
         folder, child = parent.stdout.readline().split()
         assert Path(folder).is_dir() and _alive(int(child))

@@ -21,6 +21,7 @@ def _set(path):
         for k in path[:-1]:
             node = node[k]
         node[path[-1]] = value
+
     return apply
 
 
@@ -30,6 +31,7 @@ def _delete(path):
         for k in path[:-1]:
             node = node[k]
         del node[path[-1]]
+
     return apply
 
 
@@ -53,51 +55,109 @@ MUTATIONS = [
     ("id not the file name", _set(("id",)), "another_claim", "id"),
     ("id with a slash", _set(("id",)), "../escape", "id"),
     ("id of 300 characters", _set(("id",)), "a" * 300, "id"),
-    ("target quantity typo", lambda raw, _: raw["targets"][0].update(quantity=raw["targets"][0]["quantity"] + "x"),
-     None, "targets[0].quantity"),
+    (
+        "target quantity typo",
+        lambda raw, _: raw["targets"][0].update(quantity=raw["targets"][0]["quantity"] + "x"),
+        None,
+        "targets[0].quantity",
+    ),
     ("target without reason", lambda raw, _: raw["targets"][0].pop("reason"), None, "targets[0].reason"),
-    ("negative tolerance", lambda raw, _: raw["targets"][0].update(relation="~", paper=1.0, tolerance=-1,
-                                                                   value=None), None, "targets[0]"),
-    ("tolerance a string", lambda raw, _: raw["targets"][0].update(relation="~", paper=1.0, tolerance="small",
-                                                                   value=None), None, "targets[0]"),
+    (
+        "negative tolerance",
+        lambda raw, _: raw["targets"][0].update(relation="~", paper=1.0, tolerance=-1, value=None),
+        None,
+        "targets[0]",
+    ),
+    (
+        "tolerance a string",
+        lambda raw, _: raw["targets"][0].update(relation="~", paper=1.0, tolerance="small", value=None),
+        None,
+        "targets[0]",
+    ),
     ("unknown relation", lambda raw, _: raw["targets"][0].update(relation="≈"), None, "targets[0].relation"),
-    ("relation without a right side", lambda raw, _: raw["targets"][0].update(relation=">", value=None,
-                                                                              other=None, paper=None,
-                                                                              tolerance=None),
-     None, "targets[0]"),
-    ("target value nan", lambda raw, _: raw["targets"][0].update(relation=">", value=float("nan"), paper=None,
-                                                                 tolerance=None, other=None),
-     None, "targets[0].value"),
-    ("target value infinite", lambda raw, _: raw["targets"][0].update(relation=">", value=float("inf"),
-                                                                      paper=None, tolerance=None, other=None),
-     None, "targets[0].value"),
-    ("label with a newline", lambda raw, _: raw["targets"][0].update(label="a\n# heading"), None,
-     "targets[0].label"),
+    (
+        "relation without a right side",
+        lambda raw, _: raw["targets"][0].update(relation=">", value=None, other=None, paper=None, tolerance=None),
+        None,
+        "targets[0]",
+    ),
+    (
+        "target value nan",
+        lambda raw, _: raw["targets"][0].update(
+            relation=">", value=float("nan"), paper=None, tolerance=None, other=None
+        ),
+        None,
+        "targets[0].value",
+    ),
+    (
+        "target value infinite",
+        lambda raw, _: raw["targets"][0].update(
+            relation=">", value=float("inf"), paper=None, tolerance=None, other=None
+        ),
+        None,
+        "targets[0].value",
+    ),
+    ("label with a newline", lambda raw, _: raw["targets"][0].update(label="a\n# heading"), None, "targets[0].label"),
     ("label with a tab", lambda raw, _: raw["targets"][0].update(label="a\tb"), None, "targets[0].label"),
     ("unknown target key", lambda raw, _: raw["targets"][0].update(tolerence=1), None, "targets[0].tolerence"),
     ("bad role", lambda raw, _: raw["targets"][0].update(role="main"), None, "targets[0].role"),
     ("unknown params key", lambda raw, _: raw["params"].update(kapa=3), None, "params.kapa"),
     ("params not a mapping", _set(("params",)), [1, 2], "params"),
-    ("control kind typo", lambda raw, _: raw["controls"][0].update(control=raw["controls"][0]["control"] + "x"),
-     None, "controls[0].control"),
-    ("control without expectation", lambda raw, _: raw["controls"][0].update(must=[], must_fail_targets=False),
-     None, "controls[0]"),
-    ("control condition on a typo", lambda raw, _: raw["controls"][0]["must"][0]["quantities"].__setitem__(
-        0, "nothing.like.it"), None, "controls[0].must[0].quantities[0]"),
-    ("control threshold nan", lambda raw, _: raw["controls"][0]["must"][0].update(value=float("nan")), None,
-     "controls[0].must[0].value"),
-    ("control threshold a boolean", lambda raw, _: raw["controls"][0]["must"][0].update(value=True), None,
-     "controls[0].must[0].value"),
-    ("control measure typo", lambda raw, _: raw["controls"][0]["must"][0].update(measure="shiftt"), None,
-     "controls[0].must[0].measure"),
-    ("control id with capitals", lambda raw, _: raw["controls"][0].update(id="Median Fit"), None,
-     "controls[0].id"),
-    ("duplicate control ids", lambda raw, _: raw["controls"].append(copy.deepcopy(raw["controls"][0])), None,
-     "controls"),
-    ("unknown control param", lambda raw, _: raw["controls"][0]["params"].update(bogus=1), None,
-     "controls[0].params.bogus"),
-    ("bootstrap without seed", lambda raw, _: raw.setdefault("bootstrap", {"n_resamples": 100, "cluster_col": "x"})
-     .pop("seed", None), None, "bootstrap"),
+    (
+        "control kind typo",
+        lambda raw, _: raw["controls"][0].update(control=raw["controls"][0]["control"] + "x"),
+        None,
+        "controls[0].control",
+    ),
+    (
+        "control without expectation",
+        lambda raw, _: raw["controls"][0].update(must=[], must_fail_targets=False),
+        None,
+        "controls[0]",
+    ),
+    (
+        "control condition on a typo",
+        lambda raw, _: raw["controls"][0]["must"][0]["quantities"].__setitem__(0, "nothing.like.it"),
+        None,
+        "controls[0].must[0].quantities[0]",
+    ),
+    (
+        "control threshold nan",
+        lambda raw, _: raw["controls"][0]["must"][0].update(value=float("nan")),
+        None,
+        "controls[0].must[0].value",
+    ),
+    (
+        "control threshold a boolean",
+        lambda raw, _: raw["controls"][0]["must"][0].update(value=True),
+        None,
+        "controls[0].must[0].value",
+    ),
+    (
+        "control measure typo",
+        lambda raw, _: raw["controls"][0]["must"][0].update(measure="shiftt"),
+        None,
+        "controls[0].must[0].measure",
+    ),
+    ("control id with capitals", lambda raw, _: raw["controls"][0].update(id="Median Fit"), None, "controls[0].id"),
+    (
+        "duplicate control ids",
+        lambda raw, _: raw["controls"].append(copy.deepcopy(raw["controls"][0])),
+        None,
+        "controls",
+    ),
+    (
+        "unknown control param",
+        lambda raw, _: raw["controls"][0]["params"].update(bogus=1),
+        None,
+        "controls[0].params.bogus",
+    ),
+    (
+        "bootstrap without seed",
+        lambda raw, _: raw.setdefault("bootstrap", {"n_resamples": 100, "cluster_col": "x"}).pop("seed", None),
+        None,
+        "bootstrap",
+    ),
 ]
 
 

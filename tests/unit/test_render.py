@@ -17,6 +17,7 @@ def render_report(record) -> str:
     """The report with its line breaks as spaces: templates wrap prose where they like."""
     return " ".join(_render(record).split())
 
+
 REPORTS = Path(__file__).resolve().parents[2] / "reports"
 
 
@@ -36,10 +37,18 @@ def _with_finding(record, name, **changes):
 def _without_upstream(record):
     """The record as a run without the authors' arm would word it (the arm's numbers gone)."""
     arms = record.arms.model_copy(update={"upstream": Arm(status="could not run", reason="no route to host")})
-    agreement = Finding(state="not_compared", facts={"upstream_status": "could not run",
-                                                     "upstream_reason": "no route to host", "reimpl_status": "ok"})
-    basis = Finding(state="counted", facts={**record.findings["basis"].facts, "upstream_status": "could not run",
-                                            "upstream_reason": "no route to host"})
+    agreement = Finding(
+        state="not_compared",
+        facts={"upstream_status": "could not run", "upstream_reason": "no route to host", "reimpl_status": "ok"},
+    )
+    basis = Finding(
+        state="counted",
+        facts={
+            **record.findings["basis"].facts,
+            "upstream_status": "could not run",
+            "upstream_reason": "no route to host",
+        },
+    )
     findings = {**record.findings, "agreement": agreement, "basis": basis}
     findings.pop("explanation", None)
     return record.model_copy(update={"arms": arms, "findings": findings})
@@ -63,8 +72,9 @@ def test_evaluation_point_beyond_the_data():
 
 def test_evaluation_point_well_inside_the_data_is_not_a_thin_tail():
     rec = _record("002")
-    md = render_report(_with_finding(rec, "eval_support", state="inside", z_eval=2.0, n_at_or_above=2712,
-                                     share=2712 / 3663))
+    md = render_report(
+        _with_finding(rec, "eval_support", state="inside", z_eval=2.0, n_at_or_above=2712, share=2712 / 3663)
+    )
     assert "thin upper tail" not in md and "thinly populated" not in md
     assert "with 2712 of 3663 models" in md
 
@@ -89,10 +99,17 @@ def test_a_control_that_did_not_break():
 
 def test_an_unmeasured_target_gives_inconclusive_words():
     rec = _record("002")
-    t = rec.targets[3].model_copy(update={"outcome": "unmeasured",
-                                          "reimpl": rec.targets[3].reimpl.model_copy(update={"value": None})})
-    verdict = rec.verdict.model_copy(update={"verdict": "inconclusive", "reasons": [Finding(
-        state="unmeasured", facts={"titles": [t.title], "quantities": [t.quantity], "arms": ["reimpl"]})]})
+    t = rec.targets[3].model_copy(
+        update={"outcome": "unmeasured", "reimpl": rec.targets[3].reimpl.model_copy(update={"value": None})}
+    )
+    verdict = rec.verdict.model_copy(
+        update={
+            "verdict": "inconclusive",
+            "reasons": [
+                Finding(state="unmeasured", facts={"titles": [t.title], "quantities": [t.quantity], "arms": ["reimpl"]})
+            ],
+        }
+    )
     md = render_report(rec.model_copy(update={"targets": [*rec.targets[:3], t, *rec.targets[4:]], "verdict": verdict}))
     assert "**Verdict: inconclusive.**" in md and "Not measured, so the claim cannot be judged: GPQA" in md
     assert "| GPQA | headline | within 0.0005 of 0.424 | — |" in md
@@ -108,8 +125,17 @@ def test_a_target_outside_its_tolerance_is_marked():
 def test_a_falsified_source_line():
     rec = _record("004")
     entries = [dict(e) for e in rec.findings["audit"].facts.get("entries", [])] or [{"file": "f.py", "line": 1}]
-    md = render_report(_with_finding(rec, "audit", state="some_failed", n=11, n_found=10, entries=entries,
-                                     failed=["skill_frontier/core/sigmoid.py:63"]))
+    md = render_report(
+        _with_finding(
+            rec,
+            "audit",
+            state="some_failed",
+            n=11,
+            n_found=10,
+            entries=entries,
+            failed=["skill_frontier/core/sigmoid.py:63"],
+        )
+    )
     assert "state the triple" not in md
     assert "only 10 say what the claim file" in md and "skill_frontier/core/sigmoid.py:63 do not" in md
 
@@ -162,8 +188,9 @@ def test_resampling_fragile_is_named():
     if rec.robustness is None or rec.robustness.state == "not run":
         pytest.skip("the committed record has no resampling")
     facts = {**rec.robustness.facts, "fragile": ["MATH Level 5 below MMLU-Pro (0.539 versus 0.563)"]}
-    md = render_report(rec.model_copy(update={"robustness": rec.robustness.model_copy(
-        update={"state": "fragile", "facts": facts})}))
+    md = render_report(
+        rec.model_copy(update={"robustness": rec.robustness.model_copy(update={"state": "fragile", "facts": facts})})
+    )
     assert "**fragile**" in md and "**robust**" not in md
 
 

@@ -20,7 +20,11 @@ def test_new_changed_and_removed_files_are_named_from_their_root(tmp_path):
     (tmp_path / "reports" / "sub").mkdir()
     (tmp_path / "reports" / "sub" / "new.md").write_text("n")
     (tmp_path / "other").mkdir()
-    assert sandbox.changed(before, sandbox.snapshot(roots)) == ["new .", "changed reports/a.md", "new reports/sub/new.md"]
+    assert sandbox.changed(before, sandbox.snapshot(roots)) == [
+        "new .",
+        "changed reports/a.md",
+        "new reports/sub/new.md",
+    ]
 
 
 def test_a_file_written_and_put_back_with_its_old_mtime_still_shows(tmp_path):

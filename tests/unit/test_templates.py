@@ -15,8 +15,21 @@ from harness.render import environment
 TEMPLATES = sorted((Path(__file__).resolve().parents[2] / "templates").glob("*.j2"))
 ARITHMETIC = {"+", "-", "*", "/", "//", "%", "**"}
 ORDERING = {"<", ">", "<=", ">="}
-FORBIDDEN_NAMES = {"append", "update", "namespace", "sum", "max", "min", "abs", "round", "int", "float",
-                   "range", "count", "reduce"}
+FORBIDDEN_NAMES = {
+    "append",
+    "update",
+    "namespace",
+    "sum",
+    "max",
+    "min",
+    "abs",
+    "round",
+    "int",
+    "float",
+    "range",
+    "count",
+    "reduce",
+}
 
 
 def _expression_tokens(path: Path):

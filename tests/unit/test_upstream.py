@@ -45,7 +45,8 @@ ADAPTERS = {
             ctl = {c["id"]: {"values": {"value": fakepkg.VALUE * c["params"]["k"]}} for c in request["controls"]}
             return {"values": {"value": fakepkg.VALUE * request["params"]["factor"], "seed": request["seed"]},
                     "details": {"path0": sys.path[0], "cwd": os.getcwd(), "file": fakepkg.__file__,
-                                "env": {k: os.environ.get(k) for k in ("MPLBACKEND", "PYTHONHASHSEED", "HOME", "MPLCONFIGDIR")},
+                                "env": {k: os.environ.get(k)
+                                        for k in ("MPLBACKEND", "PYTHONHASHSEED", "HOME", "MPLCONFIGDIR")},
                                 "table": open(request["tables"]["t"]).read()},
                     "controls": ctl}
     """,
@@ -122,12 +123,21 @@ def _commit(repo: git.Repo, files: dict[str, str], msg: str) -> str:
 def world(tmp_path):
     """An origin repository with three commits, a pin on the second, adapters, a table, a claim."""
     with git.Repo.init(tmp_path / "origin") as origin:
-        c1 = _commit(origin, {"fakepkg/__init__.py": "VALUE = 1\n", "big/data.txt": "not needed\n",
-                              "scripts/tools/helper.py": "VALUE = 5.0\n"}, "one")
+        c1 = _commit(
+            origin,
+            {
+                "fakepkg/__init__.py": "VALUE = 1\n",
+                "big/data.txt": "not needed\n",
+                "scripts/tools/helper.py": "VALUE = 5.0\n",
+            },
+            "one",
+        )
         c2 = _commit(origin, {"fakepkg/__init__.py": "VALUE = 2\n"}, "two")
         c3 = _commit(origin, {"fakepkg/__init__.py": "VALUE = 3\n"}, "three")
     pins = tmp_path / "upstream.yaml"
-    pins.write_text(yaml.safe_dump({"fake": {"url": str(tmp_path / "origin"), "commit": c2, "paths": ["fakepkg/", "scripts/"]}}))
+    pins.write_text(
+        yaml.safe_dump({"fake": {"url": str(tmp_path / "origin"), "commit": c2, "paths": ["fakepkg/", "scripts/"]}})
+    )
 
     adapters = tmp_path / "adapters"
     adapters.mkdir()
@@ -139,12 +149,35 @@ def world(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
     (data / "t.csv").write_text("a,b\n1,2\n", encoding="utf-8")
-    lock = DataLock.model_validate({"tables": {"t": {"path": "t.csv", "rows": 1, "provenance": "test",
-                                                     "sha256": hashlib.sha256(b"a,b\n1,2\n").hexdigest()}}})
-    options = UpstreamOptions(vendor_dir=tmp_path / "vendor", cache_dir=tmp_path / "cache", pins_file=pins,
-                              adapters_dir=adapters, timeout_s=60)
-    return SimpleNamespace(tmp=tmp_path, c1=c1, c2=c2, c3=c3, pins=pins, options=options,
-                           tables=Tables(lock, data), vendor=tmp_path / "vendor" / "fake")
+    lock = DataLock.model_validate(
+        {
+            "tables": {
+                "t": {
+                    "path": "t.csv",
+                    "rows": 1,
+                    "provenance": "test",
+                    "sha256": hashlib.sha256(b"a,b\n1,2\n").hexdigest(),
+                }
+            }
+        }
+    )
+    options = UpstreamOptions(
+        vendor_dir=tmp_path / "vendor",
+        cache_dir=tmp_path / "cache",
+        pins_file=pins,
+        adapters_dir=adapters,
+        timeout_s=60,
+    )
+    return SimpleNamespace(
+        tmp=tmp_path,
+        c1=c1,
+        c2=c2,
+        c3=c3,
+        pins=pins,
+        options=options,
+        tables=Tables(lock, data),
+        vendor=tmp_path / "vendor" / "fake",
+    )
 
 
 class FakeParams(ProtocolParams):
@@ -157,14 +190,31 @@ class Times(ProtocolParams):
 
 def _claim(upstream="fake", controls=()):
     """A validated claim as the runner hands it to the authors' arm: controls' parameters validated."""
-    claim = Claim.model_validate({
-        "id": "fake_claim", "claim": "c", "locator": "l", "protocol": "fake", "inputs": ["t"], "upstream": upstream,
-        "seed": 7, "targets": [{"quantity": "value", "paper": 20.0, "tolerance": 0.0, "reason": "r"}],
-        "controls": [{"id": cid, "control": "times", "params": {"k": k}, "changes": "c", "must_fail_targets": True}
-                     for cid, k in controls]})
-    return ClaimSpec(path=Path("fake_claim.yaml"), claim=claim, protocol=None, params=FakeParams(),
-                     control_params={cid: Times(k=k) for cid, k in controls}, vocabulary={},
-                     control_vocabularies={})
+    claim = Claim.model_validate(
+        {
+            "id": "fake_claim",
+            "claim": "c",
+            "locator": "l",
+            "protocol": "fake",
+            "inputs": ["t"],
+            "upstream": upstream,
+            "seed": 7,
+            "targets": [{"quantity": "value", "paper": 20.0, "tolerance": 0.0, "reason": "r"}],
+            "controls": [
+                {"id": cid, "control": "times", "params": {"k": k}, "changes": "c", "must_fail_targets": True}
+                for cid, k in controls
+            ],
+        }
+    )
+    return ClaimSpec(
+        path=Path("fake_claim.yaml"),
+        claim=claim,
+        protocol=None,
+        params=FakeParams(),
+        control_params={cid: Times(k=k) for cid, k in controls},
+        vocabulary={},
+        control_vocabularies={},
+    )
 
 
 def _arm(w, adapter="echo.py", claim=None, **opts):
@@ -254,14 +304,18 @@ def test_a_clone_of_another_url_is_refused(checked_out):
 
 
 def test_an_unreachable_url_cannot_be_cloned(world):
-    world.pins.write_text(yaml.safe_dump({"fake": {"url": str(world.tmp / "nowhere"), "commit": world.c2, "paths": ["x/"]}}))
+    world.pins.write_text(
+        yaml.safe_dump({"fake": {"url": str(world.tmp / "nowhere"), "commit": world.c2, "paths": ["x/"]}})
+    )
     with pytest.raises(UpstreamError, match=f"could not clone {world.tmp / 'nowhere'} into {world.vendor}"):
         checkout("fake", world.options.vendor_dir, pins_file=world.pins)
     assert not world.vendor.exists()  # no half clone left behind
 
 
 def test_a_commit_the_repository_lacks_is_reported(world):
-    world.pins.write_text(yaml.safe_dump({"fake": {"url": str(world.tmp / "origin"), "commit": "0" * 40, "paths": ["x/"]}}))
+    world.pins.write_text(
+        yaml.safe_dump({"fake": {"url": str(world.tmp / "origin"), "commit": "0" * 40, "paths": ["x/"]}})
+    )
     with pytest.raises(UpstreamError, match=f"commit {'0' * 40} is not in "):
         checkout("fake", world.options.vendor_dir, pins_file=world.pins)
 
@@ -269,12 +323,18 @@ def test_a_commit_the_repository_lacks_is_reported(world):
 # -- pins ----------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("pin, expected", [
-    ({"url": "u", "commit": "5bdca77", "paths": ["a/"]}, "fake.commit: String should match pattern"),
-    ({"url": "u", "commit": "a" * 40, "paths": ["a/"], "branch": "main"}, "fake.branch: unknown key"),
-    ({"url": "u", "commit": "a" * 40}, "fake.paths: required key is missing"),
-    ({"url": "u", "commit": "a" * 40, "paths": ["../up"]}, "fake.paths: paths must be relative paths inside the repository"),
-])
+@pytest.mark.parametrize(
+    "pin, expected",
+    [
+        ({"url": "u", "commit": "5bdca77", "paths": ["a/"]}, "fake.commit: String should match pattern"),
+        ({"url": "u", "commit": "a" * 40, "paths": ["a/"], "branch": "main"}, "fake.branch: unknown key"),
+        ({"url": "u", "commit": "a" * 40}, "fake.paths: required key is missing"),
+        (
+            {"url": "u", "commit": "a" * 40, "paths": ["../up"]},
+            "fake.paths: paths must be relative paths inside the repository",
+        ),
+    ],
+)
 def test_bad_pins_name_the_file_and_the_field(tmp_path, pin, expected):
     path = tmp_path / "upstream.yaml"
     path.write_text(yaml.safe_dump({"fake": pin}))
@@ -386,11 +446,14 @@ def test_a_missing_adapter_file_cannot_run(checked_out):
     assert r["status"] == "could not run" and "nope.py does not exist" in r["reason"]
 
 
-@pytest.mark.parametrize("change, reason", [
-    ({"enabled": False}, "switched off"),
-    ({"adapter": None}, "has no adapter"),
-    ({"claim": _claim(upstream=None)}, "names no upstream pin"),
-])
+@pytest.mark.parametrize(
+    "change, reason",
+    [
+        ({"enabled": False}, "switched off"),
+        ({"adapter": None}, "has no adapter"),
+        ({"claim": _claim(upstream=None)}, "names no upstream pin"),
+    ],
+)
 def test_not_run_says_why(world, change, reason):
     adapter = change.pop("adapter", "echo.py")
     r = _arm(world, adapter=adapter, **change)
@@ -504,10 +567,13 @@ def test_a_scripts_namespace_package_imports_and_nothing_shadows_from_the_scratc
     assert "site-packages" in d["pandas"]
 
 
-@pytest.mark.parametrize("planted, exclude", [
-    ("pandas.py", "pandas.py"),
-    ("fakepkg/__pycache__/__init__.cpython-311.pyc", "__pycache__/"),
-])
+@pytest.mark.parametrize(
+    "planted, exclude",
+    [
+        ("pandas.py", "pandas.py"),
+        ("fakepkg/__pycache__/__init__.cpython-311.pyc", "__pycache__/"),
+    ],
+)
 def test_an_ignored_file_in_the_checkout_is_refused(checked_out, planted, exclude):
     """Defect 3: `git status` skips ignored files, so a module planted and listed in .git/info/exclude
     (or a stale ignored .pyc) was imported by the authors' arm unnoticed."""
@@ -610,14 +676,22 @@ def test_a_killed_harness_leaves_no_adapter_and_no_scratch_folder(checked_out, s
     w = checked_out
     tmpdir = w.tmp / "tmp"
     tmpdir.mkdir()
-    cfg = {"options": {k: str(getattr(w.options, k)) for k in ("vendor_dir", "cache_dir", "pins_file", "adapters_dir")},
-           "more": {"sandbox": mode, "watch": {}},
-           "lock": w.tables.lock.model_dump(), "data": str(w.tmp / "data"), "claim": _claim().claim.model_dump()}
+    cfg = {
+        "options": {k: str(getattr(w.options, k)) for k in ("vendor_dir", "cache_dir", "pins_file", "adapters_dir")},
+        "more": {"sandbox": mode, "watch": {}},
+        "lock": w.tables.lock.model_dump(),
+        "data": str(w.tmp / "data"),
+        "claim": _claim().claim.model_dump(),
+    }
     (w.tmp / "cfg.json").write_text(json.dumps(cfg))
     (w.tmp / "parent.py").write_text(PARENT)
     env = {**os.environ, "TMPDIR": str(tmpdir)}
-    parent = subprocess.Popen([sys.executable, str(w.tmp / "parent.py"), str(w.tmp / "cfg.json")], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    parent = subprocess.Popen(
+        [sys.executable, str(w.tmp / "parent.py"), str(w.tmp / "cfg.json")],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 30
         while not _procs(f"grandchild {w.vendor}"):
@@ -651,8 +725,9 @@ def no_bubblewrap(monkeypatch):
 def test_without_bubblewrap_the_arm_runs_unconfined_and_says_why(checked_out, no_bubblewrap):
     r = _arm(checked_out)
     assert r["status"] == "ok", r["reason"]
-    assert r["sandbox"] == ("none: bubblewrap (bwrap) is not installed; "
-                            "only the check for writes outside its folder applies")
+    assert r["sandbox"] == (
+        "none: bubblewrap (bwrap) is not installed; only the check for writes outside its folder applies"
+    )
 
 
 def test_a_required_sandbox_that_cannot_be_had_cannot_run(checked_out, no_bubblewrap):

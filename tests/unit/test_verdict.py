@@ -21,23 +21,40 @@ from harness.verdict import (
 
 def _spec(**over) -> ClaimSpec:
     raw = {
-        "id": "toy", "claim": "x", "locator": "T1", "protocol": "boundary_at_budget", "inputs": ["oll"], "seed": 0,
+        "id": "toy",
+        "claim": "x",
+        "locator": "T1",
+        "protocol": "boundary_at_budget",
+        "inputs": ["oll"],
+        "seed": 0,
         "targets": [
             {"quantity": "a", "paper": 1.0, "tolerance": 0.1, "reason": "r"},
             {"quantity": "g", "relation": ">", "value": 0.0, "reason": "r"},
             {"quantity": "p", "relation": "<", "other": "q", "reason": "r", "role": "supporting"},
         ],
-        "controls": [{"id": "c", "control": "tau_override", "params": {"tau": 0.5}, "changes": "x",
-                      "must": [{"quantities": ["a"], "measure": "abs_shift", "reference": "paper", "op": ">",
-                                "value": 0.5}]}],
+        "controls": [
+            {
+                "id": "c",
+                "control": "tau_override",
+                "params": {"tau": 0.5},
+                "changes": "x",
+                "must": [{"quantities": ["a"], "measure": "abs_shift", "reference": "paper", "op": ">", "value": 0.5}],
+            }
+        ],
     }
     raw.update(over)
     claim = Claim.model_validate(raw)
     vocab = {k: Quantity(f"quantity {k}", "upstream" if k == "u" else "both") for k in "agpqu"}
-    return ClaimSpec(path=Path("toy.yaml"), claim=claim, protocol=None, params=None,
-                     control_params={c.id: TauOverride(tau=0.5) for c in claim.controls}, vocabulary=vocab,
-                     control_vocabularies={c.id: vocab for c in claim.controls},
-                     texts={("targets", 0, "paper"): "1.00", ("targets", 0, "tolerance"): "0.1"})
+    return ClaimSpec(
+        path=Path("toy.yaml"),
+        claim=claim,
+        protocol=None,
+        params=None,
+        control_params={c.id: TauOverride(tau=0.5) for c in claim.controls},
+        vocabulary=vocab,
+        control_vocabularies={c.id: vocab for c in claim.controls},
+        texts={("targets", 0, "paper"): "1.00", ("targets", 0, "tolerance"): "0.1"},
+    )
 
 
 def _arm(values, controls=None, status="ok"):
@@ -60,8 +77,9 @@ GOOD = {"a": 1.0, "g": 0.5, "p": 1.0, "q": 2.0}
 
 def test_targets_hold_per_arm_with_literal_precision():
     spec = _spec()
-    rows = judge_targets(spec, _arm({"a": 1.05, "g": 0.3, "p": 1.0, "q": 2.0}),
-                         _arm({"a": 1.2, "g": -0.1, "p": 3.0, "q": 2.0}))
+    rows = judge_targets(
+        spec, _arm({"a": 1.05, "g": 0.3, "p": 1.0, "q": 2.0}), _arm({"a": 1.2, "g": -0.1, "p": 3.0, "q": 2.0})
+    )
     assert [r.reimpl.holds for r in rows] == [True, True, True]
     assert [r.upstream.holds for r in rows] == [False, False, False]
     assert rows[0].reimpl.delta == pytest.approx(0.05)
@@ -113,7 +131,9 @@ def test_authors_value_just_outside_while_arms_agree_keeps_reproduced():
     targets, controls = judge_targets(spec, mine, theirs), judge_controls(spec, mine, theirs)
     assert decide_verdict(mine, theirs, targets, controls, arm_disagreements(targets)).verdict == "reproduced"
     agreement = common_findings(mine, theirs, targets, controls, arm_disagreements(targets))["agreement"]
-    assert agreement.state == "agree" and [t["title"] for t in agreement.facts["authors_only_outside"]] == ["quantity a"]
+    assert agreement.state == "agree" and [t["title"] for t in agreement.facts["authors_only_outside"]] == [
+        "quantity a"
+    ]
 
 
 def test_unmeasured_is_inconclusive_and_no_reimpl_could_not_run():
@@ -134,8 +154,17 @@ def test_a_target_on_the_authors_code_is_judged_on_their_arm():
 
 
 def test_must_fail_targets_and_ratio_conditions():
-    spec = _spec(controls=[{"id": "c", "control": "tau_override", "changes": "x", "must_fail_targets": True,
-                            "must": [{"quantities": ["a"], "measure": "ratio", "op": "<", "value": 0.5}]}])
+    spec = _spec(
+        controls=[
+            {
+                "id": "c",
+                "control": "tau_override",
+                "changes": "x",
+                "must_fail_targets": True,
+                "must": [{"quantities": ["a"], "measure": "ratio", "op": "<", "value": 0.5}],
+            }
+        ]
+    )
     base = {"a": 1.0, "g": 1.0, "p": 0.0, "q": 1.0}
     # a halves (ratio 0.4 < 0.5) but g stays positive, so not every target fails.
     (ev,) = judge_controls(spec, _arm(base, {"c": {"a": 0.4, "g": 1.0, "p": 0.0, "q": 1.0}}), _arm(None))
