@@ -28,7 +28,7 @@ from pathlib import Path
 from .datalock import PROJECT_ROOT
 from .provenance import package_versions
 
-__all__ = ["dependencies", "stale_reasons", "code_files", "template_files", "RENDER_CODE"]
+__all__ = ["dependencies", "render_dependencies", "stale_reasons", "code_files", "template_files", "RENDER_CODE"]
 
 HARNESS = PROJECT_ROOT / "harness"
 TEMPLATES = PROJECT_ROOT / "templates"
@@ -140,9 +140,14 @@ def dependencies(spec, lock, pins: dict | None) -> dict:
         "upstream_pin": pin,
         "packages": package_versions(),
     }
-    render = {_rel(f): _sha(f) for f in template_files(proto)}
+    return {"run": run, "render": render_dependencies(proto)}
+
+
+def render_dependencies(protocol: str) -> dict:
+    """The templates and drawing code a report of ``protocol`` is rendered with, by hash."""
+    render = {_rel(f): _sha(f) for f in template_files(protocol)}
     render.update({_rel(HARNESS / f): _sha(HARNESS / f) for f in RENDER_CODE if (HARNESS / f).is_file()})
-    return {"run": run, "render": render}
+    return render
 
 
 def _changed(old: dict, new: dict) -> list[str]:

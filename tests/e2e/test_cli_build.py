@@ -23,12 +23,17 @@ ROOT = Path(__file__).resolve().parents[2]
 FAST = ["000", "002"]  # the two quickest claims
 
 
-def _files(folder: Path) -> dict[str, bytes]:
-    return {
+def _files(folder: Path, *, reports_only: bool = False) -> dict[str, bytes]:
+    """Every file under ``folder`` (with ``reports_only``: the reports and figures, not the index or
+    what was put beside them)."""
+    out = {
         p.relative_to(folder).as_posix(): p.read_bytes()
         for p in sorted(folder.rglob("*"))
         if p.is_file() and ".pending" not in p.parts
     }
+    if reports_only:
+        out = {k: v for k, v in out.items() if k != "README.md" and not k.startswith(".degraded/")}
+    return out
 
 
 def test_up_to_date_then_exactly_the_changed_claim_reruns(tmp_path, capsys):
@@ -91,7 +96,7 @@ def _report_with_authors_arm(tables, out: Path, run_once):
 def test_offline_a_poorer_report_goes_beside_the_committed_one(tmp_path, tables, run_once, capsys):
     out = tmp_path / "reports"
     _report_with_authors_arm(tables, out, run_once)
-    before = _files(out)
+    before = _files(out, reports_only=True)
     pins = tmp_path / "upstream.yaml"  # the pin's repository cannot be reached: no such host or path
     pins.write_text(
         "prescriptive-scaling:\n  url: file:///nonexistent/prescriptive-scaling\n"
@@ -115,7 +120,7 @@ def test_offline_a_poorer_report_goes_beside_the_committed_one(tmp_path, tables,
     )
     err = capsys.readouterr().err
     assert status == 3
-    assert _files(out) == {**before, **{k: v for k, v in _files(out).items() if k.startswith(".degraded/")}}
+    assert _files(out, reports_only=True) == before
     assert (out / ".degraded" / "000_aime2025_shift_test.md").is_file()
     # the cause, as git gives it, not "run make vendor"
     assert "could not clone" in err and "does not appear to be a git repository" in err
@@ -143,9 +148,10 @@ def test_offline_a_poorer_report_goes_beside_the_committed_one(tmp_path, tables,
 def test_no_upstream_into_a_report_that_has_it_is_refused_too(tmp_path, tables, run_once):
     out = tmp_path / "reports"
     _report_with_authors_arm(tables, out, run_once)
-    before = _files(out)
+    before = _files(out, reports_only=True)
     assert cli.main(["run", "-j", "1", "--force", "--no-upstream", "--out", str(out), "000"]) == 3
-    assert {k: v for k, v in _files(out).items() if not k.startswith(".degraded/")} == before
+    assert _files(out, reports_only=True) == before
+    assert (out / ".degraded" / "000_aime2025_shift_test.json").is_file()
 
 
 @pytest.mark.parametrize("delay", [0.5, 2.0, 4.0, 6.5])

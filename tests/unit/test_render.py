@@ -199,3 +199,24 @@ def test_rendering_is_a_pure_function_of_the_record():
         rec = _record(prefix)
         assert _render(rec) == _render(rec)
         assert _render(rec) == (REPORTS / f"{rec.claim.id}.md").read_text(encoding="utf-8")
+
+
+def test_render_needs_no_protocol_no_scipy_and_no_data(tmp_path):
+    """``python -m harness render`` draws reports from their records alone."""
+    import shutil
+    import subprocess
+    import sys
+
+    rec = _record("002")
+    shutil.copy(REPORTS / f"{rec.claim.id}.json", tmp_path / f"{rec.claim.id}.json")
+    code = (
+        "import sys\n"
+        "from harness import cli\n"
+        f"assert cli.main(['--data-root', '/nonexistent', 'render', '--out', {str(tmp_path)!r}, '002']) == 0\n"
+        "heavy = [m for m in sys.modules if m.split('.')[0] in ('scipy', 'pandas')\n"
+        "         or m.startswith(('harness.protocols', 'harness.stats', 'harness.spec'))]\n"
+        "print(heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
+    assert (tmp_path / f"{rec.claim.id}.md").read_text(encoding="utf-8") == _render(rec)
