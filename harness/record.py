@@ -213,7 +213,7 @@ class Figure(_Model):
 
 
 class Robustness(_Model):
-    state: Literal["robust", "fragile", "not run"]
+    state: Literal["robust", "fragile", "intervals only", "not run"]
     facts: dict[str, Any] = Field(default_factory=dict)
 
 

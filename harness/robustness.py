@@ -48,14 +48,14 @@ class Resampling:
 
     ``statistic(indices, rng) -> {quantity: value}`` must be picklable (a
     module-level function, or a ``functools.partial`` of one) so that chunks
-    can run in worker processes. ``unit`` says in words what is resampled.
+    can run in worker processes. ``rows`` says in words which rows are resampled.
     """
 
-    def __init__(self, n_rows: int, cluster_labels, statistic, unit: str):
+    def __init__(self, n_rows: int, cluster_labels, statistic, rows: str):
         self.n_rows = int(n_rows)
         self.cluster_labels = cluster_labels
         self.statistic = statistic
-        self.unit = unit
+        self.rows = rows
 
 
 def _chunk(statistic, n_rows, ids, n_resamples, seed, chunk):
@@ -111,15 +111,22 @@ def run_bootstrap(spec, tables, reimpl, targets, *, n_jobs: int = 1) -> Robustne
     for name in names:
         if name not in draws.names:
             continue
-        iv = percentile_interval(draws.column(name), b.level)
+        column = draws.column(name)
+        iv = percentile_interval(column, b.level)
         t = by_target.get(name)
+        estimate = reimpl.values.get(name)
+        finite = column[np.isfinite(column)]
+        median = float(np.median(finite)) if finite.size else None
+        outside = estimate is not None and bool(np.isfinite(iv["lo"])) and not (iv["lo"] <= estimate <= iv["hi"])
         unit = 10.0 ** -literal_decimals(t.paper_text) if (t is not None and t.paper_text) else None
         width = iv["hi"] - iv["lo"] if np.isfinite(iv["lo"]) else None
         intervals.append(
             {
                 "quantity": name,
                 "label": spec.label_of(name),
-                "estimate": reimpl.values.get(name),
+                "estimate": estimate,
+                "median": median,
+                "estimate_outside": outside,
                 "lo": iv["lo"],
                 "hi": iv["hi"],
                 "n_used": iv["n_used"],
@@ -127,10 +134,9 @@ def run_bootstrap(spec, tables, reimpl, targets, *, n_jobs: int = 1) -> Robustne
                 "paper_text": t.paper_text if t else None,
                 "decimals": t.decimals if t else 4,
                 "paper_inside": (
-                    t is not None
-                    and t.paper is not None
-                    and bool(np.isfinite(iv["lo"]))
-                    and iv["lo"] <= t.paper <= iv["hi"]
+                    None
+                    if t is None or t.paper is None or not np.isfinite(iv["lo"])
+                    else bool(iv["lo"] <= t.paper <= iv["hi"])
                 ),
                 "width": width,
                 "printed_unit": unit,
@@ -157,12 +163,15 @@ def run_bootstrap(spec, tables, reimpl, targets, *, n_jobs: int = 1) -> Robustne
             }
         )
         shares[label] = share["share"]
-    decision = robustness_finding(shares, b.robust_share) if shares else {"finding": "robust", "failing": []}
-    state = decision["finding"] if comparisons else "robust"
+    decision = robustness_finding(shares, b.robust_share) if shares else {"finding": "intervals only", "failing": []}
+    state = decision["finding"]
     wide = [iv["label"] for iv in intervals if iv["wider_than_printed"]]
     facts = {
-        "unit": f"{res.unit} (clusters from the column '{b.cluster_col}'; a row without one is its own)",
-        "unit_short": "base models",
+        "rows": res.rows,
+        "cluster_col": b.cluster_col,
+        "estimate_outside": [iv["label"] for iv in intervals if iv["estimate_outside"]],
+        "n_fragile": len(decision["failing"]),
+        "n_comparisons": len(comparisons),
         "n_wider_than_printed": len(wide),
         "wider_than_printed": wide,
         "n_with_paper": sum(iv["printed_unit"] is not None for iv in intervals),

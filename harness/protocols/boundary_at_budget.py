@@ -147,7 +147,7 @@ class BoundaryAtBudget(Protocol):
             len(frame),
             frame[cluster_col].to_numpy(dtype=object),
             stat,
-            "the base models of the leaderboard rows with a compute proxy",
+            "the leaderboard rows with a compute proxy",
         )
 
     # -- findings ---------------------------------------------------------------------------------------

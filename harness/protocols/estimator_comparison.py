@@ -266,7 +266,7 @@ class EstimatorComparison(Protocol):
             len(df),
             df[cluster_col].to_numpy(dtype=object),
             stat,
-            "the base models of the dated leaderboard rows (every period resampled together)",
+            "the dated leaderboard rows (every period resampled together)",
         )
 
     # -- findings ---------------------------------------------------------------------------------------

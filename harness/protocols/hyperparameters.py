@@ -229,7 +229,7 @@ class Hyperparameters(Protocol):
             len(frame),
             frame[cluster_col].to_numpy(dtype=object),
             stat,
-            "the base models of the leaderboard rows with a compute proxy",
+            "the leaderboard rows with a compute proxy",
         )
 
     # -- findings ---------------------------------------------------------------------------------------

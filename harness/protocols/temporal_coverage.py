@@ -253,7 +253,7 @@ class TemporalCoverage(Protocol):
             len(df),
             df[cluster_col].to_numpy(dtype=object),
             stat,
-            "the base models of the dated leaderboard rows (every period resampled together)",
+            "the dated leaderboard rows (every period resampled together)",
         )
 
     # -- findings ---------------------------------------------------------------------------------------

@@ -187,11 +187,41 @@ def test_resampling_fragile_is_named():
     rec = _record("002")
     if rec.robustness is None or rec.robustness.state == "not run":
         pytest.skip("the committed record has no resampling")
-    facts = {**rec.robustness.facts, "fragile": ["MATH Level 5 below MMLU-Pro (0.539 versus 0.563)"]}
+    label = "MATH Level 5 below MMLU-Pro (0.539 versus 0.563)"
+    facts = {**rec.robustness.facts, "fragile": [label], "n_fragile": 1}
     md = render_report(
         rec.model_copy(update={"robustness": rec.robustness.model_copy(update={"state": "fragile", "facts": facts})})
     )
     assert "**fragile**" in md and "**robust**" not in md
+    assert f"1 of the {facts['n_comparisons']} asserted orderings hold in fewer than" in md
+    assert label in md
+
+
+def test_resampling_without_orderings_claims_no_robustness():
+    rec = _record("002")
+    if rec.robustness is None or rec.robustness.state == "not run":
+        pytest.skip("the committed record has no resampling")
+    facts = {**rec.robustness.facts, "comparisons": [], "fragile": [], "n_fragile": 0, "n_comparisons": 0}
+    md = render_report(
+        rec.model_copy(
+            update={"robustness": rec.robustness.model_copy(update={"state": "intervals only", "facts": facts})}
+        )
+    )
+    assert "**robust**" not in md and "**fragile**" not in md
+    assert "asserts no ordering" in md
+
+
+def test_estimate_outside_its_interval_is_said():
+    rec = _record("002")
+    if rec.robustness is None or not rec.robustness.facts.get("intervals"):
+        pytest.skip("the committed record has no intervals")
+    first = rec.robustness.facts["intervals"][0]
+    facts = {**rec.robustness.facts, "estimate_outside": [first["label"]]}
+    md = render_report(rec.model_copy(update={"robustness": rec.robustness.model_copy(update={"facts": facts})}))
+    assert f"lies outside its own interval for {first['label']}" in md
+    none = {**rec.robustness.facts, "estimate_outside": []}
+    md = render_report(rec.model_copy(update={"robustness": rec.robustness.model_copy(update={"facts": none})}))
+    assert "outside its own interval" not in md
 
 
 def test_rendering_is_a_pure_function_of_the_record():
