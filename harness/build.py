@@ -25,7 +25,7 @@ import re
 from functools import cache
 from pathlib import Path
 
-from .datalock import PROJECT_ROOT
+from .paths import PROJECT_ROOT
 from .provenance import package_versions
 
 __all__ = ["dependencies", "render_dependencies", "stale_reasons", "code_files", "template_files", "RENDER_CODE"]

@@ -11,7 +11,7 @@ import platform
 from functools import lru_cache
 from importlib import metadata
 
-from .datalock import PROJECT_ROOT
+from .paths import PROJECT_ROOT
 
 __all__ = ["project_state", "package_versions", "PACKAGES"]
 

@@ -172,6 +172,8 @@ def run_bootstrap(spec, tables, reimpl, targets, *, n_jobs: int = 1) -> Robustne
         "estimate_outside": [iv["label"] for iv in intervals if iv["estimate_outside"]],
         "n_fragile": len(decision["failing"]),
         "n_comparisons": len(comparisons),
+        "one_comparison": len(comparisons) == 1,
+        "all_wider_than_printed": bool(wide) and len(wide) == sum(iv["printed_unit"] is not None for iv in intervals),
         "n_wider_than_printed": len(wide),
         "wider_than_printed": wide,
         "n_with_paper": sum(iv["printed_unit"] is not None for iv in intervals),
