@@ -19,11 +19,12 @@ from pydantic import Field
 from .. import quantities as Q
 from ..schema import Number
 from ..stats.sigmoid import sigmoid_objective
-from .base import Context, Measurement, Protocol, ProtocolParams, finding, register
+from .base import Context, Measurement, Protocol, finding, register
 from .common import (
     BoxParams,
     EstimatorParams,
     LeaderboardParams,
+    TauOverride,
     fit_boundary,
     leaderboard_columns,
     leaderboard_frame,
@@ -31,7 +32,7 @@ from .common import (
     task_data,
 )
 
-__all__ = ["BoundaryParams", "TauOverride", "BoundaryAtBudget", "THIN_TAIL_SHARE", "OBJECTIVE_GAP"]
+__all__ = ["BoundaryParams", "BoundaryAtBudget", "THIN_TAIL_SHARE", "OBJECTIVE_GAP"]
 
 #: The evaluation point rests on a thin upper tail when fewer than this share of the models lie at or above it.
 THIN_TAIL_SHARE = 0.2
@@ -43,10 +44,6 @@ OBJECTIVE_GAP = 1e-7
 class BoundaryParams(LeaderboardParams, EstimatorParams, BoxParams):
     eval_x: Number = Field(gt=0, description="compute budget in units of 1e21 FLOPs")
     robustness_cold_start: bool = True
-
-
-class TauOverride(ProtocolParams):
-    tau: Number = Field(gt=0, lt=1)
 
 
 def _fit_all(data, params, rng, z_eval, **overrides):

@@ -14,6 +14,7 @@ from ..stats.sigmoid import SigmoidQuantileRegressor
 from .base import ProtocolParams
 
 __all__ = [
+    "TauOverride",
     "LeaderboardParams",
     "EstimatorParams",
     "leaderboard_frame",
@@ -28,6 +29,12 @@ __all__ = [
 
 #: The authors' optimiser box (slope limits; the midpoint inside the data), measured, never adopted.
 Box = tuple[Number, Number]
+
+
+class TauOverride(ProtocolParams):
+    """A control that refits at another quantile level, everything else as claimed."""
+
+    tau: Number = Field(gt=0, lt=1)
 
 
 class LeaderboardParams(ProtocolParams):

@@ -37,13 +37,14 @@ from .base import Context, Measurement, Protocol, ProtocolParams, finding, regis
 from .common import (
     EstimatorParams,
     LeaderboardParams,
+    TauOverride,
     leaderboard_columns,
     leaderboard_frame,
     leaderboard_summary,
     task_data,
 )
 
-__all__ = ["AuditEntry", "HyperParams", "TauOverride", "Hyperparameters", "STEEP"]
+__all__ = ["AuditEntry", "HyperParams", "Hyperparameters", "STEEP"]
 
 #: A fitted slope at this share of the numerical ceiling is a step, not a sigmoid.
 STEEP = 0.999
@@ -85,10 +86,6 @@ class HyperParams(LeaderboardParams, EstimatorParams):
         if bad:
             raise ValueError("; ".join(bad))
         return self
-
-
-class TauOverride(ProtocolParams):
-    tau: Number = Field(gt=0, lt=1)
 
 
 def _claimed(params) -> dict:
