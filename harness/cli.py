@@ -535,7 +535,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--fraction",
         type=float,
         default=0.1,
-        help="report a target whose value moved by more than this fraction of its tolerance",
+        help="report a target whose value moved by more than this fraction of its tolerance (one without a "
+        "tolerance: by more than 1e-4 of its size)",
     )
     df.set_defaults(func=cmd_diff)
 

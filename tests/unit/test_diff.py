@@ -1,0 +1,129 @@
+"""``python -m harness diff``: what changed between a record and an earlier one.
+
+Each test takes a committed run record, changes it the way another run could have, and checks that
+the change is named (and that an unchanged record is called unchanged).
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.index import _comparable, _comparable_v1, compare, diff_records
+from harness.record import read_record
+
+REPORTS = Path(__file__).resolve().parents[2] / "reports"
+
+
+def _record(prefix: str):
+    paths = sorted(REPORTS.glob(f"{prefix}*.json"))
+    if not paths:
+        pytest.skip(f"no committed record {prefix}* in {REPORTS}")
+    return read_record(paths[0])
+
+
+def test_an_unchanged_record_is_unchanged():
+    rec = _record("002")
+    assert compare(_comparable(rec), rec) == []
+
+
+def test_a_changed_verdict_is_named():
+    rec = _record("002")
+    old = _comparable(rec.model_copy(update={"verdict": rec.verdict.model_copy(update={"verdict": "not reproduced"})}))
+    assert compare(old, rec) == [f"verdict not reproduced -> {rec.verdict.verdict}"]
+
+
+def test_a_target_moved_by_more_than_the_fraction_is_named_and_a_small_move_is_not():
+    rec = _record("002")
+    t = next(t for t in rec.targets if t.tolerance)
+    key = f"{t.quantity}|{t.relation}"
+    for step, named in ((0.5 * t.tolerance, True), (0.01 * t.tolerance, False)):
+        old = _comparable(rec)
+        old["targets"][key] = {**old["targets"][key], "reimpl": t.reimpl.value + step}
+        lines = compare(old, rec, fraction=0.1)
+        assert any(line.startswith(f"{t.title} (reimpl)") for line in lines) is named, (step, lines)
+
+
+def test_a_target_without_tolerance_moves_only_beyond_its_relative_threshold():
+    rec = _record("000")
+    t = next(t for t in rec.targets if not t.tolerance and t.reimpl.value)
+    key = f"{t.quantity}|{t.relation}"
+    old = _comparable(rec)
+    old["targets"][key] = {**old["targets"][key], "reimpl": t.reimpl.value * (1 + 1e-7)}
+    assert compare(old, rec) == []
+    old["targets"][key] = {**old["targets"][key], "reimpl": t.reimpl.value * 1.01}
+    assert [line for line in compare(old, rec) if line.startswith(t.title)]
+
+
+def test_a_control_that_stopped_breaking_and_an_outcome_that_flipped_are_named():
+    rec = _record("002")
+    old = _comparable(rec)
+    c = rec.controls[0]
+    old["controls"][c.id] = not c.reimpl.broke
+    t = rec.targets[0]
+    key = f"{t.quantity}|{t.relation}"
+    old["targets"][key] = {**old["targets"][key], "outcome": "fails"}
+    lines = compare(old, rec)
+    assert f"control {c.id}: broke {not c.reimpl.broke} -> {c.reimpl.broke}" in lines
+    assert f"{t.title}: fails -> {t.outcome}" in lines
+
+
+def test_targets_added_and_removed_are_named():
+    rec = _record("002")
+    old = _comparable(rec)
+    t = rec.targets[0]
+    gone = old["targets"].pop(f"{t.quantity}|{t.relation}")
+    old["targets"]["boundary.Nothing|~"] = {**gone, "title": "a target since dropped"}
+    lines = compare(old, rec)
+    assert f"target added: {t.title}" in lines and "target removed: a target since dropped" in lines
+
+
+def test_a_first_layout_record_is_compared_on_its_values():
+    """Records of the first layout (``"schema": 1``) carry values and verdicts but no outcomes."""
+    rec = _record("002")
+    v1 = {
+        "schema": 1,
+        "verdict": rec.verdict.verdict,
+        "targets": [
+            {"name": t.quantity, "relation": t.relation, "label": t.title, "reimpl": t.reimpl.value,
+             "upstream": t.upstream.value}
+            for t in rec.targets
+        ],
+        "controls": [{"id": c.id, "broke": c.reimpl.broke} for c in rec.controls],
+    }  # fmt: skip
+    assert compare(_comparable_v1(v1), rec) == ["record layout 1 -> 2 (outcomes of targets not compared)"]
+    v1["targets"][0]["reimpl"] += 1.0
+    assert any(line.startswith(f"{rec.targets[0].title} (reimpl)") for line in compare(_comparable_v1(v1), rec))
+
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree: a ref that holds no record
+
+
+def test_diff_against_a_ref_without_the_records_says_so():
+    if subprocess.run(["git", "rev-parse", "--git-dir"], cwd=REPORTS.parent, capture_output=True).returncode:
+        pytest.skip("not a git checkout")
+    lines, changed = diff_records(REPORTS, EMPTY_TREE)
+    assert changed and lines and all("not compared (no record at" in line for line in lines), lines
+
+
+def test_diff_of_records_outside_the_repository_says_so(tmp_path):
+    src = sorted(REPORTS.glob("002*.json"))
+    if not src:
+        pytest.skip("no committed record 002*")
+    (tmp_path / src[0].name).write_bytes(src[0].read_bytes())
+    lines, changed = diff_records(tmp_path, "HEAD")
+    assert changed and lines == [f"{src[0].stem}: not compared (the record is outside the repository)"]
+
+
+def test_diff_cli_exit_status_and_output():
+    """On a checkout whose reports match HEAD, ``diff`` says every claim is unchanged and exits 0."""
+    root = REPORTS.parent
+    dirty = subprocess.run(["git", "status", "--porcelain", "reports"], cwd=root, capture_output=True, text=True)
+    if dirty.returncode != 0:
+        pytest.skip("not a git checkout")
+    if dirty.stdout.strip():
+        pytest.skip("reports/ differs from HEAD in this checkout")
+    out = subprocess.run([sys.executable, "-m", "harness", "diff"], cwd=root, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert all(line.endswith(": unchanged") for line in out.stdout.splitlines()), out.stdout
