@@ -67,7 +67,7 @@ def _fit_cold(tables):
 
 def _claim_case(claim_file):
     def make(tables):
-        from harness.datalock import PROJECT_ROOT
+        from harness.paths import PROJECT_ROOT
 
         spec = load_claim(PROJECT_ROOT / "claims" / claim_file)
         return lambda: spec.protocol.measure(spec.params, tables, np.random.default_rng(spec.seed))

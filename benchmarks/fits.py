@@ -6,7 +6,7 @@ settings and its own starts: the generator as the claim's measurement reaches
 that task; no optimum supplied) against the authors'
 ``fit_sigmoid_enhanced(z_sorted, y, tau, kappa_final, lambda_b, n_zstar_grid=10,
 n_b_grid=10, n_random=100, seed=0)`` -- the call their CLI makes, see
-``harness/adapters/boundary_at_budget.py`` -- imported in this process from the
+``harness/adapters/authors_sigmoid.py`` -- imported in this process from the
 verified pinned checkout. Both get the same ``(z, y)`` (theirs sorted by
 ``z``, as their CLI does). Each repeat times our fit then theirs, task by task.
 
@@ -26,16 +26,15 @@ import time
 
 import numpy as np
 
-from harness.datalock import PROJECT_ROOT
+from harness.adapters.authors_sigmoid import CLI_FIT_ARGS as AUTHORS_ARGS
 from harness.errors import UpstreamError
+from harness.paths import PROJECT_ROOT
 from harness.spec import load_claim
 from harness.stats.leaderboard import task_arrays, with_log_compute
 from harness.stats.sigmoid import SigmoidQuantileRegressor
 
 CLAIM_FILE = "002_table1_boundary_1e24.yaml"
 UPSTREAM = "prescriptive-scaling"
-# fit_sigmoid_frontier's arguments to fit_sigmoid_enhanced (their skill_frontier/core/sigmoid.py)
-AUTHORS_ARGS = {"n_zstar_grid": 10, "n_b_grid": 10, "n_random": 100, "seed": 0}
 SETTINGS = ("tau", "kappa", "lam", "warm_start", "n_random")
 
 
@@ -69,7 +68,7 @@ def _ours(settings, z, y, state, **fit_kw):
 
 def _authors_fitter():
     """``fit_sigmoid_enhanced`` from the verified checkout, or the reason it cannot be had."""
-    from harness.upstream import verify_checkout
+    from harness.checkout import verify_checkout
 
     try:
         root = verify_checkout(UPSTREAM)

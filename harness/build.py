@@ -5,13 +5,16 @@ stores the hashes of what produced it (``Record.build``), in two parts:
 
 ``run``
     the claim file, the input tables (their locked sha256), the harness code
-    the claim's protocol uses (the protocol module and everything it imports
-    inside ``harness/``, the runner's own modules, the authors' adapter with
-    its launcher and the modules it loads), the upstream pin and the package
-    versions. A change here re-runs the claim.
+    the claim runs through (:mod:`harness.codegraph`: the shared core, the
+    ``__init__``, ``protocol.py`` and ``quantities.py`` of its protocol's
+    folder and what they import, the adapter's closure and the launcher), the
+    upstream pin and the package versions. A change here re-runs the claim.
+    Another protocol's folder, and the registry that lists the folders, are
+    in no claim's key: adding or editing a protocol re-runs only its claims.
 ``render``
-    the templates the report is drawn with and the rendering code. A change
-    here only re-renders the report from its record.
+    the templates the report is drawn with, the rendering code and the
+    folder's ``figures.py``. A change here only re-renders the report from
+    its record.
 
 :func:`stale_reasons` compares a record's stored hashes with today's and says,
 in words, what changed. Nothing here runs a claim.
@@ -19,102 +22,68 @@ in words, what changed. Nothing here runs a claim.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import re
-from functools import cache
 from pathlib import Path
 
+from .codegraph import HARNESS, adapter_closure, closure, digest
 from .paths import PROJECT_ROOT
 from .provenance import package_versions
 
-__all__ = ["dependencies", "render_dependencies", "stale_reasons", "code_files", "template_files", "RENDER_CODE"]
+__all__ = [
+    "dependencies",
+    "render_dependencies",
+    "stale_reasons",
+    "code_files",
+    "adapter_files",
+    "render_files",
+    "template_files",
+    "RENDER_CODE",
+]
 
-HARNESS = PROJECT_ROOT / "harness"
 TEMPLATES = PROJECT_ROOT / "templates"
-ADAPTERS = HARNESS / "adapters"
-#: The modules every run goes through (besides the protocol's own).
+#: The modules every run goes through (besides the protocol's own folder).
 RUN_ROOTS = ("runner.py", "upstream.py", "verdict.py", "spec.py", "record.py", "quantities.py", "datalock.py")
-#: The code that turns a record into a report and its figures.
+#: The code that turns a record into a report and its figures (besides the protocol's own ``figures.py``).
 RENDER_CODE = ("render.py", "figures.py")
-#: Modules of the harness the adapters load by path (see ``adapters/_launch.py``).
-ADAPTER_SHARED = ("quantities.py", "audit.py", "stats/losscheck.py")
 
 
 def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _rel(path: Path) -> str:
-    return path.resolve().relative_to(PROJECT_ROOT).as_posix()
+def _card(protocol: str):
+    from .registry import PROTOCOLS
+
+    return PROTOCOLS[protocol]
 
 
-def _module_file(parts: list[str]) -> Path | None:
-    base = HARNESS.joinpath(*parts)
-    for cand in (base.with_suffix(".py"), base / "__init__.py"):
-        if cand.is_file():
-            return cand
-    return None
-
-
-@cache
-def _imports(path: Path) -> tuple[Path, ...]:
-    """The files inside ``harness/`` that ``path`` imports (relative or ``harness.``-absolute)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    pkg = list(path.resolve().relative_to(HARNESS).parent.parts)
-    out = []
-    for node in ast.walk(tree):
-        targets = []
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = pkg[: len(pkg) - (node.level - 1)] if node.level > 1 else pkg
-                mod = base + (node.module.split(".") if node.module else [])
-            elif node.module and node.module.split(".")[0] == "harness":
-                mod = node.module.split(".")[1:]
-            else:
-                continue
-            targets.append(mod)
-            targets += [mod + [alias.name] for alias in node.names]
-        elif isinstance(node, ast.Import):
-            targets += [a.name.split(".")[1:] for a in node.names if a.name.split(".")[0] == "harness"]
-        for t in targets:
-            f = _module_file(t) if t else None
-            if f is not None and f != path:
-                out.append(f)
-    return tuple(sorted(set(out)))
-
-
-def _closure(roots: list[Path], *, stop: set[Path]) -> set[Path]:
-    seen: set[Path] = set()
-    todo = list(roots)
-    while todo:
-        f = todo.pop()
-        if f in seen:
-            continue
-        seen.add(f)
-        if f in stop:
-            continue
-        todo += [g for g in _imports(f) if g not in seen]
-    return seen
+def adapter_files(protocol: str) -> list[Path]:
+    """What the authors' arm of ``protocol`` loads of the harness: its adapter's closure and the launcher
+    (empty when the protocol has no adapter)."""
+    module = _card(protocol).adapter_module
+    return sorted(adapter_closure(module)) if module else []
 
 
 def code_files(protocol: str) -> list[Path]:
-    """The harness files a claim of ``protocol`` runs through, adapters included."""
-    registry = HARNESS / "protocols" / "__init__.py"  # names every protocol; not followed
-    roots = [HARNESS / r for r in RUN_ROOTS] + [HARNESS / "protocols" / f"{protocol}.py"]
-    files = _closure(roots, stop={registry})
-    adapter = ADAPTERS / f"{protocol}.py"
-    if adapter.is_file():
-        text = adapter.read_text(encoding="utf-8")
-        files |= {adapter, ADAPTERS / "_launch.py"}
-        files |= {p for p in ADAPTERS.glob("*.py") if re.search(rf"\b{re.escape(p.stem)}\b", text)}
-        files |= {HARNESS / rel for rel in ADAPTER_SHARED}
-    return sorted(files)
+    """The harness files a claim of ``protocol`` runs through: the shared core, its folder's measurement and
+    vocabulary, and its adapter's closure (never another protocol's folder, nor its figures)."""
+    card = _card(protocol)
+    own = [card.folder / "__init__.py", *(card.module_file(m) for m in ("protocol", "quantities"))]
+    roots = [HARNESS / r for r in RUN_ROOTS] + [f for f in own if f is not None]
+    return sorted(closure(roots) | set(adapter_files(protocol)))
+
+
+def render_files(protocol: str) -> list[Path]:
+    """The code a report of ``protocol`` is drawn with: the rendering core and the folder's ``figures.py``."""
+    roots = [HARNESS / f for f in RENDER_CODE]
+    figures = _card(protocol).module_file("figures")
+    return sorted(closure(roots + ([figures] if figures else [])))
 
 
 def template_files(protocol: str) -> list[Path]:
     """The protocol's template and every template it extends, includes or imports."""
-    out, todo = set(), [TEMPLATES / f"{protocol}.md.j2"]
+    out, todo = set(), [TEMPLATES / _card(protocol).template]
     while todo:
         t = todo.pop()
         if t in out or not t.is_file():
@@ -136,7 +105,7 @@ def dependencies(spec, lock, pins: dict | None) -> dict:
     run = {
         "claim": _sha(spec.path),
         "data": {name: lock.tables[name].sha256 for name in spec.claim.inputs if name in lock.tables},
-        "code": {_rel(f): _sha(f) for f in code_files(proto)},
+        "code": digest(code_files(proto)),
         "upstream_pin": pin,
         "packages": package_versions(),
     }
@@ -145,9 +114,7 @@ def dependencies(spec, lock, pins: dict | None) -> dict:
 
 def render_dependencies(protocol: str) -> dict:
     """The templates and drawing code a report of ``protocol`` is rendered with, by hash."""
-    render = {_rel(f): _sha(f) for f in template_files(protocol)}
-    render.update({_rel(HARNESS / f): _sha(HARNESS / f) for f in RENDER_CODE if (HARNESS / f).is_file()})
-    return render
+    return {**digest(template_files(protocol)), **digest(render_files(protocol))}
 
 
 def _changed(old: dict, new: dict) -> list[str]:

@@ -15,17 +15,14 @@ so ``--help`` is fast.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import difflib
 import os
 import sys
-import traceback
 from pathlib import Path
 
-from .paths import CLAIMS_DIR, DEFAULT_LOCK, PINS_FILE, REPORTS_DIR, RUN_LOG_DIR, VENDOR_DIR
+from .paths import CLAIMS_DIR, DEFAULT_LOCK, PINS_FILE, REPORTS_DIR, VENDOR_DIR
 
-EXIT_OK, EXIT_ERROR, EXIT_DEGRADED = 0, 2, 3
-DEGRADED_DIR = ".degraded"
+EXIT_OK, EXIT_ERROR = 0, 2
 
 
 def _err(msg: str) -> None:
@@ -64,28 +61,20 @@ def resolve_claims(names: list[str]) -> list[Path]:
     return out
 
 
-def _tables(args):
-    from .datalock import Tables, load_lock, resolve_data_root
+class _Console:
+    """Where the library's messages go: results to standard output, the rest to standard error."""
 
-    return Tables(load_lock(args.lock), resolve_data_root(args.data_root))
+    def info(self, message: str) -> None:
+        print(message, flush=True)
+
+    def note(self, message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    def error(self, message: str) -> None:
+        _err(message)
 
 
-def _pins(args=None):
-    from .upstream import load_pins
-
-    return load_pins(getattr(args, "pins", None) or PINS_FILE)
-
-
-def _check_ids(specs: dict[Path, object]) -> tuple[list[str], set[Path]]:
-    """Claim ids must be unique across the batch: the problems, and the files that share an id."""
-    seen: dict[str, Path] = {}
-    problems, clashing = [], set()
-    for path, spec in specs.items():
-        if spec.id in seen:
-            problems.append(f"{path}: id '{spec.id}' is also the id of {seen[spec.id]}")
-            clashing |= {path, seen[spec.id]}
-        seen.setdefault(spec.id, path)
-    return problems, clashing
+CONSOLE = _Console()
 
 
 # -- validate ------------------------------------------------------------------------------------------------
@@ -94,11 +83,12 @@ def _check_ids(specs: dict[Path, object]) -> tuple[list[str], set[Path]]:
 def cmd_validate(args) -> int:
     from .datalock import load_lock
     from .errors import HarnessError
+    from .make import check_ids, pins_of, tables_of
     from .spec import load_claim
 
     lock = load_lock(args.lock)
-    tables = _tables(args) if args.data else None
-    pins = _pins()
+    tables = tables_of(args) if args.data else None
+    pins = pins_of()
     bad, specs = 0, {}
     for path in resolve_claims(args.claims):
         try:
@@ -112,7 +102,7 @@ def cmd_validate(args) -> int:
             f"ok  {path.name}  ({spec.protocol.name}, {len(spec.claim.targets)} targets, "
             f"{len(spec.claim.controls)} controls)"
         )
-    for problem in _check_ids(specs)[0]:
+    for problem in check_ids(specs)[0]:
         _err(problem)
         bad += 1
     if args.data:
@@ -129,301 +119,40 @@ def cmd_validate(args) -> int:
 # -- run -----------------------------------------------------------------------------------------------------
 
 
-def _upstream_options(args):
-    if args.no_upstream:
-        return None
-    from .upstream import UpstreamOptions
-
-    return UpstreamOptions(
-        force=args.force_upstream,
-        timeout_s=args.upstream_timeout,
-        auto_checkout=True,
-        sandbox=args.sandbox,
-        pins_file=Path(args.pins),
-        vendor_dir=Path(args.vendor),
-    )
-
-
-def _job(path: Path, args, build: dict, verbose: bool) -> dict:
-    """Run one claim; everything the parent needs to write its outputs (this never writes files)."""
-    import scipy.optimize  # noqa: F401  (load every BLAS before limiting its threads)
-    from threadpoolctl import threadpool_limits
-
-    from . import progress
-    from .errors import HarnessError
-    from .figures import draw_figures
-    from .record import record_json
-    from .render import render_report
-    from .runner import run_claim
-
-    progress.start(path.stem, verbose=verbose)
-    try:
-        with threadpool_limits(limits=1, user_api="blas"):
-            tables = _tables(args)
-            result = run_claim(path, tables, upstream_options=_upstream_options(args), build=build)
-            record = result.record
-            figures = draw_figures(record)
-            record = record.model_copy(update={"figures": [f for f, _ in figures]})
-            return {
-                "path": path,
-                "id": record.claim.id,
-                "json": record_json(record),
-                "md": render_report(record),
-                "figures": {f.path: data for f, data in figures},
-                "log": result.log,
-                "verdict": record.verdict.verdict,
-                "reimpl": record.arms.reimpl.status,
-                "upstream": record.arms.upstream.status,
-                "upstream_reason": record.arms.upstream.reason,
-            }
-    except HarnessError as exc:
-        return {"path": path, "error": str(exc)}
-    except Exception:  # a crash: say where; the other claims go on
-        return {"path": path, "error": f"{path}: the run crashed; no report was written\n{traceback.format_exc()}"}
-
-
-def _plan(args, paths: list[Path]):
-    """Which claims are up to date, which only need rendering, which must run (and why)."""
-    from .build import dependencies, stale_reasons
-    from .datalock import load_lock
-    from .errors import HarnessError
-    from .record import read_record
-    from .spec import load_claim
-
-    lock, pins = load_lock(args.lock), _pins(args)
-    tables = _tables(args)
-    plan, failed, specs = [], 0, {}
-    for path in paths:
-        try:
-            specs[path] = load_claim(path, lock=lock, tables=tables, pins=pins)
-        except HarnessError as exc:
-            _err(str(exc))
-            failed += 1
-    problems, clashing = _check_ids(specs)
-    for problem in problems:
-        _err(problem)
-    failed += len(clashing)
-    specs = {p: s for p, s in specs.items() if p not in clashing}
-    out = Path(args.out)
-    for path, spec in specs.items():
-        deps = dependencies(spec, lock, pins)
-        existing = None
-        if (out / f"{spec.id}.json").is_file():
-            try:
-                existing = read_record(out / f"{spec.id}.json")
-            except HarnessError as exc:
-                existing, why = None, f"the last record is unreadable ({exc})"
-        run, render = stale_reasons(existing.build if existing else None, deps)
-        if existing is None:
-            run = [why] if (out / f"{spec.id}.json").is_file() else ["no report yet"]
-        elif args.force:
-            run = ["forced (--force)"]
-        elif existing.arms.upstream.status != "ok" and not args.no_upstream and spec.claim.upstream:
-            run = run + ["the authors' arm did not run last time"]
-        plan.append((path, spec, deps, existing, run, render))
-    return plan, failed
-
-
-def _write_pair(out: Path, cid: str, json_text: str, md: str, figures: dict[str, bytes]) -> None:
-    """Replace ``<id>.json``, ``<id>.md`` and the figures together, and remove the claim's figures that are no
-    longer drawn: all of them or none (:func:`harness.fileio.write_together`)."""
-    from .fileio import write_together
-
-    stale = tuple(
-        p.relative_to(out).as_posix()
-        for p in (out / "figures" / cid).glob("*.svg")
-        if p.relative_to(out).as_posix() not in figures
-    )
-    files = {**figures, f"{cid}.json": json_text.encode("utf-8"), f"{cid}.md": md.encode("utf-8")}
-    write_together(out, cid, files, remove=stale)
-
-
-def _log(cid: str, log: dict) -> None:
-    import json
-
-    from .fileio import atomic_write_text
-
-    with contextlib.suppress(OSError):  # the run log is a convenience; its loss is no error
-        atomic_write_text(RUN_LOG_DIR / f"{cid}.json", json.dumps(log, indent=1, default=str) + "\n")
-
-
-def _finish(res: dict, args, existing) -> int:
-    """Write one claim's outputs, or put them beside the report when they are poorer; print one line."""
-    if "error" in res:
-        _err(res["error"])
-        return EXIT_ERROR
-    out, cid = Path(args.out), res["id"]
-    _log(cid, res["log"])
-    seconds = res["log"].get("total_seconds", 0.0)
-    if res["reimpl"] != "ok" and existing is not None:
-        _err(
-            f"{cid}: the re-implementation could not run; {out / (cid + '.json')} and its report were left as they were"
-        )
-        return EXIT_ERROR
-    poorer = existing is not None and existing.arms.upstream.status == "ok" and res["upstream"] != "ok"
-    where = out / DEGRADED_DIR if (poorer and not args.accept_degraded) else out
-    try:
-        _write_pair(where, cid, res["json"], res["md"], res["figures"])
-    except OSError as exc:
-        _err(f"{cid}: could not write the report into {where}: {exc.strerror or exc}; nothing was written")
-        return EXIT_ERROR
-    up = res["upstream"] + ("" if res["upstream"] == "ok" else f" ({res['upstream_reason']})")
-    print(f"{cid}: {res['verdict']}  (authors' code: {up}; {seconds:.0f} s) -> {where / (cid + '.md')}", flush=True)
-    if where != out:
-        _err(
-            f"{cid}: the authors' arm did not run ({res['upstream']}: {res['upstream_reason']}), so this report is "
-            f"poorer than the one in {out}; it was written to {where} instead (use --accept-degraded to replace "
-            "the report)"
-        )
-        return EXIT_DEGRADED
-    return EXIT_OK
-
-
-def _rerender(existing, args) -> int:
-    """The report and figures of a record drawn again from the record alone; its render hashes updated."""
-    from .build import render_dependencies
-    from .figures import draw_figures
-    from .record import record_json
-    from .render import render_report
-
-    build = {**existing.build, "render": render_dependencies(existing.claim.protocol)}
-    figures = draw_figures(existing)
-    record = existing.model_copy(update={"build": build, "figures": [f for f, _ in figures]})
-    try:
-        _write_pair(
-            Path(args.out),
-            record.claim.id,
-            record_json(record),
-            render_report(record),
-            {f.path: data for f, data in figures},
-        )
-    except OSError as exc:
-        _err(f"{record.claim.id}: could not write the report: {exc.strerror or exc}")
-        return EXIT_ERROR
-    return EXIT_OK
-
-
 def cmd_run(args) -> int:
     from .errors import HarnessError
-    from .fileio import recover
+    from .make import run_claims
 
-    verbose = sys.stderr.isatty()
-    if Path(args.out).is_dir():
-        for name in recover(args.out):
-            print(f"{name}: completed the writes an interrupted run had begun", file=sys.stderr)
     try:
         paths = resolve_claims(args.claims)
-        plan, failed = _plan(args, paths)
     except HarnessError as exc:
         _err(str(exc))
         return EXIT_ERROR
-    status = EXIT_ERROR if failed else EXIT_OK
-    jobs = []
-    for path, spec, deps, existing, run, render in plan:
-        if run:
-            print(f"{spec.id}: re-run: {'; '.join(run)}", file=sys.stderr, flush=True)
-            jobs.append((path, spec, deps, existing))
-        elif render:
-            print(f"{spec.id}: re-render: {'; '.join(render)}", file=sys.stderr, flush=True)
-            status = max(status, _rerender(existing, args))
-        else:
-            print(f"{spec.id}: up to date", file=sys.stderr, flush=True)
-    for i, res in _execute(jobs, args, verbose):
-        status = max(status, _finish(res, args, jobs[i][3]))  # written as soon as it is done
-    if jobs or plan:
-        _write_index(Path(args.out))
-    return status
-
-
-#: Rough cost of a claim by protocol, to start the slowest first when claims run in parallel.
-_COST = {
-    "hyperparameters": 5,
-    "estimator_comparison": 4,
-    "temporal_coverage": 3,
-    "boundary_at_budget": 2,
-    "shift_test": 1,
-}
-
-
-def _execute(jobs, args, verbose: bool):
-    """Run the jobs, ``-j`` at a time in worker processes; yield ``(job index, result)`` as each finishes.
-
-    The results do not depend on ``-j``: every claim runs from its own seed.
-    """
-    n = min(args.jobs, len(jobs))
-    if n <= 1:
-        for i, (path, _, deps, _) in enumerate(jobs):
-            yield i, _job(path, args, deps, verbose)
-        return
-    from concurrent.futures import as_completed
-
-    from .lifecycle import process_pool
-
-    os.environ["HARNESS_INNER_JOBS"] = "1"  # claims in parallel: each claim's own fits run serially
-    order = sorted(range(len(jobs)), key=lambda i: -_COST.get(jobs[i][1].protocol.name, 0))
-    with process_pool(n) as pool:
-        futures = {pool.submit(_job, jobs[i][0], args, jobs[i][2], verbose): i for i in order}
-        for f in as_completed(futures):
-            yield futures[f], f.result()
+    return run_claims(args, paths, CONSOLE, verbose=sys.stderr.isatty())
 
 
 # -- render, list, diff, vendor ---------------------------------------------------------------------------
 
 
-def _records(out: Path):
-    from .errors import HarnessError
-    from .fileio import recover
-    from .record import read_record
-
-    if out.is_dir():
-        recover(out)
-    for f in sorted(out.glob("*.json")):
-        try:
-            yield f, read_record(f)
-        except HarnessError as exc:
-            _err(str(exc))
-
-
 def cmd_render(args) -> int:
     """Draw reports again from their records: no protocol, no data, no scipy (a record names its template)."""
-    from .errors import HarnessError
-    from .record import read_record
+    from .make import render_claims
 
-    out, failed = Path(args.out), 0
-    for path in resolve_claims(args.claims):
-        try:
-            existing = read_record(out / f"{path.stem}.json")  # a claim's id is its file's name
-        except HarnessError as exc:
-            hint = f"; run `python -m harness run {path.stem}` first" if "no run record" in str(exc) else ""
-            _err(f"{exc}{hint}")
-            failed += 1
-            continue
-        failed += _rerender(existing, args) != EXIT_OK
-        print(f"rendered {out / (existing.claim.id + '.md')}")
-    _write_index(out)
-    return EXIT_ERROR if failed else EXIT_OK
-
-
-def _write_index(out: Path) -> None:
-    from .fileio import atomic_write_text
-    from .index import index_markdown
-
-    records = [r for _, r in _records(out)]
-    if records:
-        atomic_write_text(out / "README.md", index_markdown(records))
+    return render_claims(Path(args.out), resolve_claims(args.claims), CONSOLE)
 
 
 def cmd_list(args) -> int:
     from .index import summary_rows
+    from .make import records
 
-    rows = summary_rows([r for _, r in _records(Path(args.out))])
+    rows = summary_rows([r for _, r in records(Path(args.out), CONSOLE)])
     for r in rows:
         print(f"{r['id']:<34} {r['verdict']:<22} {r['robustness']:<10} authors' code: {r['upstream']}")
     return EXIT_OK
 
 
 def cmd_diff(args) -> int:
-    from .index import diff_records
+    from .diff import diff_records
 
     lines, changed = diff_records(Path(args.out), args.ref, fraction=args.fraction)
     print("\n".join(lines))
@@ -431,7 +160,7 @@ def cmd_diff(args) -> int:
 
 
 def cmd_vendor(args) -> int:
-    from .upstream import checkout, load_pins
+    from .checkout import checkout, load_pins
 
     for name in load_pins(PINS_FILE):
         path = checkout(name)

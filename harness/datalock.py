@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .errors import DataError
 from .schema import format_validation_error
 
-__all__ = ["DataLock", "LockedTable", "Tables", "load_lock", "resolve_data_root", "file_sha256", "PROJECT_ROOT"]
+__all__ = ["DataLock", "LockedTable", "Tables", "load_lock", "resolve_data_root"]
 
 from .paths import DEFAULT_LOCK, PROJECT_ROOT
 
@@ -61,14 +61,6 @@ def resolve_data_root(option: str | Path | None = None) -> Path:
         f"no input root: {default} does not exist; pass --data-root DIR or set {DATA_ROOT_ENV}"
         " to the folder that holds the tables listed in data/lock.yaml"
     )
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Where the project's folders are. Imports nothing, so the command line can start fast."""
+"""Where the project's folders are, and how a path is shown. Imports nothing, so the command line can start fast."""
 
 from pathlib import Path
 
@@ -9,3 +9,11 @@ DEFAULT_LOCK = PROJECT_ROOT / "data" / "lock.yaml"
 PINS_FILE = PROJECT_ROOT / "data" / "upstream.yaml"
 RUN_LOG_DIR = PROJECT_ROOT / ".cache" / "runs"
 VENDOR_DIR = PROJECT_ROOT / "vendor"
+
+
+def shown(path) -> str:
+    """``path`` relative to the project when it is inside it (reports carry no local absolute paths)."""
+    try:
+        return str(Path(path).resolve().relative_to(PROJECT_ROOT))
+    except ValueError:
+        return str(path)

@@ -49,14 +49,10 @@ __all__ = [
     "record_json",
     "write_record",
     "read_record",
-    "VERDICTS",
-    "ARM_STATUSES",
 ]
 
 SCHEMA_VERSION = 2
 
-VERDICTS = ("reproduced", "partially reproduced", "not reproduced", "inconclusive", "could not run")
-ARM_STATUSES = ("ok", "not run", "could not run")
 
 
 class _Model(BaseModel):

@@ -1,6 +1,6 @@
 """Markdown reports rendered with jinja2 from a run record, and nothing else.
 
-The template of a record is ``templates/<protocol>.md.j2``; it receives the
+The template of a record is its protocol's (the card's ``template``); it receives the
 record's fields (``claim``, ``targets``, ``controls``, ``findings``, ...) and
 only words them: the filters here format numbers, they never compare them
 with a threshold. Undefined variables are errors (``StrictUndefined``), so a
@@ -135,6 +135,8 @@ def _tidy(text: str) -> str:
 
 def render_report(record: Record, templates_dir: str | Path = TEMPLATES_DIR) -> str:
     """The Markdown report of a run record."""
+    from .registry import PROTOCOLS
+
     context = record.model_dump(mode="json")
-    template = environment(templates_dir).get_template(f"{record.claim.protocol}.md.j2")
+    template = environment(templates_dir).get_template(PROTOCOLS[record.claim.protocol].template)
     return _tidy(template.render(**context))

@@ -24,8 +24,9 @@ import os
 import numpy as np
 
 from . import progress
+from .protocols.base import Resampling
 from .record import Robustness, plain
-from .spec import relation_holds
+from .relations import literal_decimals, relation_holds
 from .stats.resample import (
     cluster_bootstrap,
     cluster_ids_from_labels,
@@ -35,27 +36,11 @@ from .stats.resample import (
     percentile_interval,
     robustness_finding,
 )
-from .verdict import literal_decimals
 
-__all__ = ["run_bootstrap", "Resampling", "CHUNK"]
+__all__ = ["run_bootstrap", "CHUNK"]
 
 #: Resamples per task sent to a worker process.
 CHUNK = 10
-
-
-class Resampling:
-    """What a protocol gives the bootstrap: the rows, their clusters, and the statistic of a resample.
-
-    ``statistic(indices, rng) -> {quantity: value}`` must be picklable (a
-    module-level function, or a ``functools.partial`` of one) so that chunks
-    can run in worker processes. ``rows`` says in words which rows are resampled.
-    """
-
-    def __init__(self, n_rows: int, cluster_labels, statistic, rows: str):
-        self.n_rows = int(n_rows)
-        self.cluster_labels = cluster_labels
-        self.statistic = statistic
-        self.rows = rows
 
 
 def _chunk(statistic, n_rows, ids, n_resamples, seed, chunk):

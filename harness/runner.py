@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from . import progress
-from .datalock import PROJECT_ROOT, Tables
+from .datalock import Tables
 from .errors import ProtocolError
+from .paths import PROJECT_ROOT
 from .protocols.base import Context, Measurement
 from .provenance import package_versions, project_state
 from .record import Arm, ArmControl, Arms, ClaimInfo, Finding, InputTable, Provenance, Record, Robustness, plain
@@ -89,27 +90,29 @@ def _run_reimpl(spec: ClaimSpec, tables: Tables, log: dict) -> Arm:
     return _arm("ok", None, base, controls)
 
 
-def _run_upstream(spec: ClaimSpec, tables: Tables, options, log: dict) -> Arm:
+def _run_upstream(spec: ClaimSpec, tables: Tables, options, log: dict) -> tuple[Arm, dict]:
+    """The authors' arm as an :class:`~harness.record.Arm`, and where their code came from (url, commit)."""
     if options is None:
-        return _arm("not run", "the authors' arm was switched off for this run (--no-upstream)")
+        return _arm("not run", "the authors' arm was switched off for this run (--no-upstream)"), {}
     from .upstream import run_upstream_arm  # touches git and subprocesses: imported only when used
 
     progress.stage("authors' code: started")
     res = run_upstream_arm(spec, spec.protocol, spec.params, tables, options=options)
     log.update(
         {
-            "upstream_seconds": res.get("seconds"),
-            "upstream_cached": res.get("cached"),
-            "upstream_stdout": res.get("stdout"),
-            "upstream_stderr": res.get("stderr"),
-            "upstream_commit": res.get("commit"),
-            "upstream_url": res.get("url"),
+            "upstream_seconds": res.seconds,
+            "upstream_cached": res.cached,
+            "upstream_stdout": res.stdout,
+            "upstream_stderr": res.stderr,
+            "upstream_commit": res.commit,
+            "upstream_url": res.url,
         }
     )
-    progress.stage(f"authors' code: {res['status']}" + (" (from the cache)" if res.get("cached") else ""))
-    controls = {k: Measurement(v["values"], v.get("details", {})) for k, v in res.get("controls", {}).items()}
-    base = Measurement(res.get("values", {}), res.get("details", {})) if res["status"] == "ok" else None
-    return _arm(res["status"], scrub_paths(res.get("reason"), tables.root), base, controls)
+    progress.stage(f"authors' code: {res.status}" + (" (from the cache)" if res.cached else ""))
+    controls = {k: Measurement(v["values"], v.get("details", {})) for k, v in res.controls.items()}
+    base = Measurement(res.values, res.details) if res.ok else None
+    arm = _arm(res.status, scrub_paths(res.reason, tables.root), base, controls)
+    return arm, ({"url": res.url, "commit": res.commit} if res.ok else {})
 
 
 def _check_vocabulary(spec: ClaimSpec, arm: Arm, who: str) -> None:
@@ -162,8 +165,7 @@ def run_claim(
     with ThreadPoolExecutor(max_workers=1) as pool:
         upstream_job = pool.submit(_run_upstream, spec, tables, upstream_options, log)
         reimpl = _run_reimpl(spec, tables, log)
-        upstream = upstream_job.result()
-    upstream_source = {"url": log.get("upstream_url"), "commit": log.get("upstream_commit")}
+        upstream, upstream_source = upstream_job.result()
     t_boot = time.perf_counter()
     robustness = run_bootstrap(spec, tables, reimpl, judge_targets(spec, reimpl, upstream), n_jobs=os.cpu_count() or 1)
     log["bootstrap_seconds"] = time.perf_counter() - t_boot

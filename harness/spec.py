@@ -34,7 +34,9 @@ import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from .errors import SpecError
-from .quantities import Quantity, control_vocabulary, vocabulary
+from .protocols.base import Protocol
+from .quantities import Quantity
+from .registry import PROTOCOLS
 from .schema import Count, Label, Number, Strict, Text, did_you_mean, format_validation_error, shorten
 
 __all__ = [
@@ -47,19 +49,9 @@ __all__ = [
     "Comparison",
     "load_claim",
     "spec_sha256",
-    "RELATIONS",
-    "relation_holds",
 ]
 
 Relation = Literal["~", "<", "<=", ">", ">=", "abs<"]
-RELATIONS = ("~", "<", "<=", ">", ">=", "abs<")
-
-
-def relation_holds(op: str, left: float, right: float) -> bool:
-    """``left op right``; ``abs<`` is ``|left| < right``."""
-    return {"<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right, "abs<": abs(left) < right}[
-        op
-    ]
 
 
 class Target(Strict):
@@ -384,7 +376,7 @@ def _bootstrap_checks(claim: Claim, params, protocol, tables, problems: list[str
     """The bootstrap needs a protocol that resamples, and its cluster column in the protocol's first table."""
     if claim.bootstrap is None or params is None:
         return
-    if type(protocol).resampling is _base_resampling():
+    if type(protocol).resampling is Protocol.resampling:
         problems.append(f"bootstrap: protocol '{protocol.name}' has no bootstrap")
         return
     tabs = protocol.columns(params)
@@ -396,12 +388,6 @@ def _bootstrap_checks(claim: Claim, params, protocol, tables, problems: list[str
                 f"bootstrap.cluster_col: column {shorten(col)} is not in table {tabs[0][1]!r}"
                 f"{did_you_mean(col, header)}"
             )
-
-
-def _base_resampling():
-    from .protocols.base import Protocol
-
-    return Protocol.resampling
 
 
 def _input_checks(path: Path, claim: Claim, params, protocol, lock, tables, problems: list[str]) -> None:
@@ -437,8 +423,6 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
     :class:`~harness.datalock.Tables`) also checks the column names against
     the table headers; ``pins`` (a mapping of pin names) checks ``upstream``.
     """
-    from .protocols import PROTOCOLS  # the registry; imported late to avoid a cycle
-
     if tables is not None and lock is None:
         lock = tables.lock
     path = Path(path)
@@ -457,7 +441,8 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
         )
 
     proto_name = raw.get("protocol")
-    protocol = PROTOCOLS.get(proto_name) if isinstance(proto_name, str) else None
+    card = PROTOCOLS.get(proto_name) if isinstance(proto_name, str) else None
+    protocol = card.protocol if card is not None else None
     if isinstance(proto_name, str) and protocol is None:
         problems.append(_unknown("protocol", proto_name, PROTOCOLS, "a registered protocol"))
     params, cparams = (None, {})
@@ -474,9 +459,9 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
     vocab, cvocabs = {}, {}
     if claim is not None and params is not None:
         pdump = params.model_dump(mode="json")
-        vocab = vocabulary(protocol.name, pdump)
+        vocab = card.vocabulary(pdump)
         cvocabs = {
-            i: control_vocabulary(protocol.name, claim.controls[i].control, pdump, m.model_dump(mode="json"))
+            i: card.control_vocabulary(claim.controls[i].control, pdump, m.model_dump(mode="json"))
             for i, m in cparams.items()
         }
         _vocabulary_checks(claim, vocab, cvocabs, problems)

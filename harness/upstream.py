@@ -1,25 +1,19 @@
-"""The authors' arm: their code at a pinned commit, run by an adapter in a subprocess.
+"""The authors' arm: their code at a pinned commit, run by the protocol's adapter in a subprocess.
 
-This is the only module that runs git or the adapters for the authors' arm (the
-guards of :mod:`harness.lifecycle` and the probe of :mod:`harness.sandbox` are
-the only other processes it starts).
+This is the only module that runs the adapters (the checkout is
+:mod:`harness.checkout`'s; the guards of :mod:`harness.lifecycle` and the
+probe of :mod:`harness.sandbox` are the only other processes the arm starts).
 
-* Pins (``data/upstream.yaml``) name a repository URL, a commit and the paths
-  a sparse checkout needs. The URL is always the public one; a local mirror,
-  if any, is git's business (``url.<mirror>.insteadOf <url>``).
-* :func:`checkout` clones the pin into ``vendor/<name>`` (no checkout),
-  sparse-checks-out its ``paths`` (non-cone patterns, ``/<path>``) and
-  detaches HEAD at the pinned commit. :func:`verify_checkout` runs before
-  every use and refuses a missing, moved, re-pointed or modified checkout,
-  and one holding anything but the pinned tree (untracked or ignored files,
-  ``__pycache__``, empty folders).
-* :func:`run_upstream_arm` runs ``harness/adapters/<protocol.adapter>``
-  through ``_launch.py`` with this interpreter (``-s -P -B``), in a scratch
-  folder, with a minimal environment and the checkout first on ``sys.path``;
-  it reads the adapter's JSON answer and caches successful results under
-  ``.cache/upstream/``. Problems with the checkout or the adapter make the
-  arm "could not run"; they never raise, so the other arm and other claims
-  carry on.
+* :func:`run_upstream_arm` runs ``harness.protocols.<name>.adapter`` through
+  ``harness/adapters/_launch.py`` with this interpreter (``-s -P -B``), in a
+  scratch folder, with a minimal environment and the checkout first on
+  ``sys.path``; it reads the adapter's JSON answer and caches successful
+  results under ``.cache/upstream/``, keyed by the pin, the input hashes, the
+  request and the hash of every file of the harness the adapter loads (its
+  import closure, :func:`harness.build.adapter_files`; the run reports what it
+  loaded, and a file outside that closure voids the answer). Problems with
+  the checkout or the adapter make the arm "could not run"; they never
+  raise, so the other arm and other claims carry on.
 * The adapter reads copies, in its scratch folder, of exactly the table
   bytes that were verified (:meth:`~harness.datalock.Tables.data`), never
   the files by path. It runs confined where the machine allows it
@@ -35,6 +29,7 @@ the only other processes it starts).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import importlib.metadata
 import json
@@ -44,276 +39,29 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Any
+from typing import Any
 
-import git
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import lifecycle, sandbox
-from .datalock import PROJECT_ROOT
+from .checkout import PINS_FILE, VENDOR_DIR, checkout, find_pin, verify_checkout
+from .codegraph import HARNESS, LAUNCHER, adapter_closure, digest
 from .errors import UpstreamError
 from .fileio import atomic_write_bytes, atomic_write_text, project_lock
-from .schema import did_you_mean as _did_you_mean
+from .paths import PROJECT_ROOT, shown
 from .schema import format_validation_error
 
-__all__ = [
-    "Pin",
-    "UpstreamOptions",
-    "load_pins",
-    "checkout",
-    "verify_checkout",
-    "run_upstream_arm",
-    "PINS_FILE",
-    "VENDOR_DIR",
-    "CACHE_DIR",
-    "ADAPTERS_DIR",
-]
+__all__ = ["UpstreamOptions", "UpstreamResult", "run_upstream_arm", "CACHE_DIR"]
 
-PINS_FILE = PROJECT_ROOT / "data" / "upstream.yaml"
-VENDOR_DIR = PROJECT_ROOT / "vendor"
 CACHE_DIR = PROJECT_ROOT / ".cache" / "upstream"
-HARNESS_DIR = Path(__file__).resolve().parent
-ADAPTERS_DIR = HARNESS_DIR / "adapters"
-LAUNCHER = "_launch.py"
 OUTPUT_TAIL_CHARS = 20_000  # kept of the adapter's stdout and stderr
 REASON_STDERR_LINES = 15  # of stderr quoted in the reason when the adapter crashes
-GIT_ENV = {"GIT_TERMINAL_PROMPT": "0"}  # never wait for credentials
 SCRATCH_PREFIX = "upstream-"  # scratch folders: <tmp>/upstream-<pid>-<random>
 LAUNCH_FLAGS = ("-s", "-P", "-B")  # no user site, no script folder on sys.path, no .pyc written
 # What a run reads or writes in the project: compared before and after the authors' code runs.
 PROJECT_WATCH = ("harness", "claims", "data", "templates", "reports", "vendor", ".cache")
-
-
-# -- pins ---------------------------------------------------------------------------------------------------
-
-
-class Pin(BaseModel):
-    """One pinned repository: where it is, which commit, which paths to check out."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    url: str = Field(min_length=1)
-    commit: str = Field(pattern=r"^[0-9a-f]{40}$", description="full 40-hex commit id")
-    paths: list[str] = Field(min_length=1)
-
-    @field_validator("paths")
-    @classmethod
-    def _relative_paths(cls, paths: list[str]) -> list[str]:
-        for p in paths:
-            if not p.strip("/") or p.startswith("/") or ".." in Path(p).parts:
-                raise ValueError(f"paths must be relative paths inside the repository, got {p!r}")
-        return paths
-
-    def sparse_patterns(self) -> list[str]:
-        """Non-cone sparse-checkout patterns: ``/<path>``, anchored at the repository root."""
-        return ["/" + p for p in self.paths]
-
-
-PinName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
-_PINS = TypeAdapter(dict[PinName, Pin])
-
-
-def load_pins(path: str | Path = PINS_FILE) -> dict[str, Pin]:
-    """Every pin in ``path``; :class:`UpstreamError` names the file and each bad field."""
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UpstreamError(f"{path}: the file of upstream pins does not exist") from None
-    except yaml.YAMLError as exc:
-        raise UpstreamError(f"{path}: not valid YAML: {exc}") from None
-    if not isinstance(raw, dict):
-        raise UpstreamError(f"{path}: expected a mapping of pin names to pins, got {type(raw).__name__}")
-    try:
-        return _PINS.validate_python(raw)
-    except ValidationError as err:
-        raise UpstreamError(f"{path}: " + "; ".join(format_validation_error(err))) from None
-
-
-def _pin(name: str, pins_file: str | Path) -> Pin:
-    pins = load_pins(pins_file)
-    if name not in pins:
-        raise UpstreamError(
-            f"{pins_file}: no upstream pin named '{name}'{_did_you_mean(name, pins)};"
-            f" known: {', '.join(sorted(pins)) or 'none'}"
-        )
-    return pins[name]
-
-
-# -- checkout -----------------------------------------------------------------------------------------------
-
-
-def _open_repo(dest: Path, fix: str) -> git.Repo:
-    try:
-        return git.Repo(dest)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise UpstreamError(f"{_show(dest)} is not a git repository; {fix}") from None
-
-
-def _origin_url(repo: git.Repo) -> str | None:
-    try:
-        return repo.git.config("--get", "remote.origin.url")
-    except git.GitCommandError:
-        return None
-
-
-def _show(path: str | Path) -> str:
-    """``path`` relative to the project when it is inside it (reports carry no local absolute paths)."""
-    try:
-        return str(Path(path).resolve().relative_to(PROJECT_ROOT))
-    except ValueError:
-        return str(path)
-
-
-def _local_changes(repo: git.Repo) -> list[str]:
-    """Everything in the work tree that is not the checked-out tree, as ``git status --porcelain`` lines.
-
-    Ignored files count (``!!``): a module planted and listed in
-    ``.git/info/exclude``, or a stale ``__pycache__``, would be imported as
-    readily as an untracked one. Folders that hold no tracked file (git lists
-    none of them when they are empty) count as untracked. No optional lock is
-    taken, so the check does not rewrite ``.git/index``.
-    """
-    with repo.git.custom_environment(GIT_OPTIONAL_LOCKS="0"):
-        out = repo.git.status("--porcelain", "--ignored", "--untracked-files=all")
-        tracked = repo.git.ls_files("-z").split("\0")
-    lines = [line for line in out.splitlines() if line.strip()]
-    listed = [line[3:] for line in lines]
-    stray = [
-        d for d in _stray_folders(Path(repo.working_tree_dir), tracked) if not any(p.startswith(d) for p in listed)
-    ]
-    return lines + ["?? " + d for d in stray]
-
-
-def _stray_folders(root: Path, tracked: list[str]) -> list[str]:
-    """Folders under ``root`` (``.git`` aside) that no tracked path lies in, as ``name/``."""
-    needed = {str(PurePosixPath(t).parent) for t in tracked if t} | {"."}
-    needed |= {str(p) for n in list(needed) for p in PurePosixPath(n).parents}
-    stray = []
-    for dirpath, dirnames, _ in os.walk(root):
-        rel = Path(dirpath).relative_to(root).as_posix()
-        for d in sorted(dirnames):
-            sub = d if rel == "." else f"{rel}/{d}"
-            if rel == "." and d == ".git":
-                dirnames.remove(d)
-            elif sub not in needed:
-                stray.append(sub + "/")
-                dirnames.remove(d)  # what it holds is git's to list (as untracked or ignored), or nothing
-    return stray
-
-
-def _describe_changes(lines: list[str], limit: int = 6) -> str:
-    kinds = {"??": "untracked ", "!!": "ignored "}
-    shown = ", ".join(kinds.get(ln[:2], "changed ") + ln[3:] for ln in lines[:limit])
-    return shown + (f" and {len(lines) - limit} more" if len(lines) > limit else "")
-
-
-def _git_failure(exc: git.GitCommandError) -> str:
-    """git's own error lines, without gitpython's wrapping and clone's progress line."""
-    text = (exc.stderr or "").strip().removeprefix("stderr:").strip().strip("'")
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("Cloning into")]
-    return " ".join(lines) or str(exc)
-
-
-def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: str | Path = PINS_FILE) -> Path:
-    """Clone (or reuse) ``vendor_dir/<pin_name>`` and check out the pin, sparse and detached.
-
-    An existing clone is reused if it is a clone of the pin's URL without
-    local changes; it is fetched if it lacks the commit. Returns the path of
-    the verified checkout.
-    """
-    pin = _pin(pin_name, pins_file)
-    dest = Path(vendor_dir) / pin_name
-    fix = f"remove {_show(dest)} and run `make vendor`"
-    fresh = not dest.exists()
-    try:
-        if fresh:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                repo = git.Repo.clone_from(pin.url, dest, no_checkout=True, env=GIT_ENV)
-            except git.GitCommandError as exc:
-                raise UpstreamError(f"could not clone {pin.url} into {_show(dest)}: {_git_failure(exc)}") from None
-        else:
-            repo = _open_repo(dest, fix)
-        with repo:
-            found = _origin_url(repo)
-            if found != pin.url:
-                raise UpstreamError(f"{_show(dest)} is a clone of {found}, expected {pin.url}; {fix}")
-            changes = [] if fresh else _local_changes(repo)  # a fresh --no-checkout clone lists every file as deleted
-            if changes:
-                raise UpstreamError(f"{_show(dest)} has local changes ({_describe_changes(changes)}); {fix}")
-            with repo.git.custom_environment(**GIT_ENV):
-                if not _has_commit(repo, pin.commit):
-                    repo.git.fetch("--quiet", "origin")
-                if not _has_commit(repo, pin.commit):
-                    raise UpstreamError(f"commit {pin.commit} is not in {pin.url} (fetched into {_show(dest)})")
-            repo.git.sparse_checkout("set", "--no-cone", *pin.sparse_patterns())
-            repo.git.checkout("--quiet", "--detach", pin.commit)
-    except git.GitCommandError as exc:
-        raise UpstreamError(
-            f"git failed while checking out {pin.url} at {pin.commit} in {_show(dest)}: {_git_failure(exc)}"
-        ) from None
-    return verify_checkout(pin_name, vendor_dir, pins_file=pins_file)
-
-
-def _has_commit(repo: git.Repo, commit: str) -> bool:
-    try:
-        repo.git.cat_file("-e", f"{commit}^{{commit}}")
-        return True
-    except git.GitCommandError:
-        return False
-
-
-def verify_checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: str | Path = PINS_FILE) -> Path:
-    """Check that ``vendor_dir/<pin_name>`` is the pin, untouched; return its path.
-
-    Refused, with what was found and how to fix it: a missing folder, a folder
-    that is not a git repository or is a clone of another URL, HEAD not at the
-    pinned commit, sparse paths other than the pin's, and any modified, staged,
-    deleted, untracked or ignored file (``__pycache__`` and ``.pyc`` included:
-    the authors' arm would import them) and any folder holding no tracked file.
-    """
-    pin = _pin(pin_name, pins_file)
-    dest = Path(vendor_dir) / pin_name
-    fix = f"remove {_show(dest)} and run `make vendor`"
-    if not dest.exists():
-        raise UpstreamError(
-            f"no checkout of '{pin_name}' at {_show(dest)}; run `make vendor` (it clones {pin.url} at {pin.commit})"
-        )
-    try:
-        with _open_repo(dest, fix) as repo:
-            found = _origin_url(repo)
-            if found != pin.url:
-                raise UpstreamError(f"{_show(dest)} is a clone of {found}, expected {pin.url}; {fix}")
-            try:
-                head = repo.git.rev_parse("--verify", "--quiet", "HEAD^{commit}")
-            except git.GitCommandError:
-                head = None
-            if head != pin.commit:
-                raise UpstreamError(
-                    f"{_show(dest)}: HEAD is {head[:7] if head else 'not a commit'}, expected {pin.commit};"
-                    " run `make vendor` to check out the pinned commit"
-                )
-            try:
-                sparse = repo.git.sparse_checkout("list").splitlines()
-            except git.GitCommandError:
-                sparse = None
-            if sparse != pin.sparse_patterns():
-                raise UpstreamError(
-                    f"{_show(dest)}: sparse-checkout paths are {sparse or 'not set (full checkout)'},"
-                    f" expected {pin.sparse_patterns()}; run `make vendor`"
-                )
-            changes = _local_changes(repo)
-            if changes:
-                raise UpstreamError(f"{_show(dest)} has local changes ({_describe_changes(changes)}); {fix}")
-    except git.GitCommandError as exc:
-        raise UpstreamError(f"git failed while checking {_show(dest)}: {_git_failure(exc)}; {fix}") from None
-    return dest
-
-
-# -- running an adapter -------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -326,7 +74,7 @@ class UpstreamOptions:
     by the label they are shown with (default: the project's folders that a
     run reads or writes, :data:`PROJECT_WATCH`); the data root,
     ``vendor_dir``, ``cache_dir`` and the interpreter's prefix are always
-    added.
+    added. ``harness_dir``: the harness package the adapter imports from.
     """
 
     enabled: bool = True
@@ -336,9 +84,50 @@ class UpstreamOptions:
     force: bool = False
     auto_checkout: bool = False
     pins_file: Path = PINS_FILE
-    adapters_dir: Path = ADAPTERS_DIR
+    harness_dir: Path = HARNESS
     sandbox: str = "auto"
     watch: Mapping[str, Path] | None = None
+
+
+@dataclass(frozen=True)
+class UpstreamResult:
+    """What the authors' arm gave: its measurement (``status`` "ok"), or why there is none, and how it ran.
+
+    ``status`` is "ok", "not run" or "could not run"; ``values``,
+    ``details`` and ``controls`` (control id -> ``{"values", "details"}``)
+    are the adapter's answer. The run's own facts (``seconds``, ``cached``,
+    ``stdout``, ``stderr``) go to the run log, never into a record.
+    """
+
+    status: str
+    reason: str | None = None
+    values: dict[str, float] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+    controls: dict[str, dict] = field(default_factory=dict)
+    seconds: float = 0.0
+    cached: bool = False
+    cache_key: str | None = None
+    commit: str | None = None
+    url: str | None = None
+    stdout: str = ""
+    stderr: str = ""
+    sandbox: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> UpstreamResult:
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def _failed(reason: str, **fields) -> UpstreamResult:
+    return UpstreamResult(status="could not run", reason=reason, **fields)
 
 
 class _Part(BaseModel):
@@ -351,39 +140,22 @@ class _Answer(_Part):
     controls: dict[str, _Part] = Field(default_factory=dict)
 
 
-def _result(status: str, reason: str | None = None, **fields) -> dict:
-    out = {
-        "status": status,
-        "reason": reason,
-        "values": {},
-        "details": {},
-        "controls": {},
-        "seconds": 0.0,
-        "cached": False,
-        "cache_key": None,
-        "commit": None,
-        "url": None,
-        "stdout": "",
-        "stderr": "",
-        "sandbox": None,
-    }
-    out.update(fields)
-    return out
+class _Launched(BaseModel):
+    """What the launcher writes around the adapter's answer: the harness files the run loaded."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    answer: dict[str, Any]
+    harness_modules: list[str]
 
 
-def _cache_key(commit: str, inputs: list[dict], adapter: Path, launcher: Path, request: dict) -> str:
-    """sha256 of everything the answer depends on (input files by hash, not by path)."""
+def _cache_key(commit: str, inputs: list[dict], code: dict[str, str], request: dict) -> str:
+    """sha256 of everything the answer depends on (input files by hash, not by path; the harness's files the
+    adapter loads, by hash)."""
     versions = {pkg: importlib.metadata.version(pkg) for pkg in ("numpy", "scipy", "pandas")}
     material = {
         "commit": commit,
         "inputs": {t["name"]: t["sha256"] for t in inputs},
-        "adapter": hashlib.sha256(adapter.read_bytes()).hexdigest(),
-        "launcher": hashlib.sha256(launcher.read_bytes()).hexdigest(),
-        # Adapters may load one another (004 reuses the Table 1 adapter's loading), so
-        # any change in the folder invalidates every cached answer.
-        "adapters_dir": {
-            p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(adapter.parent.glob("*.py"))
-        },
+        "code": code,
         "request": {k: request[k] for k in ("params", "controls", "seed")},
         "python": sys.version,
         "packages": versions,
@@ -391,16 +163,21 @@ def _cache_key(commit: str, inputs: list[dict], adapter: Path, launcher: Path, r
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
-def _read_cache(path: Path) -> dict | None:
+def _read_cache(path: Path) -> UpstreamResult | None:
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return stored if isinstance(stored, dict) and stored.get("status") == "ok" else None
+    if not isinstance(stored, dict) or stored.get("status") != "ok":
+        return None
+    try:
+        return UpstreamResult.from_json(stored)
+    except TypeError:
+        return None
 
 
-def _write_cache(path: Path, result: dict) -> None:
-    atomic_write_text(path, json.dumps(result, indent=1, allow_nan=False))
+def _write_cache(path: Path, result: UpstreamResult) -> None:
+    atomic_write_text(path, json.dumps(result.to_json(), indent=1, allow_nan=False))
 
 
 def _tail(path: Path, limit: int = OUTPUT_TAIL_CHARS) -> str:
@@ -443,8 +220,7 @@ def _child_env(scratch: Path) -> dict[str, str]:
         "OPENBLAS_NUM_THREADS": "1",
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
-        "HARNESS_SHARED_DIR": str(HARNESS_DIR),
-    }  # where the launcher finds the modules it shares
+    }
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -478,26 +254,35 @@ def _write_inputs(folder: Path, inputs: list[_Input]) -> dict[str, Path]:
     return paths
 
 
+@dataclass(frozen=True)
+class _Adapter:
+    """The adapter of one protocol: its module, and the harness's files it may load (relative to the package)."""
+
+    module: str
+    name: str  # for reasons: ``boundary_at_budget/adapter.py``
+    harness_dir: Path
+    code: dict[str, str]  # relative path -> sha256
+
+
 def _run_adapter(
     checkout_dir: Path,
-    adapter: Path,
-    launcher: Path,
+    adapter: _Adapter,
     request: dict,
     inputs: list[_Input],
     timeout_s: float,
     confine: sandbox.Confinement,
-) -> dict:
+) -> UpstreamResult:
     """Run the launcher once in a scratch folder; the fields of the result that describe the run."""
+    launcher = adapter.harness_dir / LAUNCHER
     with lifecycle.scratch_folder(SCRATCH_PREFIX) as (scratch, guard):
         table_files = _write_inputs(scratch / "inputs", inputs)
         request = {**request, "tables": {name: str(path) for name, path in table_files.items()}}
         req, ans = scratch / "request.json", scratch / "answer.json"
         atomic_write_text(req, json.dumps(request))
         env = _child_env(scratch)
+        argv = [str(checkout_dir), str(adapter.harness_dir), adapter.module, str(req), str(ans)]
         cmd = confine.command(
-            [sys.executable, *LAUNCH_FLAGS, str(launcher), str(checkout_dir), str(adapter), str(req), str(ans)],
-            writable=scratch,
-            read_only=[scratch / "inputs"],
+            [sys.executable, *LAUNCH_FLAGS, str(launcher), *argv], writable=scratch, read_only=[scratch / "inputs"]
         )
         timed_out = False
         with open(scratch / "stdout", "wb") as out, open(scratch / "stderr", "wb") as err:
@@ -525,50 +310,50 @@ def _run_adapter(
         )
         altered = [i.name for i in inputs if hashlib.sha256(table_files[i.name].read_bytes()).hexdigest() != i.sha256]
         if timed_out:
-            return _result(
-                "could not run",
-                f"the adapter {adapter.name} did not finish within {timeout_s:g} s and was killed",
-                **run,
-            )
+            return _failed(f"the adapter {adapter.name} did not finish within {timeout_s:g} s and was killed", **run)
         if rc != 0:
             how = f"was killed by signal {-rc}" if rc < 0 else f"exited with status {rc}"
             if confine.confined and rc > 128:  # bubblewrap relays a signal as 128 + its number
                 how = f"was killed by signal {rc - 128} (exit status {rc} of its sandbox)"
             last = "\n".join(run["stderr"].rstrip().splitlines()[-REASON_STDERR_LINES:]) or "(stderr is empty)"
-            return _result("could not run", f"the adapter {adapter.name} {how}; last lines of stderr:\n{last}", **run)
+            return _failed(f"the adapter {adapter.name} {how}; last lines of stderr:\n{last}", **run)
         if altered:
-            return _result(
-                "could not run",
+            return _failed(
                 f"the adapter {adapter.name} changed its copy of the input table(s) "
                 f"{', '.join(altered)}; its answer was discarded",
                 **run,
             )
         try:
-            answer = _Answer.model_validate_json(ans.read_bytes())
+            launched = _Launched.model_validate_json(ans.read_bytes())
+            answer = _Answer.model_validate(launched.answer)
         except FileNotFoundError:
-            return _result("could not run", f"the adapter {adapter.name} exited without writing its answer", **run)
+            return _failed(f"the adapter {adapter.name} exited without writing its answer", **run)
         except ValidationError as verr:
             problems = "; ".join(format_validation_error(verr))
-            return _result(
-                "could not run",
-                f"the answer of the adapter {adapter.name} is not JSON of the expected shape: {problems}",
-                **run,
+            return _failed(
+                f"the answer of the adapter {adapter.name} is not JSON of the expected shape: {problems}", **run
             )
         answer = _scrub(answer.model_dump(), scratch)
+    unhashed = sorted(set(launched.harness_modules) - set(adapter.code))
+    if unhashed:
+        return _failed(
+            f"the adapter {adapter.name} loaded harness files its cache key does not cover ({', '.join(unhashed[:6])}):"
+            " an import the build cannot see; its answer was discarded",
+            **run,
+        )
     asked = [c["id"] for c in request["controls"]]
     if sorted(answer["controls"]) != sorted(asked):
-        return _result(
-            "could not run",
+        return _failed(
             f"the adapter {adapter.name} answered controls {sorted(answer['controls'])}, asked for {sorted(asked)}",
             **run,
         )
-    return _result("ok", **answer, **run)
+    return UpstreamResult(status="ok", **answer, **run)
 
 
 def _label(path: Path) -> str:
     """How a watched folder is named in a reason: relative to the project, else by its own name."""
-    shown = _show(path)
-    return shown if shown != str(path) else Path(path).name
+    label = shown(path)
+    return label if label != str(path) else Path(path).name
 
 
 def _watch_roots(options: UpstreamOptions, data_root: Path) -> list[sandbox.WatchRoot]:
@@ -586,7 +371,7 @@ def _watch_roots(options: UpstreamOptions, data_root: Path) -> list[sandbox.Watc
         ("<data root>", Path(data_root), True),
         (_label(options.vendor_dir), Path(options.vendor_dir), True),
         (_label(options.cache_dir), Path(options.cache_dir), True),
-        (_show(python) if python.resolve().is_relative_to(PROJECT_ROOT) else "<python>", python, False),
+        (shown(python) if python.resolve().is_relative_to(PROJECT_ROOT) else "<python>", python, False),
     ]
     for label, path, hashed in extra:
         if not any(r.covers(path) for r in roots):
@@ -594,32 +379,52 @@ def _watch_roots(options: UpstreamOptions, data_root: Path) -> list[sandbox.Watc
     return roots
 
 
-def run_upstream_arm(claim, protocol, params, tables, *, options: UpstreamOptions = UpstreamOptions()) -> dict:
-    """Run the authors' arm of ``claim``; a JSON-able result that never raises for upstream trouble.
+def _adapter(protocol, harness_dir: Path) -> _Adapter | None:
+    """The protocol's adapter in the package at ``harness_dir``, with the hashes of what it loads."""
+    module = protocol.card.adapter_module
+    if module is None:
+        return None
+    name = "/".join(module.split(".")[1:]) + ".py"
+    files = adapter_closure(module, harness_dir)
+    missing = sorted(shown(f) for f in files if not f.is_file())
+    if missing:
+        raise UpstreamError(f"{', '.join(missing)} does not exist")
+    return _Adapter(module, name, harness_dir, digest(files, root=harness_dir))
+
+
+def run_upstream_arm(
+    claim, protocol, params, tables, *, options: UpstreamOptions = UpstreamOptions()
+) -> UpstreamResult:
+    """Run the authors' arm of ``claim``; an :class:`UpstreamResult` that never raises for upstream trouble.
 
     ``status`` is "ok", "not run" (no pin, no adapter, or the arm switched
     off; ``reason`` says which) or "could not run" (checkout missing, altered
     or holding other files, adapter crashed, timed out, answered in the wrong
-    shape, changed its inputs or wrote outside its folder, or a required
-    sandbox is missing; ``reason`` says what, with the tail of stderr for a
-    crash). ``sandbox`` says how the adapter was confined ("bubblewrap" or
-    "none: <why>"). Input tables are verified through ``tables``: a
+    shape, changed its inputs, loaded harness code its cache key does not
+    cover or wrote outside its folder, or a required sandbox is missing;
+    ``reason`` says what, with the tail of stderr for a crash). ``sandbox``
+    says how the adapter was confined ("bubblewrap" or "none: <why>"). Input
+    tables are verified through ``tables``: a
     :class:`~harness.errors.DataError` there propagates, as it does for the
     other arm; the adapter gets copies of the verified bytes.
     """
     if not options.enabled:
-        return _result("not run", "the authors' arm is switched off for this run")
+        return UpstreamResult(status="not run", reason="the authors' arm is switched off for this run")
     if claim.upstream is None:
-        return _result("not run", "the claim names no upstream pin")
-    if protocol.adapter is None:
-        return _result("not run", f"protocol '{protocol.name}' has no adapter for the authors' code")
+        return UpstreamResult(status="not run", reason="the claim names no upstream pin")
     try:
-        pin = _pin(claim.upstream, options.pins_file)
+        adapter = _adapter(protocol, Path(options.harness_dir))
+    except (UpstreamError, OSError, SyntaxError) as exc:
+        return _failed(f"the adapter of protocol '{protocol.name}' cannot be read: {exc}")
+    if adapter is None:
+        return UpstreamResult(
+            status="not run", reason=f"protocol '{protocol.name}' has no adapter for the authors' code"
+        )
+    try:
+        pin = find_pin(claim.upstream, options.pins_file)
     except UpstreamError as exc:
-        return _result("could not run", str(exc))
+        return _failed(str(exc))
     where = {"commit": pin.commit, "url": pin.url}
-    adapters = Path(options.adapters_dir)
-    adapter, launcher = adapters / protocol.adapter, adapters / LAUNCHER
     inputs = _inputs(tables, claim.inputs)
     roots = _watch_roots(options, tables.root)
     try:
@@ -627,27 +432,23 @@ def run_upstream_arm(claim, protocol, params, tables, *, options: UpstreamOption
             with project_lock(shared=False):
                 checkout(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
     except UpstreamError as exc:
-        return _result("could not run", str(exc), **where)
+        return _failed(str(exc), **where)
     # The harness writes nothing into the project while the adapter runs (fileio's lock), so any change
     # between the two snapshots is the adapter's.
     with project_lock(shared=True):
-        result = _run_watched(claim, params, tables, options, pin, where, adapter, launcher, inputs, roots)
-    cache_file = result.pop("_cache_file", None)
+        result, cache_file = _run_watched(claim, params, tables, options, pin, where, adapter, inputs, roots)
     if cache_file is not None:
         _write_cache(cache_file, result)
     return result
 
 
-def _run_watched(claim, params, tables, options, pin, where, adapter, launcher, inputs, roots) -> dict:
+def _run_watched(claim, params, tables, options, pin, where, adapter, inputs, roots):
+    """The arm's run between the two snapshots: ``(result, the cache file to write it to, or None)``."""
     try:
         before = sandbox.snapshot(roots)  # before the checkout is verified: any change after the check shows
         checkout_dir = verify_checkout(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
     except UpstreamError as exc:
-        return _result("could not run", str(exc), **where)
-    for f in (adapter, launcher):
-        if not f.is_file():
-            return _result("could not run", f"{_show(f)} does not exist", **where)
-
+        return _failed(str(exc), **where), None
     request = {
         "params": params.model_dump(mode="json"),
         "controls": [
@@ -657,31 +458,23 @@ def _run_watched(claim, params, tables, options, pin, where, adapter, launcher, 
         "seed": claim.seed,
         "checkout": str(checkout_dir),
     }
-    key = _cache_key(pin.commit, tables.describe(claim.inputs), adapter, launcher, request)
+    key = _cache_key(pin.commit, tables.describe(claim.inputs), adapter.code, request)
     cache_file = Path(options.cache_dir) / f"{key}.json"
     if not options.force and (stored := _read_cache(cache_file)) is not None:
-        return {**_result("ok"), **stored, "cached": True}
+        return dataclasses.replace(stored, cached=True), None
     confine = sandbox.confinement(options.sandbox)
     if isinstance(confine, str):
-        return _result("could not run", confine, **where, cache_key=key, sandbox=f"none: {confine}")
-    result = {
-        **_run_adapter(checkout_dir, adapter, launcher, request, inputs, options.timeout_s, confine),
-        **where,
-        "cache_key": key,
-        "sandbox": confine.name,
-    }
+        return _failed(confine, **where, cache_key=key, sandbox=f"none: {confine}"), None
+    ran = _run_adapter(checkout_dir, adapter, request, inputs, options.timeout_s, confine)
+    result = dataclasses.replace(ran, **where, cache_key=key, sandbox=confine.name)
     escaped = sandbox.changed(before, sandbox.snapshot(roots))
     if escaped:
-        after_all = "" if result["status"] == "ok" else f"; besides, {result['reason']}"
-        return {
-            **result,
-            "status": "could not run",
-            "values": {},
-            "details": {},
-            "controls": {},
-            "reason": f"the adapter {adapter.name} wrote outside its folder ({sandbox.describe_changes(escaped)}): "
-            f"these changed while it ran, so its answer was discarded and nothing was cached{after_all}",
-        }
-    if result["status"] == "ok":
-        result["_cache_file"] = cache_file  # written once the shared lock is released
-    return result
+        after_all = "" if result.ok else f"; besides, {result.reason}"
+        reason = (
+            f"the adapter {adapter.name} wrote outside its folder ({sandbox.describe_changes(escaped)}): "
+            f"these changed while it ran, so its answer was discarded and nothing was cached{after_all}"
+        )
+        return dataclasses.replace(
+            result, status="could not run", values={}, details={}, controls={}, reason=reason
+        ), None
+    return result, (cache_file if result.ok else None)

@@ -31,6 +31,7 @@ here, never in a template.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from .record import (
     ArmControlOutcome,
@@ -43,7 +44,10 @@ from .record import (
     Verdict,
     plain,
 )
-from .spec import ClaimSpec, relation_holds
+from .relations import TOL_SLACK, literal_decimals, relation_holds, target_holds
+
+if TYPE_CHECKING:
+    from .spec import ClaimSpec
 
 __all__ = [
     "judge_targets",
@@ -51,26 +55,12 @@ __all__ = [
     "arm_disagreements",
     "decide_verdict",
     "common_findings",
-    "literal_decimals",
     "requirement_text",
 ]
-
-#: Rounding slack when a value is compared with a tolerance (values that round to the boundary count).
-TOL_SLACK = 1e-12
 
 
 def _finite(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
-def literal_decimals(text: str | None) -> int:
-    """Decimals a number is written with: ``"0.700"`` -> 3, ``"90"`` -> 0, ``"4.08e-3"`` -> 5."""
-    if not text:
-        return 0
-    t = text.strip().lower()
-    mantissa, _, exp = t.partition("e")
-    dec = len(mantissa.partition(".")[2])
-    return max(0, dec - int(exp)) if exp else dec
 
 
 def requirement_text(relation: str, *, paper_text=None, tolerance_text=None, value_text=None, other_label=None) -> str:
@@ -99,12 +89,12 @@ def _arm_reading(t, values: dict | None, ok: bool) -> ArmTarget:
         return ArmTarget()
     if t.relation == "~":
         delta = v - t.paper
-        holds = abs(delta) <= t.tolerance + TOL_SLACK
+        holds = target_holds("~", v, paper=t.paper, tolerance=t.tolerance)
         return ArmTarget(value=v, holds=holds, delta=delta, beyond=None if holds else abs(delta) - t.tolerance)
     rhs = t.value if t.other is None else values.get(t.other)
     if not _finite(rhs):
         return ArmTarget(value=v)
-    return ArmTarget(value=v, other_value=rhs if t.other else None, holds=relation_holds(t.relation, v, rhs))
+    return ArmTarget(value=v, other_value=rhs if t.other else None, holds=target_holds(t.relation, v, rhs=rhs))
 
 
 def judge_targets(spec: ClaimSpec, reimpl, upstream) -> list[TargetOutcome]:

@@ -66,7 +66,9 @@ def run_once(tables):
         source = None
         if upstream:
             if (prefix, "upstream") not in arms:
-                from harness.upstream import UpstreamError, UpstreamOptions, checkout, verify_checkout
+                from harness.checkout import checkout, verify_checkout
+                from harness.errors import UpstreamError
+                from harness.upstream import UpstreamOptions
 
                 try:
                     verify_checkout("prescriptive-scaling")
@@ -75,10 +77,8 @@ def run_once(tables):
                         checkout("prescriptive-scaling")
                     except UpstreamError as exc:
                         pytest.skip(f"the authors' checkout cannot be had: {exc}")
-                log = {}
-                arms[(prefix, "upstream")] = (_run_upstream(spec, tables, UpstreamOptions(), log), log)
-            theirs, log = arms[(prefix, "upstream")]
-            source = {"url": log.get("upstream_url"), "commit": log.get("upstream_commit")}
+                arms[(prefix, "upstream")] = _run_upstream(spec, tables, UpstreamOptions(), {})
+            theirs, source = arms[(prefix, "upstream")]
         else:
             theirs = Arm(status="not run", reason="the authors' arm was switched off for this run (--no-upstream)")
         record = assemble_record(

@@ -1,6 +1,1 @@
-"""Registered protocols. Importing this package registers every protocol."""
-
-from . import boundary_at_budget, estimator_comparison, hyperparameters, shift_test, temporal_coverage  # noqa: F401 (registers)
-from .base import PROTOCOLS, Context, Measurement, Protocol, ProtocolParams, finding, register
-
-__all__ = ["PROTOCOLS", "Context", "Measurement", "Protocol", "ProtocolParams", "finding", "register"]
+"""The protocols, one folder each (see :mod:`harness.protocols.card`); :mod:`harness.registry` lists them."""

@@ -1,4 +1,4 @@
-"""What a protocol is, and the registry that names protocols for claim files.
+"""What a protocol's implementation is: the interface its folder's ``protocol.py`` fills in.
 
 A protocol turns (validated parameters, verified tables, a random generator)
 into a :class:`Measurement`: a flat mapping of named numbers that targets and
@@ -13,10 +13,9 @@ about the data, each in one of the states the protocol declares in
 findings; every comparison with a threshold, every count, every "largest" or
 "inside" is decided here.
 
-One protocol, one name: the protocol module ``harness/protocols/<name>.py``,
-the adapter ``harness/adapters/<name>.py`` that runs the authors' code, the
-template ``templates/<name>.md.j2`` and the quantity names in
-:mod:`harness.quantities`.
+One protocol, one folder (:mod:`harness.protocols.card`): the implementation
+knows its folder by its :class:`~harness.protocols.card.ProtocolCard`, and
+its name, vocabulary, adapter and figures come from there.
 """
 
 from __future__ import annotations
@@ -28,8 +27,9 @@ import numpy as np
 
 from ..record import Arm, ControlOutcome, Finding, TargetOutcome, plain
 from ..schema import Strict
+from .card import ProtocolCard
 
-__all__ = ["Measurement", "Protocol", "ProtocolParams", "Context", "register", "PROTOCOLS", "finding"]
+__all__ = ["Measurement", "Protocol", "ProtocolParams", "Context", "Resampling", "finding"]
 
 
 class ProtocolParams(Strict):
@@ -64,23 +64,37 @@ def finding(state: str, **facts) -> Finding:
     return Finding(state=state, facts=plain(facts))
 
 
-class Protocol:
-    """Subclass, set the class attributes, implement :meth:`measure`, :meth:`control` and :meth:`findings`."""
+class Resampling:
+    """What a protocol gives the bootstrap: the rows, their clusters, and the statistic of a resample.
 
-    name: ClassVar[str]
+    ``statistic(indices, rng) -> {quantity: value}`` must be picklable (a
+    module-level function, or a ``functools.partial`` of one) so that chunks
+    can run in worker processes. ``rows`` says in words which rows are resampled.
+    """
+
+    def __init__(self, n_rows: int, cluster_labels, statistic, rows: str):
+        self.n_rows = int(n_rows)
+        self.cluster_labels = cluster_labels
+        self.statistic = statistic
+        self.rows = rows
+
+
+class Protocol:
+    """Subclass, set the class attributes, implement :meth:`measure`, :meth:`control` and :meth:`findings`.
+
+    ``card`` is the folder's :class:`~harness.protocols.card.ProtocolCard`; the
+    module ends with ``PROTOCOL = <the subclass>()``.
+    """
+
+    card: ClassVar[ProtocolCard]
     Params: ClassVar[type[ProtocolParams]]
     controls: ClassVar[dict[str, type[ProtocolParams]]] = {}
-    summary: ClassVar[str] = ""
     #: Every finding this protocol can state, with its possible states.
     FINDINGS: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     @property
-    def adapter(self) -> str:
-        return f"{self.name}.py"
-
-    @property
-    def template(self) -> str:
-        return f"{self.name}.md.j2"
+    def name(self) -> str:
+        return self.card.name
 
     def columns(self, params: ProtocolParams) -> list[tuple[str, str, dict[str, str]]]:
         """``(table parameter, table name, {column parameter: column})`` for every table the parameters name."""
@@ -108,9 +122,8 @@ class Protocol:
         """The protocol's findings, each named in :attr:`FINDINGS` and in one of its declared states."""
         return {}
 
-    def resampling(self, params: ProtocolParams, tables, reimpl, *, cluster_col: str):
-        """The rows, their clusters and the statistic of one resample, for the claim's bootstrap
-        (:class:`harness.robustness.Resampling`)."""
+    def resampling(self, params: ProtocolParams, tables, reimpl, *, cluster_col: str) -> Resampling:
+        """The rows, their clusters and the statistic of one resample, for the claim's bootstrap."""
         from ..errors import ProtocolError
 
         raise ProtocolError(f"protocol '{self.name}' has no bootstrap")
@@ -119,13 +132,3 @@ class Protocol:
         """What the report's figures are drawn from (curve grids, histograms), stored in the record so that
         :mod:`harness.figures` needs nothing else."""
         return {}
-
-
-PROTOCOLS: dict[str, Protocol] = {}
-
-
-def register(cls: type[Protocol]) -> type[Protocol]:
-    if cls.name in PROTOCOLS:
-        raise RuntimeError(f"protocol '{cls.name}' registered twice")
-    PROTOCOLS[cls.name] = cls()
-    return cls

@@ -9,7 +9,7 @@ from ..quantities import boxed as boxed_name
 from ..schema import Count, Label
 from ..stats.periods import assign_periods, validate_periods
 from ..stats.splits import rolling_splits
-from .common import BoxParams, leaderboard_frame, leaderboard_summary
+from .leaderboard import BoxParams, leaderboard_frame, leaderboard_summary
 
 __all__ = [
     "PeriodParams",

@@ -38,7 +38,8 @@ def checkout_dir(claim):
 
     Skips the module, with the reason, when it cannot be had.
     """
-    from harness.upstream import UpstreamError, checkout, verify_checkout
+    from harness.checkout import checkout, verify_checkout
+    from harness.errors import UpstreamError
 
     try:
         return verify_checkout(claim.upstream)
@@ -64,5 +65,5 @@ def result(claim, params, checkout_dir, tables, tmp_path_factory):
     cold = os.environ.get("HARNESS_UPSTREAM_COLD") == "1"
     options = UpstreamOptions(cache_dir=tmp_path_factory.mktemp("upstream-cache")) if cold else UpstreamOptions()
     out = run_upstream_arm(claim, claim.protocol, params, tables, options=options)
-    assert out["status"] == "ok", out["reason"]
+    assert out.status == "ok", out.reason
     return out

@@ -154,7 +154,7 @@ def test_cli_exit_status_for_a_bad_claim(tmp_path, capsys):
 
 def test_could_not_run_does_not_replace_a_good_report(tmp_path, record, monkeypatch, capsys):
     from harness.errors import ProtocolError
-    from harness.protocols import PROTOCOLS
+    from harness.registry import PROTOCOLS
 
     out = tmp_path / "reports"
     out.mkdir()
@@ -165,7 +165,7 @@ def test_could_not_run_does_not_replace_a_good_report(tmp_path, record, monkeypa
     def broken(*args, **kwargs):
         raise ProtocolError("the optimiser returned no finite objective")
 
-    monkeypatch.setattr(PROTOCOLS["boundary_at_budget"], "measure", broken)
+    monkeypatch.setattr(PROTOCOLS["boundary_at_budget"].protocol, "measure", broken)
     status = cli.main(
         ["run", "-j", "1", "--force", "--no-upstream", "--accept-degraded", "--out", str(out), str(CLAIM)]
     )

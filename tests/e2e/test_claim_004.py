@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.checkout import verify_checkout
+from harness.errors import UpstreamError
 from harness.render import render_report
 from harness.runner import run_claim
-from harness.upstream import UpstreamError, UpstreamOptions, verify_checkout
+from harness.upstream import UpstreamOptions
 
 pytestmark = pytest.mark.e2e
 

@@ -17,8 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.checkout import load_pins, verify_checkout
 from harness.spec import load_claim
-from harness.upstream import UpstreamOptions, load_pins, run_upstream_arm, verify_checkout
+from harness.upstream import UpstreamOptions, run_upstream_arm
 
 pytestmark = [pytest.mark.upstream, pytest.mark.e2e]
 
@@ -44,17 +45,17 @@ def result(claim, setup, checkout_dir, tables, tmp_path_factory):
     protocol, params = setup
     options = UpstreamOptions(cache_dir=tmp_path_factory.mktemp("upstream-cache"))
     out = run_upstream_arm(claim, protocol, params, tables, options=options)
-    assert out["status"] == "ok", out["reason"]
+    assert out.status == "ok", out.reason
     return out
 
 
 def test_the_run_is_the_pinned_code_not_a_cache(result, claim, checkout_dir):
-    assert result["cached"] is False and result["commit"] == load_pins()[claim.upstream].commit
+    assert result.cached is False and result.commit == load_pins()[claim.upstream].commit
     verify_checkout(claim.upstream)  # running the authors' code left the checkout clean
 
 
 def test_authors_values(result):
-    got = result["values"]
+    got = result.values
     for name, want in AUTHORS.items():
         assert got[name] == pytest.approx(want, abs=TOL), name
     for name, want in COUNTS.items():
@@ -75,32 +76,32 @@ def test_value_names_are_the_protocols(result, claim, setup, tables):
     cheap = {k: v for k, v in {"n_perm": 50, "n_perm_precise": 0}.items() if k in type(params).model_fields}
     params = params.model_copy(update=cheap)
     mine = protocol.measure(params, tables, np.random.default_rng(claim.seed))
-    assert set(result["values"]) <= set(mine.values)
-    assert {t.quantity for t in claim.targets} <= set(result["values"])
+    assert set(result.values) <= set(mine.values)
+    assert {t.quantity for t in claim.targets} <= set(result.values)
     for c in claim.controls:
         cparams = protocol.controls[c.control].model_validate(c.params)
         ctl = protocol.control(c.control, cparams, params, tables, np.random.default_rng(claim.seed), mine)
-        assert set(result["controls"][c.id]["values"]) == set(ctl.values), c.id
-        assert {q for m in c.must for q in m.quantities} <= set(result["controls"][c.id]["values"]), c.id
+        assert set(result.controls[c.id]["values"]) == set(ctl.values), c.id
+        assert {q for m in c.must for q in m.quantities} <= set(result.controls[c.id]["values"]), c.id
 
 
 def test_controls(result, claim):
     by_kind = {c.control: c for c in claim.controls}
-    infl = result["controls"][by_kind["inflate_post"].id]
+    infl = result.controls[by_kind["inflate_post"].id]
     shift = by_kind["inflate_post"].params["shift"]
-    assert infl["values"]["gamma"] - result["values"]["gamma"] == pytest.approx(shift, abs=1e-9)  # OLS is linear in y
+    assert infl["values"]["gamma"] - result.values["gamma"] == pytest.approx(shift, abs=1e-9)  # OLS is linear in y
     assert infl["values"]["p_value"] == pytest.approx(1 / 2001)
     assert infl["details"]["realized_shift"]["n_clipped"] == 0
     assert infl["details"]["realized_shift"]["max_abs_error"] < 1e-9
-    relabel = result["controls"][by_kind["relabel_groups"].id]
+    relabel = result.controls[by_kind["relabel_groups"].id]
     assert abs(relabel["values"]["gamma_mean"]) < 0.15
     assert relabel["details"]["n_draws"] == by_kind["relabel_groups"].params["n_draws"]
 
 
 def test_eps_sensitivity(result, setup):
     _, params = setup
-    rows = {r["eps"]: r for r in result["details"]["eps_sensitivity"]}
+    rows = {r["eps"]: r for r in result.details["eps_sensitivity"]}
     assert sorted(rows) == sorted(params.eps_grid)
-    assert rows[1e-6]["gamma"] == pytest.approx(result["values"]["gamma"], abs=0)
+    assert rows[1e-6]["gamma"] == pytest.approx(result.values["gamma"], abs=0)
     assert rows[1e-2]["gamma"] == pytest.approx(0.3047, abs=TOL)  # one in-support model scores AIME = 0
     assert all(abs(r["p_value"] - rows[1e-6]["p_value"]) < 0.01 for r in rows.values())

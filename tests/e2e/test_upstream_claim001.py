@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.checkout import load_pins, verify_checkout
 from harness.spec import load_claim
-from harness.upstream import load_pins, verify_checkout
 
 pytestmark = [pytest.mark.upstream, pytest.mark.e2e]
 
@@ -55,9 +55,9 @@ def _label(params, column):
 
 
 def test_the_answer_is_the_pinned_code(result, claim, checkout_dir):
-    assert result["commit"] == load_pins()[claim.upstream].commit
+    assert result.commit == load_pins()[claim.upstream].commit
     if COLD:
-        assert result["cached"] is False
+        assert result.cached is False
     verify_checkout(claim.upstream)  # running the authors' code left the checkout clean
 
 
@@ -71,16 +71,16 @@ def test_value_names(result, claim, params):
     }
     want |= {f"split{s}.{t}" for s in range(1, n_splits + 1) for t in labels}
     want |= {"group.drift", "group.stable", "separation"} | {f"n_validation.split{s}" for s in range(1, n_splits + 1)}
-    assert set(result["values"]) == want
-    missing = [t.quantity for t in claim.targets if t.quantity not in result["values"]]
+    assert set(result.values) == want
+    missing = [t.quantity for t in claim.targets if t.quantity not in result.values]
     assert not missing, f"targets the authors' arm does not give: {missing}"
     for c in claim.controls:
         assert c.control == "relabel_periods"
-        assert set(result["controls"][c.id]["values"]) == {"separation"} | {f"signed_coverage.{t}" for t in labels}
+        assert set(result.controls[c.id]["values"]) == {"separation"} | {f"signed_coverage.{t}" for t in labels}
 
 
 def test_signed_coverage_is_the_authors(result, params):
-    v = result["values"]
+    v = result.values
     for column, want in AUTHORS.items():
         assert v[f"signed_coverage.{_label(params, column)}"] == pytest.approx(want, abs=TOL), column
     math_label = _label(params, "MATH Lvl 5 Raw")
@@ -93,7 +93,7 @@ def test_signed_coverage_is_the_authors(result, params):
 
 
 def test_groups_are_arithmetic_of_the_tasks(result, params):
-    v = result["values"]
+    v = result.values
     drift = [t for t in params.tasks if t in params.drift_tasks]
     stable = [t for t in params.tasks if t not in params.drift_tasks]
     assert v["group.drift"] == pytest.approx(sum(v[f"signed_coverage.{t}"] for t in drift) / len(drift), abs=1e-12)
@@ -102,7 +102,7 @@ def test_groups_are_arithmetic_of_the_tasks(result, params):
 
 
 def test_split_sizes_and_rebuilt_sets(result):
-    v, d = result["values"], result["details"]
+    v, d = result.values, result.details
     for t, n in enumerate(N_VALIDATION, start=1):
         assert v[f"n_validation.split{t}"] == n
     for row in d["splits"]:
@@ -115,6 +115,6 @@ def test_split_sizes_and_rebuilt_sets(result):
 
 def test_relabelling_is_reported(result, claim):
     for c in claim.controls:
-        got = result["controls"][c.id]
+        got = result.controls[c.id]
         assert got["details"]["period_sizes_kept"] is True
         assert len(got["details"]["separation_each"]) == c.params.get("n_relabellings", 5)  # the adapter's default

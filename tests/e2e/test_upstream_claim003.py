@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.checkout import load_pins, verify_checkout
 from harness.spec import load_claim
-from harness.upstream import load_pins, verify_checkout
 
 pytestmark = [pytest.mark.upstream, pytest.mark.e2e]
 
@@ -52,33 +52,33 @@ def _control(claim, kind):
 
 
 def test_the_answer_is_the_pinned_code(result, claim, checkout_dir):
-    assert result["commit"] == load_pins()[claim.upstream].commit
+    assert result.commit == load_pins()[claim.upstream].commit
     if COLD:
-        assert result["cached"] is False
+        assert result.cached is False
     verify_checkout(claim.upstream)  # running the authors' code left the checkout clean
 
 
 def test_value_names(result, claim):
     want = {f"{m}.{e}" for m in METRICS for e in ESTIMATORS}
     want |= {"gap.pinball_id", "gap.pinball_ood", "gap.calibration_ood", "advantage.id"}
-    assert set(result["values"]) == want
-    missing = [t.quantity for t in claim.targets if t.quantity not in result["values"]]
+    assert set(result.values) == want
+    missing = [t.quantity for t in claim.targets if t.quantity not in result.values]
     assert not missing, f"targets the authors' arm does not give: {missing}"
     names = {"beta_zero": {f"{m}.sigmoid" for m in METRICS}, "shuffle_z": {"advantage.id"}}
     for c in claim.controls:
-        assert set(result["controls"][c.id]["values"]) == names[c.control], c.id
+        assert set(result.controls[c.id]["values"]) == names[c.control], c.id
 
 
 def test_table2_is_the_authors(result):
-    v = result["values"]
-    assert result["details"]["n_pairs"] == 18
+    v = result.values
+    assert result.details["n_pairs"] == 18
     for metric, row in AUTHORS.items():
         for est, want in zip(ESTIMATORS, row):
             assert v[f"{metric}.{est}"] == pytest.approx(want, abs=TOL), f"{metric}.{est}"
 
 
 def test_gaps_are_arithmetic_of_the_table(result):
-    v = result["values"]
+    v = result.values
     assert v["gap.pinball_id"] == pytest.approx(v["pinball_id.sigmoid"] - v["pinball_id.ispline"], abs=1e-15)
     assert v["gap.pinball_ood"] == pytest.approx(v["pinball_ood.sigmoid"] - v["pinball_ood.ispline"], abs=1e-15)
     assert v["gap.calibration_ood"] == pytest.approx(
@@ -89,7 +89,7 @@ def test_gaps_are_arithmetic_of_the_table(result):
 
 def test_rebuilt_sets_are_the_scripts(result):
     """Their null rows recomputed on the sets rebuilt with their loaders equal the script's CSVs."""
-    check = result["details"]["check"]
+    check = result.details["check"]
     assert check["null_rows_max_abs_diff"] < 1e-15
     # the script predicts through a 400-point curve interpolated in x, the refit at the exact q(z)
     assert check["sigmoid_exact_vs_interpolated_max_abs_diff"] < 1e-6
@@ -98,7 +98,7 @@ def test_rebuilt_sets_are_the_scripts(result):
 def test_sigmoid_box_bounds_are_reported(result):
     """Measured on this data (their code is deterministic): z* sits on an edge of the training z
     range in three pairs, and no fit is on the beta limits (0.05, 50)."""
-    d = result["details"]
+    d = result.details
     assert d["sigmoid_z_star_at_range_edge"] == ["IFEval t=3", "MATH Lvl 5 t=1", "GPQA t=2"]
     assert d["sigmoid_beta_at_bound"] == []
     for row in d["per_pair"]:
@@ -106,17 +106,17 @@ def test_sigmoid_box_bounds_are_reported(result):
 
 
 def test_beta_zero_is_the_loss_minimising_constant(result, claim):
-    got = result["controls"][_control(claim, "beta_zero").id]
+    got = result.controls[_control(claim, "beta_zero").id]
     assert got["values"]["calibration_ood.sigmoid"] == pytest.approx(0.0246, abs=1e-4)
     # not the Constant row (the tau-quantile of the training scores)
-    assert got["values"]["calibration_ood.sigmoid"] < result["values"]["calibration_ood.constant"] - 0.01
+    assert got["values"]["calibration_ood.sigmoid"] < result.values["calibration_ood.constant"] - 0.01
     for row in got["details"]["per_pair"]:
         assert 0.0 <= row["constant"] <= 1.0
 
 
 def test_shuffled_z_shrinks_the_advantage(result, claim):
     ctl = _control(claim, "shuffle_z")
-    got = result["controls"][ctl.id]
+    got = result.controls[ctl.id]
     n = claim.control_params[ctl.id].n_shuffles or claim.params.n_shuffles
     assert len(got["details"]["advantage_each"]) == n
-    assert 0.0 < got["values"]["advantage.id"] < 0.5 * result["values"]["advantage.id"]
+    assert 0.0 < got["values"]["advantage.id"] < 0.5 * result.values["advantage.id"]

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.checkout import load_pins, verify_checkout
 from harness.spec import load_claim
-from harness.upstream import load_pins, verify_checkout
 
 pytestmark = [pytest.mark.upstream, pytest.mark.e2e]
 
@@ -50,9 +50,9 @@ def claim():
 
 
 def test_the_answer_is_the_pinned_code(result, claim, checkout_dir):
-    assert result["commit"] == load_pins()[claim.upstream].commit
+    assert result.commit == load_pins()[claim.upstream].commit
     if COLD:
-        assert result["cached"] is False
+        assert result.cached is False
     verify_checkout(claim.upstream)
 
 
@@ -60,47 +60,47 @@ def test_value_names_are_the_vocabulary(result, claim):
     """The authors' arm reports every quantity the vocabulary gives it: the sweep (both arms) and the
     checks of their own code (theirs alone); the control reports the control's vocabulary."""
     expected = {n for n, q in claim.vocabulary.items() if q.arm in ("both", "upstream")}
-    assert set(result["values"]) == expected
+    assert set(result.values) == expected
     for c in claim.controls:
-        assert set(result["controls"][c.id]["values"]) == set(claim.control_vocabularies[c.id]), c.id
+        assert set(result.controls[c.id]["values"]) == set(claim.control_vocabularies[c.id]), c.id
     for t in claim.targets:
-        assert t.quantity in result["values"], t.quantity
+        assert t.quantity in result.values, t.quantity
 
 
 def test_claimed_setting_reproduces_table1(result, params):
-    fits = result["details"]["settings"][setting()]["fits"]
+    fits = result.details["settings"][setting()]["fits"]
     for label, (want, _) in AUTHORS.items():
         assert fits[label]["boundary"] == pytest.approx(want, abs=TOL), label
-    assert result["values"]["claimed.max_dev"] <= params.within  # against the paper's Table 1
-    assert result["values"]["claimed.coverage_mean"] == pytest.approx(0.9940, abs=TOL)
+    assert result.values["claimed.max_dev"] <= params.within  # against the paper's Table 1
+    assert result.values["claimed.coverage_mean"] == pytest.approx(0.9940, abs=TOL)
     for p in ("tau", "kappa", "lam"):  # the claimed fit is reused where a sweep passes through it
-        assert result["values"][f"sweep.{p}={getattr(params, p):g}.max_shift"] == 0.0
+        assert result.values[f"sweep.{p}={getattr(params, p):g}.max_shift"] == 0.0
 
 
 def test_kappa_at_most_25_runs_its_last_stages_at_25(result):
-    settings = result["details"]["settings"]
+    settings = result.details["settings"]
     for label, fit in settings[setting(kappa=10)]["fits"].items():
         assert fit["stages"][0] == [0.9, 10.0], label
         assert {k for _, k in fit["stages"][1:]} == {25.0}, label  # read from their FitResult.info["trace"]
     assert settings[setting(kappa=10)]["final_stage"] == [0.98, 25.0]
     assert settings[setting(kappa=25)]["final_stage"] == [0.98, 25.0]
-    assert result["details"]["quirks"]["final_stage_not_setting"] == [setting(kappa=10)]
+    assert result.details["quirks"]["final_stage_not_setting"] == [setting(kappa=10)]
     # so upstream "kappa = 10" is nearly the kappa = 25 fit
-    assert result["values"]["sweep.kappa=10.beta"] == pytest.approx(result["values"]["sweep.kappa=25.beta"], rel=1e-6)
+    assert result.values["sweep.kappa=10.beta"] == pytest.approx(result.values["sweep.kappa=25.beta"], rel=1e-6)
 
 
 def test_lambda_at_least_0_1_sits_on_the_beta_bound(result, params):
-    quirks = result["details"]["quirks"]
+    quirks = result.details["quirks"]
     assert quirks["beta_bound"] == "beta=0.05"
     big = [v for v in params.lam_grid if v >= 0.1]
     assert big and sorted(quirks["all_tasks_beta_at_min"]) == sorted(setting(lam=v) for v in big)
     for v in big:
-        assert result["values"][f"sweep.lam={v:g}.beta"] == pytest.approx(0.05, rel=1e-12)
+        assert result.values[f"sweep.lam={v:g}.beta"] == pytest.approx(0.05, rel=1e-12)
 
 
 def test_tau_override_gives_table1_at_one_half(result, claim):
     (ctl,) = [c for c in claim.controls if c.control == "tau_override" and c.params["tau"] == 0.5]
-    got = result["controls"][ctl.id]
+    got = result.controls[ctl.id]
     assert got["details"]["reused_sweep_fit"] is True
     for label, (_, want) in AUTHORS.items():
         assert got["details"]["fits"][label]["boundary"] == pytest.approx(want, abs=TOL), label

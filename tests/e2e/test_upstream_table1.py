@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.checkout import load_pins, verify_checkout
 from harness.spec import load_claim
-from harness.upstream import UpstreamOptions, load_pins, run_upstream_arm, verify_checkout
+from harness.upstream import UpstreamOptions, run_upstream_arm
 
 pytestmark = pytest.mark.upstream
 
@@ -44,32 +45,32 @@ def result(claim, checkout_dir, tables, tmp_path_factory):
     params = claim.params
     options = UpstreamOptions(cache_dir=tmp_path_factory.mktemp("upstream-cache"))
     out = run_upstream_arm(claim, protocol, params, tables, options=options)
-    assert out["status"] == "ok", out["reason"]
+    assert out.status == "ok", out.reason
     return out, params
 
 
 def test_the_run_is_the_pinned_code_not_a_cache(result, claim, checkout_dir):
     out, _ = result
-    assert out["cached"] is False and out["commit"] == load_pins()[claim.upstream].commit
+    assert out.cached is False and out.commit == load_pins()[claim.upstream].commit
     verify_checkout(claim.upstream)  # running the authors' code left the checkout clean
 
 
 def test_table1_authors_values(result):
     out, params = result
     for label, column in params.tasks.items():
-        assert out["values"][f"boundary.{label}"] == pytest.approx(AUTHORS[column][0], abs=TOL), label
-        assert out["details"]["fits"][label]["n"] == 3663  # rows with a finite compute proxy (UPSTREAM.md)
+        assert out.values[f"boundary.{label}"] == pytest.approx(AUTHORS[column][0], abs=TOL), label
+        assert out.details["fits"][label]["n"] == 3663  # rows with a finite compute proxy (UPSTREAM.md)
 
 
 def test_table1_authors_values_at_tau_one_half(result, claim):
     out, params = result
     (ctl,) = [c for c in claim.controls if c.control == "tau_override" and c.params["tau"] == 0.5]
-    got = out["controls"][ctl.id]["values"]
+    got = out.controls[ctl.id]["values"]
     for label, column in params.tasks.items():
         assert got[f"boundary.{label}"] == pytest.approx(AUTHORS[column][1], abs=TOL), label
 
 
 def test_the_cold_start_is_reported(result):
     out, params = result
-    shifts = [abs(out["values"][f"alt_start.boundary.{k}"] - out["values"][f"boundary.{k}"]) for k in params.tasks]
-    assert out["values"]["alt_start.max_shift"] == pytest.approx(max(shifts), abs=0)
+    shifts = [abs(out.values[f"alt_start.boundary.{k}"] - out.values[f"boundary.{k}"]) for k in params.tasks]
+    assert out.values["alt_start.max_shift"] == pytest.approx(max(shifts), abs=0)

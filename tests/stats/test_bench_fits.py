@@ -2,7 +2,7 @@
 
 import re
 
-import harness.upstream
+import harness.checkout
 from benchmarks.fits import fit_from_optimum, fit_vs_authors
 from harness.errors import UpstreamError
 
@@ -13,7 +13,7 @@ def test_without_the_checkout_the_authors_side_is_skipped_with_the_reason(tables
     def missing(name, *args, **kwargs):
         raise UpstreamError(f"no checkout of '{name}' (test)")
 
-    monkeypatch.setattr(harness.upstream, "verify_checkout", missing)
+    monkeypatch.setattr(harness.checkout, "verify_checkout", missing)
     lines = fit_vs_authors(tables, repeats=1)
     rows = [ln for ln in lines if ln.split("  ")[0].strip() in LABELS]
     assert [r.split("  ")[0].strip() for r in rows] == LABELS

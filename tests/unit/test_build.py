@@ -1,27 +1,42 @@
-"""What a report depends on, and why a claim must run again: exactly the affected claims, with the reason."""
+"""What a report depends on, and why a claim must run again: exactly the affected claims, with the reason.
+
+Every expectation is derived from the claim files in ``claims/`` (their protocols and inputs), so the tests
+hold for whatever claims the folder holds.
+"""
 
 from pathlib import Path
 
 import pytest
 
 from harness import build
+from harness.checkout import load_pins
 from harness.datalock import load_lock
+from harness.registry import PROTOCOLS
 from harness.spec import load_claim
-from harness.upstream import load_pins
 
 ROOT = Path(__file__).resolve().parents[2]
-CLAIMS = {p.stem[:3]: p for p in sorted((ROOT / "claims").glob("*.yaml"))}
+CLAIMS = {p.stem: p for p in sorted((ROOT / "claims").glob("*.yaml"))}
 
 
 @pytest.fixture(scope="module")
-def deps():
+def specs():
+    lock = load_lock()
+    return {k: load_claim(p, lock=lock) for k, p in CLAIMS.items()}
+
+
+@pytest.fixture(scope="module")
+def deps(specs):
     lock, pins = load_lock(), load_pins()
-    return {k: build.dependencies(load_claim(p, lock=lock), lock, pins) for k, p in CLAIMS.items()}
+    return {k: build.dependencies(s, lock, pins) for k, s in specs.items()}
 
 
 def _changed(d: dict, part: str, key: str, value="0" * 64) -> dict:
     run = {**d["run"], part: {**d["run"][part], key: value}}
     return {**d, "run": run}
+
+
+def _rel(path: Path) -> str:
+    return path.resolve().relative_to(ROOT).as_posix()
 
 
 def test_unchanged_is_up_to_date(deps):
@@ -35,60 +50,86 @@ def test_no_stored_dependencies_means_a_run():
 
 
 def test_a_claim_file_byte(deps):
-    now = deps["002"]
-    stored = {**now, "run": {**now["run"], "claim": "0" * 64}}
-    assert build.stale_reasons(stored, now)[0] == ["claim file changed"]
+    for now in deps.values():
+        stored = {**now, "run": {**now["run"], "claim": "0" * 64}}
+        assert build.stale_reasons(stored, now)[0] == ["claim file changed"]
 
 
-def test_an_input_table_reruns_exactly_the_claims_that_read_it(deps):
-    readers = {k for k, d in deps.items() if "oll" in d["run"]["data"]}
-    assert readers == {"001", "002", "003", "004"}
-    for k, d in deps.items():
-        if k in readers:
-            stored = _changed(d, "data", "oll")
-            assert build.stale_reasons(stored, d)[0] == ["data changed: oll"]
+def test_an_input_table_reruns_exactly_the_claims_that_read_it(specs, deps):
+    for table in {t for s in specs.values() for t in s.claim.inputs}:
+        readers = {k for k, s in specs.items() if table in s.claim.inputs}
+        assert {k for k, d in deps.items() if table in d["run"]["data"]} == readers
+        for k in readers:
+            assert build.stale_reasons(_changed(deps[k], "data", table), deps[k])[0] == [f"data changed: {table}"]
+
+
+@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+def test_a_protocol_folder_reruns_exactly_its_claims(specs, deps, protocol):
+    """Its measurement, vocabulary, card and adapter re-run its claims and no other; its figures re-render them."""
+    card = PROTOCOLS[protocol]
+    own = {k for k, s in specs.items() if s.protocol.name == protocol}
+    for module in ("__init__", "protocol", "quantities", "adapter"):
+        f = card.module_file(module)
+        if f is None:
+            continue
+        path = _rel(f)
+        assert {k for k, d in deps.items() if path in d["run"]["code"]} == own, path
+        for k in own:
+            assert build.stale_reasons(_changed(deps[k], "code", path), deps[k])[0] == [f"harness code changed: {path}"]
+    figures = card.module_file("figures")
+    if figures is not None:
+        path = _rel(figures)
+        assert not any(path in d["run"]["code"] for d in deps.values())
+        assert {k for k, d in deps.items() if path in d["render"]} == own
+
+
+def test_the_registry_is_in_no_key(deps):
+    """Adding a protocol (a folder and a registry line) re-runs nothing."""
+    for d in deps.values():
+        assert "harness/registry.py" not in d["run"]["code"] and "harness/registry.py" not in d["render"]
 
 
 @pytest.mark.parametrize(
-    "path, affected",
+    "path, protocols",
     [
-        ("harness/protocols/shift_test.py", {"000"}),
-        ("harness/adapters/shift_test.py", {"000"}),
-        ("harness/stats/shift.py", {"000"}),
-        ("harness/stats/sigmoid.py", {"001", "002", "003", "004"}),
-        ("harness/stats/ispline.py", {"001", "003"}),  # the period protocols share the splits' fitting
-        ("harness/protocols/boundary_at_budget.py", {"002"}),
-        ("harness/adapters/boundary_at_budget.py", {"001", "002", "003", "004"}),  # the other adapters import it
-        ("harness/verdict.py", {"000", "001", "002", "003", "004"}),
+        ("harness/stats/shift.py", {"shift_test"}),
+        ("harness/stats/sweep.py", {"hyperparameters"}),
+        (
+            "harness/adapters/authors_sigmoid.py",
+            {"boundary_at_budget", "temporal_coverage", "estimator_comparison", "hyperparameters"},
+        ),  # the adapters that fit their sigmoid
+        ("harness/adapters/authors_periods.py", {"temporal_coverage", "estimator_comparison"}),
+        ("harness/verdict.py", set(PROTOCOLS)),
     ],
 )
-def test_a_harness_file_reruns_exactly_the_claims_that_use_it(deps, path, affected):
+def test_a_shared_file_reruns_exactly_the_claims_that_use_it(specs, deps, path, protocols):
     using = {k for k, d in deps.items() if path in d["run"]["code"]}
-    assert using == affected
+    assert using == {k for k, s in specs.items() if s.protocol.name in protocols}
     for k in using:
-        stored = _changed(deps[k], "code", path)
-        assert build.stale_reasons(stored, deps[k])[0] == [f"harness code changed: {path}"]
+        assert build.stale_reasons(_changed(deps[k], "code", path), deps[k])[0] == [f"harness code changed: {path}"]
 
 
-def test_a_template_only_re_renders(deps):
-    d = deps["002"]
-    path = "templates/boundary_at_budget.md.j2"
-    assert path in d["render"] and "templates/shift_test.md.j2" not in d["render"]
-    stored = {**d, "render": {**d["render"], path: "0" * 64}}
-    run, render = build.stale_reasons(stored, d)
-    assert run == [] and render == [f"template or rendering code changed: {path}"]
+def test_a_template_only_re_renders(specs, deps):
+    for k, d in deps.items():
+        own = f"templates/{specs[k].protocol.card.template}"
+        others = {f"templates/{c.template}" for c in PROTOCOLS.values()} - {own}
+        assert own in d["render"] and not others & set(d["render"])
+        stored = {**d, "render": {**d["render"], own: "0" * 64}}
+        run, render = build.stale_reasons(stored, d)
+        assert run == [] and render == [f"template or rendering code changed: {own}"]
 
 
 def test_the_pin_and_the_package_versions(deps):
-    d = deps["000"]
-    stored = {**d, "run": {**d["run"], "upstream_pin": {**d["run"]["upstream_pin"], "commit": "1" * 40}}}
-    assert build.stale_reasons(stored, d)[0] == ["upstream pin changed"]
-    stored = {**d, "run": {**d["run"], "packages": {**d["run"]["packages"], "numpy": "1.0"}}}
-    (reason,) = build.stale_reasons(stored, d)[0]
-    assert reason.startswith("package versions changed: numpy 1.0 -> ")
+    for d in deps.values():
+        if d["run"]["upstream_pin"] is not None:
+            stored = {**d, "run": {**d["run"], "upstream_pin": {**d["run"]["upstream_pin"], "commit": "1" * 40}}}
+            assert build.stale_reasons(stored, d)[0] == ["upstream pin changed"]
+        stored = {**d, "run": {**d["run"], "packages": {**d["run"]["packages"], "numpy": "1.0"}}}
+        (reason,) = build.stale_reasons(stored, d)[0]
+        assert reason.startswith("package versions changed: numpy 1.0 -> ")
 
 
 def test_drawing_code_is_not_run_code(deps):
     for d in deps.values():
         assert "harness/figures.py" not in d["run"]["code"] and "harness/figures.py" in d["render"]
-        assert "harness/cli.py" not in d["run"]["code"]
+        assert "harness/cli.py" not in d["run"]["code"] and "harness/make.py" not in d["run"]["code"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.index import _comparable, _comparable_v1, compare, diff_records
+from harness.diff import _comparable, _comparable_v1, compare, diff_records
 from harness.record import read_record
 
 REPORTS = Path(__file__).resolve().parents[2] / "reports"

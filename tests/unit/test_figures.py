@@ -17,7 +17,7 @@ import sys
 import numpy as np
 import pytest
 
-from harness.figures import FIGURES, MAX_SVG_BYTES, draw_figures, read_density
+from harness.figures import MAX_SVG_BYTES, draw_figures, read_density
 from harness.paths import PROJECT_ROOT
 from harness.record import (
     Arm,
@@ -140,8 +140,10 @@ def test_a_change_of_drawing_redraws_and_does_not_rerun():
         assert not {f.name for f in code_files(protocol)} & set(RENDER_CODE), protocol
 
 
-def test_every_protocol_registers_figures():
-    assert set(FIGURES) == set(EXPECTED)
+def test_every_protocol_card_names_the_figures_it_draws():
+    from harness.registry import PROTOCOLS
+
+    assert {name: set(card.figures) for name, card in PROTOCOLS.items()} == {k: set(v) for k, v in EXPECTED.items()}
 
 
 def test_no_figure_when_turned_off_or_reimpl_missing():
@@ -240,7 +242,7 @@ def test_plot_data_is_modest(runs):
 
 @pytest.mark.e2e
 def test_boundary_density_is_the_data(runs, tables):
-    from harness.protocols.common import leaderboard_frame, task_data
+    from harness.protocols.leaderboard import leaderboard_frame, task_data
 
     spec, record = runs["002_table1_boundary_1e24"]
     data = task_data(leaderboard_frame(tables, spec.params), spec.params)

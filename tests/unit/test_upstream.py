@@ -26,11 +26,13 @@ import pytest
 import yaml
 
 from harness import upstream
+from harness.checkout import checkout, load_pins, verify_checkout
+from harness.codegraph import HARNESS, LAUNCHER
 from harness.datalock import DataLock, Tables
 from harness.errors import UpstreamError
 from harness.protocols.base import ProtocolParams
 from harness.spec import Claim, ClaimSpec
-from harness.upstream import UpstreamOptions, checkout, load_pins, run_upstream_arm, verify_checkout
+from harness.upstream import UpstreamOptions, run_upstream_arm
 
 ACTOR = git.Actor("Test", "test@example.invalid")
 
@@ -139,11 +141,15 @@ def world(tmp_path):
         yaml.safe_dump({"fake": {"url": str(tmp_path / "origin"), "commit": c2, "paths": ["fakepkg/", "scripts/"]}})
     )
 
-    adapters = tmp_path / "adapters"
-    adapters.mkdir()
-    shutil.copy(upstream.ADAPTERS_DIR / upstream.LAUNCHER, adapters / upstream.LAUNCHER)
+    # a harness package of the test's own: the launcher, and the fake adapters as modules harness.fake.<name>
+    package = tmp_path / "harness"
+    (package / "adapters").mkdir(parents=True)
+    (package / "fake").mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "fake" / "__init__.py").write_text("")
+    shutil.copy(HARNESS / LAUNCHER, package / LAUNCHER)
     for name, src in ADAPTERS.items():
-        (adapters / name).write_text(textwrap.dedent(src), encoding="utf-8")
+        (package / "fake" / name).write_text(textwrap.dedent(src), encoding="utf-8")
 
     (tmp_path / "reports").mkdir()
     data = tmp_path / "data"
@@ -165,7 +171,7 @@ def world(tmp_path):
         vendor_dir=tmp_path / "vendor",
         cache_dir=tmp_path / "cache",
         pins_file=pins,
-        adapters_dir=adapters,
+        harness_dir=package,
         timeout_s=60,
     )
     return SimpleNamespace(
@@ -177,6 +183,7 @@ def world(tmp_path):
         options=options,
         tables=Tables(lock, data),
         vendor=tmp_path / "vendor" / "fake",
+        adapters=package / "fake",
     )
 
 
@@ -217,8 +224,14 @@ def _claim(upstream="fake", controls=()):
     )
 
 
+def _protocol(adapter: str | None):
+    """A protocol as the authors' arm sees it: its name, and its card's adapter module (or none)."""
+    module = f"harness.fake.{Path(adapter).stem}" if adapter else None
+    return SimpleNamespace(name="fake", card=SimpleNamespace(name="fake", adapter_module=module))
+
+
 def _arm(w, adapter="echo.py", claim=None, **opts):
-    proto = SimpleNamespace(name="fake", adapter=adapter)
+    proto = _protocol(adapter)
     options = UpstreamOptions(**{**w.options.__dict__, **opts})
     return run_upstream_arm(claim or _claim(), proto, FakeParams(), w.tables, options=options)
 
@@ -354,58 +367,58 @@ def test_the_project_pins_load():
 def test_the_adapter_runs_isolated_from_the_checkout(checked_out):
     w = checked_out
     r = _arm(w, claim=_claim(controls=[("double", 2)]))
-    assert r["status"] == "ok", r["reason"]
-    assert r["values"] == {"value": 20.0, "seed": 7.0}  # VALUE = 2 at the pinned commit, times factor 10
-    assert r["controls"] == {"double": {"values": {"value": 4.0}, "details": {}}}
-    d = r["details"]
+    assert r.status == "ok", r.reason
+    assert r.values == {"value": 20.0, "seed": 7.0}  # VALUE = 2 at the pinned commit, times factor 10
+    assert r.controls == {"double": {"values": {"value": 4.0}, "details": {}}}
+    d = r.details
     assert d["path0"] == str(w.vendor) and d["file"] == str(w.vendor / "fakepkg" / "__init__.py")
     assert d["env"]["MPLBACKEND"] == "Agg" and d["env"]["PYTHONHASHSEED"] == "0"
     assert d["cwd"] == "<scratch>"  # the scratch folder, named without its local path
     assert d["env"]["HOME"] == "<scratch>/home" and d["env"]["MPLCONFIGDIR"] == "<scratch>/mpl"
     assert not list(Path(tempfile.gettempdir()).glob(f"{upstream.SCRATCH_PREFIX}{os.getpid()}-*"))  # and it is gone
     assert d["table"] == "a,b\n1,2\n"
-    assert "noise on stdout" in r["stdout"] and (r["commit"], r["url"]) == (w.c2, str(w.tmp / "origin"))
+    assert "noise on stdout" in r.stdout and (r.commit, r.url) == (w.c2, str(w.tmp / "origin"))
     assert not list(w.vendor.rglob("__pycache__"))  # the checkout stays clean
     verify_checkout("fake", w.options.vendor_dir, pins_file=w.pins)
 
 
 def test_a_missing_checkout_cannot_run(world):
     r = _arm(world)
-    assert r["status"] == "could not run" and "run `make vendor`" in r["reason"] and r["commit"] == world.c2
+    assert r.status == "could not run" and "run `make vendor`" in r.reason and r.commit == world.c2
 
 
 def test_an_unreachable_repository_cannot_run(world):
     url = str(world.tmp / "nowhere")
     world.pins.write_text(yaml.safe_dump({"fake": {"url": url, "commit": world.c2, "paths": ["fakepkg/"]}}))
     r = _arm(world, auto_checkout=True)
-    assert r["status"] == "could not run" and f"could not clone {url}" in r["reason"]
-    assert "does not exist" in r["reason"]  # git's own words
+    assert r.status == "could not run" and f"could not clone {url}" in r.reason
+    assert "does not exist" in r.reason  # git's own words
 
 
 def test_auto_checkout_clones_a_missing_checkout(world):
-    assert _arm(world, auto_checkout=True)["status"] == "ok"
+    assert _arm(world, auto_checkout=True).status == "ok"
 
 
 def test_a_crashing_adapter_cannot_run_and_shows_stderr(checked_out):
     r = _arm(checked_out, adapter="crash.py")
-    assert r["status"] == "could not run" and "crash.py exited with status 1" in r["reason"]
-    assert "about to fail" in r["reason"] and "RuntimeError: boom from the fake adapter" in r["reason"]
-    assert "boom from the fake adapter" in r["stderr"]
+    assert r.status == "could not run" and "crash.py exited with status 1" in r.reason
+    assert "about to fail" in r.reason and "RuntimeError: boom from the fake adapter" in r.reason
+    assert "boom from the fake adapter" in r.stderr
 
 
 @pytest.mark.parametrize("mode", ["none", "auto"])
 def test_a_killed_adapter_is_said_to_be_killed(checked_out, mode):
     r = _arm(checked_out, adapter="selfkill.py", sandbox=mode)
-    assert r["status"] == "could not run" and "selfkill.py was killed by signal 9" in r["reason"]
+    assert r.status == "could not run" and "selfkill.py was killed by signal 9" in r.reason
 
 
 def test_a_hanging_adapter_is_killed_with_its_children(checked_out):
     t0 = time.perf_counter()
     r = _arm(checked_out, adapter="hang.py", timeout_s=2)
-    assert r["status"] == "could not run" and "did not finish within 2 s and was killed" in r["reason"]
+    assert r.status == "could not run" and "did not finish within 2 s and was killed" in r.reason
     assert time.perf_counter() - t0 < 10
-    assert "pids " in r["stdout"]  # the child had started
-    assert _gone(str(checked_out.options.adapters_dir / "hang.py")), "the adapter or its child outlived the timeout"
+    assert "pids " in r.stdout  # the child had started
+    assert _gone(str(checked_out.adapters / "hang.py")), "the adapter or its child outlived the timeout"
 
 
 def _procs(marker: str) -> list[int]:
@@ -438,12 +451,12 @@ def _gone(marker: str, within: float = 5.0) -> bool:
 
 def test_an_answer_of_the_wrong_shape_cannot_run(checked_out):
     r = _arm(checked_out, adapter="badshape.py")
-    assert r["status"] == "could not run" and "not JSON of the expected shape: values.value:" in r["reason"]
+    assert r.status == "could not run" and "not JSON of the expected shape: values.value:" in r.reason
 
 
 def test_a_missing_adapter_file_cannot_run(checked_out):
     r = _arm(checked_out, adapter="nope.py")
-    assert r["status"] == "could not run" and "nope.py does not exist" in r["reason"]
+    assert r.status == "could not run" and "nope.py does not exist" in r.reason
 
 
 @pytest.mark.parametrize(
@@ -457,12 +470,12 @@ def test_a_missing_adapter_file_cannot_run(checked_out):
 def test_not_run_says_why(world, change, reason):
     adapter = change.pop("adapter", "echo.py")
     r = _arm(world, adapter=adapter, **change)
-    assert r["status"] == "not run" and reason in r["reason"]
+    assert r.status == "not run" and reason in r.reason
 
 
 def test_an_unknown_pin_cannot_run_and_suggests_a_name(world):
     r = _arm(world, claim=_claim(upstream="fak"))
-    assert r["status"] == "could not run" and "no upstream pin named 'fak' (did you mean 'fake'?)" in r["reason"]
+    assert r.status == "could not run" and "no upstream pin named 'fak' (did you mean 'fake'?)" in r.reason
 
 
 # -- cache ---------------------------------------------------------------------------------------------------
@@ -481,29 +494,29 @@ def test_a_second_call_is_served_from_the_cache(counted):
     w = counted
     first = _arm(w)
     second = _arm(w)
-    assert len(w.calls) == 1 and (first["cached"], second["cached"]) == (False, True)
-    assert second["values"] == first["values"] and second["seconds"] == first["seconds"]
-    assert (w.options.cache_dir / f"{first['cache_key']}.json").is_file()
+    assert len(w.calls) == 1 and (first.cached, second.cached) == (False, True)
+    assert second.values == first.values and second.seconds == first.seconds
+    assert (w.options.cache_dir / f"{first.cache_key}.json").is_file()
 
 
 def test_force_reruns(counted):
     _arm(counted)
     again = _arm(counted, force=True)
-    assert len(counted.calls) == 2 and again["cached"] is False
+    assert len(counted.calls) == 2 and again.cached is False
 
 
 def test_a_changed_adapter_or_request_misses_the_cache(counted):
     w = counted
-    key = _arm(w)["cache_key"]
-    assert _arm(w, claim=_claim(controls=[("double", 2)]))["cache_key"] != key
-    (w.options.adapters_dir / "echo.py").write_text((w.options.adapters_dir / "echo.py").read_text() + "\n# edited\n")
-    assert _arm(w)["cache_key"] != key
+    key = _arm(w).cache_key
+    assert _arm(w, claim=_claim(controls=[("double", 2)])).cache_key != key
+    (w.adapters / "echo.py").write_text((w.adapters / "echo.py").read_text() + "\n# edited\n")
+    assert _arm(w).cache_key != key
     assert len(w.calls) == 3
 
 
 def test_failures_are_not_cached(counted):
-    assert _arm(counted, adapter="crash.py")["status"] == "could not run"
-    assert _arm(counted, adapter="crash.py")["cached"] is False
+    assert _arm(counted, adapter="crash.py").status == "could not run"
+    assert _arm(counted, adapter="crash.py").cached is False
     assert len(counted.calls) == 2 and not list(counted.options.cache_dir.glob("*.json"))
 
 
@@ -524,12 +537,12 @@ def test_a_table_swapped_after_verification_is_not_what_the_adapter_reads(checke
     w.tables.describe(["t"])  # verified, as the runner does before either arm runs
     table.write_text(ALTERED)
     r = _arm(w)
-    assert r["status"] == "ok", r["reason"]
-    assert r["details"]["table"] == GOOD  # the bytes that were verified, not the file now on disk
+    assert r.status == "ok", r.reason
+    assert r.details["table"] == GOOD  # the bytes that were verified, not the file now on disk
     assert _cached_tables(w) == [GOOD]
     table.write_text(GOOD)
     again = _arm(w)
-    assert again["cached"] and again["details"]["table"] == GOOD
+    assert again.cached and again.details["table"] == GOOD
 
 
 def test_a_table_swapped_while_the_arm_starts_poisons_no_cache(checked_out, monkeypatch):
@@ -549,19 +562,20 @@ def test_a_table_swapped_while_the_arm_starts_poisons_no_cache(checked_out, monk
         monkeypatch.undo()
         table.write_text(GOOD)
     # the adapter read its verified copy, but the data root changed while it ran: nothing is trusted
-    assert r["status"] == "could not run" and "changed <data root>/t.csv" in r["reason"], r["reason"]
+    assert r.status == "could not run" and "changed <data root>/t.csv" in r.reason, r.reason
     assert not _cached_tables(w)
     again = _arm(w)
-    assert again["status"] == "ok" and again["details"]["table"] == GOOD and _cached_tables(w) == [GOOD]
+    assert again.status == "ok" and again.details["table"] == GOOD and _cached_tables(w) == [GOOD]
 
 
 def test_a_scripts_namespace_package_imports_and_nothing_shadows_from_the_scratch_folder(checked_out):
     w = checked_out
     r = _arm(w, adapter="paths.py")
-    assert r["status"] == "ok", r["reason"]
-    d = r["details"]
-    assert r["values"]["value"] == 5.0  # scripts/ has no __init__.py: a namespace package from the checkout
-    assert d["sys_path"][0] == str(w.vendor) and d["sys_path"][-1] == str(w.options.adapters_dir)
+    assert r.status == "ok", r.reason
+    d = r.details
+    assert r.values["value"] == 5.0  # scripts/ has no __init__.py: a namespace package from the checkout
+    assert d["sys_path"][0] == str(w.vendor)
+    assert not any(p.startswith(str(w.tmp / "harness")) for p in d["sys_path"])  # the harness is a package, not a path
     assert "" not in d["sys_path"] and "." not in d["sys_path"]
     assert not any(p.startswith(d["cwd"]) for p in d["sys_path"])  # nothing from the scratch folder
     assert "site-packages" in d["pandas"]
@@ -584,7 +598,7 @@ def test_an_ignored_file_in_the_checkout_is_refused(checked_out, planted, exclud
         fh.write(exclude + "\n")
     assert f"ignored {planted}" in _refusal(w)
     r = _arm(w)
-    assert r["status"] == "could not run" and f"ignored {planted}" in r["reason"]
+    assert r.status == "could not run" and f"ignored {planted}" in r.reason
 
 
 def test_an_empty_planted_folder_in_the_checkout_is_refused(checked_out):
@@ -597,9 +611,9 @@ def test_the_adapter_runs_as_a_process_with_a_safe_path(checked_out):
     """The launcher runs with -s -P -B: no user site, no script folder or cwd on sys.path, no .pyc written."""
     w = checked_out
     r = _arm(w, adapter="paths.py")
-    assert r["status"] == "ok", r["reason"]
-    assert not any(".local" in p for p in r["details"]["sys_path"])
-    assert not list(w.vendor.rglob("__pycache__")) and not list(w.options.adapters_dir.rglob("__pycache__"))
+    assert r.status == "ok", r.reason
+    assert not any(".local" in p for p in r.details["sys_path"])
+    assert not list(w.vendor.rglob("__pycache__")) and not list(w.options.harness_dir.rglob("__pycache__"))
 
 
 def _bubblewrap_or_skip() -> None:
@@ -617,33 +631,33 @@ def test_an_adapter_writing_outside_its_folder_cannot_run_and_caches_nothing(che
     if mode == "bubblewrap":
         _bubblewrap_or_skip()
     r = _arm(w, adapter="hostile.py", sandbox=mode, watch={"reports": w.tmp / "reports"})
-    assert r["status"] == "could not run"
+    assert r.status == "could not run"
     if mode == "none":  # nothing stops the writes: they are found afterwards
-        assert r["sandbox"].startswith("none: ")
-        assert "wrote outside its folder" in r["reason"]
-        assert "reports/ESCAPE_abs.md" in r["reason"] and "vendor/fake/ESCAPE" in r["reason"]
-        assert str(w.tmp) not in r["reason"]  # named from their roots, not by absolute path
+        assert r.sandbox.startswith("none: ")
+        assert "wrote outside its folder" in r.reason
+        assert "reports/ESCAPE_abs.md" in r.reason and "vendor/fake/ESCAPE" in r.reason
+        assert str(w.tmp) not in r.reason  # named from their roots, not by absolute path
     else:  # the sandbox refuses them
-        assert r["sandbox"] == "bubblewrap" and "Read-only file system" in r["reason"]
+        assert r.sandbox == "bubblewrap" and "Read-only file system" in r.reason
         assert not (w.tmp / "reports" / "ESCAPE_abs.md").exists() and not (w.vendor / "ESCAPE").exists()
     assert not list(w.options.cache_dir.glob("*.json"))
 
 
 def test_the_sandbox_is_recorded(checked_out):
     r = _arm(checked_out)
-    assert r["status"] == "ok", r["reason"]
-    assert r["sandbox"] == "bubblewrap" or r["sandbox"].startswith("none: ")
-    assert _arm(checked_out, sandbox="none", force=True)["sandbox"] == "none: switched off for this run"
+    assert r.status == "ok", r.reason
+    assert r.sandbox == "bubblewrap" or r.sandbox.startswith("none: ")
+    assert _arm(checked_out, sandbox="none", force=True).sandbox == "none: switched off for this run"
 
 
 def test_cache_and_input_copies_are_world_readable(checked_out):
     """Defect 8: cache entries were written 0600 (committed reports are 0644)."""
     w = checked_out
     r = _arm(w, adapter="paths.py")
-    assert r["status"] == "ok", r["reason"]
+    assert r.status == "ok", r.reason
     (entry,) = w.options.cache_dir.glob("*.json")
     assert stat.S_IMODE(entry.stat().st_mode) == 0o644
-    assert r["details"]["mode"] == "0o644"  # the adapter's copy of the table
+    assert r.details["mode"] == "0o644"  # the adapter's copy of the table
 
 
 PARENT = """
@@ -664,7 +678,8 @@ options = UpstreamOptions(**{k: Path(v) for k, v in cfg["options"].items()}, tim
 tables = Tables(DataLock.model_validate(cfg["lock"]), Path(cfg["data"]))
 claim = ClaimSpec(path=Path("c.yaml"), claim=Claim.model_validate(cfg["claim"]), protocol=None, params=Params(),
                   control_params={}, vocabulary={}, control_vocabularies={})
-run_upstream_arm(claim, SimpleNamespace(name="fake", adapter="sleep.py"), Params(), tables, options=options)
+protocol = SimpleNamespace(name="fake", card=SimpleNamespace(name="fake", adapter_module="harness.fake.sleep"))
+run_upstream_arm(claim, protocol, Params(), tables, options=options)
 """
 
 
@@ -677,7 +692,7 @@ def test_a_killed_harness_leaves_no_adapter_and_no_scratch_folder(checked_out, s
     tmpdir = w.tmp / "tmp"
     tmpdir.mkdir()
     cfg = {
-        "options": {k: str(getattr(w.options, k)) for k in ("vendor_dir", "cache_dir", "pins_file", "adapters_dir")},
+        "options": {k: str(getattr(w.options, k)) for k in ("vendor_dir", "cache_dir", "pins_file", "harness_dir")},
         "more": {"sandbox": mode, "watch": {}},
         "lock": w.tables.lock.model_dump(),
         "data": str(w.tmp / "data"),
@@ -724,14 +739,14 @@ def no_bubblewrap(monkeypatch):
 
 def test_without_bubblewrap_the_arm_runs_unconfined_and_says_why(checked_out, no_bubblewrap):
     r = _arm(checked_out)
-    assert r["status"] == "ok", r["reason"]
-    assert r["sandbox"] == (
+    assert r.status == "ok", r.reason
+    assert r.sandbox == (
         "none: bubblewrap (bwrap) is not installed; only the check for writes outside its folder applies"
     )
 
 
 def test_a_required_sandbox_that_cannot_be_had_cannot_run(checked_out, no_bubblewrap):
     r = _arm(checked_out, sandbox="bubblewrap")
-    assert r["status"] == "could not run"
-    assert r["reason"] == "a bubblewrap sandbox was required, but bubblewrap (bwrap) is not installed"
+    assert r.status == "could not run"
+    assert r.reason == "a bubblewrap sandbox was required, but bubblewrap (bwrap) is not installed"
     assert not list(checked_out.options.cache_dir.glob("*.json"))

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.protocols.common import TauOverride
+from harness.protocols.leaderboard import TauOverride
 from harness.quantities import Quantity
 from harness.record import Arm, ArmControl
 from harness.spec import Claim, ClaimSpec

@@ -31,11 +31,12 @@ from pydantic import Field, field_validator
 from scipy.stats import norm
 from scipy.stats import t as student_t
 
-from ..errors import DataError
-from ..schema import Count, Label, Number
-from ..stats.power import shift_test_power
-from ..stats.shift import eps_sensitivity, inflation_control, merge_aa_exports, relabel_control, shift_test
-from .base import Context, Measurement, Protocol, ProtocolParams, finding, register
+from ...errors import DataError
+from ...schema import Count, Label, Number
+from ...stats.power import shift_test_power
+from ...stats.shift import eps_sensitivity, inflation_control, merge_aa_exports, relabel_control, shift_test
+from ..base import Context, Measurement, Protocol, ProtocolParams, finding
+from . import CARD
 
 __all__ = ["ShiftParams", "PowerParams", "InflatePost", "RelabelGroups", "ShiftTest", "MC_SIDE_SDS"]
 
@@ -115,12 +116,10 @@ def _arrays(params, tables):
     return m[params.x_col].to_numpy(float), m[params.y_col].to_numpy(float), m["post"].to_numpy(bool)
 
 
-@register
 class ShiftTest(Protocol):
-    name = "shift_test"
+    card = CARD
     Params = ShiftParams
     controls = {"inflate_post": InflatePost, "relabel_groups": RelabelGroups}
-    summary = "regress logit(later benchmark) on logit(earlier benchmark) and a post-release indicator"
     FINDINGS = {
         "summary": ("measured",),
         "result": ("measured",),
@@ -451,3 +450,6 @@ class ShiftTest(Protocol):
             "eps_sensitivity": eps,
             "power": power,
         }
+
+
+PROTOCOL = ShiftTest()

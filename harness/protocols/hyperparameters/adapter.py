@@ -1,11 +1,10 @@
 """Authors' arm of protocol ``hyperparameters`` (claim 004: tau, kappa, lambda of Section 2.1).
 
-Runs inside the pinned checkout (see ``_launch.py``); imports the authors'
-functions from it, and from the harness only its shared modules
-(``harness_quantities``, ``harness_audit``, ``harness_losscheck``; see ``_launch.py``). The loading and fitting
-conventions are those of the Table 1 adapter, ``boundary_at_budget.py``,
-which is imported as a sibling module (``_authors``, ``_box``,
-``bound_gaps``, ``CLI_FIT_ARGS``, ``ACTIVE_TOL``, and ``_fit_one_stage`` for
+Runs inside the pinned checkout (see ``harness/adapters/_launch.py``); imports
+the authors' functions from it, and from the harness only its protocol's
+quantity names, :mod:`harness.audit`, :mod:`harness.stats.losscheck` and the
+shared driver :mod:`harness.adapters.authors_sigmoid` (the loading and
+fitting conventions of their CLI path, and ``fit_one_stage`` for
 ``warm_start: false``):
 
 1. ``skill_frontier/core/sigmoid.py`` ``_load_xy_from_csv(csv, task_cols,
@@ -58,30 +57,18 @@ values ``claimed.coverage_mean``, ``claimed.max_dev``,
 
 from __future__ import annotations
 
-import importlib
 import math
 
-import harness_audit
-import harness_losscheck
-import harness_quantities as Q
 import numpy as np
 
-HELPER = "boundary_at_budget"  # sibling adapter, importable by name (see _launch.py)
+from ... import audit
+from ...adapters import authors_sigmoid as H
+from ...stats import losscheck
+from . import quantities as Q
+from .quantities import setting_key
 
 
-def setting_key(s: dict) -> str:
-    return f"tau={s['tau']:g},kappa={s['kappa']:g},lam={s['lam']:g}"
-
-
-def _task_arrays(x, y):
-    """``fit_sigmoid_frontier``'s preparation (``sigmoid.py`` lines 202-209)."""
-    m = np.isfinite(x) & np.isfinite(y)
-    z = np.log10(np.maximum(x[m], 1e-300))
-    order = np.argsort(z)
-    return z[order], y[m][order]
-
-
-def _fit_task(H, sqo, z, y, *, tau, kappa, lam, warm, z_eval):
+def _fit_task(sqo, z, y, *, tau, kappa, lam, warm, z_eval):
     if warm:
         res = sqo.fit_sigmoid_enhanced(z, y, tau=tau, kappa_final=kappa, lambda_b=lam, **H.CLI_FIT_ARGS)
         if not res.success or not np.all(np.isfinite(res.params)):
@@ -91,11 +78,11 @@ def _fit_task(H, sqo, z, y, *, tau, kappa, lam, warm, z_eval):
         last = trace[-1]
         ok, message, last_obj = bool(last["ok"]), str(last["msg"]), float(last["obj"])
     else:
-        objective, native, ok, message = H._fit_one_stage(sqo, z, y, tau=tau, kappa=kappa, lam=lam)
+        objective, native, ok, message = H.fit_one_stage(sqo, z, y, tau=tau, kappa=kappa, lam=lam)
         objective = last_obj = float(objective)
         stages = [[float(tau), float(kappa)]]
     y0, L, z_star, log_b = (float(v) for v in native)
-    gaps = H.bound_gaps((y0, L, z_star, log_b), H._box(sqo, z))
+    gaps = H.bound_gaps((y0, L, z_star, log_b), H.box(sqo, z))
     return {
         "boundary": float(sqo.sigmoid_pred(native, z_eval)),
         "coverage": float(np.mean(y <= sqo.sigmoid_pred(native, z))),
@@ -124,9 +111,9 @@ def _summary(fits, claimed_fits, reference, beta_task):
 def _control_values(fits, reference):
     bnd = {k: f["boundary"] for k, f in fits.items()}
     return {
-        "claimed.coverage_mean": float(np.mean([f["coverage"] for f in fits.values()])),
-        "claimed.max_dev": float(max(abs(bnd[k] - v) for k, v in reference.items())),
-        "claimed.mean_boundary": float(np.mean(list(bnd.values()))),
+        Q.claimed("coverage_mean"): float(np.mean([f["coverage"] for f in fits.values()])),
+        Q.claimed("max_dev"): float(max(abs(bnd[k] - v) for k, v in reference.items())),
+        Q.claimed("mean_boundary"): float(np.mean(list(bnd.values()))),
     }
 
 
@@ -146,40 +133,37 @@ def check_code(request: dict, sqo) -> tuple[dict, dict]:
     """Checks of the authors' code itself: the cited source lines, and their loss function.
 
     The audit reads the lines the claim file cites from the pinned checkout
-    (``harness_audit``). The loss check evaluates the loss their fitter
+    (:mod:`harness.audit`). The loss check evaluates the loss their fitter
     minimises (``sigmoid_quantile_optimizer.smooth_pinball_loss``) on a grid of
     residuals against the printed formula and the sharp check loss
-    (``harness_losscheck``). Returns (values, details).
+    (:mod:`harness.stats.losscheck`). Returns (values, details).
     """
     p = request["params"]
-    audit = harness_audit.audit_source_lines(request["checkout"], p.get("source_audit", []))
-    grid = harness_losscheck.residual_grid(n=int(p["loss_grid_points"]))
-    loss = harness_losscheck.check_loss_function(
+    cited = audit.audit_source_lines(request["checkout"], p.get("source_audit", []))
+    grid = losscheck.residual_grid(n=int(p["loss_grid_points"]))
+    loss = losscheck.check_loss_function(
         lambda u, tau, kappa: sqo.smooth_pinball_loss(u, tau=tau, kappa=kappa), float(p["tau"]), float(p["kappa"]), grid
     )
     loss["function"] = f"{sqo.__name__}.smooth_pinball_loss"
     values = {
-        "audit.n": float(audit["n"]),
-        "audit.n_failed": float(audit["n"] - audit["n_found"]),
-        "loss.literal_max_gap": loss["literal_max_gap"],
-        "loss.sharp_sup_gap": loss["sharp_sup_gap"],
-        "loss.sharp_rel_error": loss["sharp_rel_error"],
+        "audit.n": float(cited["n"]),
+        "audit.n_failed": float(cited["n"] - cited["n_found"]),
+        **{name: loss[name.removeprefix("loss.")] for name in Q.LOSS},
     }
-    return values, {"audit": audit, "loss": loss}
+    return values, {"audit": cited, "loss": loss}
 
 
 def run(request: dict) -> dict:
     p = request["params"]
-    H = importlib.import_module(HELPER)
     sqo, labels, x, Y = H.load_tasks(request)
-    data = {label: _task_arrays(x, Y[:, j]) for j, label in enumerate(labels)}
+    data = {label: H.task_arrays(x, Y[:, j]) for j, label in enumerate(labels)}
     reference = {k: float(v) for k, v in p["reference"].items()}
     unknown = sorted(set(reference) - set(data)) + ([p["beta_task"]] if p["beta_task"] not in data else [])
     if unknown:
         raise ValueError(f"reference/beta_task names {unknown} are not task labels {labels}")
     z_eval = math.log10(float(p["eval_x"]))
     warm = bool(p["warm_start"])
-    box = H._box(sqo, next(iter(data.values()))[0])
+    box = H.box(sqo, next(iter(data.values()))[0])
     b_min_name, b_max_name = f"beta={box['b_min']:g}", f"beta={box['b_max']:g}"
 
     fitted: dict[str, tuple[dict, dict]] = {}  # setting key -> (setting, fits by task)
@@ -189,18 +173,14 @@ def run(request: dict) -> dict:
         if k not in fitted:
             fitted[k] = (
                 s,
-                {label: _fit_task(H, sqo, z, y, warm=warm, z_eval=z_eval, **s) for label, (z, y) in data.items()},
+                {label: _fit_task(sqo, z, y, warm=warm, z_eval=z_eval, **s) for label, (z, y) in data.items()},
             )
         return fitted[k][1]
 
     claimed = {"tau": float(p["tau"]), "kappa": float(p["kappa"]), "lam": float(p["lam"])}
     claimed_fits = fit(claimed)
     c = _summary(claimed_fits, claimed_fits, reference, p["beta_task"])
-    values = {
-        "claimed.max_dev": c["max_dev"],
-        "claimed.coverage_mean": c["coverage_mean"],
-        "claimed.mean_boundary": c["mean_boundary"],
-    }
+    values = {Q.claimed(stat): c[stat] for stat in Q.CLAIMED_STATS}
     others, n_within = [], 0
     sweeps = {}
     for param in ("tau", "kappa", "lam"):
@@ -220,8 +200,8 @@ def run(request: dict) -> dict:
             sweeps[param].append({"value": float(v), "setting": setting_key(s), **row})
     if not others:
         raise ValueError("the sweep grids hold no setting other than the claimed one; others.min_max_dev is undefined")
-    values["others.min_max_dev"] = min(others)
-    values["others.n_within"] = float(n_within)
+    values[Q.others("min_max_dev")] = min(others)
+    values[Q.others("n_within")] = float(n_within)
     code_values, code_details = check_code(request, sqo)
     values.update(code_values)
 
@@ -257,7 +237,7 @@ def run(request: dict) -> dict:
         "warm_start": warm,
         "fit_args": dict(H.CLI_FIT_ARGS),
         "z_eval": z_eval,
-        "helper": HELPER,
+        "helper": H.__name__.rpartition(".")[2],
         **code_details,
     }
     return {"values": values, "details": details, "controls": controls}

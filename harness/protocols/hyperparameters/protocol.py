@@ -29,12 +29,12 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from .. import quantities as Q
-from ..schema import Count, Label, Number
-from ..stats.sigmoid import BETA_MAX
-from ..stats.sweep import fit_setting, hyperparameter_sweep
-from .base import Context, Measurement, Protocol, ProtocolParams, finding, register
-from .common import (
+from ...quantities import budget_text
+from ...schema import Count, Label, Number
+from ...stats.sigmoid import BETA_MAX
+from ...stats.sweep import fit_setting, hyperparameter_sweep
+from ..base import Context, Measurement, Protocol, ProtocolParams, finding
+from ..leaderboard import (
     EstimatorParams,
     LeaderboardParams,
     TauOverride,
@@ -43,6 +43,8 @@ from .common import (
     leaderboard_summary,
     task_data,
 )
+from . import CARD
+from . import quantities as Q
 
 __all__ = ["AuditEntry", "HyperParams", "Hyperparameters", "STEEP"]
 
@@ -132,7 +134,7 @@ def sweep_values(sweep: dict, claimed: dict, within: float) -> dict:
 def _resample_sweep(indices, rng, *, z, Y, labels, settings, reference, z_eval, claimed_key) -> dict:
     """One bootstrap resample: every setting's boundaries refitted from the full-sample fits; the largest
     gap to the reference at the claimed setting and the smallest over the others."""
-    from ..stats.sigmoid import SigmoidQuantileRegressor
+    from ...stats.sigmoid import SigmoidQuantileRegressor
 
     zi, devs = z[indices], {}
     for key, (setting, inits) in settings.items():
@@ -147,12 +149,10 @@ def _resample_sweep(indices, rng, *, z, Y, labels, settings, reference, z_eval, 
     return {"claimed.max_dev": devs[claimed_key], "others.min_max_dev": min(others)}
 
 
-@register
 class Hyperparameters(Protocol):
-    name = "hyperparameters"
+    card = CARD
     Params = HyperParams
     controls = {"tau_override": TauOverride}
-    summary = "sweep each hyperparameter one at a time; check the authors' loss and cited source lines"
     FINDINGS = {
         "summary": ("measured",),
         "audit": ("all_found", "some_failed", "not_checked"),
@@ -202,7 +202,7 @@ class Hyperparameters(Protocol):
         return Measurement(control_values(fits, params.reference), {"fits": fits})
 
     def resampling(self, params: HyperParams, tables, reimpl, *, cluster_col: str):
-        from ..robustness import Resampling
+        from ..base import Resampling
 
         frame = leaderboard_frame(tables, params)
         labels = list(params.tasks)
@@ -251,7 +251,7 @@ class Hyperparameters(Protocol):
                 closest=Q.setting_text(*closest),
                 closest_max_dev=v["others.min_max_dev"],
                 eval_x=p.eval_x,
-                budget=Q.budget_text(p.eval_x),
+                budget=budget_text(p.eval_x),
             )
         }
         out["audit"] = self._audit(ctx, uv, ud)
@@ -409,8 +409,11 @@ class Hyperparameters(Protocol):
         return {
             "claimed": _claimed(p),
             "within": p.within,
-            "budget": Q.budget_text(p.eval_x),
+            "budget": budget_text(p.eval_x),
             "symbols": dict(Q.HYPER_SYMBOLS),
             "sweeps": sweeps,
             "controls": controls,
         }
+
+
+PROTOCOL = Hyperparameters()

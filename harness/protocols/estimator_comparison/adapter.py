@@ -1,10 +1,10 @@
 """Authors' arm of protocol ``estimator_comparison`` (claim 003: Table 2, sigmoid vs baselines).
 
-Runs inside the pinned checkout (see ``_launch.py``); imports the authors'
-code from it and nothing from the harness. Imports the sibling
-adapters ``temporal_coverage`` (their period loaders, the period checks, the
-refit for parameters) and ``boundary_at_budget`` (their fitter's CLI arguments
-and box).
+Runs inside the pinned checkout (see ``harness/adapters/_launch.py``); imports
+the authors' code from it, and from the harness only its protocol's quantity
+names and the shared drivers :mod:`harness.adapters.authors_periods` (their
+period loaders, the period checks, the refit for parameters) and
+:mod:`harness.adapters.authors_sigmoid` (their fitter's CLI arguments and box).
 
 Table 2 comes from their script, run in-process into a scratch folder::
 
@@ -73,7 +73,6 @@ Controls (neither is in their code):
 from __future__ import annotations
 
 import csv
-import importlib
 import inspect
 import os
 import tempfile
@@ -81,8 +80,10 @@ import time
 
 import numpy as np
 
-HELPER = "boundary_at_budget"  # sibling adapters, importable by name (see _launch.py)
-PERIODS_HELPER = "temporal_coverage"
+from ...adapters import authors_periods as TC
+from ...adapters.authors_sigmoid import CLI_FIT_ARGS
+from . import quantities as Q
+
 SCRIPT = "scripts/evaluate/sigmoid_pinball_baselines.py"
 ISPLINE_K = 3  # create_equal_mass_bins(z_tr, K=3, min_bin=1) in their main()
 ESTIMATORS = {"constant": "null", "binwise": "oracle", "ispline": "ispline", "sigmoid": "sigmoid"}
@@ -179,11 +180,8 @@ def _table(pairs: list[dict]) -> dict[str, float]:
     values = {}
     for est in ESTIMATORS:
         for m in METRICS:
-            values[f"{m}.{est}"] = float(np.mean([x["metrics"][est][m] for x in pairs]))
-    values["gap.pinball_id"] = values["pinball_id.sigmoid"] - values["pinball_id.ispline"]
-    values["gap.pinball_ood"] = values["pinball_ood.sigmoid"] - values["pinball_ood.ispline"]
-    values["gap.calibration_ood"] = values["calibration_ood.ispline"] - values["calibration_ood.sigmoid"]
-    values["advantage.id"] = values["pinball_id.constant"] - values["pinball_id.sigmoid"]
+            values[Q.metric(m, est)] = float(np.mean([x["metrics"][est][m] for x in pairs]))
+    values.update(Q.gap_values(values))
     return values
 
 
@@ -221,7 +219,7 @@ def _beta_zero(A, spb, pinball_utils, pairs, sets, p):
                 **_constant_metrics(A, spb, pinball_utils, s, c, tau, bins, min_bin),
             }
         )
-    values = {f"{m}.sigmoid": float(np.mean([r[m] for r in rows])) for m in METRICS}
+    values = {Q.metric(m, "sigmoid"): float(np.mean([r[m] for r in rows])) for m in METRICS}
     details = {
         "how": "beta = 0 is outside their fitter's box (beta >= 0.05); the beta = 0 optimum of their "
         "objective is the loss-minimising constant in [0, 1], their _best_constant_pinball",
@@ -230,7 +228,7 @@ def _beta_zero(A, spb, pinball_utils, pairs, sets, p):
     return values, details
 
 
-def _shuffle_z(A, spb, pinball_utils, TC, data, pairs, split_pids, p, args, n, seed):
+def _shuffle_z(A, spb, pinball_utils, data, pairs, split_pids, p, args, n, seed):
     tau = float(p["tau"])
     rng = np.random.default_rng(seed)
     train_pids = list(dict.fromkeys(tr for tr, _ in split_pids))
@@ -267,7 +265,7 @@ def _shuffle_z(A, spb, pinball_utils, TC, data, pairs, split_pids, p, args, n, s
             adv.append(real_null[(x["task"], x["t"])] - L_sig)
         each.append(float(np.mean(adv)))
         sig_losses.append(losses)
-    values = {"advantage.id": float(np.mean(each))}
+    values = {Q.ADVANTAGE_ID: float(np.mean(each))}
     details = {
         "n_shuffles": int(n),
         "seed": seed,
@@ -283,7 +281,6 @@ def _shuffle_z(A, spb, pinball_utils, TC, data, pairs, split_pids, p, args, n, s
 def run(request: dict) -> dict:
     t_start = time.perf_counter()
     p = request["params"]
-    TC, H = importlib.import_module(PERIODS_HELPER), importlib.import_module(HELPER)
     A = TC.authors()
     spb = _script()
     from skill_frontier.evaluation import pinball_utils
@@ -325,7 +322,7 @@ def run(request: dict) -> dict:
         sets[(x["task"], x["t"])] = s
         null = _constant_metrics(A, spb, pinball_utils, s, float(np.quantile(s["y_tr"], tau)), tau, bins, min_bin)
         d_null = max(abs(null[m] - x["metrics"]["constant"][m]) for m in METRICS)
-        f = TC.fit_native(A, H, s["C_tr"], s["y_tr"], tau=tau, kappa=float(p["kappa"]), lam=float(p["lam"]))
+        f = TC.fit_native(A, s["C_tr"], s["y_tr"], tau=tau, kappa=float(p["kappa"]), lam=float(p["lam"]))
         L_exact = _mean_loss(pinball_utils, s["y_tr"], A.sqo.sigmoid_pred(f["native"], np.log10(s["C_tr"])), tau)
         d_sig = abs(L_exact - x["metrics"]["sigmoid"]["pinball_id"])
         worst_null, worst_sig = max(worst_null, d_null), max(worst_sig, d_sig)
@@ -364,7 +361,6 @@ def run(request: dict) -> dict:
                 A,
                 spb,
                 pinball_utils,
-                TC,
                 data,
                 pairs,
                 split_pids,
@@ -392,7 +388,7 @@ def run(request: dict) -> dict:
         "estimator_names": {k: f"their {v}" for k, v in ESTIMATORS.items()},
         "settings": {
             **fixed,
-            "fit": {"tau": tau, "kappa_final": float(p["kappa"]), "lambda_b": float(p["lam"]), **H.CLI_FIT_ARGS},
+            "fit": {"tau": tau, "kappa_final": float(p["kappa"]), "lambda_b": float(p["lam"]), **CLI_FIT_ARGS},
         },
         "periods": periods,
         "per_pair": pairs,

@@ -32,17 +32,17 @@ from functools import partial
 
 from pydantic import Field, field_validator
 
-from .. import quantities as Q
-from ..schema import Count, Number
-from ..stats.estimator_comparison import (
+from ...relations import target_holds
+from ...schema import Count, Number
+from ...stats.estimator_comparison import (
     baseline_comparison,
     estimator_table,
     ispline_knot_sensitivity,
     shuffled_z_advantage,
 )
-from .base import Context, Measurement, Protocol, ProtocolParams, finding, register
-from .common import EstimatorParams, LeaderboardParams, leaderboard_columns
-from .periods import (
+from ..base import Context, Measurement, Protocol, ProtocolParams, finding
+from ..leaderboard import EstimatorParams, LeaderboardParams, leaderboard_columns
+from ..periods import (
     PeriodParams,
     box_explanation,
     boxed_options,
@@ -51,6 +51,8 @@ from .periods import (
     period_summary,
     sigmoid_options,
 )
+from . import CARD
+from . import quantities as Q
 
 __all__ = ["EstimatorComparisonParams", "BetaZero", "ShuffleZ", "EstimatorComparison"]
 
@@ -108,15 +110,10 @@ def _resample_table(indices, rng, *, frame, tasks, inits, kwargs) -> dict:
     return out
 
 
-@register
 class EstimatorComparison(Protocol):
-    name = "estimator_comparison"
+    card = CARD
     Params = EstimatorComparisonParams
     controls = {"beta_zero": BetaZero, "shuffle_z": ShuffleZ}
-    summary = (
-        "fit Constant, Binwise, I-spline and sigmoid boundaries on one period and score each in that "
-        "period and the next"
-    )
     FINDINGS = {
         "summary": ("measured",),
         "table": ("measured",),
@@ -244,7 +241,7 @@ class EstimatorComparison(Protocol):
         )
 
     def resampling(self, params: EstimatorComparisonParams, tables, reimpl, *, cluster_col: str):
-        from ..robustness import Resampling
+        from ..base import Resampling
 
         df = period_frame(tables, params)
         keep = ["z", "period", *params.tasks.values()]
@@ -331,7 +328,8 @@ class EstimatorComparison(Protocol):
             facts["boxed_missed"] = [
                 t.title
                 for name, t in cells.items()
-                if name.endswith(".sigmoid") and abs(v[Q.boxed(name)] - t.paper) > t.tolerance
+                if name.endswith(".sigmoid")
+                and not target_holds("~", v[Q.boxed(name)], paper=t.paper, tolerance=t.tolerance)
             ]
         return finding("measured", **facts)
 
@@ -598,3 +596,6 @@ class EstimatorComparison(Protocol):
             "n_pairs": ctx.reimpl.details["n_pairs"],
             "rows": rows,
         }
+
+
+PROTOCOL = EstimatorComparison()

@@ -46,14 +46,13 @@ from functools import partial
 
 from pydantic import Field, model_validator
 
-from .. import quantities as Q
-from ..schema import Count, Label, Number
-from ..spec import relation_holds
-from ..stats.temporal_coverage import relabelled_coverage, temporal_coverage
-from ..verdict import decide_verdict
-from .base import Context, Measurement, Protocol, ProtocolParams, finding, register
-from .common import EstimatorParams, LeaderboardParams, leaderboard_columns
-from .periods import (
+from ...relations import relation_holds, target_holds
+from ...schema import Count, Label, Number
+from ...stats.temporal_coverage import relabelled_coverage, temporal_coverage
+from ...verdict import decide_verdict
+from ..base import Context, Measurement, Protocol, ProtocolParams, finding
+from ..leaderboard import EstimatorParams, LeaderboardParams, leaderboard_columns
+from ..periods import (
     PeriodParams,
     box_explanation,
     boxed_options,
@@ -62,6 +61,8 @@ from .periods import (
     period_summary,
     sigmoid_options,
 )
+from . import CARD
+from . import quantities as Q
 
 __all__ = ["TemporalParams", "RelabelPeriods", "TemporalCoverage", "BOX_CLOSES"]
 
@@ -153,14 +154,10 @@ def _sign_word(x: float) -> str:
     return "under" if x < 0 else ("over" if x > 0 else "exact")
 
 
-@register
 class TemporalCoverage(Protocol):
-    name = "temporal_coverage"
+    card = CARD
     Params = TemporalParams
     controls = {"relabel_periods": RelabelPeriods}
-    summary = (
-        "fit each benchmark's sigmoid boundary on one period and measure how well it covers the models of the next"
-    )
     FINDINGS = {
         "groups": ("measured",),
         "coverage_table": ("measured",),
@@ -236,7 +233,7 @@ class TemporalCoverage(Protocol):
         )
 
     def resampling(self, params: TemporalParams, tables, reimpl, *, cluster_col: str):
-        from ..robustness import Resampling
+        from ..base import Resampling
 
         df = period_frame(tables, params)
         keep = ["z", "period", *params.tasks.values()]
@@ -382,10 +379,10 @@ class TemporalCoverage(Protocol):
             bval = v.get(name) if name else t.reimpl.value
             other = v.get(bin_averaged_counterpart(t.other) or t.other) if t.other else None
             rhs = other if t.other else t.value
-            if bval is None or rhs is None or t.relation == "~":
-                holds = None if t.relation != "~" or bval is None else abs(bval - t.paper) <= t.tolerance
+            if bval is None or (t.relation != "~" and rhs is None):
+                holds = None
             else:
-                holds = relation_holds(t.relation, bval, rhs)
+                holds = target_holds(t.relation, bval, paper=t.paper, tolerance=t.tolerance, rhs=rhs)
             if holds is not None and holds != t.reimpl.holds:
                 changed.append(t.title)
             rows.append(
@@ -571,3 +568,6 @@ class TemporalCoverage(Protocol):
             },
             "control": control,
         }
+
+
+PROTOCOL = TemporalCoverage()

@@ -16,11 +16,10 @@ from functools import partial
 import numpy as np
 from pydantic import Field
 
-from .. import quantities as Q
-from ..schema import Number
-from ..stats.sigmoid import sigmoid_objective
-from .base import Context, Measurement, Protocol, finding, register
-from .common import (
+from ...schema import Number
+from ...stats.sigmoid import sigmoid_objective
+from ..base import Context, Measurement, Protocol, finding
+from ..leaderboard import (
     BoxParams,
     EstimatorParams,
     LeaderboardParams,
@@ -31,6 +30,8 @@ from .common import (
     leaderboard_summary,
     task_data,
 )
+from . import CARD
+from . import quantities as Q
 
 __all__ = ["BoundaryParams", "BoundaryAtBudget", "THIN_TAIL_SHARE", "OBJECTIVE_GAP"]
 
@@ -64,7 +65,7 @@ def _fit_all(data, params, rng, z_eval, **overrides):
 def _resample_boundaries(indices, rng, *, z, Y, labels, inits, options, z_eval) -> dict:
     """One bootstrap resample: every task's boundary refitted on the resampled rows, from the full-sample
     optimum, and read off at ``z_eval``."""
-    from ..stats.sigmoid import SigmoidQuantileRegressor
+    from ...stats.sigmoid import SigmoidQuantileRegressor
 
     zi, out = z[indices], {}
     for j, label in enumerate(labels):
@@ -81,12 +82,10 @@ def _values(cells: dict, fits: dict, prefix: str = "") -> dict:
     return out
 
 
-@register
 class BoundaryAtBudget(Protocol):
-    name = "boundary_at_budget"
+    card = CARD
     Params = BoundaryParams
     controls = {"tau_override": TauOverride}
-    summary = "fit each benchmark's sigmoid boundary on all rows and evaluate it at one compute budget"
     FINDINGS = {
         "result": ("measured",),
         "eval_support": ("inside", "upper_tail", "beyond", "below"),
@@ -125,7 +124,7 @@ class BoundaryAtBudget(Protocol):
         return Measurement(_values(cells, fits), {"fits": fits})
 
     def resampling(self, params: BoundaryParams, tables, reimpl, *, cluster_col: str):
-        from ..robustness import Resampling
+        from ..base import Resampling
 
         frame = leaderboard_frame(tables, params)
         labels = list(params.tasks)
@@ -326,7 +325,7 @@ class BoundaryAtBudget(Protocol):
         ``numpy.linspace(*z_grid)``, rounded to 5 decimals. (The helpers are local so that this module does
         not import :mod:`harness.figures`: a change of drawing then redraws, it does not rerun.)
         """
-        from ..stats.sigmoid import sigmoid_boundary
+        from ...stats.sigmoid import sigmoid_boundary
 
         p = ctx.params
         data = task_data(leaderboard_frame(ctx.tables, p), p)
@@ -390,3 +389,6 @@ class BoundaryAtBudget(Protocol):
             "control": {"id": ctl.id, "tau": ctl.params["tau"]} if ctl else None,
             "tasks": tasks,
         }
+
+
+PROTOCOL = BoundaryAtBudget()

@@ -1,0 +1,163 @@
+"""The authors' sigmoid fitter as their CLI path calls it: what every adapter that fits their boundary shares.
+
+Imported by the adapters inside the authors' environment (the pinned
+checkout first on ``sys.path``, see ``_launch.py``); it imports their modules
+lazily and nothing of the harness. The conventions, read from their code at
+the pinned commit:
+
+* ``skill_frontier/core/sigmoid.py`` ``fit_sigmoid_frontier`` keeps finite
+  ``(x, y)``, takes ``z = log10(max(x, 1e-300))``, sorts by ``np.argsort(z)``
+  (:func:`task_arrays`) and calls ``fit_sigmoid_enhanced`` with
+  :data:`CLI_FIT_ARGS` (not the function's own defaults);
+* ``fit_sigmoid_enhanced``'s box: ``0 <= y0 <= y0 + L <= 1``, ``z*`` within the
+  data's z range, ``b`` in ``[b_min, b_max]`` of its signature (:func:`box`);
+* :func:`fit_one_stage`: their starts, objective, box and SLSQP settings at
+  one ``(tau, kappa)``, without the continuation that ``fit_sigmoid_enhanced``
+  offers no argument to remove (built from the module's own pieces,
+  ``solve_y0_L_given_shape`` and ``objective_and_grad``; nothing is
+  monkeypatched);
+* :func:`load_tasks`: the claim's table as their loader reads it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+import numpy as np
+
+__all__ = [
+    "CLI_FIT_ARGS",
+    "N_KEEP",
+    "Z_QUANTILES",
+    "ACTIVE_TOL",
+    "authors",
+    "box",
+    "fit_one_stage",
+    "bound_gaps",
+    "task_arrays",
+    "load_tasks",
+]
+
+# fit_sigmoid_frontier's arguments to fit_sigmoid_enhanced (skill_frontier/core/sigmoid.py).
+CLI_FIT_ARGS = {"n_zstar_grid": 10, "n_b_grid": 10, "n_random": 100, "seed": 0}
+N_KEEP = 10  # starts carried into SLSQP by fit_sigmoid_enhanced
+Z_QUANTILES = (0.15, 0.35, 0.5, 0.65, 0.85)  # extra z* starts of fit_sigmoid_enhanced
+ACTIVE_TOL = 1e-8
+
+
+def authors():
+    """Their modules ``skill_frontier.core.sigmoid`` and ``sigmoid_quantile_optimizer``: ``(sig, sqo)``."""
+    from skill_frontier.core import sigmoid as sig
+    from skill_frontier.core import sigmoid_quantile_optimizer as sqo
+
+    return sig, sqo
+
+
+def box(sqo, z):
+    """The box of ``fit_sigmoid_enhanced``: limits from its signature and from z."""
+    defaults = inspect.signature(sqo.fit_sigmoid_enhanced).parameters
+    b_min, b_max = defaults["b_min"].default, defaults["b_max"].default
+    return {
+        "z_min": float(z.min()),
+        "z_max": float(z.max()),
+        "b_min": b_min,
+        "b_max": b_max,
+        "maxiter": defaults["maxiter"].default,
+    }
+
+
+def fit_one_stage(sqo, z, y, *, tau, kappa, lam):
+    """Their starts, objective, box and SLSQP settings, one stage at (tau, kappa)."""
+    from scipy.optimize import minimize
+    from scipy.special import expit
+
+    limits = box(sqo, z)
+    lb_min, lb_max = math.log(limits["b_min"]), math.log(limits["b_max"])
+    rng = np.random.default_rng(CLI_FIT_ARGS["seed"])
+    zstars = np.unique(
+        np.concatenate(
+            [np.linspace(limits["z_min"], limits["z_max"], CLI_FIT_ARGS["n_zstar_grid"]), np.quantile(z, Z_QUANTILES)]
+        )
+    )
+    slopes = np.exp(np.linspace(lb_min, lb_max, CLI_FIT_ARGS["n_b_grid"]))
+    shapes = [(zs, b) for zs in zstars for b in slopes]
+    zs_rand = rng.uniform(limits["z_min"], limits["z_max"], size=CLI_FIT_ARGS["n_random"])
+    b_rand = np.exp(rng.uniform(lb_min, lb_max, size=CLI_FIT_ARGS["n_random"]))
+    shapes += list(zip(zs_rand, b_rand))
+
+    def objective(p):
+        return sqo.objective_and_grad(p, z, y, tau=tau, kappa=kappa, lambda_b=lam)
+
+    starts = []
+    for zs, b in shapes:
+        (y0, L), _, _ = sqo.solve_y0_L_given_shape(z, y, expit(b * (z - zs)), tau=tau, kappa=kappa)
+        p = np.array([y0, L, zs, math.log(b)])
+        starts.append((objective(p)[0], p))
+    starts.sort(key=lambda t: t[0])
+
+    bounds = [(0.0, 1.0), (0.0, 1.0), (limits["z_min"], limits["z_max"]), (lb_min, lb_max)]
+    cons = [{"type": "ineq", "fun": lambda p: 1.0 - p[0] - p[1], "jac": lambda p: np.array([-1.0, -1.0, 0.0, 0.0])}]
+    best = None
+    for _, p0 in starts[:N_KEEP]:
+        res = minimize(
+            objective,
+            p0,
+            jac=True,
+            method="SLSQP",
+            bounds=bounds,
+            constraints=cons,
+            options={"maxiter": limits["maxiter"], "ftol": 1e-9, "disp": False},
+        )
+        y0 = float(np.clip(res.x[0], 0.0, 1.0))
+        p = np.array(
+            [
+                y0,
+                float(np.clip(res.x[1], 0.0, 1.0 - y0)),
+                float(np.clip(res.x[2], limits["z_min"], limits["z_max"])),
+                float(np.clip(res.x[3], lb_min, lb_max)),
+            ]
+        )
+        obj = objective(p)[0]
+        if best is None or obj < best[0]:
+            best = (obj, p, bool(res.success), str(res.message))
+    return best
+
+
+def bound_gaps(native, limits) -> dict[str, float]:
+    """Distance of the optimum from each limit of their box (z* and log b in their own units)."""
+    y0, L, z_star, log_b = native
+    return {
+        "z*=z_min": z_star - limits["z_min"],
+        "z*=z_max": limits["z_max"] - z_star,
+        f"beta={limits['b_min']:g}": log_b - math.log(limits["b_min"]),
+        f"beta={limits['b_max']:g}": math.log(limits["b_max"]) - log_b,
+        "y0=0": y0,
+        "L=0": L,
+        "y0+L=1": 1.0 - y0 - L,
+    }
+
+
+def task_arrays(x, y):
+    """``fit_sigmoid_frontier``'s preparation: finite ``(x, y)``, ``z = log10(max(x, 1e-300))``, sorted by z."""
+    m = np.isfinite(x) & np.isfinite(y)
+    z = np.log10(np.maximum(x[m], 1e-300))
+    order = np.argsort(z)
+    return z[order], y[m][order]
+
+
+def load_tasks(request: dict):
+    """Their optimiser module and the claim's table as their CLI loads it: ``(sqo, labels, x, Y)``."""
+    p = request["params"]
+    sig, sqo = authors()
+    table = request["tables"][p.get("table", "oll")]
+    labels, columns = list(p["tasks"]), list(p["tasks"].values())
+    x, Y, kept = sig._load_xy_from_csv(
+        table,
+        task_cols=columns,
+        compute_product_cols=(p["tokens_col"], p["params_col"]),
+        compute_multiplier=float(p["multiplier"]),
+    )
+    if kept != columns:
+        raise ValueError(f"{table}: the authors' loader kept columns {kept}, the claim asks for {columns}")
+    return sqo, labels, x, Y

@@ -1,0 +1,161 @@
+"""Figures of ``boundary_at_budget``: each benchmark's boundary at the budget, both arms and the control.
+
+Drawn from the record alone (see :mod:`harness.figures`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...figures import (
+    CONTROL,
+    PAPER,
+    REIMPL,
+    UPSTREAM,
+    Z_LABEL,
+    done,
+    fmt,
+    legend_handles,
+    linspace,
+    new_figure,
+    read_density,
+    upstream_label,
+    upstream_missing,
+)
+from ...record import Figure, Record
+
+__all__ = ["draw"]
+
+
+def _boundaries(record: Record) -> list[tuple[Figure, bytes]]:
+    P = record.plots
+    labels = list(P.get("tasks", {}))
+    if not labels:
+        return []
+    ncols = min(3, len(labels))
+    nrows = math.ceil(len(labels) / ncols)
+    fig = new_figure(3.0 * ncols + 0.4, 2.45 * nrows + 0.55)
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharex=True, sharey=True)
+    zs, z_eval, ctl = linspace(P["z_grid"]), P["z_eval"], P.get("control")
+    missing = upstream_missing(record, "the authors' boundaries")
+    if record.arms.upstream.ok and any(P["tasks"][x]["curves"].get("upstream") is None for x in labels):
+        missing.append("some of the authors' boundary curves (their arm reports no fitted parameters for them)")
+    if ctl is None:
+        missing.append("a τ-override control curve (no such control ran)")
+    for ax, label in zip(axes.flat, labels):
+        T = P["tasks"][label]
+        counts, extent = read_density(T["density"])
+        shade = np.log1p(counts)
+        ax.imshow(
+            shade,
+            origin="lower",
+            extent=extent,
+            aspect="auto",
+            cmap="Greys",
+            interpolation="none",
+            vmin=0.0,
+            vmax=max(shade.max(), 1.0) * 1.8,
+            zorder=0,
+        )
+        curves, at = T["curves"], T["at_eval"]
+        if curves.get("control") is not None:
+            ax.plot(zs, np.array(curves["control"], dtype=float), color=CONTROL["color"], ls=":", lw=1.3, zorder=2)
+        if curves.get("reimpl") is not None:
+            ax.plot(zs, np.array(curves["reimpl"], dtype=float), color=REIMPL["color"], lw=1.6, zorder=3)
+        if curves.get("upstream") is not None:
+            ax.plot(
+                zs, np.array(curves["upstream"], dtype=float), color=UPSTREAM["color"], lw=1.4, ls=(0, (4, 2)), zorder=4
+            )
+        ax.axvline(z_eval, color="0.55", lw=0.7, ls="--", zorder=1)
+        if at.get("control") is not None:
+            ax.plot([z_eval], [at["control"]], "o", ms=4, color=CONTROL["color"], zorder=5)
+        if at.get("reimpl") is not None:
+            ax.plot([z_eval], [at["reimpl"]], "o", ms=5, color=REIMPL["color"], zorder=6)
+        if at.get("upstream") is not None:
+            ax.plot([z_eval], [at["upstream"]], "o", ms=8, mfc="none", mec=UPSTREAM["color"], mew=1.3, zorder=7)
+        if at.get("paper") is not None:
+            ax.plot([z_eval], [at["paper"]], "x", ms=7, mew=1.6, color=PAPER["color"], zorder=8)
+        ax.set_title(label)
+        lines = [
+            f"paper {at['paper_text']}" if at.get("paper_text") else "paper —",
+            f"mine {fmt(at.get('reimpl'), 4)}",
+            f"authors' {fmt(at.get('upstream'), 4)}",
+        ]
+        ax.text(
+            0.03,
+            0.97,
+            "\n".join(lines),
+            transform=ax.transAxes,
+            ha="left",
+            va="top",
+            fontsize=7,
+            color="0.2",
+            linespacing=1.25,
+        )
+        ax.set_xlim(extent[0], extent[1])
+        ax.set_ylim(extent[2], extent[3])
+    for ax in axes.flat[len(labels) :]:
+        ax.set_axis_off()
+    for ax in axes[-1]:
+        ax.set_xlabel(Z_LABEL)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("score (accuracy)")
+    from matplotlib.patches import Patch
+
+    tau = P["tau"]
+    handles = legend_handles(
+        {
+            "color": REIMPL["color"],
+            "lw": 1.6,
+            "marker": "o",
+            "ms": 5,
+            "label": f"τ = {tau:g} boundary, re-implementation",
+        },
+        {
+            "color": UPSTREAM["color"],
+            "lw": 1.4,
+            "ls": (0, (4, 2)),
+            "marker": "o",
+            "ms": 8,
+            "mfc": "none",
+            "label": upstream_label(record),
+        },
+        {
+            "color": PAPER["color"],
+            "ls": "none",
+            "marker": "x",
+            "ms": 7,
+            "mew": 1.6,
+            "label": f"paper (Table 1) at {P['budget']}",
+        },
+    )
+    if ctl is not None:
+        handles += legend_handles(
+            {
+                "color": CONTROL["color"],
+                "lw": 1.3,
+                "ls": ":",
+                "marker": "o",
+                "ms": 4,
+                "label": f"control {ctl['id']}: τ = {ctl['tau']:g}",
+            }
+        )
+    d = P["tasks"][labels[0]]["density"]
+    cell = f"{(d['x'][1] - d['x'][0]) / d['x'][2]:.2g} × {(d['y'][1] - d['y'][0]) / d['y'][2]:.2g}"
+    handles.append(Patch(color="0.75", label=f"models (counts on a {cell} grid of z and score)"))
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
+    n = sum(T["density"]["n"] for T in P["tasks"].values()) // len(labels)
+    caption = (
+        f"Each benchmark's boundary at {P['budget']} (dashed vertical line, z = {z_eval:g}): look at whether "
+        f"both arms' τ = {tau:g} curves pass through the paper's ×"
+        + (f" and how far the τ = {ctl['tau']:g} control moves it" if ctl else "")
+        + f"; grey shading is the ~{n} models' density (counts on a grid, not the points)."
+    )
+    return [done(record, "boundaries", fig, caption=caption, section="result", missing=missing)]
+
+
+def draw(record: Record) -> list[tuple[Figure, bytes]]:
+    """Every figure of a ``boundary_at_budget`` record."""
+    return [*_boundaries(record)]

@@ -1,0 +1,51 @@
+"""Quantities of ``boundary_at_budget``: each benchmark's boundary at the budget, and its fit's coverage.
+
+Standard library only (see :mod:`harness.quantities`).
+"""
+
+from __future__ import annotations
+
+from ...quantities import Quantity, boxed, budget_text
+
+__all__ = ["vocabulary", "control_vocabulary", "boundary", "coverage", "alt_start_boundary", "ALT_START_MAX_SHIFT"]
+
+#: The largest change of a boundary when the fits start the other way (cold instead of warm, or back).
+ALT_START_MAX_SHIFT = "alt_start.max_shift"
+
+
+def boundary(label: str) -> str:
+    return f"boundary.{label}"
+
+
+def coverage(label: str) -> str:
+    return f"coverage.{label}"
+
+
+def alt_start_boundary(label: str) -> str:
+    return f"alt_start.boundary.{label}"
+
+
+def _cells(p: dict) -> dict[str, Quantity]:
+    at = budget_text(p["eval_x"])
+    out = {}
+    for label in p["tasks"]:
+        out[boundary(label)] = Quantity(f"{label} boundary at {at}")
+        out[coverage(label)] = Quantity(f"share of {label} scores on or below the fitted boundary")
+    return out
+
+
+def vocabulary(p: dict) -> dict[str, Quantity]:
+    at = budget_text(p["eval_x"])
+    out = _cells(p)
+    if p.get("robustness_cold_start"):
+        for label in p["tasks"]:
+            out[alt_start_boundary(label)] = Quantity(f"{label} boundary at {at}, other start")
+        out[ALT_START_MAX_SHIFT] = Quantity("largest change of a boundary under the other start")
+    if p.get("box_check"):
+        for label in p["tasks"]:
+            out[boxed(boundary(label))] = Quantity(f"{label} boundary at {at}, inside the authors' box", "reimpl")
+    return out
+
+
+def control_vocabulary(kind: str, p: dict, c: dict) -> dict[str, Quantity]:
+    return _cells(p)

@@ -1,0 +1,89 @@
+"""Figures of ``estimator_comparison``: every estimator's metrics beside the paper's.
+
+Drawn from the record alone (see :mod:`harness.figures`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...figures import PAPER, REIMPL, UPSTREAM, done, legend_handles, new_figure, upstream_label, upstream_missing
+from ...record import Figure, Record
+
+__all__ = ["draw"]
+
+
+def _estimators(record: Record) -> list[tuple[Figure, bytes]]:
+    P = record.plots
+    rows = P.get("rows")
+    if not rows:
+        return []
+    panels = (
+        ("pinball", 1e3, f"mean smoothed pinball loss\n(×10⁻³, κ = {P['kappa']:g})"),
+        ("calibration", 1.0, "calibration error\n(mean |coverage − τ| over bins)"),
+    )
+    lines = [(r, split) for r in rows for split in ("id", "ood")]
+    fig = new_figure(7.6, 0.24 * len(lines) + 1.7)
+    axes = fig.subplots(1, 2, sharey=True)
+    ys = -np.arange(len(lines), dtype=float)
+    n_est = sum(r["kind"] == "estimator" for r in rows)
+    for ax, (metric, scale, xlabel) in zip(axes, panels):
+        for y, (r, split) in zip(ys, lines):
+            m = f"{metric}_{split}"
+            if r.get("paper", {}).get(m) is not None:
+                ax.plot([r["paper"][m] * scale], [y], "x", ms=7, mew=1.6, color=PAPER["color"], zorder=5)
+            if r.get("upstream") and r["upstream"].get(m) is not None:
+                ax.plot(
+                    [r["upstream"][m] * scale], [y], "o", ms=9, mfc="none", mec=UPSTREAM["color"], mew=1.3, zorder=4
+                )
+            if r["reimpl"].get(m) is not None:
+                ax.plot([r["reimpl"][m] * scale], [y], "o", ms=5, color=REIMPL["color"], zorder=6)
+        for k in range(1, len(rows)):
+            ax.axhline(ys[2 * k] + 0.5, color="0.85" if k != n_est else "0.4", lw=0.6 if k != n_est else 1.0)
+        if len(rows) > n_est:
+            ax.axhspan(ys[-1] - 0.5, ys[2 * n_est] + 0.5, color="0.95", zorder=0)
+        ax.set_xlabel(xlabel)
+        ax.grid(axis="x", color="0.9", lw=0.5)
+    axes[0].set_yticks(
+        ys,
+        [
+            ("OOD" if s == "ood" else f"{r['label']}{'' if r['kind'] == 'estimator' else ' (control)'}, ID")
+            for r, s in lines
+        ],
+    )
+    axes[0].set_ylim(ys[-1] - 0.6, 0.6)
+    handles = legend_handles(
+        {"color": REIMPL["color"], "marker": "o", "ms": 5, "ls": "none", "label": REIMPL["label"]},
+        {
+            "color": UPSTREAM["color"],
+            "marker": "o",
+            "ms": 9,
+            "mfc": "none",
+            "mew": 1.3,
+            "ls": "none",
+            "label": upstream_label(record),
+        },
+        {"color": PAPER["color"], "marker": "x", "ms": 7, "mew": 1.6, "ls": "none", "label": "paper (Table 2)"},
+    )
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
+    missing = upstream_missing(record, "the authors' values")
+    shuffled = next((r for r in rows if r["kind"] == "shuffle_z"), None)
+    if (
+        shuffled
+        and shuffled.get("upstream")
+        and not any(
+            shuffled["upstream"].get(m) is not None for m in ("pinball_ood", "calibration_id", "calibration_ood")
+        )
+    ):
+        missing.append("the authors' shuffled-z values other than ID pinball (their arm reports only the ID advantage)")
+    caption = (
+        f"Each estimator's loss and calibration in distribution (fit period) and out of distribution (next "
+        f"period), means over {P['n_pairs']} task-period pairs, with the sigmoid under each control (shaded): "
+        f"look at the sigmoid against the I-spline on OOD calibration, and at how far the controls move it."
+    )
+    return [done(record, "estimators", fig, caption=caption, section="result", missing=missing)]
+
+
+def draw(record: Record) -> list[tuple[Figure, bytes]]:
+    """Every figure of a ``estimator_comparison`` record."""
+    return [*_estimators(record)]

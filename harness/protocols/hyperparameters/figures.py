@@ -1,0 +1,130 @@
+"""Figures of ``hyperparameters``: the one-at-a-time sweeps of τ, κ and λ.
+
+Drawn from the record alone (see :mod:`harness.figures`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...figures import (
+    CONTROL,
+    REIMPL,
+    UPSTREAM,
+    done,
+    legend_handles,
+    new_figure,
+    upstream_label,
+    upstream_missing,
+    val,
+)
+from ...record import Figure, Record
+
+__all__ = ["draw"]
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _tick(x: float) -> str:
+    """A grid value for a tick: ``10⁻⁴`` for a small power of ten, else the shortest form (``0.98``, ``50``)."""
+    if 0 < x < 0.01:
+        e = math.log10(x)
+        if abs(e - round(e)) < 1e-9:
+            return "10" + str(int(round(e))).translate(_SUPERSCRIPT)
+    return f"{x:g}"
+
+
+def _sweeps(record: Record) -> list[tuple[Figure, bytes]]:
+    P = record.plots
+    sweeps = P.get("sweeps")
+    if not sweeps:
+        return []
+    fig = new_figure(7.6, 3.2)
+    axes = fig.subplots(1, len(sweeps), sharey=True, squeeze=False)[0]
+    within = P["within"]
+    values = [
+        r[arm]
+        for rows in sweeps.values()
+        for r in rows
+        for arm in ("reimpl", "upstream")
+        if r.get(arm) is not None and r[arm] > 0
+    ]
+    floor = min(values + [within]) / 3
+    for ax, (param, rows) in zip(axes, sweeps.items()):
+        xs = np.arange(len(rows), dtype=float)
+        sym = P["symbols"].get(param, param)
+        claimed = [i for i, r in enumerate(rows) if r["value"] == P["claimed"][param]]
+        for i in claimed:
+            ax.axvspan(i - 0.35, i + 0.35, color="#e8f0e0", zorder=0)
+        for arm, style in (("reimpl", REIMPL), ("upstream", UPSTREAM)):
+            ys = np.array([max(val(r.get(arm)), floor) if r.get(arm) is not None else np.nan for r in rows])
+            if np.all(np.isnan(ys)):
+                continue
+            hollow = arm == "upstream"
+            ax.plot(
+                xs,
+                ys,
+                marker="o",
+                ms=8 if hollow else 5,
+                mfc="none" if hollow else style["color"],
+                color=style["color"],
+                lw=0.9,
+                ls=(0, (4, 2)) if hollow else "-",
+                zorder=4 if hollow else 5,
+            )
+        for c in P.get("controls", []) if param == "tau" else []:
+            ax.plot([xs[-1] + 0.8], [max(c["max_dev"], floor)], marker="s", ms=5, color=CONTROL["color"], ls="none")
+            ax.annotate(
+                f"control\n{c['id']}\n(τ = {c['tau']:g})",
+                (xs[-1] + 0.8, max(c["max_dev"], floor)),
+                xytext=(0, -8),
+                textcoords="offset points",
+                ha="center",
+                va="top",
+                fontsize=6.5,
+                color=CONTROL["color"],
+            )
+        ax.axhline(within, color="#a03020", lw=0.9, ls="--", zorder=2)
+        ax.set_yscale("log")
+        ax.set_xticks(xs, [_tick(r["value"]) for r in rows])
+        ax.set_xlabel(f"{sym} (claimed {_tick(P['claimed'][param])}, shaded)")
+        ax.set_xlim(-0.5, xs[-1] + (1.4 if param == "tau" and P.get("controls") else 0.5))
+        fixed = ", ".join(f"{P['symbols'].get(k, k)} = {_tick(x)}" for k, x in P["claimed"].items() if k != param)
+        ax.set_title(f"{sym} swept ({fixed})", fontsize=8.5)
+    axes[0].set_ylabel(f"largest |boundary − Table 1|\nat {P['budget']}")
+    axes[0].text(
+        0.02,
+        within,
+        f" reach {within:g}",
+        transform=axes[0].get_yaxis_transform(),
+        va="bottom",
+        fontsize=7,
+        color="#a03020",
+    )
+    handles = legend_handles(
+        {"color": REIMPL["color"], "marker": "o", "ms": 5, "label": REIMPL["label"]},
+        {
+            "color": UPSTREAM["color"],
+            "marker": "o",
+            "ms": 8,
+            "mfc": "none",
+            "ls": (0, (4, 2)),
+            "label": upstream_label(record),
+        },
+        {"color": "#a03020", "ls": "--", "label": f"the claim's reach: within {within:g} of every Table 1 cell"},
+    )
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
+    missing = upstream_missing(record, "the authors' sweeps")
+    caption = (
+        f"One-at-a-time sweeps of τ, κ and λ: the largest distance of the six boundaries at {P['budget']} "
+        f"from Table 1 (log scale); look at whether only the claimed value (shaded) comes within {within:g}."
+    )
+    return [done(record, "sweeps", fig, caption=caption, section="result", missing=missing)]
+
+
+def draw(record: Record) -> list[tuple[Figure, bytes]]:
+    """Every figure of a ``hyperparameters`` record."""
+    return [*_sweeps(record)]

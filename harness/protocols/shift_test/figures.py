@@ -1,0 +1,208 @@
+"""Figures of ``shift_test``: the permutation null, the sensitivity to the clip and the power curve.
+
+Drawn from the record alone (see :mod:`harness.figures`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...figures import REIMPL, UPSTREAM, done, fmt, linspace, new_figure, upstream_missing
+from ...record import Figure, Record
+
+__all__ = ["draw"]
+
+
+def _shift_null(record: Record) -> list[tuple[Figure, bytes]]:
+    P = record.plots
+    null = P.get("null")
+    if not null:
+        return []
+    fig = new_figure(7.2, 4.6)
+    ax = fig.add_subplot()
+    edges = linspace([null["edges"][0], null["edges"][1], null["edges"][2] + 1])
+    counts = np.asarray(null["counts"], dtype=float)
+    g = P["gamma"]["reimpl"]
+    centres = (edges[:-1] + edges[1:]) / 2
+    tail = centres >= g
+    ax.bar(
+        centres,
+        counts,
+        width=np.diff(edges),
+        color="0.78",
+        edgecolor="none",
+        label=f"permutation null ({P['n_perm']} label permutations within {P['n_bins']} strata)",
+    )
+    ax.bar(
+        centres[tail],
+        counts[tail],
+        width=np.diff(edges)[tail],
+        color="#9ecae1",
+        edgecolor="none",
+        label=f"permuted γ ≥ observed: p = {P['p_value']['reimpl']:.3f}",
+    )
+    top = counts.max() if counts.size else 1.0
+    ax.axvline(0.0, color="0.3", lw=0.6)
+    ax.axvline(g, color=REIMPL["color"], lw=2.0, label=f"observed γ = {g:.3f} (re-implementation)")
+    ax.axvline(
+        P["null_mean"]["reimpl"],
+        color="black",
+        lw=1.2,
+        ls="--",
+        label=f"null centre (mean permuted γ) {P['null_mean']['reimpl']:.3f}",
+    )
+    missing = []
+    if P["gamma"].get("upstream") is not None:
+        ax.axvline(
+            P["gamma"]["upstream"],
+            color=UPSTREAM["color"],
+            lw=1.4,
+            ls=(0, (4, 2)),
+            label=f"authors' code: γ = {P['gamma']['upstream']:.3f}, p = {fmt(P['p_value']['upstream'])}",
+        )
+        if P["null_mean"].get("upstream") is not None:
+            ax.plot(
+                [P["null_mean"]["upstream"]],
+                [top * 1.02],
+                "v",
+                color=UPSTREAM["color"],
+                ms=6,
+                label=f"authors' null centre {P['null_mean']['upstream']:.3f}",
+            )
+    else:
+        missing += upstream_missing(record, "the authors' γ and null centre")
+    for c in P.get("controls", []):
+        if c["kind"] == "inflate_post":
+            ax.axvline(
+                c["gamma"],
+                color="#2ca02c",
+                lw=1.4,
+                ls="-.",
+                label=f"control {c['id']} (+{c['shift']:g} planted): γ = {c['gamma']:.3f}, p = {c['p_value']:.4f}",
+            )
+        elif c["kind"] == "relabel_groups":
+            ax.errorbar(
+                [c["mean"]],
+                [top * 1.12],
+                xerr=[c["sd"]],
+                fmt="s",
+                color="#9467bd",
+                ms=5,
+                capsize=3,
+                label=f"control {c['id']}: mean γ ± sd over {c['n']} random labellings",
+            )
+    ax.set_ylim(0, top * 1.2)
+    ax.set_xlabel("γ, post-release shift of logit(AIME-2025) at fixed logit(MATH-500) (logits)")
+    ax.set_ylabel("permutations (count)")
+    fig.legend(loc="outside lower center", ncol=2, frameon=False, fontsize=7.5)
+    inflate = next((c for c in P.get("controls", []) if c["kind"] == "inflate_post"), None)
+    caption = (
+        "The observed γ against its stratified permutation null: look at how far the null's centre sits "
+        "from zero and how much of the null lies beyond the observed γ (the p-value)"
+        + (
+            f"; the planted-shift control's γ is tested against its own null (centre "
+            f"{inflate['null_mean']:.2f}), not this one"
+            if inflate
+            else ""
+        )
+        + "."
+    )
+    return [done(record, "null", fig, caption=caption, section="result", missing=missing)]
+
+
+def _shift_eps(record: Record) -> list[tuple[Figure, bytes]]:
+    P = record.plots
+    sens = P.get("eps_sensitivity")
+    if not sens or not sens.get("reimpl"):
+        return []
+    fig = new_figure(7.2, 2.8)
+    ax_g, ax_p = fig.subplots(1, 2)
+    missing = [] if sens.get("upstream") else upstream_missing(record, "the authors' ε table")
+    for rows, style in ((sens["reimpl"], REIMPL), (sens.get("upstream") or [], UPSTREAM)):
+        if not rows:
+            continue
+        e = [r["eps"] for r in rows]
+        hollow = style is UPSTREAM
+        kw = {
+            "color": style["color"],
+            "marker": "o",
+            "ms": 8 if hollow else 5,
+            "mfc": "none" if hollow else None,
+            "ls": (0, (4, 2)) if hollow else "-",
+            "lw": 1.2,
+            "label": style["label"],
+        }
+        ax_g.plot(e, [r["gamma"] for r in rows], **kw)
+        ax_p.plot(e, [r["p_value"] for r in rows], **kw)
+    ax_p.axhline(P["alpha"], color="black", lw=0.8, ls="--", label=f"α = {P['alpha']:g}")
+    for ax in (ax_g, ax_p):
+        ax.set_xscale("log")
+        ax.set_xlabel("ε, clip of the scores before the logit")
+        ax.axvline(P["eps"], color="0.6", lw=0.7, ls=":")
+    ax_g.set_ylabel("γ (logits)")
+    ax_p.set_ylabel("one-sided permutation p-value")
+    ax_p.set_ylim(0, max(0.3, max(r["p_value"] for r in sens["reimpl"]) * 1.2))
+    ax_p.legend(frameon=False, loc="best")
+    caption = (
+        f"How the clip ε of scores at 0 or 100% moves γ (left) and its p-value (right); the claim's "
+        f"ε = {P['eps']:g} is the dotted line: look at whether p crosses α = {P['alpha']:g} anywhere."
+    )
+    return [done(record, "eps_sensitivity", fig, caption=caption, section="result", missing=missing)]
+
+
+def _shift_power(record: Record) -> list[tuple[Figure, bytes]]:
+    P = record.plots
+    pw = P.get("power")
+    if not pw:
+        return []
+    fig = new_figure(6.4, 3.2)
+    ax = fig.add_subplot()
+    for key, style, label in (
+        ("linear", {"color": REIMPL["color"], "ls": "-", "marker": "o"}, "residual bootstrap of the fitted Equation 3"),
+        (
+            "strata",
+            {"color": "0.45", "ls": "--", "marker": "s"},
+            "sensitivity version: one intercept per stratum (◇ at its own γ)",
+        ),
+    ):
+        cur = pw[key]
+        s, pv, se = (np.asarray(cur[k], dtype=float) for k in ("shifts", "power", "mc_se"))
+        ax.errorbar(s, pv, yerr=1.96 * se, capsize=2, ms=4, lw=1.2, label=label, **style)
+        at = cur["at_observed"]
+        ax.plot([at["shift"]], [at["power"]], marker="D", ms=7, mfc="white", mec=style["color"], mew=1.4, ls="none")
+    at = pw["linear"]["at_observed"]
+    ax.axhline(pw["target"], color="black", lw=0.8, ls="--", label=f"target power {pw['target']:.0%}")
+    ax.axhline(P["alpha"], color="0.5", lw=0.7, ls=":", label=f"α = {P['alpha']:g} (the rate at no shift)")
+    ax.axvline(at["shift"], color=REIMPL["color"], lw=0.8, ls=":")
+    ax.annotate(
+        f"observed γ = {at['shift']:.2f}: power {at['power']:.0%}",
+        (at["shift"], at["power"]),
+        xytext=(8, -14),
+        textcoords="offset points",
+        fontsize=7.5,
+        color=REIMPL["color"],
+    )
+    if pw["linear"].get("min_detectable") is not None:
+        md = pw["linear"]["min_detectable"]
+        ax.annotate(
+            f"{pw['target']:.0%} power at c ≈ {md:.2f}",
+            (md, pw["target"]),
+            xytext=(8, -14),
+            textcoords="offset points",
+            fontsize=7.5,
+        )
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("planted shift c (logits)")
+    ax.set_ylabel(f"power (share of data sets with p < {P['alpha']:g})")
+    ax.legend(frameon=False, loc="lower right", fontsize=7.5)
+    caption = (
+        f"Measured power of the test on its own design ({pw['n_replicates']} simulated data sets per planted "
+        f"shift, bars ±1.96 Monte Carlo s.e.): look at the power at the observed γ (◇) against the "
+        f"{pw['target']:.0%} line."
+    )
+    return [done(record, "power", fig, caption=caption, section="after_controls")]
+
+
+def draw(record: Record) -> list[tuple[Figure, bytes]]:
+    """Every figure of a ``shift_test`` record."""
+    return [*_shift_null(record), *_shift_eps(record), *_shift_power(record)]

@@ -1,0 +1,218 @@
+"""Figures of ``temporal_coverage``: signed coverage error by split, and the relabelled-time control.
+
+Drawn from the record alone (see :mod:`harness.figures`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...figures import (
+    CONTROL,
+    DRIFT_COLORS,
+    STABLE_COLORS,
+    UPSTREAM,
+    done,
+    legend_handles,
+    new_figure,
+    upstream_label,
+    upstream_missing,
+    val,
+)
+from ...record import Figure, Record
+
+__all__ = ["draw"]
+
+
+def _task_colors(P: dict) -> dict[str, str]:
+    out = {x: DRIFT_COLORS[i % len(DRIFT_COLORS)] for i, x in enumerate(P["drift"])}
+    out.update({x: STABLE_COLORS[i % len(STABLE_COLORS)] for i, x in enumerate(P["stable"])})
+    return out
+
+
+def _pp(values) -> np.ndarray:
+    """Shares as percentage points (``nan`` for a missing one)."""
+    return 100.0 * np.array([val(x) for x in values], dtype=float)
+
+
+def _coverage_panel(ax, P: dict, colors: dict, keys: tuple[str, str, str, str], title: str) -> None:
+    """Signed coverage error per split (lines) and its mean (◆), both arms, for one reading of coverage."""
+    per_split, per_split_up, mean, mean_up = keys
+    splits, order = P["splits"], P["drift"] + P["stable"]
+    n = len(splits)
+    xs, x_mean = np.arange(n, dtype=float), n + 0.6
+    ax.axhspan(-100, 0, color="#fbe3e0", zorder=0)
+    ax.axhline(0, color="black", lw=0.8, zorder=1)
+    ax.axvline(n - 0.2, color="0.6", lw=0.6)
+    jitter = np.linspace(-0.12, 0.12, len(order)) if len(order) > 1 else np.zeros(1)
+    for j, x in zip(jitter, order):
+        T, c = P["tasks"][x], colors[x]
+        drift = T["group"] == "drift"
+        style = {"color": c, "lw": 2.0 if drift else 1.1, "ls": "-" if drift else (0, (4, 2))}
+        ax.plot(xs + j, _pp(T[per_split]), marker="o", ms=5, label=f"{x} ({T['group']})", zorder=3, **style)
+        ax.plot([x_mean + j], [100 * val(T[mean])], marker="D", ms=6, color=c, ls="none", zorder=3)
+        if T.get(per_split_up) is not None:
+            ax.plot(xs + j, _pp(T[per_split_up]), marker="o", ms=9, mfc="none", mec=c, mew=1.1, ls="none", zorder=4)
+        if T.get(mean_up) is not None:
+            ax.plot(
+                [x_mean + j], [100 * T[mean_up]], marker="D", ms=10, mfc="none", mec=c, mew=1.1, ls="none", zorder=4
+            )
+    ax.set_xticks(
+        list(xs) + [x_mean],
+        [
+            f"{s['train']} → {s['val']}\n(n = {s['n']:.0f})" if s.get("n") is not None else f"{s['train']} → {s['val']}"
+            for s in splits
+        ]
+        + ["mean"],
+    )
+    ax.set_xlim(-0.45, x_mean + 0.45)
+    ax.set_title(title)
+
+
+def _coverage_by_split(record: Record) -> list[tuple[Figure, bytes]]:
+    P = record.plots
+    if not P.get("tasks"):
+        return []
+    colors = _task_colors(P)
+    binned = all(T.get("bin_averaged") is not None for T in P["tasks"].values())
+    fig = new_figure(8.6 if binned else 7.4, 4.3)
+    axes = fig.subplots(1, 2 if binned else 1, sharey=True, squeeze=False)[0]
+    _coverage_panel(
+        axes[0], P, colors, ("reimpl", "upstream", "mean", "mean_upstream"), "pooled over models (the claim)"
+    )
+    if binned:
+        _coverage_panel(
+            axes[1],
+            P,
+            colors,
+            ("bin_averaged", "bin_averaged_upstream", "bin_averaged_mean", "bin_averaged_mean_upstream"),
+            "bin-averaged (the paper's Figure 2)",
+        )
+    keys = ("reimpl", "upstream", "bin_averaged", "bin_averaged_upstream") if binned else ("reimpl", "upstream")
+    values = [100 * val(v) for T in P["tasks"].values() for k in keys for v in (T.get(k) or [])]
+    values = [v for v in values if math.isfinite(v)]
+    lo, hi = min(values + [0.0]), max(values + [0.0])
+    pad = 0.08 * (hi - lo or 1.0)
+    axes[0].set_ylim(lo - pad, hi + pad)
+    axes[0].set_ylabel("signed coverage error, coverage − τ (percentage points)")
+    fig.supxlabel("rolling split: fit on one period → test on the next (validation models)", fontsize=8)
+    axes[-1].text(
+        0.98,
+        0.02,
+        "below 0: more of the next period's models\nlie above the boundary than 1 − τ allows",
+        transform=axes[-1].transAxes,
+        fontsize=7,
+        color="#a03020",
+        va="bottom",
+        ha="right",
+    )
+    handles, _ = axes[0].get_legend_handles_labels()
+    handles += legend_handles(
+        {"color": "0.3", "ls": "none", "marker": "o", "ms": 5, "label": "re-implementation"},
+        {
+            "color": "0.3",
+            "ls": "none",
+            "marker": "o",
+            "ms": 9,
+            "mfc": "none",
+            "label": upstream_label(record, "authors' code (hollow)"),
+        },
+    )
+    fig.legend(handles=handles, loc="outside right upper", frameon=False)
+    missing = upstream_missing(record, "the authors' values")
+    if binned and record.arms.upstream.ok and not any(T.get("bin_averaged_upstream") for T in P["tasks"].values()):
+        missing.append("the authors' bin-averaged values per split (their arm reports only the means)")
+    caption = (
+        f"Out-of-period signed coverage error of each benchmark's τ = {P['tau']:g} boundary per rolling split "
+        f"and its mean (◆), both arms"
+        + (
+            ", pooled over models (left) and averaged over compute bins as in the paper's Figure 2 (right)"
+            if binned
+            else ""
+        )
+        + ": look at whether the drift benchmarks (solid) fall below zero on every split while the stable "
+        "ones (dashed) stay above it."
+    )
+    return [done(record, "coverage_by_split", fig, caption=caption, section="result", missing=missing)]
+
+
+def _shuffled_time(record: Record) -> list[tuple[Figure, bytes]]:
+    P = record.plots
+    C = P.get("control")
+    if not C:
+        return []
+    colors = _task_colors(P)
+    order = P["drift"] + P["stable"]
+    fig = new_figure(7.4, 3.3)
+    ax, ax_s = fig.subplots(1, 2, width_ratios=[3.2, 1])
+    xs = np.arange(len(order), dtype=float)
+    for i, x in enumerate(order):
+        T = P["tasks"][x]
+        each = 100 * np.asarray(C["signed_each"][x], dtype=float)
+        ax.plot(np.full(each.size, i + 0.15), each, "o", ms=3, color=CONTROL["color"], alpha=0.7)
+        ax.plot([i + 0.15], [100 * C["signed"][x]], "_", ms=14, mew=2, color=CONTROL["color"])
+        ax.plot([i - 0.15], [100 * T["mean"]], "D", ms=6, color=colors[x])
+        if T.get("mean_upstream") is not None:
+            ax.plot([i - 0.15], [100 * T["mean_upstream"]], "D", ms=10, mfc="none", mec=colors[x], mew=1.1)
+        if C.get("upstream_signed") and C["upstream_signed"].get(x) is not None:
+            ax.plot([i + 0.15], [100 * C["upstream_signed"][x]], "_", ms=14, mew=1.2, color=UPSTREAM["color"])
+    ax.axhline(0, color="black", lw=0.8)
+    ax.set_xticks(xs, [f"{x}\n({P['tasks'][x]['group']})" for x in order], fontsize=7.5)
+    ax.set_ylabel("signed coverage error (pp)")
+    sep_each = 100 * np.asarray(C["separation_each"], dtype=float)
+    real = 100 * P["groups"]["separation"]
+    ax_s.plot(np.full(sep_each.size, 1.0), sep_each, "o", ms=3, color=CONTROL["color"], alpha=0.7)
+    ax_s.plot([1.0], [100 * C["separation"]], "_", ms=14, mew=2, color=CONTROL["color"])
+    ax_s.plot([0.0], [real], "D", ms=6, color="black")
+    if P["groups"].get("upstream_separation") is not None:
+        ax_s.plot([0.0], [100 * P["groups"]["upstream_separation"]], "D", ms=10, mfc="none", mec="black", mew=1.1)
+    if C.get("upstream_separation") is not None:
+        ax_s.plot([1.0], [100 * C["upstream_separation"]], "_", ms=14, mew=1.2, color=UPSTREAM["color"])
+    for cond in C.get("conditions", []):
+        if cond["quantity"] == "separation" and cond["measure"] == "ratio" and cond["reference"] == "baseline":
+            ax_s.axhline(real * cond["threshold"], color="#a03020", lw=0.8, ls="--")
+            ax_s.text(
+                0.5,
+                real * cond["threshold"],
+                f"must fall below\n{cond['threshold']:g} × real",
+                fontsize=7,
+                color="#a03020",
+                va="bottom",
+                ha="center",
+            )
+    ax_s.axhline(0, color="black", lw=0.8)
+    ax_s.set_xlim(-0.5, 1.5)
+    ax_s.set_xticks([0.0, 1.0], ["real", "shuffled"], fontsize=7.5)
+    ax_s.set_ylabel("separation, stable − drift (pp)")
+    handles = legend_handles(
+        {"color": "0.3", "marker": "D", "ms": 6, "ls": "none", "label": "real periods (hollow: authors' code)"},
+        {
+            "color": CONTROL["color"],
+            "marker": "o",
+            "ms": 3,
+            "ls": "none",
+            "label": f"each of {C['n']} relabellings (bar: mean)",
+        },
+        {
+            "color": UPSTREAM["color"],
+            "marker": "_",
+            "ms": 14,
+            "mew": 1.2,
+            "ls": "none",
+            "label": "authors' code: mean relabelled",
+        },
+    )
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
+    missing = [] if C.get("upstream_signed") else upstream_missing(record, "the authors' relabelled values")
+    caption = (
+        f"Control {C['id']}: the period labels shuffled among the models; look at whether the drift "
+        f"benchmarks' under-coverage and the stable − drift gap vanish once time is cut from the models."
+    )
+    return [done(record, "shuffled_time", fig, caption=caption, section="controls", missing=missing)]
+
+
+def draw(record: Record) -> list[tuple[Figure, bytes]]:
+    """Every figure of a ``temporal_coverage`` record."""
+    return [*_coverage_by_split(record), *_shuffled_time(record)]

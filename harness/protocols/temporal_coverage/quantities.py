@@ -1,0 +1,110 @@
+"""Quantities of ``temporal_coverage``: signed coverage errors of earlier boundaries on later models.
+
+Standard library only (see :mod:`harness.quantities`).
+"""
+
+from __future__ import annotations
+
+from ...quantities import Quantity, boxed
+
+__all__ = [
+    "vocabulary",
+    "control_vocabulary",
+    "signed_coverage",
+    "in_sample",
+    "share_above",
+    "binomial_p",
+    "split",
+    "group",
+    "bin_averaged",
+    "n_validation",
+    "split_numbers",
+    "SEPARATION",
+    "GROUPS",
+]
+
+#: Stable minus drift group mean of the signed coverage errors.
+SEPARATION = "separation"
+GROUPS = ("drift", "stable")
+
+
+def signed_coverage(label: str) -> str:
+    return f"signed_coverage.{label}"
+
+
+def in_sample(label: str) -> str:
+    return f"in_sample.{label}"
+
+
+def share_above(label: str) -> str:
+    return f"share_above.{label}"
+
+
+def binomial_p(label: str) -> str:
+    return f"binomial_p.{label}"
+
+
+def split(t: int, label: str) -> str:
+    return f"split{t}.{label}"
+
+
+def group(name: str) -> str:
+    """``group.drift`` or ``group.stable``: a group's mean signed coverage error."""
+    return f"group.{name}"
+
+
+def bin_averaged(name: str) -> str:
+    """The bin-averaged (paper-figure) counterpart of a signed-coverage quantity:
+    ``bin_averaged.<label>`` for ``signed_coverage.<label>``, else ``bin_averaged.<name>``."""
+    return f"bin_averaged.{name.removeprefix('signed_coverage.')}"
+
+
+def n_validation(t: int) -> str:
+    return f"n_validation.split{t}"
+
+
+def split_numbers(p: dict) -> list[int]:
+    """The rolling splits ``t = 1 .. len(periods) - 1`` (fit on period t, score period t + 1)."""
+    return list(range(1, len(p["periods"])))
+
+
+def _core(p: dict, *, counts: bool, arm_extra: str = "both") -> dict[str, Quantity]:
+    out = {}
+    ts = split_numbers(p)
+    for label in p["tasks"]:
+        out[signed_coverage(label)] = Quantity(f"{label} signed coverage error out of period")
+        out[in_sample(label)] = Quantity(f"{label} signed coverage error in sample")
+        out[share_above(label)] = Quantity(f"share of later {label} models above the earlier boundary")
+        out[binomial_p(label)] = Quantity(f"binomial p-value of {label}'s exceedances")
+        out[bin_averaged(signed_coverage(label))] = Quantity(f"{label} signed coverage error, averaged over bins")
+        for t in ts:
+            out[split(t, label)] = Quantity(f"{label} signed coverage error on split {t}")
+            out[bin_averaged(split(t, label))] = Quantity(
+                f"{label} signed coverage error on split {t}, averaged over bins", arm_extra
+            )
+    for g in GROUPS:
+        out[group(g)] = Quantity(f"mean signed coverage error of the {g} group")
+        out[bin_averaged(group(g))] = Quantity(
+            f"mean signed coverage error of the {g} group, averaged over bins", arm_extra
+        )
+    out[SEPARATION] = Quantity("stable minus drift signed coverage error")
+    out[bin_averaged(SEPARATION)] = Quantity("stable minus drift, averaged over bins", arm_extra)
+    if counts:
+        for t in ts:
+            out[n_validation(t)] = Quantity(f"later models scored on split {t}")
+    return out
+
+
+def vocabulary(p: dict) -> dict[str, Quantity]:
+    out = _core(p, counts=True, arm_extra="reimpl")
+    if p.get("box_check"):
+        for name, q in _core(p, counts=False).items():
+            out[boxed(name)] = Quantity(f"{q.label}, inside the authors' box", "reimpl")
+    return out
+
+
+def control_vocabulary(kind: str, p: dict, c: dict) -> dict[str, Quantity]:
+    out = {SEPARATION: Quantity("stable minus drift signed coverage error, mean over relabellings")}
+    for label in p["tasks"]:
+        out[signed_coverage(label)] = Quantity(f"{label} signed coverage error out of period, mean over relabellings")
+    return out

@@ -1,0 +1,38 @@
+"""The relations a claim asserts, and how a number is written: the one place the target rule lives.
+
+Pure functions of numbers and strings; imports nothing of the harness, so
+that the claim files, the verdict, the resampling and the protocols can all
+use them without importing one another.
+"""
+
+from __future__ import annotations
+
+__all__ = ["relation_holds", "target_holds", "literal_decimals", "TOL_SLACK"]
+
+#: Rounding slack when a value is compared with a tolerance (values that round to the boundary count).
+TOL_SLACK = 1e-12
+
+
+def relation_holds(op: str, left: float, right: float) -> bool:
+    """``left op right``; ``abs<`` is ``|left| < right``."""
+    return {"<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right, "abs<": abs(left) < right}[
+        op
+    ]
+
+
+def target_holds(relation: str, value: float, *, paper=None, tolerance=None, rhs=None) -> bool:
+    """Whether a measured ``value`` meets a target: within ``tolerance`` of ``paper`` (``relation == "~"``,
+    with :data:`TOL_SLACK`), else ``value relation rhs``."""
+    if relation == "~":
+        return abs(value - paper) <= tolerance + TOL_SLACK
+    return relation_holds(relation, value, rhs)
+
+
+def literal_decimals(text: str | None) -> int:
+    """Decimals a number is written with: ``"0.700"`` -> 3, ``"90"`` -> 0, ``"4.08e-3"`` -> 5."""
+    if not text:
+        return 0
+    t = text.strip().lower()
+    mantissa, _, exp = t.partition("e")
+    dec = len(mantissa.partition(".")[2])
+    return max(0, dec - int(exp)) if exp else dec
