@@ -1,4 +1,4 @@
-"""Command line: ``python -m harness {run,validate,render,list,diff,vendor}``.
+"""Command line: ``python -m harness {run,validate,render,list,diff,data,vendor}``.
 
 Exit status of ``run``: 0 when every claim is up to date or ran (whatever its
 verdict); 2 when a claim could not be processed (a bad claim file, missing or
@@ -159,6 +159,16 @@ def cmd_diff(args) -> int:
     return EXIT_OK if not changed else 1
 
 
+def cmd_data_add(args) -> int:
+    from .datalock import add_table, resolve_data_root
+
+    entry = add_table(
+        args.name, args.path, args.provenance, root=resolve_data_root(args.data_root), lock_file=args.lock
+    )
+    print(f"locked table {args.name}: {entry['path']} ({entry['rows']} rows, sha256 {entry['sha256'][:12]}...)")
+    return EXIT_OK
+
+
 def cmd_vendor(args) -> int:
     from .checkout import checkout, load_pins
 
@@ -268,6 +278,19 @@ def build_parser() -> argparse.ArgumentParser:
         "tolerance: by more than 1e-4 of its size)",
     )
     df.set_defaults(func=cmd_diff)
+
+    da = sub.add_parser("data", parents=[common], formatter_class=fmt, help="manage the data lock")
+    dsub = da.add_subparsers(dest="data_command", required=True)
+    add = dsub.add_parser(
+        "add",
+        parents=[common],
+        formatter_class=fmt,
+        help="lock a new input table: its path under the data root, sha256, rows and header, computed here",
+    )
+    add.add_argument("name", help="the table's name in claim files (lower-case letters, digits, '_')")
+    add.add_argument("path", help="the CSV file, under the data root (read in place, never copied)")
+    add.add_argument("--provenance", required=True, help="where the table comes from, in one sentence or two")
+    add.set_defaults(func=cmd_data_add)
 
     g = sub.add_parser(
         "vendor",

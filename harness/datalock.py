@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .errors import DataError
 from .schema import format_validation_error
 
-__all__ = ["DataLock", "LockedTable", "Tables", "load_lock", "resolve_data_root"]
+__all__ = ["DataLock", "LockedTable", "Tables", "load_lock", "resolve_data_root", "add_table"]
 
 from .paths import DEFAULT_LOCK, PROJECT_ROOT
 
@@ -27,6 +27,7 @@ class LockedTable(BaseModel):
     path: str = Field(min_length=1)
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     rows: int = Field(ge=0)
+    header: list[str] | None = Field(None, description="the column names, as `harness data add` read them")
     provenance: str = Field(min_length=1)
 
 
@@ -125,11 +126,19 @@ class Tables:
             entry = self.entry(name)
             if len(df) != entry.rows:
                 raise DataError(f"{self.root / entry.path}: expected {entry.rows} rows, found {len(df)}")
+            if entry.header is not None and [str(c) for c in df.columns] != entry.header:
+                raise DataError(
+                    f"{self.root / entry.path}: its columns are not the locked header "
+                    f"(expected {entry.header[:6]}..., found {[str(c) for c in df.columns][:6]}...)"
+                )
             self._frames[name] = df
         return self._frames[name]
 
     def header(self, name: str) -> list[str]:
         """The column names of table ``name`` as :meth:`frame` gives them, from the verified bytes."""
+        if self.entry(name).header is not None:
+            self.data(name)  # the bytes are those the header was read from
+            return list(self.entry(name).header)
         if name in self._frames:
             return [str(c) for c in self._frames[name].columns]
         return [str(c) for c in pd.read_csv(io.BytesIO(self.data(name)), nrows=0).columns]
@@ -150,3 +159,52 @@ class Tables:
                 }
             )
         return out
+
+
+_NAME = r"^[a-z0-9][a-z0-9_]*$"
+
+
+def add_table(name: str, path: str | Path, provenance: str, *, root: Path, lock_file: Path = DEFAULT_LOCK) -> dict:
+    """Add table ``name`` (the CSV at ``path``, under the input ``root``) to the data lock; return its entry.
+
+    The entry holds the path relative to the root, the sha256 of the bytes, the number of data rows and the
+    header, all read from one read of the file, so nobody computes a hash by hand. The lock's own text
+    (its comments) is kept: the entry is appended. Refused with a :class:`DataError` naming the problem: a
+    name already in the lock or not of the form ``[a-z0-9_]``, a file outside the root, missing, not a
+    regular file, or not a table pandas can read.
+    """
+    import re
+
+    lock = load_lock(lock_file)
+    if not re.match(_NAME, name):
+        raise DataError(f"{name!r}: a table's name is lower-case letters, digits and '_' (e.g. epoch_math_l5)")
+    if name in lock.tables:
+        raise DataError(f"{lock_file}: a table named {name!r} is already locked ({lock.tables[name].path})")
+    root = Path(root).resolve()
+    file = Path(path).resolve()
+    if not file.is_relative_to(root):
+        raise DataError(f"{path}: not under the input root {root}; tables are read in place from there")
+    if not file.is_file():
+        raise DataError(f"{path}: no such file (a regular file is expected)")
+    raw = file.read_bytes()
+    try:
+        df = pd.read_csv(io.BytesIO(raw))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: not a table pandas can read ({' '.join(str(exc).split())})") from None
+    entry = {
+        "path": file.relative_to(root).as_posix(),
+        "sha256": hashlib.sha256(raw).hexdigest(),
+        "rows": int(len(df)),
+        "header": [str(c) for c in df.columns],
+        "provenance": " ".join(provenance.split()),
+    }
+    LockedTable.model_validate(entry)
+    text = Path(lock_file).read_text(encoding="utf-8")
+    block = yaml.safe_dump({name: entry}, sort_keys=False, allow_unicode=True, width=100, default_flow_style=None)
+    indented = "".join("  " + line if line.strip() else line for line in block.splitlines(keepends=True))
+    new = text.rstrip("\n") + "\n" + indented
+    DataLock.model_validate(yaml.safe_load(new))  # the whole lock still reads
+    from .fileio import atomic_write_text
+
+    atomic_write_text(lock_file, new)
+    return entry

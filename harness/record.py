@@ -54,7 +54,6 @@ __all__ = [
 SCHEMA_VERSION = 2
 
 
-
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 

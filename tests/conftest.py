@@ -92,3 +92,19 @@ def run_once(tables):
         return SimpleNamespace(record=record)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def checkout_pin():
+    """The verified pinned checkout of the authors' repository, cloned if needed; skips with the reason when
+    it cannot be had."""
+    from harness.checkout import checkout, verify_checkout
+    from harness.errors import UpstreamError
+
+    try:
+        return verify_checkout("prescriptive-scaling")
+    except UpstreamError as not_ready:
+        try:
+            return checkout("prescriptive-scaling")
+        except UpstreamError as exc:
+            pytest.skip(f"the authors' checkout cannot be had: {exc} (verify_checkout said: {not_ready})")

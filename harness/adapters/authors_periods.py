@@ -52,6 +52,11 @@ def period_data(A, csv_path: str, p: dict) -> dict:
     ``math.log10(x)`` as in the scripts (used for bins and overlaps); their
     fitter takes ``np.log10`` of the proxy itself.
     """
+    if p.get("compute"):
+        raise ValueError(
+            "their period scripts take the compute proxy tokens x params (--compute_product_cols), not a column "
+            "of compute; the claim names one"
+        )
     rows, headers = A.cu.read_csv_rows(csv_path)
     if len(set(headers)) != len(headers):
         raise ValueError(f"{csv_path}: duplicate column names")

@@ -147,11 +147,21 @@ def task_arrays(x, y):
 
 
 def load_tasks(request: dict):
-    """Their optimiser module and the claim's table as their CLI loads it: ``(sqo, labels, x, Y)``."""
+    """Their optimiser module and the claim's table as their code loads it: ``(sqo, labels, x, Y)``.
+
+    The compute proxy: their CLI's loader, ``_load_xy_from_csv(csv, task_cols,
+    compute_product_cols=(tokens, params), compute_multiplier=m)`` (rows with a finite ``x > 0``). A column
+    of compute (``params.compute``): as their Epoch AI script does (``scripts/epoch_ai/
+    fit_benchmarks_runs_sigmoid_frontiers.py``), compute in FLOPs divided by their ``X_TICK_MULTIPLIER``
+    (the harness's unit, 1e21 FLOPs, is checked against it), numbers read with their ``_safe_float``.
+    """
     p = request["params"]
     sig, sqo = authors()
     table = request["tables"][p.get("table", "oll")]
     labels, columns = list(p["tasks"]), list(p["tasks"].values())
+    if p.get("compute"):
+        x, Y = _compute_column(table, p["compute"], columns)
+        return sqo, labels, x, Y
     x, Y, kept = sig._load_xy_from_csv(
         table,
         task_cols=columns,
@@ -161,3 +171,22 @@ def load_tasks(request: dict):
     if kept != columns:
         raise ValueError(f"{table}: the authors' loader kept columns {kept}, the claim asks for {columns}")
     return sqo, labels, x, Y
+
+
+def _compute_column(table: str, compute: dict, columns: list[str]):
+    import csv
+
+    from scripts.epoch_ai import fit_benchmarks_runs_sigmoid_frontiers as epoch
+
+    per_unit = {"FLOPs": float(epoch.X_TICK_MULTIPLIER), "1e21 FLOPs": 1.0}[compute["unit"]]
+    if compute["unit"] == "FLOPs" and per_unit != 1e21:
+        raise ValueError(f"their X_TICK_MULTIPLIER is {per_unit:g}, not the harness's unit 1e21 FLOPs")
+    with open(table, newline="", encoding="utf-8-sig") as fh:
+        rows = list(csv.DictReader(fh))
+    missing = [c for c in [compute["column"], *columns] if rows and c not in rows[0]]
+    if missing:
+        raise ValueError(f"{table}: columns {missing} are missing")
+    x = np.array([epoch._safe_float(r[compute["column"]]) for r in rows], float) / per_unit
+    Y = np.array([[epoch._safe_float(r[c]) for c in columns] for r in rows], float).reshape(len(rows), len(columns))
+    keep = np.isfinite(x) & (x > 0)
+    return x[keep], Y[keep]

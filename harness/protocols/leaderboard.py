@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from ..errors import DataError
 from ..schema import Count, Label, Number
-from ..stats.leaderboard import task_arrays, with_log_compute
+from ..stats.leaderboard import task_arrays, with_compute_column, with_log_compute
 from ..stats.sigmoid import SigmoidQuantileRegressor
 from .base import ProtocolParams
 
 __all__ = [
     "TauOverride",
+    "ComputeColumn",
     "LeaderboardParams",
     "EstimatorParams",
     "leaderboard_frame",
@@ -37,14 +38,60 @@ class TauOverride(ProtocolParams):
     tau: Number = Field(gt=0, lt=1)
 
 
+#: A compute column's unit, and the factor that turns it into the harness's unit (1e21 FLOPs, so z = log10 x).
+COMPUTE_UNITS = {"FLOPs": 1e-21, "1e21 FLOPs": 1.0}
+
+
+class ComputeColumn(ProtocolParams):
+    """A column that holds training compute itself (the Epoch AI tables' ``training_compute_flop``), and its unit."""
+
+    column: Label
+    unit: Literal["FLOPs", "1e21 FLOPs"]
+
+    @property
+    def scale(self) -> float:
+        return COMPUTE_UNITS[self.unit]
+
+
 class LeaderboardParams(ProtocolParams):
-    """Which table columns give the compute proxy and which give the scores."""
+    """Which table columns give the compute axis and which give the scores.
+
+    The compute axis is either the proxy ``multiplier * tokens * params`` (in units of 1e21 FLOPs when the
+    multiplier is 6, tokens in T and parameters in B: the Open LLM Leaderboard's) or ``compute``, a column
+    that holds compute itself with its declared unit; ``z = log10(x)`` with ``x`` in units of 1e21 FLOPs.
+    """
 
     table: Label = "oll"
-    tokens_col: Label = "Pretraining tokens (T)"
-    params_col: Label = "#Params (B)"
+    tokens_col: Label | None = "Pretraining tokens (T)"
+    params_col: Label | None = "#Params (B)"
     multiplier: Number = Field(6.0, gt=0)
+    compute: ComputeColumn | None = Field(None, description="a column of compute, instead of the proxy")
     tasks: dict[Label, Label] = Field(min_length=1, description="benchmark label -> score column")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_compute_axis(cls, data):
+        if isinstance(data, dict) and data.get("compute") is not None:
+            given = [k for k in ("tokens_col", "params_col", "multiplier") if k in data]
+            if given:
+                raise ValueError(
+                    f"'compute' names a column that holds compute, which replaces the proxy multiplier x tokens x "
+                    f"params: drop {', '.join(given)}"
+                )
+            return {**data, "tokens_col": None, "params_col": None}
+        return data
+
+    @model_validator(mode="after")
+    def _proxy_complete(self):
+        if self.compute is None and (self.tokens_col is None or self.params_col is None):
+            raise ValueError("the compute axis needs tokens_col and params_col (the proxy), or 'compute' (a column)")
+        return self
+
+    def compute_columns(self) -> dict[str, str]:
+        """``{parameter: column}`` of the columns the compute axis reads."""
+        if self.compute is not None:
+            return {"compute.column": self.compute.column}
+        return {"tokens_col": self.tokens_col, "params_col": self.params_col}
 
 
 class EstimatorParams(ProtocolParams):
@@ -55,6 +102,15 @@ class EstimatorParams(ProtocolParams):
     lam: Number = Field(ge=0, le=1e6)
     warm_start: bool = True
     n_random: Count = Field(4, ge=0, le=1000)
+
+    def loss(self) -> dict[str, float]:
+        """The objective's settings: ``{"tau", "kappa", "lam"}``."""
+        return {"tau": self.tau, "kappa": self.kappa, "lam": self.lam}
+
+    def estimator(self, **overrides) -> dict:
+        """The keyword arguments of :class:`~harness.stats.sigmoid.SigmoidQuantileRegressor` for these settings
+        (``overrides`` replace some), built here and nowhere else."""
+        return {**self.loss(), "warm_start": self.warm_start, "n_random": self.n_random, **overrides}
 
 
 def check_box(box):
@@ -76,18 +132,20 @@ class BoxParams(ProtocolParams):
 
 def leaderboard_columns(p: LeaderboardParams, **extra: str) -> list[tuple[str, str, dict[str, str]]]:
     """The table and columns the parameters name, for the claim file's validation."""
-    cols = {"tokens_col": p.tokens_col, "params_col": p.params_col, **extra}
+    cols = {**p.compute_columns(), **extra}
     cols.update({f"tasks.{label}": col for label, col in p.tasks.items()})
     return [("table", p.table, cols)]
 
 
 def leaderboard_frame(tables, p: LeaderboardParams):
     df = tables.frame(p.table)
-    missing = [c for c in [p.tokens_col, p.params_col, *p.tasks.values()] if c not in df.columns]
+    missing = [c for c in [*p.compute_columns().values(), *p.tasks.values()] if c not in df.columns]
     if missing:
         raise DataError(
             f"table '{p.table}' ({tables.entry(p.table).path}): columns {missing} named in the claim are not in it"
         )
+    if p.compute is not None:
+        return with_compute_column(df, p.compute.column, p.compute.scale)
     return with_log_compute(df, p.tokens_col, p.params_col, p.multiplier)
 
 
@@ -104,9 +162,7 @@ def leaderboard_summary(tables, p: LeaderboardParams) -> dict[str, Any]:
 
 def fit_boundary(z, y, est: EstimatorParams, rng: np.random.Generator, **overrides) -> SigmoidQuantileRegressor:
     """Fit one boundary with the claim's estimator settings (``overrides`` replace some)."""
-    opts = {"tau": est.tau, "kappa": est.kappa, "lam": est.lam, "warm_start": est.warm_start, "n_random": est.n_random}
-    opts.update(overrides)
-    return SigmoidQuantileRegressor(rng=rng, **opts).fit(z, y)
+    return SigmoidQuantileRegressor(rng=rng, **est.estimator(**overrides)).fit(z, y)
 
 
 def task_data(frame, p: LeaderboardParams):

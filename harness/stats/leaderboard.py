@@ -1,11 +1,12 @@
-"""The Open LLM Leaderboard table as (z, y) pairs.
+"""A leaderboard table as (z, y) pairs.
 
 Compute proxy (paper Section 2)::
 
     x = multiplier * tokens[T] * params[B]     (units of 1e21 FLOPs when multiplier = 6)
     z = log10(x)
 
-Rows whose proxy is not a finite positive number are dropped.
+or a column that holds compute itself, ``x = scale * column`` (``scale = 1e-21`` for a column in FLOPs).
+Rows whose ``x`` is not a finite positive number are dropped.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["compute_proxy", "with_log_compute", "task_arrays"]
+__all__ = ["compute_proxy", "with_log_compute", "with_compute_column", "task_arrays"]
 
 
 def compute_proxy(df: pd.DataFrame, tokens_col: str, params_col: str, multiplier: float) -> pd.Series:
@@ -24,7 +25,15 @@ def compute_proxy(df: pd.DataFrame, tokens_col: str, params_col: str, multiplier
 
 def with_log_compute(df: pd.DataFrame, tokens_col: str, params_col: str, multiplier: float) -> pd.DataFrame:
     """Rows with a finite positive compute proxy, with columns ``x`` and ``z`` added."""
-    x = compute_proxy(df, tokens_col, params_col, multiplier)
+    return _with_x(df, compute_proxy(df, tokens_col, params_col, multiplier))
+
+
+def with_compute_column(df: pd.DataFrame, column: str, scale: float) -> pd.DataFrame:
+    """Rows whose compute column is a finite positive number, with ``x = scale * column`` and ``z = log10 x``."""
+    return _with_x(df, scale * pd.to_numeric(df[column], errors="coerce"))
+
+
+def _with_x(df: pd.DataFrame, x: pd.Series) -> pd.DataFrame:
     keep = np.isfinite(x) & (x > 0)
     out = df.loc[keep].copy()
     out["x"] = x[keep].astype(float)

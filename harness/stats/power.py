@@ -105,7 +105,7 @@ def permutation_test_power(
     *,
     rng: np.random.Generator,
     baseline=None,
-    n_perm: int = 2000,
+    n_perm: int,
     alpha: float = 0.05,
 ) -> dict:
     """Power of the stratified permutation test of ``gamma > 0`` at each planted shift.
@@ -233,12 +233,12 @@ def shift_test_power(
     *,
     shifts: Sequence[float],
     rng: np.random.Generator,
-    n_replicates: int = 200,
-    eps: float = 1e-6,
-    n_bins: int = 10,
-    n_perm: int = 2000,
-    alpha: float = 0.05,
-    target: float = 0.8,
+    n_replicates: int,
+    eps: float,
+    n_bins: int,
+    n_perm: int,
+    alpha: float,
+    target: float,
     mean_model: str = "linear",
 ) -> dict:
     """Power curve of the claim's shift test on its own design, at the grid and at the fitted shift.

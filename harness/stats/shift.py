@@ -12,7 +12,7 @@ group: a positive ``gamma`` is the contamination signature.
 Conventions (each one is a choice where several exist):
 
 * scores are percentages, divided by 100 and clipped to ``[eps, 1 - eps]``
-  before the logit (``eps = 1e-6`` by default; one model scores AIME = 0, so
+  before the logit (the claim's ``eps``, e.g. 1e-6; one model scores AIME = 0, so
   ``gamma`` depends on ``eps``, see :func:`eps_sensitivity`);
 * common support: keep ``logit(MATH)`` in ``[max(min_pre, min_post),
   min(max_pre, max_post)]``, both ends inclusive;
@@ -99,7 +99,7 @@ def merge_aa_exports(
     return out
 
 
-def clipped_logit(pct, eps: float = 1e-6) -> np.ndarray:
+def clipped_logit(pct, eps: float) -> np.ndarray:
     """``logit(clip(pct / 100, eps, 1 - eps))``."""
     p = np.clip(np.asarray(pct, dtype=float) / 100.0, eps, 1.0 - eps)
     return np.log(p) - np.log1p(-p)
@@ -287,9 +287,9 @@ def shift_test(
     post,
     *,
     rng: np.random.Generator,
-    eps: float = 1e-6,
-    n_bins: int = 10,
-    n_perm: int = 2000,
+    eps: float,
+    n_bins: int,
+    n_perm: int,
     y_logit_offset_post: float = 0.0,
 ) -> dict:
     """Equation 3 on the common support, with the stratified permutation p-value.
@@ -394,7 +394,7 @@ def inflation_control(x_pct, y_pct, post, *, rng: np.random.Generator, shift: fl
     return out
 
 
-def relabel_control(x_pct, y_pct, post, *, rng: np.random.Generator, n_draws: int = 200, eps: float = 1e-6) -> dict:
+def relabel_control(x_pct, y_pct, post, *, rng: np.random.Generator, n_draws: int, eps: float) -> dict:
     """Negative control: gamma under random relabelling of the release group.
 
     The support sample is fixed (as in the test); the post label is permuted

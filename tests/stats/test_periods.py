@@ -1,7 +1,5 @@
 """Period labels, rolling pairs and the overlap restriction."""
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,16 +14,6 @@ from harness.stats.periods import (
 
 pytestmark = pytest.mark.filterwarnings("error")
 
-OLL = (
-    Path(__file__).resolve().parents[2]
-    / ".."
-    / "shared"
-    / "data"
-    / "prescriptive-scaling"
-    / "tables"
-    / "open_llm_leaderboard"
-    / "open_llm_leaderboard_with_tokens.csv"
-)
 
 # The paper's four periods (claims/001; ../shared/UPSTREAM.md "Claims 001 and 003"): the math package
 # keeps no claim's constants, so the tests state them.
@@ -82,12 +70,11 @@ def test_overlap_is_inclusive():
     assert overlap_mask(tr, va).tolist() == [True, True, True, False, False]
 
 
-@pytest.mark.skipif(not OLL.exists(), reason=f"the shared leaderboard table is not at {OLL}")
-def test_period_and_overlap_counts_on_the_real_table():
+def test_period_and_overlap_counts_on_the_real_table(tables):
     from harness.stats.leaderboard import with_log_compute
     from harness.stats.splits import rolling_splits
 
-    df = with_log_compute(pd.read_csv(OLL), "Pretraining tokens (T)", "#Params (B)", 6.0)
+    df = with_log_compute(tables.frame("oll"), "Pretraining tokens (T)", "#Params (B)", 6.0)
     assert len(df) == 3663  # rows with a positive compute proxy (UPSTREAM.md, shared definitions)
     labelled = assign_periods(df, date_col="Upload To Hub Date", periods=OLL_PERIODS)
     assert len(df) - len(labelled) == 426  # rows without an upload date (UPSTREAM.md)

@@ -31,6 +31,9 @@ pytestmark = pytest.mark.filterwarnings("error")
 
 ALPHA = 0.05
 
+#: Claim 000's design (claims/000_aime2025_shift_test.yaml): the clip and the strata of the test.
+EPS, N_BINS = 1e-6, 10
+
 
 def _design(n=90, seed=0):
     """A fixed design: x standard normal, labels independent of x (60% post)."""
@@ -189,7 +192,7 @@ def test_planted_shift_power_matches_a_loop_of_shift_tests():
         state = rng.bit_generator.state
         for k, c in enumerate(shifts):
             rng.bit_generator.state = state  # the same permutations at every shift
-            out = shift_test(_pct(x), _pct(c * d + e), d.astype(bool), rng=rng, n_bins=4, n_perm=99)
+            out = shift_test(_pct(x), _pct(c * d + e), d.astype(bool), rng=rng, n_bins=4, n_perm=99, eps=EPS)
             assert out["n"] == x.size
             detected[k] += out["p_value"] < ALPHA
     assert res["n_detected"] == detected.tolist()
@@ -242,10 +245,14 @@ def test_real_power_record(merged, mean_model):
         shifts=[0.0, 0.5, 1.0, 2.0],
         rng=np.random.default_rng(0),
         n_replicates=40,
+        eps=1e-6,
+        n_bins=10,
         n_perm=200,
+        alpha=0.05,
+        target=0.8,
         mean_model=mean_model,
     )
-    test = shift_test(x, y, post, rng=np.random.default_rng(0), n_perm=10)
+    test = shift_test(x, y, post, rng=np.random.default_rng(0), n_perm=10, eps=EPS, n_bins=N_BINS)
     # Same preparation as the test: the 90 supported models, the same gamma_hat.
     assert (rec["n"], rec["n_post"], rec["n_bins_used"]) == (test["n"], test["n_post"], test["n_bins_used"])
     assert rec["gamma_hat"] == pytest.approx(test["gamma"], abs=1e-12)

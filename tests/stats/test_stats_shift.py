@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-import pandas as pd
 import pytest
 
 from harness.stats.shift import (
@@ -24,18 +21,8 @@ from harness.stats.shift import (
 
 pytestmark = pytest.mark.filterwarnings("error")
 
-AA_DIR = (
-    Path(__file__).resolve().parents[2].parent
-    / "shared"
-    / "data"
-    / "prescriptive-scaling"
-    / "tables"
-    / "artificial_analysis"
-)
-needs_data = pytest.mark.skipif(
-    not (AA_DIR / "math-500.csv").is_file() or not (AA_DIR / "aime-2025.csv").is_file(),
-    reason=f"the Artificial Analysis exports are not at {AA_DIR} (../shared/data is absent)",
-)
+#: Claim 000's design (claims/000_aime2025_shift_test.yaml): the clip and the strata of the test.
+EPS, N_BINS = 1e-6, 10
 
 
 def _toy(n=60, seed=1):
@@ -132,9 +119,9 @@ def test_strata_follow_pandas_qcut():
 def test_same_seed_same_p_and_different_seed_different_stream():
     x, y, d = _toy(n=80)
     post = d.astype(bool)
-    a = shift_test(_pct(x), _pct(y), post, rng=np.random.default_rng(7), n_perm=500)
-    b = shift_test(_pct(x), _pct(y), post, rng=np.random.default_rng(7), n_perm=500)
-    c = shift_test(_pct(x), _pct(y), post, rng=np.random.default_rng(8), n_perm=500)
+    a = shift_test(_pct(x), _pct(y), post, rng=np.random.default_rng(7), n_perm=500, eps=EPS, n_bins=N_BINS)
+    b = shift_test(_pct(x), _pct(y), post, rng=np.random.default_rng(7), n_perm=500, eps=EPS, n_bins=N_BINS)
+    c = shift_test(_pct(x), _pct(y), post, rng=np.random.default_rng(8), n_perm=500, eps=EPS, n_bins=N_BINS)
     # The permutation stream is the only randomness: same seed, identical result.
     assert a == b
     # A different stream gives a different null sample (its mean differs).
@@ -145,7 +132,7 @@ def test_p_value_uses_the_plus_one_convention():
     # With a huge planted shift no permutation reaches gamma_obs: p = 1/(n_perm+1).
     x, y, d = _toy()
     y = y + 10.0 * d
-    res = shift_test(_pct(x, 4), _pct(y, 4), d.astype(bool), rng=np.random.default_rng(0), n_perm=99, n_bins=4)
+    res = shift_test(_pct(x, 4), _pct(y, 4), d.astype(bool), rng=np.random.default_rng(0), n_perm=99, n_bins=4, eps=EPS)
     assert res["n_perm_ge"] == 0
     assert res["p_value"] == pytest.approx(1.0 / 100.0)
 
@@ -170,26 +157,36 @@ def test_clipped_logit_clips_zero_and_hundred_percent():
 
 
 @pytest.fixture(scope="module")
-def merged():
-    # cutoff: the AIME-2025 release date (claims/000, UPSTREAM.md "Claim 000")
-    return merge_aa_exports(
-        pd.read_csv(AA_DIR / "math-500.csv"), pd.read_csv(AA_DIR / "aime-2025.csv"), cutoff="2025-02-06"
-    )
+def merged(tables):
+    # cutoff: the AIME-2025 release date (claims/000, UPSTREAM.md "Claim 000"); the exports through the data lock
+    return merge_aa_exports(tables.frame("aa_math500"), tables.frame("aa_aime2025"), cutoff="2025-02-06")
 
 
-@needs_data
 def test_real_merge_and_support_sizes(merged):
     # UPSTREAM.md / seed 000: 115 models in the inner join, 90 in the support (28 pre, 62 post).
     assert len(merged) == 115
     res = shift_test(
-        merged["math_500_pct"], merged["aime_2025_pct"], merged["post"], rng=np.random.default_rng(0), n_perm=10
+        merged["math_500_pct"],
+        merged["aime_2025_pct"],
+        merged["post"],
+        rng=np.random.default_rng(0),
+        n_perm=10,
+        eps=EPS,
+        n_bins=N_BINS,
     )
     assert (res["n"], res["n_pre"], res["n_post"]) == (90, 28, 62)
 
 
-@needs_data
 def test_real_regression_matches_the_authors_values(merged):
-    res = shift_test(merged["math_500_pct"], merged["aime_2025_pct"], merged["post"], rng=np.random.default_rng(0))
+    res = shift_test(
+        merged["math_500_pct"],
+        merged["aime_2025_pct"],
+        merged["post"],
+        rng=np.random.default_rng(0),
+        eps=EPS,
+        n_bins=N_BINS,
+        n_perm=2000,
+    )
     # Authors' values (UPSTREAM.md, seed 000), printed to 4 decimals; OLS is deterministic,
     # so agreement to the printed precision (1e-4) is required.
     assert res["gamma"] == pytest.approx(0.5757, abs=1e-4)
@@ -199,11 +196,10 @@ def test_real_regression_matches_the_authors_values(merged):
     assert res["r2"] == pytest.approx(0.5289, abs=1e-4)
 
 
-@needs_data
 def test_real_regression_matches_statsmodels(merged):
     sm = pytest.importorskip("statsmodels.api")
-    X = clipped_logit(merged["math_500_pct"])
-    Y = clipped_logit(merged["aime_2025_pct"])
+    X = clipped_logit(merged["math_500_pct"], EPS)
+    Y = clipped_logit(merged["aime_2025_pct"], EPS)
     mask, _, _ = common_support(X, merged["post"].to_numpy())
     A = np.column_stack([np.ones(mask.sum()), X[mask], merged["post"].to_numpy(float)[mask]])
     ours, ref = ols_classical(A, Y[mask]), sm.OLS(Y[mask], A).fit()
@@ -213,13 +209,18 @@ def test_real_regression_matches_statsmodels(merged):
     assert ours["r2"] == pytest.approx(ref.rsquared, rel=1e-9)
 
 
-@needs_data
 def test_real_p_value_agrees_with_the_authors_within_their_monte_carlo_error(merged):
     # The authors' p = 0.1484 is itself a 2000-permutation estimate (MC s.e.
     # sqrt(p(1-p)/2000) = 0.0080). A 50k-permutation estimate of the exact p
     # (MC s.e. 0.0015) must lie within 3 of their s.e.
     res = shift_test(
-        merged["math_500_pct"], merged["aime_2025_pct"], merged["post"], rng=np.random.default_rng(0), n_perm=50_000
+        merged["math_500_pct"],
+        merged["aime_2025_pct"],
+        merged["post"],
+        rng=np.random.default_rng(0),
+        n_perm=50_000,
+        eps=EPS,
+        n_bins=N_BINS,
     )
     assert abs(res["p_value"] - 0.1484) < 3 * np.sqrt(0.1484 * (1 - 0.1484) / 2000)
     # The stratified null is not centred at 0 (UPSTREAM.md: near +0.29).
@@ -228,21 +229,19 @@ def test_real_p_value_agrees_with_the_authors_within_their_monte_carlo_error(mer
     assert res["p_value"] > 0.05
 
 
-@needs_data
 def test_real_controls(merged):
     x, y, post = merged["math_500_pct"], merged["aime_2025_pct"], merged["post"]
-    base = shift_test(x, y, post, rng=np.random.default_rng(0))
-    infl = inflation_control(x, y, post, rng=np.random.default_rng(0), shift=0.8)
+    base = shift_test(x, y, post, rng=np.random.default_rng(0), eps=EPS, n_bins=N_BINS, n_perm=2000)
+    infl = inflation_control(x, y, post, rng=np.random.default_rng(0), shift=0.8, eps=EPS, n_bins=N_BINS, n_perm=2000)
     # OLS is linear in y and the support depends on x only: gamma rises by exactly 0.8.
     assert infl["gamma"] - base["gamma"] == pytest.approx(0.8, abs=1e-10)
     # No permutation reaches the inflated gamma: p at its floor 1/2001.
     assert infl["p_value"] == pytest.approx(1 / 2001)
-    rel = relabel_control(x, y, post, rng=np.random.default_rng(1), n_draws=200)
+    rel = relabel_control(x, y, post, rng=np.random.default_rng(1), n_draws=200, eps=EPS)
     # Random labels: the mean gamma is 0 up to its Monte Carlo error sd/sqrt(200).
     assert abs(rel["mean"]) < 3 * rel["sd"] / np.sqrt(200)
 
 
-@needs_data
 def test_real_eps_sensitivity(merged):
     rows = eps_sensitivity(
         merged["math_500_pct"],
@@ -250,6 +249,8 @@ def test_real_eps_sensitivity(merged):
         merged["post"],
         rng=np.random.default_rng(0),
         eps_grid=(1e-6, 1e-4, 1e-3, 1e-2),
+        n_bins=N_BINS,
+        n_perm=2000,
     )
     gam = [r["gamma"] for r in rows]
     # One in-support pre-release model scores AIME = 0; a larger clip lifts its logit

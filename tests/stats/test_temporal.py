@@ -1,7 +1,6 @@
 """Temporal analyses on synthetic periods, and the fit-free Table 2 rows on the real table."""
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,16 +17,6 @@ from harness.stats.temporal_coverage import relabelled_coverage, temporal_covera
 
 pytestmark = pytest.mark.filterwarnings("error")
 
-OLL = (
-    Path(__file__).resolve().parents[2]
-    / ".."
-    / "shared"
-    / "data"
-    / "prescriptive-scaling"
-    / "tables"
-    / "open_llm_leaderboard"
-    / "open_llm_leaderboard_with_tokens.csv"
-)
 FAST_SIGMOID = {"n_random": 2, "n_keep": 2}
 # The paper's four periods (claims/001 and 003; ../shared/UPSTREAM.md "Claims 001 and 003") and its
 # loss settings, passed explicitly: the math package keeps no paper defaults.
@@ -147,13 +136,12 @@ def test_baseline_comparison_orderings_on_synthetic_data():
     assert sh["advantage_real"] > 0 and sh["advantage_shuffled"] < sh["advantage_real"] / 3
 
 
-@pytest.mark.skipif(not OLL.exists(), reason=f"the shared leaderboard table is not at {OLL}")
-def test_fit_free_table2_rows_on_the_real_table():
+def test_fit_free_table2_rows_on_the_real_table(tables):
     from harness.stats.leaderboard import with_log_compute
     from harness.stats.periods import assign_periods
 
     df = assign_periods(
-        with_log_compute(pd.read_csv(OLL), "Pretraining tokens (T)", "#Params (B)", 6.0),
+        with_log_compute(tables.frame("oll"), "Pretraining tokens (T)", "#Params (B)", 6.0),
         date_col="Upload To Hub Date",
         periods=PERIODS,
     )

@@ -129,7 +129,7 @@ class BoundaryAtBudget(Protocol):
         frame = leaderboard_frame(tables, params)
         labels = list(params.tasks)
         Y = np.column_stack([frame[params.tasks[k]].to_numpy(dtype=float) for k in labels])
-        options = {"tau": params.tau, "kappa": params.kappa, "lam": params.lam, "n_random": 0}
+        options = params.estimator(n_random=0)  # each resample starts from the full-sample optimum
         stat = partial(
             _resample_boundaries,
             z=frame["z"].to_numpy(dtype=float),
@@ -271,7 +271,7 @@ class BoundaryAtBudget(Protocol):
         """Both arms' optima scored on one objective, and the re-implementation refitted in the authors' box."""
         p = ctx.params
         data = task_data(leaderboard_frame(ctx.tables, p), p)
-        kw = {"tau": p.tau, "kappa": p.kappa, "lam": p.lam}
+        kw = p.loss()
         mine_fits, their_fits = ctx.reimpl.details["fits"], ctx.upstream.details.get("fits", {})
         boxed_fits = ctx.reimpl.details.get("boxed_fits", {})
         rows = []

@@ -186,7 +186,7 @@ class EstimatorComparison(Protocol):
                 df,
                 params.tasks,
                 "sigmoid",
-                {"tau": params.tau, "kappa": params.kappa, "lam": params.lam, **boxed_options(params)},
+                {**params.loss(), **boxed_options(params)},
                 rng=rng,
                 **_eval_kwargs(params),
             )

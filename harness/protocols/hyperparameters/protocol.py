@@ -82,16 +82,12 @@ class HyperParams(LeaderboardParams, EstimatorParams):
         if self.loss_grid_points % 2 == 0:
             bad.append("loss_grid_points must be odd, so that u = 0 is on the grid")
         grids = {"tau": self.tau_grid, "kappa": self.kappa_grid, "lam": self.lam_grid}
-        claimed = {"tau": self.tau, "kappa": self.kappa, "lam": self.lam}
+        claimed = self.loss()
         if not any(v != claimed[p] for p, vs in grids.items() for v in vs):
             bad.append("the grids hold no setting other than the claimed one")
         if bad:
             raise ValueError("; ".join(bad))
         return self
-
-
-def _claimed(params) -> dict:
-    return {"tau": params.tau, "kappa": params.kappa, "lam": params.lam}
 
 
 def _grids(params) -> dict:
@@ -177,14 +173,14 @@ class Hyperparameters(Protocol):
             data,
             rng=rng,
             reference=params.reference,
-            claimed=_claimed(params),
+            claimed=params.loss(),
             grids=_grids(params),
             z_eval=math.log10(params.eval_x),
             beta_task=params.beta_task,
             estimator_options={"n_random": params.n_random},
             starts="warm" if params.warm_start else "cold",
         )
-        return Measurement(sweep_values(sweep, _claimed(params), params.within), {"sweep": sweep})
+        return Measurement(sweep_values(sweep, params.loss(), params.within), {"sweep": sweep})
 
     def control(self, kind, cparams: TauOverride, params: HyperParams, tables, rng, baseline):
         data = task_data(leaderboard_frame(tables, params), params)
@@ -220,7 +216,7 @@ class Hyperparameters(Protocol):
             settings=settings,
             reference=dict(params.reference),
             z_eval=math.log10(params.eval_x),
-            claimed_key=Q.setting_key(_claimed(params)),
+            claimed_key=Q.setting_key(params.loss()),
         )
         return Resampling(
             len(frame),
@@ -234,7 +230,7 @@ class Hyperparameters(Protocol):
     def findings(self, ctx: Context) -> dict:
         p, v = ctx.params, ctx.reimpl.values
         uv, ud = (ctx.upstream.values, ctx.upstream.details) if ctx.upstream.ok else ({}, {})
-        claimed = _claimed(p)
+        claimed = p.loss()
         others = [(param, x) for param, xs in _grids(p).items() for x in xs if x != claimed[param]]
         closest = min(others, key=lambda s: v[Q.sweep(*s, "max_dev")])
         out = {
@@ -308,7 +304,7 @@ class Hyperparameters(Protocol):
                 {
                     "value": x,
                     "setting": Q.setting_text(param, x),
-                    "claimed": x == _claimed(p)[param],
+                    "claimed": x == p.loss()[param],
                     **{stat: v[Q.sweep(param, x, stat)] for stat in Q.SWEEP_STATS},
                     **{f"{stat}_upstream": uv.get(Q.sweep(param, x, stat)) for stat in Q.SWEEP_STATS},
                     "coverage_minus_tau": (v[Q.sweep(param, x, "coverage_mean")] - x) if param == "tau" else None,
@@ -407,7 +403,7 @@ class Hyperparameters(Protocol):
             if c.control == "tau_override" and c.reimpl.ran
         ]
         return {
-            "claimed": _claimed(p),
+            "claimed": p.loss(),
             "within": p.within,
             "budget": budget_text(p.eval_x),
             "symbols": dict(Q.HYPER_SYMBOLS),
