@@ -47,9 +47,10 @@ def resolve_claims(names: list[str]) -> list[Path]:
     for name in names:
         p = Path(name)
         if p.suffix in (".yaml", ".yml") or os.sep in name:
-            if not p.is_file():
+            if not (p.exists() or p.is_symlink()):
                 raise HarnessError(f"{p}: no such claim file")
-            out.append(p.resolve())
+            # Not resolved: a symlink keeps its own name in messages; a FIFO or a device is refused when read.
+            out.append(Path(os.path.abspath(p)))
             continue
         matches = [f for s, f in stems.items() if s == name or s.startswith(name + "_")]
         if len(matches) == 1:
@@ -176,8 +177,8 @@ def _job(path: Path, args, build: dict, verbose: bool) -> dict:
                 "upstream": record.arms.upstream.status,
                 "upstream_reason": record.arms.upstream.reason,
             }
-    except HarnessError as exc:
-        return {"path": path, "error": str(exc)}
+    except HarnessError as exc:  # the claim named in every message (a table's problem is the claim's to solve)
+        return {"path": path, "error": str(exc) if str(path) in str(exc) else f"{path}: {exc}"}
     except Exception:  # a crash: say where; the other claims go on
         return {"path": path, "error": f"{path}: the run crashed; no report was written\n{traceback.format_exc()}"}
 
