@@ -1,10 +1,17 @@
-"""The data lock: input tables by logical name, verified by sha256 before use."""
+"""The data lock: input tables by logical name, verified by sha256 before use.
+
+Every input file (a table, the lock, a claim file) is read with
+:func:`read_regular_file`: only a regular file is read (a folder, a FIFO, a
+device or a socket is refused before anything is read from it, and a FIFO
+is opened without blocking, so it cannot hang a run), at most ``limit`` bytes.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import io
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,11 +22,98 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .errors import DataError
 from .schema import format_validation_error
 
-__all__ = ["DataLock", "LockedTable", "Tables", "load_lock", "resolve_data_root", "add_table"]
+__all__ = [
+    "DataLock",
+    "LockedTable",
+    "Tables",
+    "load_lock",
+    "resolve_data_root",
+    "add_table",
+    "read_regular_file",
+    "FileRefused",
+]
 
 from .paths import DEFAULT_LOCK, PROJECT_ROOT
 
 DATA_ROOT_ENV = "HARNESS_DATA_ROOT"
+#: The data lock is a short YAML file; a larger one is refused unread.
+MAX_LOCK_BYTES = 1 << 20
+
+
+class FileRefused(Exception):
+    """A file that is there but is not read: ``reason`` says what was found (``is a FIFO, not a regular file``)."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(reason)
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _not_regular(mode: int) -> FileRefused:
+    kind = next((words for test, words in _KINDS if test(mode)), "something other than a file")
+    return FileRefused(f"is {kind}, not a regular file")
+
+
+def _too_big(size: str, limit: int) -> FileRefused:
+    return FileRefused(f"is {size}, more than the {limit} bytes ({limit / (1 << 20):g} MiB) read from such a file")
+
+
+def read_regular_file(path: str | Path, *, limit: int | None = None) -> bytes:
+    """The bytes of the regular file at ``path`` (a symlink is followed), at most ``limit`` of them.
+
+    Raises :class:`FileNotFoundError` when nothing is there, and :class:`FileRefused` (with what was
+    found) for a folder, FIFO, device or socket, a file over ``limit`` bytes, or one that cannot be
+    read (permissions). The file is checked before it is opened, opened without blocking (a FIFO
+    cannot hang the read) and checked again once open.
+    """
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        raise FileNotFoundError(str(path)) from None
+    except OSError as exc:
+        raise FileRefused(f"cannot be examined: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise _not_regular(st.st_mode)
+    if limit is not None and st.st_size > limit:
+        raise _too_big(f"{st.st_size} bytes", limit)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except (FileNotFoundError, NotADirectoryError):
+        raise FileNotFoundError(str(path)) from None
+    except PermissionError:
+        raise FileRefused("cannot be read: permission denied") from None
+    except OSError as exc:
+        raise FileRefused(f"cannot be opened: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # swapped for something else between the check and the open
+            raise _not_regular(st.st_mode)
+        chunks, size = [], 0
+        while True:
+            want = 1 << 20 if limit is None else min(1 << 20, limit + 1 - size)
+            chunk = os.read(fd, want)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if limit is not None and size > limit:  # grew since it was examined, or a file of /proc
+                raise _too_big("longer", limit)
+    except PermissionError:
+        raise FileRefused("cannot be read: permission denied") from None
+    except OSError as exc:
+        raise FileRefused(f"cannot be read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
 
 
 class LockedTable(BaseModel):
@@ -39,10 +133,14 @@ class DataLock(BaseModel):
 def load_lock(path: str | Path = DEFAULT_LOCK) -> DataLock:
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.safe_load(read_regular_file(path, limit=MAX_LOCK_BYTES).decode("utf-8"))
         return DataLock.model_validate(raw)
     except FileNotFoundError:
         raise DataError(f"{path}: the data lock does not exist") from None
+    except FileRefused as exc:
+        raise DataError(f"{path}: the data lock {exc.reason}") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: the data lock is not UTF-8 text (byte offset {exc.start})") from None
     except yaml.YAMLError as exc:
         raise DataError(f"{path}: not valid YAML: {exc}") from None
     except ValidationError as err:
@@ -104,11 +202,16 @@ class Tables:
             entry = self.entry(name)
             path = self.root / entry.path
             try:
-                raw = path.read_bytes()
-            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                raw = read_regular_file(path)
+            except FileNotFoundError:
                 raise DataError(
                     f"{path}: input table '{name}' is missing (expected sha256 {entry.sha256}); "
                     f"put the file there or point --data-root / {DATA_ROOT_ENV} at the folder that holds it"
+                ) from None
+            except FileRefused as exc:
+                raise DataError(
+                    f"{path}: input table '{name}' {exc.reason}; expected a readable regular file with sha256 "
+                    f"{entry.sha256} (see data/lock.yaml for its provenance)"
                 ) from None
             found = hashlib.sha256(raw).hexdigest()
             if found != entry.sha256:
@@ -184,9 +287,12 @@ def add_table(name: str, path: str | Path, provenance: str, *, root: Path, lock_
     file = Path(path).resolve()
     if not file.is_relative_to(root):
         raise DataError(f"{path}: not under the input root {root}; tables are read in place from there")
-    if not file.is_file():
-        raise DataError(f"{path}: no such file (a regular file is expected)")
-    raw = file.read_bytes()
+    try:
+        raw = read_regular_file(file)
+    except FileRefused as exc:
+        raise DataError(f"{path}: {exc.reason}") from None
+    except OSError:
+        raise DataError(f"{path}: no such file (a regular file is expected)") from None
     try:
         df = pd.read_csv(io.BytesIO(raw))
     except (ValueError, UnicodeDecodeError) as exc:

@@ -128,8 +128,8 @@ def _job(path: Path, args, build: dict, verbose: bool) -> ClaimOutput:
                 upstream=record.arms.upstream.status,
                 upstream_reason=record.arms.upstream.reason,
             )
-    except HarnessError as exc:
-        return ClaimOutput(path=path, error=str(exc))
+    except HarnessError as exc:  # the claim named in every message (a table's problem is the claim's to solve)
+        return ClaimOutput(path=path, error=str(exc) if str(path) in str(exc) else f"{path}: {exc}")
     except Exception:  # a crash: say where; the other claims go on
         return ClaimOutput(path=path, error=f"{path}: the run crashed; no report was written\n{traceback.format_exc()}")
 

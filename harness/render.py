@@ -6,18 +6,27 @@ only words them: the filters here format numbers, they never compare them
 with a threshold. Undefined variables are errors (``StrictUndefined``), so a
 template that asks for something the record lacks fails loudly instead of
 printing a blank. This module imports no protocol, no data and no scipy.
+
+Text that comes from a claim file (the claim, its labels, reasons, changes,
+limitations, column and task names) or from outside (an arm's reason) goes
+through the ``md`` filter wherever a template prints it, so that it reads as
+the file writes it and cannot add Markdown or HTML of its own: no raw HTML
+tag, no link, no emphasis, no code span, no block started by its first
+character, no extra table cell, no control character.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import jinja2
 
 from .record import Record
+from .schema import CONTROL_CHARS
 
-__all__ = ["render_report", "environment", "TEMPLATES_DIR", "FILTERS"]
+__all__ = ["render_report", "environment", "md", "TEMPLATES_DIR", "FILTERS"]
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 DASH = "—"
@@ -88,6 +97,63 @@ def join_labels(items, last: str = " and ") -> str:
     return sep.join(items[:-1]) + last + items[-1]
 
 
+#: An HTML character reference (``&lt;``, ``&#60;``): its ``&`` is escaped so that it prints as written.
+_ENTITY = re.compile(r"&(?:#[0-9]{1,8}|#[xX][0-9a-fA-F]{1,8}|[A-Za-z][A-Za-z0-9]{0,31});")
+#: What a line may start with to open a block: a heading, a quote, a list item, a setext underline.
+_BLOCK_START = re.compile(r"^(?:[#>]|[-+=](?=\s|$)|[0-9]{1,9}(?=[.)](?:\s|$)))")
+
+
+def _controls_shown(text: str) -> str:
+    """Line breaks and tabs become spaces; any other control character or bidi override a visible ``\\uXXXX``."""
+    return CONTROL_CHARS.sub(lambda m: " " if m.group() in "\t\n\r\u2028\u2029" else f"\\u{ord(m.group()):04x}", text)
+
+
+def _inline(text: str, cell: bool) -> str:
+    out = []
+    for i, c in enumerate(text):
+        if c in "\\`*[]~" or (c == "|" and cell):
+            out.append("\\" + c)
+        elif c == "_":  # emphasis only opens or closes at a word's edge: q_tau stays as it is
+            inner = 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum()
+            out.append("_" if inner else "\\_")
+        elif c == "<" and i + 1 < len(text) and not text[i + 1].isspace():  # a tag, a comment, an autolink
+            out.append("&lt;")
+        elif c == "&" and _ENTITY.match(text, i):
+            out.append("&amp;")
+        else:
+            out.append(c)
+    escaped = "".join(out)
+    m = None if cell else _BLOCK_START.match(escaped)  # a table cell holds inline text only
+    if m:
+        escaped = escaped[: m.end()] + "\\" + escaped[m.end() :] if m.group()[0].isdigit() else "\\" + escaped
+    return escaped
+
+
+def _code_span(text: str, cell: bool) -> str:
+    if cell:
+        text = text.replace("|", "\\|")  # a table splits cells on | even inside a code span
+    longest = max((len(r) for r in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith(("`", " ")) or text.endswith(("`", " ")) else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def md(value, cell: bool = False, code: bool = False) -> str:
+    """Text from a claim file (or from outside) as Markdown that prints it literally.
+
+    Escapes what would make Markdown or HTML of it: backslashes, backticks, ``*``, ``_`` at a word's
+    edge, ``[``, ``]``, ``~``, ``<`` before a non-space (a tag or an autolink) and ``&`` of a character
+    reference; a first character that would start a heading, a quote or a list (not in a table cell);
+    with ``cell=True`` also ``|``. Line breaks become spaces and other control characters visible escapes.
+    ``code=True`` gives the whole code span instead (its fence longer than any run of backticks in it),
+    for names a template shows as code. Text that holds none of these characters is returned as it is.
+    """
+    if value is None:
+        return DASH
+    text = str(value)
+    return _code_span(_controls_shown(text), cell) if code else _controls_shown(_inline(text, cell))
+
+
 FILTERS = {
     "num": fmt_num,
     "signed": fmt_signed,
@@ -98,6 +164,7 @@ FILTERS = {
     "mag": fmt_magnitude,
     "yesno": fmt_bool,
     "labels": join_labels,
+    "md": md,
 }
 
 

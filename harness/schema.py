@@ -1,10 +1,16 @@
 """Typed building blocks shared by every schema of user input (claim files, protocol parameters, pins).
 
-* :class:`Strict`: frozen pydantic base, unknown keys forbidden, NaN and
-  infinity refused.
-* ``Number`` and ``Count``: a float and an int that refuse booleans (pydantic
-  would otherwise read ``true`` as 1); ``Label``: a one-line string without
-  control characters.
+* :class:`Strict`: frozen pydantic base in strict mode, unknown keys
+  forbidden, NaN and infinity refused: a quoted number is text, not a number,
+  and ``"false"`` is not a boolean. :func:`validate_plain` validates data as
+  YAML or JSON gives it (a list stands for a tuple, an integer for a float,
+  nothing else is converted).
+* ``Number`` and ``Count``: a float and an int that refuse booleans; ``Label``:
+  a one-line string without control characters; ``Text``: prose folded to one
+  paragraph. Neither holds C0/C1 control characters, bidirectional overrides
+  or lone surrogates (:data:`FORBIDDEN_CHARS`). ``IsoDate``: a real calendar
+  date ``YYYY-MM-DD``; ``RelativePath``: a relative path that stays inside its
+  folder.
 * :func:`format_validation_error`: one line per problem, ``path: what was
   expected, got what``, with long values shortened.
 * :func:`did_you_mean`.
@@ -12,8 +18,11 @@
 
 from __future__ import annotations
 
+import datetime
 import difflib
+import json
 import re
+from pathlib import PurePosixPath
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
@@ -24,20 +33,53 @@ __all__ = [
     "Count",
     "Label",
     "Text",
+    "IsoDate",
+    "RelativePath",
+    "validate_plain",
     "format_validation_error",
     "did_you_mean",
     "shorten",
     "CONTROL_CHARS",
+    "FORBIDDEN_CHARS",
+    "forbidden_char",
 ]
 
-CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
+#: Characters no text of a claim file may hold: C0 controls but tab, newline and carriage return; DEL
+#: and the C1 controls; the bidirectional marks, embeddings, overrides and isolates (which reorder what
+#: a reader sees); lone surrogates (which cannot be written as UTF-8).
+FORBIDDEN_CHARS = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+#: What a one-line name or label may not hold: the above, and tab, newline, carriage return and the
+#: Unicode line and paragraph separators.
+CONTROL_CHARS = re.compile(FORBIDDEN_CHARS.pattern[:-1] + "\t\n\r\u2028\u2029]")
 SHOWN_CHARS = 80
 
 
-class Strict(BaseModel):
-    """Base of every user-facing schema: frozen, no unknown keys, finite numbers only."""
+def forbidden_char(text: str, pattern: re.Pattern = FORBIDDEN_CHARS) -> str | None:
+    """``"U+202E at character 3"`` for the first character of ``text`` that ``pattern`` refuses, else None."""
+    m = pattern.search(text)
+    return None if m is None else f"U+{ord(m.group()):04X} at character {m.start() + 1}"
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+class Strict(BaseModel):
+    """Base of every user-facing schema: frozen, no unknown keys, finite numbers only, no conversions.
+
+    Strict mode: a string is never read as a number or a boolean, nor a number as a string. Validate
+    plain data (a claim file's) with :func:`validate_plain`, which lets a list stand for a tuple and an
+    integer for a float.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
+
+
+def validate_plain(model: type[BaseModel], data: Any):
+    """``model`` validated from plain data (str, int, float, bool, None, lists, str-keyed dicts).
+
+    In JSON mode, so that strict mode takes a list for a tuple and an integer for a float, and
+    converts nothing else.
+    """
+    return model.model_validate_json(json.dumps(data, allow_nan=True))
 
 
 def _no_bool(v: Any) -> Any:
@@ -47,8 +89,38 @@ def _no_bool(v: Any) -> Any:
 
 
 def _one_line(v: str) -> str:
-    if CONTROL_CHARS.search(v):
-        raise ValueError("must be one line of text without control characters (newline, tab, ...)")
+    bad = forbidden_char(v, CONTROL_CHARS)
+    if bad:
+        raise ValueError(
+            "must be one line of text without control characters (newline, tab, escape, ...) or "
+            f"bidirectional overrides; found {bad}"
+        )
+    return v
+
+
+def _prose(v: str) -> str:
+    bad = forbidden_char(v)
+    if bad:
+        raise ValueError(
+            f"must be text without control characters (escape, bell, ...) or bidirectional overrides; found {bad}"
+        )
+    return " ".join(v.split())
+
+
+def _iso_date(v: str) -> str:
+    try:
+        datetime.date.fromisoformat(v)
+    except ValueError:
+        raise ValueError("must be a calendar date written YYYY-MM-DD (month 01-12, a day the month has)") from None
+    return v
+
+
+def _relative_path(v: str) -> str:
+    p = PurePosixPath(v)
+    if p.is_absolute() or "\\" in v or re.match(r"^[A-Za-z]:", v):
+        raise ValueError("must be a path relative to the checkout's root (no leading '/', no drive, no backslash)")
+    if any(part == ".." for part in p.parts):
+        raise ValueError("must be a path inside the checkout: '..' is not allowed")
     return v
 
 
@@ -56,9 +128,13 @@ Number = Annotated[float, BeforeValidator(_no_bool)]
 Count = Annotated[int, BeforeValidator(_no_bool)]
 #: A name or label shown in reports: one line, no control characters.
 Label = Annotated[str, AfterValidator(_one_line)]
-#: Prose (a claim, a reason, a limitation): whitespace runs, newlines included, become one space,
-#: so that no text of a claim file can start a Markdown block of its own in a report.
-Text = Annotated[str, AfterValidator(lambda v: " ".join(v.split()))]
+#: Prose (a claim, a reason, a limitation): no control characters; whitespace runs, newlines included,
+#: become one space, so that no text of a claim file can start a Markdown block of its own in a report.
+Text = Annotated[str, AfterValidator(_prose)]
+#: A date ``YYYY-MM-DD`` that exists (kept as the text the file writes).
+IsoDate = Annotated[str, AfterValidator(_one_line), AfterValidator(_iso_date)]
+#: A relative path that cannot leave the folder it is read from (no absolute path, no ``..``).
+RelativePath = Annotated[str, AfterValidator(_one_line), AfterValidator(_relative_path)]
 
 
 def shorten(value: Any, limit: int = SHOWN_CHARS) -> str:
@@ -81,6 +157,21 @@ def _loc(loc: tuple) -> str:
     return out or "(top level)"
 
 
+_QUOTED = "write it unquoted, in decimals (0.828, 1.0e-3): quoted, or as 1:30, 0132 or 0.8_28, it is text"
+#: Strict mode's refusals, in words: (pydantic error type, type of the value found) -> what was expected.
+_STRICT_WORDS = {
+    ("float_type", "str"): f"must be a number, not text; {_QUOTED}",
+    ("int_type", "str"): f"must be a whole number, not text; {_QUOTED}",
+    ("int_type", "float"): "must be a whole number",
+    ("bool_type", "str"): "must be true or false (unquoted), not text",
+    ("bool_type", "int"): "must be true or false, not a number",
+    ("bool_type", "float"): "must be true or false, not a number",
+    ("string_type", "int"): "must be text; put the number in quotes if it is a name",
+    ("string_type", "float"): "must be text; put the number in quotes if it is a name",
+    ("string_type", "bool"): "must be text; put true/false in quotes if it is a name",
+}
+
+
 def format_validation_error(err: ValidationError, prefix: str = "") -> list[str]:
     """One line per problem: ``path: what was expected, got what``."""
     lines = []
@@ -94,6 +185,7 @@ def format_validation_error(err: ValidationError, prefix: str = "") -> list[str]
         elif e["type"] == "missing":
             msg = "required key is missing"
         got = e.get("input")
+        msg = _STRICT_WORDS.get((e["type"], type(got).__name__), msg)
         shown = (
             ""
             if e["type"] in ("missing", "extra_forbidden") or isinstance(got, (dict, list))

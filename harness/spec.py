@@ -9,13 +9,24 @@ Every problem in a file is reported at once, each with its path in the file::
 
     claims/x.yaml: targets[2].tolerance: must be >= 0, got -0.001
 
+The file is read as YAML 1.2 (core schema) with a loader of its own: only a
+regular file of at most 1 MiB is read (a FIFO or a device is refused unread);
+``true``/``false`` are the only booleans, ``1:30``, ``0132``, ``0.8_28`` and
+``yes`` are text, not numbers or booleans, and a date is text; anchors,
+aliases and merge keys (``&a``, ``*a``, ``<<:``), explicit tags (``!!binary``,
+``!!set``), nesting deeper than :data:`MAX_DEPTH`, more than
+:data:`MAX_NODES` values and integers of more than :data:`MAX_INT_DIGITS`
+digits are refused. The schema is strict: a quoted number is not a number.
+
 Beyond the schema, :func:`load_claim` refuses: bytes that are not UTF-8,
-duplicate keys, non-finite numbers anywhere, booleans where numbers are
-expected, control characters in names and labels, an ``id`` other than the
-file's name, unknown protocols, controls, tables, columns (checked against
-the table headers when the tables are at hand) and upstream pins, and any
-target or control that names a quantity its protocol cannot measure (with
-"did you mean").
+duplicate keys, keys that are not text, non-finite numbers anywhere,
+booleans where numbers are expected, control characters, bidirectional
+overrides and lone surrogates anywhere, an ``id`` other than the file's
+name, unknown protocols, controls, tables, columns (checked against the
+table headers when the tables are at hand) and upstream pins, any target or
+control that names a quantity its protocol cannot measure (with "did you
+mean"), and a claim whose counts ask for more work than the budgets
+:data:`FIT_BUDGET` and :data:`PERMUTATION_BUDGET` allow.
 
 The loaded claim (:class:`ClaimSpec`) carries the *validated* protocol and
 control parameters, the vocabulary of quantities, and the literal text of
@@ -26,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -33,11 +45,24 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, ValidationError, model_validator
 
+from .datalock import FileRefused, read_regular_file
 from .errors import SpecError
 from .protocols.base import Protocol
 from .quantities import Quantity
 from .registry import PROTOCOLS
-from .schema import Count, Label, Number, Strict, Text, did_you_mean, format_validation_error, shorten
+from .schema import (
+    CONTROL_CHARS,
+    Count,
+    Label,
+    Number,
+    Strict,
+    Text,
+    did_you_mean,
+    forbidden_char,
+    format_validation_error,
+    shorten,
+    validate_plain,
+)
 
 __all__ = [
     "Claim",
@@ -49,7 +74,28 @@ __all__ = [
     "Comparison",
     "load_claim",
     "spec_sha256",
+    "MAX_CLAIM_BYTES",
+    "MAX_DEPTH",
+    "MAX_NODES",
+    "MAX_INT_DIGITS",
+    "FIT_BUDGET",
+    "PERMUTATION_BUDGET",
 ]
+
+#: A claim file is a few KB; a larger one is refused before it is parsed.
+MAX_CLAIM_BYTES = 1 << 20
+#: The deepest nesting of lists and mappings a claim file may use (the claims use 5 levels).
+MAX_DEPTH = 16
+#: The most values (scalars, lists and mappings) a claim file may hold (the claims hold a few hundred).
+MAX_NODES = 10_000
+#: The longest integer a claim file may write, in digits (a 64-bit seed has 20).
+MAX_INT_DIGITS = 20
+#: Model fits a claim may ask for: its measurement, each control and each bootstrap resample redo the
+#: protocol's fits (tasks x splits x settings x estimators); the claims ask for at most about 10,000.
+FIT_BUDGET = 20_000
+#: Permuted refits a claim may ask for (the permutation test, its eps table, its precise p-value and the
+#: power study's replicates x shifts x permutations x 2 mean models); the claims ask for about 6.5 million.
+PERMUTATION_BUDGET = 32_000_000
 
 Relation = Literal["~", "<", "<=", ">", ">=", "abs<"]
 
@@ -219,21 +265,117 @@ class ClaimSpec:
 
 
 def spec_sha256(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    """The sha256 of a claim file, read as :func:`load_claim` reads it (a regular file of at most 1 MiB)."""
+    return hashlib.sha256(_read_bytes(Path(path))).hexdigest()
 
 
 # -- reading YAML --------------------------------------------------------------------------------------------
 
+_STR, _INT, _FLOAT = "tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
+
+
+class _Refused(yaml.YAMLError):
+    """A YAML construct a claim file may not use, at a place in the file."""
+
+    def __init__(self, where: str, mark, problem: str):
+        self.where, self.mark, self.problem = where, mark, problem
+        super().__init__(problem)
+
+    def line(self) -> str:
+        at = f" (line {self.mark.line + 1}, column {self.mark.column + 1})" if self.mark is not None else ""
+        return f"{self.where}: {self.problem}{at}"
+
+
+class _ClaimLoader(yaml.SafeLoader):
+    """YAML 1.2 core schema, and nothing of YAML 1.1's extras, for one claim file.
+
+    Plain scalars resolve to null (``null``, ``~``, empty), booleans (``true``/``false`` only), decimal
+    integers without a leading zero, and decimal floats (with ``.inf``/``.nan``, refused later); everything
+    else is text: ``yes``, ``1:30``, ``0132``, ``0x1F``, ``0.8_28``, ``2025-02-06``. Anchors, aliases,
+    explicit tags and merge keys are refused, as are nesting deeper than :data:`MAX_DEPTH` and more than
+    :data:`MAX_NODES` values, so that no file can make the reader recurse, loop or blow up.
+    """
+
+    yaml_implicit_resolvers: dict = {}
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self._path: list = []
+        self._nodes = 0
+
+    def compose_node(self, parent, index):
+        if isinstance(index, yaml.ScalarNode):
+            part = index.value
+        elif isinstance(parent, yaml.MappingNode):  # a key, or the value of a key that is not text
+            part = "(a key)"
+        else:
+            part = index
+        path = (*self._path, part) if parent is not None else ()
+        where = _fmt_path(path)
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            raise _Refused(where, event.start_mark, f"an alias (*{event.anchor}) is not accepted; write the value out")
+        if event.anchor is not None:
+            raise _Refused(where, event.start_mark, f"an anchor (&{event.anchor}) is not accepted; write the value out")
+        tag = getattr(event, "tag", None)
+        if tag not in (None, "!"):
+            shown = tag.replace("tag:yaml.org,2002:", "!!")
+            raise _Refused(where, event.start_mark, f"an explicit tag ({shown}) is not accepted; write a plain value")
+        self._nodes += 1
+        if self._nodes > MAX_NODES:
+            raise _Refused(where, event.start_mark, f"the file holds more than {MAX_NODES} values")
+        if len(path) > MAX_DEPTH:
+            raise _Refused(where, event.start_mark, f"nested more than {MAX_DEPTH} levels deep")
+        self._path = list(path)
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._path = list(path[:-1])
+
+    def construct_yaml_int(self, node):
+        return int(node.value)
+
+    def construct_yaml_float(self, node):
+        value = node.value.lower()
+        if value.endswith(".inf"):
+            return -math.inf if value.startswith("-") else math.inf
+        return math.nan if value == ".nan" else float(value)
+
+
+_ClaimLoader.add_constructor(_INT, _ClaimLoader.construct_yaml_int)
+_ClaimLoader.add_constructor(_FLOAT, _ClaimLoader.construct_yaml_float)
+for _tag, _pattern, _first in (
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
+    (_INT, r"^[-+]?(?:0|[1-9][0-9]*)$", list("-+0123456789")),
+    (
+        _FLOAT,
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*|[0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+|\.[0-9]+[eE][-+]?[0-9]+)"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        list("-+.0123456789"),
+    ),
+):
+    _ClaimLoader.add_implicit_resolver(_tag, re.compile(_pattern), _first)
+
 
 def _walk(node, path: tuple, texts: dict, problems: list[str]) -> None:
-    """Record every scalar's literal text by path, and every duplicate key."""
+    """Record every scalar's literal text by path; find duplicate keys, keys that are not text, merge keys
+    and integers too long to read."""
     if isinstance(node, yaml.MappingNode):
         seen: dict[str, int] = {}
         for key_node, value_node in node.value:
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node)
             line = key_node.start_mark.line + 1
+            where = _fmt_path(path + (key,))
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != _STR:
+                problems.append(
+                    f"{_fmt_path(path)}: a key must be text, got {shorten(key)} on line {line} (put it in quotes)"
+                )
+                continue
+            if key == "<<" and key_node.style is None:
+                problems.append(f"{where}: a merge key ('<<', line {line}) is not accepted; write the keys out")
+                continue
             if key in seen:
-                where = _fmt_path(path + (key,))
                 problems.append(f"{where}: duplicate key (lines {seen[key]} and {line}); a key may appear once")
             seen[key] = line
             _walk(value_node, path + (key,), texts, problems)
@@ -242,52 +384,137 @@ def _walk(node, path: tuple, texts: dict, problems: list[str]) -> None:
             _walk(item, path + (i,), texts, problems)
     elif isinstance(node, yaml.ScalarNode):
         texts[path] = node.value
+        digits = len(node.value.lstrip("+-"))
+        if node.tag == _INT and digits > MAX_INT_DIGITS:
+            problems.append(
+                f"{_fmt_path(path)}: must be an integer of at most {MAX_INT_DIGITS} digits, got one of {digits} digits"
+            )
 
 
 def _fmt_path(path: tuple) -> str:
     out = ""
     for part in path:
+        if isinstance(part, str) and (CONTROL_CHARS.search(part) or len(part) > 60):
+            part = shorten(part, 60)
         out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + str(part)
     return out or "(top level)"
 
 
-def _non_finite(obj, path: tuple, problems: list[str]) -> None:
+def _values(obj, path: tuple, problems: list[str]) -> None:
+    """Every number finite; no text (key or value) with a control character, bidi override or lone surrogate."""
     if isinstance(obj, float) and not math.isfinite(obj):
         problems.append(f"{_fmt_path(path)}: must be a finite number, got {obj!r}")
+    elif isinstance(obj, str):
+        bad = forbidden_char(obj)
+        if bad:
+            problems.append(
+                f"{_fmt_path(path)}: must be text without control characters (escape, bell, NUL, ...), "
+                f"bidirectional overrides or lone surrogates; found {bad} in {shorten(obj)}"
+            )
     elif isinstance(obj, dict):
         for k, v in obj.items():
-            _non_finite(v, path + (k,), problems)
+            if isinstance(k, str) and forbidden_char(k):
+                problems.append(
+                    f"{_fmt_path(path)}: the key {shorten(k)} holds {forbidden_char(k)}, a forbidden character"
+                )
+            _values(v, path + (k,), problems)
     elif isinstance(obj, list):
         for i, v in enumerate(obj):
-            _non_finite(v, path + (i,), problems)
+            _values(v, path + (i,), problems)
+
+
+def _plain(text: str, limit: int = 400) -> str:
+    """A message of the YAML reader on one line, its forbidden characters shown as escapes, cut to ``limit``."""
+    text = " ".join(text.split())
+    text = "".join(c if not forbidden_char(c) else f"\\u{ord(c):04x}" for c in text)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return read_regular_file(path, limit=MAX_CLAIM_BYTES)
+    except FileNotFoundError:
+        raise SpecError(path, ["the file does not exist"]) from None
+    except FileRefused as exc:
+        raise SpecError(path, [f"the claim file {exc.reason}; a claim file is a YAML text file of a few KB"]) from None
+
+
+#: Characters the YAML reader refuses outright (NUL, the other C0 controls but tab and line breaks, DEL, C1).
+_UNREADABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_MARK = "\ue000"  # stands in for such a character while the key that holds it is looked for
+
+
+def _key_holding(text: str) -> str | None:
+    """The path of the first value or key holding :data:`_MARK` once ``text`` is read, if it can be read."""
+    loader = _ClaimLoader(text)
+    try:
+        node = loader.get_single_node()
+        found: list = []
+        problems: list[str] = []
+        _walk(node, (), {}, problems)
+        if node is None or problems:  # nothing to look in, or an integer too long to construct
+            return None
+        stack = [((), loader.construct_document(node))]
+        while stack and not found:
+            where, obj = stack.pop()
+            if isinstance(obj, dict):
+                found += [where for k in obj if isinstance(k, str) and _MARK in k]  # a key: where it is
+                stack += [(where + (k,), v) for k, v in reversed(list(obj.items()))]
+            elif isinstance(obj, list):
+                stack += [(where + (i,), v) for i, v in reversed(list(enumerate(obj)))]
+            elif isinstance(obj, str) and _MARK in obj:
+                found.append(where)
+        return _fmt_path(found[0]) if found else None
+    except yaml.YAMLError:
+        return None
+    finally:
+        loader.dispose()
+
+
+def _unreadable_char(text: str) -> str | None:
+    """The problem of the first character no claim file may hold raw (a NUL, an escape, ...), with its key."""
+    m = _UNREADABLE.search(text)
+    if m is None:
+        return None
+    line = text.count("\n", 0, m.start()) + 1
+    column = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+    where = _key_holding(_UNREADABLE.sub(_MARK, text)) if _MARK not in text else None
+    return (
+        f"{where or '(top level)'}: holds the control character U+{ord(m.group()):04X} (line {line}, column "
+        f"{column}); a claim file is plain text without control characters but tab and line breaks"
+    )
 
 
 def _read_yaml(path: Path) -> tuple[Any, dict]:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise SpecError(path, ["the file does not exist"]) from None
-    except OSError as exc:
-        raise SpecError(path, [f"the file could not be read: {exc.strerror or exc}"]) from None
+    data = _read_bytes(path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SpecError(path, [f"not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})"]) from None
-    loader = yaml.SafeLoader(text)
+    bad = _unreadable_char(text)
+    if bad:
+        raise SpecError(path, [bad])
+    texts: dict = {}
+    problems: list[str] = []
+    loader = None
     try:
+        loader = _ClaimLoader(text)
         node = loader.get_single_node()
-        texts: dict = {}
-        problems: list[str] = []
         if node is not None:
             _walk(node, (), texts, problems)
+        if problems:
+            raise SpecError(path, problems)
         raw = loader.construct_document(node) if node is not None else None
+    except _Refused as exc:
+        raise SpecError(path, [exc.line()]) from None
     except yaml.YAMLError as exc:
-        raise SpecError(path, [f"not valid YAML: {' '.join(str(exc).split())}"]) from None
+        raise SpecError(path, [f"not valid YAML: {_plain(str(exc))}"]) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if not isinstance(raw, dict):
         raise SpecError(path, [f"(top level): expected a mapping of keys, got {type(raw).__name__}"])
-    _non_finite(raw, (), problems)
+    _values(raw, (), problems)
     if problems:
         raise SpecError(path, problems)
     return raw, texts
@@ -300,7 +527,7 @@ def _protocol_checks(raw: dict, protocol, problems: list[str]):
     """Validate the protocol's parameters and every control's; return (params, {control index: params})."""
     params, cparams = None, {}
     try:
-        params = protocol.Params.model_validate(raw.get("params") or {})
+        params = validate_plain(protocol.Params, raw.get("params") or {})
     except ValidationError as err:
         problems += format_validation_error(err, prefix="params")
     for i, ctl in enumerate(raw.get("controls") or []):
@@ -316,7 +543,7 @@ def _protocol_checks(raw: dict, protocol, problems: list[str]):
             )
             continue
         try:
-            cparams[i] = model.model_validate(ctl.get("params") or {})
+            cparams[i] = validate_plain(model, ctl.get("params") or {})
         except ValidationError as err:
             problems += format_validation_error(err, prefix=f"controls[{i}].params")
     return params, cparams
@@ -415,6 +642,77 @@ def _input_checks(path: Path, claim: Claim, params, protocol, lock, tables, prob
                 )
 
 
+def _fits_per_run(params) -> tuple[int, str]:
+    """The model fits one run of a protocol's measurement makes, from its parameters, and how they are counted:
+    tasks x rolling splits x settings of a sweep x estimators (each present only where the parameters have it)."""
+    n, parts = 1, []
+    tasks = getattr(params, "tasks", None)
+    if isinstance(tasks, dict) and tasks:
+        n, parts = n * len(tasks), [*parts, f"{len(tasks)} tasks"]
+    periods = getattr(params, "periods", None)
+    if isinstance(periods, list) and len(periods) > 1:
+        n, parts = n * (len(periods) - 1), [*parts, f"{len(periods) - 1} splits"]
+    grids = [getattr(params, g, None) for g in ("tau_grid", "kappa_grid", "lam_grid")]
+    if any(isinstance(g, list) for g in grids):
+        k = 1 + sum(len(g) for g in grids if isinstance(g, list))
+        n, parts = n * k, [*parts, f"{k} settings"]
+    if getattr(params, "ispline_intervals", None) is not None:  # the sigmoid and the I-spline
+        n, parts = n * 2, [*parts, "2 estimators"]
+    return n, " × ".join(parts) or "1"
+
+
+def _over_budget(parts: list[tuple[str, int, int, str]], budget: int, unit: str, name: str) -> str | None:
+    """``parts``: (key, count, work per count, words for the count). The problem at the largest part, or None."""
+    total = sum(count * each for _, count, each, _ in parts)
+    if total <= budget:
+        return None
+    key, count, each, words = max(parts, key=lambda p: p[1] * p[2])
+    rest = total - count * each
+    most = max((budget - rest) // each, 0) if each else 0
+    return (
+        f"{key}: {count:,} {words} make {count * each:,} {unit} ({total:,} with the rest of the claim), over the "
+        f"budget of {budget:,} {unit} a claim may ask for (spec.{name}); at most {most:,} here"
+    )
+
+
+def _budget_checks(claim: Claim, params, cparams: dict, problems: list[str]) -> None:
+    """Refuse counts that are each within their caps but together ask for hours of work."""
+    fits, how = _fits_per_run(params)
+    each = f"× {fits} fits each ({how})"
+    parts = [("params", 1, fits, f"run of the measurement {each}")]
+    for i in range(len(claim.controls)):
+        cp = cparams.get(i)
+        name = next((k for k in ("n_relabellings", "n_shuffles") if hasattr(cp, k)), None)
+        repeats = (getattr(cp, name) or getattr(params, name, None) or 1) if name else 1  # shuffle_z: the protocol's
+        key = f"controls[{i}].params.{name}" if name else f"controls[{i}]"
+        parts.append((key, repeats, fits, f"repetitions of the measurement {each}"))
+    if claim.bootstrap is not None:
+        parts.append(("bootstrap.n_resamples", claim.bootstrap.n_resamples, fits, f"resamples {each}"))
+    problem = _over_budget(parts, FIT_BUDGET, "model fits", "FIT_BUDGET")
+    if problem:
+        problems.append(problem)
+    n_perm = getattr(params, "n_perm", None)
+    if not isinstance(n_perm, int):
+        return
+    eps = len(getattr(params, "eps_grid", None) or [])
+    parts = [("params.n_perm", n_perm, 1 + eps, f"permutations × {1 + eps} (the test and its eps table)")]
+    precise = getattr(params, "n_perm_precise", 0) or 0
+    parts.append(("params.n_perm_precise", precise, 1, "permutations"))
+    power = getattr(params, "power", None)
+    if power is not None:
+        per = 2 * len(power.shifts) * power.n_perm
+        words = f"replicates × {len(power.shifts)} shifts × {power.n_perm:,} permutations × 2 mean models"
+        parts.append(("params.power.n_replicates", power.n_replicates, per, words))
+    for i, cp in cparams.items():
+        if hasattr(cp, "n_draws"):
+            parts.append((f"controls[{i}].params.n_draws", cp.n_draws, 1, "relabelled refits"))
+        else:
+            parts.append((f"controls[{i}]", 1, n_perm, "rerun of the permutation test"))
+    problem = _over_budget(parts, PERMUTATION_BUDGET, "permuted refits", "PERMUTATION_BUDGET")
+    if problem:
+        problems.append(problem)
+
+
 def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimSpec:
     """Read and validate one claim file; raise :class:`SpecError` listing every problem.
 
@@ -430,7 +728,7 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
     problems: list[str] = []
     claim = None
     try:
-        claim = Claim.model_validate(raw)
+        claim = validate_plain(Claim, raw)
     except ValidationError as err:
         problems += format_validation_error(err)
     raw_id = raw.get("id")
@@ -465,6 +763,7 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
             for i, m in cparams.items()
         }
         _vocabulary_checks(claim, vocab, cvocabs, problems)
+        _budget_checks(claim, params, cparams, problems)
     if problems:
         raise SpecError(path, problems)
     return ClaimSpec(

@@ -68,22 +68,18 @@ class LeaderboardParams(ProtocolParams):
     compute: ComputeColumn | None = Field(None, description="a column of compute, instead of the proxy")
     tasks: dict[Label, Label] = Field(min_length=1, description="benchmark label -> score column")
 
-    @model_validator(mode="before")
-    @classmethod
-    def _one_compute_axis(cls, data):
-        if isinstance(data, dict) and data.get("compute") is not None:
-            given = [k for k in ("tokens_col", "params_col", "multiplier") if k in data]
+    @model_validator(mode="after")
+    def _one_compute_axis(self):
+        if self.compute is not None:
+            given = [k for k in ("tokens_col", "params_col", "multiplier") if k in self.model_fields_set]
             if given:
                 raise ValueError(
                     f"'compute' names a column that holds compute, which replaces the proxy multiplier x tokens x "
                     f"params: drop {', '.join(given)}"
                 )
-            return {**data, "tokens_col": None, "params_col": None}
-        return data
-
-    @model_validator(mode="after")
-    def _proxy_complete(self):
-        if self.compute is None and (self.tokens_col is None or self.params_col is None):
+            # the proxy's columns are not read: the record says so (the model is frozen, hence __dict__)
+            self.__dict__.update(tokens_col=None, params_col=None)
+        elif self.tokens_col is None or self.params_col is None:
             raise ValueError("the compute axis needs tokens_col and params_col (the proxy), or 'compute' (a column)")
         return self
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import re
 
 import pytest
 
@@ -94,7 +96,7 @@ def test_data_add_writes_the_entry_nobody_computes_by_hand(lock_file, tmp_path):
         ("U-1", "sub/u.csv", "a table's name is lower-case letters"),
         ("v", "../lock.yaml", "not under the input root"),
         ("v", "missing.csv", "no such file"),
-        ("v", "sub", "no such file"),
+        ("v", "sub", "not a regular file"),
     ],
 )
 def test_data_add_refuses_with_the_reason(lock_file, tmp_path, name, rel, message):
@@ -113,3 +115,86 @@ def test_a_locked_header_that_no_longer_matches_is_refused(tmp_path):
     tables = Tables(DataLock.model_validate({"tables": {"x": {**entry, "header": ["a", "b"]}}}), tmp_path)
     with pytest.raises(DataError, match="its columns are not the locked header"):
         tables.frame("x")
+
+
+# -- hardening item 13: a table that cannot be read is a DataError, never a traceback or a hang -------------
+
+
+def _deadline(seconds: float):
+    import contextlib
+    import signal
+
+    @contextlib.contextmanager
+    def guard():
+        def expire(*_):
+            raise TimeoutError(f"still running after {seconds} s")
+
+        previous = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+    return guard()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a chmod 000 file; the monkeypatched test covers root")
+def test_an_unreadable_table_is_a_data_error_chmod(tables, tmp_path):
+    (tmp_path / "t.csv").chmod(0)
+    with pytest.raises(DataError, match=r"t.csv: input table 't' cannot be read: permission denied"):
+        tables.frame("t")
+
+
+def test_an_unreadable_table_is_a_data_error(tables, tmp_path, monkeypatch):
+    """As root, chmod 000 does not stop a read: the refusal the OS would give is simulated at open."""
+    real_open = os.open
+
+    def refuse(path, *args, **kwargs):
+        if str(path).endswith("t.csv"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse)
+    with pytest.raises(DataError) as info:
+        tables.frame("t")
+    assert str(info.value) == (
+        f"{tmp_path / 't.csv'}: input table 't' cannot be read: permission denied; expected a readable regular "
+        f"file with sha256 {hashlib.sha256(GOOD).hexdigest()} (see data/lock.yaml for its provenance)"
+    )
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "/dev/zero"])
+def test_a_table_that_is_not_a_regular_file_is_refused_unread(tables, tmp_path, kind):
+    table = tmp_path / "t.csv"
+    table.unlink()
+    if kind == "fifo":
+        os.mkfifo(table)
+    elif kind == "folder":
+        table.mkdir()
+    else:
+        table.symlink_to(kind)
+    what = {"fifo": "a FIFO (named pipe)", "folder": "a folder"}.get(kind, "a character device")
+    with _deadline(5), pytest.raises(DataError, match=rf"input table 't' is {re.escape(what)}, not a regular file"):
+        tables.header("t")
+
+
+def test_the_cli_says_so_without_a_traceback(tmp_path, capsys, monkeypatch):
+    """``validate --data`` on a data root whose table is a FIFO: one line per table, exit 2."""
+    from harness import cli
+    from harness.datalock import load_lock
+
+    root = tmp_path / "data"
+    for entry in load_lock().tables.values():
+        (root / entry.path).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(root / entry.path)
+    with _deadline(20):
+        status = cli.main(["--data-root", str(root), "validate", "--data", "002"])
+    err = capsys.readouterr().err
+    assert status == 2 and "Traceback" not in err
+    assert "is a FIFO (named pipe), not a regular file" in err
+    with _deadline(20):
+        status = cli.main(["--data-root", str(root), "run", "--no-upstream", "--out", str(tmp_path / "out"), "002"])
+    err = capsys.readouterr().err
+    assert status == 2 and "Traceback" not in err and "is a FIFO (named pipe), not a regular file" in err

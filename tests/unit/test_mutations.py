@@ -1,9 +1,19 @@
-"""Mutation test of claim files: well over 100 bad files, generated from the five claims, each refused by
-``validate`` and by ``run`` with a clear error (exit 2, the file and the key named, no traceback), and
-nothing outside ``--out`` changed."""
+"""Mutation test of claim files: well over 250 bad files, generated from the five claims, each refused by
+``validate`` and by ``run`` with a clear error (exit 2, one line naming the file and the key, no traceback,
+in under 5 s), and nothing outside ``--out`` changed.
 
+Three kinds of mutation: of the parsed claim (then written out with ``yaml.safe_dump``; :func:`_plain`
+puts text into the file exactly as given, unquoted), of the file's text, and of what is at the path (a
+FIFO, a device, an oversized file).
+"""
+
+import contextlib
 import copy
+import functools
 import hashlib
+import os
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +33,22 @@ def _set(path):
         node[path[-1]] = value
 
     return apply
+
+
+_PLAIN: dict[str, str] = {}
+
+
+def _plain(text: str) -> str:
+    """A value written into the file exactly as ``text`` (unquoted YAML), whatever safe_dump would make of it."""
+    mark = f"@@plain{len(_PLAIN)}@@"
+    _PLAIN[mark] = text
+    return mark
+
+
+def _unplain(text: str) -> str:
+    for mark, raw in _PLAIN.items():
+        text = text.replace(f"'{mark}'", raw).replace(mark, raw)
+    return text
 
 
 def _delete(path):
@@ -158,6 +184,166 @@ MUTATIONS = [
         None,
         "bootstrap",
     ),
+    # -- silent coercion (issue 10): a quoted number or a string boolean is text, not a number or a boolean
+    ("seed quoted", _set(("seed",)), "20250206", "seed"),
+    ("seed of 5000 digits", _set(("seed",)), _plain("9" * 5000), "seed"),
+    ("tolerance quoted", lambda raw, _: raw["targets"][0].update(tolerance="0.0005"), None, "targets[0].tolerance"),
+    ("paper quoted", lambda raw, _: raw["targets"][0].update(paper="0.828"), None, "targets[0].paper"),
+    ("value quoted", lambda raw, _: raw["targets"][0].update(value="0.5"), None, "targets[0].value"),
+    ("figures yes", _set(("figures",)), "yes", "figures"),
+    ("figures plain yes", _set(("figures",)), _plain("yes"), "figures"),
+    ("figures plain on", _set(("figures",)), _plain("on"), "figures"),
+    (
+        "must_fail_targets quoted false",
+        lambda raw, _: raw["controls"][0].update(must_fail_targets="false"),
+        None,
+        "controls[0].must_fail_targets",
+    ),
+    (
+        "control threshold quoted",
+        lambda raw, _: raw["controls"][0]["must"][0].update(value="0.05"),
+        None,
+        "controls[0].must[0].value",
+    ),
+    ("n_resamples quoted", lambda raw, _: raw["bootstrap"].update(n_resamples="200"), None, "bootstrap.n_resamples"),
+    ("seed binary", _set(("seed",)), _plain("!!binary aGVsbG8="), "seed"),
+    ("inputs a set", _set(("inputs",)), _plain("!!set {oll: null}"), "inputs"),
+    ("seed python tag", _set(("seed",)), _plain("!!python/object/apply:os.getpid []"), "seed"),
+    ("params numeric quoted", lambda raw, _: raw["params"].update(n_bins="10"), None, "params.n_bins"),
+    ("params boolean quoted", lambda raw, _: raw["params"].update(warm_start="false"), None, "params.warm_start"),
+    # -- YAML 1.1 forms (issue 11): read as YAML 1.2, they are text and refused where a number is expected
+    ("paper sexagesimal", lambda raw, _: raw["targets"][0].update(paper=_plain("1:30")), None, "targets[0].paper"),
+    ("paper octal", lambda raw, _: raw["targets"][0].update(paper=_plain("0132")), None, "targets[0].paper"),
+    ("paper underscore", lambda raw, _: raw["targets"][0].update(paper=_plain("0.8_28")), None, "targets[0].paper"),
+    ("paper hex", lambda raw, _: raw["targets"][0].update(paper=_plain("0x1F")), None, "targets[0].paper"),
+    ("seed sexagesimal", _set(("seed",)), _plain("3:25:45"), "seed"),
+    (
+        "control threshold octal",
+        lambda raw, _: raw["controls"][0]["must"][0].update(value=_plain("010")),
+        None,
+        "controls[0].must[0].value",
+    ),
+    ("merge key at the top", _set(("<<",)), {"figures": False}, "<<"),
+    ("merge key in a target", lambda raw, _: raw["targets"][0].update({"<<": {"tolerance": 5}}), None, "targets[0].<<"),
+    ("key not text", lambda raw, _: raw["params"].update({_plain("7"): 1}), None, "params"),
+    # -- text that would reach the report raw (issue 12)
+    ("label with escape", lambda raw, _: raw["targets"][0].update(label="a\x1b[31mred"), None, "targets[0].label"),
+    ("label with bell", lambda raw, _: raw["targets"][0].update(label="ring\x07"), None, "targets[0].label"),
+    ("label with RLO", lambda raw, _: raw["targets"][0].update(label="abc\u202edef"), None, "targets[0].label"),
+    ("label with isolate", lambda raw, _: raw["targets"][0].update(label="x\u2066y"), None, "targets[0].label"),
+    ("label with C1 CSI", lambda raw, _: raw["targets"][0].update(label="x\x9by"), None, "targets[0].label"),
+    (
+        "label with a lone surrogate",
+        lambda raw, _: raw["targets"][0].update(label=_plain('"IF\\ud800Eval"')),
+        None,
+        "targets[0].label",
+    ),
+    ("reason with escape", lambda raw, _: raw["targets"][0].update(reason="why\x1b[2J"), None, "targets[0].reason"),
+    ("reason with RLO", lambda raw, _: raw["targets"][0].update(reason="why \u202e"), None, "targets[0].reason"),
+    ("claim with bell", _set(("claim",)), "a claim\x07", "claim"),
+    ("claim with RLO", _set(("claim",)), "a claim \u202e reversed", "claim"),
+    ("locator with escape", _set(("locator",)), "Table 1\x1b]0;title\x07", "locator"),
+    ("limitation with RLO", _set(("limitations",)), ["fine", "not \u202e fine"], "limitations[1]"),
+    ("changes with escape", lambda raw, _: raw["controls"][0].update(changes="x\x1bc"), None, "controls[0].changes"),
+    ("params key with escape", lambda raw, _: raw["params"].update({"a\x1b": 1}), None, "params"),
+    ("params value with NUL", lambda raw, _: raw["params"].update(extra="a\x00b"), None, "params.extra"),
+    # -- counts within their caps that together ask for hours (issue 9)
+    ("n_resamples 100000", lambda raw, _: raw["bootstrap"].update(n_resamples=100_000), None, "bootstrap.n_resamples"),
+    (
+        "n_replicates 100000",
+        lambda raw, _: raw["params"]["power"].update(n_replicates=100_000),
+        None,
+        "params.power.n_replicates",
+    ),
+    (
+        "n_relabellings 1000",
+        lambda raw, _: (
+            raw["controls"][0]["params"]["n_relabellings"] and raw["controls"][0]["params"].update(n_relabellings=1000)
+        ),
+        None,
+        "controls[0].params.n_relabellings",
+    ),
+    (
+        "n_shuffles 1000",
+        lambda raw, _: (
+            raw["controls"][1]["params"]["n_shuffles"] and raw["controls"][1]["params"].update(n_shuffles=1000)
+        ),
+        None,
+        "controls[1].params.n_shuffles",
+    ),
+    # -- validation gaps (issue 13)
+    (
+        "cutoff not a date",
+        lambda raw, _: raw["params"].__getitem__("cutoff") and raw["params"].update(cutoff=_plain("2025-13-45")),
+        None,
+        "params.cutoff",
+    ),
+    (
+        "cutoff 30 February",
+        lambda raw, _: raw["params"].__getitem__("cutoff") and raw["params"].update(cutoff="2025-02-30"),
+        None,
+        "params.cutoff",
+    ),
+    (
+        "source_audit absolute",
+        lambda raw, _: raw["params"]["source_audit"][0].update(file="/etc/passwd"),
+        None,
+        "params.source_audit[0].file",
+    ),
+    (
+        "source_audit dot-dot",
+        lambda raw, _: raw["params"]["source_audit"][0].update(file="../../../../etc/passwd"),
+        None,
+        "params.source_audit[0].file",
+    ),
+    (
+        "source_audit inner dot-dot",
+        lambda raw, _: raw["params"]["source_audit"][0].update(file="a/../../x.py"),
+        None,
+        "params.source_audit[0].file",
+    ),
+]
+
+DEPTH = 1000
+
+
+def _billion_laughs(text: str) -> str:
+    lines = ["lol0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lines += [f"lol{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]" for i in range(1, 10)]
+    return text + "\n".join(lines) + "\n"
+
+
+#: (name, change of the file's text, the key the message must name)
+TEXT_MUTATIONS = [
+    ("NUL byte in the seed", lambda t: t.replace("\nseed: ", "\nseed: 1\x00", 1), "seed"),
+    ("NUL byte in a comment", lambda t: "# \x00\n" + t, "(top level)"),
+    ("escape byte in the claim", lambda t: t.replace("\nclaim: >-\n  ", "\nclaim: >-\n  \x1b[31m", 1), "claim"),
+    ("bell byte in the locator", lambda t: t.replace("\nlocator: ", "\nlocator: \x07", 1), "locator"),
+    ("DEL byte in the id", lambda t: t.replace("\nid: ", "\nid: \x7f", 1), "id"),
+    ("raw RLO in the locator", lambda t: t.replace("\nlocator: ", "\nlocator: \u202e", 1), "locator"),
+    ("list nested 1000 deep", lambda t: t + "deep: " + "[" * DEPTH + "]" * DEPTH + "\n", "deep"),
+    ("map nested 1000 deep", lambda t: t + "deep: " + "{a: " * DEPTH + "1" + "}" * DEPTH + "\n", "deep"),
+    ("block nested 200 deep", lambda t: t + "deep:\n" + "".join(" " * i + "- \n" for i in range(1, 200)), "deep"),
+    ("self-referencing alias", lambda t: t + "loop: &r [*r]\n", "loop"),
+    ("alias of a target", lambda t: t.replace("\ntargets:\n", "\ntargets: &t\n", 1) + "again: *t\n", "targets"),
+    ("billion laughs", _billion_laughs, "lol0"),
+    ("merge key with an alias", lambda t: t + "base: &b {seed: 1}\nmore:\n  <<: *b\n", "base"),
+    ("two documents", lambda t: t + "---\nid: again\n", "single document"),
+]
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+#: (name, what to put at the claim's path, a fragment the message must hold)
+FILE_KINDS = [
+    ("a FIFO", _fifo, "FIFO"),
+    ("a symlink to /dev/zero", lambda p: p.symlink_to("/dev/zero"), "character device"),
+    ("a symlink to /dev/urandom", lambda p: p.symlink_to("/dev/urandom"), "character device"),
+    ("a folder", lambda p: p.mkdir(), "folder"),
+    ("a 2 MiB file", lambda p: p.write_bytes(b"# padding\n" * 210_000), "1048576 bytes"),
+    ("a dangling symlink", lambda p: p.symlink_to(p.parent / "nowhere.yaml"), "does not exist"),
 ]
 
 
@@ -165,8 +351,37 @@ def _cases():
     out = []
     for path in CLAIMS:
         for name, apply, value, key in MUTATIONS:
-            out.append(pytest.param(path, apply, value, key, id=f"{path.stem[:3]}-{name}"))
+            out.append(pytest.param(path, ("raw", apply, value), key, id=f"{path.stem[:3]}-{name}"))
+        for name, change, key in TEXT_MUTATIONS:
+            out.append(pytest.param(path, ("text", change, None), key, id=f"{path.stem[:3]}-{name}"))
+        for name, make, fragment in FILE_KINDS:
+            out.append(pytest.param(path, ("file", make, None), fragment, id=f"{path.stem[:3]}-{name}"))
     return out
+
+
+@functools.cache
+def _parsed(path: Path):
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def _write_bad(path: Path, mutation, folder: Path) -> Path | None:
+    """The bad claim file made from ``path`` by ``mutation``, or None when the claim has no such field."""
+    kind, apply, value = mutation
+    bad = folder / path.name
+    if kind == "file":
+        apply(bad)
+        return bad
+    if kind == "text":
+        bad.write_bytes(apply(path.read_text(encoding="utf-8")).encode("utf-8", "surrogatepass"))
+        return bad
+    raw = copy.deepcopy(_parsed(path))
+    try:
+        apply(raw, value)
+    except (KeyError, IndexError, AttributeError, TypeError):
+        return None
+    text = _unplain(yaml.safe_dump(raw, allow_unicode=True, sort_keys=False))
+    bad.write_bytes(text.encode("utf-8", "surrogatepass"))
+    return bad
 
 
 def _digest(folder: Path) -> str:
@@ -184,25 +399,50 @@ def untouched():
     assert {d: _digest(ROOT / d) for d in ("reports", "claims", "data")} == before
 
 
-def test_there_are_over_a_hundred_bad_files():
-    assert len(_cases()) >= 100
+def test_there_are_over_250_bad_files(tmp_path):
+    made = 0
+    for i, case in enumerate(_cases()):
+        path, mutation, _ = case.values
+        folder = tmp_path / str(i)
+        folder.mkdir()
+        made += _write_bad(path, mutation, folder) is not None
+    assert made >= 250, made
 
 
-@pytest.mark.parametrize("path, apply, value, key", _cases())
-def test_a_bad_claim_is_refused_by_validate_and_run(tmp_path, capsys, untouched, path, apply, value, key):
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+@contextlib.contextmanager
+def _deadline(seconds: float):
+    """A hang (a FIFO read, a billion laughs) fails the test instead of stalling the suite."""
+
+    def expire(*_):
+        raise TimeoutError(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        apply(raw, value)
-    except (KeyError, IndexError, AttributeError):
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _one_line(err: str, bad: Path, key: str) -> bool:
+    """Some line of ``err`` names the file and the key (every problem is one line of its own)."""
+    return any(str(bad) in line and key in line for line in err.splitlines())
+
+
+@pytest.mark.parametrize("path, mutation, key", _cases())
+def test_a_bad_claim_is_refused_by_validate_and_run(tmp_path, capsys, untouched, path, mutation, key):
+    bad = _write_bad(path, mutation, tmp_path)
+    if bad is None:
         pytest.skip("this claim has no such field")
-    bad = tmp_path / path.name
-    bad.write_text(yaml.safe_dump(raw, allow_unicode=True, sort_keys=False), encoding="utf-8")
-    assert cli.main(["validate", str(bad)]) == 2
-    err = capsys.readouterr().err
-    assert str(bad) in err and f"{key}" in err, err
-    assert "Traceback" not in err
-    out = tmp_path / "out"
-    assert cli.main(["run", "-j", "1", "--no-upstream", "--out", str(out), str(bad)]) == 2
-    err = capsys.readouterr().err
-    assert str(bad) in err and "Traceback" not in err
-    assert not any(out.glob("*.md"))  # nothing written for a bad claim
+    for argv in (["validate", str(bad)], ["run", "-j", "1", "--no-upstream", "--out", str(tmp_path / "out"), str(bad)]):
+        start = time.monotonic()
+        with _deadline(10):
+            assert cli.main(argv) == 2
+        seconds = time.monotonic() - start
+        err = capsys.readouterr().err
+        assert _one_line(err, bad, key), err
+        assert "Traceback" not in err, err
+        assert seconds < 5, f"{argv[0]} took {seconds:.1f} s"
+    assert not any((tmp_path / "out").glob("*.md"))  # nothing written for a bad claim
+    assert {p.name for p in tmp_path.iterdir()} <= {bad.name, "out"}  # nor anywhere beside it

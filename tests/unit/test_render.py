@@ -277,3 +277,79 @@ def test_render_needs_no_protocol_no_scipy_and_no_data(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
     assert (tmp_path / f"{rec.claim.id}.md").read_text(encoding="utf-8") == _render(rec)
+
+
+# -- claim-supplied text is printed literally (hardening item 12) -------------------------------------------
+
+EVIL = "a | b <script>alert(1)</script> `code` **bold** _em_ [link](javascript:x) &lt; ~~del~~ \\|"
+#: Record fields whose strings come from a claim file (or are built from its labels).
+CLAIM_TEXT_KEYS = {"claim", "locator", "title", "label", "reason", "changes", "quantity_label", "task", "words"}
+
+
+def _evil(obj, key=None):
+    if isinstance(obj, dict):
+        return {k: _evil(v, k) for k, v in obj.items()}
+    if isinstance(obj, list):
+        if key == "limitations":
+            return [EVIL for _ in obj]
+        return [_evil(v, key if key in ("titles", "labels", "drift", "stable") else None) for v in obj]
+    if isinstance(obj, str) and key in CLAIM_TEXT_KEYS | {"titles", "labels", "drift", "stable"}:
+        return EVIL
+    return obj
+
+
+def _cells(line: str) -> int:
+    """Cells of a GFM table row: split on every | not escaped by an odd run of backslashes."""
+    count, backslashes = 0, 0
+    for c in line.strip():
+        if c == "|" and backslashes % 2 == 0:
+            count += 1
+        backslashes = backslashes + 1 if c == "\\" else 0
+    return count - 1
+
+
+def _tables(md: str):
+    table: list[str] = []
+    for line in md.splitlines() + [""]:
+        if line.startswith("|"):
+            table.append(line)
+        elif table:
+            yield table
+            table = []
+
+
+@pytest.mark.parametrize("prefix", ["000", "001", "002", "003", "004"])
+def test_claim_text_cannot_break_a_table_or_add_html(prefix):
+    from harness.record import Record
+
+    rec = _record(prefix)
+    evil = Record.model_validate(_evil(rec.model_dump(mode="json")))
+    md = _render(evil)
+    assert "<script" not in md and "</script" not in md
+    assert EVIL.split(" | ")[0] in md  # the text is there
+    assert "\\*\\*bold\\*\\*" in md and "\\`code\\`" in md and "\\_em\\_" in md and "\\[link\\]" in md
+    assert "&amp;lt;" in md and "\\~\\~del\\~\\~" in md
+    n_tables = 0
+    for table in _tables(md):
+        n_tables += 1
+        widths = {_cells(line) for line in table}
+        assert len(widths) == 1, "\n".join(table)
+    assert n_tables >= 3
+    assert md.count("a \\| b") >= 1  # a label in a table cell: its pipe escaped
+
+
+def test_the_md_filter():
+    from harness.render import md
+
+    assert md("MATH Lvl 5") == "MATH Lvl 5" and md("q_τ^sig(z;θ)") == "q_τ^sig(z;θ)"
+    assert md("gap < 2e-4") == "gap < 2e-4" and md("|coverage − τ|") == "|coverage − τ|"
+    assert md("a | b", cell=True) == "a \\| b"
+    assert md("<script>") == "&lt;script>" and md("<!-- x -->") == "&lt;!-- x -->"
+    assert md("**x** `y` [z](u) _w_ ~v~ \\") == "\\*\\*x\\*\\* \\`y\\` \\[z\\](u) \\_w\\_ \\~v\\~ \\\\"
+    assert md("# heading") == "\\# heading" and md("> quote") == "\\> quote" and md("- item") == "\\- item"
+    assert md("1. item") == "1\\. item" and md("- item", cell=True) == "- item"
+    assert md("a\nb\tc") == "a b c" and md("x\x1by\u202ez") == "x\\u001by\\u202ez"
+    assert md("#Params (B)", code=True) == "`#Params (B)`"
+    assert md("a`b", code=True) == "``a`b``" and md("`a", code=True) == "`` `a ``"
+    assert md("a|b", code=True, cell=True) == "`a\\|b`"
+    assert md(None) == "—"

@@ -1,6 +1,10 @@
 """Claim files: every kind of bad file gives a message that names the file, the field, what was expected
 and what was found; nothing bad is accepted silently."""
 
+import contextlib
+import os
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -208,8 +212,8 @@ def test_not_yaml_and_not_a_mapping(tmp_path):
 
 
 def test_yaml_tags_are_not_executed(tmp_path):
-    # safe_load refuses arbitrary Python objects.
-    with pytest.raises(SpecError, match="not valid YAML"):
+    # The claim loader refuses every explicit tag, Python objects included.
+    with pytest.raises(SpecError, match=r"an explicit tag \(!!python/object/apply:os.system\) is not accepted"):
         load_claim(_write(tmp_path, "id: !!python/object/apply:os.system ['true']\n"))
 
 
@@ -279,6 +283,247 @@ def test_non_utf8_file_is_refused_with_the_byte(tmp_path):
 
 def test_a_long_value_is_shortened_in_the_message(tmp_path):
     raw = _raw()
-    raw["seed"] = "x" * 5_000_000
+    raw["seed"] = "x" * 500_000  # a claim file may be at most 1 MiB
     problems, text = _problems(tmp_path, raw)
     assert len(text) < 5000 and "more characters" in text
+
+
+# -- hardening: each test failed on the code before it ------------------------------------------------------
+
+CLAIM0 = ROOT / "claims" / "000_aime2025_shift_test.yaml"
+CLAIM4 = ROOT / "claims" / "004_hyperparameters.yaml"
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float):
+    """A hang fails the test instead of stalling the suite."""
+
+    def expire(*_):
+        raise TimeoutError(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _text_problems(tmp_path, text: str, name: str = CLAIM.name, seconds: float = 5, **kw):
+    p = tmp_path / name
+    p.write_bytes(text.encode("utf-8", "surrogatepass"))
+    with _deadline(seconds), pytest.raises(SpecError) as info:
+        load_claim(p, lock=LOCK, pins=PINS, **kw)
+    return info.value.problems
+
+
+# item 8: tracebacks
+
+
+def test_a_nul_byte_anywhere_is_a_problem_at_its_key(tmp_path):
+    text = CLAIM.read_text(encoding="utf-8").replace("seed: 20260324", "seed: 2026\x000324")
+    assert _text_problems(tmp_path, text) == [
+        "seed: holds the control character U+0000 (line 31, column 11); a claim file is plain text without "
+        "control characters but tab and line breaks"
+    ]
+    problems = _text_problems(tmp_path, "\x1b" + CLAIM.read_text(encoding="utf-8"))
+    assert problems[0].startswith("(top level): holds the control character U+001B (line 1, column 1)")
+
+
+@pytest.mark.parametrize(
+    "tail, where",
+    [
+        ("deep: " + "[" * 1000 + "]" * 1000, "deep[0][0]"),
+        ("deep: " + "{a: " * 1000 + "1" + "}" * 1000, "deep.a.a"),
+        ("loop: &r [*r]", "loop: an anchor (&r) is not accepted"),
+        ("loop: &r {again: *r}", "loop: an anchor (&r) is not accepted"),
+    ],
+    ids=["list 1000 deep", "map 1000 deep", "self-referencing list", "self-referencing map"],
+)
+def test_deep_nesting_and_self_reference_are_problems_not_recursion_errors(tmp_path, tail, where):
+    problems = _text_problems(tmp_path, CLAIM.read_text(encoding="utf-8") + tail + "\n")
+    assert len(problems) == 1 and problems[0].startswith(where), problems
+    assert "nested more than 16 levels" in problems[0] or "anchor" in problems[0]
+
+
+def test_a_seed_of_5000_digits_is_a_problem(tmp_path):
+    text = CLAIM.read_text(encoding="utf-8").replace("seed: 20260324", "seed: " + "7" * 5000)
+    assert _text_problems(tmp_path, text) == ["seed: must be an integer of at most 20 digits, got one of 5000 digits"]
+
+
+def test_a_lone_surrogate_in_a_label_is_refused(tmp_path):
+    text = CLAIM.read_text(encoding="utf-8").replace("label: IFEval,", 'label: "IF\\ud800Eval",')
+    (problem,) = _text_problems(tmp_path, text)
+    assert problem.startswith("targets[0].label: must be text without control characters") and "U+D800" in problem
+
+
+@pytest.mark.parametrize("kind", ["/dev/zero", "/dev/urandom", "fifo", "folder"])
+def test_a_claim_path_that_is_not_a_regular_file_is_refused_unread(tmp_path, kind):
+    p = tmp_path / CLAIM.name
+    if kind == "fifo":
+        os.mkfifo(p)
+    elif kind == "folder":
+        p.mkdir()
+    else:
+        p.symlink_to(kind)
+    with _deadline(5), pytest.raises(SpecError) as info:
+        load_claim(p)
+    what = {"fifo": "a FIFO (named pipe)", "folder": "a folder"}.get(kind, "a character device")
+    assert info.value.problems == [
+        f"the claim file is {what}, not a regular file; a claim file is a YAML text file of a few KB"
+    ]
+    assert str(p) in str(info.value)
+
+
+# item 9: hangs
+
+
+def test_billion_laughs_is_refused_at_once(tmp_path):
+    lol = ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lol += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 12)]
+    start = time.monotonic()
+    problems = _text_problems(tmp_path, CLAIM.read_text(encoding="utf-8") + "\n".join(lol) + "\n", seconds=2)
+    assert problems == ["a0: an anchor (&a0) is not accepted; write the value out (line 72, column 5)"]
+    assert time.monotonic() - start < 1
+
+
+def test_a_50_mb_claim_file_is_refused_before_it_is_parsed(tmp_path):
+    p = tmp_path / CLAIM.name
+    with open(p, "wb") as fh:
+        fh.write(CLAIM.read_bytes())
+        fh.write(b"# padding\n" * 5_000_000)
+    start = time.monotonic()
+    with pytest.raises(SpecError) as info:
+        load_claim(p)
+    assert time.monotonic() - start < 1
+    assert info.value.problems[0].startswith("the claim file is 50003")
+    assert "more than the 1048576 bytes (1 MiB)" in info.value.problems[0]
+
+
+def test_counts_within_their_caps_are_held_to_a_budget_of_work(tmp_path):
+    text = CLAIM.read_text(encoding="utf-8").replace("n_resamples: 200", "n_resamples: 100000")
+    (problem,) = _text_problems(tmp_path, text)
+    assert problem.startswith(
+        "bootstrap.n_resamples: 100,000 resamples × 6 fits each (6 tasks) make 600,000 model fits"
+    )
+    assert "over the budget of 20,000 model fits a claim may ask for (spec.FIT_BUDGET); at most 3,331 here" in problem
+    text = CLAIM0.read_text(encoding="utf-8").replace("n_replicates: 400", "n_replicates: 100000")
+    (problem,) = _text_problems(tmp_path, text, name=CLAIM0.name)
+    assert problem.startswith(
+        "params.power.n_replicates: 100,000 replicates × 8 shifts × 1,000 permutations × 2 mean models make "
+        "1,600,000,000 permuted refits"
+    )
+    assert "over the budget of 32,000,000 permuted refits" in problem
+
+
+# item 10: silent coercion
+
+
+@pytest.mark.parametrize(
+    "old, new, where",
+    [
+        ("seed: 20260324", 'seed: "20260324"', "seed: must be a whole number, not text"),
+        ("tolerance: 0.0005,", 'tolerance: "0.0005",', "targets[0].tolerance: must be a number, not text"),
+        ("paper: 0.828", 'paper: "0.828"', "targets[0].paper: must be a number, not text"),
+        ("upstream: prescriptive-scaling", 'upstream: prescriptive-scaling\nfigures: "yes"', "figures: must be true"),
+        ("upstream: prescriptive-scaling", "upstream: prescriptive-scaling\nfigures: yes", "figures: must be true"),
+        ("must_fail_targets: true", 'must_fail_targets: "false"', "controls[0].must_fail_targets: must be true"),
+        ("seed: 20260324", "seed: !!binary MjAyNg==", "seed: an explicit tag (!!binary) is not accepted"),
+        ("inputs: [oll]", "inputs: !!set {oll: null}", "inputs: an explicit tag (!!set) is not accepted"),
+        ("kappa: 50.0", 'kappa: "50.0"', "params.kappa: must be a number, not text"),
+        ("warm_start: true", 'warm_start: "true"', "params.warm_start: must be true or false"),
+    ],
+)
+def test_a_quoted_number_or_a_string_boolean_is_refused(tmp_path, old, new, where):
+    text = CLAIM.read_text(encoding="utf-8")
+    assert old in text
+    problems = _text_problems(tmp_path, text.replace(old, new, 1))
+    assert len(problems) == 1 and problems[0].startswith(where), problems
+
+
+def test_a_quoted_p_value_threshold_no_longer_turns_the_verdict(tmp_path):
+    text = CLAIM0.read_text(encoding="utf-8").replace('relation: ">", value: 0.05', 'relation: ">", value: "0.5"')
+    (problem,) = _text_problems(tmp_path, text, name=CLAIM0.name)
+    assert problem.startswith("targets[1].value: must be a number, not text") and problem.endswith("got '0.5'")
+
+
+def test_strict_mode_still_takes_an_integer_for_a_float():
+    raw = _raw()
+    raw["params"]["kappa"] = 50  # YAML 50 where a float is expected
+    from harness.schema import validate_plain
+
+    assert validate_plain(load_claim(CLAIM).protocol.Params, raw["params"]).kappa == 50.0
+
+
+# item 11: YAML 1.1 quirks
+
+
+@pytest.mark.parametrize("literal", ["1:30", "0132", "0.8_28", "0x1F", "0o17", "+.5_0"])
+def test_yaml_11_numbers_are_text_and_refused_where_a_number_is_expected(tmp_path, literal):
+    text = CLAIM.read_text(encoding="utf-8").replace("paper: 0.828", f"paper: {literal}")
+    (problem,) = _text_problems(tmp_path, text)
+    assert problem.startswith("targets[0].paper: must be a number, not text") and problem.endswith(f"got '{literal}'")
+
+
+def test_plain_yaml_12_numbers_still_read_as_written():
+    spec = load_claim(CLAIM)
+    assert spec.claim.targets[0].paper == 0.828 and spec.text_of("targets", 0, "paper") == "0.828"
+    assert spec.params.lam == 0.001 and spec.seed == 20260324
+
+
+def test_merge_keys_are_refused_and_cannot_bypass_the_duplicate_key_check(tmp_path):
+    text = CLAIM.read_text(encoding="utf-8").replace("seed: 20260324", "seed: 20260324\n<<: {seed: 1}")
+    assert _text_problems(tmp_path, text) == ["<<: a merge key ('<<', line 32) is not accepted; write the keys out"]
+    text = CLAIM.read_text(encoding="utf-8") + "base: &b {seed: 1}\nmore: {<<: *b}\n"
+    assert _text_problems(tmp_path, text)[0].startswith("base: an anchor (&b) is not accepted")
+
+
+# item 12: text that reached the report raw
+
+
+@pytest.mark.parametrize("char", ["\x1b", "\x07", "\x9b", "\u202e", "\u2066", "\u200f"])
+@pytest.mark.parametrize("field", ["label", "reason"])
+def test_control_characters_and_bidi_overrides_are_refused_in_labels_and_prose(tmp_path, field, char):
+    raw = _raw()
+    raw["targets"][0][field] = f"before{char}after"
+    problems, _ = _problems(tmp_path, raw)
+    assert len(problems) == 1 and problems[0].startswith(f"targets[0].{field}: must be"), problems
+    assert f"U+{ord(char):04X} at character 7" in problems[0]
+
+
+def test_the_schema_itself_refuses_controls_in_labels_and_text():
+    from harness.spec import Claim
+
+    raw = _raw()
+    raw["claim"] = "a claim \u202e"
+    raw["targets"][0]["label"] = "x\x1by"
+    with pytest.raises(ValidationError) as info:
+        Claim.model_validate(raw)
+    assert {e["loc"] for e in info.value.errors()} == {("claim",), ("targets", 0, "label")}
+
+
+# item 13: validation gaps
+
+
+@pytest.mark.parametrize("cutoff", ["2025-13-45", '"2025-02-30"', "2025-00-10"])
+def test_an_invalid_cutoff_date_is_a_validation_error(tmp_path, cutoff):
+    text = CLAIM0.read_text(encoding="utf-8").replace('cutoff: "2025-02-06"', f"cutoff: {cutoff}")
+    (problem,) = _text_problems(tmp_path, text, name=CLAIM0.name)
+    assert problem.startswith("params.cutoff: must be a calendar date written YYYY-MM-DD")
+
+
+def test_the_cutoff_may_be_written_with_or_without_quotes():
+    from harness.schema import validate_plain
+
+    spec = load_claim(CLAIM0)
+    raw = yaml.safe_load(CLAIM0.read_text(encoding="utf-8"))["params"]
+    assert validate_plain(type(spec.params), {**raw, "cutoff": "2025-02-06"}).cutoff == "2025-02-06"
+
+
+@pytest.mark.parametrize("bad", ["../../../../etc/passwd", "/etc/passwd", "skill_frontier/../../x.py"])
+def test_source_audit_paths_stay_inside_the_checkout(tmp_path, bad):
+    raw = _raw(CLAIM4)
+    raw["params"]["source_audit"][0]["file"] = bad
+    problems, _ = _problems(tmp_path, raw, name=CLAIM4.name)
+    assert len(problems) == 1 and problems[0].startswith("params.source_audit[0].file: must be a path"), problems

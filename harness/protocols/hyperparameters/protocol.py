@@ -30,7 +30,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from ...quantities import budget_text
-from ...schema import Count, Label, Number
+from ...schema import Count, Label, Number, RelativePath
 from ...stats.sigmoid import BETA_MAX
 from ...stats.sweep import fit_setting, hyperparameter_sweep
 from ..base import Context, Measurement, Protocol, ProtocolParams, finding
@@ -53,7 +53,7 @@ STEEP = 0.999
 
 
 class AuditEntry(ProtocolParams):
-    file: Label = Field(min_length=1)
+    file: RelativePath = Field(min_length=1)
     line: Count = Field(ge=1)
     expect: str = Field(min_length=1)
     constant: Label = Field(min_length=1)

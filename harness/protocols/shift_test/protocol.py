@@ -32,7 +32,7 @@ from scipy.stats import norm
 from scipy.stats import t as student_t
 
 from ...errors import DataError
-from ...schema import Count, Label, Number
+from ...schema import Count, IsoDate, Label, Number
 from ...stats.power import shift_test_power
 from ...stats.shift import eps_sensitivity, inflation_control, merge_aa_exports, relabel_control, shift_test
 from ..base import Context, Measurement, Protocol, ProtocolParams, finding
@@ -68,7 +68,7 @@ class ShiftParams(ProtocolParams):
     x_col: Label
     y_col: Label
     date_col: Label
-    cutoff: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="release date of the later benchmark")
+    cutoff: IsoDate = Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="release date of the later benchmark")
     eps: Number = Field(gt=0, lt=0.5)
     n_bins: Count = Field(ge=1, le=1000)
     n_perm: Count = Field(ge=1, le=1_000_000)
@@ -113,6 +113,21 @@ def _merged(params: ShiftParams, tables):
 
 def _arrays(params, tables):
     m = _merged(params, tables)
+    where = ", ".join(tables.entry(t).path for t in (params.math_table, params.aime_table))
+    for param, col in (("x_col", params.x_col), ("y_col", params.y_col)):  # read as percentages (pct / 100)
+        lo, hi = float(m[col].min()), float(m[col].max())
+        if len(m) and not (lo >= 0 and 1 < hi <= 100):
+            raise DataError(
+                f"{where}: column {col!r} (claim params.{param}) must hold percentages from 0 to 100, but its "
+                f"values run from {lo:g} to {hi:g}"
+                + (" (fractions? name the column of percentages)" if hi <= 1 else "")
+            )
+    n_post = int(m["post"].sum())
+    if n_post in (0, len(m)):
+        raise DataError(
+            f"{where}: the cutoff {params.cutoff} (claim params.cutoff) must split the {len(m)} models found in both "
+            f"tables into two release groups, but {n_post} are on or after it"
+        )
     return m[params.x_col].to_numpy(float), m[params.y_col].to_numpy(float), m["post"].to_numpy(bool)
 
 
