@@ -486,13 +486,20 @@ def coverage_study(
     Returns
     -------
     dict
-        Plain JSON types (``nan`` as ``None`` once through :func:`study_json`):
+        Plain JSON types only (``nan`` already ``None``; :func:`study_json` gives the canonical text):
         ``world``, ``warm_start``, ``design`` (rows, clusters, quantities,
         truth), ``nominal_level``, ``n_replicates``, ``n_resamples``, ``seed``,
         ``seeding``, ``methods`` (each with its resampling, jackknife grouping,
         ``m`` and its rule, rate, scale), ``statistic_calls``, ``coverage``
-        (quantity -> method -> coverage, ``mc_se``, misses below / above,
-        widths, failures, mean ``z0`` / acceleration), ``estimates``
+        (quantity -> method -> ``coverage``, ``mc_se``, ``n_covered``,
+        ``n_intervals``, ``n_no_interval``; ``miss_below`` the share with the
+        truth *below* the interval (``truth < lo``) and ``miss_above`` with it
+        above (``truth > hi``); ``estimate_outside`` the share whose own
+        estimate lies outside its interval; ``mean_width``, ``median_width``;
+        ``failed_draws`` the non-finite resample draws summed over replicates;
+        for BCa ``mean_z0``, ``mean_acceleration``), ``reference`` (the
+        coverage of an ideal percentile interval of ``B`` draws,
+        :func:`ideal_percentile_coverage`), ``estimates``
         (quantity -> mean, standard deviation and bias of the simulated
         estimates: the world's sampling law), ``replicates`` (each data set's
         estimate and intervals).
@@ -538,55 +545,57 @@ def coverage_study(
             "sd": float(statistics.stdev(e)) if len(e) > 1 else None,
             "bias": (_mean(e) - truth[q]) if e else None,
         }
-    return {
-        "kind": "coverage study",
-        "world": WORLD,
-        "warm_start": WARM_START_NOTE,
-        "design": {
-            "name": name,
-            "rows": getattr(resampling, "rows", None),
-            "n_rows": int(ids.size),
-            "n_clusters": G,
-            "quantities": list(qs),
-            "truth": truth,
-        },
-        "nominal_level": level,
-        "n_replicates": R,
-        "n_resamples": B,
-        "seed": int(seed),
-        "seeding": (
-            "replicate r: numpy.random.SeedSequence(seed).spawn(R)[r]; inside it SeedSequence(entropy, "
-            "spawn_key=(r, j)), j = 0 data set, 1 estimate, 2 bootstrap, 3 jackknife grouping, 4 subsamples; "
-            "the truth's generator is spawn(R + 1)[R]"
-        ),
-        "coverage_rule": (
-            "covered: lo <= truth <= hi; a replicate without an interval counts as not covered; "
-            "mc_se = sqrt(c (1 - c) / R)"
-        ),
-        "reference": {
-            "ideal_percentile_at_B": ideal_percentile_coverage(B, level),
-            "what": (
-                "coverage of an ideal percentile interval (normal estimate, draws from its exact law) read from B "
-                "draws with numpy's linear quantiles: what the finite B alone costs"
+    return _plain(
+        {
+            "kind": "coverage study",
+            "world": WORLD,
+            "warm_start": WARM_START_NOTE,
+            "design": {
+                "name": name,
+                "rows": getattr(resampling, "rows", None),
+                "n_rows": int(ids.size),
+                "n_clusters": G,
+                "quantities": list(qs),
+                "truth": truth,
+            },
+            "nominal_level": level,
+            "n_replicates": R,
+            "n_resamples": B,
+            "seed": int(seed),
+            "seeding": (
+                "replicate r: numpy.random.SeedSequence(seed).spawn(R)[r]; inside it SeedSequence(entropy, "
+                "spawn_key=(r, j)), j = 0 data set, 1 estimate, 2 bootstrap, 3 jackknife grouping, 4 subsamples; "
+                "the truth's generator is spawn(R + 1)[R]"
             ),
-        },
-        "methods": {m.name: m.describe(G) for m in methods},
-        "subsample_rule": SUBSAMPLE_RULE,
-        "statistic_calls": {
-            "total": int(sum(calls)),
-            "per_replicate": int(max(calls)) if calls else 0,
-            "raised": int(sum(r["raised"] for r in reps)),
-        },
-        "coverage": coverage,
-        "estimates": estimates,
-        "replicates": [
-            {
-                "estimate": r["estimate"],
-                "intervals": {q: {m: [v["lo"], v["hi"]] for m, v in r["intervals"][q].items()} for q in qs},
-            }
-            for r in reps
-        ],
-    }
+            "coverage_rule": (
+                "covered: lo <= truth <= hi; a replicate without an interval counts as not covered; "
+                "mc_se = sqrt(c (1 - c) / R)"
+            ),
+            "reference": {
+                "ideal_percentile_at_B": ideal_percentile_coverage(B, level),
+                "what": (
+                    "coverage of an ideal percentile interval (normal estimate, draws from its exact law) read from B "
+                    "draws with numpy's linear quantiles: what the finite B alone costs"
+                ),
+            },
+            "methods": {m.name: m.describe(G) for m in methods},
+            "subsample_rule": SUBSAMPLE_RULE,
+            "statistic_calls": {
+                "total": int(sum(calls)),
+                "per_replicate": int(max(calls)) if calls else 0,
+                "raised": int(sum(r["raised"] for r in reps)),
+            },
+            "coverage": coverage,
+            "estimates": estimates,
+            "replicates": [
+                {
+                    "estimate": r["estimate"],
+                    "intervals": {q: {m: [v["lo"], v["hi"]] for m, v in r["intervals"][q].items()} for q in qs},
+                }
+                for r in reps
+            ],
+        }
+    )
 
 
 def _plain(obj):
