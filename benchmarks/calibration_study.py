@@ -48,9 +48,10 @@ import numpy as np
 import scipy.optimize  # noqa: F401  (load BLAS before limiting it)
 from threadpoolctl import threadpool_limits
 
-from harness import quantities as Q
 from harness.datalock import Tables, load_lock, resolve_data_root
 from harness.paths import PROJECT_ROOT
+from harness.protocols.boundary_at_budget import quantities as boundary_quantities
+from harness.protocols.temporal_coverage import quantities as temporal_quantities
 from harness.record import Arm, plain
 from harness.spec import load_claim
 from harness.stats.calibration import DEFAULT_METHODS, coverage_study, coverage_table, study_json
@@ -61,14 +62,14 @@ DESIGNS = {
         "tasks": ["MATH Lvl 5", "MMLU-Pro"],
         "after_main_off": {"robustness_cold_start": False, "box_check": None},
         "narrow": {},
-        "quantity": Q.boundary,
+        "quantity": boundary_quantities.boundary,
     },
     "period": {
         "claim": "001_nonstationary_boundaries.yaml",
         "tasks": ["MATH Lvl 5", "IFEval"],
         "after_main_off": {"box_check": None},
         "narrow": {"drift_tasks": ["MATH Lvl 5"]},
-        "quantity": Q.signed_coverage,
+        "quantity": temporal_quantities.signed_coverage,
     },
 }
 

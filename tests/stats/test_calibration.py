@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from harness.robustness import Resampling
+from harness.protocols.base import Resampling
 from harness.stats.calibration import (
     DEFAULT_METHODS,
     WORLD,
