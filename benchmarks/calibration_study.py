@@ -49,6 +49,7 @@ import scipy.optimize  # noqa: F401  (load BLAS before limiting it)
 from threadpoolctl import threadpool_limits
 
 from harness.datalock import Tables, load_lock, resolve_data_root
+from harness.fanout import Mapper, executor_from, using
 from harness.paths import PROJECT_ROOT
 from harness.protocols.boundary_at_budget import quantities as boundary_quantities
 from harness.protocols.temporal_coverage import quantities as temporal_quantities
@@ -111,7 +112,8 @@ def main(argv=None) -> int:
     ap.add_argument("--design", choices=[*DESIGNS, "both"], default="both")
     ap.add_argument("--replicates", type=int, default=100, help="R, simulated data sets")
     ap.add_argument("--resamples", type=int, default=100, help="B, resamples per interval")
-    ap.add_argument("-j", "--jobs", type=int, default=1)
+    ap.add_argument("-j", "--jobs", type=int, default=1, help="local worker processes (1: serial)")
+    ap.add_argument("--executor", default=None, help="serial, local:N or dask://HOST:PORT (overrides -j)")
     ap.add_argument("--seed", type=int, default=None, help="default: the claim's bootstrap seed")
     ap.add_argument(
         "--methods",
@@ -126,7 +128,8 @@ def main(argv=None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     tables = Tables(load_lock(), resolve_data_root())
     t_all = time.perf_counter()
-    with threadpool_limits(limits=1, user_api="blas"):
+    executor = executor_from(args.executor or ("serial" if args.jobs == 1 else f"local:{args.jobs}"))
+    with threadpool_limits(limits=1, user_api="blas"), using(executor):
         for name in DESIGNS if args.design == "both" else [args.design]:
             t0 = time.perf_counter()
             res, qs, fits_per_call, info = build_design(name, tables)
@@ -154,7 +157,7 @@ def main(argv=None) -> int:
                 n_resamples=args.resamples,
                 quantities=qs,
                 methods=methods,
-                n_jobs=args.jobs,
+                map_fn=None if executor.kind == "serial" else Mapper("calibration data sets"),
                 name=f"{name} ({info['claim']}: {', '.join(info['tasks'])})",
                 on_result=progress,
             )

@@ -217,6 +217,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "-j", "--jobs", type=int, default=os.cpu_count() or 1, help="claims run at once, each in its own process"
     )
+    r.add_argument(
+        "--executor",
+        default=None,
+        help="where the re-implementation's independent fits run: local (this machine's cores, or -j), local:N, "
+        "serial, or dask://HOST:PORT (a running dask.distributed scheduler); default $HARNESS_EXECUTOR, else local. "
+        "The authors' code always runs here, confined",
+    )
     r.add_argument("--force", action="store_true", help="run every named claim even when its report is up to date")
     r.add_argument("--no-upstream", action="store_true", help="do not run the authors' code")
     r.add_argument("--force-upstream", action="store_true", help="rerun the authors' code even when cached")

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,15 +93,25 @@ def _upstream_options(args):
         sandbox=args.sandbox,
         pins_file=Path(args.pins),
         vendor_dir=Path(args.vendor),
+        jobs=args.jobs,
     )
 
 
-def _job(path: Path, args, build: dict, verbose: bool) -> ClaimOutput:
+def _executor(args, *, claims_in_parallel: bool):
+    """Where a claim's fan-outs run: the run's executor (``--executor``), but serially inside each claim when
+    claims already share this machine's cores in parallel."""
+    from .fanout import SERIAL, executor_from
+
+    ex = executor_from(getattr(args, "executor", None), jobs=args.jobs)
+    return SERIAL if (claims_in_parallel and ex.kind == "local") else ex
+
+
+def _job(path: Path, args, build: dict, verbose: bool, claims_in_parallel: bool = False) -> ClaimOutput:
     """Run one claim; everything the parent needs to write its outputs (this never writes files)."""
     import scipy.optimize  # noqa: F401  (load every BLAS before limiting its threads)
     from threadpoolctl import threadpool_limits
 
-    from . import progress
+    from . import fanout, progress
     from .errors import HarnessError
     from .figures import draw_figures
     from .record import record_json
@@ -111,7 +120,8 @@ def _job(path: Path, args, build: dict, verbose: bool) -> ClaimOutput:
 
     progress.start(path.stem, verbose=verbose)
     try:
-        with threadpool_limits(limits=1, user_api="blas"):
+        executor = _executor(args, claims_in_parallel=claims_in_parallel)
+        with threadpool_limits(limits=1, user_api="blas"), fanout.using(executor):
             result = run_claim(path, tables_of(args), upstream_options=_upstream_options(args), build=build)
             record = result.record
             figures = draw_figures(record)
@@ -273,10 +283,9 @@ def _execute(jobs: list[_Planned], args, verbose: bool):
 
     from .lifecycle import process_pool
 
-    os.environ["HARNESS_INNER_JOBS"] = "1"  # claims in parallel: each claim's own fits run serially
     order = sorted(range(len(jobs)), key=lambda i: -jobs[i].spec.protocol.card.cost)
     with process_pool(n) as pool:
-        futures = {pool.submit(_job, jobs[i].path, args, jobs[i].deps, verbose): i for i in order}
+        futures = {pool.submit(_job, jobs[i].path, args, jobs[i].deps, verbose, True): i for i in order}
         for f in as_completed(futures):
             yield futures[f], f.result()
 

@@ -13,17 +13,17 @@ holds: ``robust`` when every comparison holds in at least the claim's share
 (95% by default), otherwise ``fragile``, naming the comparison. The verdict
 does not depend on it.
 
-Resamples run in ``n_jobs`` processes by chunks; every chunk starts from the
-same seeded generator, so the result does not depend on ``n_jobs``.
+Resamples run by chunks, each a task of the fan-out layer (:mod:`harness.fanout`);
+every chunk starts from the same seeded generator and draws its resamples by
+index, so the result does not depend on where or in what order chunks ran.
 """
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-from . import progress
+from . import fanout, progress
+from .fanout import Task
 from .protocols.base import Resampling
 from .record import Robustness, plain
 from .relations import literal_decimals, relation_holds
@@ -44,41 +44,33 @@ CHUNK = 10
 
 
 def _chunk(statistic, n_rows, ids, n_resamples, seed, chunk):
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
-        return cluster_bootstrap(
-            statistic,
-            n_rows,
-            ids,
-            n_resamples=n_resamples,
-            rng=np.random.default_rng(seed),
-            chunk=chunk,
-            catch=(ValueError, FloatingPointError),
-            with_rng=True,
-        )
+    return cluster_bootstrap(
+        statistic,
+        n_rows,
+        ids,
+        n_resamples=n_resamples,
+        rng=np.random.default_rng(seed),
+        chunk=chunk,
+        catch=(ValueError, FloatingPointError),
+        with_rng=True,
+    )
 
 
-def _draws(res: Resampling, ids, n_resamples: int, seed: int, n_jobs: int):
+def _draws(res: Resampling, ids, n_resamples: int, seed: int):
+    """Every resample's statistic, by chunks of :data:`CHUNK` sent through the fan-out layer."""
     chunks = [range(a, min(a + CHUNK, n_resamples)) for a in range(0, n_resamples, CHUNK)]
-    n_jobs = min(n_jobs, int(os.environ.get("HARNESS_INNER_JOBS", n_jobs)), len(chunks))
-    parts = []
-    if n_jobs <= 1:
-        for ch in chunks:
-            parts.append(_chunk(res.statistic, res.n_rows, ids, n_resamples, seed, ch))
-            progress.step(ch.stop, n_resamples, "bootstrap resamples")
-        return concat_draws(parts)
-    from .lifecycle import process_pool
-
-    with process_pool(n_jobs) as pool:
-        futures = [pool.submit(_chunk, res.statistic, res.n_rows, ids, n_resamples, seed, ch) for ch in chunks]
-        for f, ch in zip(futures, chunks):
-            parts.append(f.result())
-            progress.step(ch.stop, n_resamples, "bootstrap resamples")
-    return concat_draws(parts)
+    tasks = [
+        Task(
+            f"bootstrap resamples {ch.start + 1}-{ch.stop}",
+            _chunk,
+            (res.statistic, res.n_rows, ids, n_resamples, seed, ch),
+        )
+        for ch in chunks
+    ]
+    return concat_draws(fanout.run(tasks, stage="bootstrap chunks"))
 
 
-def run_bootstrap(spec, tables, reimpl, targets, *, n_jobs: int = 1) -> Robustness:
+def run_bootstrap(spec, tables, reimpl, targets) -> Robustness:
     """The claim's bootstrap as a :class:`Robustness` (``not run`` when the claim asks for none)."""
     b = spec.claim.bootstrap
     if b is None:
@@ -88,7 +80,7 @@ def run_bootstrap(spec, tables, reimpl, targets, *, n_jobs: int = 1) -> Robustne
     progress.stage(f"bootstrap: {b.n_resamples} resamples")
     res = spec.protocol.resampling(spec.params, tables, reimpl, cluster_col=b.cluster_col)
     ids = cluster_ids_from_labels(res.cluster_labels)
-    draws = _draws(res, ids, b.n_resamples, b.seed, n_jobs)
+    draws = _draws(res, ids, b.n_resamples, b.seed)
 
     names = list(b.quantities) or [t.quantity for t in targets if t.role == "headline" and t.relation == "~"]
     by_target = {t.quantity: t for t in targets}

@@ -8,7 +8,6 @@ and this moment add), which never goes into a committed file.
 
 from __future__ import annotations
 
-import os
 import re
 import tempfile
 import time
@@ -101,6 +100,7 @@ def _run_upstream(spec: ClaimSpec, tables: Tables, options, log: dict) -> tuple[
     log.update(
         {
             "upstream_seconds": res.seconds,
+            "upstream_request_seconds": res.request_seconds,
             "upstream_cached": res.cached,
             "upstream_stdout": res.stdout,
             "upstream_stderr": res.stderr,
@@ -167,7 +167,7 @@ def run_claim(
         reimpl = _run_reimpl(spec, tables, log)
         upstream, upstream_source = upstream_job.result()
     t_boot = time.perf_counter()
-    robustness = run_bootstrap(spec, tables, reimpl, judge_targets(spec, reimpl, upstream), n_jobs=os.cpu_count() or 1)
+    robustness = run_bootstrap(spec, tables, reimpl, judge_targets(spec, reimpl, upstream))
     log["bootstrap_seconds"] = time.perf_counter() - t_boot
     record = assemble_record(
         spec, tables, reimpl, upstream, upstream_source=upstream_source, build=build, robustness=robustness

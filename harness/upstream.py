@@ -87,6 +87,7 @@ class UpstreamOptions:
     harness_dir: Path = HARNESS
     sandbox: str = "auto"
     watch: Mapping[str, Path] | None = None
+    jobs: int | None = None  # requests run at once (default: this machine's cores)
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,7 @@ class UpstreamResult:
     stdout: str = ""
     stderr: str = ""
     sandbox: str | None = None
+    request_seconds: list[float] = field(default_factory=list)  # each request's run (0 when cached)
 
     @property
     def ok(self) -> bool:
@@ -156,7 +158,7 @@ def _cache_key(commit: str, inputs: list[dict], code: dict[str, str], request: d
         "commit": commit,
         "inputs": {t["name"]: t["sha256"] for t in inputs},
         "code": code,
-        "request": {k: request[k] for k in ("params", "controls", "seed")},
+        "request": {k: request[k] for k in ("params", "controls", "seed", "part") if k in request},
         "python": sys.version,
         "packages": versions,
     }
@@ -263,6 +265,15 @@ class _Adapter:
     harness_dir: Path
     code: dict[str, str]  # relative path -> sha256
 
+    def plan(self):
+        """The adapter module, imported here for its ``parts`` and ``combine`` (plain functions of requests and
+        answers that import nothing of the authors'), when it is the harness's own; else ``None``."""
+        if Path(self.harness_dir).resolve() != HARNESS.resolve():
+            return None
+        import importlib
+
+        return importlib.import_module(self.module)
+
 
 def _run_adapter(
     checkout_dir: Path,
@@ -342,7 +353,7 @@ def _run_adapter(
             **run,
         )
     asked = [c["id"] for c in request["controls"]]
-    if sorted(answer["controls"]) != sorted(asked):
+    if "part" not in request and sorted(answer["controls"]) != sorted(asked):  # a part answers what it is asked
         return _failed(
             f"the adapter {adapter.name} answered controls {sorted(answer['controls'])}, asked for {sorted(asked)}",
             **run,
@@ -436,19 +447,54 @@ def run_upstream_arm(
     # The harness writes nothing into the project while the adapter runs (fileio's lock), so any change
     # between the two snapshots is the adapter's.
     with project_lock(shared=True):
-        result, cache_file = _run_watched(claim, params, tables, options, pin, where, adapter, inputs, roots)
-    if cache_file is not None:
-        _write_cache(cache_file, result)
+        result, to_cache = _run_watched(claim, params, tables, options, pin, where, adapter, inputs, roots)
+    for cache_file, part in to_cache:
+        _write_cache(cache_file, part)
     return result
 
 
+def _request_parts(adapter: _Adapter, request: dict) -> list[dict]:
+    """The requests the arm is answered in: the adapter module's ``parts(request)`` when it has one (each a
+    request its ``run`` answers, cached on its own; ``combine(request, answers)`` makes the claim's answer),
+    else the one request. Only the harness's own package is planned this way (a test's stand-in package
+    answers in one request)."""
+    plan = adapter.plan()
+    if plan is None or not hasattr(plan, "parts"):
+        return [request]
+    return list(plan.parts(request))
+
+
+def _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of) -> tuple[UpstreamResult, Path | None]:
+    key = key_of(sub)
+    cache_file = Path(options.cache_dir) / f"{key}.json"
+    if not options.force and (stored := _read_cache(cache_file)) is not None:
+        return dataclasses.replace(stored, cached=True, cache_key=key), None
+    if isinstance(confine, str):  # a sandbox was required and cannot be had
+        return _failed(confine, cache_key=key, sandbox=f"none: {confine}"), None
+    with lifecycle.machine_slot():
+        ran = _run_adapter(checkout_dir, adapter, sub, inputs, options.timeout_s, confine)
+    return dataclasses.replace(ran, cache_key=key), (cache_file if ran.ok else None)
+
+
+def _parts_label(sub: dict) -> str:
+    part = sub.get("part")
+    if part is None:
+        return ", ".join(sub["params"].get("tasks", {})) or "the claim"
+    return ", ".join(f"{k} {v}" for k, v in part.items())
+
+
 def _run_watched(claim, params, tables, options, pin, where, adapter, inputs, roots):
-    """The arm's run between the two snapshots: ``(result, the cache file to write it to, or None)``."""
+    """The arm's run between the two snapshots: ``(result, [(cache file, result to write to it)])``.
+
+    The arm is answered request by request (:func:`_request_parts`), the requests spread over this
+    machine's cores (each in its own confined process, each holding one of the machine's slots), each
+    request cached on its own, so an edit that changes one part re-runs one part.
+    """
     try:
         before = sandbox.snapshot(roots)  # before the checkout is verified: any change after the check shows
         checkout_dir = verify_checkout(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
     except UpstreamError as exc:
-        return _failed(str(exc), **where), None
+        return _failed(str(exc), **where), []
     request = {
         "params": params.model_dump(mode="json"),
         "controls": [
@@ -458,15 +504,33 @@ def _run_watched(claim, params, tables, options, pin, where, adapter, inputs, ro
         "seed": claim.seed,
         "checkout": str(checkout_dir),
     }
-    key = _cache_key(pin.commit, tables.describe(claim.inputs), adapter.code, request)
-    cache_file = Path(options.cache_dir) / f"{key}.json"
-    if not options.force and (stored := _read_cache(cache_file)) is not None:
-        return dataclasses.replace(stored, cached=True), None
+    described = tables.describe(claim.inputs)
+    requests = _request_parts(adapter, request)
+
+    def key_of(sub):
+        return _cache_key(pin.commit, described, adapter.code, sub)
+
     confine = sandbox.confinement(options.sandbox)
-    if isinstance(confine, str):
-        return _failed(confine, **where, cache_key=key, sandbox=f"none: {confine}"), None
-    ran = _run_adapter(checkout_dir, adapter, request, inputs, options.timeout_s, confine)
-    result = dataclasses.replace(ran, **where, cache_key=key, sandbox=confine.name)
+    sandbox_name = f"none: {confine}" if isinstance(confine, str) else confine.name
+    n_threads = max(1, min(len(requests), options.jobs or os.cpu_count() or 1))
+    if n_threads == 1:
+        ran = [_run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of) for sub in requests]
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=n_threads) as pool:
+            futures = [
+                pool.submit(_run_part, checkout_dir, adapter, sub, inputs, options, confine, key_of) for sub in requests
+            ]
+            ran = [f.result() for f in futures]
+    results = [r for r, _ in ran]
+    failed = next(((i, r) for i, r in enumerate(results) if not r.ok), None)
+    if failed is not None:
+        i, r = failed
+        label = "" if len(requests) == 1 else f"request {i + 1} of {len(requests)} ({_parts_label(requests[i])}): "
+        result = dataclasses.replace(r, reason=label + (r.reason or ""), sandbox=r.sandbox or sandbox_name, **where)
+    else:
+        result = _combined(adapter, request, requests, results, where, sandbox_name)
     escaped = sandbox.changed(before, sandbox.snapshot(roots))
     if escaped:
         after_all = "" if result.ok else f"; besides, {result.reason}"
@@ -476,5 +540,49 @@ def _run_watched(claim, params, tables, options, pin, where, adapter, inputs, ro
         )
         return dataclasses.replace(
             result, status="could not run", values={}, details={}, controls={}, reason=reason
-        ), None
-    return result, (cache_file if result.ok else None)
+        ), []
+    return result, [(f, r) for (r, f) in ran if f is not None]  # a good part is kept even if another failed
+
+
+def _combined(adapter, request, requests, results, where, sandbox_name) -> UpstreamResult:
+    """The claim's answer from its requests' answers (the adapter's ``combine``), and how the run went."""
+    if len(requests) == 1 and requests[0] is request:
+        answer = {"values": results[0].values, "details": results[0].details, "controls": results[0].controls}
+    else:
+        parts = [{"values": r.values, "details": r.details, "controls": r.controls} for r in results]
+        try:
+            answer = _Answer.model_validate(adapter.plan().combine(request, parts)).model_dump()
+        except (ValueError, KeyError, TypeError, ValidationError) as exc:
+            return _failed(
+                f"the answers of the adapter {adapter.name}'s {len(requests)} requests do not combine: "
+                f"{type(exc).__name__}: {exc}",
+                **where,
+            )
+        asked = sorted(c["id"] for c in request["controls"])
+        if sorted(answer["controls"]) != asked:
+            return _failed(
+                f"the adapter {adapter.name}'s requests combine into controls {sorted(answer['controls'])}, "
+                f"asked for {asked}",
+                **where,
+            )
+    keys = [r.cache_key or "" for r in results]
+    key = keys[0] if len(keys) == 1 else hashlib.sha256("".join(keys).encode()).hexdigest()
+    return UpstreamResult(
+        status="ok",
+        **answer,
+        seconds=sum(r.seconds for r in results),
+        request_seconds=[0.0 if r.cached else r.seconds for r in results],
+        cached=all(r.cached for r in results),
+        cache_key=key,
+        stdout=_joined([r.stdout for r in results]),
+        stderr=_joined([r.stderr for r in results]),
+        sandbox=sandbox_name,
+        **where,
+    )
+
+
+def _joined(texts: list[str]) -> str:
+    if len(texts) == 1:
+        return texts[0]
+    text = "".join(f"--- request {i + 1} ---\n{t}" for i, t in enumerate(texts) if t)
+    return text if len(text) <= OUTPUT_TAIL_CHARS else "[... truncated ...]\n" + text[-OUTPUT_TAIL_CHARS:]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -60,9 +59,7 @@ def run_once(tables):
         if (prefix, "reimpl") not in arms:
             arms[(prefix, "reimpl")] = _run_reimpl(spec, tables, {})
             mine = arms[(prefix, "reimpl")]
-            arms[(prefix, "robustness")] = run_bootstrap(
-                spec, tables, mine, judge_targets(spec, mine, mine), n_jobs=os.cpu_count() or 1
-            )
+            arms[(prefix, "robustness")] = run_bootstrap(spec, tables, mine, judge_targets(spec, mine, mine))
         source = None
         if upstream:
             if (prefix, "upstream") not in arms:

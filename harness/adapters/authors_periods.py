@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import csv
 import math
-import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -158,7 +157,6 @@ def fit_native(A, C_tr, y_tr, *, tau, kappa, lam) -> dict:
     z = np.log10(np.maximum(np.asarray(C_tr, float), 1e-300))
     order = np.argsort(z)
     z, y = z[order], np.asarray(y_tr, float)[order]
-    t0 = time.perf_counter()
     res = A.sqo.fit_sigmoid_enhanced(z, y, tau=tau, kappa_final=kappa, lambda_b=lam, **CLI_FIT_ARGS)
     if not res.success or not np.all(np.isfinite(res.params)):
         raise RuntimeError(f"fit_sigmoid_enhanced failed: {res.info}")
@@ -172,7 +170,6 @@ def fit_native(A, C_tr, y_tr, *, tau, kappa, lam) -> dict:
         "objective": float(res.objective),
         "bounds_active": [name for name, gap in gaps.items() if abs(gap) <= ACTIVE_TOL],
         "z_range": [float(z[0]), float(z[-1])],
-        "seconds": time.perf_counter() - t0,
     }
 
 

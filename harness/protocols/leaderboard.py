@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from ..errors import DataError
 from ..schema import Count, Label, Number
 from ..stats.leaderboard import task_arrays, with_compute_column, with_log_compute
-from ..stats.sigmoid import SigmoidQuantileRegressor
 from .base import ProtocolParams
 
 __all__ = [
@@ -19,7 +17,6 @@ __all__ = [
     "LeaderboardParams",
     "EstimatorParams",
     "leaderboard_frame",
-    "fit_boundary",
     "leaderboard_summary",
     "task_data",
     "leaderboard_columns",
@@ -154,11 +151,6 @@ def leaderboard_summary(tables, p: LeaderboardParams) -> dict[str, Any]:
         "z_min": float(kept["z"].min()),
         "z_max": float(kept["z"].max()),
     }
-
-
-def fit_boundary(z, y, est: EstimatorParams, rng: np.random.Generator, **overrides) -> SigmoidQuantileRegressor:
-    """Fit one boundary with the claim's estimator settings (``overrides`` replace some)."""
-    return SigmoidQuantileRegressor(rng=rng, **est.estimator(**overrides)).fit(z, y)
 
 
 def task_data(frame, p: LeaderboardParams):

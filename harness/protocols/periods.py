@@ -31,7 +31,6 @@ class PeriodParams(BoxParams):
     )
     n_bins: Count = Field(10, ge=1, le=1000)
     min_bin_size: Count = Field(30, ge=1)
-    n_jobs: Count = Field(2, ge=1, le=64, description="worker processes for the fits (results do not depend on it)")
 
     @field_validator("periods")
     @classmethod

@@ -71,9 +71,9 @@ seeded by ``numpy.random.SeedSequence(seed).spawn(R)[r]``; inside it the
 streams are ``SeedSequence(entropy, spawn_key=(r, j))`` for ``j`` = 0 the data
 set, 1 its estimate, 2 the bootstrap, 3 the jackknife grouping, 4 the
 subsamples (shared by every method of a kind, i.e. common random numbers
-across methods). Tasks run through :func:`map_tasks` (serial, or a
+across methods). Tasks run through :func:`map_tasks` (serial, or the caller's fan-out; was a
 :func:`harness.lifecycle.process_pool`) and results are gathered in task
-order, so the output is byte-identical whatever ``n_jobs`` is. The output
+order, so the output is byte-identical however the tasks are spread. The output
 holds no timing.
 
 Coverage
@@ -246,31 +246,18 @@ def _column(res, quantity: str) -> np.ndarray:
 # -- the fan-out -----------------------------------------------------------------------------------------------
 
 
-def map_tasks(fn: Callable, tasks: Iterable, n_jobs: int = 1, on_result: Callable | None = None) -> list:
-    """``[fn(t) for t in tasks]``, in task order; in ``n_jobs`` worker processes when ``n_jobs > 1``.
-
-    Workers come from :func:`harness.lifecycle.process_pool` (they die with
-    the run); ``fn`` and the tasks must be picklable. ``on_result(i, n)`` is
-    called as results ``0 .. i`` are in. The one place this module fans out,
-    to be swapped for the project's fan-out layer.
-    """
+def map_tasks(fn: Callable, tasks: Iterable, map_fn: Callable | None = None, on_result: Callable | None = None):
+    """``[fn(t) for t in tasks]``, in task order: through ``map_fn`` (the caller's fan-out, e.g.
+    :class:`harness.fanout.Mapper`; its own progress) when given, else one after the other, calling
+    ``on_result(i, n)`` as results ``1 .. i`` are in. The one place this module fans out."""
     tasks = list(tasks)
-    n_jobs = max(1, min(int(n_jobs), len(tasks)))
+    if map_fn is not None:
+        return list(map_fn(fn, tasks))
     out = []
-    if n_jobs == 1:
-        for i, t in enumerate(tasks):
-            out.append(fn(t))
-            if on_result is not None:
-                on_result(i + 1, len(tasks))
-        return out
-    from ..lifecycle import process_pool
-
-    with process_pool(n_jobs) as pool:
-        futures = [pool.submit(fn, t) for t in tasks]
-        for i, f in enumerate(futures):
-            out.append(f.result())
-            if on_result is not None:
-                on_result(i + 1, len(tasks))
+    for i, t in enumerate(tasks):
+        out.append(fn(t))
+        if on_result is not None:
+            on_result(i + 1, len(tasks))
     return out
 
 
@@ -444,7 +431,7 @@ def coverage_study(
     level: float = 0.95,
     quantities: Sequence[str] | None = None,
     methods: Sequence = DEFAULT_METHODS,
-    n_jobs: int = 1,
+    map_fn: Callable | None = None,
     catch: tuple[type[BaseException], ...] = (ValueError, FloatingPointError),
     name: str | None = None,
     on_result: Callable | None = None,
@@ -474,8 +461,8 @@ def coverage_study(
         Interval methods (:class:`Percentile`, :class:`BCa`,
         :class:`Subsampling`, or objects with the same ``name``, ``needs``,
         ``interval``, ``describe``); names must be distinct.
-    n_jobs : int
-        Worker processes (:func:`map_tasks`); does not change the result.
+    map_fn : callable, optional
+        How the replicates are spread (:func:`map_tasks`); does not change the result.
     catch : tuple of exception types
         Exceptions of the statistic that mark one call as failed (as the reports' bootstrap does).
     name : str, optional
@@ -531,7 +518,7 @@ def coverage_study(
     stat = partial(_restricted, statistic=resampling.statistic, names=qs)
     design = _Design(stat, ids, qs, truth)
     tasks = [(design, tuple(methods), B, level, tuple(catch), seqs[r]) for r in range(R)]
-    reps = map_tasks(_replicate, tasks, n_jobs, on_result)
+    reps = map_tasks(_replicate, tasks, map_fn, on_result)
 
     calls = [r["calls"] for r in reps]
     coverage = {q: {m: _summary(reps, q, m, R) for m in names} for q in qs}

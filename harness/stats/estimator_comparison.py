@@ -9,7 +9,7 @@ and the I-spline's knot-count sensitivity.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -129,7 +129,7 @@ def baseline_comparison(
     sigmoid_options: Mapping[str, Any] | None = None,
     ispline_options: Mapping[str, Any] | None = None,
     n_shuffles: int = 1,
-    n_jobs: int = 1,
+    map_fn: Callable | None = None,
     inits: Mapping[str, Mapping[tuple[str, int], Mapping[str, float]]] | None = None,
 ) -> dict[str, Any]:
     """Table 2: four estimators on every task-period pair, plus the two controls.
@@ -153,8 +153,9 @@ def baseline_comparison(
         Binning reading, see :mod:`harness.stats.binning`.
     n_shuffles : int
         Shuffled-z refits of the sigmoid (0 to skip).
-    n_jobs : int
-        Worker processes for the fits.
+    map_fn : callable, optional
+        ``map_fn(fn, items) -> [fn(item) for item in items]``, in item order: how the independent fits
+        are spread (the caller's fan-out); one after the other when omitted.
     inits : mapping, optional
         ``{"sigmoid" | "ispline": {(task, t): params}}``: start those fits of the real
         splits from these parameters (one solve; a bootstrap resample starts from the
@@ -205,7 +206,7 @@ def baseline_comparison(
         starts = [(inits or {}).get(kind, {}).get((s.task, s.t)) if sp is splits else None for s in sp]
         jobs += [(kind, opts[kind], s.z_train, s.y_train, g, st) for s, g, st in zip(sp, children, starts)]
         owners += [i] * len(sp)
-    fits = _run_jobs(jobs, n_jobs)
+    fits = _run_jobs(jobs, map_fn)
     fits_by_spec = [[f for f, o in zip(fits, owners) if o == i] for i in range(len(jobs_spec))]
 
     per_pair = []
@@ -326,7 +327,7 @@ def estimator_table(
     n_bins: int = 10,
     min_bin_size: int = 30,
     closing_group: str = "next",
-    n_jobs: int = 1,
+    map_fn: Callable | None = None,
 ) -> dict[str, Any]:
     """One estimator's row of Table 2 (e.g. a variant of the sigmoid, or the ``beta = 0`` fit).
 
@@ -343,7 +344,7 @@ def estimator_table(
     """
     task_cols = _task_map(tasks)
     splits = rolling_splits(df, task_cols, period_col=period_col, periods=periods)
-    fits = fit_split_models(splits, kind, options, rng=rng, n_jobs=n_jobs)
+    fits = fit_split_models(splits, kind, options, rng=rng, map_fn=map_fn)
     rows = _evaluated(
         splits, fits, kind, tau=tau, kappa=kappa, n_bins=n_bins, min_bin_size=min_bin_size, closing_group=closing_group
     )
@@ -374,7 +375,7 @@ def shuffled_z_advantage(
     n_bins: int = 10,
     min_bin_size: int = 30,
     closing_group: str = "next",
-    n_jobs: int = 1,
+    map_fn: Callable | None = None,
 ) -> dict[str, Any]:
     """The shuffled-z control alone: the sigmoid's in-sample advantage over the Constant with z permuted.
 
@@ -403,7 +404,7 @@ def shuffled_z_advantage(
     sets = _shuffled_training_sets(df, task_cols, splits, rng, n_shuffles, period_col=period_col, periods=periods)
     options = {"tau": tau, "kappa": kappa, "lam": lam, **dict(sigmoid_options or {})}
     flat = [s for sp in sets for s in sp]
-    fits = fit_split_models(flat, "sigmoid", options, rng=rng, n_jobs=n_jobs)
+    fits = fit_split_models(flat, "sigmoid", options, rng=rng, map_fn=map_fn)
     n = len(splits)
     rows = [_evaluated(sp, fits[i * n : (i + 1) * n], "sigmoid", **ev) for i, sp in enumerate(sets)]
     each = [float(np.mean(np.array(const) - np.array([r["pinball_id"] for r in rs]))) for rs in rows]
@@ -430,7 +431,7 @@ def ispline_knot_sensitivity(
     min_bin_size: int = 30,
     closing_group: str = "next",
     ispline_options: Mapping[str, Any] | None = None,
-    n_jobs: int = 1,
+    map_fn: Callable | None = None,
 ) -> dict[str, Any]:
     """The I-spline row of Table 2 for each knot count.
 
@@ -446,7 +447,7 @@ def ispline_knot_sensitivity(
     for k in n_intervals_grid:
         opts = {"tau": tau, "kappa": kappa, "lam": ispline_lam, "n_intervals": int(k), **dict(ispline_options or {})}
         jobs += [("ispline", opts, s.z_train, s.y_train, g) for s, g in zip(splits, rng.spawn(len(splits)))]
-    fits = _run_jobs(jobs, n_jobs)
+    fits = _run_jobs(jobs, map_fn)
     rows = []
     for i, k in enumerate(n_intervals_grid):
         fs = fits[i * len(splits) : (i + 1) * len(splits)]

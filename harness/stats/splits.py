@@ -6,19 +6,18 @@ Every function takes a DataFrame with a ``z`` column, the task score columns
 and a period-label column (:func:`harness.stats.periods.assign_periods`).
 Randomness comes from an explicit ``numpy.random.Generator``; each fit gets
 its own child generator (``rng.spawn``) in a fixed order, so results do not
-depend on ``n_jobs``.
+depend on how the fits are spread (``map_fn``: the caller's fan-out, serial by
+default).
 
 Performance note: the fits are many small optimisation problems. A
 multi-threaded BLAS makes each of them slower by 10-50x on a loaded two-core
-machine; the callers (the CLI, the test suite) limit BLAS to one thread with
-threadpoolctl, and the worker processes of ``n_jobs`` are forked from them,
-so they inherit that limit. Use ``n_jobs`` for parallelism.
+machine; the callers limit BLAS to one thread (threadpoolctl), and so does
+every task of the harness's fan-out layer.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,16 +137,13 @@ def _fit_job(job):
     return model.fit(z, y, init=init[0]) if init and init[0] is not None else model.fit(z, y)
 
 
-def run_fit_jobs(jobs: list, n_jobs: int) -> list:
-    """Fit every job, in ``n_jobs`` worker processes (capped by ``$HARNESS_INNER_JOBS`` when the caller
-    already runs claims in parallel; results do not depend on it)."""
-    n_jobs = min(n_jobs or 1, int(os.environ.get("HARNESS_INNER_JOBS", n_jobs or 1)))
-    if n_jobs <= 1 or len(jobs) < 2:
-        return [_fit_job(j) for j in jobs]
-    from ..lifecycle import process_pool  # workers that die with the run, whatever kills it
+def run_fit_jobs(jobs: list, map_fn: Callable | None = None) -> list:
+    """Fit every job, through ``map_fn`` (in job order; serial when omitted)."""
+    return list((map_fn or _serial_map)(_fit_job, jobs))
 
-    with process_pool(int(n_jobs)) as pool:
-        return list(pool.map(_fit_job, jobs, chunksize=max(1, len(jobs) // (4 * int(n_jobs)))))
+
+def _serial_map(fn, items):
+    return [fn(item) for item in items]
 
 
 def fit_split_models(
@@ -156,7 +152,7 @@ def fit_split_models(
     options: Mapping[str, Any],
     *,
     rng: np.random.Generator,
-    n_jobs: int = 1,
+    map_fn: Callable | None = None,
     inits: Sequence[Mapping[str, float] | None] | None = None,
 ) -> list:
     """Fit one estimator per split on its training period.
@@ -173,7 +169,7 @@ def fit_split_models(
     children = rng.spawn(len(splits))
     inits = list(inits) if inits is not None else [None] * len(splits)
     jobs = [(kind, dict(options), s.z_train, s.y_train, g, i) for s, g, i in zip(splits, children, inits)]
-    return run_fit_jobs(jobs, n_jobs)
+    return run_fit_jobs(jobs, map_fn)
 
 
 def mean(values) -> float:

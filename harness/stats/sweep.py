@@ -25,7 +25,7 @@ the order in which fits run.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -117,6 +117,15 @@ def fit_setting(
     }
 
 
+def _fit_setting_job(job) -> dict:
+    data, setting, rngs, z_eval, estimator_options, starts = job
+    return fit_setting(data, rngs=rngs, z_eval=z_eval, estimator_options=estimator_options, starts=starts, **setting)
+
+
+def _serial_map(fn, items):
+    return [fn(item) for item in items]
+
+
 def _summarise(param, value, setting, fits, claimed_fits, reference, beta_task):
     bnd = {k: f["boundary"] for k, f in fits.items()}
     cov = {k: f["coverage"] for k, f in fits.items()}
@@ -154,6 +163,7 @@ def hyperparameter_sweep(
     beta_task: str,
     estimator_options: Mapping | None = None,
     starts: str = "warm",
+    map_fn: Callable | None = None,
 ) -> dict:
     """One-at-a-time sweeps of ``tau``, ``kappa``, ``lam`` around ``claimed``.
 
@@ -175,6 +185,9 @@ def hyperparameter_sweep(
     starts : {"warm", "cold", "best"}
         See :func:`fit_setting`. ``"best"`` doubles the cost and shows where
         the warm-up path misses the final stage's minimum.
+    map_fn : callable, optional
+        ``map_fn(fn, items) -> [fn(item) for item in items]`` in item order: how the settings' fits are
+        spread (the caller's fan-out); one after the other when omitted.
 
     Returns
     -------
@@ -208,17 +221,10 @@ def hyperparameter_sweep(
         raise ValueError(f"starts must be one of {list(_STARTS)}, got {starts!r}")
     per = _STARTS[starts] * len(data)
     children = rng.spawn(len(distinct) * per)
-    fits = [
-        fit_setting(
-            data,
-            rngs=children[i * per : (i + 1) * per],
-            z_eval=z_eval,
-            estimator_options=estimator_options,
-            starts=starts,
-            **s,
-        )
-        for i, s in enumerate(distinct)
+    jobs = [
+        (data, s, children[i * per : (i + 1) * per], z_eval, estimator_options, starts) for i, s in enumerate(distinct)
     ]
+    fits = list((map_fn or _serial_map)(_fit_setting_job, jobs))
     claimed_fits = fits[0]
     by_setting = {tuple(sorted(s.items())): f for s, f in zip(distinct, fits)}
     sweeps: dict[str, list] = {p: [] for p in grids}

@@ -10,7 +10,7 @@ relabelling control permutes the period labels among models.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -98,7 +98,7 @@ def temporal_coverage(
     closing_group: str = "next",
     exceed_rate: float = 0.02,
     n_relabellings: int = 5,
-    n_jobs: int = 1,
+    map_fn: Callable | None = None,
     inits: Mapping[tuple[str, int], Mapping[str, float]] | None = None,
 ) -> dict[str, Any]:
     """Out-of-period coverage of the sigmoid boundary, with the relabelling control.
@@ -123,8 +123,9 @@ def temporal_coverage(
         Null rate of the binomial test (``1 - tau``).
     n_relabellings : int
         Random permutations of the period labels among models (0 to skip).
-    n_jobs : int
-        Worker processes for the fits.
+    map_fn : callable, optional
+        ``map_fn(fn, items) -> [fn(item) for item in items]``, in item order: how the independent fits
+        are spread (the caller's fan-out); one after the other when omitted.
     inits : mapping, optional
         ``{(task, t): params}``: start each fit of the real periods from these
         parameters (one solve; a bootstrap resample starts from the full-sample fits).
@@ -175,7 +176,7 @@ def temporal_coverage(
         rng=rng,
         period_col=period_col,
         periods=periods,
-        n_jobs=n_jobs,
+        map_fn=map_fn,
         inits=inits,
         **kw,
     )
@@ -200,7 +201,7 @@ def relabelled_coverage(
     min_bin_size: int = 30,
     closing_group: str = "next",
     exceed_rate: float = 0.02,
-    n_jobs: int = 1,
+    map_fn: Callable | None = None,
 ) -> dict[str, Any]:
     """The relabelling control alone: :func:`temporal_coverage` on period labels permuted among models.
 
@@ -229,7 +230,7 @@ def relabelled_coverage(
         rng=rng,
         period_col=period_col,
         periods=periods,
-        n_jobs=n_jobs,
+        map_fn=map_fn,
         tau=tau,
         n_bins=n_bins,
         min_bin_size=min_bin_size,
@@ -267,7 +268,7 @@ def _coverage_runs(
     rng,
     period_col,
     periods,
-    n_jobs,
+    map_fn,
     tau,
     n_bins,
     min_bin_size,
@@ -280,7 +281,7 @@ def _coverage_runs(
     flat = [s for sp in all_splits for s in sp]
     first = len(all_splits[0])
     starts = [(inits or {}).get((s.task, s.t)) if i < first else None for i, s in enumerate(flat)]
-    fits = fit_split_models(flat, "sigmoid", options, rng=rng, n_jobs=n_jobs, inits=starts)
+    fits = fit_split_models(flat, "sigmoid", options, rng=rng, map_fn=map_fn, inits=starts)
     results, start = [], 0
     for sp in all_splits:
         rows = _coverage_rows(

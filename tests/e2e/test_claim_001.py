@@ -10,7 +10,6 @@ the comparison is made on the re-implementation's boxed refit (values ``boxed.*`
 from pathlib import Path
 
 import pytest
-import yaml
 
 from harness.record import record_json
 from harness.render import render_report
@@ -159,11 +158,10 @@ def test_report_with_an_authors_arm_names_what_the_box_explains(record, simulate
     assert "signed coverage, MATH Lvl 5 | -0.0318 | -0.0311 | -0.0311 |" in md
 
 
-def test_same_report_on_a_second_run_and_with_one_worker(record, tables, tmp_path):
-    raw = yaml.safe_load(CLAIM.read_text(encoding="utf-8"))
-    raw["params"]["n_jobs"] = 1
-    serial = tmp_path / CLAIM.name
-    serial.write_text(yaml.safe_dump(raw, allow_unicode=True, sort_keys=False), encoding="utf-8")
-    again = run_claim(serial, tables, upstream_options=None).record
+def test_same_report_on_a_second_run_and_serially(record, tables):
+    from harness.fanout import SERIAL, using
+
+    with using(SERIAL):
+        again = run_claim(CLAIM, tables, upstream_options=None).record
     assert again.arms.reimpl == record.arms.reimpl and again.findings == record.findings
     assert record_json(run_claim(CLAIM, tables, upstream_options=None).record) == record_json(record)

@@ -219,8 +219,11 @@ def test_same_seed_gives_byte_identical_json_and_another_seed_does_not():
 
 
 def test_one_process_and_two_give_the_same_json():
-    serial = study_json(coverage_study(_design(15), seed=5, methods=METHODS, n_jobs=1, **SMALL))
-    pooled = study_json(coverage_study(_design(15), seed=5, methods=METHODS, n_jobs=2, **SMALL))
+    from harness.fanout import Mapper, executor_from, using
+
+    serial = study_json(coverage_study(_design(15), seed=5, methods=METHODS, **SMALL))
+    with using(executor_from("local:2")):
+        pooled = study_json(coverage_study(_design(15), seed=5, methods=METHODS, map_fn=Mapper("data sets"), **SMALL))
     assert serial == pooled
 
 
@@ -251,6 +254,11 @@ def test_quantities_are_restricted_and_unknown_ones_refused():
 
 def test_map_tasks_keeps_task_order_serial_and_pooled():
     done = []
-    assert map_tasks(math.sqrt, [9.0, 4.0, 1.0], 1, on_result=lambda i, n: done.append((i, n))) == [3.0, 2.0, 1.0]
+    assert map_tasks(math.sqrt, [9.0, 4.0, 1.0], on_result=lambda i, n: done.append((i, n))) == [3.0, 2.0, 1.0]
     assert done == [(1, 3), (2, 3), (3, 3)]
-    assert map_tasks(math.sqrt, [16.0, 4.0, 1.0, 0.0], 2) == [4.0, 2.0, 1.0, 0.0]
+    assert map_tasks(math.sqrt, [16.0, 4.0, 1.0, 0.0], lambda fn, xs: [fn(x) for x in reversed(xs)][::-1]) == [
+        4.0,
+        2.0,
+        1.0,
+        0.0,
+    ]

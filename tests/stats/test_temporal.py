@@ -99,11 +99,14 @@ def test_temporal_coverage_detects_drift_and_is_json_ready():
     assert abs(out["relabelling"]["separation_mean"]) < g["separation"] / 3
 
 
-def test_fits_do_not_depend_on_n_jobs():
+def test_fits_do_not_depend_on_how_they_are_spread():
+    from harness.fanout import Mapper, executor_from, using
+
     splits = rolling_splits(_synthetic(1, 120), ["stable"], periods=PERIODS)
-    a = fit_split_models(splits, "sigmoid", SIGMOID, rng=np.random.default_rng(3), n_jobs=1)
-    b = fit_split_models(splits, "sigmoid", SIGMOID, rng=np.random.default_rng(3), n_jobs=2)
-    # each split gets the same spawned child generator whatever the number of workers
+    a = fit_split_models(splits, "sigmoid", SIGMOID, rng=np.random.default_rng(3))
+    with using(executor_from("local:2")):
+        b = fit_split_models(splits, "sigmoid", SIGMOID, rng=np.random.default_rng(3), map_fn=Mapper("fits"))
+    # each split gets the same spawned child generator wherever it is fitted
     assert [m.params_ for m in a] == [m.params_ for m in b]
 
 

@@ -135,3 +135,40 @@ def run(request: dict) -> dict:
         c_cells, c_fits = _fit_all(sqo, x, Y, labels, tau=float(c["params"]["tau"]), continuation=warm, **kw)
         controls[c["id"]] = {"values": _values(c_cells, c_fits), "details": {"fits": c_fits}}
     return {"values": values, "details": details, "controls": controls}
+
+
+# -- one request per benchmark ---------------------------------------------------------------------------------
+
+
+def parts(request: dict) -> list[dict]:
+    """One request per benchmark (its fits: the claim's, the other start's, every control's): each is a claim
+    of one task, answered by :func:`run` and cached on its own. Plain dict work, nothing of the authors'."""
+    tasks = request["params"]["tasks"]
+    return [{**request, "params": {**request["params"], "tasks": {label: col}}} for label, col in tasks.items()]
+
+
+def combine(request: dict, answers: list[dict]) -> dict:
+    """The claim's answer from its benchmarks' (in :func:`parts` order), as :func:`run` on all tasks gives it."""
+    labels = list(request["params"]["tasks"])
+    one = dict(zip(labels, answers))
+    cells = {k: a["values"][Q.boundary(k)] for k, a in one.items()}
+    fits = {k: a["details"]["fits"][k] for k, a in one.items()}
+    values = _values(cells, fits)
+    first = answers[0]["details"]
+    details = {
+        "fits": fits,
+        "z_eval": first["z_eval"],
+        "warm_start": first["warm_start"],
+        "n_rows": max(a["details"]["n_rows"] for a in answers),
+        "fit_args": first["fit_args"],
+    }
+    if request["params"].get("robustness_cold_start"):
+        values.update({Q.alt_start_boundary(k): a["values"][Q.alt_start_boundary(k)] for k, a in one.items()})
+        values[Q.ALT_START_MAX_SHIFT] = max(a["values"][Q.ALT_START_MAX_SHIFT] for a in answers)
+        details["alt_start_fits"] = {k: a["details"]["alt_start_fits"][k] for k, a in one.items()}
+    controls = {}
+    for c in request.get("controls", []):
+        c_cells = {k: a["controls"][c["id"]]["values"][Q.boundary(k)] for k, a in one.items()}
+        c_fits = {k: a["controls"][c["id"]]["details"]["fits"][k] for k, a in one.items()}
+        controls[c["id"]] = {"values": _values(c_cells, c_fits), "details": {"fits": c_fits}}
+    return {"values": values, "details": details, "controls": controls}

@@ -16,15 +16,15 @@ from functools import partial
 import numpy as np
 from pydantic import Field
 
+from ...fanout import Mapper
 from ...schema import Number
-from ...stats.sigmoid import sigmoid_objective
+from ...stats.sigmoid import SigmoidQuantileRegressor, sigmoid_objective
 from ..base import Context, Measurement, Protocol, finding
 from ..leaderboard import (
     BoxParams,
     EstimatorParams,
     LeaderboardParams,
     TauOverride,
-    fit_boundary,
     leaderboard_columns,
     leaderboard_frame,
     leaderboard_summary,
@@ -47,19 +47,26 @@ class BoundaryParams(LeaderboardParams, EstimatorParams, BoxParams):
     robustness_cold_start: bool = True
 
 
+def _fit_task(job) -> tuple[float, dict]:
+    """One task's boundary: ``(its value at z_eval, its fit)``; a task of the fan-out layer."""
+    z, y, options, rng, z_eval = job
+    model = SigmoidQuantileRegressor(rng=rng, **options).fit(z, y)
+    fit = {
+        "params": model.params_,
+        "objective": model.objective_,
+        "converged": model.converged_,
+        "coverage": float(np.mean(y <= model.predict(z))),
+        "n": int(z.size),
+    }
+    return float(model.predict(z_eval)), fit
+
+
 def _fit_all(data, params, rng, z_eval, **overrides):
-    values, fits = {}, {}
-    for label, (z, y) in data.items():
-        model = fit_boundary(z, y, params, rng, **overrides)
-        values[label] = float(model.predict(z_eval))
-        fits[label] = {
-            "params": model.params_,
-            "objective": model.objective_,
-            "converged": model.converged_,
-            "coverage": float(np.mean(y <= model.predict(z))),
-            "n": int(z.size),
-        }
-    return values, fits
+    """Every task's boundary, each from its own generator spawned from ``rng`` (in task order)."""
+    options = params.estimator(**overrides)
+    jobs = [(z, y, options, g, z_eval) for (z, y), g in zip(data.values(), rng.spawn(len(data)))]
+    out = Mapper("fits of the tasks")(_fit_task, jobs)
+    return {k: v for k, (v, _) in zip(data, out)}, {k: f for k, (_, f) in zip(data, out)}
 
 
 def _resample_boundaries(indices, rng, *, z, Y, labels, inits, options, z_eval) -> dict:

@@ -75,8 +75,6 @@ from __future__ import annotations
 import csv
 import inspect
 import os
-import tempfile
-import time
 
 import numpy as np
 
@@ -228,58 +226,46 @@ def _beta_zero(A, spb, pinball_utils, pairs, sets, p):
     return values, details
 
 
-def _shuffle_z(A, spb, pinball_utils, data, pairs, split_pids, p, args, n, seed):
+def _shuffle_losses(A, pinball_utils, data, pair_keys, split_pids, p, args, i, seed) -> dict[str, float]:
+    """Shuffle ``i``: the compute proxy permuted among the models of each training period (one permutation per
+    period, shared by the tasks; the ``i``-th from ``numpy.random.default_rng(seed)``), and their sigmoid's
+    ID loss on each pair's shuffled training set."""
     tau = float(p["tau"])
     rng = np.random.default_rng(seed)
     train_pids = list(dict.fromkeys(tr for tr, _ in split_pids))
-    real_null = {(x["task"], x["t"]): x["metrics"]["constant"]["pinball_id"] for x in pairs}
-    each, sig_losses = [], []
-    for _ in range(int(n)):
+    for _ in range(i + 1):
         C_perm = data["C"].copy()
         for pid in train_pids:
             rows = np.flatnonzero(data["per"] == pid)
             C_perm[rows] = data["C"][rng.permutation(rows)]
-        shuffled = {**data, "C": C_perm, "z": np.log10(C_perm)}
-        adv, losses = [], {}
-        for x in pairs:
-            tr_pid, va_pid = split_pids[x["t"] - 1]
-            s = TC.split_sets(shuffled, x["task"], tr_pid, va_pid)
-            edges_tr = A.binning.create_equal_mass_bins(
-                s["z_tr"], max(1, int(args.bins)), max(1, int(args.min_bin_size))
-            )
-            xs, yc = A.common.fit_sigmoid_predictor(
-                s["C_tr"],
-                s["y_tr"],
-                tau=tau,
-                frontier_fit_mode=str(args.frontier_fit_mode),
-                bins_for_fit=int(args.bins),
-                min_bin_size_for_fit=int(args.min_bin_size),
-                bin_frontier_quantile=float(args.bin_frontier_quantile),
-                bin_trim_fraction=float(args.bin_trim_fraction),
-                bin_edges_for_fit=edges_tr,
-                kappa_final=float(args.kappa_final),
-                lambda_b=args.lambda_b,
-            )
-            L_sig = _mean_loss(pinball_utils, s["y_tr"], A.common.interpolate_curve(xs, yc, s["C_tr"]), tau)
-            losses[f"{x['task']} t={x['t']}"] = L_sig
-            adv.append(real_null[(x["task"], x["t"])] - L_sig)
-        each.append(float(np.mean(adv)))
-        sig_losses.append(losses)
-    values = {Q.ADVANTAGE_ID: float(np.mean(each))}
-    details = {
-        "n_shuffles": int(n),
-        "seed": seed,
-        "advantage_each": each,
-        "shuffled_periods": [p["periods"][i][0] for i in train_pids],
-        "how": "compute proxy permuted among the models of each training period (shared by tasks); their "
-        "sigmoid refitted (fit_sigmoid_predictor) and its ID loss compared with the real L_null",
-        "sigmoid_pinball_id_each": sig_losses,
-    }
-    return values, details
+    shuffled = {**data, "C": C_perm, "z": np.log10(C_perm)}
+    losses = {}
+    for task, t in pair_keys:
+        tr_pid, va_pid = split_pids[t - 1]
+        sets = TC.split_sets(shuffled, task, tr_pid, va_pid)
+        edges_tr = A.binning.create_equal_mass_bins(
+            sets["z_tr"], max(1, int(args.bins)), max(1, int(args.min_bin_size))
+        )
+        xs, yc = A.common.fit_sigmoid_predictor(
+            sets["C_tr"],
+            sets["y_tr"],
+            tau=tau,
+            frontier_fit_mode=str(args.frontier_fit_mode),
+            bins_for_fit=int(args.bins),
+            min_bin_size_for_fit=int(args.min_bin_size),
+            bin_frontier_quantile=float(args.bin_frontier_quantile),
+            bin_trim_fraction=float(args.bin_trim_fraction),
+            bin_edges_for_fit=edges_tr,
+            kappa_final=float(args.kappa_final),
+            lambda_b=args.lambda_b,
+        )
+        losses[f"{task} t={t}"] = _mean_loss(
+            pinball_utils, sets["y_tr"], A.common.interpolate_curve(xs, yc, sets["C_tr"]), tau
+        )
+    return losses
 
 
-def run(request: dict) -> dict:
-    t_start = time.perf_counter()
+def _setup(request: dict) -> dict:
     p = request["params"]
     A = TC.authors()
     spb = _script()
@@ -290,56 +276,100 @@ def run(request: dict) -> dict:
     fixed = _check_settings(A, spb, p, data["headers"])
     periods = TC.check_periods(A, p, data)
     split_pids = [tuple(x) for x in periods["pairs"]]
-    tau = float(p["tau"])
+    pair_keys = [(label, t) for label in p["tasks"] for t in range(1, len(split_pids) + 1)]
+    out = os.path.join(os.getcwd(), "runs", "main")  # the scratch folder: a fixed name, so nothing random is kept
+    argv = _argv(p, table, out)
+    return {
+        "A": A,
+        "spb": spb,
+        "pinball_utils": pinball_utils,
+        "p": p,
+        "table": table,
+        "data": data,
+        "fixed": fixed,
+        "periods": periods,
+        "split_pids": split_pids,
+        "pair_keys": pair_keys,
+        "out": out,
+        "argv": argv,
+        "args": spb._build_argparser().parse_args(argv),
+    }
 
-    with tempfile.TemporaryDirectory(prefix="ec-") as scratch:
-        out = os.path.join(scratch, "main")
-        argv = _argv(p, table, out)
-        spb.main(argv)
-        args = spb._build_argparser().parse_args(argv)
-        pairs = []
-        for label, col in p["tasks"].items():
-            for t in range(1, len(split_pids) + 1):
-                rows = _read_pair(os.path.join(out, f"k{t}", f"{A.cu.sanitize_name(col)}__pinball_baselines.csv"))
-                pairs.append(
-                    {
-                        "task": label,
-                        "t": t,
-                        "csv": rows,
-                        "metrics": {est: _metrics_of(rows, their) for est, their in ESTIMATORS.items()},
-                    }
-                )
-    t_script = time.perf_counter() - t_start
+
+def _controls(request: dict) -> list[dict]:
+    """The control parts: ``beta_zero`` once, ``shuffle_z`` once per shuffle."""
+    p, out = request["params"], []
+    for c in request.get("controls", []):
+        if c["control"] == "beta_zero":
+            out.append({"control": c["id"], "beta_zero": True})
+        elif c["control"] == "shuffle_z":
+            n = int(c["params"].get("n_shuffles") or p.get("n_shuffles", 1))
+            out += [{"control": c["id"], "shuffle": i} for i in range(n)]
+        else:
+            raise ValueError(f"control '{c['id']}': kind '{c['control']}' is not supported by this adapter")
+    return out
+
+
+def parts(request: dict) -> list[dict]:
+    """Their script once (Table 2, with the refits for its sigmoid's parameters), the beta = 0 control, and
+    one request per shuffle of the shuffled-z control; each answered by :func:`run` and cached on its own.
+    Plain dict work, nothing of the authors'."""
+    return [{**request, "part": {"main": True}}] + [{**request, "part": c} for c in _controls(request)]
+
+
+def _main_part(request: dict) -> dict:
+    S = _setup(request)
+    A, spb, pinball_utils, p, data, split_pids = (
+        S["A"],
+        S["spb"],
+        S["pinball_utils"],
+        S["p"],
+        S["data"],
+        S["split_pids"],
+    )
+    tau = float(p["tau"])
+    spb.main(S["argv"])
+    pairs = []
+    for label, col in p["tasks"].items():
+        for t in range(1, len(split_pids) + 1):
+            rows = _read_pair(os.path.join(S["out"], f"k{t}", f"{A.cu.sanitize_name(col)}__pinball_baselines.csv"))
+            pairs.append(
+                {
+                    "task": label,
+                    "t": t,
+                    "csv": rows,
+                    "metrics": {est: _metrics_of(rows, their) for est, their in ESTIMATORS.items()},
+                }
+            )
     values = _table(pairs)
 
     # the rebuilt sets, their sigmoid's parameters, and checks against the script's numbers
-    sets, fits = {}, []
+    fits = []
     bins, min_bin = max(1, int(p["n_bins"])), max(1, int(p["min_bin_size"]))
     worst_null, worst_sig = 0.0, 0.0
     for x in pairs:
         tr_pid, va_pid = split_pids[x["t"] - 1]
-        s = TC.split_sets(data, x["task"], tr_pid, va_pid)
-        sets[(x["task"], x["t"])] = s
-        null = _constant_metrics(A, spb, pinball_utils, s, float(np.quantile(s["y_tr"], tau)), tau, bins, min_bin)
+        sets = TC.split_sets(data, x["task"], tr_pid, va_pid)
+        null = _constant_metrics(A, spb, pinball_utils, sets, float(np.quantile(sets["y_tr"], tau)), tau, bins, min_bin)
         d_null = max(abs(null[m] - x["metrics"]["constant"][m]) for m in METRICS)
-        f = TC.fit_native(A, s["C_tr"], s["y_tr"], tau=tau, kappa=float(p["kappa"]), lam=float(p["lam"]))
-        L_exact = _mean_loss(pinball_utils, s["y_tr"], A.sqo.sigmoid_pred(f["native"], np.log10(s["C_tr"])), tau)
+        f = TC.fit_native(A, sets["C_tr"], sets["y_tr"], tau=tau, kappa=float(p["kappa"]), lam=float(p["lam"]))
+        L_exact = _mean_loss(pinball_utils, sets["y_tr"], A.sqo.sigmoid_pred(f["native"], np.log10(sets["C_tr"])), tau)
         d_sig = abs(L_exact - x["metrics"]["sigmoid"]["pinball_id"])
         worst_null, worst_sig = max(worst_null, d_null), max(worst_sig, d_sig)
-        e3 = A.binning.create_equal_mass_bins(s["z_tr"], K=ISPLINE_K, min_bin=1)
+        e3 = A.binning.create_equal_mass_bins(sets["z_tr"], K=ISPLINE_K, min_bin=1)
         n_knot = max(2, int(e3.size - 1))
         x.update(
             {
                 "train": p["periods"][tr_pid][0],
                 "val": p["periods"][va_pid][0],
-                "n_train": int(s["z_tr"].size),
-                "n_val": int(s["z_va"].size),
-                "n_val_before_overlap": s["n_val_before_overlap"],
-                "overlap": s["overlap"],
+                "n_train": int(sets["z_tr"].size),
+                "n_val": int(sets["z_va"].size),
+                "n_val_before_overlap": sets["n_val_before_overlap"],
+                "overlap": sets["overlap"],
                 "sigmoid_fit": {k: v for k, v in f.items() if k != "native"},
                 "ispline_knots": {
                     "n_knot_grid": n_knot,
-                    "edges": [float(v) for v in spb.iso.build_knot_edges_equal_mass(s["z_tr"], n_knot)],
+                    "edges": [float(v) for v in spb.iso.build_knot_edges_equal_mass(sets["z_tr"], n_knot)],
                 },
                 "check": {
                     "null_max_abs_diff": d_null,
@@ -349,30 +379,6 @@ def run(request: dict) -> dict:
             }
         )
         fits.append(x["sigmoid_fit"])
-    t_refit = time.perf_counter() - t_start - t_script
-
-    controls = {}
-    for c in request.get("controls", []):
-        kind = c["control"]
-        if kind == "beta_zero":
-            v, d = _beta_zero(A, spb, pinball_utils, pairs, sets, p)
-        elif kind == "shuffle_z":
-            v, d = _shuffle_z(
-                A,
-                spb,
-                pinball_utils,
-                data,
-                pairs,
-                split_pids,
-                p,
-                args,
-                c["params"].get("n_shuffles", p.get("n_shuffles", 1)),
-                request["seed"],
-            )
-        else:
-            raise ValueError(f"control '{c['id']}': kind '{kind}' is not supported by this adapter")
-        controls[c["id"]] = {"values": v, "details": d}
-
     edge_fits = [
         f"{x['task']} t={x['t']}" for x in pairs if {"z*=z_min", "z*=z_max"} & set(x["sigmoid_fit"]["bounds_active"])
     ]
@@ -381,23 +387,88 @@ def run(request: dict) -> dict:
         for x in pairs
         if any(b.startswith("beta=") for b in x["sigmoid_fit"]["bounds_active"])
     ]
+    table = S["table"]
     details = {
         "script": SCRIPT,
-        "argv": [a if a != table else "<table>" for a in argv],
+        "argv": [a if a != table else "<table>" for a in S["argv"]],
         "n_pairs": len(pairs),
         "estimator_names": {k: f"their {v}" for k, v in ESTIMATORS.items()},
         "settings": {
-            **fixed,
+            **S["fixed"],
             "fit": {"tau": tau, "kappa_final": float(p["kappa"]), "lambda_b": float(p["lam"]), **CLI_FIT_ARGS},
         },
-        "periods": periods,
+        "periods": S["periods"],
         "per_pair": pairs,
         "bounds_active_counts": TC.bound_summary(fits),
         "sigmoid_z_star_at_range_edge": edge_fits,
         "sigmoid_beta_at_bound": beta_fits,
         "check": {"null_rows_max_abs_diff": worst_null, "sigmoid_exact_vs_interpolated_max_abs_diff": worst_sig},
         "weighting": "equal weight per task-period pair",
-        "ignored_params": sorted(k for k in ("knot_grid", "warm_start", "n_random", "n_jobs", "box_check") if k in p),
-        "seconds": {"script": t_script, "refits_for_details": t_refit, "total": time.perf_counter() - t_start},
+        "ignored_params": sorted(k for k in ("knot_grid", "warm_start", "n_random", "box_check") if k in p),
     }
-    return {"values": values, "details": details, "controls": controls}
+    return {"values": values, "details": details, "controls": {}}
+
+
+def _control_part(request: dict, part: dict) -> dict:
+    S = _setup(request)
+    A, spb, pinball_utils, p, data, split_pids = (
+        S["A"],
+        S["spb"],
+        S["pinball_utils"],
+        S["p"],
+        S["data"],
+        S["split_pids"],
+    )
+    if part.get("beta_zero"):
+        sets = {}
+        for task, t in S["pair_keys"]:
+            tr_pid, va_pid = split_pids[t - 1]
+            sets[(task, t)] = TC.split_sets(data, task, tr_pid, va_pid)
+        pairs = [{"task": task, "t": t} for task, t in S["pair_keys"]]
+        values, details = _beta_zero(A, spb, pinball_utils, pairs, sets, p)
+        return {"values": {}, "details": {"values": values, **details}, "controls": {}}
+    i = int(part["shuffle"])
+    losses = _shuffle_losses(A, pinball_utils, data, S["pair_keys"], split_pids, p, S["args"], i, request["seed"])
+    train_pids = list(dict.fromkeys(tr for tr, _ in split_pids))
+    return {
+        "values": {},
+        "details": {"losses": losses, "shuffled_periods": [p["periods"][k][0] for k in train_pids]},
+        "controls": {},
+    }
+
+
+def run(request: dict) -> dict:
+    """The answer to one part (``request["part"]``), or to the whole claim: its parts, combined."""
+    part = request.get("part")
+    if part is None:
+        return combine(request, [run(r) for r in parts(request)])
+    return _main_part(request) if part.get("main") else _control_part(request, part)
+
+
+def combine(request: dict, answers: list[dict]) -> dict:
+    """The claim's answer from its parts' answers (in :func:`parts` order)."""
+    main, rest = answers[0], answers[1:]
+    real_null = {f"{x['task']} t={x['t']}": x["metrics"]["constant"]["pinball_id"] for x in main["details"]["per_pair"]}
+    controls, shuffles = {}, {}
+    for part, a in zip(_controls(request), rest):
+        if part.get("beta_zero"):
+            d = dict(a["details"])
+            controls[part["control"]] = {"values": d.pop("values"), "details": d}
+        else:
+            shuffles.setdefault(part["control"], []).append(a["details"])
+    for cid, each in shuffles.items():
+        adv = [float(np.mean([real_null[k] - L for k, L in d["losses"].items()])) for d in each]
+        controls[cid] = {
+            "values": {Q.ADVANTAGE_ID: float(np.mean(adv))},
+            "details": {
+                "n_shuffles": len(each),
+                "seed": request["seed"],
+                "advantage_each": adv,
+                "shuffled_periods": each[0]["shuffled_periods"],
+                "how": "compute proxy permuted among the models of each training period (shared by tasks); their "
+                "sigmoid refitted (fit_sigmoid_predictor) and its ID loss compared with the real L_null",
+                "sigmoid_pinball_id_each": [d["losses"] for d in each],
+            },
+        }
+    ordered = {c["id"]: controls[c["id"]] for c in request.get("controls", [])}
+    return {"values": main["values"], "details": {**main["details"], "requests": len(answers)}, "controls": ordered}

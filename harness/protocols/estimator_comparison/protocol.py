@@ -32,6 +32,7 @@ from functools import partial
 
 from pydantic import Field, field_validator
 
+from ...fanout import Mapper
 from ...relations import target_holds
 from ...schema import Count, Number
 from ...stats.estimator_comparison import (
@@ -92,7 +93,7 @@ def _eval_kwargs(params) -> dict:
         "kappa": params.kappa,
         "n_bins": params.n_bins,
         "min_bin_size": params.min_bin_size,
-        "n_jobs": params.n_jobs,
+        "map_fn": Mapper("fits of the splits"),
     }
 
 
@@ -256,7 +257,7 @@ class EstimatorComparison(Protocol):
             "sigmoid_options": {"n_random": 0},
             "ispline_options": {"n_random": 0},
             **_eval_kwargs(params),
-            "n_jobs": 1,
+            "map_fn": None,
         }
         stat = partial(_resample_table, frame=df[keep], tasks=params.tasks, inits=inits, kwargs=kwargs)
         return Resampling(

@@ -153,7 +153,7 @@ def check_code(request: dict, sqo) -> tuple[dict, dict]:
     return values, {"audit": cited, "loss": loss}
 
 
-def run(request: dict) -> dict:
+def _data(request: dict):
     p = request["params"]
     sqo, labels, x, Y = H.load_tasks(request)
     data = {label: H.task_arrays(x, Y[:, j]) for j, label in enumerate(labels)}
@@ -161,24 +161,83 @@ def run(request: dict) -> dict:
     unknown = sorted(set(reference) - set(data)) + ([p["beta_task"]] if p["beta_task"] not in data else [])
     if unknown:
         raise ValueError(f"reference/beta_task names {unknown} are not task labels {labels}")
-    z_eval = math.log10(float(p["eval_x"]))
-    warm = bool(p["warm_start"])
-    box = H.box(sqo, next(iter(data.values()))[0])
-    b_min_name, b_max_name = f"beta={box['b_min']:g}", f"beta={box['b_max']:g}"
+    return sqo, x, data
 
-    fitted: dict[str, tuple[dict, dict]] = {}  # setting key -> (setting, fits by task)
+
+def _claimed(p: dict) -> dict:
+    return {"tau": float(p["tau"]), "kappa": float(p["kappa"]), "lam": float(p["lam"])}
+
+
+def _distinct_settings(request: dict) -> list[dict]:
+    """Every setting the claim needs, once each, in the order they are first met: the claimed one, the sweep
+    rows (tau, kappa, lam grids), the controls'."""
+    p = request["params"]
+    claimed = _claimed(p)
+    wanted = [claimed] + [{**claimed, param: float(v)} for param in ("tau", "kappa", "lam") for v in p[f"{param}_grid"]]
+    for ctl in request.get("controls", []):
+        if ctl["control"] != "tau_override":
+            raise ValueError(f"control '{ctl['id']}': kind '{ctl['control']}' is not supported by this adapter")
+        wanted.append({**claimed, "tau": float(ctl["params"]["tau"])})
+    out, seen = [], set()
+    for s in wanted:
+        if setting_key(s) not in seen:
+            seen.add(setting_key(s))
+            out.append(s)
+    return out
+
+
+def parts(request: dict) -> list[dict]:
+    """One request per distinct setting (every task fitted at it) and one for the checks of their code; each
+    answered by :func:`run` and cached on its own. Plain dict work, nothing of the authors'."""
+    own = [{**request, "part": {"setting": setting_key(s)}} for s in _distinct_settings(request)]
+    return [*own, {**request, "part": {"code": "checks"}}]
+
+
+def _run_part(request: dict) -> dict:
+    part = request["part"]
+    if "code" in part:
+        _, sqo = H.authors()
+        values, details = check_code(request, sqo)
+        return {"values": values, "details": details, "controls": {}}
+    p = request["params"]
+    (s,) = [x for x in _distinct_settings(request) if setting_key(x) == part["setting"]]
+    sqo, x, data = _data(request)
+    z_eval, warm = math.log10(float(p["eval_x"])), bool(p["warm_start"])
+    fits = {label: _fit_task(sqo, z, y, warm=warm, z_eval=z_eval, **s) for label, (z, y) in data.items()}
+    limits = H.box(sqo, next(iter(data.values()))[0])
+    details = {"fits": fits, "b_min": limits["b_min"], "b_max": limits["b_max"], "n_rows": int(x.size)}
+    return {"values": {}, "details": details, "controls": {}}
+
+
+def run(request: dict) -> dict:
+    """The answer to one part (``request["part"]``), or to the whole claim: its parts, combined."""
+    if "part" in request:
+        return _run_part(request)
+    return combine(request, [_run_part(r) for r in parts(request)])
+
+
+def combine(request: dict, answers: list[dict]) -> dict:
+    """The claim's answer from its parts' answers (in :func:`parts` order)."""
+    p = request["params"]
+    settings = _distinct_settings(request)
+    by_key = {setting_key(s): a["details"] for s, a in zip(settings, answers)}
+    code = answers[len(settings)]
+    first = answers[0]["details"]
+    b_min_name, b_max_name = f"beta={first['b_min']:g}", f"beta={first['b_max']:g}"
+    reference = {k: float(v) for k, v in p["reference"].items()}
+    z_eval, warm = math.log10(float(p["eval_x"])), bool(p["warm_start"])
+
+    fitted: dict[str, tuple[dict, dict]] = {}  # setting key -> (setting, fits by task), in the order first met
 
     def fit(s: dict) -> dict:
         k = setting_key(s)
         if k not in fitted:
-            fitted[k] = (
-                s,
-                {label: _fit_task(sqo, z, y, warm=warm, z_eval=z_eval, **s) for label, (z, y) in data.items()},
-            )
+            fitted[k] = (s, by_key[k]["fits"])
         return fitted[k][1]
 
-    claimed = {"tau": float(p["tau"]), "kappa": float(p["kappa"]), "lam": float(p["lam"])}
+    claimed = _claimed(p)
     claimed_fits = fit(claimed)
+    n_tasks = len(claimed_fits)
     c = _summary(claimed_fits, claimed_fits, reference, p["beta_task"])
     values = {Q.claimed(stat): c[stat] for stat in Q.CLAIMED_STATS}
     others, n_within = [], 0
@@ -202,13 +261,10 @@ def run(request: dict) -> dict:
         raise ValueError("the sweep grids hold no setting other than the claimed one; others.min_max_dev is undefined")
     values[Q.others("min_max_dev")] = min(others)
     values[Q.others("n_within")] = float(n_within)
-    code_values, code_details = check_code(request, sqo)
-    values.update(code_values)
+    values.update(code["values"])
 
     controls = {}
     for ctl in request.get("controls", []):
-        if ctl["control"] != "tau_override":
-            raise ValueError(f"control '{ctl['id']}': kind '{ctl['control']}' is not supported by this adapter")
         s = {**claimed, "tau": float(ctl["params"]["tau"])}
         reused = setting_key(s) in fitted
         c_fits = fit(s)
@@ -221,23 +277,27 @@ def run(request: dict) -> dict:
             },
         }
 
-    settings = {k: _setting_details(s, f, b_min_name) for k, (s, f) in fitted.items()}
+    settings_details = {k: _setting_details(s, f, b_min_name) for k, (s, f) in fitted.items()}
     details = {
         "claimed": setting_key(claimed),
-        "settings": settings,
+        "settings": settings_details,
         "sweeps": sweeps,
         "quirks": {
-            "final_stage_not_setting": sorted(k for k, d in settings.items() if not d["final_stage_is_setting"]),
-            "all_tasks_beta_at_min": sorted(k for k, d in settings.items() if d["n_tasks_beta_at_min"] == len(data)),
+            "final_stage_not_setting": sorted(
+                k for k, d in settings_details.items() if not d["final_stage_is_setting"]
+            ),
+            "all_tasks_beta_at_min": sorted(
+                k for k, d in settings_details.items() if d["n_tasks_beta_at_min"] == n_tasks
+            ),
             "beta_bound": b_min_name,
             "beta_max_bound": b_max_name,
         },
-        "n_fits": len(fitted) * len(data),
-        "n_rows": int(x.size),
+        "n_fits": len(fitted) * n_tasks,
+        "n_rows": first["n_rows"],
         "warm_start": warm,
         "fit_args": dict(H.CLI_FIT_ARGS),
         "z_eval": z_eval,
         "helper": H.__name__.rpartition(".")[2],
-        **code_details,
+        **code["details"],
     }
     return {"values": values, "details": details, "controls": controls}

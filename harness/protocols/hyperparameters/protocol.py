@@ -29,6 +29,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
+from ...fanout import Mapper
 from ...quantities import budget_text
 from ...schema import Count, Label, Number, RelativePath
 from ...stats.sigmoid import BETA_MAX
@@ -179,6 +180,7 @@ class Hyperparameters(Protocol):
             beta_task=params.beta_task,
             estimator_options={"n_random": params.n_random},
             starts="warm" if params.warm_start else "cold",
+            map_fn=Mapper("fits of the settings"),
         )
         return Measurement(sweep_values(sweep, params.loss(), params.within), {"sweep": sweep})
 

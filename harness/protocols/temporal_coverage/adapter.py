@@ -75,8 +75,6 @@ from __future__ import annotations
 import csv
 import inspect
 import os
-import tempfile
-import time
 
 import numpy as np
 
@@ -247,103 +245,149 @@ def _relabelled_table(data: dict, perm: np.ndarray, eligible: np.ndarray, path: 
     write_table(path, data["headers"], ({**r, col: new[i]} if i in new else r for i, r in enumerate(data["rows"])))
 
 
-def _relabel(A, p, data, csv_dir, n, seed, n_splits):
-    eligible = np.flatnonzero(data["per"] >= 0)
-    rng = np.random.default_rng(seed)
-    seps, per_task, sizes_ok = [], [], True
-    for i in range(int(n)):
-        perm = rng.permutation(eligible.size)
-        path = os.path.join(csv_dir, f"relabelled_{i}.csv")
-        _relabelled_table(data, perm, eligible, path)
-        check = period_data(A, path, p)  # the written table reads back with the same periods' sizes
-        sizes_ok &= bool(
-            np.array_equal(np.bincount(check["per"][check["per"] >= 0]), np.bincount(data["per"][data["per"] >= 0]))
-        )
-        out = os.path.join(csv_dir, f"relabelled_{i}")
-        run_script(p, path, out)
-        v, _ = summarise(read_outputs(A, p, out, n_splits), p)
-        seps.append(v[Q.SEPARATION])
-        per_task.append({t: v[Q.signed_coverage(t)] for t in p["tasks"]})
-    values = {Q.SEPARATION: float(np.mean(seps))}
-    values.update({Q.signed_coverage(t): float(np.mean([x[t] for x in per_task])) for t in p["tasks"]})
-    details = {
-        "n_relabellings": int(n),
-        "seed": seed,
-        "n_models_permuted": int(eligible.size),
-        "how": "upload dates permuted among the models with a period; their script rerun on the table",
-        "period_sizes_kept": sizes_ok,
-        "separation_each": seps,
-        "signed_coverage_each": per_task,
-    }
-    return values, details
-
-
-def run(request: dict) -> dict:
-    t_start = time.perf_counter()
+def _setup(request: dict):
     p = request["params"]
     A = authors()
     table = request["tables"][p.get("table", "oll")]
     settings = _fixed_settings(A, p)
     data = period_data(A, table, p)
     periods = check_periods(A, p, data)
-    pairs = periods["pairs"]
-    tau = float(p["tau"])
+    return A, p, table, settings, data, periods
 
-    with tempfile.TemporaryDirectory(prefix="tc-") as scratch:
-        out = os.path.join(scratch, "main")
-        argv = run_script(p, table, out)
-        rows = read_outputs(A, p, out, len(pairs))
-        t_script = time.perf_counter() - t_start
-        values, per_task = summarise(rows, p)
 
-        n_val = {}
-        for t in range(1, len(pairs) + 1):
-            counts = {x["task"]: x["n_val"] for x in rows if x["t"] == t}
-            n_val[f"split{t}"] = counts
-            values[Q.n_validation(t)] = float(min(counts.values()))
+def _relabellings(request: dict) -> list[tuple[str, int]]:
+    out = []
+    for c in request.get("controls", []):
+        if c["control"] != "relabel_periods":
+            raise ValueError(f"control '{c['id']}': kind '{c['control']}' is not supported by this adapter")
+        out += [(c["id"], i) for i in range(int(c["params"].get("n_relabellings", 5)))]
+    return out
 
-        # the sigmoid of each (task, split), refitted as fit_sigmoid_frontier does, for its parameters
-        fits = []
-        for x in rows:
-            tr_pid, va_pid = pairs[x["t"] - 1]
-            s = split_sets(data, x["task"], tr_pid, va_pid)
-            f = fit_native(A, s["C_tr"], s["y_tr"], tau=tau, kappa=settings["kappa_final"], lam=settings["lambda_b"])
-            below_exact = int(np.sum(s["y_va"] <= A.sqo.sigmoid_pred(f["native"], np.log10(s["C_va"]))))
-            x.update(
-                {
-                    "train": p["periods"][tr_pid][0],
-                    "val": p["periods"][va_pid][0],
-                    "n_val_before_overlap": s["n_val_before_overlap"],
-                    "overlap": s["overlap"],
-                }
-            )
-            x["fit"] = {k: v for k, v in f.items() if k != "native"}
-            x["check"] = {
-                "n_train_rebuilt": int(s["z_tr"].size),
-                "n_val_rebuilt": int(s["z_va"].size),
-                "n_below_exact_q": below_exact,
-                "n_below_script": x["n_val"] - x["n_above"],
+
+def parts(request: dict) -> list[dict]:
+    """One request per benchmark (their script on that task, and its fits refitted for their parameters) and
+    one per relabelling of each control (their script on the relabelled table); each answered by :func:`run`
+    and cached on its own. Plain dict work, nothing of the authors'."""
+    own = [{**request, "part": {"task": label}} for label in request["params"]["tasks"]]
+    return own + [{**request, "part": {"control": cid, "relabelling": i}} for cid, i in _relabellings(request)]
+
+
+def _task_part(request: dict, label: str) -> dict:
+    A, p, table, settings, data, periods = _setup(request)
+    pairs, tau = periods["pairs"], float(p["tau"])
+    one = {**p, "tasks": {label: p["tasks"][label]}}
+    out = os.path.join(os.getcwd(), "runs", "main")  # the scratch folder: a fixed name, so nothing random is kept
+    argv = run_script(one, table, out)
+    rows = read_outputs(A, one, out, len(pairs))
+    # the sigmoid of each split, refitted as fit_sigmoid_frontier does, for its parameters
+    for x in rows:
+        tr_pid, va_pid = pairs[x["t"] - 1]
+        sets = split_sets(data, x["task"], tr_pid, va_pid)
+        f = fit_native(A, sets["C_tr"], sets["y_tr"], tau=tau, kappa=settings["kappa_final"], lam=settings["lambda_b"])
+        below_exact = int(np.sum(sets["y_va"] <= A.sqo.sigmoid_pred(f["native"], np.log10(sets["C_va"]))))
+        x.update(
+            {
+                "train": p["periods"][tr_pid][0],
+                "val": p["periods"][va_pid][0],
+                "n_val_before_overlap": sets["n_val_before_overlap"],
+                "overlap": sets["overlap"],
             }
-            fits.append(x["fit"])
-        mismatched = [
-            f"{x['task']} t={x['t']}"
-            for x in rows
-            if (x["check"]["n_train_rebuilt"], x["check"]["n_val_rebuilt"]) != (x["n_train"], x["n_val"])
-        ]
-        t_fits = time.perf_counter() - t_start - t_script
+        )
+        x["fit"] = {k: v for k, v in f.items() if k != "native"}
+        x["check"] = {
+            "n_train_rebuilt": int(sets["z_tr"].size),
+            "n_val_rebuilt": int(sets["z_va"].size),
+            "n_below_exact_q": below_exact,
+            "n_below_script": x["n_val"] - x["n_above"],
+        }
+    details = {"rows": rows, "argv": [a if a != table else "<table>" for a in argv], "settings": settings}
+    return {"values": {}, "details": {**details, "periods": periods}, "controls": {}}
 
-        controls = {}
-        for c in request.get("controls", []):
-            if c["control"] != "relabel_periods":
-                raise ValueError(f"control '{c['id']}': kind '{c['control']}' is not supported by this adapter")
-            v, d = _relabel(A, p, data, scratch, c["params"].get("n_relabellings", 5), request["seed"], len(pairs))
-            controls[c["id"]] = {"values": v, "details": d}
 
+def _relabel_part(request: dict, cid: str, i: int) -> dict:
+    """Relabelling ``i`` of control ``cid``: the upload dates permuted among the models with a period by the
+    ``i``-th permutation of ``numpy.random.default_rng(seed)`` (every period keeps its size), and their script
+    run on the table written with the permuted dates."""
+    A, p, table, settings, data, periods = _setup(request)
+    eligible = np.flatnonzero(data["per"] >= 0)
+    rng = np.random.default_rng(request["seed"])
+    for _ in range(i):
+        rng.permutation(eligible.size)
+    perm = rng.permutation(eligible.size)
+    folder = os.path.join(os.getcwd(), "runs", f"relabelled_{i}")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "table.csv")
+    _relabelled_table(data, perm, eligible, path)
+    check = period_data(A, path, p)  # the written table reads back with the same periods' sizes
+    sizes_ok = bool(
+        np.array_equal(np.bincount(check["per"][check["per"] >= 0]), np.bincount(data["per"][data["per"] >= 0]))
+    )
+    out = os.path.join(folder, "out")
+    run_script(p, path, out)
+    v, _ = summarise(read_outputs(A, p, out, len(periods["pairs"])), p)
+    signed = {t: v[Q.signed_coverage(t)] for t in p["tasks"]}
+    details = {"separation": v[Q.SEPARATION], "signed_coverage": signed, "n_models_permuted": int(eligible.size)}
+    return {"values": {}, "details": {**details, "period_sizes_kept": sizes_ok}, "controls": {}}
+
+
+def run(request: dict) -> dict:
+    """The answer to one part (``request["part"]``), or to the whole claim: its parts, combined."""
+    part = request.get("part")
+    if part is None:
+        return combine(request, [run(r) for r in parts(request)])
+    if "task" in part:
+        return _task_part(request, part["task"])
+    return _relabel_part(request, part["control"], int(part["relabelling"]))
+
+
+def combine(request: dict, answers: list[dict]) -> dict:
+    """The claim's answer from its parts' answers (in :func:`parts` order)."""
+    p = request["params"]
+    n_tasks = len(p["tasks"])
+    tasks, relabelled = answers[:n_tasks], answers[n_tasks:]
+    rows = [x for a in tasks for x in a["details"]["rows"]]
+    values, per_task = summarise(rows, p)
+    first = tasks[0]["details"]
+    periods, settings = first["periods"], first["settings"]
+    n_val = {}
+    for t in range(1, len(periods["pairs"]) + 1):
+        counts = {x["task"]: x["n_val"] for x in rows if x["t"] == t}
+        n_val[f"split{t}"] = counts
+        values[Q.n_validation(t)] = float(min(counts.values()))
+    mismatched = [
+        f"{x['task']} t={x['t']}"
+        for x in rows
+        if (x["check"]["n_train_rebuilt"], x["check"]["n_val_rebuilt"]) != (x["n_train"], x["n_val"])
+    ]
+    controls = {}
+    by_control: dict[str, list[dict]] = {}
+    for (cid, _), a in zip(_relabellings(request), relabelled):
+        by_control.setdefault(cid, []).append(a["details"])
+    for c in request.get("controls", []):
+        each = by_control.get(c["id"], [])
+        seps = [d["separation"] for d in each]
+        per = [d["signed_coverage"] for d in each]
+        c_values = {Q.SEPARATION: float(np.mean(seps))}
+        c_values.update({Q.signed_coverage(t): float(np.mean([x[t] for x in per])) for t in p["tasks"]})
+        controls[c["id"]] = {
+            "values": c_values,
+            "details": {
+                "n_relabellings": len(each),
+                "seed": request["seed"],
+                "n_models_permuted": each[0]["n_models_permuted"] if each else 0,
+                "how": "upload dates permuted among the models with a period; their script rerun on the table",
+                "period_sizes_kept": all(d["period_sizes_kept"] for d in each),
+                "separation_each": seps,
+                "signed_coverage_each": per,
+            },
+        }
+    argv = first["argv"]
+    at = argv.index("--tasks")
     details = {
         "script": SCRIPT,
-        "argv": [a if a != table else "<table>" for a in argv],
+        "argv": [*argv[: at + 1], *p["tasks"].values()],
         "fit_settings": {
-            "tau": tau,
+            "tau": float(p["tau"]),
             **settings,
             **CLI_FIT_ARGS,
             "grid_points": 400,
@@ -353,7 +397,7 @@ def run(request: dict) -> dict:
         "splits": rows,
         "tasks": per_task,
         "n_validation": n_val,
-        "bounds_active_counts": bound_summary(fits),
+        "bounds_active_counts": bound_summary([x["fit"] for x in rows]),
         "rebuilt_sets_match_script": not mismatched,
         "rebuilt_sets_mismatched": mismatched,
         "exact_vs_interpolated_count_diffs": sum(
@@ -367,7 +411,7 @@ def run(request: dict) -> dict:
             "relabelling control",
         ],
         "bin_averaged_bins": "the training bins clipped to the overlap (their test_overlap CSVs), non-empty bins",
-        "ignored_params": sorted(k for k in ("warm_start", "n_random", "n_jobs", "box_check") if k in p),
-        "seconds": {"script": t_script, "refits_for_details": t_fits, "total": time.perf_counter() - t_start},
+        "ignored_params": sorted(k for k in ("warm_start", "n_random", "box_check") if k in p),
+        "requests": {"tasks": n_tasks, "relabellings": len(relabelled)},
     }
     return {"values": values, "details": details, "controls": controls}

@@ -46,6 +46,7 @@ from functools import partial
 
 from pydantic import Field, model_validator
 
+from ...fanout import Mapper
 from ...relations import relation_holds, target_holds
 from ...schema import Count, Label, Number
 from ...stats.temporal_coverage import relabelled_coverage, temporal_coverage
@@ -100,7 +101,7 @@ def _fit_kwargs(params: TemporalParams) -> dict:
         "n_bins": params.n_bins,
         "min_bin_size": params.min_bin_size,
         "exceed_rate": params.exceed_rate,
-        "n_jobs": params.n_jobs,
+        "map_fn": Mapper("fits of the splits"),
     }
 
 
@@ -244,7 +245,7 @@ class TemporalCoverage(Protocol):
             tasks=params.tasks,
             labels=list(params.tasks),
             inits=inits,
-            kwargs={**_fit_kwargs(params), "n_jobs": 1},
+            kwargs={**_fit_kwargs(params), "map_fn": None},
         )
         return Resampling(
             len(df),

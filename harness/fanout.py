@@ -1,0 +1,234 @@
+"""One fan-out layer for every independent unit of work: local processes by default, a Dask cluster when asked.
+
+A claim's fits per task, split or sweep row, bootstrap and subsampling chunks,
+calibration replicates and multiverse specifications are all lists of
+:class:`Task`: a picklable module-level function with its arguments (and its
+own seed, spawned from the claim's with ``numpy.random.SeedSequence.spawn`` by
+the caller), named by a key that errors and progress show. :func:`run`
+executes them on the current :class:`Executor` and returns their results **in
+task order**, so the output does not depend on where, or in what order, the
+tasks ran:
+
+``serial``
+    one after the other in this process;
+``local`` / ``local:N``
+    ``N`` worker processes of this machine (default: its cores), started by
+    :func:`harness.lifecycle.process_pool`, so they die with the run however
+    it ends;
+``dask://HOST:PORT``
+    the workers of a running ``dask.distributed`` scheduler, through its
+    ``Client``'s ``concurrent.futures`` executor (``pip install -e '.[dask]'``).
+
+The executor is chosen by ``--executor`` or ``$HARNESS_EXECUTOR`` (default
+``local``) and set for a run with :func:`using`. A task runs with one BLAS
+thread and, inside it, every further fan-out is serial (no pool inside a
+worker), so the same bytes come out of every executor. The authors' code is
+not run through here: it stays on this machine, confined (:mod:`harness.upstream`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import progress
+from .errors import HarnessError
+
+__all__ = ["Task", "TaskError", "Executor", "Mapper", "executor_from", "using", "current", "run", "EXECUTOR_ENV"]
+
+EXECUTOR_ENV = "HARNESS_EXECUTOR"
+#: How many tasks are sent ahead of the results gathered, per worker: enough to keep workers busy, few enough
+#: that an interrupted run has little to cancel.
+AHEAD = 4
+
+
+@dataclass(frozen=True)
+class Task:
+    """One independent unit of work: ``fn(*args)``, named ``key`` (e.g. ``bootstrap resamples 40-49``)."""
+
+    key: str
+    fn: Callable
+    args: tuple = ()
+
+
+class TaskError(HarnessError):
+    """A task raised: names the task, where it ran, and the exception (type and message; the traceback is kept
+    in :attr:`detail`)."""
+
+    def __init__(self, key: str, where: str, exc_type: str, message: str, detail: str = ""):
+        super().__init__(f"task '{key}' failed on {where}: {exc_type}: {message}")
+        self.key, self.where, self.detail = key, where, detail
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    ok: bool
+    value: Any = None
+    exc_type: str = ""
+    message: str = ""
+    detail: str = ""
+
+
+def _call(task: Task) -> _Outcome:
+    """Run one task as every executor runs it: one BLAS thread, no fan-out below it, failures returned."""
+    from threadpoolctl import threadpool_limits
+
+    token = _CURRENT.set(SERIAL)
+    try:
+        with threadpool_limits(limits=1, user_api="blas"):
+            return _Outcome(True, task.fn(*task.args))
+    except Exception as exc:  # returned, not raised: the parent names the task
+        message = " ".join(str(exc).split())[:500]
+        return _Outcome(False, exc_type=type(exc).__name__, message=message, detail=traceback.format_exc())
+    finally:
+        _CURRENT.reset(token)
+
+
+@dataclass(frozen=True)
+class Executor:
+    """Where tasks run: ``kind`` "serial", "local" (``workers`` processes) or "dask" (``address``)."""
+
+    kind: str
+    workers: int = 1
+    address: str | None = None
+    _client: list = field(default_factory=list, compare=False, repr=False)  # the Dask client, made once
+
+    @property
+    def where(self) -> str:
+        if self.kind == "dask":
+            return f"the Dask scheduler at {self.address}"
+        return "this machine" if self.kind == "local" else "this process"
+
+    def describe(self) -> str:
+        return {"serial": "serial", "local": f"local:{self.workers}", "dask": f"dask://{self.address}"}[self.kind]
+
+    @contextlib.contextmanager
+    def pool(self, n_tasks: int) -> Iterator:
+        """A ``concurrent.futures`` executor for ``n_tasks`` tasks (``None`` for serial)."""
+        if self.kind == "serial" or (self.kind == "local" and min(self.workers, n_tasks) <= 1):
+            yield None
+        elif self.kind == "local":
+            from .lifecycle import process_pool
+
+            with process_pool(min(self.workers, n_tasks)) as pool:
+                yield pool
+        else:
+            yield self.dask_client().get_executor()
+
+    def dask_client(self):
+        if not self._client:
+            try:
+                from distributed import Client
+            except ImportError:
+                raise HarnessError(
+                    f"--executor dask://{self.address} needs dask.distributed: pip install -e '.[dask]'"
+                ) from None
+            try:
+                self._client.append(Client(f"tcp://{self.address}", timeout="10s", set_as_default=False))
+            except OSError as exc:
+                raise HarnessError(f"no Dask scheduler answers at {self.address}: {exc}") from None
+        return self._client[0]
+
+
+SERIAL = Executor("serial")
+
+
+def executor_from(spec: str | None = None, *, jobs: int | None = None) -> Executor:
+    """The executor named by ``spec`` (else ``$HARNESS_EXECUTOR``, else ``local``): ``serial``, ``local``,
+    ``local:N`` or ``dask://HOST:PORT``. ``jobs`` caps a local executor's workers (``-j``)."""
+    spec = (spec or os.environ.get(EXECUTOR_ENV) or "local").strip()
+    cores = os.cpu_count() or 1
+    if spec == "serial":
+        return SERIAL
+    if spec == "local" or spec.startswith("local:"):
+        n = cores if spec == "local" else _positive(spec.partition(":")[2], spec)
+        return Executor("local", workers=min(n, jobs) if jobs else n)
+    if spec.startswith("dask://"):
+        address = spec.removeprefix("dask://")
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit():
+            raise HarnessError(f"executor {spec!r}: expected dask://HOST:PORT, e.g. dask://127.0.0.1:8786")
+        return Executor("dask", address=address)
+    raise HarnessError(f"executor {spec!r}: expected serial, local, local:N or dask://HOST:PORT")
+
+
+def _positive(text: str, spec: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise HarnessError(f"executor {spec!r}: N in local:N must be a whole number >= 1")
+    return int(text)
+
+
+_CURRENT: contextvars.ContextVar[Executor | None] = contextvars.ContextVar("harness_executor", default=None)
+
+
+def current() -> Executor:
+    """The executor of this run (:func:`using`), else the one ``$HARNESS_EXECUTOR`` names."""
+    return _CURRENT.get() or executor_from()
+
+
+@contextlib.contextmanager
+def using(executor: Executor) -> Iterator[Executor]:
+    """Run the fan-outs inside the block on ``executor``."""
+    token = _CURRENT.set(executor)
+    try:
+        yield executor
+    finally:
+        _CURRENT.reset(token)
+
+
+def run(tasks: Sequence[Task], *, stage: str, executor: Executor | None = None) -> list:
+    """``[task.fn(*task.args) for task in tasks]``, computed on ``executor`` (default: :func:`current`).
+
+    Progress shows ``stage`` with tasks done / total. The first task that raised makes a
+    :class:`TaskError` naming it (the others are cancelled or left to finish, and thrown away).
+    """
+    tasks = list(tasks)
+    ex = executor or current()
+    results: list[Any] = [None] * len(tasks)
+    with ex.pool(len(tasks)) as pool:
+        if pool is None:
+            for i, task in enumerate(tasks):
+                results[i] = _unwrap(task, _call(task), ex)
+                progress.step(i + 1, len(tasks), stage)
+            return results
+        ahead = AHEAD * max(ex.workers, 2)
+        pending, next_i, done = {}, 0, 0
+        while next_i < len(tasks) or pending:
+            while next_i < len(tasks) and len(pending) < ahead:
+                pending[pool.submit(_call, tasks[next_i])] = next_i
+                next_i += 1
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for f in finished:
+                i = pending.pop(f)
+                results[i] = _unwrap(tasks[i], f.result(), ex)
+                done += 1
+                progress.step(done, len(tasks), stage)
+    return results
+
+
+def _unwrap(task: Task, outcome: _Outcome, ex: Executor):
+    if not outcome.ok:
+        raise TaskError(task.key, ex.where, outcome.exc_type, outcome.message, outcome.detail)
+    return outcome.value
+
+
+@dataclass(frozen=True)
+class Mapper:
+    """``Mapper(stage)(fn, items)``: ``[fn(item) for item in items]`` as tasks of :func:`run`, in item order.
+
+    What the math package takes as its ``map_fn`` (it knows nothing of executors); picklable, so a
+    statistic that holds one can itself be a task (inside which it runs serially).
+    """
+
+    stage: str
+
+    def __call__(self, fn: Callable, items) -> list:
+        items = list(items)
+        n = len(items)
+        return run([Task(f"{self.stage} {i + 1}/{n}", fn, (item,)) for i, item in enumerate(items)], stage=self.stage)
