@@ -35,7 +35,7 @@ must be among the ``--task_group main`` columns; their metrics use
 ``create_equal_mass_bins(z, K=3, min_bin=1)`` (a literal 3 in ``main``) and
 ``fit_ispline_enhanced``'s default ``lambda_beta``, so ``ispline_intervals``
 must be 3 and ``ispline_lam`` that default. ``knot_grid`` (a knot-count
-sensitivity), ``warm_start``, ``n_random``, ``n_jobs`` and ``box_check``
+sensitivity), ``warm_start``, ``n_random`` and ``box_check``
 belong to the re-implementation (their box is reported in details instead).
 
 Details: ``per_pair`` (every column of both rows of each CSV) with, per pair,

@@ -48,7 +48,7 @@ sentinel when no model is dated before it), the rolling pairs
 (``normalize_period4_splits_single``), the date column (``detect_date_col``),
 kappa (``fit_sigmoid_predictor``'s default ``kappa_final``) and lambda
 (``skill_frontier.core.sigmoid.LAMBDA_B``). ``warm_start``, ``n_random``,
-``n_jobs`` and ``box_check`` belong to the re-implementation (their box is
+``box_check`` belong to the re-implementation (their box is
 reported in details instead).
 
 Details: per (task, split) the counts and values above, the per-bin rows, and
