@@ -24,9 +24,17 @@ from harness.stats.leaderboard import task_arrays, with_log_compute
 from harness.stats.sigmoid import SigmoidQuantileRegressor, _Problem
 
 from .build import build_times
+from .fanout import bootstrap_side_by_side, build_side_by_side
 from .fits import COMPARISONS as FIT_COMPARISONS
 
-COMPARISONS = {**FIT_COMPARISONS, "build": build_times}
+COMPARISONS = {
+    **FIT_COMPARISONS,
+    "build": build_times,
+    "fanout-bootstrap": bootstrap_side_by_side,
+    "fanout-build": build_side_by_side,
+}
+#: Comparisons that take minutes: run only when named with --only.
+SLOW = ("build", "fanout-build")
 
 CASES = {}
 
@@ -81,7 +89,7 @@ def _perm(tables):
 
     m = merge_aa_exports(tables.frame("aa_math500"), tables.frame("aa_aime2025"), cutoff="2025-02-06")
     x, y, post = m["math_500_pct"].to_numpy(float), m["aime_2025_pct"].to_numpy(float), m["post"].to_numpy(bool)
-    return lambda: shift_test(x, y, post, rng=np.random.default_rng(0), n_perm=2000)
+    return lambda: shift_test(x, y, post, rng=np.random.default_rng(0), eps=1e-6, n_bins=10, n_perm=2000)
 
 
 @case("cluster bootstrap by base model, 1000 resamples of the OLL rows (mean of one task)")
@@ -105,7 +113,17 @@ def _power(tables):
     x, y, post = m["math_500_pct"].to_numpy(float), m["aime_2025_pct"].to_numpy(float), m["post"].to_numpy(bool)
     shifts = np.linspace(0.0, 2.5, 11)
     return lambda: shift_test_power(
-        x, y, post, shifts=shifts, rng=np.random.default_rng(0), n_replicates=200, n_perm=2000
+        x,
+        y,
+        post,
+        shifts=shifts,
+        rng=np.random.default_rng(0),
+        n_replicates=200,
+        eps=1e-6,
+        n_bins=10,
+        n_perm=2000,
+        alpha=0.05,
+        target=0.8,
     )
 
 
@@ -125,9 +143,11 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="*", default=None)
     args = ap.parse_args(argv)
     tables = Tables(load_lock(), resolve_data_root())
-    # the build timing takes minutes: only when asked for by name
+    # the build timings take minutes: only when asked for by name
     chosen = [
-        name for name in (*CASES, *COMPARISONS) if (any(o in name for o in args.only) if args.only else name != "build")
+        name
+        for name in (*CASES, *COMPARISONS)
+        if (any(o in name for o in args.only) if args.only else name not in SLOW)
     ]
     if any(name in CASES for name in chosen):
         print("| case | median ms | min–max ms | repeats |\n| --- | --- | --- | --- |")

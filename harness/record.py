@@ -112,6 +112,8 @@ class Arm(_Model):
     values: dict[str, float | None] = Field(default_factory=dict)
     details: dict[str, Any] = Field(default_factory=dict)
     controls: dict[str, ArmControl] = Field(default_factory=dict)
+    #: How the authors' code was confined (:mod:`harness.confine`): filesystem, network, memory, processes.
+    confinement: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

@@ -57,7 +57,13 @@ def _generators(seed: int, n_controls: int) -> list[np.random.Generator]:
     return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(1 + n_controls)]
 
 
-def _arm(status: str, reason: str | None, base: Measurement | None = None, controls: dict | None = None) -> Arm:
+def _arm(
+    status: str,
+    reason: str | None,
+    base: Measurement | None = None,
+    controls: dict | None = None,
+    confinement: dict | None = None,
+) -> Arm:
     values = plain(base.values) if base is not None else {}
     details = plain(base.details) if base is not None else {}
     return Arm(
@@ -66,6 +72,7 @@ def _arm(status: str, reason: str | None, base: Measurement | None = None, contr
         values=values,
         details=details,
         controls={k: ArmControl(values=plain(m.values), details=plain(m.details)) for k, m in (controls or {}).items()},
+        confinement=plain(confinement or {}),
     )
 
 
@@ -101,6 +108,7 @@ def _run_upstream(spec: ClaimSpec, tables: Tables, options, log: dict) -> tuple[
         {
             "upstream_seconds": res.seconds,
             "upstream_request_seconds": res.request_seconds,
+            "upstream_watch_note": res.watch_note,
             "upstream_cached": res.cached,
             "upstream_stdout": res.stdout,
             "upstream_stderr": res.stderr,
@@ -111,7 +119,7 @@ def _run_upstream(spec: ClaimSpec, tables: Tables, options, log: dict) -> tuple[
     progress.stage(f"authors' code: {res.status}" + (" (from the cache)" if res.cached else ""))
     controls = {k: Measurement(v["values"], v.get("details", {})) for k, v in res.controls.items()}
     base = Measurement(res.values, res.details) if res.ok else None
-    arm = _arm(res.status, scrub_paths(res.reason, tables.root), base, controls)
+    arm = _arm(res.status, scrub_paths(res.reason, tables.root), base, controls, res.confinement)
     return arm, ({"url": res.url, "commit": res.commit} if res.ok else {})
 
 

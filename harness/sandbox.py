@@ -61,6 +61,7 @@ def bubblewrap_command(bwrap: str, writable: Path, read_only: Iterable[Path] = (
         "--unshare-user",
         "--unshare-pid",
         "--unshare-ipc",
+        "--unshare-net",
         "--cap-drop",
         "ALL",
         "--ro-bind",
@@ -130,10 +131,13 @@ def bubblewrap_unavailable() -> str | None:
 
 @dataclass(frozen=True)
 class Confinement:
-    """How the authors' code runs: ``name`` is "bubblewrap" or "none: <why>"."""
+    """How the authors' code runs: ``name`` is "bubblewrap" or "none: <why>". Without bubblewrap,
+    ``landlock`` asks :mod:`harness.confine` to keep its writes in its folder (mode "auto"); the network,
+    memory and process guards hold in every mode."""
 
     name: str
     bwrap: str | None = None
+    landlock: bool = False
 
     @property
     def confined(self) -> bool:
@@ -157,7 +161,7 @@ def confinement(mode: str = "auto") -> Confinement | str:
         return Confinement("bubblewrap", shutil.which("bwrap"))
     if mode == "bubblewrap":
         return f"a bubblewrap sandbox was required, but {why}"
-    return Confinement(f"none: {why}; only the check for writes outside its folder applies")
+    return Confinement(f"none: {why}", landlock=True)
 
 
 # -- the before/after check -----------------------------------------------------------------------------------

@@ -45,6 +45,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from . import confine as confine_guards
 from . import lifecycle, sandbox
 from .checkout import PINS_FILE, VENDOR_DIR, checkout, find_pin, verify_checkout
 from .codegraph import HARNESS, LAUNCHER, adapter_closure, digest
@@ -114,6 +115,8 @@ class UpstreamResult:
     stderr: str = ""
     sandbox: str | None = None
     request_seconds: list[float] = field(default_factory=list)  # each request's run (0 when cached)
+    confinement: dict[str, Any] = field(default_factory=dict)  # what held (harness.confine), for the record
+    watch_note: str | None = None  # watched files that changed during the run, not by the authors' code
 
     @property
     def ok(self) -> bool:
@@ -296,29 +299,46 @@ def _run_adapter(
             [sys.executable, *LAUNCH_FLAGS, str(launcher), *argv], writable=scratch, read_only=[scratch / "inputs"]
         )
         timed_out = False
-        with open(scratch / "stdout", "wb") as out, open(scratch / "stderr", "wb") as err:
-            t0 = time.perf_counter()
-            proc = subprocess.Popen(
-                cmd,
-                cwd=scratch,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
-                preexec_fn=lifecycle.parent_death_preexec(),
-            )
-            try:
-                guard.watch(proc.pid)
-                rc = proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                timed_out, rc = True, None
-            finally:
-                _kill_group(proc)  # on timeout or interrupt, and any stray child of a finished run
-            seconds = time.perf_counter() - t0
+        guards = confine_guards.guards_for(sandboxed=confine.confined, landlock=confine.landlock)
+        env.update(guards.env())
+        try:
+            with open(scratch / "stdout", "wb") as out, open(scratch / "stderr", "wb") as err:
+                t0 = time.perf_counter()
+                proc = subprocess.Popen(
+                    cmd,
+                    cwd=scratch,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    start_new_session=True,
+                    preexec_fn=guards.preexec(scratch),
+                )
+                guards.close_parent_fds()
+                try:
+                    guard.watch(proc.pid)
+                    rc = proc.wait(timeout=timeout_s)
+                except subprocess.TimeoutExpired:
+                    timed_out, rc = True, None
+                finally:
+                    _kill_group(proc)  # on timeout or interrupt, and any stray child of a finished run
+                    # every process it started (a daemon that left the session too) goes before the answer counts
+                    stray_before = guards.members()
+                    left = guards.kill_all()
+                seconds = time.perf_counter() - t0
+        finally:
+            guards.teardown()
+        confinement = {**guards.describe(), "leftovers_killed": len(stray_before - left)}
         run = _scrub(
             {"seconds": seconds, "stdout": _tail(scratch / "stdout"), "stderr": _tail(scratch / "stderr")}, scratch
         )
+        run["confinement"] = confinement
+        if left:
+            return _failed(
+                f"{len(left)} process(es) started by the adapter {adapter.name} could not be killed after it ended; "
+                "its answer was discarded",
+                **run,
+            )
         altered = [i.name for i in inputs if hashlib.sha256(table_files[i.name].read_bytes()).hexdigest() != i.sha256]
         if timed_out:
             return _failed(f"the adapter {adapter.name} did not finish within {timeout_s:g} s and was killed", **run)
@@ -367,7 +387,7 @@ def _label(path: Path) -> str:
     return label if label != str(path) else Path(path).name
 
 
-def _watch_roots(options: UpstreamOptions, data_root: Path) -> list[sandbox.WatchRoot]:
+def _watch_roots(options: UpstreamOptions, data_root: Path, tables: list[str] = ()) -> list[sandbox.WatchRoot]:
     """The folders compared before and after the run: what a run reads or writes, and the interpreter.
 
     Not the whole project: a developer's edit of a test or a note while
@@ -378,8 +398,9 @@ def _watch_roots(options: UpstreamOptions, data_root: Path) -> list[sandbox.Watc
     else:
         roots = [sandbox.WatchRoot(label, Path(path)) for label, path in options.watch.items()]
     python = Path(sys.prefix)  # the venv the adapter imports from; large: sizes and times only
-    extra = [
-        ("<data root>", Path(data_root), True),
+    # of the data root, the claim's own tables only (a file added beside them is nobody's business)
+    extra = [(f"<data root>/{rel}", Path(data_root) / rel, True) for rel in tables]
+    extra += [
         (_label(options.vendor_dir), Path(options.vendor_dir), True),
         (_label(options.cache_dir), Path(options.cache_dir), True),
         (shown(python) if python.resolve().is_relative_to(PROJECT_ROOT) else "<python>", python, False),
@@ -437,7 +458,7 @@ def run_upstream_arm(
         return _failed(str(exc))
     where = {"commit": pin.commit, "url": pin.url}
     inputs = _inputs(tables, claim.inputs)
-    roots = _watch_roots(options, tables.root)
+    roots = _watch_roots(options, tables.root, [t["path"] for t in tables.describe(claim.inputs)])
     try:
         if options.auto_checkout and not (Path(options.vendor_dir) / claim.upstream).exists():
             with project_lock(shared=False):
@@ -451,6 +472,13 @@ def run_upstream_arm(
     for cache_file, part in to_cache:
         _write_cache(cache_file, part)
     return result
+
+
+def _writes_confined(confine) -> bool:
+    """Whether the authors' code could write nowhere but its scratch folder: under bubblewrap, or Landlock."""
+    if isinstance(confine, str):
+        return False
+    return confine.confined or (confine.landlock and confine_guards.landlock_unavailable() is None)
 
 
 def _request_parts(adapter: _Adapter, request: dict) -> list[dict]:
@@ -532,12 +560,18 @@ def _run_watched(claim, params, tables, options, pin, where, adapter, inputs, ro
     else:
         result = _combined(adapter, request, requests, results, where, sandbox_name)
     escaped = sandbox.changed(before, sandbox.snapshot(roots))
-    if escaped:
+    if escaped and _writes_confined(confine):
+        # it could not write there (read-only filesystem, or Landlock): someone else changed these meanwhile
+        shown_changes = sandbox.describe_changes(escaped)
+        note = f"changed while the authors' code ran, not by it (it could not write there): {shown_changes}"
+        result = dataclasses.replace(result, watch_note=note)
+    elif escaped:
         after_all = "" if result.ok else f"; besides, {result.reason}"
         reason = (
-            f"the adapter {adapter.name} wrote outside its folder ({sandbox.describe_changes(escaped)}): "
-            f"these changed while it ran, so its answer was discarded and nothing was cached{after_all}"
-        )
+            f"these changed while the authors' code ran unconfined ({sandbox.describe_changes(escaped)}): the "
+            "adapter {adapter.name} or something else wrote them, which cannot be told apart without a sandbox, "
+            f"so its answer was discarded and nothing was cached{after_all}"
+        ).replace("{adapter.name}", adapter.name)
         return dataclasses.replace(
             result, status="could not run", values={}, details={}, controls={}, reason=reason
         ), []
@@ -574,11 +608,22 @@ def _combined(adapter, request, requests, results, where, sandbox_name) -> Upstr
         request_seconds=[0.0 if r.cached else r.seconds for r in results],
         cached=all(r.cached for r in results),
         cache_key=key,
+        confinement=_confinement(results),
         stdout=_joined([r.stdout for r in results]),
         stderr=_joined([r.stderr for r in results]),
         sandbox=sandbox_name,
         **where,
     )
+
+
+def _confinement(results: list[UpstreamResult]) -> dict:
+    """How the requests that ran were confined (a cached one keeps how it was); leftovers summed."""
+    described = [r.confinement for r in results if r.confinement]
+    if not described:
+        return {}
+    out = {k: v for k, v in described[0].items() if k != "leftovers_killed"}
+    out["leftovers_killed"] = sum(d.get("leftovers_killed", 0) for d in described)
+    return out
 
 
 def _joined(texts: list[str]) -> str:

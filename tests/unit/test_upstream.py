@@ -98,6 +98,46 @@ ADAPTERS = {
                 fh.write("escaped")
             return {"values": {"value": 1.0}}
     """,
+    # Double-forks a daemon (a session of its own) that would write into the project's reports/ later.
+    "daemon.py": """
+        import os, time
+
+        def run(request):
+            project = os.path.dirname(os.path.dirname(request["checkout"]))
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    time.sleep(3)
+                    with open(os.path.join(project, "reports", "DAEMON.md"), "w") as fh:
+                        fh.write("outlived the run")
+                os._exit(0)
+            time.sleep(0.5)
+            return {"values": {"value": 1.0}}
+    """,
+    # Asks for 8 GiB, and says what happened.
+    "allocate.py": """
+        def run(request):
+            try:
+                block = bytearray(8 << 30)
+                got = len(block)
+            except MemoryError:
+                got = 0
+            return {"values": {"value": float(got)}}
+    """,
+    # Connects to a listener the test opened on 127.0.0.1, and says whether it could.
+    "connect.py": """
+        import socket
+
+        def run(request):
+            s = socket.socket()
+            s.settimeout(2)
+            try:
+                s.connect(("127.0.0.1", int(request["params"]["factor"])))
+                ok = 1.0
+            except OSError:
+                ok = 0.0
+            return {"values": {"value": ok}}
+    """,
     # Shows what it can import and from where.
     "paths.py": """
         import os, sys
@@ -545,8 +585,11 @@ def test_a_table_swapped_after_verification_is_not_what_the_adapter_reads(checke
     assert again.cached and again.details["table"] == GOOD
 
 
-def test_a_table_swapped_while_the_arm_starts_poisons_no_cache(checked_out, monkeypatch):
-    """Defect 1, as reported: swapped while the authors' arm starts, put back after it ran."""
+@pytest.mark.parametrize("mode", ["none", "auto"])
+def test_a_table_swapped_while_the_arm_starts_poisons_no_cache(checked_out, monkeypatch, mode):
+    """Defect 1, as reported: swapped while the authors' arm starts, put back after it ran. The adapter reads
+    its verified copy either way; a confined one could not have swapped it (issue #17 item 2: it is not
+    blamed, and its answer stands), an unconfined one could have, so nothing is trusted."""
     w = checked_out
     table = w.tmp / "data" / "t.csv"
     real_popen = subprocess.Popen
@@ -557,13 +600,17 @@ def test_a_table_swapped_while_the_arm_starts_poisons_no_cache(checked_out, monk
 
     monkeypatch.setattr(subprocess, "Popen", swapping_popen)
     try:
-        r = _arm(w)
+        r = _arm(w, sandbox=mode)
     finally:
         monkeypatch.undo()
         table.write_text(GOOD)
-    # the adapter read its verified copy, but the data root changed while it ran: nothing is trusted
-    assert r.status == "could not run" and "changed <data root>/t.csv" in r.reason, r.reason
-    assert not _cached_tables(w)
+    if mode == "none":
+        assert r.status == "could not run" and "changed <data root>/t.csv" in r.reason, r.reason
+        assert "cannot be told apart" in r.reason and not _cached_tables(w)
+    else:
+        assert r.status == "ok" and r.details["table"] == GOOD, r.reason
+        assert "changed <data root>/t.csv" in r.watch_note and "not by it" in r.watch_note
+        return
     again = _arm(w)
     assert again.status == "ok" and again.details["table"] == GOOD and _cached_tables(w) == [GOOD]
 
@@ -624,21 +671,32 @@ def _bubblewrap_or_skip() -> None:
         pytest.skip(f"no working bubblewrap here: {why}")
 
 
-@pytest.mark.parametrize("mode", ["none", "bubblewrap"])
-def test_an_adapter_writing_outside_its_folder_cannot_run_and_caches_nothing(checked_out, mode):
+@pytest.mark.parametrize("mode", ["none", "bubblewrap", "landlock"])
+def test_an_adapter_writing_outside_its_folder_cannot_run_and_caches_nothing(checked_out, mode, monkeypatch):
     """Defect 4: absolute writes into reports/ and vendor/ succeeded and the run was "ok" and cached."""
+    from harness import confine, sandbox
+
     w = checked_out
     if mode == "bubblewrap":
         _bubblewrap_or_skip()
-    r = _arm(w, adapter="hostile.py", sandbox=mode, watch={"reports": w.tmp / "reports"})
+    if mode == "landlock":  # no bubblewrap: the child confines its own writes
+        if confine.landlock_unavailable():
+            pytest.skip(f"no Landlock here: {confine.landlock_unavailable()}")
+        monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+        sandbox.bubblewrap_unavailable.cache_clear()
+    r = _arm(
+        w, adapter="hostile.py", sandbox="auto" if mode == "landlock" else mode, watch={"reports": w.tmp / "reports"}
+    )
+    sandbox.bubblewrap_unavailable.cache_clear()
     assert r.status == "could not run"
-    if mode == "none":  # nothing stops the writes: they are found afterwards
+    if mode == "none":  # nothing stops the writes: they are found afterwards, and cannot be attributed
         assert r.sandbox.startswith("none: ")
-        assert "wrote outside its folder" in r.reason
+        assert "changed while the authors' code ran unconfined" in r.reason and "cannot be told apart" in r.reason
         assert "reports/ESCAPE_abs.md" in r.reason and "vendor/fake/ESCAPE" in r.reason
         assert str(w.tmp) not in r.reason  # named from their roots, not by absolute path
-    else:  # the sandbox refuses them
-        assert r.sandbox == "bubblewrap" and "Read-only file system" in r.reason
+    else:  # the sandbox, or Landlock, refuses them
+        refused = "Read-only file system" if mode == "bubblewrap" else "Permission denied"
+        assert refused in r.reason, r.reason
         assert not (w.tmp / "reports" / "ESCAPE_abs.md").exists() and not (w.vendor / "ESCAPE").exists()
     assert not list(w.options.cache_dir.glob("*.json"))
 
@@ -740,8 +798,10 @@ def no_bubblewrap(monkeypatch):
 def test_without_bubblewrap_the_arm_runs_unconfined_and_says_why(checked_out, no_bubblewrap):
     r = _arm(checked_out)
     assert r.status == "ok", r.reason
-    assert r.sandbox == (
-        "none: bubblewrap (bwrap) is not installed; only the check for writes outside its folder applies"
+    assert r.sandbox == "none: bubblewrap (bwrap) is not installed"
+    assert (
+        r.confinement["filesystem"] in ("writable only in its own folder (Landlock)",)
+        or "not confined" in (r.confinement["filesystem"])
     )
 
 
@@ -750,3 +810,58 @@ def test_a_required_sandbox_that_cannot_be_had_cannot_run(checked_out, no_bubble
     assert r.status == "could not run"
     assert r.reason == "a bubblewrap sandbox was required, but bubblewrap (bwrap) is not installed"
     assert not list(checked_out.options.cache_dir.glob("*.json"))
+
+
+# -- hardening, round two (issue #21 item 2): every mode cuts the network, limits memory and processes, and
+# -- leaves no process behind
+
+
+@pytest.mark.parametrize("mode", ["none", "auto"])
+def test_a_daemon_the_adapter_forks_is_killed_and_counted(checked_out, mode):
+    w = checked_out
+    r = _arm(w, adapter="daemon.py", sandbox=mode, watch={})
+    assert r.status == "ok", r.reason
+    time.sleep(4)  # the daemon would have written by now
+    assert not (w.tmp / "reports" / "DAEMON.md").exists()
+    if r.sandbox != "bubblewrap":  # bubblewrap's pid namespace takes the daemon with it before we look
+        assert r.confinement["leftovers_killed"] >= 1
+    assert "killed before its answer is accepted" in r.confinement["leftovers"]
+
+
+@pytest.mark.parametrize("mode", ["none", "auto"])
+def test_the_adapter_cannot_take_8_gib(checked_out, mode):
+    r = _arm(checked_out, adapter="allocate.py", sandbox=mode)
+    assert r.status == "ok", r.reason
+    assert r.values["value"] == 0.0 and "at most 6 GiB" in r.confinement["memory"]
+
+
+@pytest.mark.parametrize("mode", ["none", "auto"])
+def test_the_adapter_cannot_reach_a_listener_on_this_machine(checked_out, mode):
+    import socket
+
+    from harness import confine
+
+    if mode == "none" and confine.network_unavailable():
+        pytest.skip(f"no network namespace without bubblewrap here: {confine.network_unavailable()}")
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    try:
+        claim = _claim()
+        proto = _protocol("connect.py")
+        options = UpstreamOptions(**{**checked_out.options.__dict__, "sandbox": mode})
+        r = run_upstream_arm(claim, proto, FakeParams(factor=float(port)), checked_out.tables, options=options)
+    finally:
+        server.close()
+    assert r.status == "ok", r.reason
+    assert r.values["value"] == 0.0 and r.confinement["network"].startswith("cut")
+
+
+def test_the_process_limit_holds(checked_out):
+    from harness import confine
+
+    if confine.cgroup_root() is None:
+        pytest.skip("no pids cgroup can be made here")
+    r = _arm(checked_out)
+    assert r.status == "ok" and r.confinement["processes"].startswith("at most 256")

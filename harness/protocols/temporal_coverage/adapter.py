@@ -47,7 +47,7 @@ their code, and the run is refused on a mismatch: the periods (their
 sentinel when no model is dated before it), the rolling pairs
 (``normalize_period4_splits_single``), the date column (``detect_date_col``),
 kappa (``fit_sigmoid_predictor``'s default ``kappa_final``) and lambda
-(``skill_frontier.core.sigmoid.LAMBDA_B``). ``warm_start``, ``n_random``,
+(``skill_frontier.core.sigmoid.LAMBDA_B``). ``warm_start``, ``n_random`` and
 ``box_check`` belong to the re-implementation (their box is
 reported in details instead).
 
