@@ -56,6 +56,7 @@ from . import lifecycle, sandbox
 from .datalock import PROJECT_ROOT
 from .errors import UpstreamError
 from .fileio import atomic_write_bytes, atomic_write_text, project_lock
+from .numerics import pinned_env
 from .schema import did_you_mean as _did_you_mean
 from .schema import format_validation_error
 
@@ -387,6 +388,7 @@ def _cache_key(commit: str, inputs: list[dict], adapter: Path, launcher: Path, r
         "request": {k: request[k] for k in ("params", "controls", "seed")},
         "python": sys.version,
         "packages": versions,
+        "numerics": pinned_env(os.environ),  # the kernels the answer was computed with
     }
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
@@ -425,9 +427,11 @@ def _child_env(scratch: Path) -> dict[str, str]:
     No ``__pycache__`` is written (``-B``; it would dirty ``vendor/``); UTF-8
     I/O whatever the locale; one BLAS thread, so the answer does not depend on
     the number of cores (SLSQP's last bits do) and the arm does not contend
-    with the other one. The launcher runs without ``-E``/``-I`` because they
-    would drop ``PYTHONHASHSEED``; with this environment ``-s -P`` isolate the
-    import path as well.
+    with the other one; and the CPU kernels pinned (:mod:`harness.numerics`),
+    so that it does not depend on the CPU either (the authors' I-spline fit
+    moves in the sixth significant figure between kernels). The launcher
+    runs without ``-E``/``-I`` because they would drop ``PYTHONHASHSEED``;
+    with this environment ``-s -P`` isolate the import path as well.
     """
     for sub in ("home", "mpl", "tmp"):
         (scratch / sub).mkdir()
@@ -443,8 +447,9 @@ def _child_env(scratch: Path) -> dict[str, str]:
         "OPENBLAS_NUM_THREADS": "1",
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
-        "HARNESS_SHARED_DIR": str(HARNESS_DIR),
-    }  # where the launcher finds the modules it shares
+        **pinned_env(os.environ),
+        "HARNESS_SHARED_DIR": str(HARNESS_DIR),  # where the launcher finds the modules it shares
+    }
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
