@@ -170,6 +170,17 @@ def cmd_data_add(args) -> int:
     return EXIT_OK
 
 
+def cmd_numerics(args) -> int:
+    """The pinned kernels as shell ``export`` lines, for processes the harness does not start (Dask workers)."""
+    import shlex
+
+    from .numerics import pinned_env
+
+    for key, value in pinned_env(os.environ).items():
+        print(f"export {key}={shlex.quote(value)}")
+    return EXIT_OK
+
+
 def cmd_vendor(args) -> int:
     from .checkout import checkout, load_pins
 
@@ -299,6 +310,14 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("path", help="the CSV file, under the data root (read in place, never copied)")
     add.add_argument("--provenance", required=True, help="where the table comes from, in one sentence or two")
     add.set_defaults(func=cmd_data_add)
+
+    nm = sub.add_parser(
+        "numerics",
+        parents=[common],
+        formatter_class=fmt,
+        help="print the pinned CPU kernels as export lines (eval them before starting Dask workers)",
+    )
+    nm.set_defaults(func=cmd_numerics)
 
     g = sub.add_parser(
         "vendor",

@@ -51,6 +51,7 @@ from .checkout import PINS_FILE, VENDOR_DIR, checkout, find_pin, verify_checkout
 from .codegraph import HARNESS, LAUNCHER, adapter_closure, digest
 from .errors import UpstreamError
 from .fileio import atomic_write_bytes, atomic_write_text, project_lock
+from .numerics import pinned_env
 from .paths import PROJECT_ROOT, shown
 from .schema import format_validation_error
 
@@ -164,6 +165,7 @@ def _cache_key(commit: str, inputs: list[dict], code: dict[str, str], request: d
         "request": {k: request[k] for k in ("params", "controls", "seed", "part") if k in request},
         "python": sys.version,
         "packages": versions,
+        "numerics": pinned_env(os.environ),  # the kernels the answer was computed with
     }
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
@@ -207,9 +209,11 @@ def _child_env(scratch: Path) -> dict[str, str]:
     No ``__pycache__`` is written (``-B``; it would dirty ``vendor/``); UTF-8
     I/O whatever the locale; one BLAS thread, so the answer does not depend on
     the number of cores (SLSQP's last bits do) and the arm does not contend
-    with the other one. The launcher runs without ``-E``/``-I`` because they
-    would drop ``PYTHONHASHSEED``; with this environment ``-s -P`` isolate the
-    import path as well.
+    with the other one; and the CPU kernels pinned (:mod:`harness.numerics`),
+    so that it does not depend on the CPU either (the authors' I-spline fit
+    moves in the sixth significant figure between kernels). The launcher
+    runs without ``-E``/``-I`` because they would drop ``PYTHONHASHSEED``;
+    with this environment ``-s -P`` isolate the import path as well.
     """
     for sub in ("home", "mpl", "tmp"):
         (scratch / sub).mkdir()
@@ -225,6 +229,7 @@ def _child_env(scratch: Path) -> dict[str, str]:
         "OPENBLAS_NUM_THREADS": "1",
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
+        **pinned_env(os.environ),
     }
 
 
