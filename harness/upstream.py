@@ -470,9 +470,14 @@ def _run_watched(claim, params, tables, options, pin, where, adapter, inputs, ro
     escaped = sandbox.changed(before, sandbox.snapshot(roots))
     if escaped:
         after_all = "" if result.ok else f"; besides, {result.reason}"
+        who = (
+            "its sandbox could not write there, so the change is not the adapter's"
+            if confine.confined
+            else "the change cannot be attributed to the adapter or to anything else"
+        )
         reason = (
-            f"the adapter {adapter.name} wrote outside its folder ({sandbox.describe_changes(escaped)}): "
-            f"these changed while it ran, so its answer was discarded and nothing was cached{after_all}"
+            f"{sandbox.describe_changes(escaped)} changed while the adapter {adapter.name} ran; {who}, but its "
+            f"answer was discarded and nothing was cached{after_all}"
         )
         return dataclasses.replace(
             result, status="could not run", values={}, details={}, controls={}, reason=reason
