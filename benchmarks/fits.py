@@ -118,7 +118,7 @@ def fit_vs_authors(tables, repeats: int) -> list[str]:
     lines = [
         f"fit-vs-authors: claim 002's six fits ({'/'.join(map(str, sorted(n)))} points), one BLAS thread, "
         f"median of {repeats} repeats, sides interleaved; J = final objective as each side reports it",
-        f"  ours: SigmoidQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-3, {args}), the claim's starts; "
+        f"  ours: SigmoidQuantileRegressor({args}), the claim's starts; "
         f"authors: fit_sigmoid_enhanced(tau, kappa_final, lambda_b, "
         + ", ".join(f"{k}={v}" for k, v in AUTHORS_ARGS.items())
         + ")",

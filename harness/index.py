@@ -1,16 +1,77 @@
-"""The index of the verdicts, ``reports/README.md``, and the one-line summaries ``list`` prints."""
+"""The index of the verdicts, ``reports/README.md``, and the one-line summaries ``list`` prints.
+
+The index leads with one row per claim (its short title, the verdict and why, the resampling label,
+whether the authors' code ran) and then says once the setup every report shares
+(``templates/_shared_setup.md.j2``), which each report links to instead of repeating it.
+"""
 
 from __future__ import annotations
 
 from .record import Record
 
-__all__ = ["summary_rows", "index_markdown"]
+__all__ = ["summary_rows", "index_markdown", "short_title", "why"]
+
+#: A claim without a ``title`` is shown by its first words, cut at a word's end within this many characters.
+TITLE_CHARS = 80
+
+_RESAMPLING = {
+    "robust": "robust",
+    "fragile": "fragile",
+    "does_not_hold": "an ordering does not hold",
+    "intervals_only": "intervals only",
+    "not_run": "not run",
+}
 
 
-def _largest_distance(record: Record, arm: str) -> float | None:
-    """The largest |value - paper| over the targets with a paper value, in one arm."""
-    ds = [abs(getattr(t, arm).delta) for t in record.targets if getattr(t, arm).delta is not None]
-    return max(ds) if ds else None
+def short_title(record: Record, limit: int = TITLE_CHARS) -> str:
+    """The claim file's title, else the claim's first words, cut at the end of a word (never inside one)."""
+    if record.claim.title:
+        return record.claim.title
+    text = record.claim.claim
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    cut = cut[: cut.rfind(" ")] if " " in cut else cut
+    return cut.rstrip(" ,;:(") + "…"
+
+
+def _names(titles: list[str], most: int = 2) -> str:
+    shown = [f"*{t}*" for t in titles[:most]]
+    more = len(titles) - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more else "")
+
+
+def why(record: Record) -> str:
+    """The reason for the verdict in a few words, from the verdict's reasons (the report says it in full)."""
+    parts = []
+    for r in record.verdict.reasons:
+        f = r.facts
+        if r.state == "reimpl_could_not_run":
+            parts.append("the re-implementation did not run")
+        elif r.state == "unmeasured":
+            parts.append(f"not measured: {_names(f['titles'])}")
+        elif r.state == "headline_missed":
+            parts.append(f"headline target fails: {_names(f['titles'])}")
+        elif r.state == "rescued_by_authors":
+            parts.append(f"{_names(f['titles'])} met only by the authors' code")
+        elif r.state == "supporting_missed":
+            parts.append(f"supporting target fails: {_names(f['titles'])}")
+        elif r.state == "controls_unbroken":
+            parts.append(f"control did not break: {_names(f['ids'])}")
+        elif r.state == "arms_disagree":
+            parts.append(f"the arms disagree on {_names(f['titles'])}")
+        elif r.state == "all_hold":
+            n = f["n_targets"]
+            held = "the one target holds" if n == 1 else f"all {n} targets hold"
+            parts.append(held + (", the authors' code agrees" if f.get("upstream_ran") else ""))
+    return "; ".join(parts)
+
+
+def _resampling(record: Record) -> str:
+    f = record.findings.get("resampling")
+    if f is not None:
+        return _RESAMPLING.get(f.state, f.state)
+    return record.robustness.state if record.robustness else "not run"
 
 
 def summary_rows(records: list[Record]) -> list[dict]:
@@ -19,45 +80,46 @@ def summary_rows(records: list[Record]) -> list[dict]:
         rows.append(
             {
                 "id": r.claim.id,
+                "title": short_title(r),
                 "claim": r.claim.claim,
                 "verdict": r.verdict.verdict,
-                "robustness": r.robustness.state if r.robustness else "not run",
+                "why": why(r),
+                "robustness": _resampling(r),
                 "upstream": r.arms.upstream.status,
-                "largest_reimpl": _largest_distance(r, "reimpl"),
-                "largest_upstream": _largest_distance(r, "upstream"),
+                "n_targets": len(r.targets),
+                "n_holding": sum(t.outcome == "holds" for t in r.targets),
             }
         )
     return rows
 
 
-def _one_line(text: str, limit: int = 110) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def _num(x) -> str:
-    return "—" if x is None else f"{x:.2g}"
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
 
 
 def index_markdown(records: list[Record]) -> str:
-    """``reports/README.md``: every claim, its verdict and the largest distance from the paper per arm."""
+    """``reports/README.md``: every claim with its verdict and why, then the setup the reports share."""
+    from .render import environment
+
     lines = [
         "# Verdicts",
         "",
         "Generated by `python -m harness run` from the run records in this folder; do not edit.",
         "",
-        "| claim | verdict | resampling | largest distance from the paper (mine) | (authors' code) | report |",
+        "| claim | verdict | why | targets holding | resampling | authors' code |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for row in summary_rows(records):
+        upstream = "ran" if row["upstream"] == "ok" else row["upstream"]
         lines.append(
-            f"| {_one_line(row['claim']).replace('|', '/')} | {row['verdict']} | {row['robustness']} | "
-            f"{_num(row['largest_reimpl'])} | {_num(row['largest_upstream'])} | "
-            f"[{row['id']}]({row['id']}.md) |"
+            f"| [{_cell(row['title'])}]({row['id']}.md) | {row['verdict']} | {_cell(row['why'])} | "
+            f"{row['n_holding']} of {row['n_targets']} | {row['robustness']} | {upstream} |"
         )
     lines += [
         "",
-        "A distance is shown for targets that give a paper value (with a tolerance); relations such as "
-        "p > 0.05 have none.",
+        "Each report leads with its verdict and the reason for it; the targets, controls, resampling and the "
+        "comparison of the two arms follow, with the diagnostics folded under *details*.",
         "",
     ]
-    return "\n".join(lines)
+    shared = environment().get_template("_shared_setup.md.j2").render()
+    return "\n".join(lines) + "\n" + shared.strip() + "\n"

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import HarnessError
 from .fileio import atomic_write_text
@@ -46,6 +47,8 @@ __all__ = [
     "Figure",
     "Robustness",
     "plain",
+    "one_line_reason",
+    "RUN_LOG_HINT",
     "record_json",
     "write_record",
     "read_record",
@@ -68,6 +71,7 @@ class Finding(_Model):
 
 class ClaimInfo(_Model):
     id: str
+    title: str | None = None  # the claim file's short title (the report's heading); the claim itself under it
     claim: str
     locator: str
     protocol: str
@@ -104,8 +108,42 @@ class ArmControl(_Model):
     details: dict[str, Any] = Field(default_factory=dict)
 
 
+#: Where a failed arm's full text (a traceback, the tail of stderr) is kept: the run log, never the record.
+RUN_LOG_HINT = "full text in the run log, .cache/runs/<claim id>.json"
+_EXCEPTION_LINE = re.compile(
+    r"^(?:[A-Za-z_][\w.]*\.)?[A-Z][A-Za-z0-9_]*(?:Error|Exception|Exit|Interrupt|Failure)\b(?::.*)?$"
+)
+_STDERR_TAIL = re.compile(r"[;:,]?\s*(?:the )?last lines of stderr:?\s*$")
+MAX_REASON_CHARS = 300
+
+
+def one_line_reason(text: str | None) -> str | None:
+    """Why an arm did not run, in one line: a multi-line reason (an adapter's crash with the tail of its
+    stderr, a Python traceback) becomes its first sentence and the exception's type and message, with
+    where the full text is kept (:data:`RUN_LOG_HINT`). A one-line reason is returned as it is."""
+    if text is None:
+        return None
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if len(lines) <= 1 and "Traceback (most recent call last)" not in text:
+        return lines[0] if lines else text.strip()
+    head = _STDERR_TAIL.sub("", lines[0]).rstrip(" ;:,")
+    if head.startswith("Traceback (most recent call last)"):
+        head = "the authors' code raised an exception"
+    exc = next((line for line in reversed(lines[1:]) if _EXCEPTION_LINE.match(line)), None)
+    if exc is None:  # no exception line: the last line of the tail stands for it
+        exc = lines[-1] if len(lines) > 1 else None
+    out = head if exc is None else f"{head}: {exc}"
+    if len(out) > MAX_REASON_CHARS:
+        out = out[: MAX_REASON_CHARS - 1].rstrip() + "…"
+    return f"{out} ({RUN_LOG_HINT})"
+
+
 class Arm(_Model):
-    """One arm's measurement (``status`` "ok"), or why there is none."""
+    """One arm's measurement (``status`` "ok"), or why there is none.
+
+    ``reason`` is one line (:func:`one_line_reason`): a crash's traceback is kept in the run log, and the
+    record, and so every report, holds only its exception's type and message.
+    """
 
     status: Literal["ok", "not run", "could not run"]
     reason: str | None = None
@@ -114,6 +152,11 @@ class Arm(_Model):
     controls: dict[str, ArmControl] = Field(default_factory=dict)
     #: How the authors' code was confined (:mod:`harness.confine`): filesystem, network, memory, processes.
     confinement: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("reason")
+    @classmethod
+    def _one_line(cls, reason: str | None) -> str | None:
+        return one_line_reason(reason)
 
     @property
     def ok(self) -> bool:
@@ -230,6 +273,19 @@ class Record(_Model):
     plots: dict[str, Any] = Field(default_factory=dict)  # what the figures are drawn from
     figures: list[Figure] = Field(default_factory=list)
     build: dict[str, Any] = Field(default_factory=dict)  # hashes of what produced it (harness.build)
+
+    @model_validator(mode="after")
+    def _run_log_named(self):
+        """A reason's pointer to the run log names this claim's file (``.cache/runs/<id>.json``)."""
+        own = RUN_LOG_HINT.replace("<claim id>", self.claim.id)
+        arms = {}
+        for name in ("reimpl", "upstream"):
+            arm = getattr(self.arms, name)
+            if arm.reason and RUN_LOG_HINT in arm.reason:
+                arms[name] = arm.model_copy(update={"reason": arm.reason.replace(RUN_LOG_HINT, own)})
+        if arms:
+            object.__setattr__(self, "arms", self.arms.model_copy(update=arms))
+        return self
 
 
 def plain(obj: Any) -> Any:

@@ -50,7 +50,44 @@ def fmt_sci(x, digits: int = 2) -> str:
 
 
 def fmt_pct(x, digits: int = 2) -> str:
-    return DASH if _missing(x) else f"{100 * x:.{digits}f}%"
+    """A share as a percentage; a share that is not zero but rounds to it prints as ``< 0.1%``, not ``0.0%``."""
+    if _missing(x):
+        return DASH
+    if x != 0 and abs(100 * x) < 0.5 * 10**-digits:
+        return f"< {10.0**-digits:g}%"
+    return f"{100 * x:.{digits}f}%"
+
+
+def fmt_count(x) -> str:
+    """A count as an integer (``474``, not ``474.0``)."""
+    if _missing(x):
+        return DASH
+    return f"{int(round(float(x)))}"
+
+
+def count_of(n, singular: str, plural: str | None = None) -> str:
+    """``1 model``, ``2 models``: a count with its noun in the right number."""
+    if _missing(n):
+        return f"{DASH} {plural or singular + 's'}"
+    k = int(round(float(n)))
+    return f"{k} {singular if k == 1 else (plural or singular + 's')}"
+
+
+def titles(items, last: str = " and ") -> str:
+    """Target titles in prose, each in italics, so that a title with a comma stays one item:
+    ``*Sigmoid, OOD pinball* and *Sigmoid, ID calibration*``."""
+    return join_labels([f"*{md(t)}*" for t in items], last=last).replace("; ", ", ")
+
+
+def period(text: str) -> str:
+    """``text`` ended as a sentence: a full stop added unless it ends in one (or in ``?`` or ``!``)."""
+    text = str(text).rstrip()
+    return text if text.endswith((".", "?", "!")) else text + "."
+
+
+def agree(n, singular: str, plural: str) -> str:
+    """The form of a verb (or any word) that agrees with a count: ``sits`` for 1, ``sit`` otherwise."""
+    return singular if (not _missing(n) and int(round(float(n))) == 1) else plural
 
 
 def fmt_general(x, digits: int = 4) -> str:
@@ -159,6 +196,11 @@ FILTERS = {
     "signed": fmt_signed,
     "sci": fmt_sci,
     "pct": fmt_pct,
+    "integer": fmt_count,
+    "count_of": count_of,
+    "agree": agree,
+    "period": period,
+    "titles": titles,
     "g": fmt_general,
     "auto": fmt_auto,
     "mag": fmt_magnitude,
@@ -188,22 +230,44 @@ def environment(templates_dir: str | Path = TEMPLATES_DIR) -> jinja2.Environment
     return env
 
 
+def _is_row(line: str) -> bool:
+    """A table row: the templates write every row from its first ``|`` to its last."""
+    return line.startswith("|") and line.rstrip().endswith("|")
+
+
 def _tidy(text: str) -> str:
-    """One blank line at most between blocks, a blank line before every heading, one newline at the end."""
+    """One blank line at most between blocks, a blank line before every heading and around every table (a
+    line of text right under a table would be read as one more row), one newline at the end."""
     out: list[str] = []
     for line in text.splitlines():
         if line.strip() == "" and (not out or out[-1].strip() == ""):
             continue
-        if line.startswith("#") and out and out[-1].strip() != "":
+        if (
+            out
+            and out[-1].strip() != ""
+            and (
+                line.startswith(("#", "<details>"))
+                or out[-1].startswith("</details>")
+                or (_is_row(line) != _is_row(out[-1]) and line.strip() != "")
+            )
+        ):
             out.append("")
         out.append(line.rstrip())
     return "\n".join(out).rstrip() + "\n"
 
 
-def render_report(record: Record, templates_dir: str | Path = TEMPLATES_DIR) -> str:
-    """The Markdown report of a run record."""
+def render_report(record: Record, templates_dir: str | Path = TEMPLATES_DIR, *, check: bool = True) -> str:
+    """The Markdown report of a run record.
+
+    The record's findings are checked against its numbers first
+    (:func:`harness.invariants.check_record`): a record whose findings contradict it is not rendered.
+    ``check=False`` words a record as it is, for the tests of one template's wording of a state in isolation.
+    """
+    from .invariants import check_record
     from .registry import PROTOCOLS
 
+    if check:
+        check_record(record)
     context = record.model_dump(mode="json")
     template = environment(templates_dir).get_template(PROTOCOLS[record.claim.protocol].template)
     return _tidy(template.render(**context))

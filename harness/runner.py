@@ -21,6 +21,7 @@ import numpy as np
 from . import progress
 from .datalock import Tables
 from .errors import ProtocolError
+from .invariants import check_record
 from .paths import PROJECT_ROOT
 from .protocols.base import Context, Measurement
 from .provenance import package_versions, project_state
@@ -209,7 +210,7 @@ def assemble_record(
     controls = judge_controls(spec, reimpl, upstream)
     disagreements = arm_disagreements(targets)
     verdict = decide_verdict(reimpl, upstream, targets, controls, disagreements)
-    findings = common_findings(reimpl, upstream, targets, controls, disagreements)
+    findings = common_findings(reimpl, upstream, targets, controls, disagreements, robustness)
     plots = {}
     missing = sorted(n for n, q in spec.vocabulary.items() if q.arm != "upstream" and n not in reimpl.values)
     findings["measurement"] = Finding(
@@ -237,9 +238,10 @@ def assemble_record(
         rel_path = spec.path.name
     packages = package_versions()
     source = (upstream_source or {}) if upstream.ok else {}
-    return Record(
+    record = Record(
         claim=ClaimInfo(
             id=claim.id,
+            title=claim.title,
             claim=claim.claim,
             locator=claim.locator,
             protocol=claim.protocol,
@@ -273,3 +275,5 @@ def assemble_record(
         plots=plots,
         build=build or {},
     )
+    check_record(record)  # a record whose findings contradict its numbers is a bug: never written, never rendered
+    return record

@@ -197,8 +197,18 @@ class Bootstrap(Strict):
     comparisons: list[Comparison] = Field(default_factory=list)
 
 
+#: The longest short title a claim file may give (the report's heading and the index's first column).
+MAX_TITLE_CHARS = 80
+
+
 class Claim(Strict):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,99}$")
+    title: Label | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_TITLE_CHARS,
+        description="a short title: the report's heading and the index's entry (the claim is printed under it)",
+    )
     claim: Text = Field(min_length=1)
     locator: Text = Field(min_length=1)
     protocol: Label
@@ -555,13 +565,92 @@ def _unknown(where: str, name: str, known, what: str) -> str:
     )
 
 
+def _partial_vocabularies(card, protocol, raw_params, claim: Claim, cparams: dict):
+    """The vocabularies of parameters that did not validate, from the keys they do give and the schema's defaults
+    (``None`` when the protocol cannot build names from them)."""
+    if not isinstance(raw_params, dict):
+        return None
+    defaults = {
+        k: f.get_default(call_default_factory=True)
+        for k, f in protocol.Params.model_fields.items()
+        if not f.is_required()
+    }
+    plain_params = {**{k: v for k, v in defaults.items() if not hasattr(v, "model_dump")}, **raw_params}
+    try:
+        vocab = card.vocabulary(plain_params)
+        cvocabs = {
+            i: card.control_vocabulary(claim.controls[i].control, plain_params, m.model_dump(mode="json"))
+            for i, m in cparams.items()
+        }
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+        return None
+    return vocab, cvocabs
+
+
+def _claim_names(claim: Claim) -> list[tuple[str, str]]:
+    """``(where, quantity name)`` of every quantity the claim file names."""
+    out = []
+    for i, t in enumerate(claim.targets):
+        out += [(f"targets[{i}].{k}", getattr(t, k)) for k in ("quantity", "other") if getattr(t, k) is not None]
+    for i, ctl in enumerate(claim.controls):
+        for j, cond in enumerate(ctl.must):
+            out += [(f"controls[{i}].must[{j}].quantities[{k}]", q) for k, q in enumerate(cond.quantities)]
+    if claim.bootstrap is not None:
+        out += [(f"bootstrap.quantities[{k}]", q) for k, q in enumerate(claim.bootstrap.quantities)]
+        for k, c in enumerate(claim.bootstrap.comparisons):
+            out += [(f"bootstrap.comparisons[{k}].{side}", getattr(c, side)) for side in ("left", "right")]
+    return [(w, n) for w, n in out if isinstance(n, str)]
+
+
+def _mistyped_labels(claim: Claim, vocab: dict) -> dict[str, str]:
+    """``{label the claim writes: label of params.tasks}`` where a task label looks mistyped *in params.tasks*:
+    quantity names the claim writes differ from measured ones only in that label, and no name the claim writes
+    uses the params.tasks spelling. (Where another name does use it, the typo is in the claim's name, and the
+    ordinary suggestion, which points at the measured name, is the right one.)"""
+    tasks = list((claim.params or {}).get("tasks") or {}) if isinstance(claim.params, dict) else []
+    names = [n for _, n in _claim_names(claim)]
+    found: dict[str, str] = {}
+    for label in tasks:
+        for known in vocab:
+            at = known.find(label)
+            if at < 0:
+                continue
+            pre, post = known[:at], known[at + len(label) :]
+            for name in names:
+                if name in vocab or not (name.startswith(pre) and name.endswith(post)):
+                    continue
+                written = name[len(pre) : len(name) - len(post)]
+                if written and written not in tasks and did_you_mean(written, [label]):
+                    found.setdefault(written, label)
+    used = {lab for lab in found.values() if any(lab in n for n in names if n in vocab)}
+    return {w: lab for w, lab in found.items() if lab not in used}
+
+
 def _vocabulary_checks(claim: Claim, vocab: dict, cvocabs: dict, problems: list[str]) -> None:
+    typos = _mistyped_labels(claim, vocab)
+    for written, label in typos.items():
+        where = sorted({w for w, n in _claim_names(claim) if written in n and n not in vocab})
+        problems.append(
+            f"params.tasks: the task label {label!r} is named by no target, control or comparison, while "
+            f"{', '.join(where[:4])}{' …' if len(where) > 4 else ''} name {written!r} (did you mean {written!r}? "
+            f"correct the label in params.tasks, and every quantity name built from it follows)"
+        )
+
+    def unknown(where: str, name: str, known, what: str) -> str:
+        written = next((w for w in typos if w in name), None)
+        if written is None:
+            return _unknown(where, name, known, what)
+        return (
+            f"{where}: {shorten(name)} is not {what}: params.tasks has no task {written!r} (it has "
+            f"{typos[written]!r}, which looks mistyped; see params.tasks)"
+        )
+
     for i, t in enumerate(claim.targets):
         for key in ("quantity", "other"):
             name = getattr(t, key)
             if name is not None and name not in vocab:
                 problems.append(
-                    _unknown(f"targets[{i}].{key}", name, vocab, f"a quantity protocol '{claim.protocol}' measures")
+                    unknown(f"targets[{i}].{key}", name, vocab, f"a quantity protocol '{claim.protocol}' measures")
                 )
     paper_names = {t.quantity for t in claim.targets if t.relation == "~"}
     for i, ctl in enumerate(claim.controls):
@@ -572,7 +661,7 @@ def _vocabulary_checks(claim: Claim, vocab: dict, cvocabs: dict, problems: list[
             for k, name in enumerate(cond.quantities):
                 where = f"controls[{i}].must[{j}].quantities[{k}]"
                 if name not in cv:
-                    problems.append(_unknown(where, name, cv, f"a quantity control '{ctl.control}' measures"))
+                    problems.append(unknown(where, name, cv, f"a quantity control '{ctl.control}' measures"))
                 elif cond.measure != "value" and cond.reference == "baseline" and name not in vocab:
                     problems.append(
                         f"{where}: {name!r} has no baseline: the unperturbed measurement has no such "
@@ -591,12 +680,12 @@ def _vocabulary_checks(claim: Claim, vocab: dict, cvocabs: dict, problems: list[
         b = claim.bootstrap
         for k, name in enumerate(b.quantities):
             if name not in vocab:
-                problems.append(_unknown(f"bootstrap.quantities[{k}]", name, vocab, "a measured quantity"))
+                problems.append(unknown(f"bootstrap.quantities[{k}]", name, vocab, "a measured quantity"))
         for k, c in enumerate(b.comparisons):
             for side in ("left", "right"):
                 name = getattr(c, side)
                 if isinstance(name, str) and name not in vocab:
-                    problems.append(_unknown(f"bootstrap.comparisons[{k}].{side}", name, vocab, "a measured quantity"))
+                    problems.append(unknown(f"bootstrap.comparisons[{k}].{side}", name, vocab, "a measured quantity"))
 
 
 def _bootstrap_checks(claim: Claim, params, protocol, tables, problems: list[str]) -> None:
@@ -764,6 +853,12 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
         }
         _vocabulary_checks(claim, vocab, cvocabs, problems)
         _budget_checks(claim, params, cparams, problems)
+    elif claim is not None and protocol is not None:
+        # the parameters have problems of their own: the names the claim uses are still checked, against the
+        # vocabulary of the parameters as far as they go, so that every kind of problem is said at once
+        partial = _partial_vocabularies(card, protocol, raw.get("params"), claim, cparams)
+        if partial is not None:
+            _vocabulary_checks(claim, *partial, problems)
     if problems:
         raise SpecError(path, problems)
     return ClaimSpec(

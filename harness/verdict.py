@@ -54,6 +54,7 @@ __all__ = [
     "judge_controls",
     "arm_disagreements",
     "decide_verdict",
+    "resampling_finding",
     "common_findings",
     "requirement_text",
 ]
@@ -173,7 +174,7 @@ def _judge_control_arm(spec: ClaimSpec, ctl, control_values: dict | None, baseli
         idx = spec.claim.controls.index(ctl)
         threshold = spec.text_of("controls", idx, "must", i, "value") or f"{cond.value:g}"
         what = {
-            "value": "value",
+            "value": "",
             "shift": "shift from the",
             "abs_shift": "size of the shift from the",
             "ratio": "ratio to the",
@@ -190,7 +191,7 @@ def _judge_control_arm(spec: ClaimSpec, ctl, control_values: dict | None, baseli
                 reference=cond.reference,
                 op=cond.op,
                 threshold=cond.value,
-                requirement=f"{what}{ref_words} {op} {threshold}",
+                requirement=f"{what}{ref_words} {op} {threshold}".strip(),
                 rows=rows,
                 holds=all(r.holds for r in rows),
             )
@@ -263,6 +264,58 @@ def _reason(state: str, **facts) -> Finding:
     return Finding(state=state, facts=plain(facts))
 
 
+def _target_row(t: TargetOutcome, upstream) -> dict:
+    """What the reasons say of one target: its value on the arm it is judged on, what was required, by how
+    much it misses, and what the authors' arm says of it (``fails``, ``holds``, ``unmeasured``, ``not_run``,
+    or ``judged_here`` for a check of the authors' code, which has no second arm)."""
+    judged = t.upstream if t.judged_on == "upstream" else t.reimpl
+    if t.judged_on == "upstream":
+        theirs = "judged_here"
+    elif not upstream.ok:
+        theirs = "not_run"
+    else:
+        theirs = {True: "holds", False: "fails", None: "unmeasured"}[t.upstream.holds]
+    return {
+        "title": t.title,
+        "quantity": t.quantity,
+        "judged_on": t.judged_on,
+        "value": judged.value,
+        "other_value": judged.other_value,
+        "upstream_value": t.upstream.value if t.judged_on == "reimpl" else None,
+        "requirement": t.requirement,
+        "beyond": judged.beyond,
+        "decimals": t.decimals + 1,
+        "upstream": theirs,
+    }
+
+
+def _by(rows: list[dict], key: str, value: str) -> list[str]:
+    return [r["title"] for r in rows if r[key] == value]
+
+
+def _groups(rows: list[dict]) -> list[dict]:
+    """The failing targets grouped by what the authors' arm says of them, in a fixed order, each group with the
+    range by which its targets miss their tolerance (``None`` for relations, which have none)."""
+    out = []
+    for case in ("fails", "not_run", "unmeasured", "judged_here"):
+        members = [r for r in rows if r["upstream"] == case]
+        if not members:
+            continue
+        beyond = [r["beyond"] for r in members if r["beyond"] is not None]
+        out.append(
+            {
+                "case": case,
+                "titles": [r["title"] for r in members],
+                "one": len(members) == 1,
+                "targets": members,
+                "n": len(members),
+                "beyond_min": min(beyond) if len(beyond) == len(members) else None,
+                "beyond_max": max(beyond) if len(beyond) == len(members) else None,
+            }
+        )
+    return out
+
+
 def decide_verdict(
     reimpl, upstream, targets: list[TargetOutcome], controls: list[ControlOutcome], disagreements: list[dict]
 ) -> Verdict:
@@ -271,6 +324,8 @@ def decide_verdict(
         return Verdict(verdict="could not run", reasons=[_reason("reimpl_could_not_run", reason=reimpl.reason)])
     unmeasured = [t for t in targets if t.outcome == "unmeasured"]
     if unmeasured:
+        # which arm left each one unmeasured, so that the report can say why without naming raw quantities
+        no_arm = [t for t in unmeasured if t.judged_on == "upstream" and not upstream.ok]
         return Verdict(
             verdict="inconclusive",
             reasons=[
@@ -279,6 +334,10 @@ def decide_verdict(
                     titles=[t.title for t in unmeasured],
                     quantities=[t.quantity for t in unmeasured],
                     arms=[t.judged_on for t in unmeasured],
+                    reimpl_titles=[t.title for t in unmeasured if t.judged_on == "reimpl"],
+                    upstream_titles=[t.title for t in unmeasured if t.judged_on == "upstream" and t not in no_arm],
+                    no_arm_titles=[t.title for t in no_arm],
+                    upstream_status=upstream.status,
                 )
             ],
         )
@@ -286,36 +345,176 @@ def decide_verdict(
     rescued = [t for t in failed_head if t.judged_on == "reimpl" and upstream.ok and t.upstream.holds is True]
     unrescued = [t for t in failed_head if t not in rescued]
     if unrescued:
+        rows = [_target_row(t, upstream) for t in unrescued]
         return Verdict(
             verdict="not reproduced",
             reasons=[
-                _reason("headline_missed", titles=[t.title for t in unrescued], arms=[t.judged_on for t in unrescued])
+                _reason(
+                    "headline_missed",
+                    titles=[t.title for t in unrescued],
+                    arms=[t.judged_on for t in unrescued],
+                    targets=rows,
+                    both_fail=_by(rows, "upstream", "fails"),
+                    upstream_not_run=_by(rows, "upstream", "not_run"),
+                    upstream_unmeasured=_by(rows, "upstream", "unmeasured"),
+                    judged_on_upstream=_by(rows, "upstream", "judged_here"),
+                    groups=_groups(rows),
+                    upstream_status=upstream.status,
+                )
             ],
         )
     reasons = []
     if rescued:
-        reasons.append(_reason("rescued_by_authors", titles=[t.title for t in rescued]))
-    failed_support = [t.title for t in targets if t.role == "supporting" and t.outcome == "fails"]
+        reasons.append(
+            _reason(
+                "rescued_by_authors",
+                titles=[t.title for t in rescued],
+                targets=[_target_row(t, upstream) for t in rescued],
+            )
+        )
+    failed_support = [t for t in targets if t.role == "supporting" and t.outcome == "fails"]
     if failed_support:
-        reasons.append(_reason("supporting_missed", titles=failed_support))
+        reasons.append(
+            _reason(
+                "supporting_missed",
+                titles=[t.title for t in failed_support],
+                targets=[_target_row(t, upstream) for t in failed_support],
+            )
+        )
     unbroken = [c.id for c in controls if c.reimpl.broke is not True]
     if unbroken:
         reasons.append(_reason("controls_unbroken", ids=unbroken))
     if disagreements:
-        reasons.append(_reason("arms_disagree", titles=[d["title"] for d in disagreements]))
+        reasons.append(
+            _reason(
+                "arms_disagree",
+                titles=[d["title"] for d in disagreements],
+                n_with_tolerance=sum(d["tolerance_text"] is not None for d in disagreements),
+            )
+        )
     if reasons:
         return Verdict(verdict="partially reproduced", reasons=reasons)
     return Verdict(
         verdict="reproduced",
-        reasons=[_reason("all_hold", n_targets=len(targets), n_controls=len(controls), upstream_ran=upstream.ok)],
+        reasons=[
+            _reason(
+                "all_hold",
+                n_targets=len(targets),
+                n_controls=len(controls),
+                n_headline=sum(t.role == "headline" for t in targets),
+                n_supporting=sum(t.role == "supporting" for t in targets),
+                all_headline=all(t.role == "headline" for t in targets),
+                upstream_ran=upstream.ok,
+            )
+        ],
     )
 
 
+def resampling_finding(robustness) -> Finding:
+    """How the claim's asserted orderings fare under resampling, in the words the report leads with.
+
+    ``does_not_hold``: some asserted ordering is false on the full sample itself (resampling cannot make it
+    fragile: it is not there); ``fragile``: every ordering holds on the full sample, but some holds in fewer
+    resamples than the claim's ``robust_share``; ``robust``: every one holds in at least that share;
+    ``intervals_only``: the claim asserts no ordering; ``not_run``: no resampling.
+    """
+    if robustness is None or robustness.state == "not run":
+        why = None if robustness is None else robustness.facts.get("why")
+        return _reason("not_run", why=why)
+    f = robustness.facts
+    comps, threshold = f.get("comparisons", []), f.get("threshold")
+    rows = [
+        {"label": c["label"], "share": c["share"], "mc_se": c["mc_se"], "holds_full": c["holds_full"]} for c in comps
+    ]
+    not_holding = [r for r in rows if r["holds_full"] is False]
+    fragile = [r for r in rows if r["holds_full"] is not False and (r["share"] is None or r["share"] < threshold)]
+    if not comps:
+        state = "intervals_only"
+    elif not_holding:
+        state = "does_not_hold"
+    elif fragile:
+        state = "fragile"
+    else:
+        state = "robust"
+    shares = [r["share"] for r in rows if r["share"] is not None]
+    return _reason(
+        state,
+        n_comparisons=len(rows),
+        one_comparison=len(rows) == 1,
+        comparisons=rows,
+        not_holding=not_holding,
+        fragile=fragile,
+        n_not_holding=len(not_holding),
+        n_fragile=len(fragile),
+        lowest_share=min(shares) if shares else None,
+        threshold=threshold,
+        n_resamples=f.get("n_resamples"),
+        cluster_col=f.get("cluster_col"),
+    )
+
+
+def _reason_groups(targets: list[TargetOutcome]) -> list[dict]:
+    """The targets' reasons with identical text said once, in the order of first appearance."""
+    groups: dict[str, list[str]] = {}
+    for t in targets:
+        groups.setdefault(t.reason, []).append(t.title)
+    return [{"titles": titles, "reason": reason} for reason, titles in groups.items()]
+
+
+def _condition_summaries(controls: list[ControlOutcome]) -> list[dict]:
+    """Per control and condition: how many of its quantities meet it in each arm, and the range measured."""
+    out = []
+    for c in controls:
+        rows = []
+        for i, cond in enumerate(c.reimpl.conditions):
+            measured = [r.measured for r in cond.rows if r.measured is not None]
+            theirs = c.upstream.conditions[i] if c.upstream.ran and i < len(c.upstream.conditions) else None
+            rows.append(
+                {
+                    "requirement": cond.requirement,
+                    "label": cond.rows[0].quantity_label if cond.rows else None,
+                    "n": len(cond.rows),
+                    "n_met": sum(r.holds for r in cond.rows),
+                    "one": len(cond.rows) == 1,
+                    "all_met": cond.holds,
+                    "lo": min(measured) if measured else None,
+                    "hi": max(measured) if measured else None,
+                    "single": measured[0] if len(measured) == 1 else None,
+                    "unmet": [r.quantity_label for r in cond.rows if not r.holds],
+                    "upstream_n_met": sum(r.holds for r in theirs.rows) if theirs else None,
+                    "upstream_all_met": theirs.holds if theirs else None,
+                }
+            )
+        out.append(
+            {
+                "id": c.id,
+                "ran": c.reimpl.ran,
+                "broke": c.reimpl.broke,
+                "upstream_ran": c.upstream.ran,
+                "upstream_broke": c.upstream.broke,
+                "conditions": rows,
+                "multi": any(not r["one"] for r in rows),
+                "must_fail_targets": c.must_fail_targets,
+                "targets_failed": c.reimpl.targets_failed,
+            }
+        )
+    return out
+
+
 def common_findings(
-    reimpl, upstream, targets: list[TargetOutcome], controls: list[ControlOutcome], disagreements: list[dict]
+    reimpl,
+    upstream,
+    targets: list[TargetOutcome],
+    controls: list[ControlOutcome],
+    disagreements: list[dict],
+    robustness=None,
 ) -> dict[str, Finding]:
-    """Findings every report states: the basis of the verdict and how the two arms compare."""
+    """Findings every report states: the basis of the verdict, how the two arms compare, and how the asserted
+    orderings fare under resampling."""
     out = {
+        "resampling": resampling_finding(robustness),
+        "target_reasons": _reason("grouped", groups=_reason_groups(targets), n_targets=len(targets)),
+        "control_conditions": _reason("summarised", controls=_condition_summaries(controls)),
         "basis": _reason(
             "counted",
             n_targets=len(targets),
@@ -324,9 +523,15 @@ def common_findings(
             n_controls=len(controls),
             n_broke=sum(c.reimpl.broke is True for c in controls),
             n_judged_on_upstream=sum(t.judged_on == "upstream" for t in targets),
+            n_headline=sum(t.role == "headline" for t in targets),
+            n_headline_holding=sum(t.role == "headline" and t.outcome == "holds" for t in targets),
+            n_supporting=sum(t.role == "supporting" for t in targets),
+            n_supporting_holding=sum(t.role == "supporting" and t.outcome == "holds" for t in targets),
+            all_hold=all(t.outcome == "holds" for t in targets),
+            n_not_holding=sum(t.outcome != "holds" for t in targets),
             upstream_status=upstream.status,
             upstream_reason=upstream.reason,
-        )
+        ),
     }
     if not (reimpl.ok and upstream.ok):
         out["agreement"] = _reason(
@@ -364,9 +569,12 @@ def common_findings(
         for t in targets
         if t.reimpl.holds is False and t.upstream.holds is True
     ]
+    with_tol = [t for t in both if t.relation == "~"]
     out["agreement"] = _reason(
         "disagree" if disagreements else ("agree" if both else "nothing_shared"),
         n_compared=len(both),
+        n_with_tolerance=len(with_tol),
+        n_relations=len(both) - len(with_tol),
         largest_gap=largest[0] if largest else None,
         largest_gap_title=largest[1].title if largest else None,
         disagreements=disagreements,

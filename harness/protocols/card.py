@@ -21,6 +21,10 @@ task's files are in lm-evaluation-harness:
     :mod:`harness.upstream` in a confined subprocess.
 ``figures.py`` (optional)
     ``draw(record) -> [(Figure, svg bytes)]``, from the record alone.
+``invariants.py`` (optional)
+    ``INVARIANTS``: what each of the protocol's findings asserts about the
+    record (:mod:`harness.invariants`), checked before a report is rendered;
+    standard library only.
 
 Its report template is ``templates/<name>.md.j2``, the one file of a protocol
 outside its folder. The registry (:mod:`harness.registry`) lists the folders,
@@ -94,6 +98,13 @@ class ProtocolCard:
 
     def control_vocabulary(self, kind: str, params: dict, control_params: dict) -> dict:
         return self.quantities.control_vocabulary(kind, params, control_params)
+
+    @property
+    def invariants(self) -> Any:
+        """The folder's :class:`~harness.invariants.Invariants`, or ``None`` when it declares none."""
+        if self.module_file("invariants") is None:
+            return None
+        return self._module("invariants").INVARIANTS
 
     def draw(self, record) -> list:
         """The figures of ``record``: ``[(Figure, svg bytes)]`` (none when the folder draws none)."""

@@ -70,7 +70,7 @@ def test_findings_state_the_support_of_the_evaluation_point(record):
 
 def test_report_renders_from_the_record_alone_and_is_stable(record):
     md = render_report(record)
-    assert md.startswith("# At 10²⁴ FLOPs")
+    assert md.startswith(f"# {record.claim.title}\n\n> At 10²⁴ FLOPs")
     assert "**Verdict: reproduced.**" in md
     for section in (
         "## Setup",
@@ -80,7 +80,7 @@ def test_report_renders_from_the_record_alone_and_is_stable(record):
         "## Controls",
         "## Agreement between the two arms",
         "## Limitations",
-        "## Provenance",
+        "<summary>Provenance</summary>",
     ):
         assert section in md
     assert render_report(record) == md

@@ -29,3 +29,14 @@ def test_fit_from_optimum_reaches_the_fresh_objective(tables):
         gap = float(re.search(r"J init - fresh ([-+0-9.e]+)", r).group(1))
         assert gap <= 1e-12, r
     assert re.fullmatch(r"min speed-up \d+\.\dx", lines[-1])
+
+
+def test_the_estimator_is_printed_with_each_parameter_once(tables, monkeypatch):
+    def missing(name, *args, **kwargs):
+        raise UpstreamError(f"no checkout of '{name}' (test)")
+
+    monkeypatch.setattr(harness.checkout, "verify_checkout", missing)
+    (ours,) = [ln for ln in fit_vs_authors(tables, repeats=1) if ln.lstrip().startswith("ours: ")]
+    args = re.search(r"SigmoidQuantileRegressor\(([^)]*)\)", ours).group(1)
+    names = [a.split("=")[0].strip() for a in args.split(",")]
+    assert len(names) == len(set(names)) and {"tau", "kappa", "lam"} <= set(names), ours

@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from reference import reference
 
 from harness.stats.periods import (
     assign_periods,
@@ -75,11 +76,12 @@ def test_period_and_overlap_counts_on_the_real_table(tables):
     from harness.stats.splits import rolling_splits
 
     df = with_log_compute(tables.frame("oll"), "Pretraining tokens (T)", "#Params (B)", 6.0)
-    assert len(df) == 3663  # rows with a positive compute proxy (UPSTREAM.md, shared definitions)
+    assert len(df) == reference("leaderboard.rows_with_compute")[0]  # rows with a positive compute proxy
     labelled = assign_periods(df, date_col="Upload To Hub Date", periods=OLL_PERIODS)
-    assert len(df) - len(labelled) == 426  # rows without an upload date (UPSTREAM.md)
-    # period sizes stated in UPSTREAM.md "Claims 001 and 003 -- periods"
-    assert labelled["period"].value_counts().to_dict() == {"P1": 613, "P2": 482, "P3": 897, "P4": 1245}
+    assert len(df) - len(labelled) == reference("leaderboard.rows_without_upload_date")[0]  # no upload date
+    # the period sizes (tests/results/reference_numbers.yaml)
+    sizes = {p: reference(f"leaderboard.period_{p}")[0] for p in ("P1", "P2", "P3", "P4")}
+    assert labelled["period"].value_counts().to_dict() == sizes
     splits = rolling_splits(labelled, ["MATH Lvl 5 Raw"], periods=OLL_PERIODS)
     # validation models inside the overlap, same source
     assert [s.z_val.size for s in splits] == [474, 897, 1245]

@@ -40,7 +40,7 @@ EXPECTED = {
     "shift_test": {"null": "result", "eps_sensitivity": "result", "power": "after_controls"},
     "temporal_coverage": {"coverage_by_split": "result", "shuffled_time": "controls"},
     "boundary_at_budget": {"boundaries": "result"},
-    "estimator_comparison": {"estimators": "result"},
+    "estimator_comparison": {"estimators": "result", "differences": "result"},
     "hyperparameters": {"sweeps": "result"},
 }
 #: Largest acceptable ``record.plots`` (its JSON text at the record's indent).

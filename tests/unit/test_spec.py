@@ -321,10 +321,16 @@ def _text_problems(tmp_path, text: str, name: str = CLAIM.name, seconds: float =
 # item 8: tracebacks
 
 
+def _line_of(path: Path, text: str) -> int:
+    """The line number (from 1) of the first line of ``path`` that starts with ``text``."""
+    return next(i for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if line.startswith(text))
+
+
 def test_a_nul_byte_anywhere_is_a_problem_at_its_key(tmp_path):
     text = CLAIM.read_text(encoding="utf-8").replace("seed: 20260324", "seed: 2026\x000324")
+    line = _line_of(CLAIM, "seed: 20260324")
     assert _text_problems(tmp_path, text) == [
-        "seed: holds the control character U+0000 (line 31, column 11); a claim file is plain text without "
+        f"seed: holds the control character U+0000 (line {line}, column 11); a claim file is plain text without "
         "control characters but tab and line breaks"
     ]
     problems = _text_problems(tmp_path, "\x1b" + CLAIM.read_text(encoding="utf-8"))
@@ -384,7 +390,8 @@ def test_billion_laughs_is_refused_at_once(tmp_path):
     lol += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 12)]
     start = time.monotonic()
     problems = _text_problems(tmp_path, CLAIM.read_text(encoding="utf-8") + "\n".join(lol) + "\n", seconds=2)
-    assert problems == ["a0: an anchor (&a0) is not accepted; write the value out (line 72, column 5)"]
+    line = len(CLAIM.read_text(encoding="utf-8").splitlines()) + 1
+    assert problems == [f"a0: an anchor (&a0) is not accepted; write the value out (line {line}, column 5)"]
     assert time.monotonic() - start < 1
 
 
@@ -474,7 +481,10 @@ def test_plain_yaml_12_numbers_still_read_as_written():
 
 def test_merge_keys_are_refused_and_cannot_bypass_the_duplicate_key_check(tmp_path):
     text = CLAIM.read_text(encoding="utf-8").replace("seed: 20260324", "seed: 20260324\n<<: {seed: 1}")
-    assert _text_problems(tmp_path, text) == ["<<: a merge key ('<<', line 32) is not accepted; write the keys out"]
+    line = _line_of(CLAIM, "seed: 20260324") + 1
+    assert _text_problems(tmp_path, text) == [
+        f"<<: a merge key ('<<', line {line}) is not accepted; write the keys out"
+    ]
     text = CLAIM.read_text(encoding="utf-8") + "base: &b {seed: 1}\nmore: {<<: *b}\n"
     assert _text_problems(tmp_path, text)[0].startswith("base: an anchor (&b) is not accepted")
 
@@ -527,3 +537,60 @@ def test_source_audit_paths_stay_inside_the_checkout(tmp_path, bad):
     raw["params"]["source_audit"][0]["file"] = bad
     problems, _ = _problems(tmp_path, raw, name=CLAIM4.name)
     assert len(problems) == 1 and problems[0].startswith("params.source_audit[0].file: must be a path"), problems
+
+
+# -- issue 16: every kind of problem at once; a mistyped task label; exceed_rate and tau --------------------
+
+
+def _claim_raw(prefix: str) -> dict:
+    (path,) = sorted((ROOT / "claims").glob(f"{prefix}*.yaml"))
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def test_a_problem_in_the_parameters_does_not_hide_the_others(tmp_path):
+    raw = _claim_raw("000")
+    del raw["params"]["alpha"]
+    raw["targets"][0]["quantity"] = "gama"
+    raw["controls"][0]["must"][0]["quantities"] = ["p_valu"]
+    found, _ = _problems(tmp_path, raw, name="000_aime2025_shift_test.yaml")
+    assert any(p.startswith("params.alpha:") for p in found)
+    assert any(p.startswith("targets[0].quantity: 'gama'") and "did you mean 'gamma'" in p for p in found)
+    assert any(p.startswith("controls[0].must[0].quantities[0]: 'p_valu'") for p in found)
+
+
+def test_a_mistyped_task_label_is_pointed_at_in_params_tasks(tmp_path):
+    raw = _claim_raw("002")
+    tasks = raw["params"]["tasks"]
+    tasks["MATH Lvl5"] = tasks.pop("MATH Lvl 5")  # the typo is in params.tasks; the targets are right
+    found, _ = _problems(tmp_path, raw)
+    (head,) = [p for p in found if p.startswith("params.tasks:")]
+    assert "'MATH Lvl5' is named by no target" in head and "did you mean 'MATH Lvl 5'?" in head
+    target = next(p for p in found if p.startswith("targets[2].quantity"))
+    assert "did you mean 'boundary.MATH Lvl5'" not in target and "which looks mistyped" in target
+
+
+def test_a_mistyped_target_still_gets_the_measured_name(tmp_path):
+    raw = _claim_raw("002")
+    raw["targets"][2]["quantity"] = "boundary.MATH Lvl5"  # the typo is in one target; the others name it right
+    found, _ = _problems(tmp_path, raw)
+    assert any("did you mean 'boundary.MATH Lvl 5'" in p for p in found)
+    assert not any(p.startswith("params.tasks:") for p in found)
+
+
+def test_exceed_rate_must_follow_from_tau(tmp_path):
+    raw = _claim_raw("001")
+    raw["params"]["tau"] = 0.9  # exceed_rate left at 0.02
+    found, _ = _problems(tmp_path, raw, name="001_nonstationary_boundaries.yaml")
+    assert any("exceed_rate 0.02 does not follow from tau 0.9" in p and "exceed_rate: 0.1" in p for p in found)
+    del raw["params"]["exceed_rate"]
+    path = _write(tmp_path, raw, name="001_nonstationary_boundaries.yaml")
+    assert load_claim(path, lock=LOCK, pins=PINS).params.exceed_rate == pytest.approx(0.1)
+
+
+def test_a_title_is_short_and_optional(tmp_path):
+    raw = _claim_raw("002")
+    assert load_claim(_write(tmp_path, raw), lock=LOCK, pins=PINS).claim.title == raw["title"]
+    raw.pop("title")
+    assert load_claim(_write(tmp_path, raw), lock=LOCK, pins=PINS).claim.title is None
+    raw["title"] = "x" * 81
+    assert any(p.startswith("title:") for p in _problems(tmp_path, raw)[0])

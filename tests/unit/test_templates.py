@@ -75,3 +75,32 @@ def test_the_lexer_sees_what_the_test_forbids():
     env = jinja2.Environment()
     values = [v for _, k, v in env.lex("{{ a - b }}{% if x > 0.5 %}{% endif %}") if k == "operator"]
     assert "-" in values and ">" in values
+
+
+_BLOCK_TAG = __import__("re").compile(r"\{%(?!-).*?(?<!-)%\}", __import__("re").S)
+
+
+def _joined_lines(text: str) -> list[int]:
+    """Lines where a block tag closes a line of text and text goes on on the next line: with ``trim_blocks``
+    the newline after the tag is dropped, so the two lines would run together without a space
+    ("models).Every")."""
+    out = []
+    for m in _BLOCK_TAG.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        before = text[line_start : m.start()]
+        after = text[m.end() : m.end() + 2]
+        if before.strip() and after[:1] == "\n" and after[1:2] not in ("", "\n", " ", "{", "|", "#"):
+            out.append(text.count("\n", 0, m.start()) + 1)
+    return out
+
+
+@pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.name)
+def test_no_text_runs_into_the_next_line(path):
+    joined = _joined_lines(path.read_text(encoding="utf-8"))
+    assert not joined, f"{path.name}: lines {joined} end in a block tag that swallows the line break before text"
+
+
+def test_the_join_check_can_fail():
+    assert _joined_lines("models){% endif %}\nEvery estimator") == [1]
+    assert _joined_lines("{% if x %}\nEvery estimator") == []
+    assert _joined_lines("models){% endif %} and\nEvery") == []

@@ -78,11 +78,8 @@ def _boundaries(record: Record) -> list[tuple[Figure, bytes]]:
         if at.get("paper") is not None:
             ax.plot([z_eval], [at["paper"]], "x", ms=7, mew=1.6, color=PAPER["color"], zorder=8)
         ax.set_title(label)
-        lines = [
-            f"paper {at['paper_text']}" if at.get("paper_text") else "paper —",
-            f"mine {fmt(at.get('reimpl'), 4)}",
-            f"authors' {fmt(at.get('upstream'), 4)}",
-        ]
+        lines = [f"paper {at['paper_text']}"] if at.get("paper_text") else []
+        lines += [f"mine {fmt(at.get('reimpl'), 4)}", f"authors' {fmt(at.get('upstream'), 4)}"]
         ax.text(
             0.03,
             0.97,
@@ -122,15 +119,19 @@ def _boundaries(record: Record) -> list[tuple[Figure, bytes]]:
             "mfc": "none",
             "label": upstream_label(record),
         },
-        {
-            "color": PAPER["color"],
-            "ls": "none",
-            "marker": "x",
-            "ms": 7,
-            "mew": 1.6,
-            "label": f"paper (Table 1) at {P['budget']}",
-        },
     )
+    has_paper = P.get("has_paper", True)
+    if has_paper:
+        handles += legend_handles(
+            {
+                "color": PAPER["color"],
+                "ls": "none",
+                "marker": "x",
+                "ms": 7,
+                "mew": 1.6,
+                "label": f"the paper's value at {P['budget']}",
+            }
+        )
     if ctl is not None:
         handles += legend_handles(
             {
@@ -139,7 +140,7 @@ def _boundaries(record: Record) -> list[tuple[Figure, bytes]]:
                 "ls": ":",
                 "marker": "o",
                 "ms": 4,
-                "label": f"control {ctl['id']}: τ = {ctl['tau']:g}",
+                "label": f"τ = {ctl['tau']:g} control",
             }
         )
     d = P["tasks"][labels[0]]["density"]
@@ -148,9 +149,9 @@ def _boundaries(record: Record) -> list[tuple[Figure, bytes]]:
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
     n = sum(T["density"]["n"] for T in P["tasks"].values()) // len(labels)
     caption = (
-        f"Each benchmark's boundary at {P['budget']} (dashed vertical line, z = {z_eval:g}): look at whether "
-        f"both arms' τ = {tau:g} curves pass through the paper's ×"
-        + (f" and how far the τ = {ctl['tau']:g} control moves it" if ctl else "")
+        f"Each benchmark's boundary at {P['budget']} (dashed vertical line, z = {z_eval:g}): look at "
+        + (f"whether both arms' τ = {tau:g} curves pass through the paper's ×" if has_paper else "the two arms' curves")
+        + (f" and how far the τ = {ctl['tau']:g} control moves them" if ctl else "")
         + f"; grey shading is the ~{n} models' density (counts on a grid, not the points)."
     )
     return [done(record, "boundaries", fig, caption=caption, section="result", missing=missing)]

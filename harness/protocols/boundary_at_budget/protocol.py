@@ -33,13 +33,54 @@ from ..leaderboard import (
 from . import CARD
 from . import quantities as Q
 
-__all__ = ["BoundaryParams", "BoundaryAtBudget", "THIN_TAIL_SHARE", "OBJECTIVE_GAP"]
+__all__ = ["BoundaryParams", "BoundaryAtBudget", "THIN_TAIL_SHARE", "OBJECTIVE_GAP", "AUTHORS_KAPPA_STAGES"]
 
 #: The evaluation point rests on a thin upper tail when fewer than this share of the models lie at or above it.
 THIN_TAIL_SHARE = 0.2
 #: Two optima whose objectives differ by less than this are the same optimum for the report (the optimisers'
 #: own tolerances are about 1e-9 on these objectives).
 OBJECTIVE_GAP = 1e-7
+#: Without a tolerance to judge the other start against, half a unit of the fourth decimal the tables print.
+PRINTED = 0.5e-4
+#: The authors' continuation in kappa (skill_frontier/core/sigmoid_quantile_optimizer.py, lines 201-202 at the
+#: pinned commit): ``[10, 25, kappa_final]``, keeping a stage only where kappa rises, so that a kappa at or
+#: below 25 is never reached and their last stage runs at 25. In tau every stage is kept up to tau itself.
+AUTHORS_KAPPA_STAGES = (10.0, 25.0)
+
+_BOUND_WORDS = {
+    "z*=z_min": "midpoint at the lowest z",
+    "z*=z_max": "midpoint at the highest z",
+    "y0=0": "floor at 0",
+    "L=0": "flat curve",
+    "y0+L=1": "top at 1",
+}
+
+
+def _bound_words(name: str) -> str:
+    """A limit of the authors' box in words (``beta=0.05`` is the slope at 0.05)."""
+    if name.startswith("beta="):
+        return f"slope at {name.partition('=')[2]}"
+    return _BOUND_WORDS.get(name, name)
+
+
+def _closer(value: float | None, target: float, gap: float) -> bool:
+    """Whether ``value`` lies more than half the way from a value ``gap`` away from ``target`` to it."""
+    return value is not None and abs(value - target) < gap / 2
+
+
+def _authors_last_stage(fit: dict, p) -> tuple[float, float]:
+    """The (tau, kappa) of the authors' last stage: from their trace where their arm reports it, else from their
+    schedule (:data:`AUTHORS_KAPPA_STAGES`) when they warm up, else the claim's own setting."""
+    stages = fit.get("stages")
+    if stages:
+        return float(stages[-1][0]), float(stages[-1][1])
+    if not fit.get("continuation", p.warm_start):
+        return p.tau, p.kappa
+    kappas = [AUTHORS_KAPPA_STAGES[0]]
+    for k in [*AUTHORS_KAPPA_STAGES[1:], p.kappa]:
+        if k > kappas[-1] + 1e-12:
+            kappas.append(k)
+    return p.tau, kappas[-1]
 
 
 class BoundaryParams(LeaderboardParams, EstimatorParams, BoxParams):
@@ -95,7 +136,7 @@ class BoundaryAtBudget(Protocol):
     controls = {"tau_override": TauOverride}
     FINDINGS = {
         "result": ("measured",),
-        "eval_support": ("inside", "upper_tail", "beyond", "below"),
+        "eval_support": ("inside", "upper_tail", "edge", "beyond", "below"),
         "start_robustness": ("not_run", "measured"),
         "control_shifts": ("measured",),
         "explanation": ("explained",),
@@ -178,7 +219,7 @@ class BoundaryAtBudget(Protocol):
     def _result(self, ctx: Context):
         p, mine, theirs = ctx.params, ctx.reimpl.values, ctx.upstream.values
         paper = self._paper(ctx)
-        tau_ctl = next((c for c in ctx.controls if c.control == "tau_override"), None)
+        tau_ctl = next((c for c in ctx.controls if c.control == "tau_override" and c.reimpl.ran), None)
         ctl_values = ctx.reimpl.controls[tau_ctl.id].values if tau_ctl else {}
         rows = []
         for label in p.tasks:
@@ -208,19 +249,26 @@ class BoundaryAtBudget(Protocol):
             n_tasks=len(p.tasks),
             rows=rows,
             n_paper=len(paper),
+            all_paper=len(paper) == len(p.tasks),
             largest_reimpl=max(deltas) if deltas else None,
             largest_upstream=max(deltas_up) if deltas_up else None,
             tolerances=tolerances,
             n_holding_reimpl=sum(t.reimpl.holds is True for t in paper.values()),
             n_holding_upstream=sum(t.upstream.holds is True for t in paper.values()),
+            all_holding_reimpl=bool(paper) and all(t.reimpl.holds is True for t in paper.values()),
+            all_holding_upstream=bool(paper) and all(t.upstream.holds is True for t in paper.values()),
             control_id=tau_ctl.id if tau_ctl else None,
             control_tau=tau_ctl.params["tau"] if tau_ctl else None,
         )
 
     def _eval_support(self, ctx: Context):
+        """Where the evaluation point sits in the data: beyond or below every model, at the upper edge (fewer
+        models at or above it than one 1 - tau share of them takes, so that the quantile there rests on no
+        model above it), in a thin upper tail (under :data:`THIN_TAIL_SHARE` of the models), or inside."""
         z_eval, d = math.log10(ctx.params.eval_x), ctx.data
         n_above = ctx.reimpl.details["n_at_or_above_eval"]
         n = d["oll_rows_with_compute"]
+        edge = 1.0 / (1.0 - ctx.params.tau)
         facts = {
             "z_eval": z_eval,
             "z_min": d["z_min"],
@@ -229,22 +277,27 @@ class BoundaryAtBudget(Protocol):
             "n_models": n,
             "share": n_above / n,
             "thin_share": THIN_TAIL_SHARE,
+            "edge_models": edge,
+            "tau": ctx.params.tau,
         }
         if z_eval > d["z_max"]:
             return finding("beyond", **facts)
         if z_eval < d["z_min"]:
             return finding("below", **facts)
+        if n_above < edge:
+            return finding("edge", **facts)
         return finding("upper_tail" if n_above / n < THIN_TAIL_SHARE else "inside", **facts)
 
     def _start_robustness(self, ctx: Context):
+        """How far the other start moves the boundaries, against the smallest tolerance, or, for a claim without
+        one, against the precision the report prints (:data:`PRINTED`)."""
         p = ctx.params
         if not p.robustness_cold_start:
             return finding("not_run")
-        tols = [t.tolerance for t in self._paper(ctx).values()]
-        tol = min(tols) if tols else None
-        mine = ctx.reimpl.values["alt_start.max_shift"]
-        theirs = ctx.upstream.values.get("alt_start.max_shift") if ctx.upstream.ok else None
-        tol_text = next((t.tolerance_text for t in self._paper(ctx).values() if t.tolerance == tol), None)
+        tols = sorted(((t.tolerance, t.tolerance_text) for t in self._paper(ctx).values()), key=lambda x: x[0])
+        tol, tol_text = tols[0] if tols else (PRINTED, None)
+        mine = ctx.reimpl.values[Q.ALT_START_MAX_SHIFT]
+        theirs = ctx.upstream.values.get(Q.ALT_START_MAX_SHIFT) if ctx.upstream.ok else None
         return finding(
             "measured",
             alternative="cold" if p.warm_start else "warm",
@@ -252,21 +305,35 @@ class BoundaryAtBudget(Protocol):
             upstream_shift=theirs,
             tolerance=tol,
             tolerance_text=tol_text,
-            reimpl_within=None if tol is None else mine <= tol,
-            upstream_within=None if (tol is None or theirs is None) else theirs <= tol,
+            against="tolerance" if tols else "printed",
+            reimpl_within=mine <= tol,
+            upstream_within=None if theirs is None else theirs <= tol,
         )
 
     def _control_shifts(self, ctx: Context):
+        """How far each control moves the boundaries: from the paper's values where the targets give them, else
+        from the re-implementation's own unperturbed values."""
         paper = self._paper(ctx)
         rows = []
         for c in ctx.controls:
+            if not c.reimpl.ran:
+                continue
             vals = ctx.reimpl.controls[c.id].values
-            shifts = [abs(vals[name] - t.paper) for name, t in paper.items() if vals.get(name) is not None]
+            if paper:
+                shifts = [abs(vals[name] - t.paper) for name, t in paper.items() if vals.get(name) is not None]
+            else:
+                base = ctx.reimpl.values
+                shifts = [
+                    abs(vals[Q.boundary(k)] - base[Q.boundary(k)])
+                    for k in ctx.params.tasks
+                    if vals.get(Q.boundary(k)) is not None
+                ]
             rows.append(
                 {
                     "id": c.id,
                     "tau": c.params.get("tau"),
                     "n": len(shifts),
+                    "from_paper": bool(paper),
                     "mean": float(np.mean(shifts)) if shifts else None,
                     "min": min(shifts, default=None),
                     "max": max(shifts, default=None),
@@ -275,12 +342,22 @@ class BoundaryAtBudget(Protocol):
         return finding("measured", controls=rows)
 
     def _explanation(self, ctx: Context):
-        """Both arms' optima scored on one objective, and the re-implementation refitted in the authors' box."""
+        """Why the arms' values differ, benchmark by benchmark: both optima scored on one objective, the setting
+        the authors' code actually fitted (their schedule of stages), and the re-implementation refitted inside
+        the authors' box. Each row gets one ``cause``:
+
+        ``same_optimum``: their optimum's objective is within :data:`OBJECTIVE_GAP` of the re-implementation's;
+        ``setting``: their last stage ran at another (tau, kappa) than the claim's, and the re-implementation
+        refitted there moves more than half the way to their value; ``box``: the refit inside their box does;
+        ``optimiser_short``: at the claim's own setting, even inside their box the re-implementation reaches a
+        lower objective than theirs; ``unexplained``: none of these.
+        """
         p = ctx.params
         data = task_data(leaderboard_frame(ctx.tables, p), p)
         kw = p.loss()
         mine_fits, their_fits = ctx.reimpl.details["fits"], ctx.upstream.details.get("fits", {})
         boxed_fits = ctx.reimpl.details.get("boxed_fits", {})
+        rng = np.random.default_rng(ctx.spec.seed)
         rows = []
         for label, (z, y) in data.items():
             theirs = their_fits.get(label, {}).get("params")
@@ -290,34 +367,71 @@ class BoundaryAtBudget(Protocol):
             obj_mine = sigmoid_objective([mine_fits[label]["params"][k] for k in order], z, y, **kw)
             obj_theirs = sigmoid_objective([theirs[k] for k in order], z, y, **kw)
             fit = their_fits[label]
+            stage = _authors_last_stage(fit, p)
             active = fit.get("bounds_active", [])
-            gaps = {k: g for k, g in fit.get("bound_gaps", {}).items() if k not in active}
-            near = min(gaps, key=gaps.get) if gaps else None
             name = Q.boundary(label)
             mine_v, their_v = ctx.reimpl.values[name], ctx.upstream.values[name]
             boxed_v = ctx.reimpl.values.get(Q.boxed(name))
             obj_boxed = boxed_fits[label]["objective"] if label in boxed_fits else None
+            differs = not (math.isclose(stage[0], p.tau) and math.isclose(stage[1], p.kappa))
+            at_stage = None
+            if differs:
+                model = fit_boundary(z, y, p, rng, tau=stage[0], kappa=stage[1])
+                at_stage = float(model.predict(math.log10(p.eval_x)))
+            gap = abs(mine_v - their_v)
+            if obj_theirs - obj_mine <= OBJECTIVE_GAP:
+                cause = "same_optimum"
+            elif differs and _closer(at_stage, their_v, gap):
+                cause = "setting"
+            elif _closer(boxed_v, their_v, gap):
+                cause = "box"
+            elif not differs and obj_boxed is not None and obj_theirs - obj_boxed > OBJECTIVE_GAP:
+                cause = "optimiser_short"
+            else:
+                cause = "unexplained"
             rows.append(
                 {
                     "label": label,
                     "reimpl": mine_v,
                     "upstream": their_v,
+                    "difference": mine_v - their_v,
                     "objective_reimpl": obj_mine,
                     "objective_upstream": obj_theirs,
                     "objective_gap": obj_theirs - obj_mine,
-                    "bounds_active": active,
-                    "nearest_inactive_bound": near,
-                    "nearest_inactive_gap": gaps.get(near),
+                    "bounds_active": [_bound_words(b) for b in active],
+                    "authors_tau": stage[0],
+                    "authors_kappa": stage[1],
+                    "setting_differs": differs,
+                    "reimpl_at_authors_setting": at_stage,
+                    "at_setting_gap": None if at_stage is None else abs(at_stage - their_v),
                     "reimpl_boxed": boxed_v,
                     "objective_reimpl_boxed": obj_boxed,
-                    "authors_higher": obj_theirs - obj_mine > OBJECTIVE_GAP,
-                    "box_closes": boxed_v is not None and abs(boxed_v - their_v) < abs(mine_v - their_v) / 2,
-                    "optimiser_short": obj_boxed is not None and obj_theirs - obj_boxed > OBJECTIVE_GAP,
                     "short_by": (obj_theirs - obj_boxed) if obj_boxed is not None else None,
+                    "cause": cause,
                 }
             )
+        differing = [r for r in rows if r["cause"] != "same_optimum"]
+        by_setting = [r for r in differing if r["cause"] == "setting"]
+        setting = None
+        if by_setting:
+            setting = {
+                "labels": [r["label"] for r in by_setting],
+                "all": len(by_setting) == len(rows),
+                "one": len(by_setting) == 1,
+                "kappas": sorted({r["authors_kappa"] for r in by_setting}),
+                "largest_gap": max(r["at_setting_gap"] for r in by_setting),
+                "largest_difference": max(abs(r["difference"]) for r in by_setting),
+            }
         return finding(
-            "explained", rows=rows, box=list(p.box_check) if p.box_check else None, objective_gap=OBJECTIVE_GAP
+            "explained",
+            rows=rows,
+            differing=[r for r in differing if r["cause"] != "setting"],
+            setting=setting,
+            n_differing=len(differing),
+            box=list(p.box_check) if p.box_check else None,
+            objective_gap=OBJECTIVE_GAP,
+            kappa_stages=list(AUTHORS_KAPPA_STAGES),
+            warm_start=p.warm_start,
         )
 
     # -- figures ----------------------------------------------------------------------------------------
@@ -394,6 +508,7 @@ class BoundaryAtBudget(Protocol):
             "tau": p.tau,
             "z_grid": [z_lo, z_hi, 81],
             "control": {"id": ctl.id, "tau": ctl.params["tau"]} if ctl else None,
+            "has_paper": bool(paper),
             "tasks": tasks,
         }
 

@@ -63,8 +63,11 @@ def _estimators(record: Record) -> list[tuple[Figure, bytes]]:
             "ls": "none",
             "label": upstream_label(record),
         },
-        {"color": PAPER["color"], "marker": "x", "ms": 7, "mew": 1.6, "ls": "none", "label": "paper (Table 2)"},
     )
+    if any(r.get("paper", {}).get(m) is not None for r in rows for m in r.get("paper", {})):
+        handles += legend_handles(
+            {"color": PAPER["color"], "marker": "x", "ms": 7, "mew": 1.6, "ls": "none", "label": PAPER["label"]}
+        )
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
     missing = upstream_missing(record, "the authors' values")
     shuffled = next((r for r in rows if r["kind"] == "shuffle_z"), None)
@@ -84,6 +87,56 @@ def _estimators(record: Record) -> list[tuple[Figure, bytes]]:
     return [done(record, "estimators", fig, caption=caption, section="result", missing=missing)]
 
 
+BOXED = {"color": "#2a9d4b", "label": "re-implementation in the authors' box"}
+
+
+def _differences(record: Record) -> list[tuple[Figure, bytes]]:
+    """The headline cells' distances from the paper in units of their tolerance: the differences of about
+    1e-5 that decide the verdict, which the other figure's scale cannot show."""
+    cells = record.plots.get("cells") or []
+    if not cells:
+        return []
+    fig = new_figure(6.4, 0.42 * len(cells) + 1.3)
+    ax = fig.subplots()
+    ys = -np.arange(len(cells), dtype=float)
+    ax.axvspan(-1.0, 1.0, color="0.92", zorder=0)
+    ax.axvline(0.0, color="0.5", lw=0.8, zorder=1)
+    has_boxed = any(c.get("boxed") is not None for c in cells)
+    for y, c in zip(ys, cells):
+        if c.get("upstream") is not None:
+            ax.plot([c["upstream"]], [y], "o", ms=9, mfc="none", mec=UPSTREAM["color"], mew=1.3, zorder=4)
+        if c.get("boxed") is not None:
+            ax.plot([c["boxed"]], [y + 0.18], "s", ms=4.5, color=BOXED["color"], zorder=5)
+        if c.get("reimpl") is not None:
+            ax.plot([c["reimpl"]], [y], "o", ms=5, color=REIMPL["color"], zorder=6)
+    ax.set_yticks(ys, [f"{c['title']} (± {c['tolerance_text']})" for c in cells])
+    ax.set_ylim(ys[-1] - 0.6, 0.6)
+    ax.set_xlabel("value − paper, in units of the cell's tolerance (shaded: within it)")
+    ax.grid(axis="x", color="0.9", lw=0.5)
+    handles = legend_handles(
+        {"color": REIMPL["color"], "marker": "o", "ms": 5, "ls": "none", "label": REIMPL["label"]},
+        {
+            "color": UPSTREAM["color"],
+            "marker": "o",
+            "ms": 9,
+            "mfc": "none",
+            "mew": 1.3,
+            "ls": "none",
+            "label": upstream_label(record),
+        },
+    )
+    if has_boxed:
+        handles += legend_handles({"color": BOXED["color"], "marker": "s", "ms": 4.5, "ls": "none", **BOXED})
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
+    caption = (
+        "Each headline cell's distance from the paper, divided by its tolerance: a mark outside the shaded band "
+        "fails; look at which arm lands outside it"
+        + (" and where the refit inside the authors' box lands." if has_boxed else ".")
+    )
+    missing = upstream_missing(record, "the authors' values")
+    return [done(record, "differences", fig, caption=caption, section="result", missing=missing)]
+
+
 def draw(record: Record) -> list[tuple[Figure, bytes]]:
     """Every figure of a ``estimator_comparison`` record."""
-    return [*_estimators(record)]
+    return [*_estimators(record), *_differences(record)]

@@ -151,14 +151,14 @@ class Hyperparameters(Protocol):
     Params = HyperParams
     controls = {"tau_override": TauOverride}
     FINDINGS = {
-        "summary": ("measured",),
+        "summary": ("only_claimed", "claimed_and_others", "not_claimed", "neither"),
         "audit": ("all_found", "some_failed", "not_checked"),
         "loss": ("checked", "not_checked"),
         "sweeps": ("measured",),
-        "tau_tracking": ("covers_above", "mixed"),
-        "upstream_quirks": ("none", "some"),
+        "tau_tracking": ("tracks", "does_not_track"),
+        "upstream_quirks": ("none", "some", "not_run"),
         "steep_slopes": ("none", "some"),
-        "mean_or_sum": ("measured",),
+        "mean_or_sum": ("mean_only", "sum_only", "both", "neither"),
         "control_move": ("measured",),
     }
 
@@ -235,17 +235,29 @@ class Hyperparameters(Protocol):
         claimed = p.loss()
         others = [(param, x) for param, xs in _grids(p).items() for x in xs if x != claimed[param]]
         closest = min(others, key=lambda s: v[Q.sweep(*s, "max_dev")])
+        claimed_within = v["claimed.max_dev"] <= p.within
+        n_within = int(v["others.n_within"])
+        state = {
+            (True, False): "only_claimed",
+            (True, True): "claimed_and_others",
+            (False, True): "not_claimed",
+            (False, False): "neither",
+        }[(claimed_within, n_within > 0)]
+        within_settings = [
+            Q.setting_text(param, x) for param, x in others if v[Q.sweep(param, x, "max_dev")] <= p.within
+        ]
         out = {
             "summary": finding(
-                "measured",
+                state,
+                within_settings=within_settings,
                 tau=p.tau,
                 kappa=p.kappa,
                 lam=p.lam,
                 claimed_max_dev=v["claimed.max_dev"],
-                claimed_within=v["claimed.max_dev"] <= p.within,
+                claimed_within=claimed_within,
                 within=p.within,
                 n_others=len(others),
-                n_others_within=int(v["others.n_within"]),
+                n_others_within=n_within,
                 closest=Q.setting_text(*closest),
                 closest_max_dev=v["others.min_max_dev"],
                 eval_x=p.eval_x,
@@ -257,11 +269,16 @@ class Hyperparameters(Protocol):
             finding("checked", **ud["loss"]) if "loss" in ud else finding("not_checked", reason=ctx.upstream.reason)
         )
         out["sweeps"] = self._sweeps(ctx, v, uv)
-        tau_gaps = [v[Q.sweep("tau", t, "coverage_mean")] - t for t in p.tau_grid]
+        taus = sorted(p.tau_grid)
+        covs = [v[Q.sweep("tau", t, "coverage_mean")] for t in taus]
+        tau_gaps = [c - t for c, t in zip(covs, taus)]
         out["tau_tracking"] = finding(
-            "covers_above" if min(tau_gaps) > 0 else "mixed", largest=max(abs(g) for g in tau_gaps)
+            "tracks" if all(b > a for a, b in zip(covs, covs[1:])) else "does_not_track",
+            largest=max(abs(g) for g in tau_gaps),
+            covers_above=min(tau_gaps) > 0,
+            n_levels=len(taus),
         )
-        out["upstream_quirks"] = self._quirks(ud)
+        out["upstream_quirks"] = self._quirks(ud, claimed)
         steep = []
         for param, rows in ctx.reimpl.details["sweep"]["sweeps"].items():
             for row in rows:
@@ -294,6 +311,7 @@ class Hyperparameters(Protocol):
             "some_failed" if failed else "all_found",
             n=a["n"],
             n_found=a["n_found"],
+            n_failed=len(failed),
             entries=a["entries"],
             failed=[f"{e['file']}:{e['line']}" for e in failed],
         )
@@ -326,18 +344,21 @@ class Hyperparameters(Protocol):
         )
 
     @staticmethod
-    def _quirks(ud):
+    def _quirks(ud, claimed):
         if "settings" not in ud:
-            return finding("none", ran=False, stage=[], beta_min=[], beta_max=[])
+            return finding("not_run", ran=False, stage=[], beta_min=[], beta_max=[])
         q, settings = ud["quirks"], ud["settings"]
-        stage = [
-            {"setting": k.replace(",", ", "), "final_stage": settings[k]["final_stage"]}
-            for k in q["final_stage_not_setting"]
-        ]
-        beta_min = [k.replace(",", ", ") for k in q["all_tasks_beta_at_min"]]
+
+        def words(key: str) -> str:  # "tau=0.98,kappa=10,lam=0.001" -> "κ = 10" (what differs from the claim)
+            setting = dict(part.split("=") for part in key.split(","))
+            moved = [Q.setting_text(k, float(x)) for k, x in setting.items() if float(x) != claimed[k]]
+            return ", ".join(moved) or "the claimed setting"
+
+        stage = [{"setting": words(k), "final_stage": settings[k]["final_stage"]} for k in q["final_stage_not_setting"]]
+        beta_min = [words(k) for k in q["all_tasks_beta_at_min"]]
         beta_max = [
             {
-                "setting": k.replace(",", ", "),
+                "setting": words(k),
                 "labels": [lab for lab, f in st["fits"].items() if q["beta_max_bound"] in f["bounds_active"]],
             }
             for k, st in settings.items()
@@ -349,28 +370,42 @@ class Hyperparameters(Protocol):
             ran=True,
             stage=stage,
             beta_min=beta_min,
-            beta_min_bound=q["beta_bound"],
+            beta_min_bound=q["beta_bound"].partition("=")[2] or q["beta_bound"],
             beta_max=beta_max,
-            beta_max_bound=q["beta_max_bound"],
+            beta_max_bound=q["beta_max_bound"].partition("=")[2] or q["beta_max_bound"],
         )
 
     @staticmethod
     def _mean_or_sum(ctx, v):
+        """Which convention gives the reference: the code's mean with ridge lambda (the claimed fit), or the
+        printed sum with the same lambda, which is the mean with ridge lambda / n, fitted here at that ridge."""
         p, n = ctx.params, ctx.data["oll_rows_with_compute"]
         equivalent = p.lam / n
-        lams = sorted(p.lam_grid)
-        below = [x for x in lams if x <= equivalent]
-        above = [x for x in lams if x > equivalent]
-        bracket = None
-        if below and above:
-            lo, hi = below[-1], above[0]
-            bracket = {
-                "below": lo,
-                "above": hi,
-                "below_max_dev": v[Q.sweep("lam", lo, "max_dev")],
-                "above_max_dev": v[Q.sweep("lam", hi, "max_dev")],
-            }
-        return finding("measured", n=n, n_lam=n * p.lam, lam=p.lam, equivalent=equivalent, bracket=bracket)
+        data = task_data(leaderboard_frame(ctx.tables, p), p)
+        rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(ctx.spec.seed).spawn(len(data))]
+        fits = fit_setting(
+            data,
+            tau=p.tau,
+            kappa=p.kappa,
+            lam=equivalent,
+            rngs=rngs,
+            z_eval=math.log10(p.eval_x),
+            estimator_options={"n_random": p.n_random},
+            starts="warm" if p.warm_start else "cold",
+        )
+        sum_dev = control_values(fits, p.reference)["claimed.max_dev"]
+        mean_ok, sum_ok = v["claimed.max_dev"] <= p.within, sum_dev <= p.within
+        state = {(True, False): "mean_only", (False, True): "sum_only", (True, True): "both", (False, False): "neither"}
+        return finding(
+            state[(mean_ok, sum_ok)],
+            n=n,
+            n_lam=n * p.lam,
+            lam=p.lam,
+            equivalent=equivalent,
+            mean_max_dev=v["claimed.max_dev"],
+            sum_max_dev=sum_dev,
+            within=p.within,
+        )
 
     # -- figures ----------------------------------------------------------------------------------------
 

@@ -78,7 +78,7 @@ def _shift_null(record: Record) -> list[tuple[Figure, bytes]]:
                 color="#2ca02c",
                 lw=1.4,
                 ls="-.",
-                label=f"control {c['id']} (+{c['shift']:g} planted): γ = {c['gamma']:.3f}, p = {c['p_value']:.4f}",
+                label=f"planted-shift control (+{c['shift']:g}): γ = {c['gamma']:.3f}, p = {c['p_value']:.4f}",
             )
         elif c["kind"] == "relabel_groups":
             ax.errorbar(
@@ -89,7 +89,7 @@ def _shift_null(record: Record) -> list[tuple[Figure, bytes]]:
                 color="#9467bd",
                 ms=5,
                 capsize=3,
-                label=f"control {c['id']}: mean γ ± sd over {c['n']} random labellings",
+                label=f"relabelling control: mean γ ± sd over {c['n']} random labellings",
             )
     ax.set_ylim(0, top * 1.2)
     ax.set_xlabel("γ, post-release shift of logit(AIME-2025) at fixed logit(MATH-500) (logits)")

@@ -139,12 +139,17 @@ class ShiftTest(Protocol):
         "summary": ("measured",),
         "result": ("measured",),
         "monte_carlo": ("single", "side_settled", "side_uncertain"),
-        "null_centre": ("classical_significant", "classical_not_significant"),
-        "eps_sensitivity": ("measured",),
-        "power": ("adequate", "underpowered", "not_run"),
+        "null_centre": (
+            "both_not_significant",
+            "only_classical_significant",
+            "only_permutation_significant",
+            "both_significant",
+        ),
+        "eps_sensitivity": ("same_side", "crosses"),
+        "power": ("adequate", "underpowered", "rejected", "not_run"),
         "planted": ("detected", "missed"),
         "relabelled": ("measured",),
-        "upper_bound": ("measured",),
+        "upper_bound": ("not_rejected", "rejected"),
     }
 
     def columns(self, params: ShiftParams):
@@ -274,19 +279,30 @@ class ShiftTest(Protocol):
         )
         out["monte_carlo"] = self._monte_carlo(ctx, v, uv)
         df = v["n_support"] - 3
+        perm_sig, classical_sig = v["p_value"] < p.alpha, v["p_classical"] < p.alpha
         out["null_centre"] = finding(
-            "classical_significant" if v["p_classical"] < p.alpha else "classical_not_significant",
+            {
+                (False, False): "both_not_significant",
+                (False, True): "only_classical_significant",
+                (True, False): "only_permutation_significant",
+                (True, True): "both_significant",
+            }[(perm_sig, classical_sig)],
             null_mean=v["null_mean"],
             upstream_null_mean=uv.get("null_mean"),
             t=v["t"],
             df=df,
             p_classical=v["p_classical"],
+            p_value=v["p_value"],
             alpha=p.alpha,
         )
         sens = ctx.reimpl.details["eps_sensitivity"]
+        sides = {r["p_value"] < p.alpha for r in sens}
         out["eps_sensitivity"] = finding(
-            "measured",
+            "same_side" if len(sides) == 1 else "crosses",
             rows=sens,
+            alpha=p.alpha,
+            below=[r["eps"] for r in sens if r["p_value"] < p.alpha],
+            claimed_eps=p.eps,
             gamma_min=min(r["gamma"] for r in sens),
             gamma_max=max(r["gamma"] for r in sens),
             p_min=min(r["p_value"] for r in sens),
@@ -321,7 +337,14 @@ class ShiftTest(Protocol):
                     upstream_sd=cu.get("gamma_sd"),
                     observed=v["gamma"],
                 )
-        out["upper_bound"] = finding("measured", se=v["se"], upper95=v["upper95"], n_support=v["n_support"])
+        out["upper_bound"] = finding(
+            "rejected" if v["p_value"] < p.alpha else "not_rejected",
+            se=v["se"],
+            upper95=v["upper95"],
+            n_support=v["n_support"],
+            p_value=v["p_value"],
+            alpha=p.alpha,
+        )
         return out
 
     @staticmethod
@@ -342,12 +365,17 @@ class ShiftTest(Protocol):
             alpha=p.alpha,
             sds=MC_SIDE_SDS,
             paper_text=paper.paper_text if paper else None,
-            paper_sds=(paper.paper - limit) / sd if paper else None,
-            upstream_sds=(uv["p_value"] - limit) / sd if "p_value" in uv else None,
+            paper_sds=abs(paper.paper - limit) / sd if paper else None,
+            paper_side=None if paper is None else ("above" if paper.paper > limit else "below"),
+            upstream_sds=abs(uv["p_value"] - limit) / sd if "p_value" in uv else None,
+            upstream_side=None if "p_value" not in uv else ("above" if uv["p_value"] > limit else "below"),
         )
 
     @staticmethod
     def _power(ctx: Context, v: dict):
+        """The test's measured power at the observed shift: ``adequate`` or ``underpowered`` against the claim's
+        target when the test did not reject (how much its null result weighs), ``rejected`` when it did (there
+        is no null result to weigh)."""
         pw = ctx.reimpl.details.get("power")
         if pw is None:
             return finding("not_run")
@@ -359,8 +387,11 @@ class ShiftTest(Protocol):
             for s, pw_, se in zip(main["curve"]["shifts"], main["curve"]["power"], main["curve"]["mc_se"])
         ]
         minimal = main["minimal_shift"]
+        rejected = v["p_value"] < ctx.params.alpha
         return finding(
-            "adequate" if at["power"] >= target else "underpowered",
+            "rejected" if rejected else ("adequate" if at["power"] >= target else "underpowered"),
+            p_value=v["p_value"],
+            power_reached=at["power"] >= target,
             target=target,
             alpha=ctx.params.alpha,
             n_replicates=ctx.params.power.n_replicates,

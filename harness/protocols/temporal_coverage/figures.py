@@ -33,8 +33,9 @@ def _task_colors(P: dict) -> dict[str, str]:
 
 
 def _pp(values) -> np.ndarray:
-    """Shares as percentage points (``nan`` for a missing one)."""
-    return 100.0 * np.array([val(x) for x in values], dtype=float)
+    """Signed coverage errors as the report's tables print them, fractions of the models (``nan`` for a missing
+    one)."""
+    return np.array([val(x) for x in values], dtype=float)
 
 
 def _coverage_panel(ax, P: dict, colors: dict, keys: tuple[str, str, str, str], title: str) -> None:
@@ -43,7 +44,7 @@ def _coverage_panel(ax, P: dict, colors: dict, keys: tuple[str, str, str, str], 
     splits, order = P["splits"], P["drift"] + P["stable"]
     n = len(splits)
     xs, x_mean = np.arange(n, dtype=float), n + 0.6
-    ax.axhspan(-100, 0, color="#fbe3e0", zorder=0)
+    ax.axhspan(-1, 0, color="#fbe3e0", zorder=0)
     ax.axhline(0, color="black", lw=0.8, zorder=1)
     ax.axvline(n - 0.2, color="0.6", lw=0.6)
     jitter = np.linspace(-0.12, 0.12, len(order)) if len(order) > 1 else np.zeros(1)
@@ -52,13 +53,11 @@ def _coverage_panel(ax, P: dict, colors: dict, keys: tuple[str, str, str, str], 
         drift = T["group"] == "drift"
         style = {"color": c, "lw": 2.0 if drift else 1.1, "ls": "-" if drift else (0, (4, 2))}
         ax.plot(xs + j, _pp(T[per_split]), marker="o", ms=5, label=f"{x} ({T['group']})", zorder=3, **style)
-        ax.plot([x_mean + j], [100 * val(T[mean])], marker="D", ms=6, color=c, ls="none", zorder=3)
+        ax.plot([x_mean + j], [val(T[mean])], marker="D", ms=6, color=c, ls="none", zorder=3)
         if T.get(per_split_up) is not None:
             ax.plot(xs + j, _pp(T[per_split_up]), marker="o", ms=9, mfc="none", mec=c, mew=1.1, ls="none", zorder=4)
         if T.get(mean_up) is not None:
-            ax.plot(
-                [x_mean + j], [100 * T[mean_up]], marker="D", ms=10, mfc="none", mec=c, mew=1.1, ls="none", zorder=4
-            )
+            ax.plot([x_mean + j], [T[mean_up]], marker="D", ms=10, mfc="none", mec=c, mew=1.1, ls="none", zorder=4)
     ax.set_xticks(
         list(xs) + [x_mean],
         [
@@ -91,12 +90,12 @@ def _coverage_by_split(record: Record) -> list[tuple[Figure, bytes]]:
             "bin-averaged (the paper's Figure 2)",
         )
     keys = ("reimpl", "upstream", "bin_averaged", "bin_averaged_upstream") if binned else ("reimpl", "upstream")
-    values = [100 * val(v) for T in P["tasks"].values() for k in keys for v in (T.get(k) or [])]
+    values = [val(v) for T in P["tasks"].values() for k in keys for v in (T.get(k) or [])]
     values = [v for v in values if math.isfinite(v)]
     lo, hi = min(values + [0.0]), max(values + [0.0])
     pad = 0.08 * (hi - lo or 1.0)
     axes[0].set_ylim(lo - pad, hi + pad)
-    axes[0].set_ylabel("signed coverage error, coverage − τ (percentage points)")
+    axes[0].set_ylabel("signed coverage error, coverage − τ")
     fig.supxlabel("rolling split: fit on one period → test on the next (validation models)", fontsize=8)
     axes[-1].text(
         0.98,
@@ -150,26 +149,26 @@ def _shuffled_time(record: Record) -> list[tuple[Figure, bytes]]:
     xs = np.arange(len(order), dtype=float)
     for i, x in enumerate(order):
         T = P["tasks"][x]
-        each = 100 * np.asarray(C["signed_each"][x], dtype=float)
+        each = np.asarray(C["signed_each"][x], dtype=float)
         ax.plot(np.full(each.size, i + 0.15), each, "o", ms=3, color=CONTROL["color"], alpha=0.7)
-        ax.plot([i + 0.15], [100 * C["signed"][x]], "_", ms=14, mew=2, color=CONTROL["color"])
-        ax.plot([i - 0.15], [100 * T["mean"]], "D", ms=6, color=colors[x])
+        ax.plot([i + 0.15], [C["signed"][x]], "_", ms=14, mew=2, color=CONTROL["color"])
+        ax.plot([i - 0.15], [T["mean"]], "D", ms=6, color=colors[x])
         if T.get("mean_upstream") is not None:
-            ax.plot([i - 0.15], [100 * T["mean_upstream"]], "D", ms=10, mfc="none", mec=colors[x], mew=1.1)
+            ax.plot([i - 0.15], [T["mean_upstream"]], "D", ms=10, mfc="none", mec=colors[x], mew=1.1)
         if C.get("upstream_signed") and C["upstream_signed"].get(x) is not None:
-            ax.plot([i + 0.15], [100 * C["upstream_signed"][x]], "_", ms=14, mew=1.2, color=UPSTREAM["color"])
+            ax.plot([i + 0.15], [C["upstream_signed"][x]], "_", ms=14, mew=1.2, color=UPSTREAM["color"])
     ax.axhline(0, color="black", lw=0.8)
     ax.set_xticks(xs, [f"{x}\n({P['tasks'][x]['group']})" for x in order], fontsize=7.5)
-    ax.set_ylabel("signed coverage error (pp)")
-    sep_each = 100 * np.asarray(C["separation_each"], dtype=float)
-    real = 100 * P["groups"]["separation"]
+    ax.set_ylabel("signed coverage error")
+    sep_each = np.asarray(C["separation_each"], dtype=float)
+    real = P["groups"]["separation"]
     ax_s.plot(np.full(sep_each.size, 1.0), sep_each, "o", ms=3, color=CONTROL["color"], alpha=0.7)
-    ax_s.plot([1.0], [100 * C["separation"]], "_", ms=14, mew=2, color=CONTROL["color"])
+    ax_s.plot([1.0], [C["separation"]], "_", ms=14, mew=2, color=CONTROL["color"])
     ax_s.plot([0.0], [real], "D", ms=6, color="black")
     if P["groups"].get("upstream_separation") is not None:
-        ax_s.plot([0.0], [100 * P["groups"]["upstream_separation"]], "D", ms=10, mfc="none", mec="black", mew=1.1)
+        ax_s.plot([0.0], [P["groups"]["upstream_separation"]], "D", ms=10, mfc="none", mec="black", mew=1.1)
     if C.get("upstream_separation") is not None:
-        ax_s.plot([1.0], [100 * C["upstream_separation"]], "_", ms=14, mew=1.2, color=UPSTREAM["color"])
+        ax_s.plot([1.0], [C["upstream_separation"]], "_", ms=14, mew=1.2, color=UPSTREAM["color"])
     for cond in C.get("conditions", []):
         if cond["quantity"] == "separation" and cond["measure"] == "ratio" and cond["reference"] == "baseline":
             ax_s.axhline(real * cond["threshold"], color="#a03020", lw=0.8, ls="--")
@@ -185,7 +184,7 @@ def _shuffled_time(record: Record) -> list[tuple[Figure, bytes]]:
     ax_s.axhline(0, color="black", lw=0.8)
     ax_s.set_xlim(-0.5, 1.5)
     ax_s.set_xticks([0.0, 1.0], ["real", "shuffled"], fontsize=7.5)
-    ax_s.set_ylabel("separation, stable − drift (pp)")
+    ax_s.set_ylabel("separation, stable − drift")
     handles = legend_handles(
         {"color": "0.3", "marker": "D", "ms": 6, "ls": "none", "label": "real periods (hollow: authors' code)"},
         {
@@ -207,8 +206,8 @@ def _shuffled_time(record: Record) -> list[tuple[Figure, bytes]]:
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
     missing = [] if C.get("upstream_signed") else upstream_missing(record, "the authors' relabelled values")
     caption = (
-        f"Control {C['id']}: the period labels shuffled among the models; look at whether the drift "
-        f"benchmarks' under-coverage and the stable − drift gap vanish once time is cut from the models."
+        "The relabelled-periods control, the period labels shuffled among the models: look at whether the drift "
+        "benchmarks' under-coverage and the stable − drift gap vanish once time is cut from the models."
     )
     return [done(record, "shuffled_time", fig, caption=caption, section="controls", missing=missing)]
 

@@ -50,7 +50,7 @@ from ...fanout import Mapper
 from ...relations import relation_holds, target_holds
 from ...schema import Count, Label, Number
 from ...stats.temporal_coverage import relabelled_coverage, temporal_coverage
-from ...verdict import decide_verdict
+from ...verdict import arm_disagreements, decide_verdict
 from ..base import Context, Measurement, Protocol, ProtocolParams, finding
 from ..leaderboard import EstimatorParams, LeaderboardParams, leaderboard_columns
 from ..periods import (
@@ -75,10 +75,24 @@ class TemporalParams(LeaderboardParams, EstimatorParams, PeriodParams):
     drift_tasks: list[Label] = Field(
         min_length=1, description="task labels the claim says drift; the rest are 'stable'"
     )
-    exceed_rate: Number = Field(gt=0, lt=1, description="null rate of the binomial test (1 - tau)")
+    exceed_rate: Number | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        description="null rate of the binomial test: 1 - tau, the share a calibrated boundary leaves above it "
+        "(left out, it is 1 - tau)",
+    )
 
     @model_validator(mode="after")
     def _drift_among_tasks(self):
+        if self.exceed_rate is None:  # it follows from tau (the model is frozen, hence __dict__)
+            self.__dict__["exceed_rate"] = 1.0 - self.tau
+        if abs(self.exceed_rate - (1.0 - self.tau)) > 1e-9:
+            raise ValueError(
+                f"exceed_rate {self.exceed_rate:g} does not follow from tau {self.tau:g}: a calibrated "
+                f"{self.tau:g}-quantile boundary leaves {1.0 - self.tau:g} of the models above it, so the binomial "
+                f"test's null rate is {1.0 - self.tau:g} (write exceed_rate: {1.0 - self.tau:g}, or leave it out)"
+            )
         unknown = [t for t in self.drift_tasks if t not in self.tasks]
         if unknown:
             raise ValueError(f"drift_tasks {unknown} are not task labels (known: {list(self.tasks)})")
@@ -149,6 +163,16 @@ def bin_averaged_counterpart(name: str) -> str | None:
     if name.startswith(("signed_coverage.", "split", "group.")) or name == "separation":
         return Q.bin_averaged(name)
     return None
+
+
+def _by_task(negatives: list[dict], order: list[str]) -> list[dict]:
+    """``[{"label", "splits": [t, ...], "one": bool}]``: the splits on which each task is below zero."""
+    out = []
+    for label in order:
+        splits = [n["t"] for n in negatives if n["label"] == label]
+        if splits:
+            out.append({"label": label, "splits": splits, "one": len(splits) == 1})
+    return out
 
 
 def _sign_word(x: float) -> str:
@@ -312,7 +336,7 @@ class TemporalCoverage(Protocol):
         out["in_sample"] = finding("some_under" if under else "all_covered", smallest=min(ins.values()), under=under)
         out["split_table"] = finding(
             "measured",
-            splits=[{"t": t, "n": v[Q.n_validation(t)]} for t in ts],
+            splits=[{"t": t, "n": int(round(v[Q.n_validation(t)]))} for t in ts],
             rows=[
                 {
                     "label": x,
@@ -326,13 +350,17 @@ class TemporalCoverage(Protocol):
             "measured", rows=[self._split_pattern(x, [v[Q.split(t, x)] for t in ts], ts) for x in drift]
         )
         neg = [{"label": x, "t": t} for x in stable for t in ts if v[Q.split(t, x)] < 0]
-        out["stable_splits"] = finding("some_negative" if neg else "none_negative", negatives=neg)
+        out["stable_splits"] = finding(
+            "some_negative" if neg else "none_negative", negatives=neg, by_task=_by_task(neg, stable)
+        )
         if uv:
             gaps = [abs(v[Q.split(t, x)] - uv[Q.split(t, x)]) for x in labels for t in ts if Q.split(t, x) in uv]
             out["arm_split_gap"] = finding("measured", largest=max(gaps) if gaps else None, n=len(gaps))
         out["bin_averaged"] = self._bin_averaged(ctx, labels, ts)
         neg_b = [{"label": x, "t": t} for x in stable for t in ts if v[Q.bin_averaged(Q.split(t, x))] < 0]
-        out["stable_bins"] = finding("some_negative" if neg_b else "none_negative", negatives=neg_b)
+        out["stable_bins"] = finding(
+            "some_negative" if neg_b else "none_negative", negatives=neg_b, by_task=_by_task(neg_b, stable)
+        )
         if p.box_check is not None:
             out["box"] = self._box(ctx, labels)
             if uv:
@@ -365,6 +393,8 @@ class TemporalCoverage(Protocol):
             "pattern": pattern,
             "n_negative": n_neg,
             "n_splits": len(vals),
+            "n_others": len(vals) - 1,
+            "one_other": len(vals) == 2,
             "best": max(vals),
             "carriers": carriers,
             "one_carrier": len(carriers) == 1,
@@ -407,7 +437,9 @@ class TemporalCoverage(Protocol):
             )
             for t, r in zip(ctx.targets, rows)
         ]
-        alt = decide_verdict(ctx.reimpl, ctx.upstream, alt_targets, ctx.controls, [])
+        # the controls and the comparison of the arms as they are; only the targets' outcomes change
+        alt = decide_verdict(ctx.reimpl, ctx.upstream, alt_targets, ctx.controls, arm_disagreements(ctx.targets))
+        actual = decide_verdict(ctx.reimpl, ctx.upstream, ctx.targets, ctx.controls, arm_disagreements(ctx.targets))
         table = [
             {
                 "label": x,
@@ -425,6 +457,7 @@ class TemporalCoverage(Protocol):
             n_mapped=n_mapped,
             n_targets=len(rows),
             verdict=alt.verdict,
+            same_verdict=alt.verdict == actual.verdict,
             table=table,
             separation=v["separation"],
             separation_bin_averaged=v[Q.bin_averaged("separation")],

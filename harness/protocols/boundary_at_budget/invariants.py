@@ -1,0 +1,142 @@
+"""What the findings of ``boundary_at_budget`` assert about the record (see :mod:`harness.invariants`).
+
+Standard library only: rendering a report checks these and loads nothing heavier.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ...invariants import Invariants, same
+from . import quantities as Q
+
+INVARIANTS = Invariants()
+_ALL = None
+
+
+def _z(v) -> float:
+    return math.log10(v.params["eval_x"])
+
+
+@INVARIANTS.asserts("result", "measured", "its values are the arms' boundaries and its counts the record's")
+def _result(v, f):
+    bad = [
+        r["label"]
+        for r in f.facts["rows"]
+        if not same(r["reimpl"], v.value(Q.boundary(r["label"])))
+        or not same(r["upstream"], v.value(Q.boundary(r["label"]), "upstream") if v.ok("upstream") else None)
+    ]
+    paper = [t for t in v.record.targets if t.relation == "~" and t.quantity.startswith("boundary.")]
+    counts = {
+        "n_paper": (f.facts["n_paper"], len(paper)),
+        "n_holding_reimpl": (f.facts["n_holding_reimpl"], sum(t.reimpl.holds is True for t in paper)),
+        "n_models": (f.facts["n_models"], v.n_models),
+    }
+    wrong = {k: a for k, (a, b) in counts.items() if a != b}
+    return not bad and not wrong, {"rows not the arms' values": bad, "counts off": wrong}
+
+
+@INVARIANTS.asserts("result", "measured", "'all within' holds only when every paper value is met")
+def _all_within(v, f):
+    paper = [t for t in v.record.targets if t.relation == "~" and t.quantity.startswith("boundary.")]
+    want = bool(paper) and all(t.reimpl.holds is True for t in paper)
+    return f.facts["all_holding_reimpl"] == want, {"stated": f.facts["all_holding_reimpl"], "in the record": want}
+
+
+@INVARIANTS.asserts("eval_support", "beyond", "the evaluation point lies above the largest z")
+def _beyond(v, f):
+    return _z(v) > f.facts["z_max"] and f.facts["n_at_or_above"] == 0, {
+        "z_eval": _z(v),
+        "z_max": f.facts["z_max"],
+        "n_at_or_above": f.facts["n_at_or_above"],
+    }
+
+
+@INVARIANTS.asserts("eval_support", "below", "the evaluation point lies below the smallest z")
+def _below(v, f):
+    return _z(v) < f.facts["z_min"], {"z_eval": _z(v), "z_min": f.facts["z_min"]}
+
+
+@INVARIANTS.asserts(
+    "eval_support", "edge", "the point is in the data but fewer than 1/(1 - tau) models lie at or above it"
+)
+def _edge(v, f):
+    edge = 1.0 / (1.0 - v.params["tau"])
+    ok = f.facts["z_min"] <= _z(v) <= f.facts["z_max"] and f.facts["n_at_or_above"] < edge
+    return ok, {"z_eval": _z(v), "n_at_or_above": f.facts["n_at_or_above"], "1/(1 - tau)": edge}
+
+
+@INVARIANTS.asserts(
+    "eval_support", ("upper_tail", "inside"), "the point is in the data with at least 1/(1 - tau) models above it"
+)
+def _in_data(v, f):
+    edge = 1.0 / (1.0 - v.params["tau"])
+    ok = f.facts["z_min"] <= _z(v) <= f.facts["z_max"] and f.facts["n_at_or_above"] >= edge
+    return ok, {"z_eval": _z(v), "n_at_or_above": f.facts["n_at_or_above"], "1/(1 - tau)": edge}
+
+
+@INVARIANTS.asserts("eval_support", "upper_tail", "under the thin-tail share of the models lie at or above it")
+def _thin(v, f):
+    share = f.facts["n_at_or_above"] / f.facts["n_models"]
+    return share < f.facts["thin_share"], {"share": share, "thin_share": f.facts["thin_share"]}
+
+
+@INVARIANTS.asserts("eval_support", "inside", "at least the thin-tail share of the models lie at or above it")
+def _inside(v, f):
+    share = f.facts["n_at_or_above"] / f.facts["n_models"]
+    return share >= f.facts["thin_share"], {"share": share, "thin_share": f.facts["thin_share"]}
+
+
+@INVARIANTS.asserts("eval_support", _ALL, "its counts are the record's")
+def _counts(v, f):
+    ok = f.facts["n_models"] == v.n_models and 0 <= f.facts["n_at_or_above"] <= f.facts["n_models"]
+    return ok, {"n_models": f.facts["n_models"], "in the record": v.n_models}
+
+
+@INVARIANTS.asserts("start_robustness", "not_run", "the claim asks for no other start")
+def _start_not_run(v, f):
+    return not v.params.get("robustness_cold_start"), {"robustness_cold_start": v.params.get("robustness_cold_start")}
+
+
+@INVARIANTS.asserts("start_robustness", "measured", "'within' compares the measured shifts with its tolerance")
+def _start(v, f):
+    x = f.facts
+    mine = v.value(Q.ALT_START_MAX_SHIFT)
+    theirs = v.value(Q.ALT_START_MAX_SHIFT, "upstream") if v.ok("upstream") else None
+    ok = same(x["reimpl_shift"], mine) and x["reimpl_within"] == (mine <= x["tolerance"])
+    ok = ok and same(x["upstream_shift"], theirs)
+    ok = ok and (x["upstream_within"] is None if theirs is None else x["upstream_within"] == (theirs <= x["tolerance"]))
+    return ok, {"shift": mine, "authors' shift": theirs, "tolerance": x["tolerance"]}
+
+
+@INVARIANTS.asserts("control_shifts", "measured", "each control's shifts are its boundaries' distances")
+def _control_shifts(v, f):
+    bad = []
+    for row in f.facts["controls"]:
+        c = v.control(row["id"])
+        if c is None or not c.reimpl.ran or (row["n"] and not (row["min"] <= row["mean"] <= row["max"])):
+            bad.append(row["id"])
+    return not bad, {"controls": bad}
+
+
+@INVARIANTS.asserts("explanation", "explained", "the authors' arm ran, and each row's cause is what its numbers say")
+def _explained(v, f):
+    gap_limit = f.facts["objective_gap"]
+    bad = []
+    for r in f.facts["rows"]:
+        cause = r["cause"]
+        if cause == "same_optimum" and r["objective_gap"] > gap_limit:
+            bad.append(f"{r['label']}: same optimum, gap {r['objective_gap']:.3g}")
+        if cause == "setting" and not r["setting_differs"]:
+            bad.append(f"{r['label']}: setting blamed, yet the authors fitted the claimed setting")
+        if cause == "optimiser_short" and (r["setting_differs"] or not (r["short_by"] or 0) > gap_limit):
+            bad.append(f"{r['label']}: optimiser blamed at another setting or without a lower objective")
+        if cause != "same_optimum" and r["objective_gap"] <= gap_limit:
+            bad.append(f"{r['label']}: a difference explained although both reach one optimum")
+        if not same(r["upstream"], v.value(Q.boundary(r["label"]), "upstream")):
+            bad.append(f"{r['label']}: not the authors' value")
+    shown = {r["label"] for r in f.facts["differing"]} | set((f.facts["setting"] or {}).get("labels", []))
+    want = {r["label"] for r in f.facts["rows"] if r["cause"] != "same_optimum"}
+    if shown != want:
+        bad.append(f"worded {sorted(shown)}, differing {sorted(want)}")
+    return v.ok("upstream") and not bad, {"rows": bad}

@@ -1,0 +1,418 @@
+"""A generated corpus of claims at other parameters, per protocol, and the authors' arms they may meet.
+
+Each :class:`Variant` is one of the five claim files edited the way a new user would edit it (another budget,
+quantile level, κ, cutoff, bin count, period list, reference, relations instead of paper values, a flipped
+ordering), written to a scratch folder and run on the real tables. Each is met by several authors' arms made
+by hand (:func:`arms`): none (switched off), one that crashed with a Python traceback, one that agrees with the
+re-implementation, and one that disagrees with it, since running the authors' code for every variant would
+take hours. A variant may add arms of its own (``extra_arms``): the κ-schedule variant's authors' arm is the
+re-implementation refitted at the κ the authors' schedule actually reaches, which is what their code does.
+
+The ranges (issue 16): budgets inside the data, at its upper edge, beyond and below it; τ from 0.5 to 0.99;
+κ below (10, 20) and above (200) the authors' schedule (10, 25, then κ); cutoffs that leave 7 models before
+them, or few after; 3 to 20 bins; two or four periods; references the claimed setting misses; every target a
+relation; a resampled ordering that is false on the full sample.
+
+``slow`` variants (the protocols whose fits take tens of seconds) are marked so that ``make test`` leaves
+them to ``make test-all`` (CI).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from reference import approx
+
+from harness.record import Arm, ArmControl
+
+CLAIMS = Path(__file__).resolve().parents[2] / "claims"
+
+#: A crash of the authors' code as their adapter reports it: the first line, then the tail of stderr.
+TRACEBACK = (
+    "the adapter protocols/shift_test/adapter.py exited with status 1; last lines of stderr:\n"
+    "Traceback (most recent call last):\n"
+    '  File "<scratch>/launch.py", line 41, in <module>\n'
+    "    answer = module.run(request)\n"
+    '  File "skill_frontier/evaluation/shift_test.py", line 212, in relabel\n'
+    "    raise ValueError(f'need at least 5 pre-cutoff models, got {n}')\n"
+    "ValueError: need at least 5 pre-cutoff models, got 4"
+)
+
+
+@dataclass
+class Variant:
+    """A claim file edited: ``edit(raw)`` changes the parsed YAML in place; ``expect(record)`` asserts the states
+    the variant is there to produce (the wording follows from them, which the renderer and reviewer check)."""
+
+    id: str
+    base: str  # the claim's number prefix
+    edit: Callable[[dict], None]
+    expect: Callable | None = None
+    slow: bool = False
+    bootstrap: bool = False
+    extra_arms: Callable | None = None  # (spec, tables, reimpl) -> {name: Arm}
+    expect_arms: dict[str, Callable] = field(default_factory=dict)  # arm name -> expect(record)
+    notes: str = ""
+    tags: tuple[str, ...] = field(default_factory=tuple)
+
+
+def write_variant(v: Variant, folder: Path) -> Path:
+    (path,) = sorted(CLAIMS.glob(f"{v.base}*.yaml"))
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not v.bootstrap:
+        raw.pop("bootstrap", None)
+    raw["id"] = v.id
+    v.edit(raw)
+    out = folder / f"{v.id}.yaml"
+    out.write_text(yaml.safe_dump(raw, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    return out
+
+
+# -- the authors' arms --------------------------------------------------------------------------------------
+
+
+def _perturbed(values: dict, shift: float) -> dict:
+    """Values moved by ``shift`` times their size (counts kept): an arm that disagrees with the other."""
+    out = {}
+    for k, x in values.items():
+        if x is None or k.startswith(("n_", "n_validation")) or k.endswith(".n_within"):
+            out[k] = x
+        else:
+            out[k] = x + shift * max(abs(x), 1e-3)
+    return out
+
+
+def arms(spec, reimpl: Arm) -> dict[str, Arm]:
+    """The authors' arms every variant meets: not run, crashed, agreeing, disagreeing."""
+    both = {n for n, q in spec.vocabulary.items() if q.arm == "both"}
+    mine = {k: x for k, x in reimpl.values.items() if k in both}
+    controls = {c: ArmControl(values=dict(m.values)) for c, m in reimpl.controls.items()}
+    out = {
+        "not_run": Arm(status="not run", reason="the authors' arm was switched off for this run (--no-upstream)"),
+        "crashed": Arm(status="could not run", reason=TRACEBACK),
+        "agrees": Arm(status="ok", values=mine, controls=controls),
+        "disagrees": Arm(
+            status="ok",
+            values=_perturbed(mine, 0.05),
+            controls={c: ArmControl(values=_perturbed(m.values, -0.05)) for c, m in reimpl.controls.items()},
+        ),
+    }
+    return out
+
+
+# -- the variants -------------------------------------------------------------------------------------------
+
+
+def _set(**params):
+    def edit(raw):
+        raw["params"].update(params)
+
+    return edit
+
+
+def _chain(*edits):
+    def edit(raw):
+        for e in edits:
+            e(raw)
+
+    return edit
+
+
+def _boundary_relations(raw):
+    """Table 1's values belong to 10²⁴ FLOPs: at another budget the claim states only relations."""
+    raw["targets"] = [
+        {
+            "quantity": "boundary.MATH Lvl 5",
+            "label": "MATH Lvl 5 below MMLU-Pro",
+            "relation": "<",
+            "other": "boundary.MMLU-Pro",
+            "reason": "The ordering the claim draws, at another budget.",
+        },
+        {
+            "quantity": "boundary.IFEval",
+            "label": "IFEval the highest",
+            "relation": ">",
+            "other": "boundary.BBH",
+            "reason": "IFEval above BBH.",
+        },
+    ]
+    raw["controls"][0]["must"] = [
+        {"quantities": ["boundary.IFEval"], "measure": "abs_shift", "reference": "baseline", "op": ">", "value": 0.05}
+    ]
+    raw["controls"][0]["must_fail_targets"] = False
+    raw["params"]["box_check"] = None
+
+
+def _at(x):
+    return _chain(_set(eval_x=float(x)), _boundary_relations)
+
+
+def _state(name, *states):
+    def expect(rec):
+        assert rec.findings[name].state in states, (name, rec.findings[name].state, states)
+
+    return expect
+
+
+def _all(*checks):
+    def expect(rec):
+        for c in checks:
+            c(rec)
+
+    return expect
+
+
+def _kappa_schedule_arm(spec, tables, reimpl):
+    """The authors' code warms up through κ = 10, 25 and then the claimed κ only where κ still rises, so a claimed
+    κ of 20 is fitted at 25: their arm is the re-implementation refitted at κ = 25."""
+    import numpy as np
+
+    at25 = spec.params.model_copy(update={"kappa": 25.0})
+    m = spec.protocol.measure(at25, tables, np.random.default_rng(0))
+    both = {n for n, q in spec.vocabulary.items() if q.arm == "both"}
+    fits = {k: {**f, "continuation": True} for k, f in m.details["fits"].items()}
+    return {
+        "authors_at_25": Arm(
+            status="ok",
+            values={k: x for k, x in m.values.items() if k in both},
+            details={"fits": fits},
+            controls={c: ArmControl(values=dict(x.values)) for c, x in reimpl.controls.items()},
+        )
+    }
+
+
+def _false_ordering(raw):
+    raw["bootstrap"]["n_resamples"] = 20
+    raw["bootstrap"]["comparisons"] = [
+        {
+            "left": "boundary.MMLU-Pro",
+            "relation": "<",
+            "right": "boundary.MATH Lvl 5",
+            "label": "MMLU-Pro below MATH Level 5",
+        }
+    ]
+
+
+def _small_bootstrap(raw):
+    raw["bootstrap"]["n_resamples"] = 20
+
+
+BOUNDARY = [
+    Variant(
+        "c002_inside_1e23",
+        "002",
+        _at(100),
+        _all(_state("eval_support", "inside"), lambda rec: rec.findings["eval_support"].facts["n_at_or_above"] > 2000),
+    ),
+    Variant("c002_edge_1e25", "002", _at(1e4), _state("eval_support", "edge")),
+    Variant("c002_beyond_1e26", "002", _at(1e5), _state("eval_support", "beyond")),
+    Variant("c002_below_1e18", "002", _at(1e-3), _state("eval_support", "below")),
+    Variant(
+        "c002_tau50",
+        "002",
+        _set(tau=0.5, box_check=None),
+        lambda rec: rec.verdict.verdict in ("not reproduced", "partially reproduced"),
+    ),
+    Variant("c002_tau90", "002", _set(tau=0.9, box_check=None)),
+    Variant("c002_tau99", "002", _set(tau=0.99, box_check=None)),
+    Variant(
+        "c002_kappa20",
+        "002",
+        _set(kappa=20.0, box_check=None),
+        extra_arms=_kappa_schedule_arm,
+        expect_arms={
+            "authors_at_25": lambda rec: (
+                rec.findings["explanation"].facts["setting"]["all"]
+                and not rec.findings["explanation"].facts["differing"]
+            )
+        },
+        notes="the authors' schedule never reaches κ = 20",
+    ),
+    Variant("c002_kappa200", "002", _set(kappa=200.0, box_check=None, robustness_cold_start=False)),
+    Variant("c002_kappa10_cold", "002", _set(kappa=10.0, warm_start=False, box_check=None)),
+    Variant(
+        "c002_false_ordering",
+        "002",
+        _chain(_false_ordering, _set(box_check=None, robustness_cold_start=False)),
+        _state("resampling", "does_not_hold"),
+        bootstrap=True,
+    ),
+    Variant(
+        "c002_ordering_resampled",
+        "002",
+        _chain(_small_bootstrap, _set(box_check=None, robustness_cold_start=False)),
+        _state("resampling", "robust", "fragile"),
+        bootstrap=True,
+    ),
+]
+
+
+def _shift_power(raw):
+    raw["params"]["power"] = {"shifts": [0.0, 0.5, 1.0, 2.0], "n_replicates": 40, "n_perm": 199, "target": 0.8}
+    raw["params"]["n_perm_precise"] = 0
+
+
+def _shift_cheap(raw):
+    raw["params"]["n_perm"] = 999
+    raw["params"].pop("power", None)
+    raw["params"]["n_perm_precise"] = 0
+    for c in raw["controls"]:
+        if c["control"] == "relabel_groups":
+            c["params"]["n_draws"] = 50
+
+
+def _relations_only(raw):
+    raw["targets"] = [t for t in raw["targets"] if t.get("relation") in (">", "<")]
+
+
+SHIFT = [
+    Variant(
+        "c000_cutoff_2024_09_12",
+        "000",
+        _chain(_set(cutoff="2024-09-12"), _shift_cheap, _shift_power, _relations_only),
+        _all(_state("power", "rejected"), _state("upper_bound", "rejected")),
+        notes="33 models, 7 before the cutoff: the test rejects",
+    ),
+    Variant("c000_cutoff_2025_08_01", "000", _chain(_set(cutoff="2025-08-01"), _shift_cheap, _relations_only)),
+    Variant("c000_bins3", "000", _chain(_set(n_bins=3), _shift_cheap, _shift_power)),
+    Variant("c000_bins20", "000", _chain(_set(n_bins=20), _shift_cheap)),
+    Variant(
+        "c000_eps",
+        "000",
+        _chain(_set(eps=0.01, eps_grid=[0.01, 0.1, 0.3]), _shift_cheap, _relations_only),
+        lambda rec: rec.arms.reimpl.values["gamma"] == approx("shift_test.gamma_at_eps_0.01"),
+    ),
+    Variant(
+        "c000_precise",
+        "000",
+        _chain(_shift_cheap, _set(n_perm_precise=20000)),
+        _state("monte_carlo", "side_settled", "side_uncertain"),
+    ),
+    Variant(
+        "c000_small_plant",
+        "000",
+        _chain(_shift_cheap, lambda raw: raw["controls"][0]["params"].update(shift=0.05)),
+        _all(
+            _state("planted", "missed"),
+            lambda rec: rec.controls[0].reimpl.broke is False and rec.verdict.verdict == "partially reproduced",
+        ),
+    ),
+    Variant("c000_alpha20", "000", _chain(_set(alpha=0.2), _shift_cheap, _shift_power, _relations_only)),
+]
+
+
+def _temporal_cheap(raw):
+    raw["params"].update(box_check=None, n_jobs=1, n_random=2)
+    for c in raw["controls"]:
+        c["params"]["n_relabellings"] = 2
+
+
+def _three_periods(raw):
+    raw["params"]["periods"] = raw["params"]["periods"][1:]
+    raw["targets"] = [t for t in raw["targets"] if not t["quantity"].startswith("split3.")]
+
+
+def _tau(tau):
+    def edit(raw):
+        raw["params"]["tau"] = tau
+        raw["params"].pop("exceed_rate", None)
+        for t in raw["targets"]:
+            t["reason"] = t["reason"].replace("2%", "the share 1 − τ").replace("98%", "τ")
+
+    return edit
+
+
+TEMPORAL = [
+    Variant(
+        "c001_tau90",
+        "001",
+        _chain(_temporal_cheap, _tau(0.9)),
+        lambda rec: abs(rec.findings["groups"].facts["exceed_rate"] - 0.1) < 1e-12,
+        slow=True,
+    ),
+    Variant("c001_tau50", "001", _chain(_temporal_cheap, _tau(0.5)), slow=True),
+    Variant("c001_two_splits", "001", _chain(_temporal_cheap, _three_periods), slow=True),
+    Variant("c001_bins3", "001", _chain(_temporal_cheap, _set(n_bins=3, min_bin_size=10)), slow=True),
+    Variant("c001_bins20", "001", _chain(_temporal_cheap, _set(n_bins=20, min_bin_size=10)), slow=True),
+    Variant(
+        "c001_flipped_groups",
+        "001",
+        _chain(_temporal_cheap, _set(drift_tasks=["MMLU-Pro", "GPQA"])),
+        lambda rec: rec.verdict.verdict != "reproduced",
+        slow=True,
+    ),
+    Variant("c001_box", "001", _set(n_jobs=1, n_random=2), slow=True),
+]
+
+
+def _estimator_cheap(raw):
+    raw["params"].update(n_jobs=1, n_random=2, knot_grid=[2, 3], n_shuffles=1, box_check=None)
+    for c in raw["controls"]:
+        if c["control"] == "shuffle_z":
+            c["params"]["n_shuffles"] = 1
+
+
+def _estimator_relations(raw):
+    raw["targets"] = [t for t in raw["targets"] if t.get("relation", "~") != "~"]
+    raw["controls"] = [c for c in raw["controls"] if c["control"] == "shuffle_z"]
+
+
+ESTIMATOR = [
+    Variant(
+        "c003_tau90_relations",
+        "003",
+        _chain(_estimator_cheap, _set(tau=0.9), _estimator_relations),
+        _state("table", "measured"),
+        slow=True,
+        notes="no cell with a paper value",
+    ),
+    Variant("c003_bins3", "003", _chain(_estimator_cheap, _set(n_bins=3, min_bin_size=10)), slow=True),
+    Variant("c003_box", "003", _chain(_estimator_cheap, _set(box_check=[0.05, 50.0])), slow=True),
+]
+
+
+def _hyper_cheap(raw):
+    raw["params"].update(
+        n_random=2, tau_grid=[0.5, 0.98], kappa_grid=[10.0, 20.0, 50.0, 200.0], lam_grid=[0.0, 0.001, 0.1]
+    )
+    raw["targets"] = [t for t in raw["targets"] if not t["quantity"].startswith(("audit.", "loss."))]
+
+
+def _raw_targets(prefix: str) -> list:
+    (path,) = sorted(CLAIMS.glob(f"{prefix}*.yaml"))
+    return yaml.safe_load(path.read_text(encoding="utf-8"))["targets"]
+
+
+def _hyper_reference_missed(raw):
+    raw["params"]["eval_x"] = 100.0  # Table 1's values are 10²⁴'s: at 10²³ the claimed triple misses them
+
+
+HYPER = [
+    Variant(
+        "c004_reference_missed",
+        "004",
+        _chain(_hyper_cheap, _hyper_reference_missed),
+        _all(_state("summary", "not_claimed", "neither"), _state("mean_or_sum", "neither", "sum_only")),
+        slow=True,
+    ),
+    Variant(
+        "c004_small_grids", "004", _hyper_cheap, _state("summary", "only_claimed", "claimed_and_others"), slow=True
+    ),
+]
+
+CORPUS: list[Variant] = [*BOUNDARY, *SHIFT, *TEMPORAL, *ESTIMATOR, *HYPER]
+
+
+def by_protocol() -> dict[str, int]:
+    out: dict[str, int] = {}
+    for v in CORPUS:
+        out[v.base] = out.get(v.base, 0) + 1
+    return out
+
+
+def copy_raw(raw: dict) -> dict:
+    return copy.deepcopy(raw)
