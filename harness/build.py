@@ -108,8 +108,15 @@ def dependencies(spec, lock, pins: dict | None) -> dict:
         "code": digest(code_files(proto)),
         "upstream_pin": pin,
         "packages": package_versions(),
+        "calibration": _study_sha(spec.id),
     }
     return {"run": run, "render": render_dependencies(proto)}
+
+
+def _study_sha(claim_id: str) -> str | None:
+    """The claim's coverage study (its measured coverage goes into the record), by hash, or None."""
+    path = PROJECT_ROOT / "reports" / "calibration" / f"{claim_id}.json"
+    return _sha(path) if path.is_file() else None
 
 
 def render_dependencies(protocol: str) -> dict:
@@ -144,6 +151,8 @@ def stale_reasons(stored: dict | None, now: dict) -> tuple[list[str], list[str]]
         run.append(f"harness code changed: {_listed(code)}")
     if old.get("upstream_pin") != new["upstream_pin"]:
         run.append("upstream pin changed")
+    if old.get("calibration") != new.get("calibration"):
+        run.append("its coverage study changed")
     pk_old, pk_new = old.get("packages", {}), new["packages"]
     pk = [f"{k} {pk_old.get(k)} -> {pk_new.get(k)}" for k in _changed(pk_old, pk_new)]
     if pk:

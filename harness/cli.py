@@ -170,6 +170,18 @@ def cmd_data_add(args) -> int:
     return EXIT_OK
 
 
+def cmd_calibrate(args) -> int:
+    from .errors import HarnessError
+    from .make import calibrate_claims
+
+    try:
+        paths = resolve_claims(args.claims)
+    except HarnessError as exc:
+        _err(str(exc))
+        return EXIT_ERROR
+    return calibrate_claims(args, paths, CONSOLE)
+
+
 def cmd_numerics(args) -> int:
     """The pinned kernels as shell ``export`` lines, for processes the harness does not start (Dask workers)."""
     import shlex
@@ -310,6 +322,19 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("path", help="the CSV file, under the data root (read in place, never copied)")
     add.add_argument("--provenance", required=True, help="where the table comes from, in one sentence or two")
     add.set_defaults(func=cmd_data_add)
+
+    cb = sub.add_parser(
+        "calibrate",
+        parents=[common],
+        formatter_class=fmt,
+        help="measure the coverage of each claim's interval methods on its own design (reports/calibration/)",
+    )
+    cb.add_argument("claims", nargs="*", help="claim ids or YAML paths; default: all in claims/")
+    cb.add_argument("--out", default=str(REPORTS_DIR), help="folder of the reports (studies go to its calibration/)")
+    cb.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="cores the study may use")
+    cb.add_argument("--executor", default=None, help="where the study's data sets run (see run --executor)")
+    cb.add_argument("--force", action="store_true", help="run every study even when it is up to date")
+    cb.set_defaults(func=cmd_calibrate)
 
     nm = sub.add_parser(
         "numerics",

@@ -18,6 +18,7 @@ _RESAMPLING = {
     "robust": "robust",
     "fragile": "fragile",
     "does_not_hold": "an ordering does not hold",
+    "not_assessed": "not assessed (coverage not shown)",
     "intervals_only": "intervals only",
     "not_run": "not run",
 }

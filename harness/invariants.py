@@ -229,17 +229,28 @@ def _largest_gap(v: View, f: Finding):
     return same(f.facts.get("largest_gap"), want), {"stated": f.facts.get("largest_gap"), "in the record": want}
 
 
-@COMMON.asserts("resampling", None, "its state follows the resampled orderings and their full-sample truth")
+@COMMON.asserts(
+    "resampling",
+    None,
+    "its state follows the orderings' full-sample truth, the measured coverage of their intervals and their shares",
+)
 def _resampling(v: View, f: Finding):
     r = v.record.robustness
     if r is None or r.state == "not run":
         return f.state == "not_run", {"robustness": None if r is None else r.state}
     comps = r.facts.get("comparisons", [])
     threshold = r.facts.get("threshold")
+    lo, hi = r.facts.get("calibration", {}).get("range") or (None, None)
+
+    def calibrated(c):  # the coverage of its difference's interval, measured and in the calibrated range
+        return c.get("coverage") is not None and lo is not None and lo <= c["coverage"] <= hi
+
     if not comps:
         want = "intervals_only"
-    elif any(c["holds_full"] is False for c in comps):
+    elif any(c["holds_full"] is not True for c in comps):
         want = "does_not_hold"
+    elif not all(calibrated(c) for c in comps):
+        want = "not_assessed"
     elif any(c["share"] is None or c["share"] < threshold for c in comps):
         want = "fragile"
     else:

@@ -363,3 +363,54 @@ def write_index(out: Path, console: Console) -> None:
     found = [r for _, r in records(out, console)]
     if found:
         atomic_write_text(out / "README.md", index_markdown(found))
+
+
+def calibrate_claims(args, paths: list[Path], console: Console) -> int:
+    """Run the coverage study of every claim in ``paths`` that asks for one and whose study is absent or out
+    of date (``--force``: all of them); write each beside the reports, under ``calibration/``."""
+    import time
+
+    from . import fanout
+    from .calibration import STUDY_DIR, read_study, run_study
+    from .datalock import load_lock
+    from .errors import HarnessError
+    from .runner import measurement_arm
+    from .spec import load_claim
+    from .study_files import write_study
+
+    lock, tables = load_lock(args.lock), tables_of(args)
+    folder = Path(getattr(args, "out", None) or STUDY_DIR.parent) / "calibration"
+    status = EXIT_OK
+    for path in paths:
+        try:
+            spec = load_claim(path, lock=lock, tables=tables)
+        except HarnessError as exc:
+            console.error(str(exc))
+            status = EXIT_ERROR
+            continue
+        state, _ = read_study(spec, lock, folder)
+        if state == "not asked":
+            continue
+        if state == "measured" and not args.force:
+            console.note(f"{spec.id}: calibration up to date")
+            continue
+        console.note(f"{spec.id}: calibration: {state}; running the study")
+        t0 = time.perf_counter()
+        try:
+            import scipy.optimize  # noqa: F401  (load every BLAS before limiting its threads)
+            from threadpoolctl import threadpool_limits
+
+            with threadpool_limits(limits=1, user_api="blas"), fanout.using(_executor(args, claims_in_parallel=False)):
+                result = run_study(spec, tables, lock, measurement_arm(spec, tables))
+            write_study(result, folder)
+        except HarnessError as exc:
+            console.error(f"{path}: {exc}")
+            status = EXIT_ERROR
+            continue
+        calls = result["statistic_calls"]["total"]
+        seconds = time.perf_counter() - t0
+        console.info(
+            f"{spec.id}: calibration written to {folder / (spec.id + '.md')} ({result['n_replicates']} data sets, "
+            f"{calls} statistic calls, {seconds:.0f} s, {calls / max(seconds, 1e-9):.1f} calls/s)"
+        )
+    return status

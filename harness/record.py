@@ -253,7 +253,7 @@ class Figure(_Model):
 
 
 class Robustness(_Model):
-    state: Literal["robust", "fragile", "intervals only", "not run"]
+    state: Literal["robust", "fragile", "does not hold", "not assessed", "intervals only", "not run"]
     facts: dict[str, Any] = Field(default_factory=dict)
 
 

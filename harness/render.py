@@ -271,3 +271,9 @@ def render_report(record: Record, templates_dir: str | Path = TEMPLATES_DIR, *, 
     context = record.model_dump(mode="json")
     template = environment(templates_dir).get_template(PROTOCOLS[record.claim.protocol].template)
     return _tidy(template.render(**context))
+
+
+def render_study(study: dict, figure: str, templates_dir: str | Path = TEMPLATES_DIR) -> str:
+    """The Markdown page of a claim's coverage study (:mod:`harness.calibration`), its figure beside it."""
+    template = environment(templates_dir).get_template("calibration.md.j2")
+    return _tidy(template.render(study=study, figure=figure))

@@ -30,7 +30,7 @@ from .robustness import run_bootstrap
 from .spec import ClaimSpec, load_claim, spec_sha256
 from .verdict import arm_disagreements, common_findings, decide_verdict, judge_controls, judge_targets
 
-__all__ = ["run_claim", "assemble_record", "RunResult", "scrub_paths"]
+__all__ = ["run_claim", "assemble_record", "measurement_arm", "RunResult", "scrub_paths"]
 
 
 @dataclass
@@ -95,6 +95,13 @@ def _run_reimpl(spec: ClaimSpec, tables: Tables, log: dict) -> Arm:
         controls[ctl.id] = protocol.control(ctl.control, spec.control_params[ctl.id], params, tables, rng, base)
         log.setdefault("control_seconds", {})[ctl.id] = time.perf_counter() - t1
     return _arm("ok", None, base, controls)
+
+
+def measurement_arm(spec: ClaimSpec, tables: Tables) -> Arm:
+    """The re-implementation's measurement alone (no control), from the run's own measurement stream: the fits
+    a resampling starts from (:mod:`harness.calibration`)."""
+    base = spec.protocol.measure(spec.params, tables, _generators(spec.claim.seed, len(spec.claim.controls))[0])
+    return _arm("ok", None, base)
 
 
 def _run_upstream(spec: ClaimSpec, tables: Tables, options, log: dict) -> tuple[Arm, dict]:

@@ -80,6 +80,7 @@ __all__ = [
     "MAX_INT_DIGITS",
     "FIT_BUDGET",
     "PERMUTATION_BUDGET",
+    "CALIBRATION_BUDGET",
 ]
 
 #: A claim file is a few KB; a larger one is refused before it is parsed.
@@ -96,6 +97,9 @@ FIT_BUDGET = 20_000
 #: Permuted refits a claim may ask for (the permutation test, its eps table, its precise p-value and the
 #: power study's replicates x shifts x permutations x 2 mean models); the claims ask for about 6.5 million.
 PERMUTATION_BUDGET = 32_000_000
+#: Model fits a claim's coverage study may ask for (replicates x calls per replicate x fits per call); the
+#: studies of the committed claims ask for about 400,000.
+CALIBRATION_BUDGET = 1_000_000
 
 Relation = Literal["~", "<", "<=", ">", ">=", "abs<"]
 
@@ -183,6 +187,24 @@ class Comparison(Strict):
     label: Label | None = None
 
 
+IntervalMethod = Literal["percentile", "bca", "subsampling"]
+
+
+class Calibration(Strict):
+    """A coverage study of the claim's interval methods on its own design (``python -m harness calibrate``).
+
+    ``params`` replaces some of the claim's parameters in the study's design only (fewer tasks, to make it
+    cheaper): every quantity the study measures must still be measured by it.
+    """
+
+    replicates: Count = Field(100, ge=10, le=1000, description="R, simulated data sets")
+    resamples: Count = Field(100, ge=20, le=1000, description="B, resamples per interval")
+    methods: list[IntervalMethod] = Field(
+        default_factory=lambda: ["percentile", "bca", "subsampling"], min_length=1, description="methods to measure"
+    )
+    params: dict[str, Any] = Field(default_factory=dict, description="the claim's parameters, changed for the study")
+
+
 class Bootstrap(Strict):
     """A resampling of the claim's measurement: clusters of rows drawn with replacement."""
 
@@ -195,6 +217,21 @@ class Bootstrap(Strict):
     )
     quantities: list[Label] = Field(default_factory=list, description="values to give an interval for")
     comparisons: list[Comparison] = Field(default_factory=list)
+    method: IntervalMethod = Field(
+        "percentile",
+        description="the interval method: percentile, bca (a 20-group cluster jackknife) or subsampling "
+        "(m = ceil(G^(2/3)) clusters without replacement)",
+    )
+    calibration: Calibration | None = None
+
+    @model_validator(mode="after")
+    def _method_studied(self):
+        if self.calibration is not None and self.method not in self.calibration.methods:
+            raise ValueError(
+                f"the claim's interval method {self.method!r} must be among those its calibration measures "
+                f"({', '.join(self.calibration.methods)})"
+            )
+        return self
 
 
 #: The longest short title a claim file may give (the report's heading and the index's first column).
@@ -692,6 +729,12 @@ def _bootstrap_checks(claim: Claim, params, protocol, tables, problems: list[str
     """The bootstrap needs a protocol that resamples, and its cluster column in the protocol's first table."""
     if claim.bootstrap is None or params is None:
         return
+    c = claim.bootstrap.calibration
+    if c is not None and c.params:
+        try:
+            validate_plain(protocol.Params, {**params.model_dump(mode="json"), **c.params})
+        except ValidationError as err:
+            problems += format_validation_error(err, prefix="bootstrap.calibration.params")
     if type(protocol).resampling is Protocol.resampling:
         problems.append(f"bootstrap: protocol '{protocol.name}' has no bootstrap")
         return
@@ -780,6 +823,19 @@ def _budget_checks(claim: Claim, params, cparams: dict, problems: list[str]) -> 
     problem = _over_budget(parts, FIT_BUDGET, "model fits", "FIT_BUDGET")
     if problem:
         problems.append(problem)
+    c = claim.bootstrap.calibration if claim.bootstrap is not None else None
+    if c is not None:
+        calls = c.resamples * (("percentile" in c.methods or "bca" in c.methods) + ("subsampling" in c.methods))
+        calls += 20 * ("bca" in c.methods)
+        words = f"simulated data sets × {calls} calls × {fits} fits each ({how})"
+        problem = _over_budget(
+            [("bootstrap.calibration.replicates", c.replicates, calls * fits, words)],
+            CALIBRATION_BUDGET,
+            "model fits",
+            "CALIBRATION_BUDGET",
+        )
+        if problem:
+            problems.append(problem)
     n_perm = getattr(params, "n_perm", None)
     if not isinstance(n_perm, int):
         return

@@ -413,8 +413,11 @@ def decide_verdict(
 def resampling_finding(robustness) -> Finding:
     """How the claim's asserted orderings fare under resampling, in the words the report leads with.
 
+    The state is the claim's worst comparison's (:func:`harness.stats.resample.comparison_state`):
     ``does_not_hold``: some asserted ordering is false on the full sample itself (resampling cannot make it
-    fragile: it is not there); ``fragile``: every ordering holds on the full sample, but some holds in fewer
+    fragile: it is not there); ``not_assessed``: it holds, but the interval of its difference was not measured
+    to cover on this design (no study, or coverage outside the calibrated range), so resampling is no evidence;
+    ``fragile``: every ordering holds on the full sample, the method is calibrated, but some holds in fewer
     resamples than the claim's ``robust_share``; ``robust``: every one holds in at least that share;
     ``intervals_only``: the claim asserts no ordering; ``not_run``: no resampling.
     """
@@ -423,33 +426,27 @@ def resampling_finding(robustness) -> Finding:
         return _reason("not_run", why=why)
     f = robustness.facts
     comps, threshold = f.get("comparisons", []), f.get("threshold")
-    rows = [
-        {"label": c["label"], "share": c["share"], "mc_se": c["mc_se"], "holds_full": c["holds_full"]} for c in comps
-    ]
-    not_holding = [r for r in rows if r["holds_full"] is False]
-    fragile = [r for r in rows if r["holds_full"] is not False and (r["share"] is None or r["share"] < threshold)]
-    if not comps:
-        state = "intervals_only"
-    elif not_holding:
-        state = "does_not_hold"
-    elif fragile:
-        state = "fragile"
-    else:
-        state = "robust"
+    keys = ("label", "share", "mc_se", "holds_full", "state", "coverage", "calibrated")
+    rows = [{k: c.get(k) for k in keys} for c in comps]
+    by_state = {s: [r for r in rows if r["state"] == s] for s in ("does not hold", "not assessed", "fragile")}
+    state = "intervals_only" if not comps else robustness.state.replace(" ", "_")
     shares = [r["share"] for r in rows if r["share"] is not None]
     return _reason(
         state,
         n_comparisons=len(rows),
         one_comparison=len(rows) == 1,
         comparisons=rows,
-        not_holding=not_holding,
-        fragile=fragile,
-        n_not_holding=len(not_holding),
-        n_fragile=len(fragile),
+        not_holding=by_state["does not hold"],
+        not_assessed=by_state["not assessed"],
+        fragile=by_state["fragile"],
+        n_not_holding=len(by_state["does not hold"]),
+        n_not_assessed=len(by_state["not assessed"]),
+        n_fragile=len(by_state["fragile"]),
         lowest_share=min(shares) if shares else None,
         threshold=threshold,
         n_resamples=f.get("n_resamples"),
         cluster_col=f.get("cluster_col"),
+        calibration_state=(f.get("calibration") or {}).get("state"),
     )
 
 

@@ -156,3 +156,27 @@ def leaderboard_summary(tables, p: LeaderboardParams) -> dict[str, Any]:
 def task_data(frame, p: LeaderboardParams):
     """``{label: (z, y)}`` for every task of the claim."""
     return {label: task_arrays(frame, col) for label, col in p.tasks.items()}
+
+
+def budget_tail_support(data, fits: dict, z_eval: float, name=str) -> dict:
+    """What carries each boundary at a budget (the report's tail table): for every task of ``data``
+    (``{label: (z, y)}``) with its fitted sigmoid ``fits[label]`` (``y0, L, a, beta``), the models above the
+    fitted curve, the models at or above the evaluation point ``z_eval``, and those above the curve there.
+    ``name(label)`` is the row's quantity name."""
+    from ..stats.sigmoid import sigmoid_boundary
+
+    rows = []
+    for label, (z, y) in data.items():
+        q = fits[label]
+        above = y > sigmoid_boundary(z, q["y0"], q["L"], q["a"], q["beta"])
+        there = z >= z_eval
+        rows.append(
+            {
+                "label": name(label),
+                "above": int(above.sum()),
+                "n": int(z.size),
+                "at_or_above": int(there.sum()),
+                "above_there": int((above & there).sum()),
+            }
+        )
+    return {"kind": "budget", "rows": rows}

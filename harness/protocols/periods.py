@@ -19,6 +19,7 @@ __all__ = [
     "boxed_options",
     "outside_box",
     "box_explanation",
+    "split_tail_support",
 ]
 
 
@@ -123,3 +124,27 @@ def box_explanation(mine: dict, theirs: dict, names) -> dict:
             "closed": (1.0 - abs(boxed_gap) / abs(gap)) if gap else None,
         }
     return out
+
+
+def split_tail_support(tables, params, fits: dict) -> dict:
+    """What carries each split's boundary (the report's tail table): for every rolling split with a fitted
+    sigmoid ``fits[(task, t)]`` (``y0, L, a, beta``), the training models above it and the later models (those
+    of the next period inside the overlap) above it."""
+    from ..stats.sigmoid import sigmoid_boundary
+
+    rows = []
+    for s in rolling_splits(period_frame(tables, params), params.tasks, periods=params.periods):
+        q = fits.get((s.task, s.t))
+        if q is None:
+            continue
+        curve = (q["y0"], q["L"], q["a"], q["beta"])
+        rows.append(
+            {
+                "label": f"{s.task}, split {s.t} ({s.train_period} to {s.val_period})",
+                "above": int((s.y_train > sigmoid_boundary(s.z_train, *curve)).sum()),
+                "n": int(s.z_train.size),
+                "later_above": int((s.y_val > sigmoid_boundary(s.z_val, *curve)).sum()),
+                "later_n": int(s.z_val.size),
+            }
+        )
+    return {"kind": "periods", "rows": rows}

@@ -305,10 +305,18 @@ def shift_test_power(
         "mc_se": res["mc_se"][k],
         "n_detected": res["n_detected"][k],
     }
+    se = np.asarray(curve["mc_se"], dtype=float)
+    P = np.asarray(curve["power"], dtype=float)
     return {
         "curve": curve,
         "at_observed": at_obs,
         "minimal_shift": shift_at_power(curve["shifts"], curve["power"], target),
+        # the same crossing of the curve +- 1.96 Monte Carlo s.e.: how far the Monte Carlo error moves it
+        "minimal_shift_range": {
+            "lo": shift_at_power(curve["shifts"], (P + 1.96 * se).tolist(), target)["shift"],
+            "hi": shift_at_power(curve["shifts"], (P - 1.96 * se).tolist(), target)["shift"],
+            "z": 1.96,
+        },
         "mean_model": mean_model,
         "gamma_hat": gamma_hat,
         "sigma": math.sqrt(fit["sigma2"]),

@@ -78,6 +78,9 @@ __all__ = [
     "comparison_holds",
     "comparison_share",
     "robustness_finding",
+    "comparison_state",
+    "overall_state",
+    "COMPARISON_STATES",
     "bootstrap_summary",
 ]
 
@@ -515,6 +518,32 @@ def robustness_finding(shares: dict[str, float], threshold: float = 0.95) -> dic
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
     failing = [k for k, s in shares.items() if not s >= threshold]
     return {"finding": "fragile" if failing else "robust", "threshold": float(threshold), "failing": failing}
+
+
+#: The state of one asserted comparison under resampling, and of the claim, from the worst of its comparisons.
+COMPARISON_STATES = ("does not hold", "not assessed", "fragile", "robust")
+
+
+def comparison_state(holds_full: bool | None, share: float, threshold: float, calibrated: bool | None) -> str:
+    """What resampling says of one comparison the claim asserts.
+
+    ``does not hold``: it is false on the full sample (whatever the resamples say: a share is not a chance of
+    being true). ``not assessed``: it holds on the full sample, but the interval method was not shown to
+    cover on this design (``calibrated`` not True), so the resamples are not evidence. ``robust`` / ``fragile``:
+    it holds, the method is calibrated, and it holds in at least / fewer than ``threshold`` of the resamples.
+    """
+    if holds_full is not True:
+        return "does not hold"
+    if calibrated is not True:
+        return "not assessed"
+    return "robust" if share >= threshold else "fragile"
+
+
+def overall_state(states: Sequence[str]) -> str:
+    """The claim's state: its worst comparison's (in the order of :data:`COMPARISON_STATES`)."""
+    if not states:
+        raise ValueError("no comparison")
+    return min(states, key=COMPARISON_STATES.index)
 
 
 def bootstrap_summary(

@@ -37,7 +37,7 @@ def test_a_claim_at_other_parameters_reads_true(variant, folder, tables):
     spec = load_claim(write_variant(variant, folder), tables=tables)
     mine = _run_reimpl(spec, tables, {})
     assert mine.ok, mine.reason
-    robustness = run_bootstrap(spec, tables, mine, judge_targets(spec, mine, mine), n_jobs=1)
+    robustness = run_bootstrap(spec, tables, mine, judge_targets(spec, mine, mine))
     theirs = arms(spec, mine)
     if variant.extra_arms is not None:
         theirs.update(variant.extra_arms(spec, tables, mine))

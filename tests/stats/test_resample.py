@@ -19,7 +19,9 @@ from harness.stats.resample import (
     comparison_holds,
     comparison_label,
     comparison_share,
+    comparison_state,
     concat_draws,
+    overall_state,
     percentile_interval,
     robustness_finding,
 )
@@ -336,3 +338,53 @@ def test_resampling_rows_of_clustered_data_under_covers():
     # about sqrt(5) too narrow and covers far less often. The cluster bootstrap test above
     # would fail if the code resampled rows.
     assert _coverage(100, 60, 5, 250, seed=5, use_clusters=False) < 0.75
+
+
+# -- the state of an asserted comparison (calibrated resampling) ----------------
+
+
+def test_a_comparison_false_on_all_rows_does_not_hold_whatever_the_resamples_say():
+    # A share of resamples is not a chance of being true: 99% of resamples cannot rescue a false ordering.
+    for share in (0.0, 0.5, 0.99, 1.0):
+        for calibrated in (True, False, None):
+            assert comparison_state(False, share, 0.95, calibrated) == "does not hold"
+    assert comparison_state(None, 1.0, 0.95, True) == "does not hold"  # a side could not be computed
+
+
+def test_an_uncalibrated_method_leaves_a_true_comparison_not_assessed():
+    assert comparison_state(True, 1.0, 0.95, False) == "not assessed"
+    assert comparison_state(True, 1.0, 0.95, None) == "not assessed"  # no study
+
+
+def test_a_calibrated_method_splits_robust_from_fragile_at_the_threshold_inclusive():
+    assert comparison_state(True, 0.95, 0.95, True) == "robust"
+    assert comparison_state(True, 0.9499, 0.95, True) == "fragile"
+    assert comparison_state(True, 0.5, 0.95, True) == "fragile"
+
+
+def test_a_coin_flip_is_fragile_and_a_wide_margin_robust_when_calibrated():
+    # The bootstrap draws of the wide/flip designs above, through the state function.
+    rng = np.random.default_rng(0)
+    G, B = 40, 1000
+    v = rng.normal(size=G // 2)
+    w = np.r_[v, -v]  # mirror pairs: P(mean of a resample > 0) = 1/2
+    flip = cluster_bootstrap(
+        lambda idx: {"m": float(w[idx].mean())}, G, np.arange(G), n_resamples=B, rng=np.random.default_rng(2)
+    )
+    wide = cluster_bootstrap(
+        lambda idx: {"m": float(w[idx].mean() + 10.0)}, G, np.arange(G), n_resamples=B, rng=np.random.default_rng(3)
+    )
+    s_flip = comparison_share(flip, ("m", ">", 0))["share"]
+    s_wide = comparison_share(wide, ("m", ">", 0))["share"]
+    assert comparison_state(True, s_flip, 0.95, True) == "fragile"
+    assert comparison_state(True, s_wide, 0.95, True) == "robust"
+    assert comparison_state(True, s_wide, 0.95, False) == "not assessed"
+
+
+def test_the_claim_takes_its_worst_comparison():
+    assert overall_state(["robust", "robust"]) == "robust"
+    assert overall_state(["robust", "fragile"]) == "fragile"
+    assert overall_state(["fragile", "not assessed", "robust"]) == "not assessed"
+    assert overall_state(["robust", "does not hold", "not assessed"]) == "does not hold"
+    with pytest.raises(ValueError):
+        overall_state([])

@@ -326,3 +326,82 @@ def test_no_figure_names_a_table_the_claim_does_not_give():
     plots = {**rec.plots, "has_paper": False}
     (fig, svg) = draw_figures(rec.model_copy(update={"plots": plots}))[0]
     assert "paper" not in fig.caption and b"Table 1" not in svg and b"median_fit" not in svg
+
+
+#: What each comparison of a record looks like in a run in that state (consistent with the record's invariants).
+_IN_STATE = {
+    "robust": {"holds_full": True, "share": 1.0, "coverage": 0.95, "calibrated": True},
+    "fragile": {"holds_full": True, "share": 0.5, "coverage": 0.95, "calibrated": True},
+    "not assessed": {"holds_full": True, "share": 1.0, "coverage": None, "calibrated": None},
+    "does not hold": {"holds_full": False, "share": 0.2, "coverage": 0.95, "calibrated": True},
+}
+
+
+def _as_state(rec, state, **facts):
+    """The record's resampling as a run in ``state`` would word it: every comparison in that state."""
+    from harness.verdict import resampling_finding
+
+    f = rec.robustness.facts
+    comparisons = [{**c, **_IN_STATE[state], "state": state} for c in f["comparisons"]]
+    labels = [c["label"] for c in comparisons]
+    listed = {s: (labels if s == state else []) for s in ("fragile", "not assessed", "does not hold")}
+    new = {
+        **f,
+        "comparisons": comparisons,
+        "fragile": listed["fragile"],
+        "n_fragile": len(listed["fragile"]),
+        "not_assessed": listed["not assessed"],
+        "not_holding": listed["does not hold"],
+        **facts,
+    }
+    robustness = rec.robustness.model_copy(update={"state": state, "facts": new})
+    findings = {**rec.findings, "resampling": resampling_finding(robustness)}
+    return render_report(rec.model_copy(update={"robustness": robustness, "findings": findings}))
+
+
+def _with_comparisons(prefix):
+    rec = _record(prefix)
+    if rec.robustness is None or not rec.robustness.facts.get("comparisons"):
+        pytest.skip(f"the committed record {prefix} has no asserted comparison under resampling")
+    return rec, [c["label"] for c in rec.robustness.facts["comparisons"]]
+
+
+def test_an_uncalibrated_comparison_is_not_assessed_and_never_robust():
+    rec, labels = _with_comparisons("002")
+    md = _as_state(rec, "not assessed")
+    assert "not assessed**" in md and "robust**" not in md and "fragile**" not in md
+    assert "no evidence for or against" in md
+    assert labels[0] in md
+
+
+def test_an_ordering_false_on_all_rows_does_not_hold_whatever_its_share():
+    rec, labels = _with_comparisons("002")
+    md = _as_state(rec, "does not hold")
+    assert "does not hold**" in md and "robust**" not in md and "not assessed**" not in md
+    assert "is false in this run itself" in md
+
+
+def test_a_robust_state_says_the_method_was_calibrated():
+    rec, labels = _with_comparisons("002")
+    md = _as_state(rec, "robust")
+    assert "robust**" in md and "coverage was measured on this design" in md
+    assert "not the probability that the claim is true" in md
+
+
+def test_an_uncalibrated_interval_is_said_and_a_calibrated_one_is_not_flagged():
+    rec, _ = _with_comparisons("002")
+    f = rec.robustness.facts
+    first = f["intervals"][0]["label"]
+    cal = {**f["calibration"], "uncalibrated": [first]}
+    md = _as_state(rec, "not assessed", calibration=cal)
+    assert f"The interval of {first} is not calibrated on this design" in md
+    md = _as_state(rec, "not assessed", calibration={**cal, "uncalibrated": []})
+    assert "is not calibrated on this design" not in md
+
+
+@pytest.mark.parametrize("state", ["stale", "absent", "unreadable"])
+def test_a_missing_or_stale_study_sends_the_reader_to_make_calibration(state):
+    rec, _ = _with_comparisons("002")
+    f = rec.robustness.facts
+    md = _as_state(rec, "not assessed", calibration={**f["calibration"], "state": state, "uncalibrated": []})
+    assert "`make calibration`" in md and "How often such an interval covers was measured" not in md

@@ -18,13 +18,14 @@ from pydantic import Field
 
 from ...fanout import Mapper
 from ...schema import Number
-from ...stats.sigmoid import SigmoidQuantileRegressor, sigmoid_objective
+from ...stats.sigmoid import SigmoidQuantileRegressor, sigmoid_boundary, sigmoid_objective
 from ..base import Context, Measurement, Protocol, finding
 from ..leaderboard import (
     BoxParams,
     EstimatorParams,
     LeaderboardParams,
     TauOverride,
+    budget_tail_support,
     leaderboard_columns,
     leaderboard_frame,
     leaderboard_summary,
@@ -170,6 +171,12 @@ class BoundaryAtBudget(Protocol):
         data = task_data(leaderboard_frame(tables, params), params)
         cells, fits = _fit_all(data, params, rng, math.log10(params.eval_x), tau=cparams.tau)
         return Measurement(_values(cells, fits), {"fits": fits})
+
+    def tail_support(self, params: BoundaryParams, tables, reimpl) -> dict:
+        """What carries each boundary: the models above it, at or above the budget, and above it there."""
+        data = task_data(leaderboard_frame(tables, params), params)
+        fits = {label: f["params"] for label, f in reimpl.details["fits"].items()}
+        return budget_tail_support(data, fits, math.log10(params.eval_x), name=Q.boundary)
 
     def resampling(self, params: BoundaryParams, tables, reimpl, *, cluster_col: str):
         from ..base import Resampling
@@ -376,7 +383,7 @@ class BoundaryAtBudget(Protocol):
             differs = not (math.isclose(stage[0], p.tau) and math.isclose(stage[1], p.kappa))
             at_stage = None
             if differs:
-                model = fit_boundary(z, y, p, rng, tau=stage[0], kappa=stage[1])
+                model = SigmoidQuantileRegressor(rng=rng, **p.estimator(tau=stage[0], kappa=stage[1])).fit(z, y)
                 at_stage = float(model.predict(math.log10(p.eval_x)))
             gap = abs(mine_v - their_v)
             if obj_theirs - obj_mine <= OBJECTIVE_GAP:
@@ -446,7 +453,6 @@ class BoundaryAtBudget(Protocol):
         ``numpy.linspace(*z_grid)``, rounded to 5 decimals. (The helpers are local so that this module does
         not import :mod:`harness.figures`: a change of drawing then redraws, it does not rerun.)
         """
-        from ...stats.sigmoid import sigmoid_boundary
 
         p = ctx.params
         data = task_data(leaderboard_frame(ctx.tables, p), p)

@@ -51,6 +51,7 @@ from ..periods import (
     period_frame,
     period_summary,
     sigmoid_options,
+    split_tail_support,
 )
 from . import CARD
 from . import quantities as Q
@@ -240,6 +241,11 @@ class EstimatorComparison(Protocol):
             {"advantage.id": res["advantage_mean"]},
             {"n": res["n"], "advantage_each": res["advantage_each"], "sigmoid_shuffled": res["sigmoid_shuffled"]},
         )
+
+    def tail_support(self, params: EstimatorComparisonParams, tables, reimpl) -> dict:
+        """What carries each split's sigmoid boundary: the training models above it, and the later ones."""
+        fits = {(f["task"], f["t"]): f["params"] for f in reimpl.details["fitted"] if f["estimator"] == "sigmoid"}
+        return split_tail_support(tables, params, fits)
 
     def resampling(self, params: EstimatorComparisonParams, tables, reimpl, *, cluster_col: str):
         from ..base import Resampling

@@ -39,6 +39,7 @@ from ..leaderboard import (
     EstimatorParams,
     LeaderboardParams,
     TauOverride,
+    budget_tail_support,
     leaderboard_columns,
     leaderboard_frame,
     leaderboard_summary,
@@ -198,6 +199,13 @@ class Hyperparameters(Protocol):
             starts="warm" if params.warm_start else "cold",
         )
         return Measurement(control_values(fits, params.reference), {"fits": fits})
+
+    def tail_support(self, params: HyperParams, tables, reimpl) -> dict:
+        """What carries each boundary of the claimed setting: the models above it, at or above the budget, and
+        above it there."""
+        data = task_data(leaderboard_frame(tables, params), params)
+        fits = reimpl.details["sweep"]["claimed"]["params"]
+        return budget_tail_support(data, fits, math.log10(params.eval_x), name=lambda label: f"{label} (claimed)")
 
     def resampling(self, params: HyperParams, tables, reimpl, *, cluster_col: str):
         from ..base import Resampling

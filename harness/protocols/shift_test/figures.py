@@ -184,8 +184,14 @@ def _shift_power(record: Record) -> list[tuple[Figure, bytes]]:
     )
     if pw["linear"].get("min_detectable") is not None:
         md = pw["linear"]["min_detectable"]
+        rng_ = pw["linear"].get("min_detectable_range") or {}
+        if rng_.get("lo") is not None and rng_.get("hi") is not None:
+            ax.hlines(pw["target"], rng_["lo"], rng_["hi"], color="black", lw=3, alpha=0.35)
+        span = (
+            f" ({rng_['lo']:.2f}–{rng_['hi']:.2f})" if rng_.get("lo") is not None and rng_.get("hi") is not None else ""
+        )
         ax.annotate(
-            f"{pw['target']:.0%} power at c ≈ {md:.2f}",
+            f"{pw['target']:.0%} power at c ≈ {md:.2f}{span}",
             (md, pw["target"]),
             xytext=(8, -14),
             textcoords="offset points",

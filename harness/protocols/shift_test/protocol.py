@@ -401,6 +401,9 @@ class ShiftTest(Protocol):
             at_observed=at["power"],
             at_observed_se=at["mc_se"],
             min_detectable=minimal["shift"],
+            min_detectable_lo=main["minimal_shift_range"]["lo"],
+            min_detectable_hi=main["minimal_shift_range"]["hi"],
+            min_detectable_z=main["minimal_shift_range"]["z"],
             max_power=minimal["max_power"],
             size=curve[0]["power"] if curve[0]["shift"] == 0 else None,
             strata_observed=alt["at_observed"]["shift"],
@@ -471,6 +474,7 @@ class ShiftTest(Protocol):
                         "mc_se": pw[k]["curve"]["mc_se"],
                         "at_observed": pw[k]["at_observed"],
                         "min_detectable": pw[k]["minimal_shift"]["shift"],
+                        "min_detectable_range": pw[k]["minimal_shift_range"],
                     }
                     for k in ("linear", "strata")
                 },

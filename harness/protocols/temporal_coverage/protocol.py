@@ -61,6 +61,7 @@ from ..periods import (
     period_frame,
     period_summary,
     sigmoid_options,
+    split_tail_support,
 )
 from . import CARD
 from . import quantities as Q
@@ -256,6 +257,11 @@ class TemporalCoverage(Protocol):
                 "signed_coverage_each": res["signed_coverage"],
             },
         )
+
+    def tail_support(self, params: TemporalParams, tables, reimpl) -> dict:
+        """What carries each split's boundary: the training models above it, and the later models above it."""
+        fits = {(f["task"], f["t"]): f["params"] for f in reimpl.details["fitted"]}
+        return split_tail_support(tables, params, fits)
 
     def resampling(self, params: TemporalParams, tables, reimpl, *, cluster_col: str):
         from ..base import Resampling

@@ -1,0 +1,172 @@
+"""How far a claim's resampling can be trusted: the coverage of its interval methods, measured on its own design.
+
+A claim's ``bootstrap:`` block may ask for a study (``calibration:``). ``python -m harness calibrate`` (``make
+calibration``) runs it with :func:`harness.stats.calibration.coverage_study`: data sets drawn from the claim's
+own data by resampling its clusters (the empirical world, in which the truth is the statistic on the full
+data: exact), on each of them the claim's measurement and every interval method, and the share of data sets
+whose 95% interval covers the truth, with its Monte Carlo error. The study is written beside the reports
+(``reports/calibration/<id>.json``, ``.md`` and a figure) and keyed by what it depends on (the claim's
+parameters and bootstrap, its tables, the code of its protocol): :func:`read_study` tells the claim's run
+whether it is there and up to date.
+
+What is studied: the claim's interval quantities and, for each comparison it asserts, the difference of its
+two sides (``comparison[i]``: ``left - right``), whose interval is what a comparison's resampling rests on.
+Every data set is a task of the fan-out layer (:mod:`harness.fanout`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from .paths import REPORTS_DIR
+
+__all__ = [
+    "CALIBRATED",
+    "STUDY_DIR",
+    "comparison_name",
+    "design",
+    "study_key",
+    "read_study",
+    "run_study",
+]
+
+#: A method counts as calibrated on a quantity when its measured coverage at nominal 0.95 lies in this range.
+CALIBRATED = (0.90, 0.99)
+STUDY_DIR = REPORTS_DIR / "calibration"
+
+
+def comparison_name(i: int) -> str:
+    """The resampled difference of comparison ``i`` (its left side minus its right)."""
+    return f"comparison[{i}]"
+
+
+def with_differences(indices, rng, *, statistic, comparisons):
+    """``statistic`` plus, for each ``(left, relation, right)``, ``comparison[i] = left - right``."""
+    out = dict(statistic(indices, rng))
+    for i, (left, _, right) in enumerate(comparisons):
+        r = out.get(right, math.nan) if isinstance(right, str) else float(right)
+        out[comparison_name(i)] = out.get(left, math.nan) - r
+    return out
+
+
+def _comparisons(b) -> list[tuple]:
+    return [(c.left, c.relation, c.right) for c in b.comparisons]
+
+
+@dataclass(frozen=True)
+class Design:
+    """What the study and the claim's bootstrap resample: rows, clusters, the statistic with the differences."""
+
+    n_rows: int
+    cluster_labels: object
+    statistic: object
+    rows: str
+    quantities: tuple[str, ...]
+
+
+def design(spec, tables, reimpl, params=None) -> Design:
+    """The claim's resampling (its protocol's, from the re-implementation's fits) with the comparisons'
+    differences added; ``params`` replaces the claim's parameters (the study's narrower design)."""
+    b = spec.claim.bootstrap
+    res = spec.protocol.resampling(params or spec.params, tables, reimpl, cluster_col=b.cluster_col)
+    comps = _comparisons(b)
+    stat = partial(with_differences, statistic=res.statistic, comparisons=comps)
+    names = list(b.quantities) or [t.quantity for t in spec.claim.targets if t.role == "headline" and t.relation == "~"]
+    names += [comparison_name(i) for i in range(len(comps))]
+    return Design(res.n_rows, res.cluster_labels, stat, res.rows, tuple(names))
+
+
+def study_key(spec, lock) -> str:
+    """sha256 of what a claim's study depends on: its parameters, bootstrap block, tables and protocol code."""
+    from .build import code_files
+    from .codegraph import HARNESS, digest
+
+    b = spec.claim.bootstrap
+    material = {
+        "params": spec.params.model_dump(mode="json"),
+        "bootstrap": b.model_dump(mode="json"),
+        "data": {name: lock.tables[name].sha256 for name in spec.claim.inputs if name in lock.tables},
+        "code": digest(code_files(spec.protocol.name) + [HARNESS / "calibration.py", HARNESS / "stats/calibration.py"]),
+    }
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def study_path(claim_id: str, folder: Path = STUDY_DIR) -> Path:
+    return Path(folder) / f"{claim_id}.json"
+
+
+def read_study(spec, lock, folder: Path = STUDY_DIR) -> tuple[str, dict | None]:
+    """``(state, study)``: "measured" (there and up to date), "absent", "stale" or "unreadable"."""
+    path = study_path(spec.id, folder)
+    if spec.claim.bootstrap is None or spec.claim.bootstrap.calibration is None:
+        return "not asked", None
+    if not path.is_file():
+        return "absent", None
+    try:
+        study = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "unreadable", None
+    if study.get("key") != study_key(spec, lock):
+        return "stale", study
+    return "measured", study
+
+
+#: The methods a study measures, by the names a claim file uses.
+def _methods(names):
+    from .stats.calibration import BCa, Percentile, Subsampling
+
+    known = {"percentile": Percentile(), "bca": BCa(n_groups=20, name="bca"), "subsampling": Subsampling()}
+    return [known[n] for n in names]
+
+
+def run_study(spec, tables, lock, reimpl) -> dict:
+    """The claim's coverage study: its design, its methods, R data sets of B resamples each, on the fan-out.
+    ``reimpl`` is the re-implementation's measurement (:func:`harness.runner.measurement_arm`): the fits every
+    resample starts from."""
+    from .fanout import Mapper
+    from .schema import validate_plain
+    from .stats.calibration import coverage_study
+
+    b, c = spec.claim.bootstrap, spec.claim.bootstrap.calibration
+    params = (
+        validate_plain(spec.protocol.Params, {**spec.params.model_dump(mode="json"), **c.params}) if c.params else None
+    )
+    d = design(spec, tables, reimpl, params)
+    result = coverage_study(
+        d,
+        seed=b.seed,
+        n_replicates=c.replicates,
+        n_resamples=c.resamples,
+        level=b.level,
+        quantities=d.quantities,
+        methods=_methods(c.methods),
+        map_fn=Mapper("calibration data sets"),
+        name=f"claim {spec.id}",
+    )
+    labels = {q: spec.label_of(q) for q in d.quantities}
+    labels.update(
+        {comparison_name(i): (c2.label or f"{c2.left} {c2.relation} {c2.right}") for i, c2 in enumerate(b.comparisons)}
+    )
+    return {
+        "claim": spec.id,
+        "key": study_key(spec, lock),
+        "method_of_the_claim": b.method,
+        "calibrated_range": list(CALIBRATED),
+        "labels": labels,
+        "narrowed": dict(c.params or {}),
+        **result,
+    }
+
+
+def stale_reasons(spec, lock, folder: Path = STUDY_DIR) -> list[str]:
+    state, _ = read_study(spec, lock, folder)
+    return (
+        []
+        if state in ("measured", "not asked")
+        else [{"absent": "no study yet", "stale": "its design changed", "unreadable": "its file is unreadable"}[state]]
+    )

@@ -1,0 +1,93 @@
+"""A claim's coverage study: found, keyed by what it depends on, and the same bytes wherever its data sets ran.
+
+The study itself (the engine) is tested on toy designs in ``tests/stats/test_calibration.py``; here it runs on the
+real tables of each claim that asks for one, narrowed to a few data sets so that the test stays fast.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from harness import fanout
+from harness.calibration import STUDY_DIR, read_study, run_study, study_key
+from harness.fanout import executor_from
+from harness.paths import CLAIMS_DIR
+from harness.runner import measurement_arm
+from harness.spec import load_claim
+from harness.stats.calibration import study_json
+
+pytestmark = pytest.mark.e2e
+
+
+def _asking():
+    paths = []
+    for path in sorted(CLAIMS_DIR.glob("*.yaml")):
+        b = load_claim(path).claim.bootstrap
+        if b is not None and b.calibration is not None:
+            paths.append(path)
+    return paths
+
+
+ASKING = _asking()
+
+
+def _narrow(spec, replicates: int, resamples: int):
+    """The claim with its study cut to ``replicates`` data sets of ``resamples`` resamples."""
+    b = spec.claim.bootstrap
+    c = b.calibration.model_copy(update={"replicates": replicates, "resamples": resamples})
+    claim = spec.claim.model_copy(update={"bootstrap": b.model_copy(update={"calibration": c})})
+    return dataclasses.replace(spec, claim=claim)
+
+
+@pytest.mark.parametrize("path", ASKING, ids=lambda p: p.stem)
+def test_a_study_is_absent_stale_unreadable_or_measured(path, tables, tmp_path):
+    spec = load_claim(path)
+    lock = tables.lock
+    assert read_study(spec, lock, tmp_path)[0] == "absent"
+    (tmp_path / f"{spec.id}.json").write_text(json.dumps({"key": "0" * 64}), encoding="utf-8")
+    assert read_study(spec, lock, tmp_path)[0] == "stale"
+    (tmp_path / f"{spec.id}.json").write_text("{not json", encoding="utf-8")
+    assert read_study(spec, lock, tmp_path)[0] == "unreadable"
+    (tmp_path / f"{spec.id}.json").write_text(json.dumps({"key": study_key(spec, lock)}), encoding="utf-8")
+    assert read_study(spec, lock, tmp_path)[0] == "measured"
+
+
+@pytest.mark.parametrize("path", ASKING, ids=lambda p: p.stem)
+def test_the_study_key_follows_the_design(path, tables):
+    spec = load_claim(path)
+    key = study_key(spec, tables.lock)
+    assert key == study_key(load_claim(path), tables.lock)
+    assert study_key(_narrow(spec, 7, 9), tables.lock) != key  # another study
+    b = spec.claim.bootstrap
+    reseeded = spec.claim.model_copy(update={"bootstrap": b.model_copy(update={"seed": b.seed + 1})})
+    assert study_key(dataclasses.replace(spec, claim=reseeded), tables.lock) != key
+
+
+@pytest.mark.parametrize("path", ASKING, ids=lambda p: p.stem)
+def test_the_committed_study_is_the_one_of_this_design(path, tables):
+    """A claim that asks for a study ships one of its current design (``make calibration`` writes it): else
+    its report would say its coverage is unknown."""
+    spec = load_claim(path)
+    state, _ = read_study(spec, tables.lock, STUDY_DIR)
+    assert state == "measured", f"reports/calibration/{spec.id}.json is {state}: run `make calibration`"
+
+
+@pytest.mark.parametrize("path", ASKING[:1], ids=lambda p: p.stem)
+def test_a_narrow_study_is_the_same_bytes_serial_and_on_two_processes(path, tables):
+    spec = _narrow(load_claim(path), 3, 4)
+    reimpl = measurement_arm(spec, tables)
+    with fanout.using(executor_from("serial")):
+        serial = study_json(run_study(spec, tables, tables.lock, reimpl))
+    with fanout.using(executor_from("local:2")):
+        pooled = study_json(run_study(spec, tables, tables.lock, reimpl))
+    assert serial == pooled
+    out = json.loads(serial)
+    assert out["n_replicates"] == 3 and out["n_resamples"] == 4
+    methods = set(spec.claim.bootstrap.calibration.methods)
+    for q, row in out["coverage"].items():
+        assert set(row) == methods, q
+        for m in methods:
+            assert round(row[m]["coverage"] * 3, 9) in (0, 1, 2, 3), (q, m)  # a share of 3 data sets
