@@ -15,6 +15,7 @@ This is the only module that runs git.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path, PurePosixPath
 from typing import Annotated
@@ -28,7 +29,7 @@ from .paths import PINS_FILE, VENDOR_DIR, shown
 from .schema import did_you_mean as _did_you_mean
 from .schema import format_validation_error
 
-__all__ = ["Pin", "load_pins", "find_pin", "checkout", "verify_checkout", "PINS_FILE", "VENDOR_DIR"]
+__all__ = ["Pin", "load_pins", "find_pin", "checkout", "verify_checkout", "verified_tree", "PINS_FILE", "VENDOR_DIR"]
 
 GIT_ENV = {"GIT_TERMINAL_PROMPT": "0"}  # never wait for credentials
 
@@ -204,8 +205,54 @@ def _has_commit(repo: git.Repo, commit: str) -> bool:
         return False
 
 
+def _blob_id(data: bytes) -> str:
+    """git's object id of a blob holding ``data``: sha1 of ``blob <len>\\0<data>``."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _disk_mismatches(root: Path, repo: git.Repo, commit: str, paths: list[str]) -> tuple[list[str], str]:
+    """The pinned tree's files (under ``paths``) whose bytes on disk are not the commit's blob, and a
+    sha256 of what is on disk (each path, mode and blob id of its bytes).
+
+    Neither the index nor ``git status`` is trusted: ``update-index --assume-unchanged`` or
+    ``--skip-worktree`` hides an edit from both, and a timestamp can be set back. Each file is read
+    and hashed as git would hash it.
+    """
+    listing = repo.git.ls_tree("-r", "-z", "--full-tree", commit, "--", *paths)
+    bad, material = [], hashlib.sha256()
+    for entry in filter(None, listing.split("\0")):
+        meta, rel = entry.split("\t", 1)
+        mode, kind, blob = meta.split()
+        if kind != "blob":
+            continue  # a submodule's commit: nothing of it is checked out
+        path = root / rel
+        try:
+            if mode == "120000":
+                found = _blob_id(os.readlink(path).encode()) if path.is_symlink() else None
+            elif path.is_symlink() or not path.is_file():
+                found = None
+            else:
+                found = _blob_id(path.read_bytes())
+                if (mode == "100755") != bool(path.stat().st_mode & 0o111):
+                    found = None
+        except OSError:
+            found = None
+        if found != blob:
+            bad.append(rel)
+        material.update(f"{mode} {found} {rel}\0".encode())
+    return bad, material.hexdigest()
+
+
 def verify_checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: str | Path = PINS_FILE) -> Path:
-    """Check that ``vendor_dir/<pin_name>`` is the pin, untouched; return its path.
+    """Check that ``vendor_dir/<pin_name>`` is the pin, untouched; return its path (see :func:`verified_tree`)."""
+    return verified_tree(pin_name, vendor_dir, pins_file=pins_file)[0]
+
+
+def verified_tree(
+    pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: str | Path = PINS_FILE
+) -> tuple[Path, str]:
+    """Check that ``vendor_dir/<pin_name>`` is the pin, untouched; return its path and the sha256 of the bytes
+    on disk (what the authors' arm will run; a cache key includes it).
 
     Refused, with what was found and how to fix it: a missing folder, a folder
     that is not a git repository or is a clone of another URL, HEAD not at the
@@ -246,6 +293,14 @@ def verify_checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_
             changes = _local_changes(repo)
             if changes:
                 raise UpstreamError(f"{shown(dest)} has local changes ({_describe_changes(changes)}); {fix}")
+            altered, on_disk = _disk_mismatches(dest, repo, pin.commit, pin.paths)
+            if altered:
+                more = f" and {len(altered) - 6} more" if len(altered) > 6 else ""
+                raise UpstreamError(
+                    f"{shown(dest)}: {', '.join(altered[:6])}{more} on disk differ from the pinned commit"
+                    f" {pin.commit[:7]} although git reports no change (hidden by --assume-unchanged or"
+                    f" --skip-worktree?); {fix}"
+                )
     except git.GitCommandError as exc:
         raise UpstreamError(f"git failed while checking {shown(dest)}: {_git_failure(exc)}; {fix}") from None
-    return dest
+    return dest, on_disk

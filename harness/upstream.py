@@ -47,7 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import confine as confine_guards
 from . import lifecycle, sandbox
-from .checkout import PINS_FILE, VENDOR_DIR, checkout, find_pin, verify_checkout
+from .checkout import PINS_FILE, VENDOR_DIR, checkout, find_pin, verified_tree
 from .codegraph import HARNESS, LAUNCHER, adapter_closure, digest
 from .errors import UpstreamError
 from .fileio import atomic_write_bytes, atomic_write_text, project_lock
@@ -154,12 +154,13 @@ class _Launched(BaseModel):
     harness_modules: list[str]
 
 
-def _cache_key(commit: str, inputs: list[dict], code: dict[str, str], request: dict) -> str:
+def _cache_key(commit: str, inputs: list[dict], code: dict[str, str], request: dict, tree: str) -> str:
     """sha256 of everything the answer depends on (input files by hash, not by path; the harness's files the
-    adapter loads, by hash)."""
+    adapter loads, by hash; the authors' files as they were on disk when verified, by hash)."""
     versions = {pkg: importlib.metadata.version(pkg) for pkg in ("numpy", "scipy", "pandas")}
     material = {
         "commit": commit,
+        "checkout": tree,
         "inputs": {t["name"]: t["sha256"] for t in inputs},
         "code": code,
         "request": {k: request[k] for k in ("params", "controls", "seed", "part") if k in request},
@@ -525,7 +526,7 @@ def _run_watched(claim, params, tables, options, pin, where, adapter, inputs, ro
     """
     try:
         before = sandbox.snapshot(roots)  # before the checkout is verified: any change after the check shows
-        checkout_dir = verify_checkout(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
+        checkout_dir, tree = verified_tree(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
     except UpstreamError as exc:
         return _failed(str(exc), **where), []
     request = {
@@ -541,7 +542,7 @@ def _run_watched(claim, params, tables, options, pin, where, adapter, inputs, ro
     requests = _request_parts(adapter, request)
 
     def key_of(sub):
-        return _cache_key(pin.commit, described, adapter.code, sub)
+        return _cache_key(pin.commit, described, adapter.code, sub, tree)
 
     confine = sandbox.confinement(options.sandbox)
     sandbox_name = f"none: {confine}" if isinstance(confine, str) else confine.name

@@ -865,3 +865,42 @@ def test_the_process_limit_holds(checked_out):
         pytest.skip("no pids cgroup can be made here")
     r = _arm(checked_out)
     assert r.status == "ok" and r.confinement["processes"].startswith("at most 256")
+
+
+# -- tampering hidden from git (issue #21 item 1) --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("hide", ["assume-unchanged", "skip-worktree"])
+def test_an_edit_hidden_from_git_is_refused_naming_the_file(checked_out, hide):
+    w = checked_out
+    with git.Repo(w.vendor) as repo:
+        repo.git.update_index(f"--{hide}", "fakepkg/__init__.py")
+    target = w.vendor / "fakepkg" / "__init__.py"
+    target.write_text("VALUE = 99\n")
+    os.utime(target, (1, 1))  # an old timestamp as well: only the bytes on disk can tell
+    msg = _refusal(w)
+    assert "\n" not in msg and "fakepkg/__init__.py" in msg and ("pinned commit" in msg or "local changes" in msg)
+    result = _arm(w)
+    assert result.status == "could not run" and "fakepkg/__init__.py" in result.reason
+    assert not list(w.options.cache_dir.glob("*.json"))
+
+
+def test_the_cache_key_covers_the_bytes_that_ran(checked_out, monkeypatch):
+    w = checked_out
+    key = _arm(w).cache_key
+    from harness import checkout as checkout_module
+
+    real = checkout_module.verified_tree
+    monkeypatch.setattr(upstream, "verified_tree", lambda *a, **k: (real(*a, **k)[0], "0" * 64))
+    assert _arm(w).cache_key != key
+
+
+def test_hashing_the_checkout_is_fast():
+    from harness.checkout import verified_tree
+
+    dest = Path(__file__).resolve().parents[2] / "vendor" / "prescriptive-scaling"
+    if not dest.exists():
+        pytest.skip("no checkout of the authors' code (`make vendor`)")
+    t0 = time.perf_counter()
+    verified_tree("prescriptive-scaling")
+    assert time.perf_counter() - t0 < 2.0
