@@ -146,10 +146,11 @@ def cmd_list(args) -> int:
     from .index import summary_rows
     from .make import records
 
-    rows = summary_rows([r for _, r in records(Path(args.out), CONSOLE)])
+    problems: list[str] = []
+    rows = summary_rows([r for _, r in records(Path(args.out), CONSOLE, problems)])
     for r in rows:
         print(f"{r['id']:<34} {r['verdict']:<22} {r['robustness']:<10} authors' code: {r['upstream']}")
-    return EXIT_OK
+    return EXIT_ERROR if problems else EXIT_OK
 
 
 def cmd_diff(args) -> int:
@@ -354,6 +355,14 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _recover(out: Path) -> None:
+    """Complete or undo what a killed command left half written in ``out`` (every command does this first)."""
+    from .fileio import recover, recovered_line
+
+    for name in recover(out):
+        CONSOLE.note(recovered_line(name))
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     from .errors import HarnessError
@@ -361,6 +370,7 @@ def main(argv=None) -> int:
 
     handle_sigterm_as_interrupt()
     try:
+        _recover(Path(getattr(args, "out", None) or REPORTS_DIR))
         return args.func(args)
     except HarnessError as exc:
         _err(str(exc))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import fcntl
 import os
 import tempfile
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -29,6 +30,7 @@ __all__ = [
     "atomic_write_text",
     "write_together",
     "recover",
+    "recovered_line",
     "project_lock",
     "FILE_MODE",
     "LOCK_FILE",
@@ -39,15 +41,36 @@ FILE_MODE = 0o644
 LOCK_FILE = PROJECT_ROOT / ".cache" / "writes.lock"
 
 
+_held = threading.local()  # the mode this thread holds the lock in ("shared"/"exclusive"), and how deep
+
+
 @contextmanager
 def project_lock(*, shared: bool):
-    """Hold the project's write lock: ``shared`` while an adapter runs, exclusive for a write."""
+    """Hold the project's write lock: ``shared`` while an adapter runs, exclusive for a write.
+
+    Re-entrant within a thread: code holding the lock exclusively (a ``render`` that reads a record and
+    writes its report under one lock, so no run can write in between) may call code that takes it again.
+    Asking for it exclusively while holding it shared is a programming error (it would wait for itself).
+    """
+    mode = "shared" if shared else "exclusive"
+    held = getattr(_held, "mode", None)
+    if held == "exclusive" or (held == "shared" and shared):
+        _held.depth += 1
+        try:
+            yield
+        finally:
+            _held.depth -= 1
+        return
+    if held == "shared":
+        raise RuntimeError("the project's write lock is held shared by this thread; it cannot be made exclusive")
     LOCK_FILE.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(LOCK_FILE, os.O_RDWR | os.O_CREAT, FILE_MODE)
     try:
         fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        _held.mode, _held.depth = mode, 0
         yield
     finally:
+        _held.mode = None
         os.close(fd)  # releases the lock
 
 
@@ -154,12 +177,60 @@ def _replay(journal: Path) -> None:
 
 
 def recover(folder: str | Path) -> list[str]:
-    """Complete every group of writes in ``folder`` that a killed run left half done; return their names."""
+    """Complete every group of writes in ``folder`` that a killed run left half done; return their names.
+
+    Then remove the staged files no journal names (``.<name>.<random>.tmp``, left by a run killed while it
+    staged, before its journal existed: the old files are still in place). Done under the exclusive write
+    lock, so no other command is staging meanwhile. Every command runs this first.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
     done = []
-    for journal in sorted((Path(folder) / JOURNAL).glob("*.json")):
-        try:
-            _replay(journal)
-        except (OSError, ValueError, KeyError):
-            journal.unlink(missing_ok=True)  # an unreadable journal: its renames never started
-        done.append(journal.stem)
+    with _exclusive_if_free() as free:
+        if not free:  # another command holds the lock: it, or the next command, completes these
+            return []
+        for journal in sorted(folder.rglob(f"{JOURNAL}/*.json")):  # the folder's, and its .degraded/'s
+            try:
+                _replay(journal)
+            except (OSError, ValueError, KeyError):
+                journal.unlink(missing_ok=True)  # an unreadable journal: its renames never started
+            done.append(journal.stem)
+        for tmp in folder.rglob(".*.tmp"):
+            if tmp.is_file() and not tmp.is_symlink():
+                tmp.unlink(missing_ok=True)
+                done.append(tmp.relative_to(folder).as_posix())
     return done
+
+
+def recovered_line(name: str) -> str:
+    """What :func:`recover` did about ``name`` (one of the names it returned), in a line for the user."""
+    if name.endswith(".tmp"):
+        return f"{name}: removed (staged by an interrupted run that never wrote it)"
+    return f"{name}: completed the writes an interrupted run had begun"
+
+
+@contextmanager
+def _exclusive_if_free():
+    """The write lock, exclusively, if it can be had now (or this thread holds it so): yields whether it was."""
+    if getattr(_held, "mode", None) == "exclusive":
+        yield True
+        return
+    if getattr(_held, "mode", None) == "shared":
+        yield False
+        return
+    LOCK_FILE.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(LOCK_FILE, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        _held.mode, _held.depth = "exclusive", 0
+        try:
+            yield True
+        finally:
+            _held.mode = None
+    finally:
+        os.close(fd)

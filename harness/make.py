@@ -159,7 +159,7 @@ def _plan(args, paths: list[Path], console: Console) -> tuple[list[_Planned], in
     from .build import dependencies, stale_reasons
     from .datalock import load_lock
     from .errors import HarnessError
-    from .record import read_record
+    from .record import sealed
     from .spec import load_claim
 
     lock, pins = load_lock(args.lock), pins_of(args)
@@ -179,13 +179,10 @@ def _plan(args, paths: list[Path], console: Console) -> tuple[list[_Planned], in
     out = Path(args.out)
     for path, spec in specs.items():
         deps = dependencies(spec, lock, pins)
-        existing, why = None, None
-        if (out / f"{spec.id}.json").is_file():
-            try:
-                existing = read_record(out / f"{spec.id}.json")
-            except HarnessError as exc:
-                existing, why = None, f"the last record is unreadable ({exc})"
+        existing, why = _current(out, spec.id)
         run, render = stale_reasons(existing.build if existing else None, deps)
+        if existing is not None and not sealed(existing):
+            run = ["the record carries no digest of its content (written before records were sealed, or edited)"]
         if existing is None:
             run = [why] if why else ["no report yet"]
         elif args.force:
@@ -217,55 +214,112 @@ def _log(cid: str, log: dict) -> None:
         atomic_write_text(RUN_LOG_DIR / f"{cid}.json", json.dumps(log, indent=1, default=str) + "\n")
 
 
-def _finish(res: ClaimOutput, args, existing, console: Console) -> int:
-    """Write one claim's outputs, or put them beside the report when they are poorer; say one line."""
+def _current(out: Path, cid: str):
+    """The record in ``out`` now, and why it cannot be believed: ``(Record, None)``, ``(None, None)`` when there
+    is none, ``(None, reason)`` when it is unreadable, of an old schema or edited."""
+    from .errors import HarnessError
+    from .record import read_record
+
+    path = out / f"{cid}.json"
+    if not (path.is_file() or path.is_symlink()):
+        return None, None
+    try:
+        return read_record(path), None
+    except HarnessError as exc:
+        return None, f"the last record is unreadable or was edited ({exc})"
+
+
+def _finish(res: ClaimOutput, args, has_upstream: bool, console: Console) -> int:
+    """Write one claim's outputs, or put them beside the report when they are poorer; say one line.
+
+    Decided under the project's write lock against the record there *now* (re-read: another run or a
+    ``render`` may have written it since this run was planned), so a poorer run never overwrites a fresher
+    report. A record that cannot be believed (unreadable, old schema, edited) is taken to have had the
+    authors' arm: only a run that has it, too, replaces it.
+    """
+    from .fileio import project_lock
+
     if res.error is not None:
         console.error(res.error)
         return EXIT_ERROR
     out, cid = Path(args.out), res.id
     _log(cid, res.log)
     seconds = res.log.get("total_seconds", 0.0)
-    if res.reimpl != "ok" and existing is not None:
-        console.error(
-            f"{cid}: the re-implementation could not run; {out / (cid + '.json')} and its report were left as they were"
-        )
-        return EXIT_ERROR
-    poorer = existing is not None and existing.arms.upstream.status == "ok" and res.upstream != "ok"
-    where = out / DEGRADED_DIR if (poorer and not args.accept_degraded) else out
-    try:
-        _write_pair(where, cid, res.json, res.md, res.figures)
-    except OSError as exc:
-        console.error(f"{cid}: could not write the report into {where}: {exc.strerror or exc}; nothing was written")
-        return EXIT_ERROR
-    up = res.upstream + ("" if res.upstream == "ok" else f" ({res.upstream_reason})")
+    with project_lock(shared=False):
+        existing, broken = _current(out, cid)
+        if res.reimpl != "ok" and (existing is not None or broken):
+            console.error(
+                f"{cid}: the re-implementation could not run; {out / (cid + '.json')} and its report were left as"
+                " they were"
+            )
+            return EXIT_ERROR
+        had = existing.arms.upstream.status == "ok" if existing is not None else bool(broken and has_upstream)
+        poorer = had and res.upstream != "ok"
+        where = out / DEGRADED_DIR if (poorer and not args.accept_degraded) else out
+        try:
+            _write_pair(where, cid, res.json, res.md, res.figures)
+        except OSError as exc:
+            console.error(f"{cid}: could not write the report into {where}: {exc.strerror or exc}; nothing was written")
+            return EXIT_ERROR
+    up = res.upstream + ("" if res.upstream == "ok" else f": {res.upstream_reason}")
     console.info(f"{cid}: {res.verdict}  (authors' code: {up}; {seconds:.0f} s) -> {where / (cid + '.md')}")
     if where != out:
+        than = f"the one in {out}" if existing is not None else f"a run with it ({broken})"
         console.error(
             f"{cid}: the authors' arm did not run ({res.upstream}: {res.upstream_reason}), so this report is "
-            f"poorer than the one in {out}; it was written to {where} instead (use --accept-degraded to replace "
+            f"poorer than {than}; it was written to {where} instead (use --accept-degraded to replace "
             "the report)"
         )
         return EXIT_DEGRADED
     return EXIT_OK
 
 
-def rerender(existing, out: Path, console: Console) -> int:
-    """The report and figures of a record drawn again from the record alone; its render hashes updated."""
+def rerender(cid: str, out: Path, console: Console) -> int:
+    """The report and figures of ``out/<cid>.json`` drawn again from the record alone; its render hashes updated.
+
+    The record is read, and the report written, under one hold of the project's write lock: a run that
+    writes the claim meanwhile waits, so its fresh report is never replaced by one drawn from the old record.
+    A record that cannot be believed (unreadable, old schema, edited, or without the digest of its content)
+    is not drawn.
+    """
     from .build import render_dependencies
+    from .errors import HarnessError
     from .figures import draw_figures
-    from .record import record_json
+    from .fileio import project_lock
+    from .record import read_record, record_json, sealed
     from .render import render_report
 
-    build = {**existing.build, "render": render_dependencies(existing.claim.protocol)}
-    figures = draw_figures(existing)
-    record = existing.model_copy(update={"build": build, "figures": [f for f, _ in figures]})
-    try:
-        _write_pair(
-            Path(out), record.claim.id, record_json(record), render_report(record), {f.path: d for f, d in figures}
-        )
-    except OSError as exc:
-        console.error(f"{record.claim.id}: could not write the report: {exc.strerror or exc}")
-        return EXIT_ERROR
+    out = Path(out)
+    with project_lock(shared=False):
+        try:
+            existing = read_record(out / f"{cid}.json")
+        except HarnessError as exc:
+            hint = f"; run `python -m harness run {cid}` first" if "no run record" in str(exc) else ""
+            console.error(f"{exc}{hint}")
+            return EXIT_ERROR
+        if not sealed(existing):
+            console.error(
+                f"{out / (cid + '.json')}: the record carries no digest of its content (written before records"
+                f" were sealed, or edited); run `python -m harness run {cid}` again"
+            )
+            return EXIT_ERROR
+        build = {**existing.build, "render": render_dependencies(existing.claim.protocol)}
+        try:
+            figures = draw_figures(existing)
+            record = existing.model_copy(update={"build": build, "figures": [f for f, _ in figures]})
+            md = render_report(record)
+        except Exception as exc:  # a record older than today's templates or findings: say so in one line
+            first = (str(exc).splitlines() or [""])[0]
+            console.error(
+                f"{cid}: the report could not be drawn from its record ({type(exc).__name__}: {first});"
+                f" run `python -m harness run {cid}` again"
+            )
+            return EXIT_ERROR
+        try:
+            _write_pair(out, cid, record_json(record), md, {f.path: d for f, d in figures})
+        except OSError as exc:
+            console.error(f"{cid}: could not write the report: {exc.strerror or exc}")
+            return EXIT_ERROR
     return EXIT_OK
 
 
@@ -293,11 +347,10 @@ def _execute(jobs: list[_Planned], args, verbose: bool):
 def run_claims(args, paths: list[Path], console: Console, *, verbose: bool) -> int:
     """Bring the reports of ``paths`` up to date; the exit status of ``run``."""
     from .errors import HarnessError
-    from .fileio import recover
+    from .fileio import recover, recovered_line
 
-    if Path(args.out).is_dir():
-        for name in recover(args.out):
-            console.note(f"{name}: completed the writes an interrupted run had begun")
+    for name in recover(args.out):
+        console.note(recovered_line(name))
     try:
         plan, failed = _plan(args, paths, console)
     except HarnessError as exc:
@@ -311,58 +364,61 @@ def run_claims(args, paths: list[Path], console: Console, *, verbose: bool) -> i
             jobs.append(item)
         elif item.render:
             console.note(f"{item.spec.id}: re-render: {'; '.join(item.render)}")
-            status = max(status, rerender(item.existing, Path(args.out), console))
+            status = max(status, rerender(item.spec.id, Path(args.out), console))
         else:
             console.note(f"{item.spec.id}: up to date")
     for i, res in _execute(jobs, args, verbose):
-        status = max(status, _finish(res, args, jobs[i].existing, console))  # written as soon as it is done
+        has_upstream = bool(jobs[i].spec.claim.upstream)
+        status = max(status, _finish(res, args, has_upstream, console))  # written as soon as it is done
     if jobs or plan:
         write_index(Path(args.out), console)
     return status
 
 
-def records(out: Path, console: Console):
-    """``(path, Record)`` of every readable record in ``out`` (an unreadable one is said, and skipped)."""
+def records(out: Path, console: Console, problems: list[str] | None = None):
+    """``(path, Record)`` of every readable record in ``out``; an unreadable or edited one is said, skipped and
+    named in ``problems``."""
     from .errors import HarnessError
     from .fileio import recover
     from .record import read_record
 
-    if out.is_dir():
-        recover(out)
+    recover(out)
     for f in sorted(out.glob("*.json")):
         try:
             yield f, read_record(f)
         except HarnessError as exc:
             console.error(str(exc))
+            if problems is not None:
+                problems.append(f.name)
 
 
 def render_claims(out: Path, paths: list[Path], console: Console) -> int:
     """Draw reports again from their records: no protocol, no data, no scipy (a record names its template)."""
-    from .errors import HarnessError
-    from .record import read_record
-
     failed = 0
     for path in paths:
-        try:
-            existing = read_record(out / f"{path.stem}.json")  # a claim's id is its file's name
-        except HarnessError as exc:
-            hint = f"; run `python -m harness run {path.stem}` first" if "no run record" in str(exc) else ""
-            console.error(f"{exc}{hint}")
+        if rerender(path.stem, out, console) != EXIT_OK:  # a claim's id is its file's name
             failed += 1
             continue
-        failed += rerender(existing, out, console) != EXIT_OK
-        console.info(f"rendered {out / (existing.claim.id + '.md')}")
+        console.info(f"rendered {out / (path.stem + '.md')}")
     write_index(out, console)
     return EXIT_ERROR if failed else EXIT_OK
 
 
 def write_index(out: Path, console: Console) -> None:
-    from .fileio import atomic_write_text
+    """Rewrite ``out/README.md`` from the records, under the write lock; left as it is (and said) while a record
+    cannot be read: an index without that claim's row would be wrong."""
+    from .fileio import atomic_write_text, project_lock
     from .index import index_markdown
 
-    found = [r for _, r in records(out, console)]
-    if found:
-        atomic_write_text(out / "README.md", index_markdown(found))
+    with project_lock(shared=False):
+        problems: list[str] = []
+        found = [r for _, r in records(out, console, problems)]
+        if problems:
+            console.error(
+                f"{out / 'README.md'} was left as it was: {', '.join(problems)} cannot be read (its row would be lost)"
+            )
+        elif found:
+            atomic_write_text(out / "README.md", index_markdown(found))
 
 
 def calibrate_claims(args, paths: list[Path], console: Console) -> int:

@@ -16,6 +16,7 @@ host name, no temporary path, no cache state (those go to the run log).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -303,9 +304,32 @@ def plain(obj: Any) -> Any:
     return obj
 
 
+#: The key, in a record's ``build``, of the sha256 of the record's own content (everything else in it).
+CONTENT_KEY = "content"
+
+
+class RecordEdited(HarnessError):
+    """A record whose content is not what the run that wrote it wrote (edited by hand, or damaged)."""
+
+
+def content_digest(dump: dict) -> str:
+    """sha256 of a record's JSON content, its ``build.content`` left out (the digest stored there)."""
+    build = dump.get("build")
+    body = {**dump, "build": {k: v for k, v in build.items() if k != CONTENT_KEY} if isinstance(build, dict) else build}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False, allow_nan=False).encode()).hexdigest()
+
+
+def sealed(record: Record) -> bool:
+    """Whether the record carries the digest of its content (every record this harness writes does)."""
+    return isinstance(record.build.get(CONTENT_KEY), str)
+
+
 def record_json(record: Record) -> str:
-    """The record's canonical JSON text (key order as in the model, one-space indent, final newline)."""
-    return json.dumps(record.model_dump(mode="json"), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    """The record's canonical JSON text (key order as in the model, one-space indent, final newline), with the
+    digest of its content stored in its ``build`` (:func:`read_record` checks it)."""
+    dump = record.model_dump(mode="json")
+    dump["build"] = {**{k: v for k, v in dump["build"].items() if k != CONTENT_KEY}, CONTENT_KEY: content_digest(dump)}
+    return json.dumps(dump, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def write_record(record: Record, path: str | Path) -> Path:
@@ -325,6 +349,12 @@ def read_record(path: str | Path) -> Record:
     if not isinstance(raw, dict) or raw.get("schema_version") != SCHEMA_VERSION:
         found = raw.get("schema_version", raw.get("schema")) if isinstance(raw, dict) else type(raw).__name__
         raise HarnessError(f"{path}: schema_version {found!r}, expected {SCHEMA_VERSION}; run the claim again")
+    stored = raw.get("build", {}).get(CONTENT_KEY) if isinstance(raw.get("build"), dict) else None
+    if stored is not None and stored != content_digest(raw):
+        raise RecordEdited(
+            f"{path}: the record was edited after it was written (its content does not match the digest stored"
+            " with its build key); run the claim again"
+        )
     try:
         return Record.model_validate(raw)
     except ValidationError as err:

@@ -1,0 +1,306 @@
+"""A claim's outputs under races, damage and interruption (issue #21 items 3-6): reads and writes of one claim
+serialised by the project's write lock, the index never losing a row, edited records refused, staging
+leftovers removed by the next command.
+
+The records are the committed ones (copied to a scratch folder and sealed there), so nothing runs a claim.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from harness import cli, make
+from harness.errors import HarnessError
+from harness.fileio import project_lock
+from harness.record import RecordEdited, read_record, record_json, sealed
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMITTED = sorted((ROOT / "reports").glob("*.json"))
+
+
+class _Said:
+    def __init__(self):
+        self.lines = []
+
+    def info(self, m):
+        self.lines.append(("info", m))
+
+    def note(self, m):
+        self.lines.append(("note", m))
+
+    def error(self, m):
+        self.lines.append(("error", m))
+
+    def errors(self) -> str:
+        return "\n".join(m for k, m in self.lines if k == "error")
+
+
+def _smallest():
+    return min(COMMITTED, key=lambda p: p.stat().st_size)
+
+
+@pytest.fixture
+def out(tmp_path):
+    """A scratch reports folder holding the committed records, sealed (as a run of today writes them)."""
+    if not COMMITTED:
+        pytest.skip("no committed records in reports/")
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    for p in COMMITTED:
+        (folder / p.name).write_text(record_json(read_record(p)), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(autouse=True)
+def _quick_drawing(monkeypatch):
+    """Reports drawn as one line and no figures: these tests are about which record is drawn and when (the
+    committed records may be older than today's templates)."""
+    import harness.figures
+    import harness.render
+
+    monkeypatch.setattr(harness.render, "render_report", lambda record: f"report of {record.verdict.verdict}\n")
+    monkeypatch.setattr(harness.figures, "draw_figures", lambda record: [])
+
+
+def _edit_verdict(path: Path, verdict: str) -> None:
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    raw["verdict"]["verdict"] = verdict
+    path.write_text(json.dumps(raw, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+# -- item 5: an edited record is not believed -------------------------------------------------------------------
+
+
+def test_a_record_written_by_the_harness_is_sealed_and_reads_back(out):
+    for p in out.glob("*.json"):
+        assert sealed(read_record(p))
+
+
+def test_a_hand_edited_record_is_refused_by_read_render_and_list(out, capsys):
+    cid = _smallest().stem
+    _edit_verdict(out / f"{cid}.json", "not reproduced")
+    with pytest.raises(RecordEdited, match="edited"):
+        read_record(out / f"{cid}.json")
+    said = _Said()
+    assert make.rerender(cid, out, said) == make.EXIT_ERROR and "was edited" in said.errors()
+    assert not (out / f"{cid}.md").exists()  # nothing drawn from it
+    assert cli.main(["list", "--out", str(out)]) != 0
+    err = capsys.readouterr().err
+    assert f"{cid}.json: the record was edited" in err and "Traceback" not in err
+
+
+def test_an_unreadable_record_makes_list_fail(out, capsys):
+    (out / f"{_smallest().stem}.json").write_text('{"schema_version": 2, "claim": ', encoding="utf-8")
+    assert cli.main(["list", "--out", str(out)]) == 2
+    assert "not a readable JSON run record" in capsys.readouterr().err
+
+
+def test_a_record_without_its_digest_is_not_rendered(out):
+    cid = _smallest().stem
+    shutil.copy(_smallest(), out / f"{cid}.json")  # as committed before records were sealed
+    said = _Said()
+    assert make.rerender(cid, out, said) == make.EXIT_ERROR and "no digest of its content" in said.errors()
+
+
+def _args(out: Path, **kw):
+    return SimpleNamespace(out=str(out), accept_degraded=False, **kw)
+
+
+def test_an_edited_record_is_replaced_only_by_a_run_with_the_authors_arm(out):
+    cid = _smallest().stem
+    _edit_verdict(out / f"{cid}.json", "not reproduced")
+    edited = (out / f"{cid}.json").read_bytes()
+    said = _Said()
+    assert make._finish(_poor(out, cid), _args(out), True, said) == make.EXIT_DEGRADED
+    assert (out / f"{cid}.json").read_bytes() == edited and (out / ".degraded" / f"{cid}.md").read_text() == "fresh\n"
+    assert "was edited" in said.errors()
+    assert make._finish(_good(out, cid), _args(out), True, _Said()) == make.EXIT_OK
+    assert (out / f"{cid}.md").read_text() == "fresh\n" and sealed(read_record(out / f"{cid}.json"))
+
+
+def _pristine(cid: str):
+    return read_record(next(p for p in COMMITTED if p.stem == cid))
+
+
+def _poor(out: Path, cid: str) -> make.ClaimOutput:
+    rec = _pristine(cid)
+    return make.ClaimOutput(
+        path=Path(f"{cid}.yaml"), id=cid, json=record_json(rec), md="fresh\n", verdict="v", reimpl="ok",
+        upstream="not run", upstream_reason="switched off",
+    )  # fmt: skip
+
+
+def _good(out: Path, cid: str) -> make.ClaimOutput:
+    res = _poor(out, cid)
+    res.upstream, res.upstream_reason = "ok", None
+    return res
+
+
+def test_run_says_an_edited_record_must_run_again(out):
+    cid = _smallest().stem
+    _edit_verdict(out / f"{cid}.json", "not reproduced")
+    args = SimpleNamespace(
+        out=str(out), lock=str(ROOT / "data" / "lock.yaml"), data_root=None, pins=None, force=False, no_upstream=True
+    )
+    try:
+        plan, failed = make._plan(args, [ROOT / "claims" / f"{cid}.yaml"], _Said())
+    except HarnessError as exc:  # no tables here
+        pytest.skip(f"the claim cannot be planned here: {exc}")
+    (item,) = plan
+    assert item.existing is None and "was edited" in "; ".join(item.run)
+
+
+# -- item 4: a failed render keeps the index's row -----------------------------------------------------------------
+
+
+def test_a_failed_render_leaves_the_index_with_every_row(out):
+    said = _Said()
+    make.write_index(out, said)
+    index = (out / "README.md").read_text(encoding="utf-8")
+    cid = _smallest().stem
+    assert cid in index
+    (out / f"{cid}.json").write_text((out / f"{cid}.json").read_text(encoding="utf-8")[:200], encoding="utf-8")
+    assert make.render_claims(out, [ROOT / "claims" / f"{cid}.yaml"], said) == make.EXIT_ERROR
+    assert (out / "README.md").read_text(encoding="utf-8") == index
+    assert "README.md was left as it was" in said.errors()
+
+
+def test_an_old_schema_record_leaves_the_index_as_it_was(out):
+    said = _Said()
+    make.write_index(out, said)
+    index = (out / "README.md").read_text(encoding="utf-8")
+    cid = _smallest().stem
+    raw = json.loads((out / f"{cid}.json").read_text(encoding="utf-8"))
+    raw["schema_version"] = 1
+    (out / f"{cid}.json").write_text(json.dumps(raw), encoding="utf-8")
+    assert make.render_claims(out, [ROOT / "claims" / f"{cid}.yaml"], said) == make.EXIT_ERROR
+    assert (out / "README.md").read_text(encoding="utf-8") == index
+
+
+# -- item 3: render and run serialised -------------------------------------------------------------------------
+
+
+def test_render_while_a_run_writes_never_puts_the_old_report_back(out, monkeypatch):
+    """A render reads the old record, draws slowly; a run finishes meanwhile: the run's report must stay."""
+    cid = _smallest().stem
+    import harness.render as render_module
+
+    started, slow = threading.Event(), 1.5
+    real_render = render_module.render_report
+
+    def slow_render(record):
+        started.set()
+        time.sleep(slow)
+        return real_render(record)
+
+    monkeypatch.setattr(render_module, "render_report", slow_render)
+    said, failures = _Said(), []
+
+    def render():
+        try:
+            failures.append(make.rerender(cid, out, said))
+        except BaseException as exc:  # shown by the assertion below
+            failures.append(repr(exc))
+
+    renderer = threading.Thread(target=render)
+    renderer.start()
+    assert started.wait(30)
+    assert make._finish(_good(out, cid), _args(out), True, _Said()) == make.EXIT_OK  # waits for the render
+    renderer.join()
+    assert failures == [make.EXIT_OK], (failures, said.lines)
+    assert (out / f"{cid}.md").read_text(encoding="utf-8") == "fresh\n"
+
+
+def test_a_poorer_run_planned_before_an_arm_run_cannot_overwrite_it(out):
+    """Planned when the record lacked the authors' arm; by the time it finishes, an arm run has written one:
+    the poorer run goes beside it (the check is made against the record there now)."""
+    cid = _smallest().stem
+    assert make._finish(_good(out, cid), _args(out), True, _Said()) == make.EXIT_OK  # the arm run, finishing first
+    arm_report = (out / f"{cid}.json").read_bytes()
+    assert read_record(out / f"{cid}.json").arms.upstream.status == _pristine(cid).arms.upstream.status
+    poorer = _poor(out, cid)
+    status = make._finish(poorer, _args(out), True, _Said())
+    if _pristine(cid).arms.upstream.status == "ok":
+        assert status == make.EXIT_DEGRADED and (out / f"{cid}.json").read_bytes() == arm_report
+
+
+def test_render_holds_the_write_lock_while_it_reads(out):
+    """Another process holding the lock (a run writing) makes render wait, then read what that run wrote."""
+    cid = _smallest().stem
+    script = (
+        "import fcntl,os,sys,time;fd=os.open(sys.argv[1],os.O_RDWR|os.O_CREAT);fcntl.flock(fd,fcntl.LOCK_EX);"
+        "print('held',flush=True);time.sleep(1.5)"
+    )
+    with subprocess.Popen(
+        ["python3", "-c", script, str(make_lock_file())], stdout=subprocess.PIPE, text=True
+    ) as holder:
+        assert holder.stdout.readline().strip() == "held"
+        t0 = time.monotonic()
+        assert make.rerender(cid, out, _Said()) == make.EXIT_OK
+        assert time.monotonic() - t0 >= 1.0
+
+
+def make_lock_file() -> Path:
+    from harness.fileio import LOCK_FILE
+
+    LOCK_FILE.parent.mkdir(parents=True, exist_ok=True)
+    return LOCK_FILE
+
+
+def test_a_record_the_templates_cannot_draw_is_one_line_and_keeps_the_index(out, monkeypatch):
+    import harness.render
+
+    def broken(record):
+        raise KeyError("all_headline")
+
+    said = _Said()
+    make.write_index(out, said)
+    index = (out / "README.md").read_text(encoding="utf-8")
+    monkeypatch.setattr(harness.render, "render_report", broken)
+    cid = _smallest().stem
+    assert make.render_claims(out, [ROOT / "claims" / f"{cid}.yaml"], said) == make.EXIT_ERROR
+    assert f"{cid}: the report could not be drawn from its record" in said.errors()
+    assert (out / "README.md").read_text(encoding="utf-8") == index and not (out / f"{cid}.md").exists()
+
+
+def test_the_lock_is_reentrant_within_a_thread():
+    with project_lock(shared=False), project_lock(shared=False), project_lock(shared=True):
+        pass
+    with project_lock(shared=True), pytest.raises(RuntimeError), project_lock(shared=False):
+        pass
+
+
+# -- item 6: interrupted writes are recovered by the next command -------------------------------------------------
+
+
+def test_staged_files_and_a_half_replayed_journal_are_recovered_by_any_command(out, capsys):
+    cid = _smallest().stem
+    (out / "figures" / cid).mkdir(parents=True)
+    leftovers = [out / f".{cid}.json.k3j2x.tmp", out / f".{cid}.md.a8b1q.tmp", out / "figures" / cid / ".f.svg.zz.tmp"]
+    for p in leftovers:
+        p.write_text("staged")
+    # a journal whose first rename was made and the second not: a mixed pair until someone replays it
+    (out / f".{cid}.md.new.tmp").write_text("new md\n")
+    (out / ".pending").mkdir()
+    (out / ".pending" / f"{cid}.json").write_text(
+        json.dumps({"rename": [[str(out / f".{cid}.md.new.tmp"), str(out / f"{cid}.md")]], "remove": []})
+    )
+    assert cli.main(["list", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert not any(p.exists() for p in leftovers) and not list(out.rglob(".*.tmp"))
+    assert (out / f"{cid}.md").read_text() == "new md\n" and not list((out / ".pending").iterdir())
+    assert "staged by an interrupted run" in err and f"{cid}: completed the writes" in err
+
+
+def test_the_staging_names_are_ignored_by_git():
+    names = ["reports/.000_x.json.k3j2x.tmp", "reports/figures/000_x/.a.svg.q.tmp", "reports/.pending/000_x.json"]
+    done = subprocess.run(["git", "check-ignore", *names], cwd=ROOT, capture_output=True, text=True)
+    assert done.stdout.split() == names
