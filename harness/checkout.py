@@ -32,6 +32,10 @@ from .schema import format_validation_error
 __all__ = ["Pin", "load_pins", "find_pin", "checkout", "verify_checkout", "verified_tree", "PINS_FILE", "VENDOR_DIR"]
 
 GIT_ENV = {"GIT_TERMINAL_PROMPT": "0"}  # never wait for credentials
+MIRROR_HINT = (
+    "without network access, point git at a local mirror (README, 'The authors' code'):"
+    " git config --global url.<mirror>.insteadOf {url}"
+)
 
 
 # -- pins ---------------------------------------------------------------------------------------------------
@@ -173,7 +177,10 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
             try:
                 repo = git.Repo.clone_from(pin.url, dest, no_checkout=True, env=GIT_ENV)
             except git.GitCommandError as exc:
-                raise UpstreamError(f"could not clone {pin.url} into {shown(dest)}: {_git_failure(exc)}") from None
+                raise UpstreamError(
+                    f"could not clone {pin.url} into {shown(dest)}: {_git_failure(exc)};"
+                    f" {MIRROR_HINT.format(url=pin.url)}"
+                ) from None
         else:
             repo = _open_repo(dest, fix)
         with repo:
@@ -192,7 +199,8 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
             repo.git.checkout("--quiet", "--detach", pin.commit)
     except git.GitCommandError as exc:
         raise UpstreamError(
-            f"git failed while checking out {pin.url} at {pin.commit} in {shown(dest)}: {_git_failure(exc)}"
+            f"git failed while checking out {pin.url} at {pin.commit} in {shown(dest)}: {_git_failure(exc)};"
+            f" {MIRROR_HINT.format(url=pin.url)}"
         ) from None
     return verify_checkout(pin_name, vendor_dir, pins_file=pins_file)
 

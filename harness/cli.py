@@ -53,13 +53,23 @@ def resolve_claims(names: list[str]) -> list[Path]:
         if len(matches) == 1:
             out.append(matches[0])
             continue
-        numbers = {s.split("_", 1)[0]: s for s in stems}
-        close = difflib.get_close_matches(name, list(stems) + list(numbers), n=3, cutoff=0.4)
-        close += [s for s in stems if name.lower() in s.lower() and s not in close]
-        hint = f"; did you mean {', '.join(repr(numbers.get(c, c)) for c in dict.fromkeys(close))}?" if close else ""
+        hint = _suggest(name, list(stems))
         what = "no claim" if not matches else "more than one claim"
+        hint = f"; did you mean {', '.join(repr(s) for s in hint)}?" if hint else ""
         raise HarnessError(f"claim {name!r}: {what} has this id or number{hint} (known: {', '.join(stems)})")
     return out
+
+
+def _suggest(name: str, stems: list[str], n: int = 3) -> list[str]:
+    """Claim ids close to ``name``, each once: by spelling (of the id or its number), by containing it, and for
+    a number, the claims whose numbers are nearest to it."""
+    numbers = {s.split("_", 1)[0]: s for s in stems}
+    close = difflib.get_close_matches(name, list(stems) + list(numbers), n=n, cutoff=0.4)
+    found = [numbers.get(c, c) for c in close] + [s for s in stems if name.lower() in s.lower()]
+    if name.isdigit():
+        numeric = sorted((abs(int(k) - int(name)), s) for k, s in numbers.items() if k.isdigit())
+        found += [s for _, s in numeric[:2]]
+    return list(dict.fromkeys(found))[:n]
 
 
 class _Console:
@@ -148,8 +158,10 @@ def cmd_list(args) -> int:
 
     problems: list[str] = []
     rows = summary_rows([r for _, r in records(Path(args.out), CONSOLE, problems)])
+    if rows:
+        print(f"{'claim':<34} {'verdict':<22} {'robustness':<10} authors' code")
     for r in rows:
-        print(f"{r['id']:<34} {r['verdict']:<22} {r['robustness']:<10} authors' code: {r['upstream']}")
+        print(f"{r['id']:<34} {r['verdict']:<22} {r['robustness']:<10} {r['upstream']}")
     return EXIT_ERROR if problems else EXIT_OK
 
 
@@ -206,8 +218,25 @@ def cmd_vendor(args) -> int:
 # -- parser --------------------------------------------------------------------------------------------------
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Each option's default after its help, unless the help already says it or there is none to say
+    (``None``, a switch's ``False``); a path in the project shown relative to it."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text.lower() or action.default in (None, False, argparse.SUPPRESS) or action.nargs == 0:
+            return text
+        return f"{text} (default: {_shown_default(action.default)})".replace("%", "%%").replace("%%(", "%(")
+
+
+def _shown_default(value) -> str:
+    from .paths import shown
+
+    return shown(value) if isinstance(value, str) and os.path.isabs(value) else str(value)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    fmt = argparse.ArgumentDefaultsHelpFormatter
+    fmt = _HelpFormatter
 
     def options(parser, default):
         parser.add_argument("--lock", default=default(str(DEFAULT_LOCK)), help="the data lock file")

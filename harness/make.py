@@ -261,14 +261,16 @@ def _finish(res: ClaimOutput, args, has_upstream: bool, console: Console) -> int
         except OSError as exc:
             console.error(f"{cid}: could not write the report into {where}: {exc.strerror or exc}; nothing was written")
             return EXIT_ERROR
-    up = res.upstream + ("" if res.upstream == "ok" else f": {res.upstream_reason}")
-    console.info(f"{cid}: {res.verdict}  (authors' code: {up}; {seconds:.0f} s) -> {where / (cid + '.md')}")
+    # The reason the authors' arm did not run is said once: on the result line, or in the error that says
+    # where a poorer report went.
+    up = res.upstream if (res.upstream == "ok" or where != out) else f"{res.upstream}: {res.upstream_reason}"
+    console.info(f"{cid}: {res.verdict} -> {where / (cid + '.md')}; authors' code: {up}; {seconds:.0f} s")
     if where != out:
-        than = f"the one in {out}" if existing is not None else f"a run with it ({broken})"
+        than = f"the one in {out}" if existing is not None else f"a run with it, since {broken}"
         console.error(
             f"{cid}: the authors' arm did not run ({res.upstream}: {res.upstream_reason}), so this report is "
-            f"poorer than {than}; it was written to {where} instead (use --accept-degraded to replace "
-            "the report)"
+            f"poorer than {than}; it was written to {where} instead; --accept-degraded lets it replace "
+            "the report"
         )
         return EXIT_DEGRADED
     return EXIT_OK

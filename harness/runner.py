@@ -107,7 +107,7 @@ def measurement_arm(spec: ClaimSpec, tables: Tables) -> Arm:
 def _run_upstream(spec: ClaimSpec, tables: Tables, options, log: dict) -> tuple[Arm, dict]:
     """The authors' arm as an :class:`~harness.record.Arm`, and where their code came from (url, commit)."""
     if options is None:
-        return _arm("not run", "the authors' arm was switched off for this run (--no-upstream)"), {}
+        return _arm("not run", "the authors' arm was switched off for this run by --no-upstream"), {}
     from .upstream import run_upstream_arm  # touches git and subprocesses: imported only when used
 
     progress.stage("authors' code: started")

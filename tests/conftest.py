@@ -77,7 +77,7 @@ def run_once(tables):
                 arms[(prefix, "upstream")] = _run_upstream(spec, tables, UpstreamOptions(), {})
             theirs, source = arms[(prefix, "upstream")]
         else:
-            theirs = Arm(status="not run", reason="the authors' arm was switched off for this run (--no-upstream)")
+            theirs = Arm(status="not run", reason="the authors' arm was switched off for this run by --no-upstream")
         record = assemble_record(
             spec,
             tables,

@@ -92,7 +92,7 @@ def arms(spec, reimpl: Arm) -> dict[str, Arm]:
     mine = {k: x for k, x in reimpl.values.items() if k in both}
     controls = {c: ArmControl(values=dict(m.values)) for c, m in reimpl.controls.items()}
     out = {
-        "not_run": Arm(status="not run", reason="the authors' arm was switched off for this run (--no-upstream)"),
+        "not_run": Arm(status="not run", reason="the authors' arm was switched off for this run by --no-upstream"),
         "crashed": Arm(status="could not run", reason=TRACEBACK),
         "agrees": Arm(status="ok", values=mine, controls=controls),
         "disagrees": Arm(
