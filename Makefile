@@ -17,9 +17,12 @@ vendor: $(VENV_STAMP)
 
 # Re-runs only the claims whose report is out of date (see `python -m harness run --help`); the run
 # checks out the pinned upstream itself and says why when it cannot. JOBS=1 runs one claim at a time.
+# FORCE=1 recomputes every verdict even when its report is up to date (the authors' answers still come
+# from .cache/upstream when it holds them); FORCE_UPSTREAM=1 reruns the authors' code as well.
 JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+RUN_FLAGS = $(if $(filter-out 0,$(FORCE)),--force) $(if $(filter-out 0,$(FORCE_UPSTREAM)),--force-upstream)
 claims: calibration
-	$(PY) -m harness run -j $(JOBS)
+	$(PY) -m harness run -j $(JOBS) $(RUN_FLAGS)
 
 # The coverage studies of the claims' interval methods (reports/calibration/): re-run only when a claim's
 # design changed; a claim's report cites its study and reads its measured coverage from it.
