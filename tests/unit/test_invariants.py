@@ -5,6 +5,7 @@ records pass them, and the renderer refuses a contradiction with the finding and
 from pathlib import Path
 
 import pytest
+from claimset import PREFIXES
 
 from harness.invariants import COMMON, InvariantError, check_record, problems
 from harness.record import Arm, Finding, read_record
@@ -27,7 +28,7 @@ def _with(record, name, state=None, **facts):
     return record.model_copy(update={"findings": {**record.findings, name: new}})
 
 
-@pytest.mark.parametrize("prefix", ["000", "001", "002", "003", "004"])
+@pytest.mark.parametrize("prefix", PREFIXES)
 def test_the_committed_records_keep_their_invariants(prefix):
     assert problems(_record(prefix)) == []
 

@@ -11,6 +11,7 @@ its report then reads true is the reviewer's check there.
 from pathlib import Path
 
 import pytest
+from claimset import PREFIXES
 
 from harness.record import Arm, Finding, read_record
 from harness.render import render_report as _render
@@ -49,7 +50,7 @@ def _without_upstream(record):
     return record.model_copy(update={"arms": arms, "findings": findings})
 
 
-@pytest.mark.parametrize("prefix", ["000", "001", "002", "003", "004"])
+@pytest.mark.parametrize("prefix", PREFIXES)
 def test_a_missing_authors_arm_is_said_in_one_line_and_not_contradicted(prefix):
     md = render_report(_without_upstream(_record(prefix)))
     assert "did not run: no route to host." in md
@@ -126,13 +127,15 @@ def test_resampling_fragile_counts_the_failing_orderings():
 
 
 def test_rendering_is_a_pure_function_of_the_record():
-    for prefix in ("000", "001", "002", "003", "004"):
+    for prefix in PREFIXES:
+        if not sorted(REPORTS.glob(f"{prefix}*.json")):
+            continue  # a claim not run yet
         rec = _record(prefix)
         assert _render(rec) == _render(rec)
         assert _render(rec) == (REPORTS / f"{rec.claim.id}.md").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("prefix", ["000", "001", "002", "003", "004"])
+@pytest.mark.parametrize("prefix", PREFIXES)
 def test_the_committed_reports_pass_the_reviewer(prefix):
     from reviewer import review
 
@@ -206,7 +209,7 @@ def _tables(md: str):
             table = []
 
 
-@pytest.mark.parametrize("prefix", ["000", "001", "002", "003", "004"])
+@pytest.mark.parametrize("prefix", PREFIXES)
 def test_claim_text_cannot_break_a_table_or_add_html(prefix):
     from harness.record import Record
 
