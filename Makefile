@@ -41,10 +41,13 @@ list: $(VENV_STAMP)
 diff: $(VENV_STAMP)
 	$(PY) -m harness diff
 
-# `make test` leaves out the tests marked slow (the corpus of claims at other parameters on the protocols whose
-# fits take tens of seconds); `make test-all` runs everything, as CI does.
+# `make test` leaves out the tests marked slow: the corpus of claims at other parameters on the protocols whose
+# fits take tens of seconds, the whole-claim checks of the heavy claims (tests/claimset.py: a protocol card's
+# cost >= 4; their protocols still run end to end at cheap parameters in the corpus) and the second whole runs
+# that check determinism on the slow claims (000 and 002 are checked here). `make test-all` runs everything,
+# as CI does (.ci/run). The quick unit tests run first; --durations names the slowest.
 test: $(VENV_STAMP)
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow" --durations=15
 
 test-all: $(VENV_STAMP)
 	$(PY) -m pytest -q

@@ -157,6 +157,7 @@ def test_report_with_an_authors_arm_names_what_the_box_explains(record, simulate
     assert "signed coverage, MATH Lvl 5 | -0.0318 | -0.0311 | -0.0311 |" in md
 
 
+@pytest.mark.slow  # two more whole runs; `make test` checks the same of 000 and 002 (and -j 2 = -j 1)
 def test_same_report_on_a_second_run_and_serially(record, tables):
     from harness.fanout import SERIAL, using
 

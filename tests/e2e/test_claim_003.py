@@ -8,12 +8,14 @@ are Table 2; its "authors' code" columns, five decimals, are the authors' fitter
 from pathlib import Path
 
 import pytest
+from claimset import slow_marks
 
 from harness.record import record_json
 from harness.render import render_report
 from harness.runner import run_claim
 
-pytestmark = pytest.mark.e2e
+# a whole run of a heavy claim (tests/claimset.py): in `make test-all` (CI), not in `make test`
+pytestmark = [pytest.mark.e2e, *slow_marks("003")]
 
 CLAIM = Path(__file__).resolve().parents[2] / "claims" / "003_sigmoid_vs_baselines.yaml"
 METRICS = ("pinball_id", "pinball_ood", "calibration_id", "calibration_ood")
@@ -130,6 +132,7 @@ def test_report_with_an_authors_arm_shows_the_box_removing_the_difference(record
     assert "| OOD pinball loss of the sigmoid |" in render_report(rec)
 
 
+@pytest.mark.slow  # a second whole run of the slowest claim; `make test` checks the same of 000 and 002
 def test_two_runs_give_byte_identical_records(record, tables):
     again = run_claim(CLAIM, tables, upstream_options=None).record
     assert record_json(again) == record_json(record)

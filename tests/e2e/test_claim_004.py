@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from claimset import slow_marks
 
 from harness.checkout import verify_checkout
 from harness.errors import UpstreamError
@@ -15,7 +16,8 @@ from harness.render import render_report
 from harness.runner import run_claim
 from harness.upstream import UpstreamOptions
 
-pytestmark = pytest.mark.e2e
+# a whole run of a heavy claim (tests/claimset.py): in `make test-all` (CI), not in `make test`
+pytestmark = [pytest.mark.e2e, *slow_marks("004")]
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAIM = ROOT / "claims" / "004_hyperparameters.yaml"

@@ -2,6 +2,7 @@
 reports only, whatever interrupts the run."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -36,9 +37,22 @@ def _files(folder: Path, *, reports_only: bool = False) -> dict[str, bytes]:
     return out
 
 
-def test_up_to_date_then_exactly_the_changed_claim_reruns(tmp_path, capsys):
-    out = tmp_path / "reports"
+@pytest.fixture(scope="module")
+def fast_reports(tmp_path_factory):
+    """One serial run of the two quickest claims, shared by the tests here (each works on a copy)."""
+    out = tmp_path_factory.mktemp("fast") / "reports"
     assert cli.main(["run", "-j", "1", "--no-upstream", "--out", str(out), *FAST]) == 0
+    return out
+
+
+def _copy(reports: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "reports"
+    shutil.copytree(reports, out)
+    return out
+
+
+def test_up_to_date_then_exactly_the_changed_claim_reruns(tmp_path, capsys, fast_reports):
+    out = _copy(fast_reports, tmp_path)
     first = _files(out)
     assert cli.main(["run", "-j", "1", "--no-upstream", "--out", str(out), *FAST]) == 0
     err = capsys.readouterr().err
@@ -60,18 +74,15 @@ def test_up_to_date_then_exactly_the_changed_claim_reruns(tmp_path, capsys):
     assert "002_table1_boundary_1e24: up to date" in err
 
 
-def test_parallel_equals_serial_byte_for_byte(tmp_path):
-    serial, parallel = tmp_path / "serial", tmp_path / "parallel"
-    assert cli.main(["run", "-j", "1", "--no-upstream", "--out", str(serial), *FAST]) == 0
+def test_parallel_equals_serial_byte_for_byte(tmp_path, fast_reports):
+    serial, parallel = fast_reports, tmp_path / "parallel"
     assert cli.main(["run", "-j", "2", "--no-upstream", "--out", str(parallel), *FAST]) == 0
     a, b = _files(serial), _files(parallel)
     assert a.keys() == b.keys() and a == b
 
 
-def test_records_hold_no_absolute_path_and_no_timing(tmp_path):
-    out = tmp_path / "reports"
-    assert cli.main(["run", "-j", "1", "--no-upstream", "--out", str(out), "000"]) == 0
-    text = (out / "000_aime2025_shift_test.json").read_text(encoding="utf-8")
+def test_records_hold_no_absolute_path_and_no_timing(fast_reports):
+    text = (fast_reports / "000_aime2025_shift_test.json").read_text(encoding="utf-8")
     assert str(ROOT) not in text and "/tmp/" not in text and "seconds" not in text and "cached" not in text
 
 
@@ -155,13 +166,12 @@ def test_no_upstream_into_a_report_that_has_it_is_refused_too(tmp_path, tables, 
 
 
 @pytest.mark.parametrize("delay", [0.5, 2.0, 4.0, 6.5])
-def test_an_interrupted_run_leaves_whole_reports(tmp_path, delay):
+def test_an_interrupted_run_leaves_whole_reports(tmp_path, delay, fast_reports):
     """Killed (SIGKILL) at some moment of a run over two claims: after recovery every report is the old
     one or a complete new one, its Markdown the rendering of its record."""
     from harness.record import record_json
 
-    out = tmp_path / "reports"
-    assert cli.main(["run", "-j", "1", "--no-upstream", "--out", str(out), *FAST]) == 0
+    out = _copy(fast_reports, tmp_path)
     for path in out.glob("*.json"):  # make the old reports differ from what the run will write
         rec = read_record(path)
         rec = rec.model_copy(update={"verdict": rec.verdict.model_copy(update={"verdict": "inconclusive"})})

@@ -4,14 +4,14 @@ findings come to, are the corpus's: ``tests/e2e/test_corpus.py``.)"""
 from pathlib import Path
 
 import pytest
-from claimset import PREFIXES
+from claimset import params
 
 pytestmark = pytest.mark.e2e
 
 CLAIMS = Path(__file__).resolve().parents[2] / "claims"
 
 
-@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("prefix", params())
 def test_each_declared_quantity_is_measured(run_once, prefix):
     """The re-implementation measures exactly what the vocabulary gives it (both arms' and its own)."""
     from harness.spec import load_claim

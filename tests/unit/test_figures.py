@@ -173,13 +173,18 @@ def test_synthetic_rerender_is_byte_identical():
 
 
 @pytest.fixture(scope="session")
-def runs(tables, run_once):
+def runs(tables, run_once, request):
     """``{claim id: (spec, record)}`` for every claim (both arms where the checkout can be had), each arm
-    computed once per session, figures drawn as the CLI draws them."""
+    computed once per session, figures drawn as the CLI draws them. Without the slow tests (``make test``)
+    the heavy claims are left out (tests/claimset.py); ``make test-all`` has them all."""
+    from claimset import heavy, slow_selected
+
     from harness.spec import load_claim
 
     out = {}
     for path in CLAIMS:
+        if heavy(path.stem[:3]) and not slow_selected(request.config):
+            continue
         spec = load_claim(path, tables=tables)
         try:
             record = run_once(path.stem[:3], upstream=True).record
