@@ -147,12 +147,13 @@ def test_the_committed_reports_pass_the_reviewer(prefix):
 def test_render_needs_no_protocol_no_scipy_and_no_data(tmp_path):
     """``python -m harness render`` draws reports from their records alone: of the protocols, only their cards
     and their figures are loaded."""
-    import shutil
     import subprocess
     import sys
 
+    from harness.record import record_json
+
     rec = _record("002")
-    shutil.copy(REPORTS / f"{rec.claim.id}.json", tmp_path / f"{rec.claim.id}.json")
+    (tmp_path / f"{rec.claim.id}.json").write_text(record_json(rec), encoding="utf-8")  # sealed, as a run writes it
     code = (
         "import sys\n"
         "from harness import cli\n"
