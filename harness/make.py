@@ -417,7 +417,8 @@ def write_index(out: Path, console: Console) -> None:
         found = [r for _, r in records(out, console, problems)]
         if problems:
             console.error(
-                f"{out / 'README.md'} was left as it was: {', '.join(problems)} cannot be read (its row would be lost)"
+                f"{out / 'README.md'} was left as it was: {', '.join(problems)} cannot be read"
+                f" ({'its row' if len(problems) == 1 else 'their rows'} would be lost)"
             )
         elif found:
             atomic_write_text(out / "README.md", index_markdown(found))
