@@ -250,7 +250,7 @@ class Figure(_Model):
     name: str
     path: str  # relative to the report's folder, e.g. figures/002_table1_boundary_1e24/boundaries.svg
     caption: str  # one line: what to look at
-    section: Literal["result", "controls", "after_controls", "arms"] = "result"
+    section: Literal["result", "controls", "after_controls", "arms", "multiverse"] = "result"
     missing: list[str] = Field(default_factory=list)  # what could not be drawn (an arm that did not run)
 
 
