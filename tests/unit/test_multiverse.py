@@ -237,7 +237,9 @@ def test_specifications_that_could_not_run_are_counted_and_said(base):
 
 def test_without_a_multiverse_nothing_is_said(base):
     rec = base
-    rec = rec.model_copy(update={"findings": {**rec.findings, "multiverse": multiverse_finding(None)}})
+    rec = rec.model_copy(
+        update={"multiverse": None, "findings": {**rec.findings, "multiverse": multiverse_finding(None)}}
+    )
     md = _md(rec)
     assert "Robust to analysis choices" not in md and "## Analysis choices" not in md
 
@@ -259,3 +261,15 @@ def test_the_specification_curve_is_byte_identical_on_redraw(base):
     assert len(one) == 1 and one == two
     assert b"paper's specification" in one[0]
     assert np.isfinite(len(one[0]))
+
+
+def test_a_real_claims_curve_is_drawn_again_byte_for_byte_from_its_record_read_back(base, tmp_path):
+    from harness.figures import draw_figures
+    from harness.record import read_record, write_record
+
+    if base.multiverse is None:
+        pytest.skip("claim 000 declares no multiverse")
+    one = dict((f.name, svg) for f, svg in draw_figures(base))
+    path = write_record(base, tmp_path / "r.json")
+    two = dict((f.name, svg) for f, svg in draw_figures(read_record(path)))
+    assert "specification_curve" in one and one["specification_curve"] == two["specification_curve"]
