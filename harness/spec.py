@@ -872,6 +872,21 @@ def _multiverse_checks(claim: Claim, params, protocol, vocab: dict, problems: li
         )
 
 
+def _data_choice_checks(claim: Claim, params, protocol, problems: list[str]) -> None:
+    """A data choice (:class:`~harness.protocols.base.Choice` of kind "data") changes rows or scores in the
+    re-implementation only: the authors' code reads the table as it is. So a claim with an authors' arm keeps
+    each at its default in its own parameters and varies it in its multiverse."""
+    if params is None or claim.upstream is None:
+        return
+    for name, choice in protocol.CHOICES.items():
+        field_ = type(params).model_fields.get(name)
+        if choice.kind == "data" and field_ is not None and getattr(params, name) != field_.default:
+            problems.append(
+                f"params.{name}: {getattr(params, name)!r} is a data choice the authors' code does not make (it "
+                f"reads the table as it is); keep {field_.default!r} here and vary it under multiverse.choices"
+            )
+
+
 def _alternative_error(protocol, base: dict, choice: dict) -> str | None:
     """Why the claim's parameters with ``choice`` replaced (and what follows from it left to its default) are
     not parameters the protocol takes, in one line, or None."""
@@ -1056,6 +1071,7 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
         }
         _vocabulary_checks(claim, vocab, cvocabs, problems)
         _multiverse_checks(claim, params, protocol, vocab, problems)
+        _data_choice_checks(claim, params, protocol, problems)
         _budget_checks(claim, params, cparams, problems)
     elif claim is not None and protocol is not None:
         # the parameters have problems of their own: the names the claim uses are still checked, against the

@@ -142,3 +142,16 @@ def test_an_unknown_curve_quantity_and_an_unknown_key_are_refused(tmp_path, path
 def test_a_protocols_declared_choices_are_parameters_it_takes(path):
     protocol = PROTOCOLS[_raw(path)["protocol"]].protocol
     assert set(protocol.CHOICES) <= set(protocol.Params.model_fields)
+
+
+@pytest.mark.parametrize("path", CLAIMS, ids=lambda p: p.stem)
+def test_a_data_choice_in_a_claims_own_params_is_refused_beside_the_authors_arm(tmp_path, path):
+    raw = _raw(path)
+    protocol = PROTOCOLS[raw["protocol"]].protocol
+    data = [n for n, c in protocol.CHOICES.items() if c.kind == "data"]
+    if not data or raw.get("upstream") is None:
+        pytest.skip("no data choice, or no authors' arm")
+    raw["params"]["one_per_base_model" if "one_per_base_model" in data else data[0]] = True
+    raw.pop("multiverse", None)
+    problems = _problems(tmp_path, path, raw)
+    assert any(p.startswith("params.one_per_base_model: True is a data choice") for p in problems)
