@@ -200,6 +200,7 @@ def run_multiverse(spec, tables) -> MultiverseRecord | None:
         targets=plain(targets),
         relations=relations,
         excluded=math.prod(len(v) for v in choices.values()) - len(grid),
+        left_out=sorted(protocol.multiverse_params(spec.params)),
         specifications=specs,
     )
 
@@ -303,6 +304,7 @@ def multiverse_finding(mv: MultiverseRecord | None) -> Finding:
         "n_failed": n - len(ran),
         "n_undetermined": len(ran) - len(judged),
         "n_excluded": mv.excluded,
+        "left_out": mv.left_out,
         "n_choices": len(choices),
         "one_target": len(targets) == 1,
         "n_targets": len(targets),

@@ -283,6 +283,7 @@ class MultiverseRecord(_Model):
     targets: list[dict[str, Any]]  # the headline targets judged per specification: title, quantity, relation, paper
     relations: list[dict[str, Any]]  # the orderings judged per specification: label
     excluded: int = 0
+    left_out: list[str] = Field(default_factory=list)  # parameters each specification replaces to stay cheap
     specifications: list[MultiverseSpecification]
 
 
