@@ -26,15 +26,17 @@ from harness.stats.sigmoid import SigmoidQuantileRegressor, _Problem
 from .build import build_times
 from .fanout import bootstrap_side_by_side, build_side_by_side
 from .fits import COMPARISONS as FIT_COMPARISONS
+from .multiverse import multiverse_side_by_side
 
 COMPARISONS = {
     **FIT_COMPARISONS,
     "build": build_times,
     "fanout-bootstrap": bootstrap_side_by_side,
     "fanout-build": build_side_by_side,
+    "multiverse": multiverse_side_by_side,
 }
 #: Comparisons that take minutes: run only when named with --only.
-SLOW = ("build", "fanout-build")
+SLOW = ("build", "fanout-build", "multiverse")
 
 CASES = {}
 

@@ -98,10 +98,63 @@ def draw_figures(record: Record) -> list[tuple[Figure, bytes]]:
     """Every figure of ``record`` (none when the claim file turns figures off or the record has no plot data)."""
     from .registry import PROTOCOLS
 
-    if not record.claim.figures or not record.plots:
+    if not record.claim.figures:
         return []
+    out = []
     with style():
-        return PROTOCOLS[record.claim.protocol].draw(record)
+        if record.plots:
+            out += PROTOCOLS[record.claim.protocol].draw(record)
+        if record.multiverse is not None:
+            out.append(specification_curve(record))
+    return out
+
+
+#: How a specification that holds, one that does not, and the paper's own look in the specification curve.
+HOLDS = {"color": "#1f6fb4", "label": "holds"}
+FAILS = {"color": "#c0392b", "label": "does not hold"}
+
+
+def specification_curve(record: Record) -> tuple[Figure, bytes]:
+    """The specification curve of the claim's multiverse, as specr draws it: above, every specification's
+    value of the sorting quantity, lowest first, coloured by whether the claim holds in it, the paper's
+    specification ringed (and the paper's printed value as a line, where a target gives one); below, for each
+    specification, the alternative of each choice it takes."""
+    mv = record.multiverse
+    ran = [s for s in mv.specifications if s.status == "ok" and s.curve is not None]
+    order = sorted(range(len(ran)), key=lambda i: (ran[i].curve, i))
+    specs = [ran[i] for i in order]
+    rows = [(c["name"], a) for c in mv.choices for a in c["alternatives"]]
+    fig = new_figure(6.4, 2.6 + 0.17 * len(rows))
+    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[2.2, max(1.0, 0.2 * len(rows))])
+    xs = np.arange(len(specs))
+    for style_, want in ((HOLDS, True), (FAILS, False)):
+        idx = [i for i, s in enumerate(specs) if bool(s.holds) is want]
+        top.scatter(xs[idx], [specs[i].curve for i in idx], s=18, color=style_["color"], label=style_["label"])
+    paper = [i for i, s in enumerate(specs) if s.paper]
+    if paper:
+        i = paper[0]
+        top.scatter([i], [specs[i].curve], s=90, facecolors="none", edgecolors="black", label="paper's specification")
+        bottom.axvline(i, color="#bbbbbb", lw=6, zorder=0)
+    printed = next((t["paper"] for t in mv.targets if t["quantity"] == mv.curve and t["paper"] is not None), None)
+    if printed is not None:
+        top.axhline(printed, color=PAPER["color"], lw=0.8, ls="--", label="paper's value")
+    top.set_ylabel(mv.curve_label, fontsize=8)
+    top.legend(loc="best", frameon=False, fontsize=7)
+    top.set_title(f"{len(specs)} specifications, sorted by {mv.curve_label}")
+    for r, (name, a) in enumerate(rows):
+        cols = [i for i, s in enumerate(specs) if s.choices[name] == a["value"]]
+        bottom.scatter(cols, [r] * len(cols), s=10, marker="s", color="#333333")
+    bottom.set_yticks(range(len(rows)))
+    bottom.set_yticklabels([f"{name} = {a['text']}" for name, a in rows], fontsize=7)
+    bottom.set_ylim(len(rows) - 0.5, -0.5)
+    bottom.set_xlabel("specification (rank)")
+    bottom.set_xticks(xs if len(xs) <= 30 else xs[::5])
+    bottom.set_xticklabels([str(i + 1) for i in (xs if len(xs) <= 30 else xs[::5])], fontsize=6)
+    caption = (
+        "Each specification of the multiverse by the sorting quantity (ringed: the paper's), and below it the "
+        "alternative of each choice it takes."
+    )
+    return done(record, "specification_curve", fig, caption=caption, section="multiverse")
 
 
 # -- what the protocols store ----------------------------------------------------------------------------

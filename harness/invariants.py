@@ -258,6 +258,55 @@ def _resampling(v: View, f: Finding):
     return f.state == want, {"shares": [c["share"] for c in comps], "threshold": threshold, "expected": want}
 
 
+@COMMON.asserts(
+    "multiverse",
+    None,
+    "k of n counts the specifications in which every headline target and relation holds, each choice's counts add "
+    "up to them, a choice flips the conclusion only where changing it alone does, and the paper's position is its rank",
+)
+def _multiverse(v: View, f: Finding):
+    mv = v.record.multiverse
+    if mv is None:
+        return f.state == "not_run", {"multiverse": None}
+    x, specs = f.facts, mv.specifications
+    k = sum(s.holds is True for s in specs)
+    bad = []
+    if x["n"] != len(specs) or x["k"] != k or not same(x["share"], k / len(specs)):
+        bad.append("k of n")
+    want = "holds_throughout" if k == len(specs) else ("holds_in_none" if k == 0 else "depends_on_choices")
+    if f.state != want:
+        bad.append("state")
+    for s in specs:  # a specification holds exactly when every target and relation it was judged on holds
+        judged = [*s.targets, *s.relations]
+        if s.status == "ok" and s.holds is not (None if None in judged else all(judged)):
+            bad.append("a specification's holds")
+            break
+    (paper,) = [s for s in specs if s.paper]
+    for c in x["choices"]:
+        if sum(a["k"] for a in c["alternatives"]) != sum(s.holds is True for s in specs):
+            bad.append(f"counts of {c['name']}")
+        alone = [
+            s
+            for s in specs
+            if s.choices[c["name"]] != paper.choices[c["name"]]
+            and all(s.choices[o] == paper.choices[o] for o in s.choices if o != c["name"])
+        ]
+        flips = any(s.holds is not None and paper.holds is not None and s.holds != paper.holds for s in alone)
+        if flips != c["flips"] or (c["name"] in x["flips"]) != flips:
+            bad.append(f"flip of {c['name']}")
+    curve = sorted(s.curve for s in specs if s.status == "ok" and s.curve is not None)
+    if x["paper_rank"] is not None and sum(c < paper.curve for c in curve) + 1 != x["paper_rank"]:
+        bad.append("paper's rank")
+    for t in x["targets"]:
+        if (
+            t["lo"] is not None
+            and t["paper_inside"] is not None
+            and t["paper_inside"] != (t["lo"] <= t["paper"] <= t["hi"])
+        ):
+            bad.append(f"range of {t['title']}")
+    return not bad, {"k": k, "n": len(specs), "expected": want, "contradicted": bad}
+
+
 @COMMON.asserts("target_reasons", "grouped", "every target's reason is said once, under its own title")
 def _target_reasons(v: View, f: Finding):
     titles = [t for g in f.facts["groups"] for t in g["titles"]]

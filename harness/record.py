@@ -47,6 +47,8 @@ __all__ = [
     "Verdict",
     "Figure",
     "Robustness",
+    "MultiverseSpecification",
+    "MultiverseRecord",
     "plain",
     "one_line_reason",
     "RUN_LOG_HINT",
@@ -249,13 +251,41 @@ class Figure(_Model):
     name: str
     path: str  # relative to the report's folder, e.g. figures/002_table1_boundary_1e24/boundaries.svg
     caption: str  # one line: what to look at
-    section: Literal["result", "controls", "after_controls", "arms"] = "result"
+    section: Literal["result", "controls", "after_controls", "arms", "multiverse"] = "result"
     missing: list[str] = Field(default_factory=list)  # what could not be drawn (an arm that did not run)
 
 
 class Robustness(_Model):
     state: Literal["robust", "fragile", "does not hold", "not assessed", "intervals only", "not run"]
     facts: dict[str, Any] = Field(default_factory=dict)
+
+
+class MultiverseSpecification(_Model):
+    """One specification of a claim's multiverse: its choices, the re-implementation's values, and per headline
+    target and asserted relation (in the order of :class:`MultiverseRecord`'s lists) whether it holds."""
+
+    choices: dict[str, Any]
+    paper: bool  # the paper's own specification
+    status: Literal["ok", "could not run"]
+    reason: str | None = None
+    values: dict[str, float | None] = Field(default_factory=dict)
+    targets: list[bool | None] = Field(default_factory=list)
+    relations: list[bool | None] = Field(default_factory=list)
+    holds: bool | None = None  # every headline target and relation holds (None: one could not be judged)
+    curve: float | None = None  # the value the specification curve sorts by
+
+
+class MultiverseRecord(_Model):
+    """A claim's multiverse as run (:mod:`harness.multiverse`): what was varied, and every specification."""
+
+    curve: str  # the quantity the curve sorts by
+    curve_label: str
+    choices: list[dict[str, Any]]  # name, words, kind, paper_text, alternatives [{value, text, reason, paper}]
+    targets: list[dict[str, Any]]  # the headline targets judged per specification: title, quantity, relation, paper
+    relations: list[dict[str, Any]]  # the orderings judged per specification: label
+    excluded: int = 0
+    left_out: list[str] = Field(default_factory=list)  # parameters each specification replaces to stay cheap
+    specifications: list[MultiverseSpecification]
 
 
 class Record(_Model):
@@ -271,6 +301,7 @@ class Record(_Model):
     findings: dict[str, Finding]
     verdict: Verdict
     robustness: Robustness | None = None
+    multiverse: MultiverseRecord | None = None
     plots: dict[str, Any] = Field(default_factory=dict)  # what the figures are drawn from
     figures: list[Figure] = Field(default_factory=list)
     build: dict[str, Any] = Field(default_factory=dict)  # hashes of what produced it (harness.build)

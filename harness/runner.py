@@ -22,10 +22,23 @@ from . import progress
 from .datalock import Tables
 from .errors import ProtocolError
 from .invariants import check_record
+from .multiverse import multiverse_finding, run_multiverse
 from .paths import PROJECT_ROOT
 from .protocols.base import Context, Measurement
 from .provenance import package_versions, project_state
-from .record import Arm, ArmControl, Arms, ClaimInfo, Finding, InputTable, Provenance, Record, Robustness, plain
+from .record import (
+    Arm,
+    ArmControl,
+    Arms,
+    ClaimInfo,
+    Finding,
+    InputTable,
+    MultiverseRecord,
+    Provenance,
+    Record,
+    Robustness,
+    plain,
+)
 from .robustness import run_bootstrap
 from .spec import ClaimSpec, load_claim, spec_sha256
 from .verdict import arm_disagreements, common_findings, decide_verdict, judge_controls, judge_targets
@@ -185,8 +198,18 @@ def run_claim(
     t_boot = time.perf_counter()
     robustness = run_bootstrap(spec, tables, reimpl, judge_targets(spec, reimpl, upstream))
     log["bootstrap_seconds"] = time.perf_counter() - t_boot
+    t_mv = time.perf_counter()
+    multiverse = run_multiverse(spec, tables) if reimpl.ok else None
+    log["multiverse_seconds"] = time.perf_counter() - t_mv
     record = assemble_record(
-        spec, tables, reimpl, upstream, upstream_source=upstream_source, build=build, robustness=robustness
+        spec,
+        tables,
+        reimpl,
+        upstream,
+        upstream_source=upstream_source,
+        build=build,
+        robustness=robustness,
+        multiverse=multiverse,
     )
     log["total_seconds"] = time.perf_counter() - t_start
     return RunResult(record=record, log=log)
@@ -201,6 +224,7 @@ def assemble_record(
     upstream_source: dict | None = None,
     build: dict | None = None,
     robustness: Robustness | None = None,
+    multiverse: MultiverseRecord | None = None,
 ) -> Record:
     """Judge both arms' measurements and state the findings: the run record.
 
@@ -218,6 +242,7 @@ def assemble_record(
     disagreements = arm_disagreements(targets)
     verdict = decide_verdict(reimpl, upstream, targets, controls, disagreements)
     findings = common_findings(reimpl, upstream, targets, controls, disagreements, robustness)
+    findings["multiverse"] = multiverse_finding(multiverse)
     plots = {}
     missing = sorted(n for n, q in spec.vocabulary.items() if q.arm != "upstream" and n not in reimpl.values)
     findings["measurement"] = Finding(
@@ -279,6 +304,7 @@ def assemble_record(
         findings=findings,
         verdict=verdict,
         robustness=robustness,
+        multiverse=multiverse,
         plots=plots,
         build=build or {},
     )

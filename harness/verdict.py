@@ -57,6 +57,7 @@ __all__ = [
     "resampling_finding",
     "common_findings",
     "requirement_text",
+    "target_reading",
 ]
 
 
@@ -96,6 +97,12 @@ def _arm_reading(t, values: dict | None, ok: bool) -> ArmTarget:
     if not _finite(rhs):
         return ArmTarget(value=v)
     return ArmTarget(value=v, other_value=rhs if t.other else None, holds=target_holds(t.relation, v, rhs=rhs))
+
+
+def target_reading(t, values: dict | None, ok: bool = True) -> ArmTarget:
+    """One arm's reading of the claim file's target ``t`` on measured ``values``: the one target rule
+    (:func:`harness.relations.target_holds`), used by every judgement of a target (arms, multiverse)."""
+    return _arm_reading(t, values, ok)
 
 
 def judge_targets(spec: ClaimSpec, reimpl, upstream) -> list[TargetOutcome]:

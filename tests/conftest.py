@@ -46,6 +46,7 @@ def run_once(tables):
     """
     from types import SimpleNamespace
 
+    from harness.multiverse import run_multiverse
     from harness.record import Arm
     from harness.robustness import run_bootstrap
     from harness.runner import _run_reimpl, _run_upstream, assemble_record
@@ -60,6 +61,7 @@ def run_once(tables):
             arms[(prefix, "reimpl")] = _run_reimpl(spec, tables, {})
             mine = arms[(prefix, "reimpl")]
             arms[(prefix, "robustness")] = run_bootstrap(spec, tables, mine, judge_targets(spec, mine, mine))
+            arms[(prefix, "multiverse")] = run_multiverse(spec, tables) if mine.ok else None
         source = None
         if upstream:
             if (prefix, "upstream") not in arms:
@@ -85,6 +87,7 @@ def run_once(tables):
             theirs,
             upstream_source=source,
             robustness=arms[(prefix, "robustness")],
+            multiverse=arms[(prefix, "multiverse")],
         )
         return SimpleNamespace(record=record)
 

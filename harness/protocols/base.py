@@ -29,7 +29,7 @@ from ..record import Arm, ControlOutcome, Finding, TargetOutcome, plain
 from ..schema import Strict
 from .card import ProtocolCard
 
-__all__ = ["Measurement", "Protocol", "ProtocolParams", "Context", "Resampling", "finding"]
+__all__ = ["Measurement", "Protocol", "ProtocolParams", "Context", "Resampling", "Choice", "finding"]
 
 
 class ProtocolParams(Strict):
@@ -64,6 +64,20 @@ def finding(state: str, **facts) -> Finding:
     return Finding(state=state, facts=plain(facts))
 
 
+@dataclass(frozen=True)
+class Choice:
+    """An analysis choice a claim's ``multiverse:`` may vary: the parameter of the same name, replaced.
+
+    ``kind`` says what it is: ``"analysis"`` (a setting of the estimator or the test) or ``"data"`` (which
+    rows or scores enter). ``follows`` names parameters that follow from this one and are left to their
+    defaults when it is replaced (``exceed_rate`` follows from ``tau``).
+    """
+
+    words: str
+    kind: str = "analysis"
+    follows: tuple[str, ...] = ()
+
+
 class Resampling:
     """What a protocol gives the bootstrap: the rows, their clusters, and the statistic of a resample.
 
@@ -91,6 +105,8 @@ class Protocol:
     controls: ClassVar[dict[str, type[ProtocolParams]]] = {}
     #: Every finding this protocol can state, with its possible states.
     FINDINGS: ClassVar[dict[str, tuple[str, ...]]] = {}
+    #: The analysis choices a claim's multiverse may vary, by parameter name (:class:`Choice`).
+    CHOICES: ClassVar[dict[str, Choice]] = {}
 
     @property
     def name(self) -> str:
@@ -127,6 +143,12 @@ class Protocol:
         from ..errors import ProtocolError
 
         raise ProtocolError(f"protocol '{self.name}' has no bootstrap")
+
+    def multiverse_params(self, params: ProtocolParams) -> dict[str, Any]:
+        """Parameters every specification of a multiverse replaces, given the specification's own: the
+        diagnostics its headline targets do not rest on (a power study, the authors' box), left out to keep
+        each specification cheap."""
+        return {}
 
     def plots(self, ctx: Context) -> dict[str, Any]:
         """What the report's figures are drawn from (curve grids, histograms), stored in the record so that

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import pandas as pd
 from pydantic import Field, field_validator, model_validator
 
 from ..errors import DataError
@@ -64,6 +65,15 @@ class LeaderboardParams(ProtocolParams):
     multiplier: Number = Field(6.0, gt=0)
     compute: ComputeColumn | None = Field(None, description="a column of compute, instead of the proxy")
     tasks: dict[Label, Label] = Field(min_length=1, description="benchmark label -> score column")
+    scores: Literal["raw", "normalised"] = Field(
+        "raw",
+        description="raw accuracies (the named columns), or the leaderboard's normalised scores: the column of the "
+        "same name without ' Raw' (random-guess baseline at 0, in percent), divided by 100",
+    )
+    one_per_base_model: bool = Field(
+        False, description="keep only the first row (in table order) of each base model, not every fine-tune of it"
+    )
+    base_model_col: Label = Field("Identified base model", description="column naming a row's base model")
 
     @model_validator(mode="after")
     def _one_compute_axis(self):
@@ -130,13 +140,36 @@ def leaderboard_columns(p: LeaderboardParams, **extra: str) -> list[tuple[str, s
     return [("table", p.table, cols)]
 
 
+def normalised_column(column: str) -> str:
+    """The leaderboard's normalised score column beside a raw one: ``"BBH Raw"`` -> ``"BBH"``."""
+    return column.removesuffix(" Raw")
+
+
+def _data_choices(df, p: LeaderboardParams):
+    """The rows and scores the parameters' data choices ask for (``scores``, ``one_per_base_model``)."""
+    if p.scores == "normalised":
+        df = df.copy()
+        for col in p.tasks.values():  # the normalised score replaces the raw one, on the raw one's scale
+            df[col] = pd.to_numeric(df[normalised_column(col)], errors="coerce") / 100.0
+    if p.one_per_base_model:
+        base = df[p.base_model_col]
+        df = df.loc[base.isna() | ~base.duplicated(keep="first")]  # a row without a base model is its own
+    return df
+
+
 def leaderboard_frame(tables, p: LeaderboardParams):
     df = tables.frame(p.table)
-    missing = [c for c in [*p.compute_columns().values(), *p.tasks.values()] if c not in df.columns]
+    needed = [*p.compute_columns().values(), *p.tasks.values()]
+    if p.scores == "normalised":
+        needed += [normalised_column(c) for c in p.tasks.values()]
+    if p.one_per_base_model:
+        needed.append(p.base_model_col)
+    missing = [c for c in needed if c not in df.columns]
     if missing:
         raise DataError(
             f"table '{p.table}' ({tables.entry(p.table).path}): columns {missing} named in the claim are not in it"
         )
+    df = _data_choices(df, p)
     if p.compute is not None:
         return with_compute_column(df, p.compute.column, p.compute.scale)
     return with_log_compute(df, p.tokens_col, p.params_col, p.multiplier)

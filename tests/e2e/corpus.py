@@ -65,6 +65,9 @@ def write_variant(v: Variant, folder: Path) -> Path:
     raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not v.bootstrap:
         raw.pop("bootstrap", None)
+    # a variant changes the parameters the paper chose, so the claim's multiverse around those choices (which
+    # must hold the claim's own values) no longer describes it: it is left out, as a claim without one
+    raw.pop("multiverse", None)
     raw["id"] = v.id
     v.edit(raw)
     out = folder / f"{v.id}.yaml"

@@ -19,7 +19,7 @@ from pydantic import Field
 from ...fanout import Mapper
 from ...schema import Number
 from ...stats.sigmoid import SigmoidQuantileRegressor, sigmoid_boundary, sigmoid_objective
-from ..base import Context, Measurement, Protocol, finding
+from ..base import Choice, Context, Measurement, Protocol, finding
 from ..leaderboard import (
     BoxParams,
     EstimatorParams,
@@ -135,6 +135,13 @@ class BoundaryAtBudget(Protocol):
     card = CARD
     Params = BoundaryParams
     controls = {"tau_override": TauOverride}
+    CHOICES = {
+        "tau": Choice("the quantile level τ of the boundary", follows=()),
+        "kappa": Choice("the smoothing κ of the pinball loss"),
+        "lam": Choice("the ridge λ on the slope"),
+        "scores": Choice("raw accuracies or the leaderboard's normalised scores", kind="data"),
+        "one_per_base_model": Choice("every fine-tune of a base model, or one row per base model", kind="data"),
+    }
     FINDINGS = {
         "result": ("measured",),
         "eval_support": ("inside", "upper_tail", "edge", "beyond", "below"),
@@ -148,6 +155,9 @@ class BoundaryAtBudget(Protocol):
 
     def data_summary(self, params: BoundaryParams, tables):
         return leaderboard_summary(tables, params)
+
+    def multiverse_params(self, params: BoundaryParams) -> dict:
+        return {"robustness_cold_start": False, "box_check": None}
 
     def measure(self, params: BoundaryParams, tables, rng):
         data = task_data(leaderboard_frame(tables, params), params)

@@ -41,7 +41,7 @@ from ...stats.estimator_comparison import (
     ispline_knot_sensitivity,
     shuffled_z_advantage,
 )
-from ..base import Context, Measurement, Protocol, ProtocolParams, finding
+from ..base import Choice, Context, Measurement, Protocol, ProtocolParams, finding
 from ..leaderboard import EstimatorParams, LeaderboardParams, leaderboard_columns
 from ..periods import (
     PeriodParams,
@@ -116,6 +116,15 @@ class EstimatorComparison(Protocol):
     card = CARD
     Params = EstimatorComparisonParams
     controls = {"beta_zero": BetaZero, "shuffle_z": ShuffleZ}
+    CHOICES = {
+        "tau": Choice("the quantile level τ of the boundary", follows=()),
+        "kappa": Choice("the smoothing κ of the pinball loss"),
+        "lam": Choice("the ridge λ on the slope"),
+        "n_bins": Choice("the equal-mass bins of the Binwise estimator and of the calibration error"),
+        "ispline_intervals": Choice("the knot rule of the I-spline (quantile intervals of the training z)"),
+        "scores": Choice("raw accuracies or the leaderboard's normalised scores", kind="data"),
+        "one_per_base_model": Choice("every fine-tune of a base model, or one row per base model", kind="data"),
+    }
     FINDINGS = {
         "summary": ("measured",),
         "table": ("measured",),
@@ -132,6 +141,9 @@ class EstimatorComparison(Protocol):
 
     def data_summary(self, params, tables):
         return period_summary(tables, params)
+
+    def multiverse_params(self, params: EstimatorComparisonParams) -> dict:
+        return {"box_check": None, "knot_grid": [params.ispline_intervals]}
 
     def measure(self, params: EstimatorComparisonParams, tables, rng):
         df = period_frame(tables, params)

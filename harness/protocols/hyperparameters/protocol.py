@@ -34,7 +34,7 @@ from ...quantities import budget_text
 from ...schema import Count, Label, Number, RelativePath
 from ...stats.sigmoid import BETA_MAX
 from ...stats.sweep import fit_setting, hyperparameter_sweep
-from ..base import Context, Measurement, Protocol, ProtocolParams, finding
+from ..base import Choice, Context, Measurement, Protocol, ProtocolParams, finding
 from ..leaderboard import (
     EstimatorParams,
     LeaderboardParams,
@@ -151,6 +151,12 @@ class Hyperparameters(Protocol):
     card = CARD
     Params = HyperParams
     controls = {"tau_override": TauOverride}
+    CHOICES = {
+        "scores": Choice("raw accuracies or the leaderboard's normalised scores", kind="data"),
+        "one_per_base_model": Choice("every fine-tune of a base model, or one row per base model", kind="data"),
+        "n_random": Choice("random restarts of each fit beside the warm start"),
+        "warm_start": Choice("whether each fit starts from the previous setting's optimum"),
+    }
     FINDINGS = {
         "summary": ("only_claimed", "claimed_and_others", "not_claimed", "neither"),
         "audit": ("all_found", "some_failed", "not_checked"),

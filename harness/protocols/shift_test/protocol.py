@@ -35,7 +35,7 @@ from ...errors import DataError
 from ...schema import Count, IsoDate, Label, Number
 from ...stats.power import shift_test_power
 from ...stats.shift import eps_sensitivity, inflation_control, merge_aa_exports, relabel_control, shift_test
-from ..base import Context, Measurement, Protocol, ProtocolParams, finding
+from ..base import Choice, Context, Measurement, Protocol, ProtocolParams, finding
 from . import CARD
 
 __all__ = ["ShiftParams", "PowerParams", "InflatePost", "RelabelGroups", "ShiftTest", "MC_SIDE_SDS"]
@@ -135,6 +135,11 @@ class ShiftTest(Protocol):
     card = CARD
     Params = ShiftParams
     controls = {"inflate_post": InflatePost, "relabel_groups": RelabelGroups}
+    CHOICES = {
+        "cutoff": Choice("the release date that splits models into before and after"),
+        "n_bins": Choice("the bins of the earlier score that the test stratifies by"),
+        "eps": Choice("the clip of proportions before the logit"),
+    }
     FINDINGS = {
         "summary": ("measured",),
         "result": ("measured",),
@@ -165,6 +170,9 @@ class ShiftTest(Protocol):
             "later_rows": int(len(tables.frame(params.aime_table))),
             "merged_rows": int(len(m)),
         }
+
+    def multiverse_params(self, params: ShiftParams) -> dict:
+        return {"n_perm_precise": 0, "power": None, "eps_grid": [params.eps]}
 
     def measure(self, params: ShiftParams, tables, rng):
         x, y, post = _arrays(params, tables)

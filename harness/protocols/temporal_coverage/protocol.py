@@ -51,7 +51,7 @@ from ...relations import relation_holds, target_holds
 from ...schema import Count, Label, Number
 from ...stats.temporal_coverage import relabelled_coverage, temporal_coverage
 from ...verdict import arm_disagreements, decide_verdict
-from ..base import Context, Measurement, Protocol, ProtocolParams, finding
+from ..base import Choice, Context, Measurement, Protocol, ProtocolParams, finding
 from ..leaderboard import EstimatorParams, LeaderboardParams, leaderboard_columns
 from ..periods import (
     PeriodParams,
@@ -184,6 +184,13 @@ class TemporalCoverage(Protocol):
     card = CARD
     Params = TemporalParams
     controls = {"relabel_periods": RelabelPeriods}
+    CHOICES = {
+        "tau": Choice("the quantile level τ of the boundary", follows=("exceed_rate",)),
+        "kappa": Choice("the smoothing κ of the pinball loss"),
+        "lam": Choice("the ridge λ on the slope"),
+        "scores": Choice("raw accuracies or the leaderboard's normalised scores", kind="data"),
+        "one_per_base_model": Choice("every fine-tune of a base model, or one row per base model", kind="data"),
+    }
     FINDINGS = {
         "groups": ("measured",),
         "coverage_table": ("measured",),
@@ -204,6 +211,9 @@ class TemporalCoverage(Protocol):
 
     def data_summary(self, params: TemporalParams, tables):
         return period_summary(tables, params)
+
+    def multiverse_params(self, params: TemporalParams) -> dict:
+        return {"box_check": None}
 
     def measure(self, params: TemporalParams, tables, rng):
         df = period_frame(tables, params)

@@ -1,0 +1,157 @@
+"""The ``multiverse:`` block of a claim file (#20): each bad block is refused with one line naming the file's
+key, as the rest of the file is. Mutations of every claim that declares a multiverse; a claim without one
+gets the block of :func:`_toy_block` (the protocol's first choice, the claim's own value and one other)."""
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.datalock import load_lock
+from harness.errors import SpecError
+from harness.registry import PROTOCOLS
+from harness.spec import MULTIVERSE_BUDGET, load_claim, multiverse_grid
+
+ROOT = Path(__file__).resolve().parents[2]
+CLAIMS = sorted((ROOT / "claims").glob("*.yaml"))
+WITH = [p for p in CLAIMS if "multiverse" in (yaml.safe_load(p.read_text(encoding="utf-8")) or {})]
+LOCK = load_lock()
+PINS = {"prescriptive-scaling": object()}
+
+
+def _raw(path):
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def _problems(tmp_path, path, raw):
+    p = tmp_path / path.name
+    p.write_text(yaml.safe_dump(raw, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(SpecError) as info:
+        load_claim(p, lock=LOCK, pins=PINS)
+    assert all(str(line).strip() and "\n" not in line for line in info.value.problems)
+    return info.value.problems
+
+
+def _first(raw):
+    name = next(iter(raw["multiverse"]["choices"]))
+    return name, raw["multiverse"]["choices"][name]
+
+
+def _own(path, name):
+    """The claim's own value of a choice (written in its params, or the protocol's default)."""
+    return load_claim(path, lock=LOCK, pins=PINS).params.model_dump(mode="json")[name]
+
+
+def _paper_index(raw, name, path):
+    own = _own(path, name)
+    return next(i for i, a in enumerate(raw["multiverse"]["choices"][name]) if a["value"] == own)
+
+
+@pytest.mark.parametrize("path", WITH, ids=lambda p: p.stem)
+def test_every_declared_multiverse_loads_within_its_budget(path):
+    spec = load_claim(path, lock=LOCK, pins=PINS)
+    mv = spec.claim.multiverse
+    grid = multiverse_grid({k: [a.value for a in v] for k, v in mv.choices.items()}, mv.exclude)
+    assert 2 <= len(grid) <= mv.max_specifications <= MULTIVERSE_BUDGET
+    assert set(mv.choices) <= set(spec.protocol.CHOICES)
+    own = spec.params.model_dump(mode="json")
+    assert sum(all(s[k] == own[k] for k in s) for s in grid) == 1  # the paper's specification, once
+
+
+@pytest.mark.parametrize("path", WITH, ids=lambda p: p.stem)
+def test_an_unknown_choice_is_refused_with_a_suggestion(tmp_path, path):
+    raw = _raw(path)
+    name, alts = _first(raw)
+    raw["multiverse"]["choices"][name + "x"] = raw["multiverse"]["choices"].pop(name)
+    problems = _problems(tmp_path, path, raw)
+    assert any(
+        p.startswith("multiverse.choices: ") and f"'{name}x'" in p and f"did you mean '{name}'" in p for p in problems
+    )
+
+
+@pytest.mark.parametrize("path", WITH, ids=lambda p: p.stem)
+def test_an_alternative_the_protocol_cannot_take_is_refused(tmp_path, path):
+    raw = _raw(path)
+    name, alts = _first(raw)
+    alts.append({"value": -1.0, "reason": "out of range"})
+    raw["multiverse"]["max_specifications"] = MULTIVERSE_BUDGET
+    problems = _problems(tmp_path, path, raw)
+    i = len(alts) - 1
+    assert any(p.startswith(f"multiverse.choices.{name}[{i}].value: ") and "cannot take" in p for p in problems)
+
+
+@pytest.mark.parametrize("path", WITH, ids=lambda p: p.stem)
+def test_the_papers_own_value_must_be_an_alternative(tmp_path, path):
+    raw = _raw(path)
+    name, alts = _first(raw)
+    del alts[_paper_index(raw, name, path)]
+    if len(alts) < 2:
+        alts.append(copy.deepcopy(alts[0]))
+    problems = _problems(tmp_path, path, raw)
+    assert any(p.startswith(f"multiverse.choices.{name}: the claim's own value") for p in problems)
+
+
+@pytest.mark.parametrize("path", WITH, ids=lambda p: p.stem)
+def test_a_grid_over_its_declared_budget_is_refused(tmp_path, path):
+    raw = _raw(path)
+    spec = load_claim(path, lock=LOCK, pins=PINS)
+    mv = spec.claim.multiverse
+    n = len(multiverse_grid({k: [a.value for a in v] for k, v in mv.choices.items()}, mv.exclude))
+    raw["multiverse"]["max_specifications"] = n - 1
+    if n - 1 < 2:
+        pytest.skip("the grid is already the smallest")
+    problems = _problems(tmp_path, path, raw)
+    assert any(p.startswith(f"multiverse: {n} specifications") and f"max_specifications {n - 1}" in p for p in problems)
+    raw["multiverse"]["max_specifications"] = MULTIVERSE_BUDGET + 1
+    problems = _problems(tmp_path, path, raw)
+    assert any(p.startswith("multiverse.max_specifications") for p in problems)
+
+
+@pytest.mark.parametrize("path", WITH, ids=lambda p: p.stem)
+def test_exclusions_must_name_alternatives_and_keep_the_papers_specification(tmp_path, path):
+    raw = _raw(path)
+    name, alts = _first(raw)
+    own = _own(path, name)
+    raw["multiverse"]["exclude"] = [{name + "x": own}, {name: own}]
+    problems = _problems(tmp_path, path, raw)
+    assert any(p.startswith("multiverse.exclude[0]: ") and "did you mean" in p for p in problems)
+    assert any(p == "multiverse.exclude[1]: excludes the paper's own specification" for p in problems)
+
+
+@pytest.mark.parametrize("path", WITH, ids=lambda p: p.stem)
+def test_every_alternative_needs_its_reason(tmp_path, path):
+    raw = _raw(path)
+    name, alts = _first(raw)
+    del alts[0]["reason"]
+    problems = _problems(tmp_path, path, raw)
+    assert any(p.startswith(f"multiverse.choices.{name}[0].reason") for p in problems)
+
+
+@pytest.mark.parametrize("path", WITH, ids=lambda p: p.stem)
+def test_an_unknown_curve_quantity_and_an_unknown_key_are_refused(tmp_path, path):
+    raw = _raw(path)
+    raw["multiverse"]["curve"] = "no_such_quantity"
+    assert any(p.startswith("multiverse.curve: ") for p in _problems(tmp_path, path, raw))
+    raw = _raw(path)
+    raw["multiverse"]["choise"] = {}
+    assert any(p.startswith("multiverse.choise") for p in _problems(tmp_path, path, raw))
+
+
+@pytest.mark.parametrize("path", CLAIMS, ids=lambda p: p.stem)
+def test_a_protocols_declared_choices_are_parameters_it_takes(path):
+    protocol = PROTOCOLS[_raw(path)["protocol"]].protocol
+    assert set(protocol.CHOICES) <= set(protocol.Params.model_fields)
+
+
+@pytest.mark.parametrize("path", CLAIMS, ids=lambda p: p.stem)
+def test_a_data_choice_in_a_claims_own_params_is_refused_beside_the_authors_arm(tmp_path, path):
+    raw = _raw(path)
+    protocol = PROTOCOLS[raw["protocol"]].protocol
+    data = [n for n, c in protocol.CHOICES.items() if c.kind == "data"]
+    if not data or raw.get("upstream") is None:
+        pytest.skip("no data choice, or no authors' arm")
+    raw["params"]["one_per_base_model" if "one_per_base_model" in data else data[0]] = True
+    raw.pop("multiverse", None)
+    problems = _problems(tmp_path, path, raw)
+    assert any(p.startswith("params.one_per_base_model: True is a data choice") for p in problems)
