@@ -409,3 +409,27 @@ def test_a_missing_or_stale_study_sends_the_reader_to_make_calibration(state):
     f = rec.robustness.facts
     md = _as_state(rec, "not assessed", calibration={**f["calibration"], "state": state, "uncalibrated": []})
     assert "`make calibration`" in md and "How often such an interval covers was measured" not in md
+
+
+def test_a_mixed_not_assessed_lead_says_every_ordering_holds_and_names_the_fragile_ones():
+    """Several orderings, one uncalibrated and the others fragile: the lead does not count only the uncalibrated
+    one as holding, and it names each fragile ordering with its share (claim 003's case)."""
+    from harness.verdict import resampling_finding
+
+    records = [_record(p) for p in PREFIXES]
+    rec = next((r for r in records if r.robustness and len(r.robustness.facts.get("comparisons", [])) > 1), None)
+    if rec is None:
+        pytest.skip("no committed record asserts more than one ordering under resampling")
+    f = rec.robustness.facts
+    comps = [{**c, "holds_full": True} for c in f["comparisons"]]
+    comps = [{**comps[0], "state": "not assessed"}] + [{**c, "state": "fragile", "share": 0.6} for c in comps[1:]]
+    robustness = rec.robustness.model_copy(update={"state": "not assessed", "facts": {**f, "comparisons": comps}})
+    findings = {**rec.findings, "resampling": resampling_finding(robustness)}
+    md = render_report(rec.model_copy(update={"robustness": robustness, "findings": findings}))
+    lead = md.split("**Resampling: not assessed.**", 1)[1].split("\n\n", 1)[0]
+    lead = " ".join(lead.split())
+    assert f"All {len(comps)} orderings the claim asserts hold in this run" in lead
+    assert f"1 of the {len(comps)} orderings" not in lead
+    for c in comps[1:]:
+        assert f"{' '.join(c['label'].split())} in 60%" in lead
+    assert "fragile" in lead
