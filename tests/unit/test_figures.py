@@ -50,6 +50,12 @@ ABSOLUTE = re.compile(r"(?:file:|[\"'( ]/(?:home|tmp|work|usr|var|root|Users|pri
 LINK = re.compile(r"!\[[^\]]*\]\(([^)]+)\)")
 
 
+def _expected(spec, record) -> dict:
+    """The protocol's figures, and the specification curve where the record holds a multiverse."""
+    extra = {"specification_curve": "multiverse"} if record.multiverse is not None else {}
+    return {**EXPECTED[spec.protocol.name], **extra}
+
+
 # -- synthetic records (no data) -------------------------------------------------------------------------
 
 
@@ -232,7 +238,7 @@ def test_each_claim_gets_its_figures(runs):
     for cid, (spec, record) in runs.items():
         figures = draw_figures(record)
         got = {f.name: f.section for f, _ in figures}
-        assert got == EXPECTED[spec.protocol.name], cid
+        assert got == _expected(spec, record), cid
         _check_svgs(figures, cid)
         if record.arms.upstream.ok:  # what is missing is then only what the authors' arm does not report
             assert not [m for f, _ in figures for m in f.missing if "not run" in m or "control" in m], cid
@@ -328,7 +334,7 @@ def test_figures_without_the_authors_arm(runs, tables, status):
     for cid, (spec, record) in runs.items():
         variant = _variant(spec, record, tables, upstream=missing_arm)
         figures = draw_figures(variant)
-        assert {f.name for f, _ in figures} == set(EXPECTED[spec.protocol.name]), cid
+        assert {f.name for f, _ in figures} == set(_expected(spec, variant)), cid
         _check_svgs(figures, cid)
         assert any(any("authors'" in m for m in f.missing) for f, _ in figures), cid
 
@@ -339,5 +345,5 @@ def test_figures_without_controls(runs, tables):
         figures = draw_figures(_variant(spec, record, tables, no_controls=True))
         names = {f.name for f, _ in figures}
         assert names, cid
-        assert names <= set(EXPECTED[spec.protocol.name]), cid
+        assert names <= set(_expected(spec, record)), cid
         _check_svgs(figures, cid)

@@ -8,7 +8,6 @@ The records are the committed ones (copied to a scratch folder and sealed there)
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import threading
 import time
@@ -20,7 +19,7 @@ import pytest
 from harness import cli, make
 from harness.errors import HarnessError
 from harness.fileio import project_lock
-from harness.record import RecordEdited, read_record, record_json, sealed
+from harness.record import CONTENT_KEY, RecordEdited, read_record, record_json, sealed
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = sorted((ROOT / "reports").glob("*.json"))
@@ -105,7 +104,9 @@ def test_an_unreadable_record_makes_list_fail(out, capsys):
 
 def test_a_record_without_its_digest_is_not_rendered(out):
     cid = _smallest().stem
-    shutil.copy(_smallest(), out / f"{cid}.json")  # as committed before records were sealed
+    dump = json.loads(_smallest().read_text(encoding="utf-8"))  # as committed before records were sealed
+    dump["build"].pop(CONTENT_KEY, None)
+    (out / f"{cid}.json").write_text(json.dumps(dump, indent=1), encoding="utf-8")
     said = _Said()
     assert make.rerender(cid, out, said) == make.EXIT_ERROR and "no digest of its content" in said.errors()
 
