@@ -13,12 +13,14 @@ Both print their own lines; times are medians of the repeats (one for the build:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 from harness.paths import CLAIMS_DIR, PROJECT_ROOT, RUN_LOG_DIR
@@ -89,23 +91,9 @@ def bootstrap_side_by_side(tables, repeats: int) -> list[str]:
     n_tasks = -(-1000 // 10)
     sides = {"local:2": executor_from("local:2")}
     lines = [f"fanout-bootstrap: claim 002, 1000 resamples in {n_tasks} tasks, median of {repeats}"]
-    cluster = None
-    try:
-        import warnings
-
-        import distributed
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            cluster = distributed.LocalCluster(
-                n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
-            )
-        sides["dask (LocalCluster, 2 workers)"] = executor_from(
-            f"dask://{cluster.scheduler_address.removeprefix('tcp://')}"
-        )
-    except ImportError:
-        lines.append("dask side skipped: dask.distributed is not installed (pip install -e '.[dask]')")
-    try:
+    with local_dask_cluster(lines) as dask:
+        if dask is not None:
+            sides[DASK_SIDE] = dask
         results = {}
         for name, ex in sides.items():
             times = []
@@ -116,9 +104,33 @@ def bootstrap_side_by_side(tables, repeats: int) -> list[str]:
             lines.append(f"{name:<32} {med:7.2f} s  {n_tasks / med:6.1f} tasks/s  {1000 / med:6.1f} resamples/s")
         same = len({json.dumps(r.model_dump(), sort_keys=True) for r in results.values()}) == 1
         lines.append(f"same intervals and shares on every side: {'yes' if same else 'NO'}")
-    finally:
-        if cluster is not None:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                cluster.close()
     return lines
+
+
+#: How the benchmarks name the Dask side.
+DASK_SIDE = "dask (LocalCluster, 2 workers)"
+
+
+@contextlib.contextmanager
+def local_dask_cluster(lines: list[str]):
+    """The executor of a ``distributed.LocalCluster`` of two worker processes on 127.0.0.1, closed on exit; ``None``
+    (and a line in ``lines`` saying why) where dask.distributed is not installed."""
+    from harness.fanout import executor_from
+
+    try:
+        import distributed
+    except ImportError:
+        lines.append("dask side skipped: dask.distributed is not installed (pip install -e '.[dask]')")
+        yield None
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+        )
+    try:
+        yield executor_from(f"dask://{cluster.scheduler_address.removeprefix('tcp://')}")
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cluster.close()

@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import statistics
 import time
-import warnings
 
 from harness.paths import CLAIMS_DIR
+
+from .fanout import DASK_SIDE, local_dask_cluster
 
 __all__ = ["multiverse_side_by_side"]
 
@@ -36,24 +37,11 @@ def multiverse_side_by_side(tables, repeats: int) -> list[str]:
     if spec.claim.multiverse is None:
         return ["multiverse: claim 002 declares no multiverse; nothing to time"]
     sides = {"-j 1 (serial)": SERIAL, "-j 2 (local:2)": executor_from("local:2")}
-    cluster = None
-    lines = []
-    try:
-        import distributed
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            cluster = distributed.LocalCluster(
-                n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
-            )
-        sides["dask (LocalCluster, 2 workers)"] = executor_from(
-            f"dask://{cluster.scheduler_address.removeprefix('tcp://')}"
-        )
-    except ImportError:
-        lines.append("dask side skipped: dask.distributed is not installed (pip install -e '.[dask]')")
-    try:
+    lines, rows = [], []
+    with local_dask_cluster(lines) as dask:
+        if dask is not None:
+            sides[DASK_SIDE] = dask
         results, n = {}, None
-        rows = []
         for name, ex in sides.items():
             times = []
             for _ in range(max(1, repeats)):
@@ -65,9 +53,4 @@ def multiverse_side_by_side(tables, repeats: int) -> list[str]:
         lines = [f"multiverse: claim 002, {n} specifications, median of {max(1, repeats)}", *lines, *rows]
         same = len({json.dumps(r.model_dump(), sort_keys=True) for r in results.values()}) == 1
         lines.append(f"same specifications and readings on every side: {'yes' if same else 'NO'}")
-    finally:
-        if cluster is not None:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                cluster.close()
     return lines

@@ -131,15 +131,21 @@ def cmd_validate(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from .errors import HarnessError
     from .make import run_claims
 
+    paths = _claim_paths(args)
+    return EXIT_ERROR if paths is None else run_claims(args, paths, CONSOLE, verbose=sys.stderr.isatty())
+
+
+def _claim_paths(args) -> list[Path] | None:
+    """The claim files ``args.claims`` names, or ``None`` (the reason printed) where one names none."""
+    from .errors import HarnessError
+
     try:
-        paths = resolve_claims(args.claims)
+        return resolve_claims(args.claims)
     except HarnessError as exc:
         _err(str(exc))
-        return EXIT_ERROR
-    return run_claims(args, paths, CONSOLE, verbose=sys.stderr.isatty())
+        return None
 
 
 # -- render, list, diff, vendor ---------------------------------------------------------------------------
@@ -184,15 +190,10 @@ def cmd_data_add(args) -> int:
 
 
 def cmd_calibrate(args) -> int:
-    from .errors import HarnessError
     from .make import calibrate_claims
 
-    try:
-        paths = resolve_claims(args.claims)
-    except HarnessError as exc:
-        _err(str(exc))
-        return EXIT_ERROR
-    return calibrate_claims(args, paths, CONSOLE)
+    paths = _claim_paths(args)
+    return EXIT_ERROR if paths is None else calibrate_claims(args, paths, CONSOLE)
 
 
 def cmd_numerics(args) -> int:

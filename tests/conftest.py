@@ -1,4 +1,4 @@
-"""Shared fixtures: the real input tables (skipped with the reason when absent)."""
+"""Shared fixtures: the real input tables (skipped with the reason when absent), a scratch copy of the reports."""
 
 from __future__ import annotations
 
@@ -108,3 +108,19 @@ def checkout_pin():
             return checkout("prescriptive-scaling")
         except UpstreamError as exc:
             pytest.skip(f"the authors' checkout cannot be had: {exc} (verify_checkout said: {not_ready})")
+
+
+@pytest.fixture
+def sealed_reports(tmp_path):
+    """A scratch reports folder holding the committed records, sealed (as a run of today writes them)."""
+    from harness.paths import PROJECT_ROOT
+    from harness.record import read_record, record_json
+
+    committed = sorted((PROJECT_ROOT / "reports").glob("*.json"))
+    if not committed:
+        pytest.skip("no committed records in reports/")
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    for p in committed:
+        (folder / p.name).write_text(record_json(read_record(p)), encoding="utf-8")
+    return folder

@@ -69,17 +69,13 @@ def test_help_names_each_default_once_and_never_none():
         assert str(ROOT) not in text, p.prog  # project paths shown relative to it
 
 
-def test_list_prints_a_header(tmp_path, capsys):
-    committed = sorted((ROOT / "reports").glob("*.json"))
-    if not committed:
-        pytest.skip("no committed records")
-    out = tmp_path / "reports"
-    out.mkdir()
-    for p in committed:
-        (out / p.name).write_text(record_json(read_record(p)), encoding="utf-8")
-    assert cli.main(["list", "--out", str(out)]) == 0
+def test_list_prints_a_header(sealed_reports, capsys):
+    assert cli.main(["list", "--out", str(sealed_reports)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split()[:3] == ["claim", "verdict", "robustness"] and len(lines) == len(committed) + 1
+    assert (
+        lines[0].split()[:3] == ["claim", "verdict", "robustness"]
+        and len(lines) == len(list(sealed_reports.glob("*.json"))) + 1
+    )
 
 
 def test_a_clone_that_fails_names_the_local_mirror_setting(tmp_path):

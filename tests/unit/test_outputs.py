@@ -47,15 +47,8 @@ def _smallest():
 
 
 @pytest.fixture
-def out(tmp_path):
-    """A scratch reports folder holding the committed records, sealed (as a run of today writes them)."""
-    if not COMMITTED:
-        pytest.skip("no committed records in reports/")
-    folder = tmp_path / "reports"
-    folder.mkdir()
-    for p in COMMITTED:
-        (folder / p.name).write_text(record_json(read_record(p)), encoding="utf-8")
-    return folder
+def out(sealed_reports):
+    return sealed_reports
 
 
 @pytest.fixture(autouse=True)
