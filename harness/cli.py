@@ -174,7 +174,7 @@ def cmd_list(args) -> int:
 def cmd_diff(args) -> int:
     from .diff import diff_records
 
-    lines, changed = diff_records(Path(args.out), args.ref, fraction=args.fraction)
+    lines, changed = diff_records(Path(args.out), args.ref, fraction=args.fraction, exact=args.exact)
     print("\n".join(lines))
     return EXIT_OK if not changed else 1
 
@@ -337,7 +337,11 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=0.1,
         help="report a target whose value moved by more than this fraction of its tolerance (one without a "
-        "tolerance: by more than 1e-4 of its size)",
+        "tolerance: by more than 1e-4 of its size); a share of resamples counts when it moved by more than twice "
+        "the MC standard error of the difference; moves inside these bands are counted, not listed",
+    )
+    df.add_argument(
+        "--exact", action="store_true", help="list every difference at full precision, inside its band or not"
     )
     df.set_defaults(func=cmd_diff)
 

@@ -1,8 +1,20 @@
 """``harness diff``: what changed in the records since a git ref (verdicts, targets, controls).
 
-Records of the first layout (schema 1) are compared on their values; a
-target's move counts when it exceeds a fraction of its tolerance (one
-without a tolerance: :data:`RELATIVE_MOVE` of its size).
+Records of the first layout (schema 1) are compared on their values only.
+
+Each value has a band inside which a move is not a new result, and ``diff`` reports only moves beyond it:
+
+- a target's value (either arm): a fraction (``--fraction``, default 0.1) of the target's tolerance; a target
+  without one (a relation such as ``p > 0.05``): :data:`RELATIVE_MOVE` of its size, above the rounding of an
+  optimiser solved to convergence and below any digit a report prints;
+- a share of resamples in which an asserted ordering holds: twice the Monte Carlo standard error of the
+  difference of the two shares, ``2 sqrt(se_old**2 + se_new**2)`` with ``se = sqrt(p (1 - p) / B)`` as the
+  record holds it (a 76% -> 75% move at B = 100 is inside it);
+- a verdict, a target's outcome, a control's result and a robustness state have no band: any change counts.
+
+A move is printed with as many significant digits as it takes to tell the two values apart (at least
+three), not as raw floats; the moves inside their bands are counted, and ``exact=True`` (``--exact``) prints
+every difference at full precision instead.
 """
 
 from __future__ import annotations
@@ -32,6 +44,22 @@ def _comparable(rec: Record) -> dict:
             for t in rec.targets
         },
         "controls": {c.id: c.reimpl.broke for c in rec.controls},
+        "robustness": _robustness(rec.robustness.model_dump(mode="json") if rec.robustness else None),
+    }
+
+
+def _robustness(r: dict | None) -> dict | None:
+    """A record's robustness state and, per asserted ordering, its share of resamples with that share's MC error."""
+    if not r:
+        return None
+    comps = (r.get("facts") or {}).get("comparisons") or []
+    return {
+        "state": r.get("state"),
+        "shares": {
+            c["label"]: (c.get("share"), c.get("mc_se"))
+            for c in comps
+            if isinstance(c, dict) and isinstance(c.get("label"), str)
+        },
     }
 
 
@@ -52,6 +80,7 @@ def _comparable_v1(d: dict) -> dict:
             if isinstance(t, dict) and "name" in t and "relation" in t
         },
         "controls": {c["id"]: c.get("broke") for c in d.get("controls", []) if isinstance(c, dict) and "id" in c},
+        "robustness": None,
     }
 
 
@@ -85,11 +114,29 @@ def _moved(a: float, b: float, tolerance: float | None, fraction: float) -> floa
     return max(RELATIVE_MOVE * max(abs(a), abs(b)), 1e-12)
 
 
-def compare(old: dict, rec: Record, *, fraction: float = 0.1) -> list[str]:
-    """What changed from ``old`` (the :func:`_comparable` view of an earlier record) to ``rec``: one line each."""
+def _pair(a, b, exact: bool) -> str:
+    """``a -> b`` with the fewest significant digits (at least 3) that tell them apart; full precision if exact."""
+    if exact or a is None or b is None:
+        return f"{a!r} -> {b!r}"
+    for digits in range(3, 18):
+        sa, sb = f"{a:.{digits}g}", f"{b:.{digits}g}"
+        if sa != sb:
+            return f"{sa} -> {sb}"
+    return f"{a!r} -> {b!r}"
+
+
+def _share_band(old: tuple, new: tuple) -> float:
+    """Twice the MC standard error of the difference of two shares of resamples (0 when none is known)."""
+    se = [x[1] if isinstance(x[1], int | float) else 0.0 for x in (old, new)]
+    return 2.0 * (se[0] ** 2 + se[1] ** 2) ** 0.5
+
+
+def compare(old: dict, rec: Record, *, fraction: float = 0.1, exact: bool = False) -> tuple[list[str], int]:
+    """What changed from ``old`` (the :func:`_comparable` view of an earlier record) to ``rec``: one line each,
+    and how many values moved within their band (not listed; with ``exact`` every difference is listed)."""
     now = _comparable(rec)
     tolerance = {f"{t.quantity}|{t.relation}": t.tolerance for t in rec.targets}
-    items = []
+    items, inside = [], 0
     if old["schema"] != now["schema"]:
         items.append(f"record layout {old['schema']} -> {now['schema']} (outcomes of targets not compared)")
     if old["verdict"] != now["verdict"]:
@@ -102,17 +149,37 @@ def compare(old: dict, rec: Record, *, fraction: float = 0.1) -> list[str]:
         for arm in ("reimpl", "upstream"):
             a, b = o[arm], t[arm]
             if (a is None) != (b is None) or (a is not None and abs(a - b) > _moved(a, b, tolerance[key], fraction)):
-                items.append(f"{t['title']} ({arm}): {a} -> {b}")
+                items.append(f"{t['title']} ({arm}): {_pair(a, b, exact)}")
+            elif a is not None and a != b:
+                if exact:
+                    items.append(f"{t['title']} ({arm}, within its band): {_pair(a, b, exact)}")
+                else:
+                    inside += 1
         if o["outcome"] is not None and o["outcome"] != t["outcome"]:
             items.append(f"{t['title']}: {o['outcome']} -> {t['outcome']}")
     items += [f"target removed: {o['title']}" for key, o in old["targets"].items() if key not in now["targets"]]
     for cid, broke in now["controls"].items():
         if cid in old["controls"] and old["controls"][cid] != broke:
             items.append(f"control {cid}: broke {old['controls'][cid]} -> {broke}")
-    return items
+    ro, rn = old.get("robustness"), now.get("robustness")
+    if ro and rn:
+        if ro["state"] != rn["state"]:
+            items.append(f"resampling: {ro['state']} -> {rn['state']}")
+        for label, (share, se) in rn["shares"].items():
+            prev = ro["shares"].get(label)
+            if prev is None or prev[0] is None or share is None or prev[0] == share:
+                continue
+            line = f"share of resamples in which {label} holds: {_pair(prev[0], share, exact)}"
+            if abs(share - prev[0]) > _share_band(prev, (share, se)):
+                items.append(line)
+            elif exact:
+                items.append(line.replace(": ", " (within twice its MC error): ", 1))
+            else:
+                inside += 1
+    return items, inside
 
 
-def diff_records(out: Path, ref: str, *, fraction: float = 0.1) -> tuple[list[str], bool]:
+def diff_records(out: Path, ref: str, *, fraction: float = 0.1, exact: bool = False) -> tuple[list[str], bool]:
     """Verdicts that changed, targets that moved by more than ``fraction`` of their tolerance, controls
     that changed outcome: the current records against those at git ``ref``."""
     lines, changed = [], False
@@ -129,11 +196,17 @@ def diff_records(out: Path, ref: str, *, fraction: float = 0.1) -> tuple[list[st
             lines.append(f"{cid}: not compared ({why})")
             changed = True
             continue
-        items = compare(old, rec, fraction=fraction)
+        items, inside = compare(old, rec, fraction=fraction, exact=exact)
+        band = (
+            f" ({inside} {'value' if inside == 1 else 'values'} moved within {'its' if inside == 1 else 'their'} "
+            "band, not shown: --exact shows them)"
+            if inside
+            else ""
+        )
         if items:
             changed = True
-            lines.append(f"{cid}:")
+            lines.append(f"{cid}:{band}")
             lines += [f"  {i}" for i in items]
         else:
-            lines.append(f"{cid}: unchanged")
+            lines.append(f"{cid}: unchanged{band}")
     return lines, changed

@@ -10,10 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from harness.diff import _comparable, _comparable_v1, compare, diff_records
+from harness.diff import _comparable, _comparable_v1, diff_records
+from harness.diff import compare as _compare_counted
 from harness.record import read_record
 
 REPORTS = Path(__file__).resolve().parents[2] / "reports"
+
+
+def compare(old, rec, **kw):  # (the lines only; the count of moves inside their bands is tested below)
+    return _compare_counted(old, rec, **kw)[0]
 
 
 def _record(prefix: str):
@@ -95,6 +100,54 @@ def test_a_first_layout_record_is_compared_on_its_values():
     assert compare(_comparable_v1(v1), rec) == ["record layout 1 -> 2 (outcomes of targets not compared)"]
     v1["targets"][0]["reimpl"] += 1.0
     assert any(line.startswith(f"{rec.targets[0].title} (reimpl)") for line in compare(_comparable_v1(v1), rec))
+
+
+def test_a_move_inside_its_band_is_counted_not_listed_and_one_beyond_it_prints_at_report_precision():
+    rec = _record("002")
+    t = next(t for t in rec.targets if t.tolerance and t.reimpl.value)
+    key = f"{t.quantity}|{t.relation}"
+    old = _comparable(rec)
+    old["targets"][key] = {**old["targets"][key], "reimpl": t.reimpl.value + 0.01 * t.tolerance}
+    lines, inside = _compare_counted(old, rec)
+    assert lines == [] and inside == 1
+    exact, _ = _compare_counted(old, rec, exact=True)
+    assert exact == [
+        f"{t.title} (reimpl, within its band): {t.reimpl.value + 0.01 * t.tolerance!r} -> {t.reimpl.value!r}"
+    ]
+    old["targets"][key] = {**old["targets"][key], "reimpl": t.reimpl.value + 5 * t.tolerance}
+    (line,), inside = _compare_counted(old, rec)
+    shown = line.split(": ", 1)[1]
+    a, b = shown.split(" -> ")
+    assert inside == 0 and len(a) < 12 and len(b) < 12 and float(a) != float(b), line  # not 17-digit floats
+
+
+def test_the_fewest_digits_that_tell_two_values_apart():
+    from harness.diff import _pair
+
+    assert _pair(7.955353506755147e-05, 7.951784973180605e-05, False) == "7.96e-05 -> 7.95e-05"
+    assert _pair(0.123456, 0.123457, False) == "0.123456 -> 0.123457"
+    assert _pair(1.0, 2.0, True) == "1.0 -> 2.0"
+
+
+def _with_share(rec, share, se):
+    r = rec.robustness.model_dump(mode="json")
+    r["facts"]["comparisons"] = [{"label": "a before b", "share": share, "mc_se": se}]
+    return rec.model_copy(update={"robustness": type(rec.robustness).model_validate(r)})
+
+
+def test_a_share_of_resamples_moves_only_beyond_twice_its_mc_error():
+    rec = _record("003")
+    if rec.robustness is None:
+        pytest.skip("record 003 holds no resampling")
+    se = lambda p: (p * (1 - p) / 100) ** 0.5  # B = 100
+    now = _with_share(rec, 0.75, se(0.75))
+    lines, inside = _compare_counted(_comparable(_with_share(rec, 0.76, se(0.76))), now)
+    assert lines == [] and inside == 1  # the move #17 saw across machines: inside its MC error
+    lines, _ = _compare_counted(_comparable(_with_share(rec, 0.95, se(0.95))), now)
+    assert lines == ["share of resamples in which a before b holds: 0.95 -> 0.75"]
+    state = _comparable(now)
+    state["robustness"] = {**state["robustness"], "state": "robust"}
+    assert f"resampling: robust -> {rec.robustness.state}" in _compare_counted(state, now)[0]
 
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree: a ref that holds no record
