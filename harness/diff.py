@@ -13,8 +13,9 @@ Each value has a band inside which a move is not a new result, and ``diff`` repo
 - a verdict, a target's outcome, a control's result and a robustness state have no band: any change counts.
 
 A move is printed with as many significant digits as it takes to tell the two values apart (at least
-three), not as raw floats; the moves inside their bands are counted, and ``exact=True`` (``--exact``) prints
-every difference at full precision instead.
+three), not as raw floats, and a share of resamples as the report prints it (a percentage with one decimal,
+``76.0% -> 75.0%``, more decimals only when one is not enough to tell them apart); the moves inside their bands
+are counted, and ``exact=True`` (``--exact``) prints every difference at full precision instead.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from .paths import PROJECT_ROOT
 from .record import Record, read_record
+from .render import fmt_pct
 
 __all__ = ["compare", "diff_records"]
 
@@ -125,6 +127,18 @@ def _pair(a, b, exact: bool) -> str:
     return f"{a!r} -> {b!r}"
 
 
+def _share_pair(a: float, b: float, exact: bool) -> str:
+    """Two shares of resamples as the report prints them (``fmt_pct(x, 1)``), with more decimals only when
+    one does not tell them apart; full precision if exact."""
+    if exact:
+        return f"{a!r} -> {b!r}"
+    for digits in range(1, 16):
+        sa, sb = fmt_pct(a, digits), fmt_pct(b, digits)
+        if sa != sb:
+            return f"{sa} -> {sb}"
+    return f"{a!r} -> {b!r}"
+
+
 def _share_band(old: tuple, new: tuple) -> float:
     """Twice the MC standard error of the difference of two shares of resamples (0 when none is known)."""
     se = [x[1] if isinstance(x[1], int | float) else 0.0 for x in (old, new)]
@@ -169,11 +183,11 @@ def compare(old: dict, rec: Record, *, fraction: float = 0.1, exact: bool = Fals
             prev = ro["shares"].get(label)
             if prev is None or prev[0] is None or share is None or prev[0] == share:
                 continue
-            line = f"share of resamples in which {label} holds: {_pair(prev[0], share, exact)}"
+            moves = _share_pair(prev[0], share, exact)
             if abs(share - prev[0]) > _share_band(prev, (share, se)):
-                items.append(line)
+                items.append(f"share of resamples in which {label} holds: {moves}")
             elif exact:
-                items.append(line.replace(": ", " (within twice its MC error): ", 1))
+                items.append(f"share of resamples in which {label} holds (within twice its MC error): {moves}")
             else:
                 inside += 1
     return items, inside

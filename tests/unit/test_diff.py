@@ -144,10 +144,38 @@ def test_a_share_of_resamples_moves_only_beyond_twice_its_mc_error():
     lines, inside = _compare_counted(_comparable(_with_share(rec, 0.76, se(0.76))), now)
     assert lines == [] and inside == 1  # the move #17 saw across machines: inside its MC error
     lines, _ = _compare_counted(_comparable(_with_share(rec, 0.95, se(0.95))), now)
-    assert lines == ["share of resamples in which a before b holds: 0.95 -> 0.75"]
+    assert lines == ["share of resamples in which a before b holds: 95.0% -> 75.0%"]  # as the report prints it
     state = _comparable(now)
     state["robustness"] = {**state["robustness"], "state": "robust"}
     assert f"resampling: robust -> {rec.robustness.state}" in _compare_counted(state, now)[0]
+
+
+def test_a_share_inside_its_band_is_listed_raw_with_exact_and_shares_print_as_the_report_does():
+    from harness.diff import _share_pair
+
+    rec = _record("003")
+    if rec.robustness is None:
+        pytest.skip("record 003 holds no resampling")
+    r = rec.robustness.model_dump(mode="json")
+    r["facts"]["comparisons"] = [{"label": "a: b before c", "share": 0.75, "mc_se": 0.0433}]
+    now = rec.model_copy(update={"robustness": type(rec.robustness).model_validate(r)})
+    old = _comparable(now)
+    old["robustness"]["shares"]["a: b before c"] = (0.76, 0.0427)
+    assert _compare_counted(old, now) == ([], 1)
+    lines, inside = _compare_counted(old, now, exact=True)
+    assert inside == 0
+    assert lines == ["share of resamples in which a: b before c holds (within twice its MC error): 0.76 -> 0.75"]
+    assert _share_pair(0.76, 0.75, False) == "76.0% -> 75.0%"
+    assert _share_pair(0.7601, 0.7604, False) == "76.01% -> 76.04%"  # more decimals only when one is not enough
+
+
+def test_diff_help_states_the_bands():
+    out = subprocess.run(
+        [sys.executable, "-m", "harness", "diff", "--help"], cwd=REPORTS.parent, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    assert "reproducibility band" in text and "sqrt(p (1 - p) / B)" in text and "--exact" in text, text
 
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree: a ref that holds no record
