@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .paths import PROJECT_ROOT
 from .record import Record, read_record
-from .render import fmt_pct
+from .render import agree, count_of, fmt_pct
 
 __all__ = ["compare", "diff_records"]
 
@@ -46,17 +46,17 @@ def _comparable(rec: Record) -> dict:
             for t in rec.targets
         },
         "controls": {c.id: c.reimpl.broke for c in rec.controls},
-        "robustness": _robustness(rec.robustness.model_dump(mode="json") if rec.robustness else None),
+        "robustness": _robustness(rec.robustness),
     }
 
 
-def _robustness(r: dict | None) -> dict | None:
+def _robustness(r) -> dict | None:
     """A record's robustness state and, per asserted ordering, its share of resamples with that share's MC error."""
-    if not r:
+    if r is None:
         return None
-    comps = (r.get("facts") or {}).get("comparisons") or []
+    comps = r.facts.get("comparisons") or []
     return {
-        "state": r.get("state"),
+        "state": r.state,
         "shares": {
             c["label"]: (c.get("share"), c.get("mc_se"))
             for c in comps
@@ -116,27 +116,20 @@ def _moved(a: float, b: float, tolerance: float | None, fraction: float) -> floa
     return max(RELATIVE_MOVE * max(abs(a), abs(b)), 1e-12)
 
 
-def _pair(a, b, exact: bool) -> str:
-    """``a -> b`` with the fewest significant digits (at least 3) that tell them apart; full precision if exact."""
-    if exact or a is None or b is None:
-        return f"{a!r} -> {b!r}"
-    for digits in range(3, 18):
-        sa, sb = f"{a:.{digits}g}", f"{b:.{digits}g}"
-        if sa != sb:
-            return f"{sa} -> {sb}"
+def _apart(a, b, exact: bool, fmt=lambda x, d: f"{x:.{d}g}", digits=range(3, 18)) -> str:
+    """``a -> b`` printed by ``fmt(x, d)`` at the fewest ``digits`` that tell them apart (significant digits,
+    at least 3, by default); full precision if ``exact`` or when no number of digits does."""
+    if not exact and a is not None and b is not None:
+        for d in digits:
+            sa, sb = fmt(a, d), fmt(b, d)
+            if sa != sb:
+                return f"{sa} -> {sb}"
     return f"{a!r} -> {b!r}"
 
 
-def _share_pair(a: float, b: float, exact: bool) -> str:
-    """Two shares of resamples as the report prints them (``fmt_pct(x, 1)``), with more decimals only when
-    one does not tell them apart; full precision if exact."""
-    if exact:
-        return f"{a!r} -> {b!r}"
-    for digits in range(1, 16):
-        sa, sb = fmt_pct(a, digits), fmt_pct(b, digits)
-        if sa != sb:
-            return f"{sa} -> {sb}"
-    return f"{a!r} -> {b!r}"
+def _share_apart(a: float, b: float, exact: bool) -> str:
+    """Two shares of resamples as the report prints them (``fmt_pct(x, 1)``), more decimals only when needed."""
+    return _apart(a, b, exact, fmt=fmt_pct, digits=range(1, 16))
 
 
 def _share_band(old: tuple, new: tuple) -> float:
@@ -163,10 +156,10 @@ def compare(old: dict, rec: Record, *, fraction: float = 0.1, exact: bool = Fals
         for arm in ("reimpl", "upstream"):
             a, b = o[arm], t[arm]
             if (a is None) != (b is None) or (a is not None and abs(a - b) > _moved(a, b, tolerance[key], fraction)):
-                items.append(f"{t['title']} ({arm}): {_pair(a, b, exact)}")
+                items.append(f"{t['title']} ({arm}): {_apart(a, b, exact)}")
             elif a is not None and a != b:
                 if exact:
-                    items.append(f"{t['title']} ({arm}, within its band): {_pair(a, b, exact)}")
+                    items.append(f"{t['title']} ({arm}, within its band): {_apart(a, b, exact)}")
                 else:
                     inside += 1
         if o["outcome"] is not None and o["outcome"] != t["outcome"]:
@@ -183,7 +176,7 @@ def compare(old: dict, rec: Record, *, fraction: float = 0.1, exact: bool = Fals
             prev = ro["shares"].get(label)
             if prev is None or prev[0] is None or share is None or prev[0] == share:
                 continue
-            moves = _share_pair(prev[0], share, exact)
+            moves = _share_apart(prev[0], share, exact)
             if abs(share - prev[0]) > _share_band(prev, (share, se)):
                 items.append(f"share of resamples in which {label} holds: {moves}")
             elif exact:
@@ -212,8 +205,8 @@ def diff_records(out: Path, ref: str, *, fraction: float = 0.1, exact: bool = Fa
             continue
         items, inside = compare(old, rec, fraction=fraction, exact=exact)
         band = (
-            f" ({inside} {'value' if inside == 1 else 'values'} moved within {'its' if inside == 1 else 'their'} "
-            "band, not shown: --exact shows them)"
+            f" ({count_of(inside, 'value')} moved within {agree(inside, 'its', 'their')} band, not shown: "
+            "--exact shows them)"
             if inside
             else ""
         )

@@ -122,11 +122,11 @@ def test_a_move_inside_its_band_is_counted_not_listed_and_one_beyond_it_prints_a
 
 
 def test_the_fewest_digits_that_tell_two_values_apart():
-    from harness.diff import _pair
+    from harness.diff import _apart
 
-    assert _pair(7.955353506755147e-05, 7.951784973180605e-05, False) == "7.96e-05 -> 7.95e-05"
-    assert _pair(0.123456, 0.123457, False) == "0.123456 -> 0.123457"
-    assert _pair(1.0, 2.0, True) == "1.0 -> 2.0"
+    assert _apart(7.955353506755147e-05, 7.951784973180605e-05, False) == "7.96e-05 -> 7.95e-05"
+    assert _apart(0.123456, 0.123457, False) == "0.123456 -> 0.123457"
+    assert _apart(1.0, 2.0, True) == "1.0 -> 2.0"
 
 
 def _with_share(rec, share, se):
@@ -151,7 +151,7 @@ def test_a_share_of_resamples_moves_only_beyond_twice_its_mc_error():
 
 
 def test_a_share_inside_its_band_is_listed_raw_with_exact_and_shares_print_as_the_report_does():
-    from harness.diff import _share_pair
+    from harness.diff import _share_apart
 
     rec = _record("003")
     if rec.robustness is None:
@@ -165,8 +165,8 @@ def test_a_share_inside_its_band_is_listed_raw_with_exact_and_shares_print_as_th
     lines, inside = _compare_counted(old, now, exact=True)
     assert inside == 0
     assert lines == ["share of resamples in which a: b before c holds (within twice its MC error): 0.76 -> 0.75"]
-    assert _share_pair(0.76, 0.75, False) == "76.0% -> 75.0%"
-    assert _share_pair(0.7601, 0.7604, False) == "76.01% -> 76.04%"  # more decimals only when one is not enough
+    assert _share_apart(0.76, 0.75, False) == "76.0% -> 75.0%"
+    assert _share_apart(0.7601, 0.7604, False) == "76.01% -> 76.04%"  # more decimals only when one is not enough
 
 
 def test_diff_help_states_the_bands():
