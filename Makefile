@@ -45,7 +45,7 @@ diff: $(VENV_STAMP)
 # fits take tens of seconds, the whole-claim checks of the heavy claims (tests/claimset.py: a protocol card's
 # cost >= 4; their protocols still run end to end at cheap parameters in the corpus) and the second whole runs
 # that check determinism on the slow claims (000 and 002 are checked here). `make test-all` runs everything,
-# as CI does (.ci/run). `make test` spreads the test files over TEST_JOBS processes (pytest-xdist; each file
+# as CI does (.ci/run). Both spread the test files over TEST_JOBS processes (pytest-xdist; each file
 # stays on one worker, so a file's shared runs are made once); TEST_JOBS=0 runs them in this process.
 # --durations names the slowest.
 TEST_JOBS ?= 2
@@ -53,7 +53,7 @@ test: $(VENV_STAMP)
 	$(PY) -m pytest -q -m "not slow" -n $(TEST_JOBS) --dist loadfile --durations=15
 
 test-all: $(VENV_STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile --durations=15
 
 lint: $(VENV_STAMP)
 	$(PY) -m ruff check .

@@ -139,6 +139,36 @@ for _name, _file in [
     CASES[_name] = _claim_case(_file)
 
 
+def _study_statistic_case(claim_file):
+    """One call of the statistic a claim's coverage study makes (its resampling, with the comparisons'
+    differences), on one cluster bootstrap of its rows (generator 0), from the re-implementation's fits."""
+
+    def make(tables):
+        from harness.calibration import design
+        from harness.paths import PROJECT_ROOT
+        from harness.runner import measurement_arm
+        from harness.stats.resample import cluster_ids_from_labels
+
+        spec = load_claim(PROJECT_ROOT / "claims" / claim_file, tables=tables)
+        d = design(spec, tables, measurement_arm(spec, tables))
+        ids = cluster_ids_from_labels(d.cluster_labels)
+        rng = np.random.default_rng(0)
+        members = [np.flatnonzero(ids == g) for g in range(ids.max() + 1)]
+        rows = np.concatenate([members[g] for g in rng.integers(0, len(members), len(members))])
+        return lambda: d.statistic(rows, np.random.default_rng(1))
+
+    return make
+
+
+for _name, _file in [
+    ("claim 001 study statistic, one resample", "001_nonstationary_boundaries.yaml"),
+    ("claim 002 study statistic, one resample", "002_table1_boundary_1e24.yaml"),
+    ("claim 003 study statistic, one resample", "003_sigmoid_vs_baselines.yaml"),
+    ("claim 004 study statistic, one resample", "004_hyperparameters.yaml"),
+]:
+    CASES[_name] = _study_statistic_case(_file)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks")
     ap.add_argument("--repeats", type=int, default=5)

@@ -29,14 +29,37 @@ Model and objective
     q(z) = y0 + L * sigmoid(a0 + sum_j w_j I_j(z)),   w_j >= 0, 0 <= y0, 0 <= L, y0 + L <= 1
     J    = (1/n) sum_i rho_{tau,kappa}(y_i - q(z_i)) + lam * sum_j w_j**2
 
-(mean smoothed pinball, ridge on the spline weights only). It is minimised
-by L-BFGS-B with the analytic gradient over an unconstrained
-reparameterisation that satisfies the constraints by construction::
+(mean smoothed pinball, ridge on the spline weights only).
+
+Optimiser
+---------
+From several starts, through the same easier (tau, kappa) warm-up stages as
+:class:`harness.stats.sigmoid.SigmoidQuantileRegressor`, by L-BFGS-B with the
+analytic gradient over an unconstrained reparameterisation that satisfies the
+constraints by construction::
 
     y0 = sigmoid(u0),  L = (1 - y0) * sigmoid(u1),  w_j = softplus(v_j) = log(1 + exp(v_j))
 
-from several starts, through the same easier (tau, kappa) warm-up stages as
-:class:`harness.stats.sigmoid.SigmoidQuantileRegressor`.
+The winner is then polished on the closed feasible set by Newton's method with
+the exact Hessian (:func:`harness.stats._newton.active_set_newton`), in the
+natural coordinates ``x = (y0, h, a0, w)`` with ``h = y0 + L``, where
+``q = y0 (1 - s) + h s``, ``s = sigmoid(eta)``, ``eta = D (a0, w)``,
+``D = [1, I(z)]``, and the constraints are linear::
+
+    0 <= y0 <= h <= 1,   w_j >= 0
+
+so a weight the data set to zero is reached exactly (softplus only
+approaches it), and the solve stops at the KKT point to rounding. With
+``s' = s (1 - s)``, ``r1 = dJ/dq_i`` and ``r2 = d2J/dq_i2``::
+
+    grad q = (1 - s, s, L s' D)
+    d2q/dy0 d(a0, w) = -s' D,   d2q/dh d(a0, w) = s' D,   d2q/d(a0, w)2 = L s' (1 - 2 s) D D'
+    grad J = sum_i r1_i grad q_i + (0, 0, 0, 2 lam w)
+    hess J = sum_i r2_i grad q_i grad q_i' + sum_i r1_i hess q_i + diag(0, 0, 0, 2 lam)
+
+Resampling: ``fit(z, y, init=params)`` is the Newton solve alone, at the final
+(tau, kappa), from the given natural parameters -- inside a bootstrap each
+resample starts from the full-sample optimum.
 """
 
 from __future__ import annotations
@@ -45,10 +68,17 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.interpolate import BSpline
+from scipy.optimize import nnls
 from scipy.special import expit, logit
 
 from ._multistart import check_zy, multistart_continuation, warmup_stages
-from .pinball import check_loss_settings, smoothed_pinball_derivative, smoothed_pinball_loss
+from ._newton import NewtonResult, active_set_newton
+from .pinball import (
+    check_loss_settings,
+    smoothed_pinball_derivative,
+    smoothed_pinball_loss,
+    smoothed_pinball_loss_and_derivative,
+)
 
 __all__ = [
     "quantile_breakpoints",
@@ -181,6 +211,76 @@ class _Problem:
         return float(obj), grad
 
 
+#: Newton-decrement tolerance of the natural-coordinate solve, relative to the objective: to rounding.
+FTOL = 1e-15
+
+
+class _Natural:
+    """``J`` with its gradient and Hessian in ``x = (y0, h, a0, w)``, and the constraints ``A x <= b``."""
+
+    def __init__(self, basis: np.ndarray, y: np.ndarray, tau: float, kappa: float, lam: float):
+        n, p = basis.shape
+        self.D = np.column_stack([np.ones(n), basis])
+        self.y, self.tau, self.kappa, self.lam = y, tau, kappa, lam
+        m = 3 + p
+        A = np.zeros((3 + p, m))
+        A[0, 0], A[1, 1], A[2, :2] = -1.0, 1.0, (1.0, -1.0)  # -y0 <= 0, h <= 1, y0 - h <= 0
+        A[3:, 3:] = -np.eye(p)  # -w_j <= 0
+        self.A, self.b = A, np.r_[0.0, 1.0, np.zeros(1 + p)]
+
+    def from_natural(self, params: dict) -> np.ndarray:
+        """The feasible ``x`` nearest to ``params`` (``y0, L, a0, w``), coordinate by coordinate."""
+        y0 = float(np.clip(params["y0"], 0.0, 1.0))
+        h = float(np.clip(y0 + params["L"], y0, 1.0))
+        return np.r_[y0, h, float(params["a0"]), np.maximum(np.asarray(params["w"], dtype=float), 0.0)]
+
+    def from_fit(self, params: dict, z: np.ndarray) -> np.ndarray:
+        """A start from another fit whose knots give another number of basis functions: its ``(y0, L)``, and
+        the ``(a0, w >= 0)`` whose ``eta`` is nearest to that fit's ``eta`` at ``z`` in least squares (NNLS,
+        with ``a0 = a0+ - a0-``)."""
+        eta = params["a0"] + ispline_basis(z, params["breakpoints"], params["degree"]) @ np.asarray(params["w"])
+        coef = nnls(np.column_stack([self.D[:, 0], -self.D[:, 0], self.D[:, 1:]]), eta)[0]
+        return self.from_natural({**params, "a0": coef[0] - coef[1], "w": coef[2:]})
+
+    @staticmethod
+    def natural(x: np.ndarray) -> tuple[float, float, float, np.ndarray]:
+        return float(x[0]), float(x[1] - x[0]), float(x[2]), np.asarray(x[3:], dtype=float)
+
+    def __call__(self, x):
+        """``(J(x), derivatives)``; ``derivatives()`` gives the gradient and Hessian at ``x``."""
+        y0, L, w = float(x[0]), float(x[1] - x[0]), x[3:]
+        s = expit(self.D @ x[2:])
+        n, tau, kappa = self.y.size, self.tau, self.kappa
+        loss, slope = smoothed_pinball_loss_and_derivative(self.y - (y0 + L * s), tau, kappa)
+        f = float(loss.sum()) / n + self.lam * float(w @ w)
+
+        def derivatives():
+            sig = slope - (tau - 1.0)  # sigmoid(kappa u): rho'' = kappa sig (1 - sig)
+            r1, r2 = -slope / n, (kappa / n) * sig * (1.0 - sig)
+            sp = s * (1.0 - s)
+            G = np.empty((x.size, s.size))
+            G[0] = 1.0 - s
+            G[1] = s
+            G[2:] = self.D.T * (L * sp)
+            grad = G @ r1
+            grad[3:] += 2.0 * self.lam * w
+            H = (G * r2) @ G.T
+            a = self.D.T @ (r1 * sp)
+            H[0, 2:] -= a
+            H[1, 2:] += a
+            H[2:, 0] -= a
+            H[2:, 1] += a
+            H[2:, 2:] += (self.D.T * (L * r1 * sp * (1.0 - 2.0 * s))) @ self.D
+            H[3:, 3:] += 2.0 * self.lam * np.eye(w.size)
+            return grad, H
+
+        return f, derivatives
+
+    def solve(self, x0: np.ndarray) -> NewtonResult:
+        """Newton from the feasible ``x0`` to the KKT point, to rounding."""
+        return active_set_newton(self, x0, self.A, self.b, ftol=FTOL)
+
+
 def _theta(params: dict, eps: float = 1e-9) -> np.ndarray:
     """The unconstrained coordinates of natural parameters ``y0, L, a0, w`` (moved inside the open set)."""
     y0 = float(np.clip(params["y0"], eps, 1.0 - eps))
@@ -220,9 +320,9 @@ class ISplineQuantileRegressor:
     objective_ : float
         Final-stage objective.
     n_iter_ : int
-        L-BFGS-B iterations over all starts and stages.
+        L-BFGS-B iterations over all starts and stages, plus the Newton steps of the final solve.
     converged_ : bool
-        Whether the winning start's last solve reported convergence.
+        Whether the final Newton solve met the KKT test.
     """
 
     def __init__(
@@ -269,11 +369,14 @@ class ISplineQuantileRegressor:
         """Fit the boundary to ``(z, y)``.
 
         ``init`` (another fit's ``params_``: ``y0, L, a0, w``) starts one
-        L-BFGS-B solve at the final ``(tau, kappa)`` from those values instead
-        of the multi-start continuation; the knots are this data's own. Inside a
-        bootstrap each resample starts from the full-sample fit this way. When
-        this data's knots give another number of basis functions (tied
-        quantiles), ``init`` cannot be mapped and the full fit runs instead.
+        Newton solve at the final ``(tau, kappa)`` from those values (moved
+        into the feasible set if outside it) instead of the multi-start
+        continuation; the knots are this data's own. Inside a bootstrap each
+        resample starts from the full-sample fit this way. When this data's
+        knots give another number of basis functions (tied quantiles), the
+        start is the ``(a0, w)`` whose ``eta`` is nearest to ``init``'s on this
+        data (``init`` then needs its ``breakpoints`` and ``degree``). The full
+        fit ends with the same Newton solve from the continuation's winner.
         """
         check_loss_settings(tau=self.tau, kappa=self.kappa, lam=self.lam)
         if isinstance(self.n_intervals, bool) or int(self.n_intervals) != self.n_intervals or self.n_intervals < 1:
@@ -281,17 +384,22 @@ class ISplineQuantileRegressor:
         z, y = check_zy(z, y)
         bp = quantile_breakpoints(z, self.n_intervals)
         basis = ispline_basis(z, bp, self.degree)
-        if init is not None and len(init["w"]) == basis.shape[1]:
-            final = _Problem(basis, y, self.tau, self.kappa, self.lam)
-            best, n_iter = multistart_continuation([final.value_and_grad], [_theta(init)], n_keep=1, maxiter=3000)
+        final = _Natural(basis, y, self.tau, self.kappa, self.lam)
+        if init is not None:
+            same = len(init["w"]) == basis.shape[1]
+            start, n_iter = (final.from_natural(init) if same else final.from_fit(init, z)), 0
         else:
             problems = [
                 _Problem(basis, y, t, k, self.lam) for t, k in warmup_stages(self.tau, self.kappa, self.warm_start)
             ]
-            best, n_iter = multistart_continuation(
+            winner, n_iter = multistart_continuation(
                 [p.value_and_grad for p in problems], self._starts(y, basis.shape[1]), n_keep=self.n_keep, maxiter=3000
             )
-        y0, L, a0, w = _Problem.natural(best.x)
+            y0, L, a0, w = _Problem.natural(winner.x)
+            start = final.from_natural({"y0": y0, "L": L, "a0": a0, "w": w})
+        best = final.solve(start)
+        n_iter += best.nit
+        y0, L, a0, w = final.natural(best.x)
         self.params_ = {
             "y0": y0,
             "L": L,
@@ -302,7 +410,7 @@ class ISplineQuantileRegressor:
         }
         self.objective_ = float(best.fun)
         self.n_iter_ = n_iter
-        self.converged_ = bool(best.success)
+        self.converged_ = bool(best.converged)
         return self
 
     def predict(self, z) -> np.ndarray:

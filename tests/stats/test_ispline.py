@@ -6,6 +6,7 @@ from scipy.optimize import approx_fprime
 
 from harness.stats.ispline import (
     ISplineQuantileRegressor,
+    _Natural,
     _Problem,
     ispline_basis,
     ispline_basis_derivative,
@@ -107,3 +108,71 @@ def test_fit_is_reproducible_and_needs_rng():
         ISplineQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-4, n_random=2).fit(z, y)
     # without random starts no rng is needed
     ISplineQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-4, n_random=0).fit(z, y)
+
+
+def _natural(lam=1e-3, seed=0, tau=0.9):
+    prob, z, y, rng = _problem(lam=lam, seed=seed)
+    return _Natural(prob.basis, y, tau, 50.0, lam), z, y, rng
+
+
+def test_natural_gradient_and_hessian_match_central_differences():
+    nat, z, y, rng = _natural()
+    for _ in range(5):
+        p = nat.D.shape[1] - 1
+        x = np.r_[rng.uniform(0.0, 0.3), rng.uniform(0.6, 1.0), rng.normal(-1.0, 1.0), rng.uniform(0.0, 2.0, p)]
+        f, der = nat(x)
+        g, H = der()
+        eye, h = np.eye(x.size), 1e-6
+        g_fd = np.array([(nat(x + h * e)[0] - nat(x - h * e)[0]) / (2 * h) for e in eye])
+        H_fd = np.array([(nat(x + h * e)[1]()[0] - nat(x - h * e)[1]()[0]) / (2 * h) for e in eye])
+        # central differences: error of order h**2 times the third derivative; relative to the sizes
+        assert np.allclose(g, g_fd, atol=1e-8 * np.abs(g).max())
+        assert np.allclose(H, H_fd, atol=1e-6 * np.abs(H).max())
+        assert np.allclose(H, H.T, rtol=0, atol=1e-13 * np.abs(H).max())
+        y0, L, a0, w = nat.natural(x)
+        assert f == pytest.approx(ispline_objective((y0, L, a0, w), z, y, BP, tau=0.9, kappa=50.0, lam=1e-3), rel=1e-12)
+
+
+def test_fit_ends_at_a_kkt_point_with_weights_reaching_zero_exactly():
+    rng = np.random.default_rng(7)
+    z = rng.uniform(0, 3, 600)
+    # flat below z = 2: the weights of the left intervals have nothing to carry
+    y = np.clip(0.2 + 0.4 * (z > 2.0) * (z - 2.0) + rng.normal(0, 0.03, z.size), 0, 1)
+    m = ISplineQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-4, rng=np.random.default_rng(0)).fit(z, y)
+    assert m.converged_ and 0.0 in m.params_["w"]
+    nat = _Natural(ispline_basis(z, m.params_["breakpoints"]), y, 0.98, 50.0, 1e-4)
+    x = nat.from_natural(m.params_)
+    g = nat(x)[1]()[0]
+    w = np.asarray(m.params_["w"])
+    free = np.r_[x[0] > 0, x[1] < 1, True, w > 0]
+    assert np.abs(g[free]).max() < 1e-9  # stationary in the free coordinates
+    assert np.all(g[3:][w == 0] >= 0)  # a zero weight could only raise J by growing
+
+
+def test_warm_start_reaches_the_full_fits_optimum():
+    rng = np.random.default_rng(8)
+    z = rng.uniform(0, 3, 800)
+    y = np.clip(0.15 + 0.5 / (1 + np.exp(-2 * (z - 1.5))) + rng.normal(0, 0.05, z.size), 0, 1)
+    full = ISplineQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-4, rng=np.random.default_rng(0)).fit(z, y)
+    idx = rng.integers(0, z.size, z.size)
+    warm = ISplineQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-4).fit(z[idx], y[idx], init=full.params_)
+    cold = ISplineQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-4, rng=np.random.default_rng(1)).fit(z[idx], y[idx])
+    assert warm.converged_ and warm.n_iter_ < 20
+    assert warm.objective_ == pytest.approx(cold.objective_, rel=1e-12)
+    assert np.allclose(warm.predict(X), cold.predict(X), atol=1e-6)
+
+
+def test_warm_start_from_a_fit_with_other_knots():
+    # heavy ties in z: the data's quantile breakpoints collapse to fewer basis functions than init's
+    rng = np.random.default_rng(9)
+    z = np.r_[np.zeros(400), np.repeat([1.0, 1.5, 2.0, 3.0], 120)]
+    y = np.clip(0.1 + 0.2 * z + rng.normal(0, 0.05, z.size), 0, 1)
+    spread = rng.uniform(0, 3, z.size)
+    init = ISplineQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-4, n_intervals=4, rng=np.random.default_rng(0))
+    init = init.fit(spread, np.clip(0.1 + 0.2 * spread + rng.normal(0, 0.05, z.size), 0, 1)).params_
+    assert len(quantile_breakpoints(z, 4)) < len(init["breakpoints"])
+    warm = ISplineQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-4, n_intervals=4).fit(z, y, init=init)
+    cold = ISplineQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-4, n_intervals=4, rng=np.random.default_rng(1))
+    cold = cold.fit(z, y)
+    assert warm.converged_ and len(warm.params_["w"]) == len(cold.params_["w"])
+    assert warm.objective_ == pytest.approx(cold.objective_, rel=1e-10)
