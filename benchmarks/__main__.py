@@ -147,14 +147,11 @@ def _study_statistic_case(claim_file):
         from harness.calibration import design
         from harness.paths import PROJECT_ROOT
         from harness.runner import measurement_arm
-        from harness.stats.resample import cluster_ids_from_labels
+        from harness.stats.resample import cluster_bootstrap_indices, cluster_ids_from_labels
 
         spec = load_claim(PROJECT_ROOT / "claims" / claim_file, tables=tables)
         d = design(spec, tables, measurement_arm(spec, tables))
-        ids = cluster_ids_from_labels(d.cluster_labels)
-        rng = np.random.default_rng(0)
-        members = [np.flatnonzero(ids == g) for g in range(ids.max() + 1)]
-        rows = np.concatenate([members[g] for g in rng.integers(0, len(members), len(members))])
+        rows = cluster_bootstrap_indices(cluster_ids_from_labels(d.cluster_labels), 1, np.random.default_rng(0))[0]
         return lambda: d.statistic(rows, np.random.default_rng(1))
 
     return make
