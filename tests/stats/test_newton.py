@@ -73,3 +73,39 @@ def test_a_constraint_entered_early_is_dropped_again():
     )
     np.testing.assert_allclose(res.x, (0.4, 0.5), atol=1e-14)
     assert res.converged and res.active == ()
+
+
+def _valley(x):
+    """``exp(-x0) + (x1 - 1)**2``: the infimum over ``x0`` lies at infinity, and each Newton step on
+    ``exp(-x0)`` advances ``x0`` by exactly 1 (``-f'/f'' = 1``), taking twice the decrease its model promised."""
+    e = float(np.exp(-x[0]))
+    return e + (x[1] - 1.0) ** 2, lambda: (np.array([-e, 2.0 * (x[1] - 1.0)]), np.diag([e, 2.0]))
+
+
+def test_a_valley_out_to_a_bound_is_followed_to_the_bound_not_crawled():
+    # x0 <= 500: plain Newton needs about 500 steps of length 1 (more than maxiter); doubling the step while
+    # f falls reaches the bound in a handful, lands on it exactly, and the bound's multiplier is positive.
+    A, b = np.array([[1.0, 0.0]]), np.array([500.0])
+    res = active_set_newton(_valley, np.array([0.0, 0.0]), A, b, maxiter=50)
+    assert res.converged and res.active == (0,)
+    assert res.x[0] == 500.0 and res.x[1] == pytest.approx(1.0, abs=1e-15)
+    assert res.nit <= 10
+
+
+def test_a_valley_with_a_minimum_far_out_stops_at_it():
+    # exp(-x0) + 1e-9 x0**2 has its minimum where exp(-x0) = 2e-9 x0, near x0 = 17; doubling overshoots
+    # it (f rises past 34) and Newton's quadratic convergence finishes the solve.
+    def f(x):
+        e = float(np.exp(-x[0]))
+        return e + 1e-9 * x[0] ** 2, lambda: (np.array([-e + 2e-9 * x[0]]), np.array([[e + 2e-9]]))
+
+    res = active_set_newton(f, np.array([0.0]), np.zeros((1, 1)), np.zeros(1), maxiter=50)
+    g, _ = f(res.x)[1]()
+    assert res.converged and abs(g[0]) < 1e-9 * 2e-9 * res.x[0]  # the two terms of f' cancel to 1e-9
+    assert 15.0 < res.x[0] < 20.0 and res.nit <= 10  # plain Newton: a step of about 1 each, 17 or more
+
+
+def test_a_quadratic_never_expands():
+    # The model is exact, so the decrease equals the promise: one step, one extra objective value.
+    res = active_set_newton(_quadratic((0.3, 0.6)), np.array([0.2, 0.4]), *TRIANGLE)
+    assert res.nit == 1 and res.nfev == 2
