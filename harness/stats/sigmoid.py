@@ -112,9 +112,11 @@ class _Problem:
     ``rho'' = kappa * e / (1 + e)**2``.
     """
 
-    def __init__(self, z, y, tau: float, kappa: float, lam: float, box: tuple[float, float] | None = None):
+    def __init__(self, z, y, tau: float, kappa: float, lam: float, box: tuple[float, float] | None = None, counts=None):
         self.z, self.y, self.tau, self.kappa, self.lam, self.box = z, y, tau, kappa, lam, box
-        self.zbar = float(z.mean())
+        # with counts, row i stands for counts[i] equal rows: J's mean is over those, rho's weights counts / total
+        self.wn = None if counts is None else counts / counts.sum()
+        self.zbar = float(z.mean() if counts is None else self.wn @ z)
         self.dz = z - self.zbar
         self.dz2 = self.dz * self.dz
         beta_lo, beta_hi = BETA_LIMITS if box is None else box
@@ -167,17 +169,26 @@ class _Problem:
 
     def _loss(self, q: np.ndarray):
         """``(mean rho(y - q), derivatives)``; ``derivatives()`` gives ``dJ/dq_i``, ``d2J/dq_i2``."""
-        n, k, tau = self.y.size, self.kappa, self.tau
+        k, tau, wn = self.kappa, self.tau, self.wn
         u = self.y - q
         xk = k * u
         e = np.exp(-np.abs(xk))
-        f = ((np.maximum(xk, 0.0).sum() + np.log1p(e).sum()) / k + (tau - 1.0) * u.sum()) / n
+        if wn is None:
+            n = self.y.size
+            f = ((np.maximum(xk, 0.0).sum() + np.log1p(e).sum()) / k + (tau - 1.0) * u.sum()) / n
 
-        def derivatives():
+            def derivatives():
+                e1 = 1.0 + e
+                return ((1.0 - tau) - np.where(xk >= 0.0, 1.0, e) / e1) / n, (k / n) * e / (e1 * e1)
+
+            return f, derivatives
+        f = (wn @ np.maximum(xk, 0.0) + wn @ np.log1p(e)) / k + (tau - 1.0) * (wn @ u)
+
+        def weighted():
             e1 = 1.0 + e
-            return ((1.0 - tau) - np.where(xk >= 0.0, 1.0, e) / e1) / n, (k / n) * e / (e1 * e1)
+            return ((1.0 - tau) - np.where(xk >= 0.0, 1.0, e) / e1) * wn, (k * wn) * e / (e1 * e1)
 
-        return f, derivatives
+        return f, weighted
 
     def __call__(self, x):
         """``(J(x), derivatives)``; ``derivatives()`` gives the gradient and Hessian at ``x``."""
@@ -333,7 +344,7 @@ class SigmoidQuantileRegressor:
             shapes = [(m, float(np.clip(b, *self.box))) for m, b in shapes]
         return [prob.from_natural(lo, max(hi - lo, 1e-3), -b * m, b) for m, b in shapes]
 
-    def fit(self, z, y, *, init: dict | None = None):
+    def fit(self, z, y, *, init: dict | None = None, counts=None):
         """Fit the boundary to ``(z, y)``.
 
         Parameters
@@ -346,6 +357,12 @@ class SigmoidQuantileRegressor:
             is run: one Newton solve at the final ``(tau, kappa)`` from ``init``
             (moved into the feasible set if outside it). Inside a bootstrap each
             resample starts from the full-sample optimum this way.
+        counts : array_like, optional
+            Positive integers, one per row: row ``i`` stands for ``counts[i]``
+            equal rows (a resample's rows drawn more than once, given once), so
+            the fit is the fit to the rows repeated, with ``counts.sum()`` the
+            number of points of the mean. Only with ``init``: the multistart's
+            starts read quantiles of the rows themselves.
 
         Returns
         -------
@@ -355,7 +372,13 @@ class SigmoidQuantileRegressor:
         z, y = check_zy(z, y)
         if self.box is not None and not 0 < self.box[0] < self.box[1]:
             raise ValueError(f"box must be (beta_min, beta_max) with 0 < beta_min < beta_max, got {self.box}")
-        final = _Problem(z, y, self.tau, self.kappa, self.lam, self.box)
+        if counts is not None:
+            counts = np.asarray(counts, dtype=float)
+            if init is None:
+                raise ValueError("counts are for a fit started from init (a resample's); the multistart takes none")
+            if counts.shape != z.shape or not np.all((counts >= 1) & (counts == np.floor(counts))):
+                raise ValueError(f"counts must be one positive integer per row ({z.size}), got shape {counts.shape}")
+        final = _Problem(z, y, self.tau, self.kappa, self.lam, self.box, counts)
         if init is not None:
             best = final.solve(final.from_natural(*(float(init[k]) for k in ("y0", "L", "a", "beta"))))
             n_iter = best.nit

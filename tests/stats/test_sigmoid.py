@@ -28,10 +28,14 @@ def _interior_points(prob, rng, n=5):
         yield np.array([y0, h, third, rng.uniform(0.2, 3.0)])
 
 
+@pytest.mark.parametrize("counted", [False, True], ids=["rows", "rows-with-counts"])
 @pytest.mark.parametrize("boxed", [False, True], ids=["free", "authors-box"])
-def test_gradient_and_hessian_match_finite_differences(boxed):
+def test_gradient_and_hessian_match_finite_differences(boxed, counted):
     z, y = _toy(500)
     prob = _problem(z, y, boxed)
+    if counted:  # each row standing for 1-4 equal rows
+        counts = np.random.default_rng(4).integers(1, 5, z.size).astype(float)
+        prob = _Problem(z, y, prob.tau, prob.kappa, prob.lam, prob.box, counts)
     rng = np.random.default_rng(0)
     h = 1e-6
     for x in _interior_points(prob, rng):
@@ -235,3 +239,40 @@ def test_random_starts_need_an_explicit_generator():
 def test_rejects_bad_shapes():
     with pytest.raises(ValueError, match="equal length"):
         SigmoidQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-3, n_random=0).fit(np.zeros(5), np.zeros(4))
+
+
+@pytest.mark.parametrize("boxed", [False, True], ids=["free", "authors-box"])
+def test_rows_with_counts_are_the_rows_repeated(boxed):
+    # A resample as its distinct rows and their multiplicities: the same objective, gradient and Hessian at every
+    # point as the resample itself (to rounding), and the same warm-started fit.
+    z, y = _toy(400)
+    rng = np.random.default_rng(3)
+    i = rng.integers(0, z.size, z.size)
+    rows, counts = np.unique(i, return_counts=True)
+    box = (0.05, 50.0) if boxed else None
+    repeated = _Problem(z[i], y[i], 0.98, 50.0, 1e-3, box)
+    counted = _Problem(z[rows], y[rows], 0.98, 50.0, 1e-3, box, counts.astype(float))
+    for x in _interior_points(repeated, rng):
+        x_c = counted.from_natural(*repeated.natural(x))  # the centring of z is the same mean, summed otherwise
+        f1, g1, H1 = repeated.value_grad_hess(x)
+        f2, g2, H2 = counted.value_grad_hess(x_c)
+        assert f2 == pytest.approx(f1, rel=1e-13)
+        np.testing.assert_allclose(g2, g1, rtol=1e-10, atol=1e-13)
+        np.testing.assert_allclose(H2, H1, rtol=1e-10, atol=1e-12)
+    kw = {"tau": 0.98, "kappa": 50.0, "lam": 1e-3, "box": box}
+    full = SigmoidQuantileRegressor(rng=np.random.default_rng(0), **kw).fit(z, y)
+    a = SigmoidQuantileRegressor(**kw).fit(z[i], y[i], init=full.params_)
+    b = SigmoidQuantileRegressor(**kw).fit(z[rows], y[rows], init=full.params_, counts=counts)
+    assert a.converged_ and b.converged_ and b.objective_ == pytest.approx(a.objective_, rel=1e-13)
+    np.testing.assert_allclose(b.predict([0.0, 1.5, 3.0]), a.predict([0.0, 1.5, 3.0]), atol=1e-8)
+
+
+def test_counts_are_refused_without_init_and_when_not_positive_integers():
+    z, y = _toy(100)
+    m = SigmoidQuantileRegressor(rng=np.random.default_rng(0), tau=0.98, kappa=50.0, lam=1e-3)
+    with pytest.raises(ValueError, match="init"):
+        m.fit(z, y, counts=np.ones(z.size))
+    init = {"y0": 0.1, "L": 0.6, "a": -2.0, "beta": 1.2}
+    for bad in (np.zeros(z.size), np.full(z.size, 1.5), np.ones(z.size - 1)):
+        with pytest.raises(ValueError, match="counts"):
+            m.fit(z, y, init=init, counts=bad)
