@@ -97,12 +97,15 @@ def rolling_splits(
         raise KeyError(f"columns {missing} are not in the frame")
     z_all = df[z_col].to_numpy(dtype=float)
     period = df[period_col].to_numpy(dtype=object)
+    pairs = rolling_pairs(periods)
+    # each period's rows once (an object comparison per row), not once per task and pair
+    rows_of = {p: period == p for p in dict.fromkeys(p for _, a, b in pairs for p in (a, b))}
     out = []
     for label, col in task_cols.items():
         y_all = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
         ok = np.isfinite(y_all) & np.isfinite(z_all)
-        for t, p_tr, p_va in rolling_pairs(periods):
-            tr, va = ok & (period == p_tr), ok & (period == p_va)
+        for t, p_tr, p_va in pairs:
+            tr, va = ok & rows_of[p_tr], ok & rows_of[p_va]
             if tr.sum() < 4 or va.sum() < 1:
                 raise ValueError(f"{label}: period {p_tr} has {tr.sum()} and {p_va} has {va.sum()} scored rows")
             lo, hi = overlap_interval(z_all[tr], z_all[va])
