@@ -47,11 +47,22 @@ def comparison_name(i: int) -> str:
 
 def with_differences(indices, rng, *, statistic, comparisons):
     """``statistic`` plus, for each ``(left, relation, right)``, ``comparison[i] = left - right``."""
-    out = dict(statistic(indices, rng))
+    return _differences(dict(statistic(indices, rng)), comparisons)
+
+
+def _differences(out: dict, comparisons) -> dict:
     for i, (left, _, right) in enumerate(comparisons):
         r = out.get(right, math.nan) if isinstance(right, str) else float(right)
         out[comparison_name(i)] = out.get(left, math.nan) - r
     return out
+
+
+def rebased_with_differences(indices, rng, *, rebase, comparisons):
+    """A protocol's ``rebase`` (:class:`harness.protocols.base.Resampling`) with the comparisons' differences:
+    the values on these rows with theirs, and the statistic of their resamples with theirs."""
+    values, statistic = rebase(indices, rng)
+    values = _differences(dict(values), comparisons)
+    return values, partial(with_differences, statistic=statistic, comparisons=comparisons)
 
 
 def _comparisons(b) -> list[tuple]:
@@ -67,6 +78,7 @@ class Design:
     statistic: object
     rows: str
     quantities: tuple[str, ...]
+    rebase: object = None
 
 
 def design(spec, tables, reimpl, params=None) -> Design:
@@ -78,7 +90,8 @@ def design(spec, tables, reimpl, params=None) -> Design:
     stat = partial(with_differences, statistic=res.statistic, comparisons=comps)
     names = list(b.quantities) or [t.quantity for t in spec.claim.targets if t.role == "headline" and t.relation == "~"]
     names += [comparison_name(i) for i in range(len(comps))]
-    return Design(res.n_rows, res.cluster_labels, stat, res.rows, tuple(names))
+    rebase = None if res.rebase is None else partial(rebased_with_differences, rebase=res.rebase, comparisons=comps)
+    return Design(res.n_rows, res.cluster_labels, stat, res.rows, tuple(names), rebase)
 
 
 def study_key(spec, lock) -> str:

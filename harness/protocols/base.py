@@ -84,13 +84,21 @@ class Resampling:
     ``statistic(indices, rng) -> {quantity: value}`` must be picklable (a
     module-level function, or a ``functools.partial`` of one) so that chunks
     can run in worker processes. ``rows`` says in words which rows are resampled.
+
+    ``rebase(indices, rng) -> (values, statistic)``, optional and picklable
+    likewise, is the statistic on the rows ``indices`` together with a
+    statistic of the same kind whose fits start from that estimate's. The
+    coverage study (:mod:`harness.stats.calibration`) then starts the
+    resamples of each simulated data set from its own estimate, as the claim's
+    bootstrap starts its resamples from the full-sample estimate.
     """
 
-    def __init__(self, n_rows: int, cluster_labels, statistic, rows: str):
+    def __init__(self, n_rows: int, cluster_labels, statistic, rows: str, rebase=None):
         self.n_rows = int(n_rows)
         self.cluster_labels = cluster_labels
         self.statistic = statistic
         self.rows = rows
+        self.rebase = rebase
 
 
 class Protocol:

@@ -91,3 +91,28 @@ def test_a_narrow_study_is_the_same_bytes_serial_and_on_two_processes(path, tabl
         assert set(row) == methods, q
         for m in methods:
             assert round(row[m]["coverage"] * 3, 9) in (0, 1, 2, 3), (q, m)  # a share of 3 data sets
+
+
+@pytest.mark.parametrize("path", ASKING, ids=lambda p: p.stem)
+def test_a_rebase_gives_the_statistic_and_a_statistic_started_from_it(path, tables):
+    """``rebase`` on rows is the statistic on them; the statistic it returns agrees on a resample of them with the
+    one started from the real fits (both solve to convergence), differences of the comparisons included."""
+    import numpy as np
+
+    from harness.calibration import design
+    from harness.stats.resample import cluster_bootstrap_indices, cluster_ids_from_labels
+
+    spec = load_claim(path)
+    reimpl = measurement_arm(spec, tables)
+    d = design(spec, tables, reimpl)
+    if d.rebase is None:
+        pytest.skip(f"protocol {spec.protocol.name} gives no rebase: its study starts every fit from the real fits")
+    ids = cluster_ids_from_labels(d.cluster_labels)
+    world = cluster_bootstrap_indices(ids, 2, np.random.default_rng(0))
+    rows, again = world[0], world[1]
+    values, own = d.rebase(rows, np.random.default_rng(1))
+    assert values == d.statistic(rows, np.random.default_rng(1))
+    a, b = own(again, np.random.default_rng(2)), d.statistic(again, np.random.default_rng(2))
+    assert set(a) == set(b) and any(k.startswith("comparison[") for k in a)
+    for k in a:
+        assert a[k] == pytest.approx(b[k], abs=1e-7), k

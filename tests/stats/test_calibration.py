@@ -262,3 +262,29 @@ def test_map_tasks_keeps_task_order_serial_and_pooled():
         1.0,
         0.0,
     ]
+
+
+def _started(indices, rng, *, y, start):
+    """The mean, and the start the statistic was given (as a warm-started fit would carry it)."""
+    return {"mean": float(y[indices].mean()), "start": float(start)}
+
+
+def _rebased(indices, rng, *, y, start):
+    """The values on these rows, and the statistic started from their mean."""
+    values = _started(indices, rng, y=y, start=start)
+    return values, partial(_started, y=y, start=values["mean"])
+
+
+def test_a_rebased_design_starts_each_data_sets_resamples_from_its_own_estimate():
+    d = _design(30, seed=8, statistic=_started, start=-1.0)
+    y = d.statistic.keywords["y"]
+    plain = coverage_study(d, seed=2, n_replicates=6, n_resamples=20, methods=[Percentile(), BCa(n_groups=5)])
+    d.rebase = partial(_rebased, y=y, start=-1.0)
+    based = coverage_study(d, seed=2, n_replicates=6, n_resamples=20, methods=[Percentile(), BCa(n_groups=5)])
+    # the estimate on each data set starts from the truth's start; its resamples from the data set's mean
+    for p, r in zip(plain["replicates"], based["replicates"]):
+        assert r["estimate"] == p["estimate"] and r["estimate"]["start"] == -1.0
+        m = r["estimate"]["mean"]
+        assert r["intervals"]["start"]["percentile"] == [m, m] and p["intervals"]["start"]["percentile"] == [-1, -1]
+        assert r["intervals"]["mean"] == p["intervals"]["mean"]  # the mean does not depend on its start
+    assert based["warm_start"] != plain["warm_start"] and "own estimate" in based["warm_start"]

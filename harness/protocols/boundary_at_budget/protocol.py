@@ -111,18 +111,33 @@ def _fit_all(data, params, rng, z_eval, **overrides):
     return {k: v for k, (v, _) in zip(data, out)}, {k: f for k, (_, f) in zip(data, out)}
 
 
-def _resample_boundaries(indices, rng, *, z, Y, labels, inits, options, z_eval) -> dict:
-    """One bootstrap resample: every task's boundary refitted on the resampled rows, from the full-sample
-    optimum, and read off at ``z_eval``."""
+def _boundary_fits(indices, rng, *, z, Y, labels, inits, options, z_eval) -> tuple[dict, dict]:
+    """Every task's boundary refitted on the rows ``indices`` from ``inits`` and read off at ``z_eval``, and
+    the fits' parameters (``inits`` in kind)."""
     from ...stats.sigmoid import SigmoidQuantileRegressor
 
-    zi, out = z[indices], {}
+    rows, counts = np.unique(indices, return_counts=True)  # a row drawn k times is fitted once, counted k times
+    zi, out, params = z[rows], {}, {}
     for j, label in enumerate(labels):
-        yi = Y[indices, j]
+        yi = Y[rows, j]
         keep = np.isfinite(yi)
-        model = SigmoidQuantileRegressor(rng=rng, **options).fit(zi[keep], yi[keep], init=inits[label])
-        out[Q.boundary(label)] = float(model.predict(z_eval))
-    return out
+        model = SigmoidQuantileRegressor(rng=rng, **options).fit(
+            zi[keep], yi[keep], init=inits[label], counts=counts[keep]
+        )
+        out[Q.boundary(label)], params[label] = float(model.predict(z_eval)), model.params_
+    return out, params
+
+
+def _resample_boundaries(indices, rng, **design) -> dict:
+    """One bootstrap resample: every task's boundary refitted on the resampled rows, from the full-sample
+    optimum, and read off at ``z_eval``."""
+    return _boundary_fits(indices, rng, **design)[0]
+
+
+def _rebased_boundaries(indices, rng, **design):
+    """The boundaries on the rows ``indices``, and the statistic whose fits start from these rows' fits."""
+    values, params = _boundary_fits(indices, rng, **design)
+    return values, partial(_resample_boundaries, **{**design, "inits": params})
 
 
 def _values(cells: dict, fits: dict, prefix: str = "") -> dict:
@@ -195,8 +210,7 @@ class BoundaryAtBudget(Protocol):
         labels = list(params.tasks)
         Y = np.column_stack([frame[params.tasks[k]].to_numpy(dtype=float) for k in labels])
         options = params.estimator(n_random=0)  # each resample starts from the full-sample optimum
-        stat = partial(
-            _resample_boundaries,
+        design = dict(
             z=frame["z"].to_numpy(dtype=float),
             Y=Y,
             labels=labels,
@@ -207,8 +221,9 @@ class BoundaryAtBudget(Protocol):
         return Resampling(
             len(frame),
             frame[cluster_col].to_numpy(dtype=object),
-            stat,
+            partial(_resample_boundaries, **design),
             "the leaderboard rows with a compute proxy",
+            rebase=partial(_rebased_boundaries, **design),
         )
 
     # -- findings ---------------------------------------------------------------------------------------

@@ -102,14 +102,35 @@ def _sign_word(x: float | None, positive: str, negative: str) -> str | None:
     return None if x is None else (positive if x > 0 else negative)
 
 
-def _resample_table(indices, rng, *, frame, tasks, inits, kwargs) -> dict:
-    """One bootstrap resample: Table 2 on the resampled rows, each sigmoid and I-spline fit from the
-    full-sample one."""
+def _inits(fitted: list[dict]) -> dict:
+    """``{"sigmoid" | "ispline": {(task, t): params}}`` from the ``fitted`` records of a comparison."""
+    return {
+        kind: {(f["task"], f["t"]): f["params"] for f in fitted if f["estimator"] == kind}
+        for kind in ("sigmoid", "ispline")
+    }
+
+
+def _table_on(indices, rng, *, frame, tasks, inits, kwargs) -> tuple[dict, dict]:
+    """Table 2 on the rows ``indices``, each sigmoid and I-spline fit started from ``inits``: its values, and
+    the fits' parameters (``inits`` in kind)."""
     df = frame.iloc[indices].reset_index(drop=True)
-    table = baseline_comparison(df, tasks, rng=rng, n_shuffles=0, inits=inits, **kwargs)["table"]
+    res = baseline_comparison(df, tasks, rng=rng, n_shuffles=0, inits=inits, **kwargs)
+    table = res["table"]
     out = {Q.metric(m, e): table[e][m] for e in ESTIMATORS for m in METRICS}
     out.update(_gaps(table))
-    return out
+    return out, _inits(res["fitted"])
+
+
+def _resample_table(indices, rng, **design) -> dict:
+    """One bootstrap resample: Table 2 on the resampled rows, each sigmoid and I-spline fit from the
+    full-sample one."""
+    return _table_on(indices, rng, **design)[0]
+
+
+def _rebased_table(indices, rng, **design):
+    """The values on the rows ``indices``, and the statistic whose fits start from these rows' fits."""
+    values, fits = _table_on(indices, rng, **design)
+    return values, partial(_resample_table, **{**design, "inits": fits})
 
 
 class EstimatorComparison(Protocol):
@@ -264,10 +285,7 @@ class EstimatorComparison(Protocol):
 
         df = period_frame(tables, params)
         keep = ["z", "period", *params.tasks.values()]
-        inits = {
-            kind: {(f["task"], f["t"]): f["params"] for f in reimpl.details["fitted"] if f["estimator"] == kind}
-            for kind in ("sigmoid", "ispline")
-        }
+        inits = _inits(reimpl.details["fitted"])
         kwargs = {
             "lam": params.lam,
             "ispline_lam": params.ispline_lam,
@@ -277,12 +295,13 @@ class EstimatorComparison(Protocol):
             **_eval_kwargs(params),
             "map_fn": None,
         }
-        stat = partial(_resample_table, frame=df[keep], tasks=params.tasks, inits=inits, kwargs=kwargs)
+        design = dict(frame=df[keep], tasks=params.tasks, inits=inits, kwargs=kwargs)
         return Resampling(
             len(df),
             df[cluster_col].to_numpy(dtype=object),
-            stat,
+            partial(_resample_table, **design),
             "the dated leaderboard rows (every period resampled together)",
+            rebase=partial(_rebased_table, **design),
         )
 
     # -- findings ---------------------------------------------------------------------------------------

@@ -129,22 +129,38 @@ def sweep_values(sweep: dict, claimed: dict, within: float) -> dict:
     return values
 
 
-def _resample_sweep(indices, rng, *, z, Y, labels, settings, reference, z_eval, claimed_key) -> dict:
-    """One bootstrap resample: every setting's boundaries refitted from the full-sample fits; the largest
-    gap to the reference at the claimed setting and the smallest over the others."""
+def _sweep_fits(indices, rng, *, z, Y, labels, settings, reference, z_eval, claimed_key) -> tuple[dict, dict]:
+    """Every setting's boundaries on the rows ``indices``, each fit started from ``settings``' parameters: the
+    largest gap to the reference at the claimed setting and the smallest over the others, and the fits
+    (``settings`` in kind)."""
     from ...stats.sigmoid import SigmoidQuantileRegressor
 
-    zi, devs = z[indices], {}
+    rows, counts = np.unique(indices, return_counts=True)  # a row drawn k times is fitted once, counted k times
+    zi, devs, fits = z[rows], {}, {}
     for key, (setting, inits) in settings.items():
-        cells = {}
+        cells, params = {}, {}
         for j, label in enumerate(labels):
-            yi = Y[indices, j]
+            yi = Y[rows, j]
             keep = np.isfinite(yi)
-            model = SigmoidQuantileRegressor(rng=rng, n_random=0, **setting).fit(zi[keep], yi[keep], init=inits[label])
-            cells[label] = float(model.predict(z_eval))
+            model = SigmoidQuantileRegressor(rng=rng, n_random=0, **setting).fit(
+                zi[keep], yi[keep], init=inits[label], counts=counts[keep]
+            )
+            cells[label], params[label] = float(model.predict(z_eval)), model.params_
         devs[key] = max(abs(cells[k] - v) for k, v in reference.items())
+        fits[key] = (setting, params)
     others = [d for k, d in devs.items() if k != claimed_key]
-    return {"claimed.max_dev": devs[claimed_key], "others.min_max_dev": min(others)}
+    return {"claimed.max_dev": devs[claimed_key], "others.min_max_dev": min(others)}, fits
+
+
+def _resample_sweep(indices, rng, **design) -> dict:
+    """One bootstrap resample: every setting's boundaries refitted from the full-sample fits (``_sweep_fits``)."""
+    return _sweep_fits(indices, rng, **design)[0]
+
+
+def _rebased_sweep(indices, rng, **design):
+    """The values on the rows ``indices``, and the statistic whose fits start from these rows' fits."""
+    values, fits = _sweep_fits(indices, rng, **design)
+    return values, partial(_resample_sweep, **{**design, "settings": fits})
 
 
 class Hyperparameters(Protocol):
@@ -224,8 +240,7 @@ class Hyperparameters(Protocol):
         for r in rows:
             setting = {"tau": r["tau"], "kappa": r["kappa"], "lam": r["lam"]}
             settings.setdefault(Q.setting_key(setting), (setting, r["params"]))
-        stat = partial(
-            _resample_sweep,
+        design = dict(
             z=frame["z"].to_numpy(dtype=float),
             Y=np.column_stack([frame[params.tasks[k]].to_numpy(dtype=float) for k in labels]),
             labels=labels,
@@ -237,8 +252,9 @@ class Hyperparameters(Protocol):
         return Resampling(
             len(frame),
             frame[cluster_col].to_numpy(dtype=object),
-            stat,
+            partial(_resample_sweep, **design),
             "the leaderboard rows with a compute proxy",
+            rebase=partial(_rebased_sweep, **design),
         )
 
     # -- findings ---------------------------------------------------------------------------------------

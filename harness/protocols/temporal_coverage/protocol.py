@@ -150,13 +150,25 @@ def _values(res: dict, labels: list[str], *, counts: bool = True) -> dict[str, f
     return v
 
 
-def _resample_coverage(indices, rng, *, frame, tasks, labels, inits, kwargs) -> dict:
-    """One bootstrap resample: the whole analysis on the resampled rows, each fit from the full-sample one."""
+def _coverage_on(indices, rng, *, frame, tasks, labels, inits, kwargs) -> tuple[dict, dict]:
+    """The whole analysis on the rows ``indices``, each fit started from ``inits``: its values, and its fits'
+    parameters (``inits`` in kind)."""
     df = frame.iloc[indices].reset_index(drop=True)
     res = temporal_coverage(
         df, tasks, rng=rng, sigmoid_options={"n_random": 0}, n_relabellings=0, inits=inits, **kwargs
     )
-    return _values(res, labels, counts=False)
+    return _values(res, labels, counts=False), {(f["task"], f["t"]): f["params"] for f in res["fitted"]}
+
+
+def _resample_coverage(indices, rng, **design) -> dict:
+    """One bootstrap resample: the whole analysis on the resampled rows, each fit from the full-sample one."""
+    return _coverage_on(indices, rng, **design)[0]
+
+
+def _rebased_coverage(indices, rng, **design):
+    """The values on the rows ``indices``, and the statistic whose fits start from these rows' fits."""
+    values, fits = _coverage_on(indices, rng, **design)
+    return values, partial(_resample_coverage, **{**design, "inits": fits})
 
 
 def bin_averaged_counterpart(name: str) -> str | None:
@@ -279,8 +291,7 @@ class TemporalCoverage(Protocol):
         df = period_frame(tables, params)
         keep = ["z", "period", *params.tasks.values()]
         inits = {(f["task"], f["t"]): f["params"] for f in reimpl.details["fitted"]}
-        stat = partial(
-            _resample_coverage,
+        design = dict(
             frame=df[keep],
             tasks=params.tasks,
             labels=list(params.tasks),
@@ -290,8 +301,9 @@ class TemporalCoverage(Protocol):
         return Resampling(
             len(df),
             df[cluster_col].to_numpy(dtype=object),
-            stat,
+            partial(_resample_coverage, **design),
             "the dated leaderboard rows (every period resampled together)",
+            rebase=partial(_rebased_coverage, **design),
         )
 
     # -- findings ---------------------------------------------------------------------------------------
