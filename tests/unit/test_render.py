@@ -433,3 +433,29 @@ def test_a_mixed_not_assessed_lead_says_every_ordering_holds_and_names_the_fragi
     for c in comps[1:]:
         assert f"{' '.join(c['label'].split())} in 60%" in lead
     assert "fragile" in lead
+
+
+def test_a_label_resting_on_a_coverage_near_the_calibrated_range_says_it_is_a_close_call(monkeypatch):
+    """A measured coverage within two Monte Carlo s.e. of an end of the range: the lead and the section say that
+    the label rests on a close call; a clear one says nothing of the kind."""
+    from harness.render import close_calls
+
+    def comp(coverage, se, state="fragile"):
+        return {"label": "x", "coverage": coverage, "coverage_mc_se": se, "state": state}
+
+    band = (0.90, 0.99)
+    # 45 of 50 data sets (0.90 +- 0.042), 59 of 60 (0.983 +- 0.017), and 95 of 100 (0.95 +- 0.022: 0.99 is 0.04 away)
+    for c, se in ((0.90, 0.042), (0.983, 0.017), (0.95, 0.022), (0.87, 0.034)):
+        assert close_calls([comp(c, se)], band) == ["x"], (c, se)
+    for c, se in ((0.945, 0.01), (0.0, 0.0), (0.5, 0.065), (1.0, 0.0)):
+        assert close_calls([comp(c, se)], band) == [], (c, se)
+    assert close_calls([comp(0.90, 0.042, "does not hold")], band) == [] and close_calls([comp(None, None)], band) == []
+    rec, labels = _with_comparisons("002")
+    for state in ("fragile", "robust", "not assessed"):
+        clear = {**_IN_STATE[state], "coverage": 0.945, "coverage_mc_se": 0.01, "calibrated": state != "not assessed"}
+        monkeypatch.setitem(_IN_STATE, state, clear)
+        assert "close call" not in _as_state(rec, state), state
+        monkeypatch.setitem(_IN_STATE, state, {**clear, "coverage": 0.91, "coverage_mc_se": 0.03})
+        md = _as_state(rec, state)
+        assert "The label rests on a close call of the coverage study" in md, state
+        assert f"For “{labels[0]}”" in md and "within two of its Monte Carlo" in md, state
