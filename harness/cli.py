@@ -164,10 +164,12 @@ def cmd_list(args) -> int:
 
     problems: list[str] = []
     rows = summary_rows([r for _, r in records(Path(args.out), CONSOLE, problems)])
+    widths = [max([len(h)] + [len(str(r[k])) for r in rows]) for h, k in (("claim", "id"), ("verdict", "verdict"))]
+    wide = max([len("robustness")] + [len(str(r["robustness"])) for r in rows])
     if rows:
-        print(f"{'claim':<34} {'verdict':<22} {'robustness':<10} authors' code")
+        print(f"{'claim':<{widths[0]}}  {'verdict':<{widths[1]}}  {'robustness':<{wide}}  authors' code")
     for r in rows:
-        print(f"{r['id']:<34} {r['verdict']:<22} {r['robustness']:<10} {r['upstream']}")
+        print(f"{r['id']:<{widths[0]}}  {r['verdict']:<{widths[1]}}  {r['robustness']:<{wide}}  {r['upstream']}")
     return EXIT_ERROR if problems else EXIT_OK
 
 

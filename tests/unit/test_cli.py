@@ -76,6 +76,10 @@ def test_list_prints_a_header(sealed_reports, capsys):
         lines[0].split()[:3] == ["claim", "verdict", "robustness"]
         and len(lines) == len(list(sealed_reports.glob("*.json"))) + 1
     )
+    # every column starts where its header does, however long a robustness label ("not assessed (...)") is
+    for header in ("verdict", "robustness", "authors' code"):
+        col = lines[0].index(header)
+        assert all(line[col - 2 : col] == "  " and line[col] != " " for line in lines[1:]), header
 
 
 def test_a_clone_that_fails_names_the_local_mirror_setting(tmp_path):
