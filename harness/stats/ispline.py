@@ -222,8 +222,7 @@ class _Natural:
         n, p = basis.shape
         self.D = np.column_stack([np.ones(n), basis])
         self.y, self.tau, self.kappa, self.lam = y, tau, kappa, lam
-        m = 3 + p
-        A = np.zeros((3 + p, m))
+        A = np.zeros((3 + p, 3 + p))
         A[0, 0], A[1, 1], A[2, :2] = -1.0, 1.0, (1.0, -1.0)  # -y0 <= 0, h <= 1, y0 - h <= 0
         A[3:, 3:] = -np.eye(p)  # -w_j <= 0
         self.A, self.b = A, np.r_[0.0, 1.0, np.zeros(1 + p)]
@@ -279,14 +278,6 @@ class _Natural:
     def solve(self, x0: np.ndarray) -> NewtonResult:
         """Newton from the feasible ``x0`` to the KKT point, to rounding."""
         return active_set_newton(self, x0, self.A, self.b, ftol=FTOL)
-
-
-def _theta(params: dict, eps: float = 1e-9) -> np.ndarray:
-    """The unconstrained coordinates of natural parameters ``y0, L, a0, w`` (moved inside the open set)."""
-    y0 = float(np.clip(params["y0"], eps, 1.0 - eps))
-    frac = float(np.clip(params["L"] / (1.0 - y0), eps, 1.0 - eps))
-    w = np.maximum(np.asarray(params["w"], dtype=float), 1e-8)
-    return np.r_[logit(y0), logit(frac), float(params["a0"]), w + np.log(-np.expm1(-w))]  # softplus^-1(w)
 
 
 class ISplineQuantileRegressor:
