@@ -21,6 +21,7 @@ its name, vocabulary, adapter and figures come from there.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
@@ -99,6 +100,28 @@ class Resampling:
         self.statistic = statistic
         self.rows = rows
         self.rebase = rebase
+
+    @classmethod
+    def of_fits(cls, n_rows: int, cluster_labels, rows: str, fits, design: dict, start: str = "inits"):
+        """The resampling of a statistic whose fits start from ``design[start]``: ``fits(indices, rng, **design)
+        -> (values, fitted)``, with ``fitted`` of the kind of ``design[start]`` (picklable: module level). Its
+        statistic is the values; its ``rebase`` the values and the statistic started from ``fitted``."""
+        return cls(
+            n_rows,
+            cluster_labels,
+            partial(_fitted_values, fits=fits, design=design),
+            rows,
+            rebase=partial(_refitted_from, fits=fits, design=design, start=start),
+        )
+
+
+def _fitted_values(indices, rng, *, fits, design):
+    return fits(indices, rng, **design)[0]
+
+
+def _refitted_from(indices, rng, *, fits, design, start):
+    values, fitted = fits(indices, rng, **design)
+    return values, partial(_fitted_values, fits=fits, design={**design, start: fitted})
 
 
 class Protocol:

@@ -87,6 +87,16 @@ def _null_space(A: np.ndarray, rows: tuple[int, ...]) -> np.ndarray:
     return Z
 
 
+def _first_blocking(Ap: np.ndarray, slack: np.ndarray, work: tuple[int, ...], limit: float) -> tuple[float, int | None]:
+    """``(step, constraint)``: how far along ``p`` (at most ``limit``) before a constraint outside the working set
+    is crossed, and which (``None`` when none is within ``limit``); ``Ap = A p``, ``slack = b - A x``."""
+    step, block = limit, None
+    for i in np.flatnonzero(Ap > 0.0):
+        if i not in work and slack[i] < step * Ap[i]:
+            step, block = max(slack[i], 0.0) / Ap[i], int(i)
+    return step, block
+
+
 def _eigh(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``numpy.linalg.eigh`` of a small symmetric matrix through LAPACK's ``dsyev`` directly (a third of the
     call overhead, which is most of the cost at 4 x 4)."""
@@ -159,10 +169,7 @@ def active_set_newton(
         # largest step before a constraint outside the working set is crossed
         Ap = A @ p
         slack = b - A @ x
-        step, block = 1.0, None
-        for i in np.flatnonzero(Ap > 0.0):
-            if i not in work and slack[i] < step * Ap[i]:
-                step, block = max(slack[i], 0.0) / Ap[i], int(i)
+        step, block = _first_blocking(Ap, slack, work, 1.0)
         if step == 0.0:
             work = tuple(sorted(work + (block,)))
             continue
@@ -204,10 +211,7 @@ def _expand(fun, x, p, ft, derivatives, A, b, Ap, slack, work, nfev):
 
     Returns ``(trial, f(trial), derivatives, nfev, block, step, alpha)`` with ``block`` the constraint landed on
     (``None`` when the doubling stopped before one) and ``alpha == step`` exactly when it joins the working set."""
-    reach, rblock = float(2**EXPAND_DOUBLINGS), None
-    for i in np.flatnonzero(Ap > 0.0):
-        if i not in work and slack[i] < reach * Ap[i]:
-            reach, rblock = max(slack[i], 0.0) / Ap[i], int(i)
+    reach, rblock = _first_blocking(Ap, slack, work, float(2**EXPAND_DOUBLINGS))
     trial, alpha = x + p, 1.0
     while alpha < reach:
         a_try = min(2.0 * alpha, reach)

@@ -11,7 +11,6 @@ refit at another quantile level.
 from __future__ import annotations
 
 import math
-from functools import partial
 
 import numpy as np
 from pydantic import Field
@@ -128,18 +127,6 @@ def _boundary_fits(indices, rng, *, z, Y, labels, inits, options, z_eval) -> tup
     return out, params
 
 
-def _resample_boundaries(indices, rng, **design) -> dict:
-    """One bootstrap resample: every task's boundary refitted on the resampled rows, from the full-sample
-    optimum, and read off at ``z_eval``."""
-    return _boundary_fits(indices, rng, **design)[0]
-
-
-def _rebased_boundaries(indices, rng, **design):
-    """The boundaries on the rows ``indices``, and the statistic whose fits start from these rows' fits."""
-    values, params = _boundary_fits(indices, rng, **design)
-    return values, partial(_resample_boundaries, **{**design, "inits": params})
-
-
 def _values(cells: dict, fits: dict, prefix: str = "") -> dict:
     out = {prefix + Q.boundary(k): v for k, v in cells.items()}
     out.update({prefix + Q.coverage(k): f["coverage"] for k, f in fits.items()})
@@ -218,12 +205,12 @@ class BoundaryAtBudget(Protocol):
             options=options,
             z_eval=math.log10(params.eval_x),
         )
-        return Resampling(
+        return Resampling.of_fits(
             len(frame),
             frame[cluster_col].to_numpy(dtype=object),
-            partial(_resample_boundaries, **design),
             "the leaderboard rows with a compute proxy",
-            rebase=partial(_rebased_boundaries, **design),
+            _boundary_fits,
+            design,
         )
 
     # -- findings ---------------------------------------------------------------------------------------

@@ -28,8 +28,6 @@ period, the sigmoid refitted; ``advantage.id``, mean over the shuffles).
 
 from __future__ import annotations
 
-from functools import partial
-
 from pydantic import Field, field_validator
 
 from ...fanout import Mapper
@@ -119,18 +117,6 @@ def _table_on(indices, rng, *, frame, tasks, inits, kwargs) -> tuple[dict, dict]
     out = {Q.metric(m, e): table[e][m] for e in ESTIMATORS for m in METRICS}
     out.update(_gaps(table))
     return out, _inits(res["fitted"])
-
-
-def _resample_table(indices, rng, **design) -> dict:
-    """One bootstrap resample: Table 2 on the resampled rows, each sigmoid and I-spline fit from the
-    full-sample one."""
-    return _table_on(indices, rng, **design)[0]
-
-
-def _rebased_table(indices, rng, **design):
-    """The values on the rows ``indices``, and the statistic whose fits start from these rows' fits."""
-    values, fits = _table_on(indices, rng, **design)
-    return values, partial(_resample_table, **{**design, "inits": fits})
 
 
 class EstimatorComparison(Protocol):
@@ -296,12 +282,12 @@ class EstimatorComparison(Protocol):
             "map_fn": None,
         }
         design = dict(frame=df[keep], tasks=params.tasks, inits=inits, kwargs=kwargs)
-        return Resampling(
+        return Resampling.of_fits(
             len(df),
             df[cluster_col].to_numpy(dtype=object),
-            partial(_resample_table, **design),
             "the dated leaderboard rows (every period resampled together)",
-            rebase=partial(_rebased_table, **design),
+            _table_on,
+            design,
         )
 
     # -- findings ---------------------------------------------------------------------------------------

@@ -23,7 +23,6 @@ Control ``tau_override`` refits the claimed setting at another tau and gives
 from __future__ import annotations
 
 import math
-from functools import partial
 from typing import Literal
 
 import numpy as np
@@ -152,17 +151,6 @@ def _sweep_fits(indices, rng, *, z, Y, labels, settings, reference, z_eval, clai
     return {"claimed.max_dev": devs[claimed_key], "others.min_max_dev": min(others)}, fits
 
 
-def _resample_sweep(indices, rng, **design) -> dict:
-    """One bootstrap resample: every setting's boundaries refitted from the full-sample fits (``_sweep_fits``)."""
-    return _sweep_fits(indices, rng, **design)[0]
-
-
-def _rebased_sweep(indices, rng, **design):
-    """The values on the rows ``indices``, and the statistic whose fits start from these rows' fits."""
-    values, fits = _sweep_fits(indices, rng, **design)
-    return values, partial(_resample_sweep, **{**design, "settings": fits})
-
-
 class Hyperparameters(Protocol):
     card = CARD
     Params = HyperParams
@@ -249,12 +237,13 @@ class Hyperparameters(Protocol):
             z_eval=math.log10(params.eval_x),
             claimed_key=Q.setting_key(params.loss()),
         )
-        return Resampling(
+        return Resampling.of_fits(
             len(frame),
             frame[cluster_col].to_numpy(dtype=object),
-            partial(_resample_sweep, **design),
             "the leaderboard rows with a compute proxy",
-            rebase=partial(_rebased_sweep, **design),
+            _sweep_fits,
+            design,
+            start="settings",
         )
 
     # -- findings ---------------------------------------------------------------------------------------

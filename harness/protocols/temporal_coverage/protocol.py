@@ -42,8 +42,6 @@ among the models, everything refitted; values ``separation`` and
 
 from __future__ import annotations
 
-from functools import partial
-
 from pydantic import Field, model_validator
 
 from ...fanout import Mapper
@@ -158,17 +156,6 @@ def _coverage_on(indices, rng, *, frame, tasks, labels, inits, kwargs) -> tuple[
         df, tasks, rng=rng, sigmoid_options={"n_random": 0}, n_relabellings=0, inits=inits, **kwargs
     )
     return _values(res, labels, counts=False), {(f["task"], f["t"]): f["params"] for f in res["fitted"]}
-
-
-def _resample_coverage(indices, rng, **design) -> dict:
-    """One bootstrap resample: the whole analysis on the resampled rows, each fit from the full-sample one."""
-    return _coverage_on(indices, rng, **design)[0]
-
-
-def _rebased_coverage(indices, rng, **design):
-    """The values on the rows ``indices``, and the statistic whose fits start from these rows' fits."""
-    values, fits = _coverage_on(indices, rng, **design)
-    return values, partial(_resample_coverage, **{**design, "inits": fits})
 
 
 def bin_averaged_counterpart(name: str) -> str | None:
@@ -298,12 +285,12 @@ class TemporalCoverage(Protocol):
             inits=inits,
             kwargs={**_fit_kwargs(params), "map_fn": None},
         )
-        return Resampling(
+        return Resampling.of_fits(
             len(df),
             df[cluster_col].to_numpy(dtype=object),
-            partial(_resample_coverage, **design),
             "the dated leaderboard rows (every period resampled together)",
-            rebase=partial(_rebased_coverage, **design),
+            _coverage_on,
+            design,
         )
 
     # -- findings ---------------------------------------------------------------------------------------
