@@ -2,7 +2,7 @@
 PY ?= .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: claims calibration test test-all lint venv vendor validate render list diff bench clean-cache
+.PHONY: claims status calibration test test-all lint venv vendor validate render list diff bench clean-cache
 
 $(VENV_STAMP): pyproject.toml
 	python3 -m venv .venv
@@ -15,14 +15,20 @@ venv: $(VENV_STAMP)
 vendor: $(VENV_STAMP)
 	$(PY) -m harness vendor
 
-# Re-runs only the claims whose report is out of date (see `python -m harness run --help`); the run
-# checks out the pinned upstream itself and says why when it cannot. JOBS=1 runs one claim at a time.
+# Re-runs only the claims whose report is out of date (see `python -m harness run --help`), and first,
+# in the same build, the coverage studies that are stale (--studies): the authors' requests start at once
+# and the studies' data sets fill the cores beside them. The run checks out the pinned upstream itself and
+# says why when it cannot. JOBS is the number of cores the build may use (JOBS=1: one thing at a time).
 # FORCE=1 recomputes every verdict even when its report is up to date (the authors' answers still come
 # from .cache/upstream when it holds them); FORCE_UPSTREAM=1 reruns the authors' code as well.
+# `make status` says what `make claims` would run and why, running nothing.
 JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 RUN_FLAGS = $(if $(filter-out 0,$(FORCE)),--force) $(if $(filter-out 0,$(FORCE_UPSTREAM)),--force-upstream)
-claims: calibration
-	$(PY) -m harness run -j $(JOBS) $(RUN_FLAGS)
+claims: $(VENV_STAMP)
+	$(PY) -m harness run --studies -j $(JOBS) $(RUN_FLAGS)
+
+status: $(VENV_STAMP)
+	$(PY) -m harness status
 
 # The coverage studies of the claims' interval methods (reports/calibration/): re-run only when a claim's
 # design changed; a claim's report cites its study and reads its measured coverage from it.

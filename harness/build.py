@@ -32,6 +32,8 @@ from .provenance import package_versions
 
 __all__ = [
     "dependencies",
+    "claim_dependencies",
+    "study_sha",
     "render_dependencies",
     "stale_reasons",
     "code_files",
@@ -98,22 +100,33 @@ def template_files(protocol: str) -> list[Path]:
 
 def dependencies(spec, lock, pins: dict | None) -> dict:
     """What a claim's record and report depend on, by hash: ``{"run": {...}, "render": {...}}``."""
-    proto = spec.protocol.name
+    c = spec.claim
+    return claim_dependencies(spec.path, spec.id, spec.protocol.name, c.inputs, c.upstream, lock, pins)
+
+
+def claim_dependencies(path: Path, claim_id: str, protocol: str, inputs, upstream, lock, pins: dict | None):
+    """:func:`dependencies` from what a claim names (its file, id, protocol, input tables and pin): the same
+    hashes, without reading the claim file (a record holds the rest). None when the protocol is not
+    registered."""
+    from .registry import PROTOCOLS
+
+    if protocol not in PROTOCOLS:
+        return None
     pin = None
-    if spec.claim.upstream is not None and pins is not None and spec.claim.upstream in pins:
-        pin = pins[spec.claim.upstream].model_dump(mode="json")
+    if upstream is not None and pins is not None and upstream in pins:
+        pin = pins[upstream].model_dump(mode="json")
     run = {
-        "claim": _sha(spec.path),
-        "data": {name: lock.tables[name].sha256 for name in spec.claim.inputs if name in lock.tables},
-        "code": digest(code_files(proto)),
+        "claim": _sha(path),
+        "data": {name: lock.tables[name].sha256 for name in inputs if name in lock.tables},
+        "code": digest(code_files(protocol)),
         "upstream_pin": pin,
         "packages": package_versions(),
-        "calibration": _study_sha(spec.id),
+        "calibration": study_sha(claim_id),
     }
-    return {"run": run, "render": render_dependencies(proto)}
+    return {"run": run, "render": render_dependencies(protocol)}
 
 
-def _study_sha(claim_id: str) -> str | None:
+def study_sha(claim_id: str) -> str | None:
     """The claim's coverage study (its measured coverage goes into the record), by hash, or None."""
     path = PROJECT_ROOT / "reports" / "calibration" / f"{claim_id}.json"
     return _sha(path) if path.is_file() else None

@@ -198,6 +198,24 @@ def cmd_calibrate(args) -> int:
     return EXIT_ERROR if paths is None else calibrate_claims(args, paths, CONSOLE)
 
 
+def cmd_status(args) -> int:
+    from .make import status_claims
+
+    paths = _claim_paths(args)
+    return EXIT_ERROR if paths is None else status_claims(args, paths, CONSOLE)
+
+
+def cmd_worker(args) -> int:
+    """Replace this process by ``dask worker`` (the pins are in its environment: ``python -m harness`` set them)."""
+    from .dask_workers import worker_command
+    from .paths import PROJECT_ROOT
+
+    cmd = worker_command(args.scheduler, args.nworkers)
+    os.chdir(PROJECT_ROOT)
+    sys.stdout.flush()
+    os.execv(cmd[0], cmd)
+
+
 def cmd_numerics(args) -> int:
     """The pinned kernels as shell ``export`` lines, for processes the harness does not start (Dask workers)."""
     import shlex
@@ -238,6 +256,17 @@ def _shown_default(value) -> str:
     return shown(value) if isinstance(value, str) and os.path.isabs(value) else str(value)
 
 
+def _jobs_option(parser, what: str) -> None:
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help=f"cores {what} may use: the authors' code and the re-implementation's tasks together "
+        "(default: this machine's cores)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     fmt = _HelpFormatter
 
@@ -270,8 +299,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("claims", nargs="*", help="claim ids, number prefixes (002) or YAML paths; default: all in claims/")
     r.add_argument("--out", default=str(REPORTS_DIR), help="folder of the reports")
+    _jobs_option(r, "the build")
     r.add_argument(
-        "-j", "--jobs", type=int, default=os.cpu_count() or 1, help="claims run at once, each in its own process"
+        "--studies",
+        action="store_true",
+        help="measure the stale coverage studies of the claims first, in the same build, while the authors' code "
+        "runs (what `make claims` does); a claim whose study is measured again runs again",
     )
     r.add_argument(
         "--executor",
@@ -377,10 +410,37 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cb.add_argument("claims", nargs="*", help="claim ids or YAML paths; default: all in claims/")
     cb.add_argument("--out", default=str(REPORTS_DIR), help="folder of the reports (studies go to its calibration/)")
-    cb.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="cores the study may use")
+    _jobs_option(cb, "the studies")
     cb.add_argument("--executor", default=None, help="where the study's data sets run (see run --executor)")
     cb.add_argument("--force", action="store_true", help="run every study even when it is up to date")
     cb.set_defaults(func=cmd_calibrate)
+
+    st = sub.add_parser(
+        "status",
+        parents=[common],
+        formatter_class=fmt,
+        help="say what `make claims` would run and why, running nothing (exit 1 when something is to do)",
+    )
+    st.add_argument("claims", nargs="*", help="claim ids or YAML paths; default: all in claims/")
+    st.add_argument("--out", default=str(REPORTS_DIR), help="folder of the reports")
+    st.add_argument("--force", action="store_true", help="as `run --force` would")
+    st.add_argument("--no-upstream", action="store_true", help="as `run --no-upstream` would")
+    st.add_argument(
+        "--no-studies", dest="studies", action="store_false", help="as `run` without --studies would (not make claims)"
+    )
+    st.add_argument("--pins", default=str(PINS_FILE), help="the file of upstream pins")
+    st.set_defaults(func=cmd_status, executor=None, jobs=1)
+
+    wk = sub.add_parser(
+        "worker",
+        parents=[common],
+        formatter_class=fmt,
+        help="start Dask workers a build accepts: this checkout's code and environment, the pinned CPU kernels, "
+        "one thread each, listening on 127.0.0.1",
+    )
+    wk.add_argument("scheduler", help="the scheduler's address, e.g. tcp://127.0.0.1:8786")
+    wk.add_argument("--nworkers", type=int, default=1, help="worker processes to start")
+    wk.set_defaults(func=cmd_worker)
 
     nm = sub.add_parser(
         "numerics",

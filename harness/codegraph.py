@@ -9,14 +9,22 @@ every package on the way (Python runs them). Imports by string
 (``importlib.import_module``) are not followed: the registry of protocols is
 the one place that does so, and no key hashes it; an adapter's run reports
 what it loaded, and :mod:`harness.upstream` checks that against its closure.
+
+Parsing every file is most of what a warm build costs, so what a file's source
+names (its import statements, before they are resolved to files) is cached
+under ``.cache/codegraph.json`` by the sha256 of the file's bytes: an entry is
+used only for a file whose bytes hash to its key, and resolving the names to
+files (which exist now) is done every time.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
+import json
+import threading
 from collections.abc import Iterable
-from functools import cache
 from pathlib import Path
 
 from .paths import PROJECT_ROOT
@@ -28,6 +36,10 @@ HARNESS = PROJECT_ROOT / "harness"
 LAUNCHER = "adapters/_launch.py"
 #: Lists every protocol; no key hashes it, so a new line re-runs nothing.
 REGISTRY = "registry.py"
+#: What each source names, by the sha256 of its bytes (see the module's docstring).
+CACHE_FILE = PROJECT_ROOT / ".cache" / "codegraph.json"
+CACHE_VERSION = 1
+CACHE_LIMIT = 4096  # entries kept (the oldest go first)
 
 
 def relative(path: Path, root: Path = PROJECT_ROOT) -> str:
@@ -52,27 +64,80 @@ def _packages(package: Path, parts: list[str]) -> list[Path]:
     return out
 
 
-@cache
+def _named(source: bytes) -> list[list]:
+    """The imports a source names, unresolved: ``[level, module or None, [names]]`` for ``from ... import``,
+    ``[0, "harness.x", None]`` for ``import harness.x`` (anywhere in the file, inside functions too)."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            if node.level or (node.module and node.module.split(".")[0] == "harness"):
+                out.append([node.level, node.module, [a.name for a in node.names]])
+        elif isinstance(node, ast.Import):
+            out += [[0, a.name, None] for a in node.names if a.name.split(".")[0] == "harness"]
+    return out
+
+
+class _Cache:
+    """The cache of :func:`_named` by the sha256 of a source's bytes: read once, written when it grew."""
+
+    def __init__(self, path: Path):
+        self.path, self.lock = path, threading.Lock()
+        self.rows: dict[str, list] | None = None
+        self.new = 0
+
+    def _load(self) -> dict[str, list]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            rows = data["rows"] if data.get("version") == CACHE_VERSION else {}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            rows = {}
+        return rows if isinstance(rows, dict) else {}
+
+    def named(self, source: bytes) -> list[list]:
+        key = hashlib.sha256(source).hexdigest()
+        with self.lock:
+            if self.rows is None:
+                self.rows = self._load()
+            row = self.rows.get(key)
+        if not isinstance(row, list):
+            row = _named(source)
+            with self.lock:
+                self.rows[key] = row
+                self.new += 1
+        return row
+
+    def save(self) -> None:
+        """Write the cache if it grew (its loss is no error: the next build parses again)."""
+        from .fileio import atomic_write_text
+
+        with self.lock:
+            if not self.new or self.rows is None:
+                return
+            rows = dict(list(self.rows.items())[-CACHE_LIMIT:])
+            self.new = 0
+        with contextlib.suppress(OSError):
+            atomic_write_text(self.path, json.dumps({"version": CACHE_VERSION, "rows": rows}, separators=(",", ":")))
+
+
+_CACHE = _Cache(CACHE_FILE)
+
+
 def imports_of(path: Path, package: Path = HARNESS) -> tuple[Path, ...]:
     """The files inside the package folder ``package`` (the harness) that importing ``path`` loads directly
     (itself excluded)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
     pkg = list(path.resolve().relative_to(package.resolve()).parent.parts)
     out = set(_packages(package, pkg + ["x"]))
-    for node in ast.walk(tree):
+    for level, module, names in _CACHE.named(path.read_bytes()):
         targets = []
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = pkg[: len(pkg) - (node.level - 1)] if node.level > 1 else pkg
-                mod = base + (node.module.split(".") if node.module else [])
-            elif node.module and node.module.split(".")[0] == "harness":
-                mod = node.module.split(".")[1:]
-            else:
-                continue
-            targets.append(mod)
-            targets += [mod + [alias.name] for alias in node.names]
-        elif isinstance(node, ast.Import):
-            targets += [a.name.split(".")[1:] for a in node.names if a.name.split(".")[0] == "harness"]
+        if level:
+            base = pkg[: len(pkg) - (level - 1)] if level > 1 else pkg
+            mod = base + (module.split(".") if module else [])
+            targets = [mod] + [mod + [n] for n in names]
+        elif names is not None:  # from harness.x import y
+            mod = module.split(".")[1:]
+            targets = [mod] + [mod + [n] for n in names]
+        else:  # import harness.x
+            targets = [module.split(".")[1:]]
         for t in targets:
             f = _module_file(package, t) if t else package / "__init__.py"
             if f is not None:
@@ -94,6 +159,7 @@ def closure(roots: Iterable[Path], *, package: Path = HARNESS) -> set[Path]:
             continue
         seen.add(f)
         todo += [g for g in imports_of(f, package) if g not in seen and g not in skip]
+    _CACHE.save()
     return seen
 
 

@@ -14,8 +14,8 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -34,6 +34,9 @@ __all__ = [
 ]
 
 from .paths import DEFAULT_LOCK, PROJECT_ROOT
+
+if TYPE_CHECKING:  # pandas is imported where a table is parsed: reading the lock needs none of it
+    import pandas as pd
 
 DATA_ROOT_ENV = "HARNESS_DATA_ROOT"
 #: The data lock is a short YAML file; a larger one is refused unread.
@@ -225,6 +228,8 @@ class Tables:
     def frame(self, name: str) -> pd.DataFrame:
         """The table as a DataFrame, parsed from the verified bytes (once, then shared read-only)."""
         if name not in self._frames:
+            import pandas as pd
+
             df = pd.read_csv(io.BytesIO(self.data(name)))
             entry = self.entry(name)
             if len(df) != entry.rows:
@@ -244,6 +249,8 @@ class Tables:
             return list(self.entry(name).header)
         if name in self._frames:
             return [str(c) for c in self._frames[name].columns]
+        import pandas as pd
+
         return [str(c) for c in pd.read_csv(io.BytesIO(self.data(name)), nrows=0).columns]
 
     def describe(self, names) -> list[dict]:
@@ -294,6 +301,8 @@ def add_table(name: str, path: str | Path, provenance: str, *, root: Path, lock_
     except OSError:
         raise DataError(f"{path}: no such file (a regular file is expected)") from None
     try:
+        import pandas as pd
+
         df = pd.read_csv(io.BytesIO(raw))
     except (ValueError, UnicodeDecodeError) as exc:
         raise DataError(f"{path}: not a table pandas can read ({' '.join(str(exc).split())})") from None

@@ -24,6 +24,15 @@ The executor is chosen by ``--executor`` or ``$HARNESS_EXECUTOR`` (default
 thread and, inside it, every further fan-out is serial (no pool inside a
 worker), so the same bytes come out of every executor. The authors' code is
 not run through here: it stays on this machine, confined (:mod:`harness.upstream`).
+
+A build (:func:`harness.make.run_claims`) runs its claims and coverage studies
+in threads of one process, and :func:`shared` gives them one pool: every
+claim's fits, resamples and specifications, and every study's data sets, are
+tasks of that pool, each sent when the build has a core for it
+(:class:`harness.cores.Cores`: ``-j`` counts the authors' processes too), so a
+claim's work runs on whatever core the others leave idle. On Dask, the workers
+are checked before the first task and with every task (:mod:`harness.dask_workers`):
+a worker with other code, other numerics pins or other packages is refused.
 """
 
 from __future__ import annotations
@@ -31,16 +40,29 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import threading
 import traceback
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, wait
+from concurrent.futures import FIRST_COMPLETED, CancelledError, wait
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import progress
 from .errors import HarnessError
 
-__all__ = ["Task", "TaskError", "Executor", "Mapper", "executor_from", "using", "current", "run", "EXECUTOR_ENV"]
+__all__ = [
+    "Task",
+    "TaskError",
+    "Executor",
+    "Mapper",
+    "executor_from",
+    "using",
+    "current",
+    "run",
+    "shared",
+    "EXECUTOR_ENV",
+]
 
 EXECUTOR_ENV = "HARNESS_EXECUTOR"
 #: How many tasks are sent ahead of the results gathered, per worker: enough to keep workers busy, few enough
@@ -98,6 +120,7 @@ class Executor:
     workers: int = 1
     address: str | None = None
     _client: list = field(default_factory=list, compare=False, repr=False)  # the Dask client, made once
+    _shared: list = field(default_factory=list, compare=False, repr=False)  # a build's (pool, cores), while it runs
 
     @property
     def where(self) -> str:
@@ -122,6 +145,8 @@ class Executor:
             yield self.dask_client().get_executor()
 
     def dask_client(self):
+        """The client of the Dask scheduler, made once; its workers checked before the first task
+        (:func:`harness.dask_workers.check_workers`)."""
         if not self._client:
             try:
                 from distributed import Client
@@ -130,10 +155,22 @@ class Executor:
                     f"--executor dask://{self.address} needs dask.distributed: pip install -e '.[dask]'"
                 ) from None
             try:
-                self._client.append(Client(f"tcp://{self.address}", timeout="10s", set_as_default=False))
+                client = Client(f"tcp://{self.address}", timeout="10s", set_as_default=False)
             except OSError as exc:
                 raise HarnessError(f"no Dask scheduler answers at {self.address}: {exc}") from None
+            from .dask_workers import check_workers
+
+            try:
+                seen = check_workers(client, self.address)
+            except BaseException:
+                client.close()
+                raise
+            self._client.extend([client, seen])
         return self._client[0]
+
+    def workers_seen(self) -> dict[str, str]:
+        """The Dask workers checked so far and their code digests (for the run log); empty elsewhere."""
+        return dict(self._client[1]) if len(self._client) > 1 else {}
 
 
 SERIAL = Executor("serial")
@@ -190,6 +227,8 @@ def run(tasks: Sequence[Task], *, stage: str, executor: Executor | None = None) 
     """
     tasks = list(tasks)
     ex = executor or current()
+    if ex._shared:
+        return _run_shared(tasks, stage, ex)
     results: list[Any] = [None] * len(tasks)
     with ex.pool(len(tasks)) as pool:
         if pool is None:
@@ -197,19 +236,116 @@ def run(tasks: Sequence[Task], *, stage: str, executor: Executor | None = None) 
                 results[i] = _unwrap(task, _call(task), ex)
                 progress.step(i + 1, len(tasks), stage)
             return results
-        ahead = AHEAD * max(ex.workers, 2)
+        call, ahead = _caller(ex), AHEAD * max(ex.workers, 2)
         pending, next_i, done = {}, 0, 0
         while next_i < len(tasks) or pending:
             while next_i < len(tasks) and len(pending) < ahead:
-                pending[pool.submit(_call, tasks[next_i])] = next_i
+                pending[pool.submit(*call(tasks[next_i]))] = next_i
                 next_i += 1
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for f in finished:
                 i = pending.pop(f)
-                results[i] = _unwrap(tasks[i], f.result(), ex)
+                results[i] = _unwrap(tasks[i], _outcome(f, tasks[i], ex), ex)
                 done += 1
                 progress.step(done, len(tasks), stage)
     return results
+
+
+def _caller(ex: Executor) -> Callable:
+    """What a pool is sent for a task: ``(_call, task)``; on Dask, the call that checks its worker first."""
+    if ex.kind != "dask":
+        return lambda task: (_call, task)
+    from .dask_workers import call_checked, expected
+
+    want = expected()
+    return lambda task: (call_checked, task, want)
+
+
+def _outcome(f, task: Task, ex: Executor) -> _Outcome:
+    """The outcome of a finished future; a lost scheduler or a dead worker process in one line."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        return f.result()
+    except CancelledError:
+        raise HarnessError(
+            f"{ex.where} stopped answering (its futures were cancelled) while task '{task.key}' was pending;"
+            " is the scheduler still running?"
+        ) from None
+    except BrokenProcessPool as exc:
+        raise HarnessError(f"a worker process on {ex.where} died while task '{task.key}' ran ({exc})") from None
+    except OSError as exc:
+        raise HarnessError(f"{ex.where} could not be reached while task '{task.key}' was pending: {exc}") from None
+
+
+def _run_shared(tasks: list[Task], stage: str, ex: Executor) -> list:
+    """The tasks on the build's one pool: each sent when the build has a core for it (by this thread's
+    priority, :data:`harness.cores.PRIORITY`), the core given back when it ends; results in task order."""
+    pool, cores = ex._shared[-1]
+    call, n = _caller(ex), len(tasks)
+    counted = threading.Lock()
+    done = [0]
+
+    def finished(_f) -> None:  # in the pool's own thread
+        if cores is not None:
+            cores.give()
+        with counted:
+            done[0] += 1
+
+    futures: list = []
+    unread: deque = deque()
+    results: list[Any] = [None] * n
+    try:
+        for i, task in enumerate(tasks):
+            if cores is not None:
+                cores.take()
+            try:
+                f = pool.submit(*call(task))
+            except BaseException:
+                if cores is not None:
+                    cores.give()
+                raise
+            f.add_done_callback(finished)
+            futures.append(f)
+            unread.append(i)
+            while unread and futures[unread[0]].done():  # a failure stops the sending at once
+                j = unread.popleft()
+                results[j] = _unwrap(tasks[j], _outcome(futures[j], tasks[j], ex), ex)
+            progress.step(done[0], n, stage)
+        while unread:
+            j = unread.popleft()
+            results[j] = _unwrap(tasks[j], _outcome(futures[j], tasks[j], ex), ex)
+            progress.step(done[0], n, stage)
+    except BaseException:
+        for f in futures:
+            f.cancel()
+        raise
+    return results
+
+
+@contextlib.contextmanager
+def shared(executor: Executor, cores=None) -> Iterator[Executor]:
+    """One pool for every fan-out inside the block, from any thread (a build's claims and studies).
+
+    Local: ``executor.workers`` processes, all started here (before the build starts its threads: they are
+    forked), each task sent when ``cores`` (:class:`harness.cores.Cores`) has a core for it. Dask: the
+    scheduler's client, made and its workers checked here (the one client serves every thread). Serial:
+    nothing is shared.
+    """
+    if executor.kind == "dask":
+        executor.dask_client()  # the scheduler and its workers are the build's, sent to as tasks come
+    if executor.kind != "local" or executor.workers <= 1:
+        yield executor
+        return
+    from .lifecycle import process_pool
+
+    with process_pool(executor.workers) as pool:
+        pool.submit(int).result()  # starts every worker now
+        executor._shared.append((pool, cores))
+        try:
+            yield executor
+        finally:
+            executor._shared.pop()
 
 
 def _unwrap(task: Task, outcome: _Outcome, ex: Executor):

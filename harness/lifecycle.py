@@ -382,35 +382,3 @@ if __name__ == "__main__":
         print("usage: lifecycle.py guard PARENT_PID FOLDER", file=sys.stderr)
         sys.exit(2)
     sys.exit(_guard_main(int(sys.argv[2]), sys.argv[3]))
-
-
-# -- a machine's cores, shared by every run -------------------------------------------------------------------
-
-#: Where the slots of this machine's cores are kept (one lock file each; a lock goes with its holder's death).
-SLOTS_DIR = Path(tempfile.gettempdir()) / f"harness-slots-{os.getuid()}"
-SLOT_POLL_S = 0.05
-
-
-@contextlib.contextmanager
-def machine_slot(n: int | None = None) -> Iterator[int]:
-    """Hold one of ``n`` (default: this machine's cores) slots while a process of the authors' arm runs, so
-    that runs and claims in parallel never start more such processes than there are cores. The slot is a
-    ``flock`` on its own file: it is released when its holder dies, however it dies."""
-    import fcntl
-
-    n = max(1, n or os.cpu_count() or 1)
-    SLOTS_DIR.mkdir(parents=True, exist_ok=True)
-    while True:
-        for i in range(n):
-            fd = os.open(SLOTS_DIR / f"slot-{i}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                continue
-            try:
-                yield i
-            finally:
-                os.close(fd)
-            return
-        time.sleep(SLOT_POLL_S)

@@ -1,11 +1,14 @@
 """``make claims`` as a build: which claims are up to date, running the others, writing what they produced.
 
-:func:`run_claims` plans (:mod:`harness.build` says what each report depends
-on and why it is stale), runs the stale claims ``-j`` at a time in worker
-processes (slowest protocol first, by its card's ``cost``), re-renders the
+:func:`run_claims` plans (:mod:`harness.plan`; :mod:`harness.build` says
+what each report depends on and why it is stale), runs the stale claims and,
+with ``--studies`` (``make claims``), the stale coverage studies first, all as
+one build on ``-j`` cores (:mod:`harness.schedule`: threads of this process,
+one pool of tasks, the authors' requests started at once), re-renders the
 reports whose templates or drawing changed, and writes each claim's outputs
 as soon as it is done: ``<id>.json``, ``<id>.md`` and its figures together or
-not at all (:func:`harness.fileio.write_together`). A run poorer than the
+not at all (:func:`harness.fileio.write_together`). :func:`status_claims`
+says what a run would do and why, running nothing. A run poorer than the
 report already there (the authors' arm did not run where the report has it)
 goes beside it, under ``<out>/.degraded/``. Nothing is written for a claim
 that failed.
@@ -19,14 +22,29 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
+import threading
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from .paths import RUN_LOG_DIR
+from .plan import Planned, StudyPlan, check_ids, current_record, plan
 
-__all__ = ["Console", "ClaimOutput", "run_claims", "render_claims", "records", "write_index", "tables_of", "pins_of"]
+__all__ = [
+    "Console",
+    "ClaimOutput",
+    "run_claims",
+    "status_claims",
+    "calibrate_claims",
+    "render_claims",
+    "records",
+    "write_index",
+    "tables_of",
+    "pins_of",
+    "check_ids",
+]
 
 EXIT_OK, EXIT_ERROR, EXIT_DEGRADED = 0, 2, 3
 DEGRADED_DIR = ".degraded"
@@ -69,18 +87,6 @@ def pins_of(args=None):
     return load_pins(getattr(args, "pins", None) or PINS_FILE)
 
 
-def check_ids(specs: dict[Path, object]) -> tuple[list[str], set[Path]]:
-    """Claim ids must be unique across the batch: the problems, and the files that share an id."""
-    seen: dict[str, Path] = {}
-    problems, clashing = [], set()
-    for path, spec in specs.items():
-        if spec.id in seen:
-            problems.append(f"{path}: id '{spec.id}' is also the id of {seen[spec.id]}")
-            clashing |= {path, seen[spec.id]}
-        seen.setdefault(spec.id, path)
-    return problems, clashing
-
-
 def _upstream_options(args):
     if args.no_upstream:
         return None
@@ -97,100 +103,57 @@ def _upstream_options(args):
     )
 
 
-def _executor(args, *, claims_in_parallel: bool):
-    """Where a claim's fan-outs run: the run's executor (``--executor``), but serially inside each claim when
-    claims already share this machine's cores in parallel."""
-    from .fanout import SERIAL, executor_from
-
-    ex = executor_from(getattr(args, "executor", None), jobs=args.jobs)
-    return SERIAL if (claims_in_parallel and ex.kind == "local") else ex
-
-
-def _job(path: Path, args, build: dict, verbose: bool, claims_in_parallel: bool = False) -> ClaimOutput:
-    """Run one claim; everything the parent needs to write its outputs (this never writes files)."""
-    import scipy.optimize  # noqa: F401  (load every BLAS before limiting its threads)
-    from threadpoolctl import threadpool_limits
-
+def _job(job: Planned, args, verbose: bool, study: threading.Event | None = None) -> ClaimOutput:
+    """Run one claim (in a thread of the build, with its executor); everything the parent needs to write its
+    outputs (this never writes into the reports). ``study``: set once the claim's coverage study is written
+    (the build's): the claim's resampling waits for it, and its build key takes the study's new hash."""
     from . import fanout, progress
+    from .build import study_sha
     from .errors import HarnessError
     from .figures import draw_figures
     from .record import record_json
     from .render import render_report
     from .runner import run_claim
+    from .schedule import DRAWING
 
+    path = job.path
     progress.start(path.stem, verbose=verbose)
+
+    def before_resampling() -> None:
+        if study is not None:
+            study.wait()
+            job.deps["run"]["calibration"] = study_sha(job.spec.id)
+
     try:
-        executor = _executor(args, claims_in_parallel=claims_in_parallel)
-        with threadpool_limits(limits=1, user_api="blas"), fanout.using(executor):
-            result = run_claim(path, tables_of(args), upstream_options=_upstream_options(args), build=build)
-            record = result.record
+        result = run_claim(
+            path,
+            tables_of(args),
+            upstream_options=_upstream_options(args),
+            build=job.deps,
+            before_resampling=before_resampling,
+        )
+        record = result.record
+        with DRAWING:
             figures = draw_figures(record)
-            record = record.model_copy(update={"figures": [f for f, _ in figures]})
-            return ClaimOutput(
-                path=path,
-                id=record.claim.id,
-                json=record_json(record),
-                md=render_report(record),
-                figures={f.path: data for f, data in figures},
-                log=result.log,
-                verdict=record.verdict.verdict,
-                reimpl=record.arms.reimpl.status,
-                upstream=record.arms.upstream.status,
-                upstream_reason=record.arms.upstream.reason,
-            )
+        record = record.model_copy(update={"figures": [f for f, _ in figures]})
+        ex = fanout.current()
+        log = {**result.log, "executor": ex.describe(), **({"workers": ex.workers_seen()} if ex.kind == "dask" else {})}
+        return ClaimOutput(
+            path=path,
+            id=record.claim.id,
+            json=record_json(record),
+            md=render_report(record),
+            figures={f.path: data for f, data in figures},
+            log=log,
+            verdict=record.verdict.verdict,
+            reimpl=record.arms.reimpl.status,
+            upstream=record.arms.upstream.status,
+            upstream_reason=record.arms.upstream.reason,
+        )
     except HarnessError as exc:  # the claim named in every message (a table's problem is the claim's to solve)
         return ClaimOutput(path=path, error=str(exc) if str(path) in str(exc) else f"{path}: {exc}")
     except Exception:  # a crash: say where; the other claims go on
         return ClaimOutput(path=path, error=f"{path}: the run crashed; no report was written\n{traceback.format_exc()}")
-
-
-@dataclass
-class _Planned:
-    path: Path
-    spec: object
-    deps: dict
-    existing: object  # the Record there now, or None
-    run: list[str]  # why it must run
-    render: list[str]  # why it must be re-rendered
-
-
-def _plan(args, paths: list[Path], console: Console) -> tuple[list[_Planned], int]:
-    """Which claims are up to date, which only need rendering, which must run (and why)."""
-    from .build import dependencies, stale_reasons
-    from .datalock import load_lock
-    from .errors import HarnessError
-    from .record import sealed
-    from .spec import load_claim
-
-    lock, pins = load_lock(args.lock), pins_of(args)
-    tables = tables_of(args)
-    plan, failed, specs = [], 0, {}
-    for path in paths:
-        try:
-            specs[path] = load_claim(path, lock=lock, tables=tables, pins=pins)
-        except HarnessError as exc:
-            console.error(str(exc))
-            failed += 1
-    problems, clashing = check_ids(specs)
-    for problem in problems:
-        console.error(problem)
-    failed += len(clashing)
-    specs = {p: s for p, s in specs.items() if p not in clashing}
-    out = Path(args.out)
-    for path, spec in specs.items():
-        deps = dependencies(spec, lock, pins)
-        existing, why = _current(out, spec.id)
-        run, render = stale_reasons(existing.build if existing else None, deps)
-        if existing is not None and not sealed(existing):
-            run = ["the record carries no digest of its content (written before records were sealed, or edited)"]
-        if existing is None:
-            run = [why] if why else ["no report yet"]
-        elif args.force:
-            run = ["forced (--force)"]
-        elif existing.arms.upstream.status != "ok" and not args.no_upstream and spec.claim.upstream:
-            run = run + ["the authors' arm did not run last time"]
-        plan.append(_Planned(path, spec, deps, existing, run, render))
-    return plan, failed
 
 
 def _write_pair(out: Path, cid: str, json_text: str, md: str, figures: dict[str, bytes]) -> None:
@@ -214,21 +177,6 @@ def _log(cid: str, log: dict) -> None:
         atomic_write_text(RUN_LOG_DIR / f"{cid}.json", json.dumps(log, indent=1, default=str) + "\n")
 
 
-def _current(out: Path, cid: str):
-    """The record in ``out`` now, and why it cannot be believed: ``(Record, None)``, ``(None, None)`` when there
-    is none, ``(None, reason)`` when it is unreadable, of an old schema or edited."""
-    from .errors import HarnessError
-    from .record import read_record
-
-    path = out / f"{cid}.json"
-    if not (path.is_file() or path.is_symlink()):
-        return None, None
-    try:
-        return read_record(path), None
-    except HarnessError as exc:
-        return None, f"the last record is unreadable or was edited ({exc})"
-
-
 def _finish(res: ClaimOutput, args, has_upstream: bool, console: Console) -> int:
     """Write one claim's outputs, or put them beside the report when they are poorer; say one line.
 
@@ -245,8 +193,8 @@ def _finish(res: ClaimOutput, args, has_upstream: bool, console: Console) -> int
     out, cid = Path(args.out), res.id
     _log(cid, res.log)
     seconds = res.log.get("total_seconds", 0.0)
-    with project_lock(shared=False):
-        existing, broken = _current(out, cid)
+    with project_lock(shared=False, journaled=True):
+        existing, broken = current_record(out, cid)
         if res.reimpl != "ok" and (existing is not None or broken):
             console.error(
                 f"{cid}: the re-implementation could not run; {out / (cid + '.json')} and its report were left as"
@@ -290,9 +238,10 @@ def rerender(cid: str, out: Path, console: Console) -> int:
     from .fileio import project_lock
     from .record import read_record, record_json, sealed
     from .render import render_report
+    from .schedule import DRAWING
 
     out = Path(out)
-    with project_lock(shared=False):
+    with project_lock(shared=False, journaled=True):
         try:
             existing = read_record(out / f"{cid}.json")
         except HarnessError as exc:
@@ -307,7 +256,8 @@ def rerender(cid: str, out: Path, console: Console) -> int:
             return EXIT_ERROR
         build = {**existing.build, "render": render_dependencies(existing.claim.protocol)}
         try:
-            figures = draw_figures(existing)
+            with DRAWING:
+                figures = draw_figures(existing)
             record = existing.model_copy(update={"build": build, "figures": [f for f, _ in figures]})
             md = render_report(record)
         except Exception as exc:  # a record older than today's templates or findings: say so in one line
@@ -325,56 +275,168 @@ def rerender(cid: str, out: Path, console: Console) -> int:
     return EXIT_OK
 
 
-def _execute(jobs: list[_Planned], args, verbose: bool):
-    """Run the jobs, ``-j`` at a time in worker processes; yield ``(job index, output)`` as each finishes.
+@dataclass
+class StudyOutput:
+    """What a coverage study's thread did: the line to print, or the error."""
 
-    The results do not depend on ``-j``: every claim runs from its own seed.
+    id: str
+    line: str = ""
+    error: str | None = None
+
+
+def _study_job(study: StudyPlan, args, verbose: bool, folder: Path, done: threading.Event | None) -> StudyOutput:
+    """Measure one claim's coverage study and write it into ``folder`` (the claim's run waits for it: ``done``)."""
+    import time
+
+    from . import progress
+    from .calibration import run_study
+    from .errors import HarnessError
+    from .runner import measurement_arm
+    from .schedule import DRAWING
+    from .study_files import write_study
+
+    spec = study.spec
+    progress.start(f"{spec.id} study", verbose=verbose)
+    t0 = time.perf_counter()
+    try:
+        tables = tables_of(args)
+        result = run_study(spec, tables, tables.lock, measurement_arm(spec, tables))
+        with DRAWING:
+            write_study(result, folder)
+    except HarnessError as exc:
+        return StudyOutput(spec.id, error=f"{spec.path}: {exc}")
+    except Exception:  # a crash: say where; the claims go on
+        return StudyOutput(spec.id, error=f"{spec.path}: the coverage study crashed\n{traceback.format_exc()}")
+    finally:
+        if done is not None:
+            done.set()
+    calls, seconds = result["statistic_calls"]["total"], time.perf_counter() - t0
+    return StudyOutput(
+        spec.id,
+        line=f"{spec.id}: calibration written to {folder / (spec.id + '.md')} ({result['n_replicates']} data sets, "
+        f"{calls} statistic calls, {seconds:.0f} s, {calls / max(seconds, 1e-9):.1f} calls/s)",
+    )
+
+
+def _execute(jobs: list[Planned], studies: list[StudyPlan], args, verbose: bool, folder: Path):
+    """Run the studies and the claims as one build (:mod:`harness.schedule`); yield each output as it is done.
+
+    The studies come first in order and in priority (a claim's resampling waits for its own study); claims
+    and studies each go slowest protocol first. Nothing here depends on ``-j`` but the time: every claim and
+    every study runs from its own seeds.
     """
-    n = min(args.jobs, len(jobs))
-    if n <= 1:
-        for i, job in enumerate(jobs):
-            yield i, _job(job.path, args, job.deps, verbose)
+    from functools import partial
+
+    from .cores import CLAIM_WORK, STUDY_WORK
+    from .fanout import executor_from
+    from .schedule import Piece, concurrent, machine, run_pieces
+
+    if not jobs and not studies:
         return
-    from concurrent.futures import as_completed
+    executor = executor_from(args.executor, jobs=args.jobs)
+    done = {st.spec.id: threading.Event() for st in studies}
+    pieces = [
+        Piece(f"{st.spec.id} study", partial(_study_job, st, args, verbose, folder, done[st.spec.id]), (STUDY_WORK, r))
+        for r, st in enumerate(sorted(studies, key=lambda st: -st.spec.protocol.card.cost))
+    ]
+    order = sorted(jobs, key=lambda j: -j.spec.protocol.card.cost)
+    pieces += [
+        Piece(j.id, partial(_job, j, args, verbose, done.get(j.id)), (CLAIM_WORK, r)) for r, j in enumerate(order)
+    ]
+    with machine(executor, args.jobs) as ex:
+        for _, out in run_pieces(pieces, at_once=concurrent(ex, args.jobs)):
+            yield out
 
-    from .lifecycle import process_pool
 
-    order = sorted(range(len(jobs)), key=lambda i: -jobs[i].spec.protocol.card.cost)
-    with process_pool(n) as pool:
-        futures = {pool.submit(_job, jobs[i].path, args, jobs[i].deps, verbose, True): i for i in order}
-        for f in as_completed(futures):
-            yield futures[f], f.result()
+def _say_plan(plan_: list[Planned], studies: list[StudyPlan], console: Console, *, would: bool = False) -> None:
+    """Each claim's line: up to date, re-render or re-run with the reasons; each study to measure, why."""
+    run, draw = ("would re-run", "would re-render") if would else ("re-run", "re-render")
+    for st in studies:
+        console.note(f"{st.spec.id}: coverage study: {st.why}; {'would be measured' if would else 'measuring it'}")
+    for item in plan_:
+        if item.run:
+            console.note(f"{item.id}: {run}: {'; '.join(item.run)}")
+        elif item.render:
+            console.note(f"{item.id}: {draw}: {'; '.join(item.render)}")
+        else:
+            console.note(f"{item.id}: up to date")
+
+
+def _planned(args, paths: list[Path], console: Console):
+    """The plan (:func:`harness.plan.plan`) with ``--executor`` checked first; None (said) when neither can be
+    had."""
+    from .errors import HarnessError
+
+    try:
+        _check_executor(args)
+        return plan(args, paths, console)
+    except HarnessError as exc:
+        console.error(str(exc))
+        return None
+
+
+def _check_executor(args) -> None:
+    """``--executor`` is checked even when nothing is to run (a typo is refused at once)."""
+    from .fanout import executor_from
+
+    executor_from(getattr(args, "executor", None), jobs=args.jobs)
 
 
 def run_claims(args, paths: list[Path], console: Console, *, verbose: bool) -> int:
-    """Bring the reports of ``paths`` up to date; the exit status of ``run``."""
+    """Bring the reports of ``paths`` up to date (with ``args.studies``, their coverage studies first, in the same
+    build); the exit status of ``run``."""
+    from . import progress
+    from .calibration import STUDY_DIR
     from .errors import HarnessError
     from .fileio import recover, recovered_line
 
+    progress.enable(verbose=verbose)
     for name in recover(args.out):
         console.note(recovered_line(name))
-    try:
-        plan, failed = _plan(args, paths, console)
-    except HarnessError as exc:
-        console.error(str(exc))
+    planned = _planned(args, paths, console)
+    if planned is None:
         return EXIT_ERROR
+    plan_, studies, failed = planned
     status = EXIT_ERROR if failed else EXIT_OK
-    jobs = []
-    for item in plan:
-        if item.run:
-            console.note(f"{item.spec.id}: re-run: {'; '.join(item.run)}")
-            jobs.append(item)
-        elif item.render:
-            console.note(f"{item.spec.id}: re-render: {'; '.join(item.render)}")
-            status = max(status, rerender(item.spec.id, Path(args.out), console))
-        else:
-            console.note(f"{item.spec.id}: up to date")
-    for i, res in _execute(jobs, args, verbose):
-        has_upstream = bool(jobs[i].spec.claim.upstream)
-        status = max(status, _finish(res, args, has_upstream, console))  # written as soon as it is done
-    if jobs or plan:
+    _say_plan(plan_, studies, console)
+    jobs = [item for item in plan_ if item.run]
+    for item in plan_:
+        if item.render and not item.run:
+            status = max(status, rerender(item.id, Path(args.out), console))
+    try:
+        for res in _execute(jobs, studies, args, verbose, STUDY_DIR):
+            if isinstance(res, StudyOutput):
+                status = _said_study(res, console, status)
+                continue
+            has_upstream = bool(next(j for j in jobs if j.path == res.path).spec.claim.upstream)
+            status = max(status, _finish(res, args, has_upstream, console))  # written as soon as it is done
+    except HarnessError as exc:  # the executor could not be had (a Dask scheduler, a wrong worker)
+        console.error(str(exc))
+        status = EXIT_ERROR
+    if jobs or plan_:
         write_index(Path(args.out), console)
     return status
+
+
+def _said_study(res: StudyOutput, console: Console, status: int) -> int:
+    if res.error is not None:
+        console.error(res.error)
+        return max(status, EXIT_ERROR)
+    console.info(res.line)
+    return status
+
+
+def status_claims(args, paths: list[Path], console: Console) -> int:
+    """What ``run`` (``args.studies``: ``make claims``) would do and why, without doing it: exit 0 when nothing
+    is to do, 1 when something is, 2 when a claim file cannot be read."""
+    planned = _planned(args, paths, console)
+    if planned is None:
+        return EXIT_ERROR
+    plan_, studies, failed = planned
+    _say_plan(plan_, studies, console, would=True)
+    if failed:
+        return EXIT_ERROR
+    return 1 if studies or any(item.run or item.render for item in plan_) else EXIT_OK
 
 
 def records(out: Path, console: Console, problems: list[str] | None = None):
@@ -407,12 +469,12 @@ def render_claims(out: Path, paths: list[Path], console: Console) -> int:
 
 
 def write_index(out: Path, console: Console) -> None:
-    """Rewrite ``out/README.md`` from the records, under the write lock; left as it is (and said) while a record
-    cannot be read: an index without that claim's row would be wrong."""
+    """Rewrite ``out/README.md`` from the records, under the write lock, when it changed; left as it is (and said)
+    while a record cannot be read: an index without that claim's row would be wrong."""
     from .fileio import atomic_write_text, project_lock
     from .index import index_markdown
 
-    with project_lock(shared=False):
+    with project_lock(shared=False, journaled=True):
         problems: list[str] = []
         found = [r for _, r in records(out, console, problems)]
         if problems:
@@ -421,25 +483,32 @@ def write_index(out: Path, console: Console) -> None:
                 f" ({'its row' if len(problems) == 1 else 'their rows'} would be lost)"
             )
         elif found:
-            atomic_write_text(out / "README.md", index_markdown(found))
+            text, index = index_markdown(found), out / "README.md"
+            with contextlib.suppress(OSError):
+                if index.read_text(encoding="utf-8") == text:
+                    return  # as it is: not even its time changes
+            atomic_write_text(index, text)
 
 
 def calibrate_claims(args, paths: list[Path], console: Console) -> int:
     """Run the coverage study of every claim in ``paths`` that asks for one and whose study is absent or out
-    of date (``--force``: all of them); write each beside the reports, under ``calibration/``."""
-    import time
-
-    from . import fanout
-    from .calibration import STUDY_DIR, read_study, run_study
+    of date (``--force``: all of them), as one build (the studies at once on ``-j`` cores); write each beside
+    the reports, under ``calibration/``."""
+    from . import progress
+    from .calibration import STUDY_DIR, read_study
     from .datalock import load_lock
     from .errors import HarnessError
-    from .runner import measurement_arm
     from .spec import load_claim
-    from .study_files import write_study
 
+    progress.enable(verbose=False)
+    try:
+        _check_executor(args)
+    except HarnessError as exc:
+        console.error(str(exc))
+        return EXIT_ERROR
     lock, tables = load_lock(args.lock), tables_of(args)
     folder = Path(getattr(args, "out", None) or STUDY_DIR.parent) / "calibration"
-    status = EXIT_OK
+    status, studies = EXIT_OK, []
     for path in paths:
         try:
             spec = load_claim(path, lock=lock, tables=tables)
@@ -454,22 +523,11 @@ def calibrate_claims(args, paths: list[Path], console: Console) -> int:
             console.note(f"{spec.id}: calibration up to date")
             continue
         console.note(f"{spec.id}: calibration: {state}; running the study")
-        t0 = time.perf_counter()
-        try:
-            import scipy.optimize  # noqa: F401  (load every BLAS before limiting its threads)
-            from threadpoolctl import threadpool_limits
-
-            with threadpool_limits(limits=1, user_api="blas"), fanout.using(_executor(args, claims_in_parallel=False)):
-                result = run_study(spec, tables, lock, measurement_arm(spec, tables))
-            write_study(result, folder)
-        except HarnessError as exc:
-            console.error(f"{path}: {exc}")
-            status = EXIT_ERROR
-            continue
-        calls = result["statistic_calls"]["total"]
-        seconds = time.perf_counter() - t0
-        console.info(
-            f"{spec.id}: calibration written to {folder / (spec.id + '.md')} ({result['n_replicates']} data sets, "
-            f"{calls} statistic calls, {seconds:.0f} s, {calls / max(seconds, 1e-9):.1f} calls/s)"
-        )
+        studies.append(StudyPlan(spec, state))
+    try:
+        for res in _execute([], studies, args, sys.stderr.isatty(), folder):
+            status = _said_study(res, console, status)
+    except HarnessError as exc:
+        console.error(str(exc))
+        status = EXIT_ERROR
     return status

@@ -8,9 +8,11 @@ and this moment add), which never goes into a committed file.
 
 from __future__ import annotations
 
+import contextvars
 import re
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from . import progress
+from . import fanout, progress
 from .datalock import Tables
 from .errors import ProtocolError
 from .invariants import check_record
@@ -176,12 +178,20 @@ def _quantity_labels(spec: ClaimSpec) -> dict[str, str]:
 
 
 def run_claim(
-    path_or_spec: str | Path | ClaimSpec, tables: Tables, *, upstream_options=None, build: dict | None = None
+    path_or_spec: str | Path | ClaimSpec,
+    tables: Tables,
+    *,
+    upstream_options=None,
+    build: dict | None = None,
+    before_resampling: Callable[[], None] | None = None,
 ) -> RunResult:
     """Run a claim file and return its record and run log.
 
     The authors' arm (a subprocess) runs in a thread beside the
-    re-implementation. ``build`` (:func:`harness.build.dependencies`) is stored
+    re-implementation; in a build that shares one pool (:func:`harness.fanout.shared`) the multiverse runs
+    beside it too, and the bootstrap beside the multiverse, once the authors' arm is done and
+    ``before_resampling`` (the build: wait for the claim's coverage study) has returned. Every part has its
+    own seed, so the order changes no byte. ``build`` (:func:`harness.build.dependencies`) is stored
     in the record. Raises :class:`~harness.errors.HarnessError` for a bad
     claim or bad inputs; an arm that cannot run is recorded, not raised.
     """
@@ -191,16 +201,22 @@ def run_claim(
     project_state()  # measured before anything is written (and cached)
     tables.describe(spec.claim.inputs)  # verify the inputs before either arm reads them
     spec.protocol.data_summary(spec.params, tables)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        upstream_job = pool.submit(_run_upstream, spec, tables, upstream_options, log)
+    with ThreadPoolExecutor(max_workers=2) as pool:  # threads see this one's executor, priority and progress
+        upstream_job = pool.submit(contextvars.copy_context().run, _run_upstream, spec, tables, upstream_options, log)
         reimpl = _run_reimpl(spec, tables, log)
+        beside = None
+        if reimpl.ok and fanout.current()._shared:
+            beside = pool.submit(contextvars.copy_context().run, _multiverse, spec, tables, log)
         upstream, upstream_source = upstream_job.result()
-    t_boot = time.perf_counter()
-    robustness = run_bootstrap(spec, tables, reimpl, judge_targets(spec, reimpl, upstream))
-    log["bootstrap_seconds"] = time.perf_counter() - t_boot
-    t_mv = time.perf_counter()
-    multiverse = run_multiverse(spec, tables) if reimpl.ok else None
-    log["multiverse_seconds"] = time.perf_counter() - t_mv
+        if before_resampling is not None:
+            before_resampling()
+        t_boot = time.perf_counter()
+        robustness = run_bootstrap(spec, tables, reimpl, judge_targets(spec, reimpl, upstream))
+        log["bootstrap_seconds"] = time.perf_counter() - t_boot
+        if beside is not None:
+            multiverse = beside.result()
+        else:
+            multiverse = _multiverse(spec, tables, log) if reimpl.ok else None
     record = assemble_record(
         spec,
         tables,
@@ -213,6 +229,14 @@ def run_claim(
     )
     log["total_seconds"] = time.perf_counter() - t_start
     return RunResult(record=record, log=log)
+
+
+def _multiverse(spec: ClaimSpec, tables: Tables, log: dict) -> MultiverseRecord | None:
+    t0 = time.perf_counter()
+    try:
+        return run_multiverse(spec, tables)
+    finally:
+        log["multiverse_seconds"] = time.perf_counter() - t0
 
 
 def assemble_record(

@@ -46,11 +46,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import confine as confine_guards
-from . import lifecycle, sandbox
+from . import cores, lifecycle, sandbox
 from .checkout import PINS_FILE, VENDOR_DIR, checkout, find_pin, verified_tree
 from .codegraph import HARNESS, LAUNCHER, adapter_closure, digest
 from .errors import UpstreamError
-from .fileio import atomic_write_bytes, atomic_write_text, project_lock
+from .fileio import atomic_write_bytes, atomic_write_text, project_lock, snapshot_after
 from .numerics import pinned_env
 from .paths import PROJECT_ROOT, shown
 from .schema import format_validation_error
@@ -471,8 +471,8 @@ def run_upstream_arm(
                 checkout(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
     except UpstreamError as exc:
         return _failed(str(exc), **where)
-    # The harness writes nothing into the project while the adapter runs (fileio's lock), so any change
-    # between the two snapshots is the adapter's.
+    # No other run writes into the project while the adapter runs, and this run's own writes meanwhile are
+    # recorded and set back before the comparison (fileio's lock and journal): any other change is the adapter's.
     with project_lock(shared=True):
         result, to_cache = _run_watched(claim, params, tables, options, pin, where, adapter, inputs, roots)
     for cache_file, part in to_cache:
@@ -505,7 +505,7 @@ def _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of) -> t
         return dataclasses.replace(stored, cached=True, cache_key=key), None
     if isinstance(confine, str):  # a sandbox was required and cannot be had
         return _failed(confine, cache_key=key, sandbox=f"none: {confine}"), None
-    with lifecycle.machine_slot():
+    with cores.authors_slot():
         ran = _run_adapter(checkout_dir, adapter, sub, inputs, options.timeout_s, confine)
     return dataclasses.replace(ran, cache_key=key), (cache_file if ran.ok else None)
 
@@ -565,7 +565,7 @@ def _run_watched(claim, params, tables, options, pin, where, adapter, inputs, ro
         result = dataclasses.replace(r, reason=label + (r.reason or ""), sandbox=r.sandbox or sandbox_name, **where)
     else:
         result = _combined(adapter, request, requests, results, where, sandbox_name)
-    escaped = sandbox.changed(before, sandbox.snapshot(roots))
+    escaped = sandbox.changed(before, snapshot_after(before, roots, sandbox.snapshot))
     if escaped and _writes_confined(confine):
         # it could not write there (read-only filesystem, or Landlock): someone else changed these meanwhile
         shown_changes = sandbox.describe_changes(escaped)

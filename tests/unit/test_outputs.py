@@ -19,6 +19,7 @@ import pytest
 from harness import cli, make
 from harness.errors import HarnessError
 from harness.fileio import project_lock
+from harness.plan import plan
 from harness.record import CONTENT_KEY, RecordEdited, read_record, record_json, sealed
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -145,10 +146,10 @@ def test_run_says_an_edited_record_must_run_again(out):
         out=str(out), lock=str(ROOT / "data" / "lock.yaml"), data_root=None, pins=None, force=False, no_upstream=True
     )
     try:
-        plan, failed = make._plan(args, [ROOT / "claims" / f"{cid}.yaml"], _Said())
+        planned, _, failed = plan(args, [ROOT / "claims" / f"{cid}.yaml"], _Said())
     except HarnessError as exc:  # no tables here
         pytest.skip(f"the claim cannot be planned here: {exc}")
-    (item,) = plan
+    (item,) = planned
     assert item.existing is None and "was edited" in "; ".join(item.run)
 
 

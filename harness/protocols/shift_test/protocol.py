@@ -28,8 +28,6 @@ import copy
 import math
 
 from pydantic import Field, field_validator
-from scipy.stats import norm
-from scipy.stats import t as student_t
 
 from ...errors import DataError
 from ...schema import Count, IsoDate, Label, Number
@@ -177,6 +175,9 @@ class ShiftTest(Protocol):
     def measure(self, params: ShiftParams, tables, rng):
         x, y, post = _arrays(params, tables)
         kw = {"n_bins": params.n_bins, "n_perm": params.n_perm}
+        from scipy.stats import norm  # here: scipy.stats costs a second to import, and a warm build needs none
+        from scipy.stats import t as student_t
+
         start = copy.deepcopy(rng)  # the eps table reuses the test's stream: rows differ by eps only
         res = shift_test(x, y, post, rng=rng, eps=params.eps, **kw)
         values = {
