@@ -23,7 +23,7 @@ from harness.spec import load_claim
 from harness.stats.leaderboard import task_arrays, with_log_compute
 from harness.stats.sigmoid import SigmoidQuantileRegressor, _Problem
 
-from .build import build_times
+from .build import build_times, cold_build, warm_build
 from .fanout import bootstrap_side_by_side, build_side_by_side
 from .fits import COMPARISONS as FIT_COMPARISONS
 from .multiverse import multiverse_side_by_side
@@ -31,12 +31,14 @@ from .multiverse import multiverse_side_by_side
 COMPARISONS = {
     **FIT_COMPARISONS,
     "build": build_times,
+    "warm-build": warm_build,
+    "cold-build": cold_build,
     "fanout-bootstrap": bootstrap_side_by_side,
     "fanout-build": build_side_by_side,
     "multiverse": multiverse_side_by_side,
 }
 #: Comparisons that take minutes: run only when named with --only.
-SLOW = ("build", "fanout-build", "multiverse")
+SLOW = ("build", "warm-build", "cold-build", "fanout-build", "multiverse")
 
 CASES = {}
 

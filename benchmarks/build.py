@@ -1,13 +1,28 @@
-"""``make claims`` as a build, timed side by side: a warm run (nothing changed) and cold runs at -j 1 and -j 2.
+"""``make claims`` as a build, timed side by side.
 
-Each side runs the command line in a fresh process into its own scratch folder of reports, without the
-authors' arm (``--no-upstream``: its cost is the cache's, not the harness's), and the sides are
-interleaved. The warm side runs after a cold one into the same folder, so every claim is up to date.
-Printed: one line per side with the median wall time, and the ratios.
+``build``: a warm run (nothing changed) and cold runs at -j 1 and -j 2, each in a fresh process into its own
+scratch folder of reports, without the authors' arm (``--no-upstream``: its cost is the cache's, not the
+harness's), the sides interleaved. Printed: the median wall time of each side, and the ratio.
+
+``warm-build``: a build with nothing to do (``run`` and ``status`` over a scratch folder of reports made up to
+date first by a cold ``run --no-upstream``), CPU (user + system, the process and its children) and wall, medians
+of the repeats. The claims are those of ``$BENCH_CLAIMS`` (ids or prefixes, e.g. ``"000 002"``), else all.
+
+``cold-build``: the critical path of a cold ``make claims``, coverage studies included, in a scratch copy of
+the project (this working tree's files, the pinned checkout, an empty ``.cache/`` and no studies): the build
+(``run --studies --force-upstream -j J``), and beside it the authors' code alone, run the same way (every
+claim's authors' arm at once in one process, on the same ``-j J`` cores, nothing cached). Printed: the build's
+wall and CPU, when the authors' last request ended and the time after it, the authors' code alone, and the
+build's wall against max(authors alone; build CPU / cores). ``$BENCH_CLAIMS`` restricts the claims,
+``$BENCH_JOBS`` sets J (default 2). One run each: each side takes many minutes.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -17,7 +32,7 @@ from pathlib import Path
 
 from harness.paths import PROJECT_ROOT
 
-__all__ = ["build_times"]
+__all__ = ["build_times", "warm_build", "cold_build"]
 
 
 def _run(out: Path, *extra: str) -> float:
@@ -45,3 +60,114 @@ def build_times(tables, repeats: int) -> list[str]:
     lines += [f"{k:<10} {v:8.1f} s" for k, v in med.items()]
     lines.append(f"cold -j 2 / cold -j 1: {med['cold -j 2'] / med['cold -j 1']:.2f}")
     return lines
+
+
+def _claims() -> list[str]:
+    return os.environ.get("BENCH_CLAIMS", "").split()
+
+
+def _load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _timed(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple[float, float, int]:
+    """``(wall s, CPU s of the process and everything it waited for, exit status)`` of ``cmd``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, done.returncode
+
+
+def warm_build(tables, repeats: int) -> list[str]:
+    claims = _claims()
+    harness = [sys.executable, "-m", "harness"]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "reports"
+        _timed([*harness, "run", "--no-upstream", "-j", "2", "--out", str(out), *claims], PROJECT_ROOT)
+        sides = {
+            "run (warm)": [*harness, "run", "--no-upstream", "--out", str(out), *claims],
+            "status": [*harness, "status", "--no-upstream", "--no-studies", "--out", str(out), *claims],
+        }
+        rows: dict[str, list[tuple[float, float, int]]] = {k: [] for k in sides}
+        for _ in range(max(1, repeats)):
+            for name, cmd in sides.items():  # interleaved
+                rows[name].append(_timed(cmd, PROJECT_ROOT))
+    what = " ".join(claims) or "every claim"
+    lines = [f"warm-build: nothing to do ({what}; records made by a cold --no-upstream run), median of {repeats}"]
+    for name, got in rows.items():
+        cpu = statistics.median(c for _, c, _ in got)
+        wall = statistics.median(w for w, _, _ in got)
+        codes = sorted({s for _, _, s in got})
+        lines.append(f"{name:<12} {cpu:6.2f} s CPU  {wall:6.2f} s wall  exit {codes}")
+    lines.append(_load())
+    return lines
+
+
+def _scratch_copy(dest: Path) -> None:
+    """This working tree's files (tracked and new, not ignored), the pinned checkout; no cache, no studies."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=PROJECT_ROOT, capture_output=True, check=True
+    ).stdout.decode()
+    for rel in filter(None, listed.split("\0")):
+        src = PROJECT_ROOT / rel
+        if src.is_file() and not rel.startswith("reports/calibration/"):
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    shutil.copytree(PROJECT_ROOT / "vendor", dest / "vendor", symlinks=True)
+
+
+AUTHORS_ALONE = """
+import sys, threading
+from harness import cores
+from harness.datalock import Tables, load_lock, resolve_data_root
+from harness.spec import load_claim
+from harness.upstream import UpstreamOptions, run_upstream_arm
+from harness.cli import resolve_claims
+
+jobs, names = int(sys.argv[1]), sys.argv[2:]
+tables = Tables(load_lock(), resolve_data_root())
+specs = [load_claim(p, tables=tables) for p in resolve_claims(names)]
+options = UpstreamOptions(force=True, jobs=jobs, auto_checkout=True)
+bad = []
+def arm(spec):
+    r = run_upstream_arm(spec, spec.protocol, spec.params, tables, options=options)
+    if not r.ok and spec.claim.upstream:
+        bad.append(f"{spec.id}: {r.status}")
+with cores.budget(jobs):
+    threads = [threading.Thread(target=arm, args=(s,)) for s in specs]
+    for t in threads: t.start()
+    for t in threads: t.join()
+sys.exit(1 if bad else 0)
+"""
+
+
+def cold_build(tables, repeats: int) -> list[str]:
+    claims, jobs = _claims(), os.environ.get("BENCH_JOBS", "2")
+    env = {**os.environ, "HARNESS_DATA_ROOT": str(tables.root)}
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "project"
+        _scratch_copy(copy)
+        load_before = _load()
+        t_start = time.time()
+        build = [sys.executable, "-m", "harness", "run", "--studies", "--force", "--force-upstream"]
+        wall, cpu, code = _timed([*build, "--accept-degraded", "-j", jobs, *claims], copy, env)
+        logs = [json.loads(p.read_text()) for p in sorted((copy / ".cache" / "runs").glob("*.json"))]
+        ended = max((log.get("upstream_ended_at", t_start) for log in logs), default=t_start) - t_start
+        alone_wall, alone_cpu, alone_code = _timed([sys.executable, "-c", AUTHORS_ALONE, jobs, *claims], copy, env)
+        load_after = _load()
+    cores = int(jobs)
+    bound = max(alone_wall, cpu / cores)
+    what = " ".join(claims) or "every claim"
+    return [
+        f"cold-build: `run --studies --force --force-upstream -j {jobs}` ({what}) in a scratch copy, no cache, "
+        "no studies; one run each",
+        f"build                 {wall:8.1f} s wall  {cpu:8.1f} s CPU  exit {code}",
+        f"authors' last request ended at {ended:8.1f} s; the build went on {wall - ended:8.1f} s after it",
+        f"authors' code alone   {alone_wall:8.1f} s wall  {alone_cpu:8.1f} s CPU  exit {alone_code}",
+        f"build CPU / {cores} cores   {cpu / cores:8.1f} s",
+        f"build wall / max(authors alone, CPU / cores) = {wall:.1f} / {bound:.1f} = {wall / bound:.2f}",
+        f"{load_before} before, {load_after} after",
+    ]

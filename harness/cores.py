@@ -169,17 +169,20 @@ def _whose(pids: list[int]) -> str:
 
 @contextlib.contextmanager
 def authors_slot(n: int | None = None) -> Iterator[int]:
-    """Hold one of this checkout's ``n`` (default: the machine's cores) slots, and one of the build's cores,
-    while a process of the authors' arm runs. A wait that lasts says what it waits for."""
-    n = max(1, n or os.cpu_count() or 1)
+    """Hold one of this checkout's ``n`` slots (default: the build's cores, else the machine's), and one of the
+    build's cores, while a process of the authors' arm runs. A wait that lasts says what it waits for."""
+    cores = current_budget()
+    n = max(1, n or (cores.n if cores is not None else None) or os.cpu_count() or 1)
     SLOTS_DIR.mkdir(parents=True, exist_ok=True)
     files = [SLOTS_DIR / f"slot-{i}.lock" for i in range(n)]
-    waiting = progress.Waiting(
-        lambda: (
-            f"waiting for one of this checkout's {n} slots for the authors' code"
-            + _whose(sorted({p for f in files for p in lock_holders(f)}))
-        )
-    )
+
+    def what() -> str | None:  # a wait for this run's own requests is not worth a line
+        holders = sorted({p for f in files for p in lock_holders(f)})
+        if holders and set(holders) == {os.getpid()}:
+            return None
+        return f"waiting for one of this checkout's {n} slots for the authors' code{_whose(holders)}"
+
+    waiting = progress.Waiting(what)
     while True:
         for i, path in enumerate(files):
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
@@ -189,7 +192,6 @@ def authors_slot(n: int | None = None) -> Iterator[int]:
                 os.close(fd)
                 continue
             hold_fd(fd)
-            cores = current_budget()
             if cores is not None:
                 cores.take_now()
             try:

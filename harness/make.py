@@ -321,9 +321,10 @@ def _study_job(study: StudyPlan, args, verbose: bool, folder: Path, done: thread
 def _execute(jobs: list[Planned], studies: list[StudyPlan], args, verbose: bool, folder: Path):
     """Run the studies and the claims as one build (:mod:`harness.schedule`); yield each output as it is done.
 
-    The studies come first in order and in priority (a claim's resampling waits for its own study); claims
-    and studies each go slowest protocol first. Nothing here depends on ``-j`` but the time: every claim and
-    every study runs from its own seeds.
+    The studies come first in order, the claims' tasks first in priority (first come, first served among
+    the claims; a claim's resampling waits for its own study); one after the other, the slowest protocol goes
+    first, and the studies' tasks go slowest protocol's study first. Nothing here depends on ``-j`` but the
+    time: every claim and every study runs from its own seeds.
     """
     from functools import partial
 
@@ -339,10 +340,8 @@ def _execute(jobs: list[Planned], studies: list[StudyPlan], args, verbose: bool,
         Piece(f"{st.spec.id} study", partial(_study_job, st, args, verbose, folder, done[st.spec.id]), (STUDY_WORK, r))
         for r, st in enumerate(sorted(studies, key=lambda st: -st.spec.protocol.card.cost))
     ]
-    order = sorted(jobs, key=lambda j: -j.spec.protocol.card.cost)
-    pieces += [
-        Piece(j.id, partial(_job, j, args, verbose, done.get(j.id)), (CLAIM_WORK, r)) for r, j in enumerate(order)
-    ]
+    order = sorted(jobs, key=lambda j: -j.spec.protocol.card.cost)  # one after the other: slowest first
+    pieces += [Piece(j.id, partial(_job, j, args, verbose, done.get(j.id)), (CLAIM_WORK, 0)) for j in order]
     with machine(executor, args.jobs) as ex:
         for _, out in run_pieces(pieces, at_once=concurrent(ex, args.jobs)):
             yield out

@@ -93,9 +93,10 @@ def step(done: int, total: int, what: str) -> None:
 
 class Waiting:
     """A wait that says what it waits for: call :meth:`tick` while waiting; ``what()`` words it (called only
-    when a line is due). Silent until :func:`start` or :func:`enable` was called."""
+    when a line is due; None: not worth a line this time). Silent until :func:`start` or :func:`enable` was
+    called."""
 
-    def __init__(self, what: Callable[[], str]):
+    def __init__(self, what: Callable[[], str | None]):
         self.what = what
         self.t0 = time.monotonic()
         self.last: float | None = None
@@ -108,5 +109,7 @@ class Waiting:
         if state is None and not _ENABLED["on"]:
             return
         self.last = now
-        who = f"[{state['claim']}] " if state is not None else ""
-        print(f"  {who}{self.what()}: {now - self.t0:.0f} s so far", file=sys.stderr, flush=True)
+        text = self.what()
+        if text is not None:
+            who = f"[{state['claim']}] " if state is not None else ""
+            print(f"  {who}{text}: {now - self.t0:.0f} s so far", file=sys.stderr, flush=True)

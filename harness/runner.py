@@ -137,6 +137,7 @@ def _run_upstream(spec: ClaimSpec, tables: Tables, options, log: dict) -> tuple[
             "upstream_stderr": res.stderr,
             "upstream_commit": res.commit,
             "upstream_url": res.url,
+            "upstream_ended_at": time.time(),  # the run log's: when the last request ended (benchmarks)
         }
     )
     progress.stage(f"authors' code: {res.status}" + (" (from the cache)" if res.cached else ""))

@@ -194,3 +194,37 @@ def test_an_interrupted_run_leaves_whole_reports(tmp_path, delay, fast_reports):
         assert md.decode("utf-8") == render_report(rec), rec.claim.id  # a pair, from one run
         for f in rec.figures:
             assert (out / f.path).is_file()
+
+
+# -- issue 30: what a build would do and why; issue 31: a warm build imports what it needs only -------------------
+
+
+def test_status_says_what_run_would_do_and_why_and_runs_nothing(tmp_path, capsys, fast_reports):
+    out = _copy(fast_reports, tmp_path)
+    first = _files(out)
+    assert cli.main(["status", "--no-upstream", "--no-studies", "--out", str(out), *FAST]) == 0
+    err = capsys.readouterr().err
+    assert "000_aime2025_shift_test: up to date" in err and "002_table1_boundary_1e24: up to date" in err
+    src = next((ROOT / "claims").glob("000*.yaml"))
+    copy = tmp_path / "claims" / src.name
+    copy.parent.mkdir()
+    copy.write_text(src.read_text(encoding="utf-8") + "# one more byte\n", encoding="utf-8")
+    assert cli.main(["status", "--no-upstream", "--no-studies", "--out", str(out), str(copy), "002"]) == 1
+    err = capsys.readouterr().err
+    assert "000_aime2025_shift_test: would re-run: claim file changed" in err
+    assert "002_table1_boundary_1e24: up to date" in err
+    assert _files(out) == first  # nothing was run, nothing written
+
+
+def test_a_warm_run_decides_from_the_records_without_importing_a_protocol(fast_reports):
+    """Up to date from the sealed records alone: no claim file parsed, no protocol, scipy or pandas imported."""
+    code = (
+        "import sys; from harness import cli; "
+        f"status = cli.main(['run', '--no-upstream', '--out', {str(fast_reports)!r}, *{FAST!r}]); "
+        "heavy = sorted(m for m in sys.modules if m != 'harness.protocols.card' "
+        "and m.startswith(('scipy', 'pandas', 'harness.protocols.', 'matplotlib'))); "
+        "print(status, heavy)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.stdout.split(maxsplit=1) == ["0", "[]\n"], done.stdout + done.stderr
+    assert "000_aime2025_shift_test: up to date" in done.stderr

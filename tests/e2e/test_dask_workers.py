@@ -1,0 +1,175 @@
+"""Dask workers that would compute something else are refused before the first task (issue 29 items 2 and 9).
+
+A worker started from a copy of the harness whose sigmoid differs by a comment, a worker without the numerics
+pins the client has, a task that lands on a worker that joined after the check; a scheduler killed mid-run; an
+address that is not one. Every scheduler and worker here listens on 127.0.0.1; the tests skip, with the
+reason, without ``dask.distributed`` (``pip install -e '.[dask]'``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+
+from harness import cli, dask_workers, fanout
+from harness.errors import HarnessError
+from harness.fanout import Task, executor_from
+from harness.numerics import PINNED_ENV
+
+pytestmark = [pytest.mark.e2e, pytest.mark.dask]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def cluster():
+    distributed = pytest.importorskip(
+        "distributed", reason="dask.distributed is not installed (pip install -e '.[dask]')"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c = distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+        )
+    try:
+        yield c
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            c.close()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_identity():
+    dask_workers.identity.cache_clear()
+    yield
+    dask_workers.identity.cache_clear()
+
+
+def _address(cluster) -> str:
+    return cluster.scheduler_address.removeprefix("tcp://")
+
+
+def _square(x):
+    return x * x
+
+
+def _worker(address: str, cwd: Path, env: dict | None = None) -> subprocess.Popen:
+    """A ``dask worker`` process started in ``cwd`` (whose ``harness/`` it imports first)."""
+    cmd = dask_workers.worker_command(f"tcp://{address}", 1)
+    env = {**os.environ, "PYTHONPATH": str(cwd), **(env or {})}
+    return subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _wait_for_workers(cluster, n: int) -> None:
+    from distributed import Client
+
+    with Client(cluster.scheduler_address, set_as_default=False) as client:
+        client.wait_for_workers(n, timeout=60)
+
+
+def test_the_workers_of_this_checkout_are_accepted_and_logged(cluster):
+    ex = executor_from(f"dask://{_address(cluster)}")
+    assert fanout.run([Task("sq", _square, (3,))], stage="t", executor=ex) == [9]
+    seen = ex.workers_seen()
+    assert len(seen) == 1 and set(seen.values()) == {dask_workers.identity()["code"]}
+
+
+@pytest.mark.slow  # starts a worker process of its own (about 20 s)
+def test_a_worker_started_from_other_code_is_refused_naming_it_and_the_file(cluster, tmp_path):
+    copy = tmp_path / "elsewhere"
+    shutil.copytree(ROOT / "harness", copy / "harness", ignore=shutil.ignore_patterns("__pycache__"))
+    sigmoid = copy / "harness" / "stats" / "sigmoid.py"
+    sigmoid.write_text(sigmoid.read_text(encoding="utf-8") + "# a boundary 0.01 higher, say\n", encoding="utf-8")
+    other = _worker(_address(cluster), copy)
+    try:
+        _wait_for_workers(cluster, 2)
+        with pytest.raises(HarnessError) as info:
+            executor_from(f"dask://{_address(cluster)}").dask_client()
+    finally:
+        other.kill()
+        other.wait()
+    message = str(info.value)
+    assert "\n" not in message and "other harness code (harness/stats/sigmoid.py differ)" in message
+    assert "Dask worker tcp://127.0.0.1:" in message and "python -m harness worker" in message
+
+
+def test_a_worker_without_the_pins_of_this_process_is_refused(cluster, monkeypatch):
+    for key, value in PINNED_ENV.items():  # this process pinned; the cluster's worker was started without them
+        monkeypatch.setenv(key, value)
+    with pytest.raises(HarnessError, match="other numerics pins: .*OPENBLAS_CORETYPE=unset \\(here Nehalem\\)"):
+        executor_from(f"dask://{_address(cluster)}").dask_client()
+
+
+def test_a_worker_that_joined_after_the_check_fails_its_task_naming_itself():
+    want = {**dask_workers.expected(), "code": "0" * 64}
+    outcome = dask_workers.call_checked(Task("late", _square, (2,)), want)
+    assert not outcome.ok and outcome.exc_type == "WrongWorker" and "other harness code" in outcome.message
+
+
+@pytest.mark.slow  # starts a scheduler and a worker of its own (about 20 s)
+def test_a_killed_scheduler_is_one_line_not_a_traceback(tmp_path):
+    pytest.importorskip("distributed", reason="dask.distributed is not installed (pip install -e '.[dask]')")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    scheduler = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port)]
+        + ["--no-dashboard"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    worker = _worker(f"127.0.0.1:{port}", ROOT)
+    try:
+        ex = executor_from(f"dask://127.0.0.1:{port}")
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                ex.dask_client()
+                break
+            except HarnessError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+        threading.Timer(2.0, lambda: scheduler.send_signal(signal.SIGKILL)).start()
+        with pytest.raises(HarnessError) as info:
+            fanout.run([Task(f"nap {i}", time.sleep, (0.5,)) for i in range(60)], stage="t", executor=ex)
+        assert "\n" not in str(info.value) and "stopped answering" in str(info.value)
+    finally:
+        for p in (worker, scheduler):
+            p.kill()
+            p.wait()
+
+
+class _Said:
+    def __init__(self):
+        self.lines = []
+
+    def info(self, m):
+        self.lines.append(m)
+
+    note = error = info
+
+
+@pytest.mark.parametrize("command", ["run", "status", "calibrate"])
+def test_an_executor_that_is_no_address_is_refused_even_with_nothing_to_run(tmp_path, command):
+    from harness import make
+
+    args = cli.build_parser().parse_args([command, "--out", str(tmp_path)])
+    args.executor = "dask://127.0.0.1:notaport"
+    said = _Said()
+    status = {
+        "run": lambda: make.run_claims(args, [], said, verbose=False),
+        "status": lambda: make.status_claims(args, [], said),
+        "calibrate": lambda: make.calibrate_claims(args, [], said),
+    }[command]()
+    assert status == 2 and any("expected dask://HOST:PORT" in line for line in said.lines), said.lines
