@@ -16,10 +16,11 @@ import subprocess
 import sys
 import threading
 import time
-import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from clusters import local_cluster
 
 from harness import cli, dask_workers, fanout
 from harness.errors import HarnessError
@@ -32,20 +33,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def cluster():
-    distributed = pytest.importorskip(
-        "distributed", reason="dask.distributed is not installed (pip install -e '.[dask]')"
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        c = distributed.LocalCluster(
-            n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
-        )
-    try:
+    with local_cluster(1) as c:
         yield c
-    finally:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            c.close()
 
 
 @pytest.fixture(autouse=True)
@@ -150,26 +139,17 @@ def test_a_killed_scheduler_is_one_line_not_a_traceback(tmp_path):
             p.wait()
 
 
-class _Said:
-    def __init__(self):
-        self.lines = []
-
-    def info(self, m):
-        self.lines.append(m)
-
-    note = error = info
-
-
 @pytest.mark.parametrize("command", ["run", "status", "calibrate"])
 def test_an_executor_that_is_no_address_is_refused_even_with_nothing_to_run(tmp_path, command):
     from harness import make
 
     args = cli.build_parser().parse_args([command, "--out", str(tmp_path)])
     args.executor = "dask://127.0.0.1:notaport"
-    said = _Said()
+    lines: list[str] = []
+    said = SimpleNamespace(info=lines.append, note=lines.append, error=lines.append)
     status = {
         "run": lambda: make.run_claims(args, [], said, verbose=False),
         "status": lambda: make.status_claims(args, [], said),
         "calibrate": lambda: make.calibrate_claims(args, [], said),
     }[command]()
-    assert status == 2 and any("expected dask://HOST:PORT" in line for line in said.lines), said.lines
+    assert status == 2 and any("expected dask://HOST:PORT" in line for line in lines), lines

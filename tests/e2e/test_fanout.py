@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from clusters import local_cluster
 
 from harness import fanout
 from harness.errors import HarnessError
@@ -41,22 +42,8 @@ def _boom(x):
 
 @pytest.fixture(scope="module")
 def dask_cluster():
-    distributed = pytest.importorskip(
-        "distributed", reason="dask.distributed is not installed (pip install -e '.[dask]')"
-    )
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a port already in use elsewhere is dask's business, not this test's
-        cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
-        )
-    try:
+    with local_cluster(2) as cluster:
         yield cluster
-    finally:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            cluster.close()
 
 
 def _dask(cluster):
