@@ -99,6 +99,26 @@ def test_a_worker_without_the_pins_of_this_process_is_refused(cluster, monkeypat
         executor_from(f"dask://{_address(cluster)}").dask_client()
 
 
+@pytest.mark.slow  # starts a worker process of its own (about 15 s)
+def test_harness_worker_starts_a_worker_the_build_accepts(monkeypatch):
+    """``python -m harness worker`` pins the kernels itself, whatever the shell had; it listens on 127.0.0.1."""
+    for key, value in PINNED_ENV.items():  # this process as `python -m harness` runs it: pinned
+        monkeypatch.setenv(key, value)
+    with local_cluster(0) as cluster:
+        env = {k: v for k, v in os.environ.items() if k not in PINNED_ENV}  # a shell without the pins
+        cmd = [sys.executable, "-m", "harness", "worker", cluster.scheduler_address]
+        worker = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            _wait_for_workers(cluster, 1)
+            ex = executor_from(f"dask://{_address(cluster)}")
+            assert fanout.run([Task("pow", pow, (4, 2))], stage="t", executor=ex) == [16]  # importable anywhere
+            (address,) = ex.workers_seen()
+            assert address.startswith("tcp://127.0.0.1:")
+        finally:
+            worker.kill()
+            worker.wait()
+
+
 def test_a_worker_that_joined_after_the_check_fails_its_task_naming_itself():
     want = {**dask_workers.expected(), "code": "0" * 64}
     outcome = dask_workers.call_checked(Task("late", _square, (2,)), want)
