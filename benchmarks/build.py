@@ -6,7 +6,9 @@ harness's), the sides interleaved. Printed: the median wall time of each side, a
 
 ``warm-build``: a build with nothing to do (``run`` and ``status`` over a scratch folder of reports made up to
 date first by a cold ``run --no-upstream``), CPU (user + system, the process and its children) and wall, medians
-of the repeats. The claims are those of ``$BENCH_CLAIMS`` (ids or prefixes, e.g. ``"000 002"``), else all.
+of the repeats. The claims are those of ``$BENCH_CLAIMS`` (ids or prefixes, e.g. ``"000 002"``), else all. With
+``$BENCH_BASELINE_REF`` (a git ref, e.g. ``main``), the same ``run`` of that ref's code on its own committed
+reports (up to date with it), in a scratch copy, interleaved with ours.
 
 ``cold-build``: the critical path of a cold ``make claims``, coverage studies included, in a scratch copy of
 the project (this working tree's files, the pinned checkout, an empty ``.cache/`` and no studies): the build
@@ -84,17 +86,25 @@ def _timed(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple[float, f
 def warm_build(tables, repeats: int) -> list[str]:
     claims = _claims()
     harness = [sys.executable, "-m", "harness"]
+    ref = os.environ.get("BENCH_BASELINE_REF")
+    env = {**os.environ, "HARNESS_DATA_ROOT": str(tables.root)}
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "reports"
         _timed([*harness, "run", "--no-upstream", "-j", "2", "--out", str(out), *claims], PROJECT_ROOT)
         sides = {
-            "run (warm)": [*harness, "run", "--no-upstream", "--out", str(out), *claims],
-            "status": [*harness, "status", "--no-upstream", "--no-studies", "--out", str(out), *claims],
+            "run (warm)": ([*harness, "run", "--no-upstream", "--out", str(out), *claims], PROJECT_ROOT),
+            "status": ([*harness, "status", "--no-upstream", "--no-studies", "--out", str(out), *claims], PROJECT_ROOT),
         }
+        if ref:
+            base = Path(tmp) / "baseline"
+            base.mkdir()
+            archive = subprocess.run(["git", "archive", ref], cwd=PROJECT_ROOT, capture_output=True, check=True)
+            subprocess.run(["tar", "-x", "-C", str(base)], input=archive.stdout, check=True)
+            sides[f"run at {ref}"] = ([*harness, "run", *claims], base)
         rows: dict[str, list[tuple[float, float, int]]] = {k: [] for k in sides}
         for _ in range(max(1, repeats)):
-            for name, cmd in sides.items():  # interleaved
-                rows[name].append(_timed(cmd, PROJECT_ROOT))
+            for name, (cmd, cwd) in sides.items():  # interleaved
+                rows[name].append(_timed(cmd, cwd, env))
     what = " ".join(claims) or "every claim"
     lines = [f"warm-build: nothing to do ({what}; records made by a cold --no-upstream run), median of {repeats}"]
     for name, got in rows.items():
