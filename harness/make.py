@@ -326,14 +326,14 @@ def _execute(jobs: list[Planned], studies: list[StudyPlan], args, verbose: bool,
     first, and the studies' tasks go slowest protocol's study first. Nothing here depends on ``-j`` but the
     time: every claim and every study runs from its own seeds.
     """
+    if not jobs and not studies:
+        return
     from functools import partial
 
     from .cores import CLAIM_WORK, STUDY_WORK
     from .fanout import executor_from
     from .schedule import Piece, concurrent, machine, run_pieces
 
-    if not jobs and not studies:
-        return
     executor = executor_from(args.executor, jobs=args.jobs)
     done = {st.spec.id: threading.Event() for st in studies}
     pieces = [

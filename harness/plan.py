@@ -75,15 +75,21 @@ def _study_measured(record) -> bool:
     return (rob.facts.get("calibration") or {}).get("state") in ("measured", "not asked")
 
 
-def _from_record(path: Path, out: Path, lock, pins, args) -> Planned | None:
-    """The plan of a claim found up to date from its record alone, or None (then the full plan decides)."""
+def _from_record(path: Path, out: Path, lock, pins, tables, args) -> Planned | None:
+    """The plan of a claim found up to date from its record alone, or None (then the full plan decides). Its
+    input tables are still verified against the lock (a table altered since says so through the full plan)."""
     from .build import claim_dependencies, stale_reasons
+    from .errors import HarnessError
     from .record import sealed
 
     existing, _ = current_record(out, path.stem)
     if existing is None or not sealed(existing) or existing.claim.id != path.stem:
         return None
     c = existing.claim
+    try:
+        tables.describe(c.inputs)
+    except HarnessError:
+        return None
     deps = claim_dependencies(path, c.id, c.protocol, c.inputs, c.upstream, lock, pins)
     if deps is None or any(stale_reasons(existing.build, deps)):
         return None
@@ -95,6 +101,8 @@ def _from_record(path: Path, out: Path, lock, pins, args) -> Planned | None:
 
 
 def _load(paths: list[Path], lock, pins, tables, console) -> tuple[dict[Path, object], int]:
+    if not paths:
+        return {}, 0
     from .errors import HarnessError
     from .spec import load_claim
 
@@ -121,15 +129,16 @@ def plan(args, paths: list[Path], console) -> tuple[list[Planned], list[StudyPla
     from .make import pins_of, tables_of
     from .record import sealed
 
-    lock, pins = load_lock(args.lock), pins_of(args)
+    lock, pins, tables = load_lock(args.lock), pins_of(args), tables_of(args)
     out = Path(args.out)
     stems = [p.stem for p in paths]
     quick = {}
     if not args.force:
         for path in paths:
-            if stems.count(path.stem) == 1 and (found := _from_record(path, out, lock, pins, args)) is not None:
+            found = _from_record(path, out, lock, pins, tables, args) if stems.count(path.stem) == 1 else None
+            if found is not None:
                 quick[path] = found
-    specs, failed = _load([p for p in paths if p not in quick], lock, pins, tables_of(args), console)
+    specs, failed = _load([p for p in paths if p not in quick], lock, pins, tables, console)
     planned, studies = [], []
     for path in paths:
         if path in quick:

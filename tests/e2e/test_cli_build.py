@@ -217,14 +217,28 @@ def test_status_says_what_run_would_do_and_why_and_runs_nothing(tmp_path, capsys
 
 
 def test_a_warm_run_decides_from_the_records_without_importing_a_protocol(fast_reports):
-    """Up to date from the sealed records alone: no claim file parsed, no protocol, scipy or pandas imported."""
+    """Up to date from the sealed records alone: no claim file parsed, no protocol, numpy, scipy or pandas
+    imported."""
     code = (
         "import sys; from harness import cli; "
         f"status = cli.main(['run', '--no-upstream', '--out', {str(fast_reports)!r}, *{FAST!r}]); "
-        "heavy = sorted(m for m in sys.modules if m != 'harness.protocols.card' "
-        "and m.startswith(('scipy', 'pandas', 'harness.protocols.', 'matplotlib'))); "
-        "print(status, heavy)"
+        "heavy = ('numpy', 'scipy', 'pandas', 'matplotlib', 'harness.spec', 'harness.protocols.base'); "
+        "print(status, sorted(m for m in sys.modules if m.split('.')[0] in heavy or m in heavy "
+        "or (m.startswith('harness.protocols.') and m.endswith('.protocol'))))"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.stdout.split(maxsplit=1) == ["0", "[]\n"], done.stdout + done.stderr
     assert "000_aime2025_shift_test: up to date" in done.stderr
+
+
+def test_a_warm_run_still_verifies_the_tables_against_the_lock(tmp_path, tables, capsys, fast_reports):
+    out = _copy(fast_reports, tmp_path)
+    root = tmp_path / "data"
+    shutil.copytree(tables.root, root)
+    table = root / tables.lock.tables["oll"].path
+    data = bytearray(table.read_bytes())
+    data[-3] = ord("9") if data[-3] != ord("9") else ord("8")  # one byte of one score
+    table.write_bytes(bytes(data))
+    assert cli.main(["--data-root", str(root), "run", "--no-upstream", "--out", str(out), *FAST]) == 2
+    err = capsys.readouterr().err
+    assert "000_aime2025_shift_test: up to date" in err and "has been altered" in err
