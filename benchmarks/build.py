@@ -73,13 +73,17 @@ def _load() -> str:
 
 
 def _timed(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple[float, float, int]:
-    """``(wall s, CPU s of the process and everything it waited for, exit status)`` of ``cmd``."""
+    """``(wall s, CPU s of the process and everything it waited for, exit status)`` of ``cmd``; its errors
+    (``error:`` lines of standard error) are printed when it fails."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    done = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if done.returncode not in (0, 1):
+        said = [ln for ln in done.stderr.splitlines() if ln.startswith("error:")] or done.stderr.splitlines()[-5:]
+        print("\n".join(f"  ({cmd[3] if len(cmd) > 3 else cmd[-1]} said) {ln[:300]}" for ln in said[:10]))
     return wall, cpu, done.returncode
 
 
