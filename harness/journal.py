@@ -97,9 +97,10 @@ def record(files: Iterable[Path | str], digests: Mapping[str, str] | None = None
         parent = os.path.dirname(path)
         if parent not in folders:
             folders[parent] = _state(parent)
-    for w in windows:
-        w.files.update(rows)
-        w.folders.update({p: ("folder", s) for p, s in folders.items() if s is not None})
+    with _LOCK:  # a window is read (undo_own) while other threads write
+        for w in windows:
+            w.files.update(rows)
+            w.folders.update({p: ("folder", s) for p, s in folders.items() if s is not None})
 
 
 def _shown(path: str, roots) -> str | None:
@@ -140,7 +141,9 @@ def undo_own(w: Window, before: Mapping[str, tuple], after: Mapping[str, tuple],
     """``after`` with every entry this process left exactly as it finds it set back to its state ``before``
     (removed when it was not there before), so that comparing it with ``before`` shows only the rest."""
     out = dict(after)
-    for table, ours in ((w.files, None), (w.folders, "folder")):
+    with _LOCK:
+        tables = ((dict(w.files), None), (dict(w.folders), "folder"))
+    for table, ours in tables:
         for path, row in table.items():
             name = _shown(path, roots)
             if name is None:

@@ -23,7 +23,6 @@ def write_study(result: dict, folder: Path = STUDY_DIR) -> dict[str, bytes]:
         f"{cid}.md": render_study(result, f"{cid}.svg").encode("utf-8"),
         f"{cid}.svg": svg,
     }
-    Path(folder).mkdir(parents=True, exist_ok=True)
     write_together(folder, f"calibration-{cid}", files)
     return files
 

@@ -9,6 +9,7 @@ caught, and named, and ours is not.
 
 from __future__ import annotations
 
+import sys
 import textwrap
 import threading
 import time
@@ -126,3 +127,34 @@ def test_a_thread_running_an_arm_may_write_through_fileio_but_not_by_other_means
         pass
     with project_lock(shared=True), pytest.raises(RuntimeError), project_lock(shared=False):
         pass
+
+
+def test_a_window_is_read_while_other_threads_write(tmp_path):
+    """The check reads a window while the other claims' threads go on recording their writes (seen in a build:
+    "dictionary changed size during iteration")."""
+    from harness.sandbox import WatchRoot
+
+    roots = [WatchRoot("w", tmp_path)]
+    stop = threading.Event()
+
+    def writer():
+        i = 0
+        while not stop.is_set():
+            atomic_write_text(tmp_path / f"f{i}.txt", str(i))  # a new entry each time
+            i += 1
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # the threads take turns often
+    try:
+        with project_lock(shared=True) as window:
+            t = threading.Thread(target=writer)
+            t.start()
+            try:
+                deadline = time.monotonic() + 2.0
+                while time.monotonic() < deadline:
+                    journal.undo_own(window, {}, {}, roots)
+            finally:
+                stop.set()
+                t.join()
+    finally:
+        sys.setswitchinterval(switch)
