@@ -79,7 +79,7 @@ import os
 import numpy as np
 
 from ...adapters import authors_periods as TC
-from ...adapters.authors_sigmoid import CLI_FIT_ARGS
+from ...adapters.authors_sigmoid import CLI_FIT_ARGS, claim_table
 from . import quantities as Q
 
 SCRIPT = "scripts/evaluate/sigmoid_pinball_baselines.py"
@@ -271,7 +271,7 @@ def _setup(request: dict) -> dict:
     spb = _script()
     from skill_frontier.evaluation import pinball_utils
 
-    table = request["tables"][p.get("table", "oll")]
+    table = claim_table(request)
     data = TC.period_data(A, table, p)
     fixed = _check_settings(A, spb, p, data["headers"])
     periods = TC.check_periods(A, p, data)

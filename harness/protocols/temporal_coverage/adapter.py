@@ -87,7 +87,7 @@ from ...adapters.authors_periods import (
     split_sets,
     write_table,
 )
-from ...adapters.authors_sigmoid import CLI_FIT_ARGS
+from ...adapters.authors_sigmoid import CLI_FIT_ARGS, claim_table
 from . import quantities as Q
 
 SCRIPT = "scripts/evaluate/sigmoid_binned_mae.py"
@@ -248,7 +248,7 @@ def _relabelled_table(data: dict, perm: np.ndarray, eligible: np.ndarray, path: 
 def _setup(request: dict):
     p = request["params"]
     A = authors()
-    table = request["tables"][p.get("table", "oll")]
+    table = claim_table(request)
     settings = _fixed_settings(A, p)
     data = period_data(A, table, p)
     periods = check_periods(A, p, data)
