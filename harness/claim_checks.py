@@ -21,10 +21,13 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
+import itertools
 import math
 import re
+import typing
 from decimal import Decimal, InvalidOperation
 
+from .quantities import boxed
 from .schema import shorten
 
 __all__ = [
@@ -79,68 +82,111 @@ def near_miss(name: str, known) -> str | None:
     return best
 
 
+_MARK = "\x00"  # stands in for an argument of a name builder
+_NUMBER = 1234.5  # stands in for a numeric argument (``sweep.lam=1234.5.max_dev``)
+
+
 def _builder_pattern(fn) -> re.Pattern | None:
     """The shape of the names a name builder of a ``quantities.py`` makes (``signed_coverage(label)`` ->
-    ``signed_coverage\\..+``), from a call with a placeholder for every argument; None when it is not one."""
-    mark = "\x00"
+    ``signed_coverage\\..+``), from a call with a placeholder for every argument (text, or a number where text
+    will not do); None when it is not a name builder (what it makes has no letters of its own, or spaces)."""
     try:
         n = len(inspect.signature(fn).parameters)
-        made = fn(*[mark] * n)
-    except (TypeError, ValueError, KeyError, AttributeError, IndexError):
+    except (TypeError, ValueError):
         return None
-    if not isinstance(made, str) or mark not in made:
+    for numeric in itertools.product((False, True), repeat=min(n, 3)):
+        try:
+            made = fn(*[_NUMBER if k < len(numeric) and numeric[k] else _MARK for k in range(n)])
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError):
+            continue
+        if isinstance(made, str):
+            made = made.replace(f"{_NUMBER:g}", _MARK)
+            literal = made.replace(_MARK, "")
+            if _MARK in made and re.search(r"[A-Za-z]", literal) and not re.search(r"\s", literal):
+                return re.compile(".+".join(re.escape(part) for part in made.split(_MARK)))
         return None
-    literal = made.replace(mark, "")
-    if not re.search(r"[A-Za-z]", literal) or re.search(r"\s", literal):
-        return None
-    return re.compile(".+".join(re.escape(part) for part in made.split(mark)))
+    return None
+
+
+def _constant_names(obj) -> list[str]:
+    """Quantity names an exported constant of a ``quantities.py`` holds: itself (text), or the dotted names among
+    its keys or entries (``AUDIT = {"audit.n": ...}``); a constant of parts (``("drift", "stable")``) holds none."""
+    if isinstance(obj, str):
+        return [obj]
+    if isinstance(obj, (dict, tuple, list, frozenset, set)):
+        return [k for k in obj if isinstance(k, str) and "." in k]
+    return []
 
 
 @functools.cache
 def _shapes(name: str) -> tuple[re.Pattern, ...]:
-    """The shapes of the names protocol ``name`` builds (its quantities module's exported builders)."""
+    """The shapes of the names protocol ``name`` builds: its quantities module's exported builders and the names
+    its exported constants hold."""
     from .registry import PROTOCOLS
 
     module = PROTOCOLS[name].quantities
     out = []
     for attr in getattr(module, "__all__", ()):
         obj = getattr(module, attr)
-        if isinstance(obj, str):
-            out.append(re.compile(re.escape(obj)))
-        elif callable(obj) and attr not in ("vocabulary", "control_vocabulary"):
+        if callable(obj) and attr not in ("vocabulary", "control_vocabulary"):
             shape = _builder_pattern(obj)
-            if shape is not None:
-                out.append(shape)
+            out += [shape] if shape is not None else []
+        else:
+            out += [re.compile(re.escape(k)) for k in _constant_names(obj)]
     return tuple(out)
 
 
-def _measures(protocol: str, name: str, params: dict) -> bool:
-    """Whether protocol ``protocol`` measures ``name``: its vocabulary (and its controls') for the claim's
-    parameters over its own defaults holds it, or one of its name builders makes names of its shape."""
+def _switched_on(schema) -> dict:
+    """A protocol's optional parameters, each that is off by default (None, 0, false, empty) switched on with a
+    stand-in, so that its vocabulary holds the names only an option adds (``p_value_precise``)."""
+    out = {}
+    for k, f in schema.model_fields.items():
+        if f.is_required():
+            continue
+        default = f.get_default(call_default_factory=True)
+        if default or hasattr(default, "model_dump"):
+            out[k] = default
+            continue
+        tp = typing.get_origin(f.annotation) or f.annotation
+        out[k] = True if default is False else 1 if isinstance(default, (int, float)) else {"on": 1}
+        if tp in (list, tuple):
+            out[k] = []
+    return out
+
+
+def _vocabulary_names(protocol: str, params: dict) -> set[str]:
+    """The names protocol ``protocol`` and its controls measure for the claim's parameters over its own defaults,
+    and over its options switched on (each set for which its vocabulary can be built from them)."""
     from .registry import PROTOCOLS
 
     card = PROTOCOLS[protocol]
-    if any(s.fullmatch(name) for s in _shapes(protocol)):
-        return True
-    try:
-        schema = card.protocol.Params
-        defaults = {
-            k: f.get_default(call_default_factory=True) for k, f in schema.model_fields.items() if not f.is_required()
-        }
-        p = {**{k: v for k, v in defaults.items() if not hasattr(v, "model_dump")}, **params}
-        names = set(card.vocabulary(p))
-        for kind in card.protocol.controls:
-            names |= set(card.control_vocabulary(kind, p, {}))
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
-        return False
-    return name in names
+    schema = card.protocol.Params
+    plain = {k: f.get_default(call_default_factory=True) for k, f in schema.model_fields.items() if not f.is_required()}
+    names: set[str] = set()
+    for base in ({k: v for k, v in plain.items() if not hasattr(v, "model_dump")}, _switched_on(schema)):
+        p = {**base, **params}
+        try:
+            names |= set(card.vocabulary(p))
+            for kind in card.protocol.controls:
+                names |= set(card.control_vocabulary(kind, p, {}))
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            continue
+    return names
+
+
+def _measures(protocol: str, name: str, params: dict) -> bool:
+    """Whether protocol ``protocol`` measures ``name``: one of its name builders makes names of its shape, or its
+    vocabulary holds it (:func:`_vocabulary_names`). A refit inside the authors' box (``boxed.<name>``, a
+    builder every protocol shares) is the protocol's whose ``<name>`` it is."""
+    name = name.removeprefix(boxed(""))
+    return any(s.fullmatch(name) for s in _shapes(protocol)) or name in _vocabulary_names(protocol, params)
 
 
 def foreign_protocols(name: str, own: str, params: dict) -> list[str]:
     """The other protocols that measure a quantity of this name (none when its shape is one of ``own``'s)."""
     from .registry import PROTOCOLS
 
-    if own in PROTOCOLS and any(s.fullmatch(name) for s in _shapes(own)):
+    if own in PROTOCOLS and any(s.fullmatch(name.removeprefix(boxed(""))) for s in _shapes(own)):
         return []
     return [p for p in sorted(PROTOCOLS) if p != own and _measures(p, name, params)]
 
