@@ -379,7 +379,7 @@ def input_data_problems(params, tables) -> tuple[list[str], list[str]]:
     from .protocols.leaderboard import LeaderboardParams
     from .stats.leaderboard import with_compute_column, with_log_compute
 
-    if not isinstance(params, LeaderboardParams):
+    if not isinstance(params, LeaderboardParams) or params.table not in tables.lock.tables:
         return [], []
     header = tables.header(params.table)
     if any(c not in header for c in [*params.compute_columns().values(), *params.tasks.values()]):

@@ -306,13 +306,15 @@ def build_parser() -> argparse.ArgumentParser:
         "validate",
         parents=[common],
         formatter_class=fmt,
-        help="check claim files: schema, protocol, quantities, tables, columns, pins, unique ids",
+        help="check claim files: schema, protocol, quantities, labels, tables, columns, pins, unique ids "
+        "(warnings are printed, and leave the exit status as it is)",
     )
     v.add_argument("claims", nargs="*", help="claim ids or YAML paths; default: all in claims/")
     v.add_argument(
         "--data",
         action="store_true",
-        help="also verify every locked table and check column names against the table headers",
+        help="also verify every locked table, check column names against the table headers, and check the "
+        "compute axis and the score columns' scale against the values",
     )
     v.set_defaults(func=cmd_validate)
 

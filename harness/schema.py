@@ -12,7 +12,11 @@
   date ``YYYY-MM-DD``; ``RelativePath``: a relative path that stays inside its
   folder.
 * :func:`format_validation_error`: one line per problem, ``path: what was
-  expected, got what``, with long values shortened.
+  expected, got what``, with long values shortened, length limits in
+  characters (text) or entries (lists), and for an unknown key a suggestion
+  among the keys its place takes (:func:`fields_at`).
+* :func:`validate_lenient`: what of a file validates, for checking the rest
+  when a part of it does not (so that one typo hides no other problem).
 * :func:`did_you_mean`.
 """
 

@@ -26,7 +26,14 @@ name, unknown protocols, controls, tables, columns (checked against the
 table headers when the tables are at hand) and upstream pins, any target or
 control that names a quantity its protocol cannot measure (with "did you
 mean"), and a claim whose counts ask for more work than the budgets
-:data:`FIT_BUDGET` and :data:`PERMUTATION_BUDGET` allow.
+:data:`FIT_BUDGET` and :data:`PERMUTATION_BUDGET` allow; and, in
+:mod:`harness.claim_checks`, two targets under one label, a compute axis or
+evaluation point that cannot be training compute in the unit given, and score
+columns above 1 without ``scale: percent`` (with the tables at hand). A
+problem in one part of the file hides none in the others: what validates is
+still checked (:func:`~harness.schema.validate_lenient`). What is accepted
+but worth saying (a tolerance of 0 on a printed decimal) is a warning
+(:attr:`ClaimSpec.warnings`).
 
 The loaded claim (:class:`ClaimSpec`) carries the *validated* protocol and
 control parameters, the vocabulary of quantities, and the literal text of

@@ -12,7 +12,9 @@ Table 2 comes from their script, run in-process into a scratch folder::
         --bins N_BINS --min_bin_size MIN_BIN_SIZE --task_group main
         --compute_product_cols TOKENS PARAMS --compute_multiplier M --csv TABLE --out_base SCRATCH
 
-(``main(argv)`` of the module). It writes ``k<t>/<task>__pinball_baselines.csv``
+(``main(argv)`` of the module; ``TABLE`` is the claim's table, or for scores in percent a copy with the
+score columns divided by 100, :func:`harness.adapters.authors_sigmoid.claim_table`). It writes
+``k<t>/<task>__pinball_baselines.csv``
 per (task, rolling pair) with a ``train`` (ID) and a ``val`` (OOD, overlap
 validation models) row of ``L_<estimator>`` (mean smoothed pinball loss) and
 ``CE_<estimator>`` (mean over non-empty bins of ``|coverage_b - tau|``; ID bins

@@ -13,6 +13,9 @@ The numbers come from their script, run in-process into a scratch folder::
         --compute_product_cols TOKENS PARAMS --compute_multiplier M --tasks COLUMNS...
         --csv TABLE --out_base SCRATCH
 
+(``TABLE`` is the claim's table, or for scores in percent a copy with the score columns divided by
+100: :func:`harness.adapters.authors_sigmoid.claim_table`.)
+
 (``main(argv)`` of the module). For each rolling pair ``k`` (fit on ``P_k``
 only, their ``PERIOD4_SPLITS_SINGLE``) and task it writes per-bin CSVs:
 ``bins/<task>_bins_train.csv`` (training bins, training models) and
