@@ -166,14 +166,16 @@ def specification_curve(record: Record) -> tuple[Figure, bytes]:
     printed = next((t["paper"] for t in mv.targets if t["quantity"] == mv.curve and t["paper"] is not None), None)
     if printed is not None:
         top.axhline(printed, color=PAPER["color"], lw=0.8, ls="--", label="paper's value")
-    for a in mv.assertions:  # the threshold an assertion reads the curve's quantity against
-        if a["left"] == mv.curve and not isinstance(a["right"], str):
-            top.axhline(a["right"], color="#888888", lw=0.8, ls=":", label=f"threshold of {a['label']}")
+    thresholds = sorted(
+        {a["right"] for a in mv.assertions if a["left"] == mv.curve and not isinstance(a["right"], str)}
+    )
+    for i, t in enumerate(thresholds):  # what the claim reads the curve's quantity against
+        top.axhline(t, color="#888888", lw=0.8, ls=":", label=None if i else "threshold the claim reads it against")
     label = mv.curve_label
-    top.set_ylabel(_wrapped(label, 24) if len(label) <= 48 else "estimate", fontsize=8)
+    top.set_ylabel(_wrapped(label, 24) if len(label) <= 72 else "estimate (see the title)", fontsize=8)
     top.legend(loc="best", frameon=False, fontsize=7)
     interval = " with its interval" if any(s.curve_lo is not None for s in specs) else ""
-    top.set_title(_wrapped(f"{len(specs)} specifications: {label}{interval}, lowest first", 80), fontsize=9)
+    top.set_title(_wrapped(f"{len(specs)} specifications: {label}{interval}, lowest first", 72), fontsize=9)
     for r, (name, a) in enumerate(rows):
         cols = [i for i, s in enumerate(specs) if same_value(s.choices[name], a["value"])]
         bottom.scatter(cols, [r] * len(cols), s=10, marker="s", color="#333333")

@@ -276,7 +276,7 @@ def run_multiverse(spec, tables) -> MultiverseRecord | None:
         assertions=plain(assertions),
         targets=plain(targets),
         excluded=math.prod(len(v) for v in mv.choices.values()) - len(grid),
-        left_out=sorted(protocol.multiverse_params(spec.params)),
+        left_out=sorted(k for k, v in protocol.multiverse_params(spec.params).items() if plain(v) != base.get(k)),
         specifications=specs,
         joint_null=_joint_null(spec, tables, params_of[: len(grid)], specs[: len(grid)]),
     )

@@ -358,6 +358,7 @@ def multiverse_finding(mv: MultiverseRecord | None) -> Finding:
         "left_out": mv.left_out,
         "n_choices": len(choices),
         "n_assertions": len(mv.assertions),
+        "few_assertions": len(mv.assertions) <= 3,  # few enough to be named in the label's sentence
         "n_targets": len(mv.targets),
         "paper_reading": paper.reading if paper.status == "ok" else None,
         "paper_ran": paper.status == "ok",

@@ -293,7 +293,9 @@ class MultiverseRecord(_Model):
     assertions: list[dict[str, Any]]  # what a specification is judged on: label, kind, left, relation, right, margin
     targets: list[dict[str, Any]]  # the headline value targets, shown as movement: title, quantity, paper, tolerance
     excluded: int = 0
-    left_out: list[str] = Field(default_factory=list)  # parameters each specification replaces to stay cheap
+    left_out: list[str] = Field(
+        default_factory=list
+    )  # parameters each specification changes from the claim to stay cheap
     specifications: list[MultiverseSpecification]
     joint_null: dict[str, Any] | None = None  # harness.multiverse.joint_null_record
 

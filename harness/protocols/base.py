@@ -199,7 +199,8 @@ class Protocol:
     def multiverse_params(self, params: ProtocolParams) -> dict[str, Any]:
         """Parameters every specification of a multiverse replaces, given the specification's own: the
         diagnostics its headline targets do not rest on (a power study, the authors' box), left out to keep
-        each specification cheap."""
+        each specification cheap. They must not change what a specification is judged on, nor its precision
+        (:meth:`decision_margin` is read at the claim's parameters)."""
         return {}
 
     def decision_margin(self, params: ProtocolParams, quantity: str, threshold: float) -> float | None:

@@ -11,16 +11,22 @@ Data sets under the null come from the test's own permutation scheme: on the cla
 release label is permuted within the claim's strata (``n_bins`` quantile bins of ``logit(MATH)`` at the claim's
 ``eps``), which keeps each stratum's number of post-release models and breaks any link between the label and
 the later benchmark's score at given strata; models outside the support keep their labels, scores are
-unchanged. Every specification is then run on each data set exactly as on the real labels (its clip, its
-common support, its strata, its ``n_perm`` permutations, :func:`harness.stats.shift.shift_test`'s
-arithmetic), so the curve's statistics under the null are those of the same procedure. With ``R`` data sets,
-the one-sided p-value of an observed statistic ``T`` is ``(1 + #{T_r >= T}) / (R + 1)``
+unchanged. Every specification is then run on each data set as on the real labels (its clip, its common
+support, its strata, its ``n_perm`` stratified permutations, the test's +1 convention and tie rule), so the
+curve's statistics under the null are those of the same procedure. With ``R`` data sets, the one-sided
+p-value of an observed statistic ``T`` is ``(1 + #{T_r >= T}) / (R + 1)``
 (:func:`harness.multiverse_finding.curve_p_value`).
 
-Cost: ``R`` data sets x ``S`` specifications x ``n_perm`` permuted refits, each refit two inner products
-(:func:`harness.stats.shift.group_shift_batch`). Within a data set, specifications whose support and strata
-coincide (clips that move no model across a bin edge) share one draw of permutations (common random numbers,
-as the claim's eps table does), so the permutations are drawn once per distinct stratification.
+Why it is cheap. The scores do not change between data sets, only the labels, so for one specification the
+residual ``r = M y`` of the response on ``[1, x]`` is shared by every data set (Frisch-Waugh-Lovell, as in
+:func:`harness.stats.shift.group_shift_batch`). A permuted label ``d o pi`` enters only through
+``(d o pi)'r = d'(r o pi^-1)``, ``(d o pi)'x = d'(x o pi^-1)`` and ``(d o pi)'(d o pi) = d'd`` (0/1 labels),
+so the coefficients of every data set on every permutation are two matrix products, ``L R'`` and ``L X'``,
+with ``L`` the data sets' labels and the rows of ``R`` and ``X`` the residual and ``x`` permuted by each
+inverse. That needs the same ``B`` permutations for the data sets of one stratification: they are drawn
+once per specification's support and strata and shared by the data sets of a chunk (common random numbers;
+each data set's test stays a valid permutation test, and with ``B = 2000`` the shared draw moves its
+critical value by its Monte Carlo error only).
 """
 
 from __future__ import annotations
@@ -30,7 +36,6 @@ import numpy as np
 from .shift import (
     clipped_logit,
     common_support,
-    group_shift_batch,
     permutation_count_ge,
     permutation_p_value,
     stratified_permutation_indices,
@@ -53,26 +58,44 @@ def null_labels(x_pct, post, *, eps: float, n_bins: int, n_datasets: int, rng: n
     return out
 
 
-def _one_dataset(logits: dict, post: np.ndarray, specs: list[dict], rng: np.random.Generator, strata_of: dict):
-    """``(effects, p-values)`` of every specification on one labelling ``post``. ``strata_of`` keeps the strata
-    of each (clip, support, bins) met so far: most data sets share the claim's support."""
-    effects, p_values, drawn = np.empty(len(specs)), np.empty(len(specs)), {}
-    for s, sp in enumerate(specs):
-        X, Y = logits[sp["eps"]]
-        mask, _, _ = common_support(X, post)
-        x, y, d = X[mask], Y[mask], post[mask].astype(float)
-        where = (sp["eps"], mask.tobytes(), sp["n_bins"])
+def _tests(X: np.ndarray, Y: np.ndarray, L: np.ndarray, strata, n_perm: int, rng: np.random.Generator):
+    """``(gamma, p)`` of the shift test of ``Y`` on ``[1, X]`` and each row of ``L`` (0/1 labels), every row tested
+    on the same ``n_perm`` permutations within ``strata``; arrays of one entry per row.
+
+    ``gamma = d'r / (d'd - v' A v)`` with ``r = M y``, ``v = (d'1, d'x)`` and ``A = (Z'Z)^-1``, ``Z = [1, x]``;
+    for the permuted label ``d o pi`` the same with ``r`` and ``x`` permuted by ``pi^-1`` (module docstring).
+    """
+    Z = np.column_stack([np.ones_like(X), X])
+    A = np.linalg.inv(Z.T @ Z)
+    r = Y - Z @ (A @ (Z.T @ Y))
+    inv = np.argsort(stratified_permutation_indices(strata, n_perm, rng), axis=1)
+    s = L.sum(axis=1)
+
+    def coefficient(num, xd):
+        den = s[:, None] - (A[0, 0] * s[:, None] ** 2 + 2 * A[0, 1] * s[:, None] * xd + A[1, 1] * xd**2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(den > 1e-12 * np.maximum(s[:, None], 1.0), num / den, np.nan)
+
+    gamma = coefficient((L @ r)[:, None], (L @ X)[:, None])[:, 0]
+    perm = coefficient(L @ r[inv].T, L @ X[inv].T)
+    return gamma, permutation_p_value(permutation_count_ge(perm, gamma), n_perm)
+
+
+def _specification(X, Y, labels: np.ndarray, sp: dict, rng: np.random.Generator, strata_of: dict):
+    """One specification's ``(gamma, p)`` on every labelling (rows of ``labels``): data sets are grouped by their
+    common support, each group tested on one draw of permutations."""
+    masks = np.array([common_support(X, lab)[0] for lab in labels])
+    gamma, p = np.empty(len(labels)), np.empty(len(labels))
+    keys = [m.tobytes() for m in masks]
+    for key in dict.fromkeys(keys):  # the supports met, in order
+        rows = np.array([i for i, k in enumerate(keys) if k == key])
+        mask = masks[rows[0]]
+        where = (sp["eps"], key, sp["n_bins"])
         if where not in strata_of:
-            strata_of[where] = stratum_labels(x, sp["n_bins"])
-        strata = strata_of[where]
-        key = (mask.tobytes(), strata.tobytes(), sp["n_perm"])
-        if key not in drawn:  # the permuted labels, shared by the specifications of one stratification
-            drawn[key] = d[stratified_permutation_indices(strata, sp["n_perm"], rng)]
-        gamma = float(group_shift_batch(x, y, d[None, :])[0])
-        perm = group_shift_batch(x, y, drawn[key])
-        effects[s] = gamma
-        p_values[s] = permutation_p_value(int(permutation_count_ge(perm, gamma)), sp["n_perm"])
-    return effects, p_values
+            strata_of[where] = stratum_labels(X[mask], sp["n_bins"])
+        L = labels[np.ix_(rows, np.flatnonzero(mask))].astype(float)
+        gamma[rows], p[rows] = _tests(X[mask], Y[mask], L, strata_of[where], sp["n_perm"], rng)
+    return gamma, p
 
 
 def shift_specification_null(
@@ -99,7 +122,7 @@ def shift_specification_null(
     n_datasets : int
         ``R``.
     rng : numpy.random.Generator
-        The labels of every data set first, then each data set's permutations in turn.
+        The labels of every data set first, then each specification's permutations, per support, in turn.
     alpha : float
         A specification is significant when its ``p < alpha``.
 
@@ -115,6 +138,6 @@ def shift_specification_null(
     effect = np.empty((int(n_datasets), len(specs)))
     p_value = np.empty_like(effect)
     strata_of: dict = {}
-    for r, lab in enumerate(labels):
-        effect[r], p_value[r] = _one_dataset(logits, lab, specs, rng, strata_of)
+    for j, sp in enumerate(specs):
+        effect[:, j], p_value[:, j] = _specification(*logits[sp["eps"]], labels, sp, rng, strata_of)
     return {"effect": effect, "p_value": p_value, "significant": p_value < alpha}

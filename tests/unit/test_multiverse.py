@@ -33,6 +33,7 @@ class ToyParams(ProtocolParams):
     c: Number = 1.0  # an estimand
     flip: bool = False  # the toy's "data": whether the conclusion depends on a
     n_perm: Count = 2000
+    diagnostics: bool = True  # what a specification leaves out
 
 
 class Toy(Protocol):
@@ -54,6 +55,9 @@ class Toy(Protocol):
         else:
             x = 1.0 + params.a + params.c
         return Measurement({"x": x + noise, "y": params.a, "p": params.a / 20 + params.b / 1000})
+
+    def multiverse_params(self, params):
+        return {"diagnostics": False}
 
     def decision_margin(self, params, quantity, threshold):
         return 4 * np.sqrt(threshold * (1 - threshold) / params.n_perm) if quantity == "p" else None
@@ -175,6 +179,12 @@ def test_other_estimands_are_run_apart_and_not_counted(toy):
     assert f.state == "holds_across_choices" and f.facts["n"] == 9  # the estimand is not among the nine
     (e,) = f.facts["estimands"]
     assert e["reading"] == "fails" and e["text"] == "-5" and e["why"] == "the claim names it"
+
+
+def test_only_what_a_specification_changes_from_the_claim_is_said_to_be_left_out(toy):
+    """Issue 28: "each specification narrows or drops box_check" was said of claims that had it off already."""
+    assert _run(toy(flip=False)).left_out == ["diagnostics"]
+    assert _run(toy(flip=False, params={"diagnostics": False})).left_out == []
 
 
 def test_excluded_combinations_are_not_run(toy):
