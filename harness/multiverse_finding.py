@@ -352,6 +352,7 @@ def multiverse_finding(mv: MultiverseRecord | None) -> Finding:
     ]
     facts = {
         **tally,
+        "n": len(analysis),
         "n_ran": len(ran),
         "n_failed": len(analysis) - len(ran),
         "n_excluded": mv.excluded,
@@ -359,6 +360,7 @@ def multiverse_finding(mv: MultiverseRecord | None) -> Finding:
         "n_choices": len(choices),
         "n_assertions": len(mv.assertions),
         "few_assertions": len(mv.assertions) <= 3,  # few enough to be named in the label's sentence
+        "few_targets": len(mv.targets) <= 2,  # few enough for a sentence each
         "n_targets": len(mv.targets),
         "paper_reading": paper.reading if paper.status == "ok" else None,
         "paper_ran": paper.status == "ok",
