@@ -58,9 +58,18 @@ def null_labels(x_pct, post, *, eps: float, n_bins: int, n_datasets: int, rng: n
     return out
 
 
-def _tests(X: np.ndarray, Y: np.ndarray, L: np.ndarray, strata, n_perm: int, rng: np.random.Generator):
+def _inverses(strata, n_perm: int, rng: np.random.Generator) -> np.ndarray:
+    """The inverses of ``n_perm`` stratified permutations (:func:`stratified_permutation_indices`):
+    ``inv[b, idx[b, i]] = i``."""
+    idx = stratified_permutation_indices(strata, n_perm, rng)
+    inv = np.empty_like(idx)
+    np.put_along_axis(inv, idx, np.broadcast_to(np.arange(idx.shape[1]), idx.shape), axis=1)
+    return inv
+
+
+def _tests(X: np.ndarray, Y: np.ndarray, L: np.ndarray, inv: np.ndarray):
     """``(gamma, p)`` of the shift test of ``Y`` on ``[1, X]`` and each row of ``L`` (0/1 labels), every row tested
-    on the same ``n_perm`` permutations within ``strata``; arrays of one entry per row.
+    on the same permutations (given by their inverses ``inv``, one per row); arrays of one entry per row of ``L``.
 
     ``gamma = d'r / (d'd - v' A v)`` with ``r = M y``, ``v = (d'1, d'x)`` and ``A = (Z'Z)^-1``, ``Z = [1, x]``;
     for the permuted label ``d o pi`` the same with ``r`` and ``x`` permuted by ``pi^-1`` (module docstring).
@@ -68,7 +77,6 @@ def _tests(X: np.ndarray, Y: np.ndarray, L: np.ndarray, strata, n_perm: int, rng
     Z = np.column_stack([np.ones_like(X), X])
     A = np.linalg.inv(Z.T @ Z)
     r = Y - Z @ (A @ (Z.T @ Y))
-    inv = np.argsort(stratified_permutation_indices(strata, n_perm, rng), axis=1)
     s = L.sum(axis=1)
 
     def coefficient(num, xd):
@@ -78,12 +86,14 @@ def _tests(X: np.ndarray, Y: np.ndarray, L: np.ndarray, strata, n_perm: int, rng
 
     gamma = coefficient((L @ r)[:, None], (L @ X)[:, None])[:, 0]
     perm = coefficient(L @ r[inv].T, L @ X[inv].T)
-    return gamma, permutation_p_value(permutation_count_ge(perm, gamma), n_perm)
+    return gamma, permutation_p_value(permutation_count_ge(perm, gamma), inv.shape[0])
 
 
-def _specification(X, Y, labels: np.ndarray, sp: dict, rng: np.random.Generator, strata_of: dict):
+def _specification(X, Y, labels: np.ndarray, sp: dict, rng: np.random.Generator, cache: dict):
     """One specification's ``(gamma, p)`` on every labelling (rows of ``labels``): data sets are grouped by their
-    common support, each group tested on one draw of permutations."""
+    common support, each group tested on one draw of permutations. ``cache`` keeps the strata of each (clip,
+    support, bins) and the permutations of each (support, strata, count): specifications of one stratification
+    (clips that move no model across a bin edge) share a draw, as the claim's eps table does."""
     masks = np.array([common_support(X, lab)[0] for lab in labels])
     gamma, p = np.empty(len(labels)), np.empty(len(labels))
     keys = [m.tobytes() for m in masks]
@@ -91,10 +101,13 @@ def _specification(X, Y, labels: np.ndarray, sp: dict, rng: np.random.Generator,
         rows = np.array([i for i, k in enumerate(keys) if k == key])
         mask = masks[rows[0]]
         where = (sp["eps"], key, sp["n_bins"])
-        if where not in strata_of:
-            strata_of[where] = stratum_labels(X[mask], sp["n_bins"])
+        if where not in cache:
+            cache[where] = stratum_labels(X[mask], sp["n_bins"])
+        drawn = (key, cache[where].tobytes(), sp["n_perm"])
+        if drawn not in cache:
+            cache[drawn] = _inverses(cache[where], sp["n_perm"], rng)
         L = labels[np.ix_(rows, np.flatnonzero(mask))].astype(float)
-        gamma[rows], p[rows] = _tests(X[mask], Y[mask], L, strata_of[where], sp["n_perm"], rng)
+        gamma[rows], p[rows] = _tests(X[mask], Y[mask], L, cache[drawn])
     return gamma, p
 
 
@@ -137,7 +150,7 @@ def shift_specification_null(
     logits = {sp["eps"]: (clipped_logit(x_pct, sp["eps"]), clipped_logit(y_pct, sp["eps"])) for sp in specs}
     effect = np.empty((int(n_datasets), len(specs)))
     p_value = np.empty_like(effect)
-    strata_of: dict = {}
+    cache: dict = {}
     for j, sp in enumerate(specs):
-        effect[:, j], p_value[:, j] = _specification(*logits[sp["eps"]], labels, sp, rng, strata_of)
+        effect[:, j], p_value[:, j] = _specification(*logits[sp["eps"]], labels, sp, rng, cache)
     return {"effect": effect, "p_value": p_value, "significant": p_value < alpha}
