@@ -53,8 +53,9 @@ __all__ = [
     "NULL_CHUNK",
 ]
 
-#: Data sets of the joint null per fan-out task.
-NULL_CHUNK = 25
+#: Data sets of the joint null per fan-out task: large, since a task computes the strata and draws the permutations
+#: of each support it meets once for all its data sets.
+NULL_CHUNK = 100
 
 
 def _measure_one(protocol_name: str, params: dict, tables, seed_seq, names: list[str]) -> dict:
