@@ -91,6 +91,13 @@ def _null_chunk(protocol_name: str, params: dict, specifications: list[dict], ta
     return {"effect": np.asarray(out["effect"]).tolist(), "significant": np.asarray(out["significant"]).tolist()}
 
 
+def _run_stream(seed: int) -> np.random.SeedSequence:
+    """The run's own measurement stream (:func:`harness.runner._generators`'s first), as a fresh object for each
+    specification: a protocol that spawns from its generator advances the sequence it was built on, and one
+    shared object would hand the next specification other children in one process than in a worker."""
+    return np.random.SeedSequence(seed).spawn(1)[0]
+
+
 def _reimpl(spec, name: str) -> bool:
     return spec.vocabulary[name].arm != "upstream" if name in spec.vocabulary else True
 
@@ -241,7 +248,6 @@ def run_multiverse(spec, tables) -> MultiverseRecord | None:
     curve = mv.curve or (next((t.quantity for t in spec.claim.targets if t.role == "headline"), None))
     curve = curve or spec.claim.targets[0].quantity
     names = _names(spec, assertions, targets, curve)
-    stream = np.random.SeedSequence(spec.seed).spawn(1)[0]  # the run's own measurement stream, for every one
     params_of = []
     tasks = []
     for i, choice in enumerate(grid + others):
@@ -249,7 +255,7 @@ def run_multiverse(spec, tables) -> MultiverseRecord | None:
         light = protocol.multiverse_params(validate_plain(protocol.Params, params))
         params_of.append({**params, **light})
         key = f"multiverse specification {i + 1}/{len(grid) + len(others)}"
-        tasks.append(Task(key, _measure_one, (protocol.name, params_of[-1], tables, stream, names)))
+        tasks.append(Task(key, _measure_one, (protocol.name, params_of[-1], tables, _run_stream(spec.seed), names)))
     progress.stage(f"multiverse: {len(grid)} specifications and {len(others)} other estimands")
     results = fanout.run(tasks, stage="multiverse specifications")
     ends = protocol.INTERVALS.get(curve)

@@ -49,7 +49,7 @@ class Toy(Protocol):
     }
 
     def measure(self, params, tables, rng):
-        noise = float(rng.normal(0, 1e-6))
+        noise = float(rng.spawn(1)[0].normal(0, 1e-6))  # spawning advances the generator's seed sequence
         if params.flip:
             x = params.b / 10 + (1.0 if params.a == 1.0 else -1.0)
         else:
@@ -407,3 +407,13 @@ def test_the_shift_tests_multiverse_keeps_the_paper_specification_as_the_run_its
     (paper,) = [s for s in base.multiverse.specifications if s.paper]
     for name in ("gamma", "p_value", "gamma_lo", "gamma_hi"):
         assert paper.values[name] == base.arms.reimpl.values[name]
+
+
+def test_the_index_has_an_analysis_choices_column(base):
+    from harness.index import index_markdown
+
+    md = index_markdown([_with(base, _multiverse(["holds", "holds", "fails", "fails", "fails", "fails"]))])
+    header = next(line for line in md.splitlines() if line.startswith("| claim |"))
+    assert "| resampling | analysis choices |" in header
+    row = next(line for line in md.splitlines() if line.startswith("| [No significant"))
+    assert "| depends on a (2 of 6) |" in row
