@@ -20,7 +20,7 @@ import fcntl
 import os
 import tempfile
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from .paths import PROJECT_ROOT
@@ -174,6 +174,13 @@ def _replay(journal: Path) -> None:
     for target in plan["remove"]:
         Path(target).unlink(missing_ok=True)
     journal.unlink()
+    _remove_if_empty(journal.parent)
+
+
+def _remove_if_empty(folder: Path) -> None:
+    """Remove the journal's folder once it holds nothing (a run leaves no empty ``.pending/`` behind)."""
+    with suppress(OSError):  # not empty (another group of writes is being journalled), or already gone
+        folder.rmdir()
 
 
 def recover(folder: str | Path) -> list[str]:
@@ -195,6 +202,7 @@ def recover(folder: str | Path) -> list[str]:
                 _replay(journal)
             except (OSError, ValueError, KeyError):
                 journal.unlink(missing_ok=True)  # an unreadable journal: its renames never started
+                _remove_if_empty(journal.parent)
             done.append(journal.stem)
         for tmp in folder.rglob(".*.tmp"):
             if tmp.is_file() and not tmp.is_symlink():
