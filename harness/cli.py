@@ -293,8 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--sandbox",
         choices=("auto", "bubblewrap", "none"),
         default="auto",
-        help="how the authors' code is confined: bubblewrap where it works (auto), required, or not at "
-        "all; the check for writes outside its folder is made in every case",
+        help="how the authors' code is confined: bubblewrap where it works, else Landlock and seccomp (auto); "
+        "bubblewrap required; or its filesystem not at all (none: its network, signals, memory and processes "
+        "stay confined). The check for writes outside its folder is made in every case",
     )
     r.set_defaults(func=cmd_run)
 

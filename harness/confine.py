@@ -50,7 +50,7 @@ _LANDLOCK_RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS = 38
 _CLONE_NEWNET = 0x40000000
 # Landlock filesystem rights that change the filesystem (ABI 1; REFER from ABI 2, TRUNCATE from ABI 3)
-_WRITE_FILE = 1 << 1
+_EXECUTE, _WRITE_FILE = 1 << 0, 1 << 1
 _WRITE_RIGHTS_V1 = sum(1 << b for b in (1, 4, 5, 6, 7, 8, 9, 10, 11, 12))
 _REFER, _TRUNCATE = 1 << 13, 1 << 14
 CGROUP_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
@@ -91,17 +91,21 @@ def _write_rights(abi: int) -> int:
 
 
 def _landlock_ruleset(writable: str | None, *, scoped: bool = False) -> int:
-    """A Landlock ruleset (its fd) that allows changes beneath ``writable`` only (and file writes in /dev), or
-    none of the filesystem's rights when ``writable`` is None; with ``scoped``, signals and abstract UNIX
-    sockets only within the domain (ABI 6)."""
+    """A Landlock ruleset (its fd) that allows changes beneath ``writable`` only (and file writes in /dev); with
+    ``scoped``, signals and abstract UNIX sockets only within the domain (ABI 6). With ``writable`` None the
+    filesystem is left as it is (without ``scoped``, a right handled and granted everywhere: the domain alone,
+    in which no process outside can be traced or have its memory read or written through /proc)."""
     abi = _landlock_abi()
-    rights = _write_rights(abi) if writable is not None else 0
+    if writable is not None:
+        rights = _write_rights(abi)
+        rules = [(writable, rights), ("/dev", _WRITE_FILE | (_TRUNCATE if abi >= 3 else 0))]
+    else:
+        rights, rules = (0, []) if scoped else (_EXECUTE, [("/", _EXECUTE)])
     attr = _RulesetAttr(rights, 0, _SCOPES if scoped else 0)
     size = 24 if scoped else 8  # the fields this ruleset uses: a kernel before ABI 6 reads only the first
     fd = _LIBC.syscall(_SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0)
     if fd < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
-    rules = [] if writable is None else [(writable, rights), ("/dev", _WRITE_FILE | (_TRUNCATE if abi >= 3 else 0))]
     for path, allowed in rules:
         pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
         rule = _PathBeneath(allowed, pfd)
@@ -223,6 +227,7 @@ class Guards:
     network: str | None = None  # why not, when not cut
     scopes: str | None = None  # why Landlock's scopes are not used (signals, abstract UNIX sockets)
     seccomp: str | None = None  # why no seccomp filter is loaded
+    domain: str | None = None  # why no Landlock domain at all (none: no process outside can be traced)
 
     def setup(self) -> None:
         root = cgroup_root()
@@ -286,8 +291,13 @@ class Guards:
     def _signals(self) -> str:
         if self.scopes is None:
             return "only to its own processes (Landlock scopes), and no other process traced or reprioritised"
-        if self.seccomp is None:
+        if self.seccomp is None and self.domain is None:
             return "only to its own process group (seccomp), and no other process traced or reprioritised"
+        if self.seccomp is None:
+            return (
+                "only to its own process group (seccomp), but the memory of another process of this user open to it"
+                f" through /proc (no Landlock: {self.domain}): the time limit does not hold against it"
+            )
         return (
             f"not confined ({self.scopes}; no seccomp filter: {self.seccomp}): it could stop the harness, so"
             " the time limit does not hold against it"
@@ -309,7 +319,8 @@ class Guards:
         own = not self.sandboxed
         use_net = own and self.network is None
         writes, scoped = own and self.landlock is None, own and self.scopes is None
-        ruleset = _landlock_ruleset(str(writable) if writes else None, scoped=scoped) if (writes or scoped) else None
+        domain = own and self.domain is None  # a Landlock domain even where nothing of the filesystem is confined
+        ruleset = _landlock_ruleset(str(writable) if writes else None, scoped=scoped) if domain else None
         flt = Filter(metadata=writes, signals=not scoped) if (own and self.seccomp is None) else None
 
         def preexec():
@@ -387,7 +398,8 @@ def guards_for(sandboxed: bool, *, landlock: bool = True, limits: Limits | None 
     if not sandboxed:
         g.landlock = landlock_unavailable() if landlock else "the sandbox was switched off for this run"
         g.network = network_unavailable()
-        g.scopes = scopes_unavailable()
+        g.domain = landlock_unavailable()  # the kernel's, whatever the mode
+        g.scopes = scopes_unavailable() if g.domain is None else g.domain
         g.seccomp = seccomp_unavailable()
     g.setup()
     return g

@@ -16,9 +16,11 @@ probe of :mod:`harness.sandbox` are the only other processes the arm starts).
   raise, so the other arm and other claims carry on.
 * The adapter reads copies, in its scratch folder, of exactly the table
   bytes that were verified (:meth:`~harness.datalock.Tables.data`), never
-  the files by path. It runs confined where the machine allows it
-  (:mod:`harness.sandbox`: bubblewrap, everything read-only but its scratch
-  folder), and in every case the project's folders that a run reads or
+  the files by path. It runs confined (:mod:`harness.sandbox`: bubblewrap,
+  seeing only the Python environment, the harness, the checkout and its
+  scratch folder; else :mod:`harness.confine`: Landlock and seccomp, so
+  that it can neither write outside its folder nor stop the harness), and
+  in every case the project's folders that a run reads or
   writes (``vendor/``, ``reports/``, the cache, the harness's code...), the
   interpreter's prefix and the data root are compared before and after: a
   run that changed anything there "could not run" and is not cached. Its
@@ -505,7 +507,7 @@ def _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of) -> t
     key = key_of(sub)
     cache_file = Path(options.cache_dir) / f"{key}.json"
     if not options.force and (stored := _read_cache(cache_file)) is not None:
-        return dataclasses.replace(stored, cached=True, cache_key=key), None
+        return dataclasses.replace(stored, cached=True, cache_key=key, leftovers_killed=0), None  # nothing ran
     if isinstance(confine, str):  # a sandbox was required and cannot be had
         return _failed(confine, cache_key=key, sandbox=f"none: {confine}"), None
     with lifecycle.machine_slot():

@@ -7,6 +7,7 @@ a few lines each.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -903,3 +904,29 @@ def test_hashing_the_checkout_is_fast():
     t0 = time.perf_counter()
     verified_tree("prescriptive-scaling")
     assert time.perf_counter() - t0 < 2.0
+
+
+# -- issue #29 item 10: what varies between runs with no number moving stays out of the record ------------------
+
+
+def test_the_count_of_processes_left_behind_goes_to_the_run_log_not_the_record(checked_out):
+    """A forced rerun moved the committed `leftovers_killed` from 0 to 1 (record and report) while no number moved.
+    A run that left a daemon behind and a run served from an answer cached with a count inside its confinement (as
+    answers were cached before) give the same arm; the count is in the run log."""
+    from harness import runner
+
+    w = checked_out
+    options = UpstreamOptions(**{**w.options.__dict__, "sandbox": "none", "watch": {}})  # bubblewrap leaves none
+    spec = dataclasses.replace(_claim(), protocol=_protocol("daemon.py"))
+    arms, logs = [], []
+    for _ in range(2):
+        log: dict = {}
+        arms.append(runner._run_upstream(spec, w.tables, options, log)[0])
+        logs.append(log)
+        (cached,) = w.options.cache_dir.glob("*.json")  # an answer cached before the count left the record
+        stored = json.loads(cached.read_text())
+        stored["confinement"]["leftovers_killed"] = 7
+        cached.write_text(json.dumps(stored))
+    assert arms[0].ok and arms[0] == arms[1] and "leftovers_killed" not in arms[0].confinement
+    assert [log["upstream_cached"] for log in logs] == [False, True]
+    assert logs[0]["upstream_leftovers_killed"] >= 1 and logs[1]["upstream_leftovers_killed"] == 0
