@@ -289,8 +289,13 @@ class Guards:
         )
 
     def _signals(self) -> str:
-        if self.scopes is None:
+        if self.scopes is None and self.seccomp is None:
             return "only to its own processes (Landlock scopes), and no other process traced or reprioritised"
+        if self.scopes is None:
+            return (
+                "only to its own processes (Landlock scopes), and no other process traced (Landlock), but the limits"
+                f" and priority of another process of this user open to it (no seccomp filter: {self.seccomp})"
+            )
         if self.seccomp is None and self.domain is None:
             return "only to its own process group (seccomp), and no other process traced or reprioritised"
         if self.seccomp is None:

@@ -431,3 +431,28 @@ def test_the_sandbox_shows_the_python_environment_the_checkout_and_the_harness_o
     assert str(w.vendor) in binds and str(w.options.harness_dir) in binds and str(w.tmp / "scratch") in binds
     assert "/" not in binds and not any(b.startswith(("/home", "/root/.ssh", "/run", "/var")) for b in binds)
     assert str(Path(sys.prefix)) in binds
+
+
+@pytest.mark.parametrize("scopes", [None, "no scopes"])
+@pytest.mark.parametrize("seccomp", [None, "no seccomp"])
+@pytest.mark.parametrize("domain", [None, "no Landlock"])
+def test_the_record_says_the_time_limit_does_not_hold_exactly_where_nothing_keeps_it(scopes, seccomp, domain):
+    """Every combination of the pieces a machine may lack: the words claim the time limit only where a piece keeps
+    signals and /proc away from the harness, say what is open where one is missing, and never say both."""
+    if domain is not None:
+        scopes = domain  # no Landlock, no scopes
+    g = confine.Guards(sandboxed=False, landlock=domain, scopes=scopes, seccomp=seccomp, domain=domain)
+    said = g.describe()
+    holds = scopes is None or (seccomp is None and domain is None)
+    assert ("does not hold" not in said["signals"]) == holds, said["signals"]
+    assert said["signals"].startswith("only to its own") == (scopes is None or seccomp is None)
+    assert ("no UNIX socket can be made" in said["network"]) == (seccomp is None)
+    assert ("reachable" in said["network"]) == (seccomp is not None)
+    if domain is None:
+        metadata_confined = (
+            "no file's mode, owner, times or extended attributes changeable anywhere" in said["filesystem"]
+        )
+        assert metadata_confined == (seccomp is None)
+        assert ("attributes of files elsewhere not confined" in said["filesystem"]) == (seccomp is not None)
+    else:
+        assert said["filesystem"].startswith("not confined")
