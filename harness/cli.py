@@ -422,7 +422,9 @@ def main(argv=None) -> int:
         _err(str(exc))
         return EXIT_ERROR
     except OSError as exc:  # a file the command needed to write or read (an unwritable folder, a full disk)
-        where = f"{exc.filename}: " if exc.filename else ""
+        from .fileio import failed_path
+
+        where = f"{failed_path(exc)}: " if exc.filename else ""
         _err(f"{where}{exc.strerror or exc}; files already written stay, the others were left as they were")
         return EXIT_ERROR
     except Terminated as exc:

@@ -322,7 +322,13 @@ def add_table(name: str, path: str | Path, provenance: str, *, root: Path, lock_
     block = yaml.safe_dump({name: entry}, sort_keys=False, allow_unicode=True, width=100, default_flow_style=None)
     indented = "".join("  " + line if line.strip() else line for line in block.splitlines(keepends=True))
     new = text.rstrip("\n") + "\n" + indented
-    DataLock.model_validate(yaml.safe_load(new))  # the whole lock still reads
+    try:
+        DataLock.model_validate(yaml.safe_load(new))  # the whole lock still reads
+    except (yaml.YAMLError, ValidationError):
+        raise DataError(
+            f"{lock_file}: the entry of {name!r} cannot be appended to this lock's text (its `tables:` is not a"
+            " block mapping, one table per indented key); write the lock in that layout and add the table again"
+        ) from None
     from .fileio import atomic_write_text
 
     atomic_write_text(lock_file, new)

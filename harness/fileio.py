@@ -31,6 +31,7 @@ __all__ = [
     "write_together",
     "recover",
     "recovered_line",
+    "failed_path",
     "project_lock",
     "FILE_MODE",
     "LOCK_FILE",
@@ -108,6 +109,15 @@ def _write(path: Path, data: bytes, mode: int) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def failed_path(exc: OSError) -> Path | None:
+    """The file or folder an :class:`OSError` names, as a user knows it: a file staged beside its target by this
+    module (``.<name>.<random>.tmp``) is named by its folder."""
+    named = Path(exc.filename) if exc.filename else None
+    if named is not None and named.name.startswith(".") and named.name.endswith(".tmp"):
+        return named.parent
+    return named
 
 
 def atomic_write_text(path: str | Path, text: str, *, mode: int = FILE_MODE) -> Path:

@@ -423,11 +423,10 @@ def write_index(out: Path, console: Console) -> int:
 
 
 def unwritable(exc: OSError) -> str:
-    """Why a file could not be written, in words: the system's reason, and the file or folder it named (the
-    folder of a file staged beside its target, ``.<name>.<random>.tmp``)."""
-    named = Path(exc.filename) if exc.filename else None
-    if named is not None and named.name.startswith(".") and named.name.endswith(".tmp"):
-        named = named.parent
+    """Why a file could not be written, in words: the system's reason, and the file or folder it named."""
+    from .fileio import failed_path
+
+    named = failed_path(exc)
     return f"could not be written: {exc.strerror or exc}" + (f" (in {named})" if named is not None else "")
 
 

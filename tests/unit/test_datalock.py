@@ -229,3 +229,17 @@ def test_a_locked_table_swapped_for_a_huge_file_is_refused_unread(tables, tmp_pa
         fh.truncate(3 * 10**9)
     with _deadline(5.0), pytest.raises(DataError, match=r"input table 't' is 3000000000 bytes \(2.79 GiB\), more than"):
         tables.data("t")
+
+
+def test_data_add_to_a_lock_in_flow_layout_is_one_line_not_a_traceback(tmp_path, capsys):
+    from harness import cli
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "u.csv").write_bytes(b"a,b\n1,2\n")
+    lock = tmp_path / "lock.yaml"
+    lock.write_text("tables: {}\n", encoding="utf-8")
+    argv = ["--lock", str(lock), "--data-root", str(tmp_path / "data"), "data", "add", "u"]
+    assert cli.main([*argv, str(tmp_path / "data" / "u.csv"), "--provenance", "p"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot be appended to this lock's text" in err and "Traceback" not in err
+    assert lock.read_text() == "tables: {}\n"

@@ -112,3 +112,23 @@ def test_an_injected_write_failure_is_one_line_and_exit_2(sealed_reports, monkey
     monkeypatch.setattr(harness.fileio.os, "fsync", real_fsync)
     assert _contents(out) == before
     assert json.loads((out / f"{cid}.json").read_text())["claim"]["id"] == cid
+
+
+def test_a_data_lock_that_cannot_be_written_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    """`data add` with the lock on a read-only folder (injected): the folder named, exit 2, the lock unchanged."""
+    import harness.fileio
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "u.csv").write_bytes(b"a,b\n1,2\n")
+    lock = tmp_path / "lock.yaml"
+    text = 'tables:\n  t:\n    path: u.csv\n    sha256: "' + "0" * 64 + '"\n    rows: 1\n    provenance: p\n'
+    lock.write_text(text, encoding="utf-8")
+
+    def read_only(*args, **kwargs):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(tmp_path / ".lock.yaml.x1y2.tmp"))
+
+    monkeypatch.setattr(harness.fileio.tempfile, "mkstemp", read_only)
+    argv = ["--lock", str(lock), "--data-root", str(tmp_path / "data"), "data", "add", "v"]
+    assert cli.main([*argv, str(tmp_path / "data" / "u.csv"), "--provenance", "p"]) == 2
+    (line,) = _one_line_error(capsys.readouterr().err)
+    assert line.startswith(f"error: {tmp_path}: Read-only file system") and lock.read_text() == text
