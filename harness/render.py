@@ -23,6 +23,7 @@ from pathlib import Path
 
 import jinja2
 
+from .quantities import power_of_ten
 from .record import Record
 from .schema import CONTROL_CHARS
 
@@ -36,13 +37,19 @@ def _missing(x) -> bool:
     return x is None or isinstance(x, bool) or (isinstance(x, float) and not math.isfinite(x))
 
 
+def _unsigned_zero(text: str) -> str:
+    """A number that rounds to zero at the digits shown, without a sign: ``0.0000``, never ``-0.0000``."""
+    return text.lstrip("+-") if text.lstrip("+-").strip("0.") == "" else text
+
+
 def fmt_num(x, digits: int = 4) -> str:
-    """Fixed point with ``digits`` decimals; a dash for a missing value."""
-    return DASH if _missing(x) else f"{x:.{digits}f}"
+    """Fixed point with ``digits`` decimals; a dash for a missing value; no negative zero."""
+    return DASH if _missing(x) else _unsigned_zero(f"{x:.{digits}f}")
 
 
 def fmt_signed(x, digits: int = 4) -> str:
-    return DASH if _missing(x) else f"{x:+.{digits}f}"
+    """Fixed point with its sign (``+0.0143``); a value that rounds to zero has none (``0.0000``)."""
+    return DASH if _missing(x) else _unsigned_zero(f"{x:+.{digits}f}")
 
 
 def fmt_sci(x, digits: int = 2) -> str:
@@ -85,27 +92,48 @@ def period(text: str) -> str:
     return text if text.endswith((".", "?", "!")) else text + "."
 
 
+def every(n, singular: str, plural: str | None = None) -> str:
+    """All of a count, as a reader says it: ``the one target``, ``both targets``, ``all 12 targets``."""
+    plural = plural or singular + "s"
+    if _missing(n):
+        return f"all {plural}"
+    k = int(round(float(n)))
+    return f"the one {singular}" if k == 1 else (f"both {plural}" if k == 2 else f"all {k} {plural}")
+
+
+def cap(text: str) -> str:
+    """``text`` with its first letter in upper case (and the rest as it is)."""
+    text = str(text)
+    return text[:1].upper() + text[1:]
+
+
 def agree(n, singular: str, plural: str) -> str:
     """The form of a verb (or any word) that agrees with a count: ``sits`` for 1, ``sit`` otherwise."""
     return singular if (not _missing(n) and int(round(float(n))) == 1) else plural
 
 
 def fmt_general(x, digits: int = 4) -> str:
-    """Shortest faithful form for parameters such as 0.001 or 50."""
+    """Shortest faithful form for parameters such as 0.001 or 50; a number that would need an exponent as a
+    power of ten (``10⁴``, ``2.5 × 10⁻⁶``), never ``1e+04``."""
     if x is None:
         return DASH
     if isinstance(x, bool):
         return "yes" if x else "no"
-    if isinstance(x, int):
+    if isinstance(x, int) and abs(x) < 10**digits:
         return str(x)
-    return DASH if _missing(x) else f"{x:.{digits}g}"
+    if _missing(x):
+        return DASH
+    text = f"{x:.{digits}g}"
+    if "e" not in text:
+        return _unsigned_zero(text)
+    return ("−" if x < 0 else "") + power_of_ten(abs(x), digits)
 
 
 def fmt_auto(x, digits: int = 4) -> str:
     """A measured number: integers as integers, small magnitudes in scientific notation, else fixed point."""
     if _missing(x):
         return DASH
-    if isinstance(x, int) or (float(x).is_integer() and abs(x) >= 1):
+    if isinstance(x, int) or float(x).is_integer():  # a count, or an exact zero: 0, not 0.0000
         return f"{int(x)}"
     if x != 0 and abs(x) < 10 ** -(digits - 1):
         return f"{x:.2e}"
@@ -218,6 +246,8 @@ FILTERS = {
     "pct": fmt_pct,
     "integer": fmt_count,
     "count_of": count_of,
+    "every": every,
+    "cap": cap,
     "agree": agree,
     "period": period,
     "titles": titles,
@@ -258,8 +288,9 @@ def _is_row(line: str) -> bool:
 
 
 def _tidy(text: str) -> str:
-    """One blank line at most between blocks, a blank line before every heading and around every table (a
-    line of text right under a table would be read as one more row), one newline at the end."""
+    """One blank line at most between blocks, a blank line before every heading, every figure and around every
+    table (a line of text right under a table would be read as one more row, a figure right under a
+    paragraph would sit inside it), one newline at the end."""
     out: list[str] = []
     for line in text.splitlines():
         if line.strip() == "" and (not out or out[-1].strip() == ""):
@@ -268,7 +299,7 @@ def _tidy(text: str) -> str:
             out
             and out[-1].strip() != ""
             and (
-                line.startswith(("#", "<details>"))
+                line.startswith(("#", "<details>", "!["))
                 or out[-1].startswith("</details>")
                 or (_is_row(line) != _is_row(out[-1]) and line.strip() != "")
             )

@@ -251,6 +251,15 @@ class ShiftTest(Protocol):
                 upstream_gamma=uv.get("gamma"),
                 upstream_p=uv.get("p_value"),
                 cutoff=p.cutoff,
+                # every p-value the report prints for this one test, so that the lead can name each
+                n_perm=p.n_perm,
+                p_precise=v.get("p_value_precise"),
+                n_perm_precise=p.n_perm_precise,
+                p_classical=v["p_classical"],
+                classical_significant=v["p_classical"] < p.alpha,
+                paper_p_text=next(
+                    (t.paper_text for t in ctx.targets if t.quantity == "p_value" and t.relation == "~"), None
+                ),
             )
         }
         rows = []
