@@ -65,6 +65,12 @@ def fmt_pct(x, digits: int = 2) -> str:
     return f"{100 * x:.{digits}f}%"
 
 
+def fmt_level(x) -> str:
+    """A set level or rate (a parameter, not a measurement) as a percentage in its shortest exact form:
+    ``2%``, ``2.5%`` for 0.025 (never rounded to ``2%``), ``97.5%``."""
+    return DASH if _missing(x) else f"{100 * x:.6g}%"
+
+
 def fmt_count(x) -> str:
     """A count as an integer (``474``, not ``474.0``)."""
     if _missing(x):
@@ -113,8 +119,8 @@ def agree(n, singular: str, plural: str) -> str:
 
 
 def fmt_general(x, digits: int = 4) -> str:
-    """Shortest faithful form for parameters such as 0.001 or 50; a number that would need an exponent as a
-    power of ten (``10⁴``, ``2.5 × 10⁻⁶``), never ``1e+04``."""
+    """Shortest faithful form for parameters such as 0.001 or 50; a number that would need an exponent, or is
+    below 0.001, as a power of ten (``10⁴``, ``10⁻⁴``, ``2.5 × 10⁻⁶``), never ``1e+04`` or ``0.0001``."""
     if x is None:
         return DASH
     if isinstance(x, bool):
@@ -124,7 +130,7 @@ def fmt_general(x, digits: int = 4) -> str:
     if _missing(x):
         return DASH
     text = f"{x:.{digits}g}"
-    if "e" not in text:
+    if "e" not in text and not (0 < abs(x) < 1e-3):
         return _unsigned_zero(text)
     return ("−" if x < 0 else "") + power_of_ten(abs(x), digits)
 
@@ -244,6 +250,7 @@ FILTERS = {
     "signed": fmt_signed,
     "sci": fmt_sci,
     "pct": fmt_pct,
+    "level": fmt_level,
     "integer": fmt_count,
     "count_of": count_of,
     "every": every,

@@ -439,11 +439,16 @@ class BoundaryAtBudget(Protocol):
         p = ctx.params
         names = ("tau", "kappa", "lam")
         changed = [k for k in names if not math.isclose(float(own[k]), float(getattr(p, k)), rel_tol=1e-12)]
+        where: dict[str, list[str]] = {}  # the file and lines that state each changed value, file by file
+        for k in changed:
+            file, _, line = own["where"][k].rpartition(":")
+            where.setdefault(file, []).append(line)
         facts = {
             "tau": own["tau"],
             "kappa": own["kappa"],
             "lam": own["lam"],
             "changed": [{"name": k, "own": own[k], "claim": getattr(p, k), "where": own["where"][k]} for k in changed],
+            "where": [{"file": f, "lines": lines} for f, lines in where.items()],
             "path": own.get("path"),
         }
         if not changed:
