@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-__all__ = ["Quantity", "budget_text", "boxed", "power_of_ten"]
+__all__ = ["Quantity", "budget_text", "boxed", "power_of_ten", "number_text"]
 
 
 class Quantity(NamedTuple):
@@ -57,6 +57,15 @@ def power_of_ten(x: float, digits: int = 2) -> str:
     if mantissa >= 10:  # 9.99 rounds up to the next decade
         mantissa, k = mantissa / 10, k + 1
     return f"{mantissa:.{digits}g} × 10{str(k).translate(_SUPERSCRIPT)}"
+
+
+def number_text(x: float, digits: int = 4) -> str:
+    """A parameter in its shortest faithful form (``0.001``, ``50``, ``0.98``); one that would need an exponent,
+    or lies below 0.001, as a power of ten (``10⁴``, ``10⁻⁴``, ``2.5 × 10⁻⁶``), never ``1e+04``; no ``-0``."""
+    text = f"{x:.{digits}g}"
+    if "e" not in text and not (0 < abs(x) < 1e-3):
+        return "0" if float(text) == 0 else text
+    return ("−" if x < 0 else "") + power_of_ten(abs(x), digits)
 
 
 def budget_text(eval_x: float) -> str:

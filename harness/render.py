@@ -23,7 +23,7 @@ from pathlib import Path
 
 import jinja2
 
-from .quantities import power_of_ten
+from .quantities import number_text
 from .record import Record
 from .schema import CONTROL_CHARS
 
@@ -53,7 +53,10 @@ def fmt_signed(x, digits: int = 4) -> str:
 
 
 def fmt_sci(x, digits: int = 2) -> str:
-    return DASH if _missing(x) else f"{x:.{digits}e}"
+    """Scientific notation for a small measured number (``2.22e-16``); an exact zero is ``0``."""
+    if _missing(x):
+        return DASH
+    return "0" if x == 0 else f"{x:.{digits}e}"
 
 
 def fmt_pct(x, digits: int = 2) -> str:
@@ -127,12 +130,7 @@ def fmt_general(x, digits: int = 4) -> str:
         return "yes" if x else "no"
     if isinstance(x, int) and abs(x) < 10**digits:
         return str(x)
-    if _missing(x):
-        return DASH
-    text = f"{x:.{digits}g}"
-    if "e" not in text and not (0 < abs(x) < 1e-3):
-        return _unsigned_zero(text)
-    return ("−" if x < 0 else "") + power_of_ten(abs(x), digits)
+    return DASH if _missing(x) else number_text(x, digits)
 
 
 def fmt_auto(x, digits: int = 4) -> str:

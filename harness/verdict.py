@@ -612,6 +612,7 @@ def common_findings(
     reimpl_only = [
         {
             "title": t.title,
+            "headline": t.role == "headline",
             "upstream": t.upstream.value,
             "reimpl": t.reimpl.value,
             "requirement": t.requirement,

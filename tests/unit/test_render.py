@@ -65,7 +65,9 @@ def _outside_details(md: str) -> str:
 def test_a_missing_authors_arm_is_said_in_one_line_and_not_contradicted(prefix):
     md = render_report(_without_upstream(_record(prefix)))
     lead = md.split(" ## ")[0]
-    assert "The authors' code did not run: the harness could not run it." in lead  # the lead says so
+    assert (
+        "The authors' code did not run: the harness could not run it, for the reason recorded" in lead
+    )  # the lead says so
     assert "The two arms were not compared" in md
     assert "no route to host" in md and "no route to host" not in _outside_details(md)  # folded, not in prose
     assert "in this run it ran." not in md and "authors' code ran." not in md
@@ -124,7 +126,7 @@ def test_a_small_table_is_not_at_its_edge():
 
 def test_numbers_as_a_reader_reads_them():
     from harness.quantities import budget_text, power_of_ten
-    from harness.render import cap, every, fmt_auto, fmt_general, fmt_num, fmt_signed
+    from harness.render import cap, every, fmt_auto, fmt_general, fmt_num, fmt_sci, fmt_signed
 
     assert budget_text(1000.0) == "10²⁴ FLOPs" and budget_text(10**3.5) == "10^24.5 FLOPs"
     assert budget_text(3162.0) == "3.2 × 10²⁴ FLOPs" and budget_text(300.0) == "3 × 10²³ FLOPs"
@@ -135,6 +137,7 @@ def test_numbers_as_a_reader_reads_them():
     assert fmt_num(-0.00001) == "0.0000" and fmt_signed(-0.00001) == "0.0000" and fmt_signed(0.0143) == "+0.0143"
     assert fmt_num(-0.5) == "-0.5000" and fmt_signed(-0.02) == "-0.0200"
     assert fmt_auto(0.0) == "0" and fmt_auto(3.0) == "3" and fmt_auto(2.2e-16) == "2.20e-16"  # a count as a count
+    assert fmt_sci(0.0) == "0" and fmt_sci(-3.5e-6, 1) == "-3.5e-06"
     assert [every(n, "target") for n in (1, 2, 12)] == ["the one target", "both targets", "all 12 targets"]
     assert cap(every(2, "target")) == "Both targets" and cap("the MATH row") == "The MATH row"
 
@@ -526,3 +529,42 @@ def test_a_label_resting_on_a_coverage_near_the_calibrated_range_says_it_is_a_cl
         md = _as_state(rec, state)
         assert "The label rests on a close call of the coverage study" in md, state
         assert f"For “{labels[0]}”" in md and "within two of its Monte Carlo" in md, state
+
+
+def test_every_p_value_of_the_shift_test_is_named():
+    """Five numbers are p-values for one γ (this run's, the authors', the converged one, the paper's, the t-test's):
+    the lead says which it prints and puts the t-test's beside it; the result names each (issue 28)."""
+    rec = _record("000")
+    s = rec.findings["summary"].facts
+    md = render_report(rec)
+    lead = md.split(" ## ")[0]
+    assert f"**{s['p_value']:.4f}** from this run's {s['n_perm']} within-stratum permutations" in lead
+    if s["upstream_p"] is not None:
+        assert f"{s['upstream_p']:.4f} in the authors' code, from its own permutations" in lead
+    if s["classical_significant"] != s["significant"]:
+        assert f"The textbook t-test of γ = 0 gives p = {s['p_classical']:.4f}" in lead
+    result = md.split("## Result")[1].split("## Targets")[0]
+    assert "The p-values for the observed γ, and where each comes from" in result
+    for p in (s["p_value"], s["p_precise"], s["p_classical"]):
+        if p is not None:
+            assert f"**{p:.4f}**:" in result
+
+
+def test_one_target_and_two_in_words():
+    """No "All 1 targets", "0 of the 1 hold" or "All 2": the one target, both, none (issue 28)."""
+    from harness.record import TargetOutcome
+
+    rec = _record("002")
+    one = [rec.targets[0]]
+    basis = {**rec.findings["basis"].facts, "n_targets": 1, "one": True, "n_headline": 1, "n_supporting": 0}
+    md = render_report(_with_finding(rec.model_copy(update={"targets": one}), "basis", **basis))
+    assert "The one target holds." in md and "All 1" not in md and "1 targets" not in md
+    failed = [TargetOutcome(**{**rec.targets[0].model_dump(), "outcome": "fails"})]
+    md = render_report(
+        _with_finding(
+            rec.model_copy(update={"targets": failed}),
+            "basis",
+            **{**basis, "all_hold": False, "none_hold": True, "n_holding": 0, "n_not_holding": 1},
+        )
+    )
+    assert "The one target does not hold:" in md and "0 of the 1" not in md
