@@ -386,7 +386,7 @@ def test_a_changed_outcome_names_the_target_as_a_title():
             rec, "bin_averaged", state="outcomes_change", changed=["MMLU-Pro does not under-cover"], verdict="x"
         )
     )
-    assert "the outcome changes for *MMLU-Pro does not under-cover*, and the verdict would be **x**" in md
+    assert "the outcome changes for *MMLU-Pro does not under-cover* and the verdict would be **x**" in md
 
 
 def test_no_figure_names_a_table_the_claim_does_not_give():
