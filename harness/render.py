@@ -243,6 +243,14 @@ def md(value, cell: bool = False, code: bool = False) -> str:
     return _code_span(_controls_shown(text), cell) if code else _controls_shown(_inline(text, cell))
 
 
+def code_block(value) -> str:
+    """Text from outside (an arm's recorded reason) as a fenced code block that shows it literally: its fence
+    longer than any run of backticks in it, control characters as visible escapes."""
+    text = _controls_shown(str(value))
+    fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", text)), default=0))
+    return f"{fence}text\n{text}\n{fence}"
+
+
 FILTERS = {
     "num": fmt_num,
     "signed": fmt_signed,
@@ -264,6 +272,7 @@ FILTERS = {
     "close_calls": close_calls,
     "quoted": quoted,
     "md": md,
+    "code_block": code_block,
 }
 
 
