@@ -39,6 +39,7 @@ __all__ = [
     "write_together",
     "recover",
     "recovered_line",
+    "failed_path",
     "project_lock",
     "snapshot_after",
     "FILE_MODE",
@@ -265,6 +266,15 @@ def _write(path: Path, data: bytes, mode: int) -> Path:
     return path
 
 
+def failed_path(exc: OSError) -> Path | None:
+    """The file or folder an :class:`OSError` names, as a user knows it: a file staged beside its target by this
+    module (``.<name>.<random>.tmp``) is named by its folder."""
+    named = Path(exc.filename) if exc.filename else None
+    if named is not None and named.name.startswith(".") and named.name.endswith(".tmp"):
+        return named.parent
+    return named
+
+
 def atomic_write_text(path: str | Path, text: str, *, mode: int = FILE_MODE) -> Path:
     """:func:`atomic_write_bytes` of ``text`` encoded as UTF-8."""
     return atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
@@ -327,6 +337,7 @@ def _replay(pending: Path, digests: dict[str, str] | None = None) -> None:
     import json
 
     plan = json.loads(pending.read_text(encoding="utf-8"))
+    touched = [*(p for pair in plan["rename"] for p in pair), *plan["remove"], pending]
     try:
         for tmp, target in plan["rename"]:
             if Path(tmp).exists():
@@ -334,9 +345,20 @@ def _replay(pending: Path, digests: dict[str, str] | None = None) -> None:
         for target in plan["remove"]:
             Path(target).unlink(missing_ok=True)
         pending.unlink()
+        if _remove_if_empty(pending.parent):
+            touched.append(pending.parent)
     finally:
-        touched = [*(p for pair in plan["rename"] for p in pair), *plan["remove"], pending]
         journal.record(touched, digests)
+
+
+def _remove_if_empty(folder: Path) -> bool:
+    """Remove the journal's folder once it holds nothing (a run leaves no empty ``.pending/`` behind);
+    return whether it was removed."""
+    try:
+        folder.rmdir()
+    except OSError:  # not empty (another group of writes is being journalled), or already gone
+        return False
+    return True
 
 
 def recover(folder: str | Path) -> list[str]:
@@ -358,7 +380,8 @@ def recover(folder: str | Path) -> list[str]:
                 _replay(pending)
             except (OSError, ValueError, KeyError):
                 pending.unlink(missing_ok=True)  # an unreadable journal: its renames never started
-                journal.record([pending])
+                gone = [pending.parent] if _remove_if_empty(pending.parent) else []
+                journal.record([pending, *gone])
             done.append(pending.stem)
         for tmp in folder.rglob(".*.tmp"):
             if tmp.is_file() and not tmp.is_symlink():

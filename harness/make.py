@@ -207,7 +207,7 @@ def _finish(res: ClaimOutput, args, has_upstream: bool, console: Console) -> int
         try:
             _write_pair(where, cid, res.json, res.md, res.figures)
         except OSError as exc:
-            console.error(f"{cid}: could not write the report into {where}: {exc.strerror or exc}; nothing was written")
+            console.error(f"{where / (cid + '.md')}: {unwritable(exc)}; nothing was written for {cid}")
             return EXIT_ERROR
     # The reason the authors' arm did not run is said once: on the result line, or in the error that says
     # where a poorer report went.
@@ -236,7 +236,7 @@ def rerender(cid: str, out: Path, console: Console) -> int:
     from .errors import HarnessError
     from .figures import draw_figures
     from .fileio import project_lock
-    from .record import read_record, record_json, sealed
+    from .record import read_record, record_json
     from .render import render_report
     from .schedule import DRAWING
 
@@ -247,12 +247,6 @@ def rerender(cid: str, out: Path, console: Console) -> int:
         except HarnessError as exc:
             hint = f"; run `python -m harness run {cid}` first" if "no run record" in str(exc) else ""
             console.error(f"{exc}{hint}")
-            return EXIT_ERROR
-        if not sealed(existing):
-            console.error(
-                f"{out / (cid + '.json')}: the record carries no digest of its content (written before records"
-                f" were sealed, or edited); run `python -m harness run {cid}` again"
-            )
             return EXIT_ERROR
         build = {**existing.build, "render": render_dependencies(existing.claim.protocol)}
         try:
@@ -270,7 +264,7 @@ def rerender(cid: str, out: Path, console: Console) -> int:
         try:
             _write_pair(out, cid, record_json(record), md, {f.path: d for f, d in figures})
         except OSError as exc:
-            console.error(f"{cid}: could not write the report: {exc.strerror or exc}")
+            console.error(f"{out / (cid + '.md')}: {unwritable(exc)}; the report and its record were left as they were")
             return EXIT_ERROR
     return EXIT_OK
 
@@ -305,6 +299,9 @@ def _study_job(study: StudyPlan, args, verbose: bool, folder: Path, done: thread
             write_study(result, folder)
     except HarnessError as exc:
         return StudyOutput(spec.id, error=f"{spec.path}: {exc}")
+    except OSError as exc:  # an unwritable folder, a full disk: the study there is left as it was
+        where = folder / f"{spec.id}.json"
+        return StudyOutput(spec.id, error=f"{where}: {unwritable(exc)}; the study there was left as it was")
     except Exception:  # a crash: say where; the claims go on
         return StudyOutput(spec.id, error=f"{spec.path}: the coverage study crashed\n{traceback.format_exc()}")
     finally:
@@ -413,7 +410,7 @@ def run_claims(args, paths: list[Path], console: Console, *, verbose: bool) -> i
         console.error(str(exc))
         status = EXIT_ERROR
     if jobs or plan_:
-        write_index(Path(args.out), console)
+        status = max(status, write_index(Path(args.out), console))
     return status
 
 
@@ -463,13 +460,14 @@ def render_claims(out: Path, paths: list[Path], console: Console) -> int:
             failed += 1
             continue
         console.info(f"rendered {out / (path.stem + '.md')}")
-    write_index(out, console)
-    return EXIT_ERROR if failed else EXIT_OK
+    index = write_index(out, console)
+    return EXIT_ERROR if failed else index
 
 
-def write_index(out: Path, console: Console) -> None:
-    """Rewrite ``out/README.md`` from the records, under the write lock, when it changed; left as it is (and said)
-    while a record cannot be read: an index without that claim's row would be wrong."""
+def write_index(out: Path, console: Console) -> int:
+    """Rewrite ``out/README.md`` from the records, under the write lock, when it changed; left as it is (and said,
+    exit status 2) while a record cannot be read, since an index without that claim's row would be wrong, or when
+    it cannot be written."""
     from .fileio import atomic_write_text, project_lock
     from .index import index_markdown
 
@@ -481,12 +479,26 @@ def write_index(out: Path, console: Console) -> None:
                 f"{out / 'README.md'} was left as it was: {', '.join(problems)} cannot be read"
                 f" ({'its row' if len(problems) == 1 else 'their rows'} would be lost)"
             )
-        elif found:
+            return EXIT_ERROR
+        if found:
             text, index = index_markdown(found), out / "README.md"
             with contextlib.suppress(OSError):
                 if index.read_text(encoding="utf-8") == text:
-                    return  # as it is: not even its time changes
-            atomic_write_text(index, text)
+                    return EXIT_OK  # as it is: not even its time changes
+            try:
+                atomic_write_text(index, text)
+            except OSError as exc:
+                console.error(f"{index}: {unwritable(exc)}; the index was left as it was")
+                return EXIT_ERROR
+    return EXIT_OK
+
+
+def unwritable(exc: OSError) -> str:
+    """Why a file could not be written, in words: the system's reason, and the file or folder it named."""
+    from .fileio import failed_path
+
+    named = failed_path(exc)
+    return f"could not be written: {exc.strerror or exc}" + (f" (in {named})" if named is not None else "")
 
 
 def calibrate_claims(args, paths: list[Path], console: Console) -> int:

@@ -80,10 +80,9 @@ def _from_record(path: Path, out: Path, lock, pins, tables, args) -> Planned | N
     input tables are still verified against the lock (a table altered since says so through the full plan)."""
     from .build import claim_dependencies, stale_reasons
     from .errors import HarnessError
-    from .record import sealed
 
-    existing, _ = current_record(out, path.stem)
-    if existing is None or not sealed(existing) or existing.claim.id != path.stem:
+    existing, _ = current_record(out, path.stem)  # read_record refuses a record without its seal, or edited
+    if existing is None or existing.claim.id != path.stem:
         return None
     c = existing.claim
     try:
@@ -127,7 +126,6 @@ def plan(args, paths: list[Path], console) -> tuple[list[Planned], list[StudyPla
     from .calibration import stale_reasons as study_reasons
     from .datalock import load_lock
     from .make import pins_of, tables_of
-    from .record import sealed
 
     lock, pins, tables = load_lock(args.lock), pins_of(args), tables_of(args)
     out = Path(args.out)
@@ -150,8 +148,6 @@ def plan(args, paths: list[Path], console) -> tuple[list[Planned], list[StudyPla
         deps = dependencies(spec, lock, pins)
         existing, why = current_record(out, spec.id)
         run, render = stale_reasons(existing.build if existing else None, deps)
-        if existing is not None and not sealed(existing):
-            run = ["the record carries no digest of its content (written before records were sealed, or edited)"]
         if existing is None:
             run = [why] if why else ["no report yet"]
         elif args.force:
