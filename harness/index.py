@@ -14,14 +14,9 @@ __all__ = ["summary_rows", "index_markdown", "short_title", "why"]
 #: A claim without a ``title`` is shown by its first words, cut at a word's end within this many characters.
 TITLE_CHARS = 80
 
-_RESAMPLING = {
-    "robust": "robust",
-    "fragile": "fragile",
-    "does_not_hold": "an ordering does not hold",
-    "not_assessed": "not assessed (coverage not shown)",
-    "intervals_only": "intervals only",
-    "not_run": "not run",
-}
+_RESAMPLING = {"intervals_only": "intervals only", "not_run": "not run"}
+#: The states of one asserted ordering, in the order the index counts them.
+_ORDERING_STATES = ("supported", "contradicted", "inconclusive", "not_assessed")
 
 
 def short_title(record: Record, limit: int = TITLE_CHARS) -> str:
@@ -69,10 +64,16 @@ def why(record: Record) -> str:
 
 
 def _resampling(record: Record) -> str:
+    """The resampling label in a few words: the state of the one ordering, or how many orderings have each."""
     f = record.findings.get("resampling")
-    if f is not None:
-        return _RESAMPLING.get(f.state, f.state)
-    return record.robustness.state if record.robustness else "not run"
+    if f is None:
+        return record.robustness.state if record.robustness else "not run"
+    if f.state in _RESAMPLING:
+        return _RESAMPLING[f.state]
+    if f.facts["one_comparison"]:
+        return f.state.replace("_", " ")
+    counts = [f"{f.facts['n_' + s]} {s.replace('_', ' ')}" for s in _ORDERING_STATES if f.facts["n_" + s]]
+    return f"{f.facts['n_comparisons']} orderings: " + ", ".join(counts)
 
 
 def summary_rows(records: list[Record]) -> list[dict]:
