@@ -123,5 +123,16 @@ def index_markdown(records: list[Record]) -> str:
         "comparison of the two arms follow, with the diagnostics folded under *details*.",
         "",
     ]
+    studies = [
+        f"[{r.claim.id}]({r.robustness.facts['calibration']['study']})"
+        for r in sorted(records, key=lambda r: r.claim.id)
+        if r.robustness is not None and (r.robustness.facts.get("calibration") or {}).get("study")
+    ]
+    if studies:
+        lines += [
+            "The resampling labels rest on coverage studies of each claim's own design, which measure how often "
+            "each decision errs: " + ", ".join(studies) + ".",
+            "",
+        ]
     shared = environment().get_template("_shared_setup.md.j2").render()
     return "\n".join(lines) + "\n" + shared.strip() + "\n"

@@ -988,7 +988,7 @@ def _budget_checks(claim: Claim, params, cparams: dict, problems: list[str]) -> 
     if c is not None:
         B = claim.bootstrap.n_resamples
         calls = resampling_calls(needed([METHODS[m] for m in c.methods], 10**6), B)
-        words = f"simulated data sets × {calls} calls × {fits} fits each ({how})"
+        words = f"simulated data sets × {calls:,} calls (the claim's resampling) × {fits} fits each ({how})"
         problem = _over_budget(
             [("bootstrap.calibration.replicates", c.replicates, calls * fits, words)],
             CALIBRATION_BUDGET,

@@ -35,7 +35,7 @@ def _colour(name: str) -> str:
     return m.colour if m is not None else "black"
 
 
-def _short(label: str, width: int = 60) -> str:
+def _short(label: str, width: int = 48) -> str:
     return label if len(label) <= width else label[: width - 1] + "…"
 
 
@@ -54,7 +54,8 @@ def _figure(result: dict) -> bytes:
     n_top = len(orderings) * len(methods)
     n_bottom = len(qs) * len(methods)
     with style():
-        fig = new_figure(8.6, 0.3 * (n_top + n_bottom) + 0.5 * (len(orderings) + len(qs)) + 2.4)
+        fig = new_figure(9.0, 0.2 * (n_top + n_bottom) + 0.35 * (len(orderings) + len(qs)) + 2.2)
+        fig.get_layout_engine().set(w_pad=0.15, h_pad=0.1)
         heights = [max(n_top, 1) + len(orderings), n_bottom + len(qs)] if orderings else [1]
         axes = fig.subplots(len(heights), 1, gridspec_kw={"height_ratios": heights}, squeeze=False)[:, 0]
         if orderings:
@@ -78,9 +79,9 @@ def _figure(result: dict) -> bytes:
             ax.set_yticks(ticks)
             ax.set_yticklabels(names)
             ax.set_xlim(0.0, max(0.3, max(o["by_method"][m]["error"] for o in orderings for m in methods) + 0.05))
+            ax.set_title("Decisions on the asserted orderings", loc="left", fontsize=9)
             ax.set_xlabel(
-                f"share of {result['n_replicates']} data sets without a difference in which the "
-                "ordering is called supported (±2 MC s.e.)"
+                f"called supported where the difference is 0 ({result['n_replicates']} data sets, ±2 MC s.e.)"
             )
             ax.legend(loc="lower right", fontsize=7, frameon=False)
         ax = axes[-1]
@@ -103,9 +104,9 @@ def _figure(result: dict) -> bytes:
             y += 0.6
         ax.set_yticks(ticks)
         ax.set_yticklabels(names)
+        ax.set_title("Two-sided intervals of the values", loc="left", fontsize=9)
         ax.set_xlabel(
-            f"coverage of the two-sided {result['nominal_level']:.0%} interval over "
-            f"{result['n_replicates']} data sets (±2 MC s.e.)"
+            f"coverage of the {result['nominal_level']:.0%} interval ({result['n_replicates']} data sets, ±2 MC s.e.)"
         )
         ax.set_xlim(-0.02, 1.02)
         handles = ax.get_legend_handles_labels()[0] + [
