@@ -26,7 +26,14 @@ name, unknown protocols, controls, tables, columns (checked against the
 table headers when the tables are at hand) and upstream pins, any target or
 control that names a quantity its protocol cannot measure (with "did you
 mean"), and a claim whose counts ask for more work than the budgets
-:data:`FIT_BUDGET` and :data:`PERMUTATION_BUDGET` allow.
+:data:`FIT_BUDGET` and :data:`PERMUTATION_BUDGET` allow; and, in
+:mod:`harness.claim_checks`, two targets under one label, a compute axis or
+evaluation point that cannot be training compute in the unit given, and score
+columns above 1 without ``scale: percent`` (with the tables at hand). A
+problem in one part of the file hides none in the others: what validates is
+still checked (:func:`~harness.schema.validate_lenient`). What is accepted
+but worth saying (a tolerance of 0 on a printed decimal) is a warning
+(:attr:`ClaimSpec.warnings`).
 
 The loaded claim (:class:`ClaimSpec`) carries the *validated* protocol and
 control parameters, the vocabulary of quantities, and the literal text of
@@ -45,6 +52,13 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, ValidationError, model_validator
 
+from .claim_checks import (
+    eval_point_problems,
+    input_data_problems,
+    label_problems,
+    tolerance_warnings,
+    unknown_quantity,
+)
 from .datalock import FileRefused, read_regular_file
 from .errors import SpecError
 from .protocols.base import Protocol
@@ -61,6 +75,7 @@ from .schema import (
     forbidden_char,
     format_validation_error,
     shorten,
+    validate_lenient,
     validate_plain,
 )
 from .stats.methods import METHODS, needed, resampling_calls
@@ -322,6 +337,7 @@ class ClaimSpec:
     vocabulary: dict[str, Quantity]
     control_vocabularies: dict[str, dict[str, Quantity]]
     texts: dict[tuple, str] = field(default_factory=dict)  # path in the file -> a number as written
+    warnings: tuple[str, ...] = ()  # what validate says but does not refuse (harness.claim_checks)
 
     @property
     def id(self) -> str:
@@ -626,8 +642,9 @@ def _protocol_checks(raw: dict, protocol, problems: list[str]):
     try:
         params = validate_plain(protocol.Params, raw.get("params") or {})
     except ValidationError as err:
-        problems += format_validation_error(err, prefix="params")
-    for i, ctl in enumerate(raw.get("controls") or []):
+        problems += format_validation_error(err, prefix="params", model=protocol.Params)
+    controls = raw.get("controls")
+    for i, ctl in enumerate(controls if isinstance(controls, list) else []):
         if not isinstance(ctl, dict) or "control" not in ctl:
             continue
         kind = ctl["control"]
@@ -642,7 +659,7 @@ def _protocol_checks(raw: dict, protocol, problems: list[str]):
         try:
             cparams[i] = validate_plain(model, ctl.get("params") or {})
         except ValidationError as err:
-            problems += format_validation_error(err, prefix=f"controls[{i}].params")
+            problems += format_validation_error(err, prefix=f"controls[{i}].params", model=model)
     return params, cparams
 
 
@@ -663,6 +680,11 @@ def _partial_vocabularies(card, protocol, raw_params, claim: Claim, cparams: dic
         if not f.is_required()
     }
     plain_params = {**{k: v for k, v in defaults.items() if not hasattr(v, "model_dump")}, **raw_params}
+    fields = protocol.Params.model_fields
+    for key in [k for k in raw_params if k not in fields]:  # a misspelt key stands in for the one it misspells
+        meant = did_you_mean(key, [f for f in fields if f not in raw_params])
+        if meant:
+            plain_params.setdefault(meant.split("'")[1], raw_params[key])
     try:
         vocab = card.vocabulary(plain_params)
         cvocabs = {
@@ -710,10 +732,22 @@ def _mistyped_labels(claim: Claim, vocab: dict) -> dict[str, str]:
                 if written and written not in tasks and did_you_mean(written, [label]):
                     found.setdefault(written, label)
     used = {lab for lab in found.values() if any(lab in n for n in names if n in vocab)}
-    return {w: lab for w, lab in found.items() if lab not in used}
+    return {w: lab for w, lab in found.items() if lab not in used and _blames_tasks(claim, w, lab, names, vocab)}
 
 
-def _vocabulary_checks(claim: Claim, vocab: dict, cvocabs: dict, problems: list[str]) -> None:
+def _blames_tasks(claim: Claim, written: str, label: str, names: list[str], vocab: dict) -> bool:
+    """Whether the claim's spelling ``written`` has more on its side than params.tasks' ``label``: the task's
+    column does not spell ``label`` rather than ``written``, and either it spells ``written`` or at least two
+    names of the claim do. (One target that spells a task otherwise than params.tasks and its column is the
+    target's typo: ``boundary.BHH`` beside ``BBH: BBH Raw``.)"""
+    column = str(claim.params["tasks"].get(label, ""))
+    if label in column and written not in column:
+        return False
+    spelled = sum(1 for n in names if n not in vocab and written in n)
+    return spelled >= 2 or (written in column and label not in column)
+
+
+def _vocabulary_checks(claim: Claim, vocab: dict, cvocabs: dict, problems: list[str], bad=frozenset()) -> None:
     typos = _mistyped_labels(claim, vocab)
     for written, label in typos.items():
         where = sorted({w for w, n in _claim_names(claim) if written in n and n not in vocab})
@@ -726,7 +760,7 @@ def _vocabulary_checks(claim: Claim, vocab: dict, cvocabs: dict, problems: list[
     def unknown(where: str, name: str, known, what: str) -> str:
         written = next((w for w in typos if w in name), None)
         if written is None:
-            return _unknown(where, name, known, what)
+            return unknown_quantity(where, name, known, what, claim.protocol, claim.params)
         return (
             f"{where}: {shorten(name)} is not {what}: params.tasks has no task {written!r} (it has "
             f"{typos[written]!r}, which looks mistyped; see params.tasks)"
@@ -739,6 +773,9 @@ def _vocabulary_checks(claim: Claim, vocab: dict, cvocabs: dict, problems: list[
                 problems.append(
                     unknown(f"targets[{i}].{key}", name, vocab, f"a quantity protocol '{claim.protocol}' measures")
                 )
+    # what the targets say is known: each validated and named a measured quantity (an unknown one is said above)
+    targets_known = not any(b == "targets" or b.startswith("targets[") for b in bad)
+    targets_known = targets_known and all(t.quantity in vocab for t in claim.targets)
     paper_names = {t.quantity for t in claim.targets if t.relation == "~"}
     for i, ctl in enumerate(claim.controls):
         cv = cvocabs.get(i)
@@ -754,10 +791,12 @@ def _vocabulary_checks(claim: Claim, vocab: dict, cvocabs: dict, problems: list[
                         f"{where}: {name!r} has no baseline: the unperturbed measurement has no such "
                         "quantity (use measure: value)"
                     )
-                elif cond.measure != "value" and cond.reference == "paper" and name not in paper_names:
+                elif (
+                    cond.measure != "value" and cond.reference == "paper" and targets_known and name not in paper_names
+                ):
                     problems.append(f"{where}: reference 'paper' needs a target with a paper value for {name!r}")
-        if ctl.must_fail_targets:
-            missing = [t.quantity for t in claim.targets if t.quantity not in cv]
+        if ctl.must_fail_targets and targets_known:
+            missing = [t.quantity for t in claim.targets if t.quantity in vocab and t.quantity not in cv]
             if missing:
                 problems.append(
                     f"controls[{i}].must_fail_targets: control '{ctl.control}' does not measure "
@@ -907,7 +946,9 @@ def specification_params(protocol, base: dict, choice: dict) -> dict:
     return out
 
 
-def _input_checks(path: Path, claim: Claim, params, protocol, lock, tables, problems: list[str]) -> None:
+def _input_checks(
+    path: Path, claim: Claim, params, protocol, lock, tables, problems: list[str], inputs_known: bool = True
+) -> None:
     names = set(lock.tables) if lock is not None else None
     if names is not None:
         for i, name in enumerate(claim.inputs):
@@ -919,7 +960,7 @@ def _input_checks(path: Path, claim: Claim, params, protocol, lock, tables, prob
         if names is not None and table not in names:
             problems.append(_unknown(f"params.{where}", table, names, "a table in the data lock"))
             continue
-        if table not in claim.inputs:
+        if inputs_known and table not in claim.inputs:
             problems.append(f"params.{where}: table {table!r} is not listed in inputs")
             continue
         if tables is None or not columns:
@@ -1032,11 +1073,12 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
     path = Path(path)
     raw, texts = _read_yaml(path)
     problems: list[str] = []
-    claim = None
+    bad: set[str] = set()  # what of the file did not validate: the checks that read it are skipped
     try:
         claim = validate_plain(Claim, raw)
     except ValidationError as err:
-        problems += format_validation_error(err)
+        problems += format_validation_error(err, model=Claim)
+        claim, bad = validate_lenient(Claim, raw)  # the rest of the file is still checked (one typo hides nothing)
     raw_id = raw.get("id")
     if isinstance(raw_id, str) and path.suffix in (".yaml", ".yml") and raw_id != path.stem:
         problems.append(
@@ -1052,32 +1094,40 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
     params, cparams = (None, {})
     if protocol is not None:
         params, cparams = _protocol_checks(raw, protocol, problems)
-    if claim is not None and protocol is not None:
-        _input_checks(path, claim, params, protocol, lock, tables, problems)
+    if protocol is not None:
+        _input_checks(path, claim, params, protocol, lock, tables, problems, inputs_known="inputs" not in bad)
         _bootstrap_checks(claim, params, protocol, tables, problems)
         if pins is not None and claim.upstream is not None and claim.upstream not in pins:
             problems.append(_unknown("upstream", claim.upstream, pins, "a pin in data/upstream.yaml"))
-        ids = [c.id for c in claim.controls]
+        ids = [c.id for c in claim.controls if c.id is not None]
         for dup in sorted({x for x in ids if ids.count(x) > 1}):
             problems.append(f"controls: id '{dup}' is used more than once")
     vocab, cvocabs = {}, {}
-    if claim is not None and params is not None:
+    warnings: list[str] = []
+    if params is not None:
+        problems += eval_point_problems(params)
+        if tables is not None:
+            data_problems, data_warnings = input_data_problems(params, tables)
+            problems, warnings = problems + data_problems, warnings + data_warnings
+    if params is not None:
         pdump = params.model_dump(mode="json")
         vocab = card.vocabulary(pdump)
         cvocabs = {
             i: card.control_vocabulary(claim.controls[i].control, pdump, m.model_dump(mode="json"))
             for i, m in cparams.items()
         }
-        _vocabulary_checks(claim, vocab, cvocabs, problems)
+        _vocabulary_checks(claim, vocab, cvocabs, problems, bad)
+        problems += label_problems(claim, vocab)
         _multiverse_checks(claim, params, protocol, vocab, problems)
         _data_choice_checks(claim, params, protocol, problems)
         _budget_checks(claim, params, cparams, problems)
-    elif claim is not None and protocol is not None:
+        warnings += tolerance_warnings(claim, texts)
+    elif protocol is not None:
         # the parameters have problems of their own: the names the claim uses are still checked, against the
         # vocabulary of the parameters as far as they go, so that every kind of problem is said at once
         partial = _partial_vocabularies(card, protocol, raw.get("params"), claim, cparams)
         if partial is not None:
-            _vocabulary_checks(claim, *partial, problems)
+            _vocabulary_checks(claim, *partial, problems, bad)
     if problems:
         raise SpecError(path, problems)
     return ClaimSpec(
@@ -1089,4 +1139,5 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
         vocabulary=vocab,
         control_vocabularies={claim.controls[i].id: v for i, v in cvocabs.items()},
         texts=texts,
+        warnings=tuple(warnings),
     )

@@ -16,7 +16,14 @@ the pinned commit:
   offers no argument to remove (built from the module's own pieces,
   ``solve_y0_L_given_shape`` and ``objective_and_grad``; nothing is
   monkeypatched);
-* :func:`load_tasks`: the claim's table as their loader reads it.
+* :func:`load_tasks`: the claim's table as their loader reads it;
+* :func:`claim_table`: the table their code is given. Their loaders guess a
+  score column's scale (``skill_frontier/io/csv_utils.py``
+  ``maybe_scale_task_values``: divided by 100 when its 95th percentile lies in
+  (1, 100]) and take no argument that says it; a claim states it
+  (``scale: percent``), and their code then reads a copy of the table whose
+  score columns are divided by 100, as the re-implementation divides them,
+  so that their guess finds fractions and changes nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ __all__ = [
     "bound_gaps",
     "task_arrays",
     "load_tasks",
+    "claim_table",
 ]
 
 # fit_sigmoid_frontier's arguments to fit_sigmoid_enhanced (skill_frontier/core/sigmoid.py).
@@ -157,7 +165,7 @@ def load_tasks(request: dict):
     """
     p = request["params"]
     sig, sqo = authors()
-    table = request["tables"][p.get("table", "oll")]
+    table = claim_table(request)
     labels, columns = list(p["tasks"]), list(p["tasks"].values())
     if p.get("compute"):
         x, Y = _compute_column(table, p["compute"], columns)
@@ -190,3 +198,36 @@ def _compute_column(table: str, compute: dict, columns: list[str]):
     Y = np.array([[epoch._safe_float(r[c]) for c in columns] for r in rows], float).reshape(len(rows), len(columns))
     keep = np.isfinite(x) & (x > 0)
     return x[keep], Y[keep]
+
+
+def claim_table(request: dict) -> str:
+    """The path of the claim's table as the authors' code must read it: the table itself, or, for scores in
+    percent (``params.scale``), a copy in the run's scratch folder with every score column divided by 100
+    (an empty or unparsable cell kept as it is; every other cell as written)."""
+    import csv
+    import os
+
+    p = request["params"]
+    table = request["tables"][p.get("table", "oll")]
+    if p.get("scale", "fraction") != "percent":
+        return table
+    columns = set(p["tasks"].values())
+    out = os.path.join(os.getcwd(), "scaled", os.path.basename(table))
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(table, newline="", encoding="utf-8-sig") as fh:
+        reader = csv.DictReader(fh)
+        headers, rows = list(reader.fieldnames or []), list(reader)
+    with open(out, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=headers)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (_divided(v) if k in columns else v) for k, v in r.items()})
+    return out
+
+
+def _divided(cell: str) -> str:
+    """A score cell in percent as a fraction, written so that it reads back as the same float."""
+    try:
+        return repr(float(cell) / 100.0) if cell not in (None, "", "nan", "NaN") else cell
+    except ValueError:
+        return cell

@@ -65,6 +65,11 @@ class LeaderboardParams(ProtocolParams):
     multiplier: Number = Field(6.0, gt=0)
     compute: ComputeColumn | None = Field(None, description="a column of compute, instead of the proxy")
     tasks: dict[Label, Label] = Field(min_length=1, description="benchmark label -> score column")
+    scale: Literal["fraction", "percent"] = Field(
+        "fraction",
+        description="the score columns' scale: fractions in [0, 1], or percents in [0, 100], which both arms "
+        "divide by 100 before anything else (the authors' code reads a copy of the table so divided)",
+    )
     scores: Literal["raw", "normalised"] = Field(
         "raw",
         description="raw accuracies (the named columns), or the leaderboard's normalised scores: the column of the "
@@ -145,6 +150,16 @@ def normalised_column(column: str) -> str:
     return column.removesuffix(" Raw")
 
 
+def _on_scale(df, p: LeaderboardParams):
+    """The score columns as fractions: divided by 100 when the claim says they are percents (``scale``)."""
+    if p.scale != "percent":
+        return df
+    df = df.copy()
+    for col in dict.fromkeys(p.tasks.values()):
+        df[col] = pd.to_numeric(df[col], errors="coerce") / 100.0
+    return df
+
+
 def _data_choices(df, p: LeaderboardParams):
     """The rows and scores the parameters' data choices ask for (``scores``, ``one_per_base_model``)."""
     if p.scores == "normalised":
@@ -169,7 +184,7 @@ def leaderboard_frame(tables, p: LeaderboardParams):
         raise DataError(
             f"table '{p.table}' ({tables.entry(p.table).path}): columns {missing} named in the claim are not in it"
         )
-    df = _data_choices(df, p)
+    df = _data_choices(_on_scale(df, p), p)
     if p.compute is not None:
         return with_compute_column(df, p.compute.column, p.compute.scale)
     return with_log_compute(df, p.tokens_col, p.params_col, p.multiplier)

@@ -9,7 +9,9 @@ Call path: the one their CLI takes for
 (``skill_frontier/core/sigmoid.py``: ``main`` -> ``fit_sigmoid_frontier``):
 
 1. ``_load_xy_from_csv(csv, task_cols, compute_product_cols=(tokens, params),
-   compute_multiplier=m)`` -> ``x``, ``Y`` (rows with a finite ``x > 0``).
+   compute_multiplier=m)`` -> ``x``, ``Y`` (rows with a finite ``x > 0``); for
+   scores in percent (``scale: percent``) ``csv`` is a copy of the table with
+   the score columns divided by 100 (:func:`~harness.adapters.authors_sigmoid.claim_table`).
 2. Per task, as ``fit_sigmoid_frontier`` does: keep finite ``(x, y)``,
    ``z = log10(max(x, 1e-300))``, sort by ``np.argsort(z)``.
 3. ``fit_sigmoid_enhanced(z, y, tau=tau, kappa_final=kappa, lambda_b=lam,
