@@ -260,32 +260,44 @@ class Robustness(_Model):
     facts: dict[str, Any] = Field(default_factory=dict)
 
 
+#: How a specification reads an assertion of the claim: on the claim's side, on the other side, or on either
+#: side within the measurement's own Monte Carlo error of the threshold (a permutation p-value near the level).
+Reading = Literal["holds", "fails", "unsettled"]
+
+
 class MultiverseSpecification(_Model):
-    """One specification of a claim's multiverse: its choices, the re-implementation's values, and per headline
-    target and asserted relation (in the order of :class:`MultiverseRecord`'s lists) whether it holds."""
+    """One specification of a claim's multiverse: its choices, the re-implementation's values, and its reading of
+    each assertion of the claim (in the order of :attr:`MultiverseRecord.assertions`)."""
 
     choices: dict[str, Any]
     paper: bool  # the paper's own specification
+    estimand: bool = False  # another estimand: shown apart, not counted among the analysis specifications
     status: Literal["ok", "could not run"]
     reason: str | None = None
     values: dict[str, float | None] = Field(default_factory=dict)
-    targets: list[bool | None] = Field(default_factory=list)
-    relations: list[bool | None] = Field(default_factory=list)
-    holds: bool | None = None  # every headline target and relation holds (None: one could not be judged)
+    readings: list[Reading | None] = Field(default_factory=list)  # per assertion (None: a value is missing)
+    reading: Reading | None = None  # fails if one fails, else unsettled if one is, else holds (None: not judged)
     curve: float | None = None  # the value the specification curve sorts by
+    curve_lo: float | None = None  # its interval, where the protocol gives one
+    curve_hi: float | None = None
 
 
 class MultiverseRecord(_Model):
-    """A claim's multiverse as run (:mod:`harness.multiverse`): what was varied, and every specification."""
+    """A claim's multiverse as run (:mod:`harness.multiverse`): what was varied, what each specification is
+    judged on, every specification, and the curve's test under the null where the protocol has one."""
 
     curve: str  # the quantity the curve sorts by
     curve_label: str
-    choices: list[dict[str, Any]]  # name, words, kind, paper_text, alternatives [{value, text, reason, paper}]
-    targets: list[dict[str, Any]]  # the headline targets judged per specification: title, quantity, relation, paper
-    relations: list[dict[str, Any]]  # the orderings judged per specification: label
+    choices: list[dict[str, Any]]  # analysis choices: name, words, why, paper_text, alternatives [value, text, ...]
+    estimands: list[dict[str, Any]] = Field(default_factory=list)  # the other estimands' choices, described alike
+    assertions: list[dict[str, Any]]  # what a specification is judged on: label, kind, left, relation, right, margin
+    targets: list[dict[str, Any]]  # the headline value targets, shown as movement: title, quantity, paper, tolerance
     excluded: int = 0
-    left_out: list[str] = Field(default_factory=list)  # parameters each specification replaces to stay cheap
+    left_out: list[str] = Field(
+        default_factory=list
+    )  # parameters each specification changes from the claim to stay cheap
     specifications: list[MultiverseSpecification]
+    joint_null: dict[str, Any] | None = None  # harness.multiverse.joint_null_record
 
 
 class Record(_Model):

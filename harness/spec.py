@@ -61,6 +61,17 @@ from .claim_checks import (
 )
 from .datalock import FileRefused, read_regular_file
 from .errors import SpecError
+from .multiverse_spec import (
+    MULTIVERSE_BUDGET,
+    Alternative,
+    Multiverse,
+    check_data_choices,
+    check_multiverse,
+    multiverse_grid,
+    n_specifications,
+    same_value,
+    specification_params,
+)
 from .protocols.base import Protocol
 from .quantities import Quantity
 from .registry import PROTOCOLS
@@ -122,8 +133,6 @@ PERMUTATION_BUDGET = 32_000_000
 #: Model fits a claim's coverage study may ask for (replicates x calls per replicate x fits per call); the
 #: studies of the committed claims ask for about 400,000.
 CALIBRATION_BUDGET = 1_000_000
-#: Specifications a claim's multiverse may declare (each is one run of the measurement, without its diagnostics).
-MULTIVERSE_BUDGET = 64
 
 Relation = Literal["~", "<", "<=", ">", ">=", "abs<"]
 
@@ -254,48 +263,6 @@ class Bootstrap(Strict):
                 f"({', '.join(self.calibration.methods)})"
             )
         return self
-
-
-class Alternative(Strict):
-    """One alternative of an analysis choice: the parameter's value, and why a reviewer would accept it."""
-
-    value: bool | Count | Number | Label
-    reason: Text = Field(min_length=1)
-
-
-class Multiverse(Strict):
-    """The analysis choices the claim could reasonably have made otherwise (``multiverse:``).
-
-    ``choices`` maps a choice the protocol declares (:attr:`Protocol.CHOICES`, a parameter name) to its
-    alternatives, the claim's own value among them. The specifications are the full factorial of the
-    alternatives, in the order written, less every combination an ``exclude`` entry matches (an entry
-    names some choices and one alternative of each). ``max_specifications`` is the claim's budget.
-    ``curve`` is the quantity the specification curve sorts by (default: the first headline target's).
-    """
-
-    choices: dict[Label, list[Alternative]] = Field(min_length=1)
-    exclude: list[dict[Label, bool | Count | Number | Label]] = Field(default_factory=list)
-    max_specifications: Count = Field(ge=2, le=MULTIVERSE_BUDGET)
-    curve: Label | None = None
-
-
-def multiverse_grid(choices: dict[str, list], exclude: list[dict]) -> list[dict]:
-    """Every specification of a multiverse, ``{choice: value}``: the full factorial of ``choices`` (each a list
-    of values), the first choice varying slowest, less the combinations an entry of ``exclude`` matches."""
-    import itertools
-
-    names = list(choices)
-    out = []
-    for combo in itertools.product(*(choices[n] for n in names)):
-        spec = dict(zip(names, combo))
-        if not any(all(same_value(spec.get(k), v) for k, v in ex.items()) for ex in exclude):
-            out.append(spec)
-    return out
-
-
-def same_value(a, b) -> bool:
-    """One value of a choice: equal and of one kind (``true`` is not ``1``)."""
-    return isinstance(a, bool) == isinstance(b, bool) and a == b
 
 
 #: The longest short title a claim file may give (the report's heading and the index's first column).
@@ -838,114 +805,6 @@ def _bootstrap_checks(claim: Claim, params, protocol, tables, problems: list[str
             )
 
 
-def _multiverse_checks(claim: Claim, params, protocol, vocab: dict, problems: list[str]) -> None:
-    """Each choice one the protocol declares, each alternative one it can take, the claim's own value among
-    them, the exclusions naming alternatives, the paper's specification kept, and the grid within budget."""
-    mv = claim.multiverse
-    if mv is None or params is None:
-        return
-    base = params.model_dump(mode="json")
-    known = protocol.CHOICES
-    if not known:
-        problems.append(f"multiverse: protocol '{protocol.name}' declares no analysis choice it can vary")
-        return
-    good: dict[str, list] = {}
-    for name, alts in mv.choices.items():
-        where = f"multiverse.choices.{name}"
-        if name not in known:
-            problems.append(
-                _unknown("multiverse.choices", name, known, f"a choice protocol '{protocol.name}' can vary")
-            )
-            continue
-        values = [a.value for a in alts]
-        if len(values) < 2:
-            problems.append(f"{where}: needs at least two alternatives, the claim's own value and another")
-            continue
-        dups = [v for i, v in enumerate(values) if any(same_value(v, w) for w in values[:i])]
-        if dups:
-            problems.append(f"{where}: alternative {dups[0]!r} is written more than once")
-        if not any(same_value(base.get(name), v) for v in values):
-            problems.append(
-                f"{where}: the claim's own value {base.get(name)!r} (params.{name}) is not among the alternatives "
-                f"{values}; the paper's specification must be one of the grid"
-            )
-        for i, v in enumerate(values):
-            err = _alternative_error(protocol, base, {name: v})
-            if err:
-                problems.append(f"{where}[{i}].value: protocol '{protocol.name}' cannot take {name} = {v!r}: {err}")
-        good[name] = values
-    if len(good) != len(mv.choices):
-        return
-    for j, ex in enumerate(mv.exclude):
-        for k, v in ex.items():
-            if k not in good:
-                problems.append(_unknown(f"multiverse.exclude[{j}]", k, good, "a choice of this multiverse"))
-            elif not any(same_value(v, w) for w in good[k]):
-                problems.append(f"multiverse.exclude[{j}].{k}: {v!r} is not one of its alternatives {good[k]}")
-        if not ex:
-            problems.append(f"multiverse.exclude[{j}]: an empty exclusion would exclude every specification")
-        elif all(k in good and same_value(base.get(k), v) for k, v in ex.items()):
-            problems.append(f"multiverse.exclude[{j}]: excludes the paper's own specification")
-    grid = multiverse_grid(good, mv.exclude)
-    full = math.prod(len(v) for v in good.values())
-    if len(grid) > mv.max_specifications:
-        sizes = " × ".join(str(len(v)) for v in good.values())
-        problems.append(
-            f"multiverse: {len(grid)} specifications ({sizes} = {full}, less {full - len(grid)} excluded) exceed "
-            f"max_specifications {mv.max_specifications}; exclude combinations or drop alternatives"
-        )
-    elif len(grid) < 2:
-        problems.append("multiverse: the exclusions leave fewer than two specifications")
-    else:
-        for s in grid:
-            err = _alternative_error(protocol, base, s)
-            if err:
-                problems.append(
-                    f"multiverse: the specification {s} is not one protocol '{protocol.name}' can run: {err}"
-                )
-                break
-    if mv.curve is not None and mv.curve not in vocab:
-        problems.append(
-            _unknown("multiverse.curve", mv.curve, vocab, f"a quantity protocol '{protocol.name}' measures")
-        )
-
-
-def _data_choice_checks(claim: Claim, params, protocol, problems: list[str]) -> None:
-    """A data choice (:class:`~harness.protocols.base.Choice` of kind "data") changes rows or scores in the
-    re-implementation only: the authors' code reads the table as it is. So a claim with an authors' arm keeps
-    each at its default in its own parameters and varies it in its multiverse."""
-    if params is None or claim.upstream is None:
-        return
-    for name, choice in protocol.CHOICES.items():
-        field_ = type(params).model_fields.get(name)
-        if choice.kind == "data" and field_ is not None and getattr(params, name) != field_.default:
-            problems.append(
-                f"params.{name}: {getattr(params, name)!r} is a data choice the authors' code does not make (it "
-                f"reads the table as it is); keep {field_.default!r} here and vary it under multiverse.choices"
-            )
-
-
-def _alternative_error(protocol, base: dict, choice: dict) -> str | None:
-    """Why the claim's parameters with ``choice`` replaced (and what follows from it left to its default) are
-    not parameters the protocol takes, in one line, or None."""
-    try:
-        validate_plain(protocol.Params, specification_params(protocol, base, choice))
-    except ValidationError as err:
-        return "; ".join(format_validation_error(err))[:300]
-    return None
-
-
-def specification_params(protocol, base: dict, choice: dict) -> dict:
-    """The claim's parameters (``base``, JSON) with one specification's ``choice`` replacing some of them, and
-    every parameter that follows from a replaced one dropped (it takes its default from the replacement)."""
-    out = dict(base)
-    for name, value in choice.items():
-        for follower in protocol.CHOICES[name].follows:
-            out.pop(follower, None)
-        out[name] = value
-    return out
-
-
 def _input_checks(
     path: Path, claim: Claim, params, protocol, lock, tables, problems: list[str], inputs_known: bool = True
 ) -> None:
@@ -1020,7 +879,7 @@ def _budget_checks(claim: Claim, params, cparams: dict, problems: list[str]) -> 
     if claim.bootstrap is not None:
         parts.append(("bootstrap.n_resamples", claim.bootstrap.n_resamples, fits, f"resamples {each}"))
     if claim.multiverse is not None:
-        n_specs = len(multiverse_grid({k: [a.value for a in v] for k, v in claim.multiverse.choices.items()}, []))
+        n_specs = n_specifications(claim.multiverse, params.model_dump(mode="json"), excluded=False)
         parts.append(("multiverse.choices", n_specs, fits, f"specifications (before exclusions) {each}"))
     problem = _over_budget(parts, FIT_BUDGET, "model fits", "FIT_BUDGET")
     if problem:
@@ -1055,6 +914,11 @@ def _budget_checks(claim: Claim, params, cparams: dict, problems: list[str]) -> 
             parts.append((f"controls[{i}].params.n_draws", cp.n_draws, 1, "relabelled refits"))
         else:
             parts.append((f"controls[{i}]", 1, n_perm, "rerun of the permutation test"))
+    mv = claim.multiverse
+    if mv is not None and mv.joint_null is not None:
+        n_specs = n_specifications(mv.model_copy(update={"estimands": {}}), {}, excluded=False)
+        words = f"null data sets × {n_specs} specifications × {n_perm:,} permutations"
+        parts.append(("multiverse.joint_null.n_datasets", mv.joint_null.n_datasets, n_specs * n_perm, words))
     problem = _over_budget(parts, PERMUTATION_BUDGET, "permuted refits", "PERMUTATION_BUDGET")
     if problem:
         problems.append(problem)
@@ -1118,8 +982,8 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
         }
         _vocabulary_checks(claim, vocab, cvocabs, problems, bad)
         problems += label_problems(claim, vocab)
-        _multiverse_checks(claim, params, protocol, vocab, problems)
-        _data_choice_checks(claim, params, protocol, problems)
+        check_multiverse(claim, params, protocol, vocab, problems)
+        check_data_choices(claim, params, protocol, problems)
         _budget_checks(claim, params, cparams, problems)
         warnings += tolerance_warnings(claim, texts)
     elif protocol is not None:

@@ -10,9 +10,11 @@ from pydantic import Field, field_validator, model_validator
 from ..errors import DataError
 from ..schema import Count, Label, Number
 from ..stats.leaderboard import task_arrays, with_compute_column, with_log_compute
-from .base import ProtocolParams
+from .base import Choice, ProtocolParams
 
 __all__ = [
+    "ESTIMATOR_CHOICES",
+    "DATA_CHOICES",
     "TauOverride",
     "ComputeColumn",
     "LeaderboardParams",
@@ -25,6 +27,51 @@ __all__ = [
     "BoxParams",
     "check_box",
 ]
+
+#: The sigmoid estimator's choices a leaderboard claim's multiverse may vary (:class:`~harness.protocols.base.Choice`).
+ESTIMATOR_CHOICES = {
+    "tau": Choice(
+        "the quantile level τ of the boundary",
+        "estimand",
+        "the claim names the quantile level its boundaries estimate; another level is another boundary",
+    ),
+    "kappa": Choice(
+        "the smoothing κ of the pinball loss",
+        "analysis",
+        "a setting of the estimator: the smoothed loss approximates the same quantile at any κ",
+    ),
+    "lam": Choice(
+        "the ridge λ on the slope",
+        "analysis",
+        "a setting of the estimator, a penalty the quantile itself does not name",
+    ),
+    "warm_start": Choice(
+        "the (τ, κ) continuation each fit is started from (κ's schedule), or the target alone",
+        "analysis",
+        "a setting of the optimiser: the schedule leads to the same objective's minimum",
+    ),
+    "n_random": Choice(
+        "random restarts of each fit beside the deterministic starts",
+        "analysis",
+        "a setting of the optimiser: more restarts only search the same objective harder",
+    ),
+}
+#: The data choices of the leaderboard protocols: which scores and which rows enter.
+DATA_CHOICES = {
+    "scores": Choice(
+        "raw accuracies or the leaderboard's normalised scores",
+        "estimand",
+        "the claim's boundaries are of raw accuracies; normalised scores (chance at 0) put each benchmark on "
+        "another scale, so their boundary is another quantity",
+        kind="data",
+    ),
+    "one_per_base_model": Choice(
+        "every fine-tune of a base model, or one row per base model",
+        "analysis",
+        "which rows enter the fit: the claim does not say how fine-tunes of one base model are to be weighed",
+        kind="data",
+    ),
+}
 
 #: The authors' optimiser box (slope limits; the midpoint inside the data), measured, never adopted.
 Box = tuple[Number, Number]

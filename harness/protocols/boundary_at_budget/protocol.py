@@ -20,6 +20,8 @@ from ...schema import Number
 from ...stats.sigmoid import SigmoidQuantileRegressor, sigmoid_boundary, sigmoid_objective
 from ..base import Choice, Context, Measurement, Protocol, finding
 from ..leaderboard import (
+    DATA_CHOICES,
+    ESTIMATOR_CHOICES,
     BoxParams,
     EstimatorParams,
     LeaderboardParams,
@@ -138,11 +140,13 @@ class BoundaryAtBudget(Protocol):
     Params = BoundaryParams
     controls = {"tau_override": TauOverride}
     CHOICES = {
-        "tau": Choice("the quantile level τ of the boundary", follows=()),
-        "kappa": Choice("the smoothing κ of the pinball loss"),
-        "lam": Choice("the ridge λ on the slope"),
-        "scores": Choice("raw accuracies or the leaderboard's normalised scores", kind="data"),
-        "one_per_base_model": Choice("every fine-tune of a base model, or one row per base model", kind="data"),
+        **ESTIMATOR_CHOICES,
+        **DATA_CHOICES,
+        "eval_x": Choice(
+            "the compute budget the boundary is read at",
+            "estimand",
+            "the claim names the budget (its table is at one compute); another budget is another number",
+        ),
     }
     FINDINGS = {
         "result": ("measured",),

@@ -141,3 +141,18 @@ def _not_rejected(v, f):
 @INVARIANTS.asserts("upper_bound", "rejected", "the test rejected")
 def _ub_rejected(v, f):
     return _p(v) < _alpha(v), {"p_value": _p(v), "alpha": _alpha(v)}
+
+
+@INVARIANTS.asserts(
+    "gamma_interval",
+    ("excludes_zero", "includes_zero"),
+    "its ends are the measured ones, its lower end is above 0 exactly when the test rejects at alpha, and its "
+    "level is 1 - 2 alpha",
+)
+def _gamma_interval(v, f):
+    x = f.facts
+    lo, hi = v.value("gamma_lo"), v.value("gamma_hi")
+    excludes = lo > 0 or hi < 0
+    ok = same(x["lo"], lo) and same(x["hi"], hi) and same(x["level"], 1 - 2 * _alpha(v))
+    ok = ok and (f.state == "excludes_zero") == excludes and (lo > 0) == (_p(v) < _alpha(v))
+    return ok, {"lo": lo, "hi": hi, "p_value": _p(v), "alpha": _alpha(v), "stated": [x["lo"], x["hi"]]}
