@@ -297,8 +297,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--sandbox",
         choices=("auto", "bubblewrap", "none"),
         default="auto",
-        help="how the authors' code is confined: bubblewrap where it works (auto), required, or not at "
-        "all; the check for writes outside its folder is made in every case",
+        help="how the authors' code is confined: bubblewrap where it works, else Landlock and seccomp (auto); "
+        "bubblewrap required; or its filesystem not at all (none: its network, signals, memory and processes "
+        "stay confined). The check for writes outside its folder is made in every case",
     )
     r.set_defaults(func=cmd_run)
 
@@ -425,6 +426,12 @@ def main(argv=None) -> int:
         return args.func(args)
     except HarnessError as exc:
         _err(str(exc))
+        return EXIT_ERROR
+    except OSError as exc:  # a file the command needed to write or read (an unwritable folder, a full disk)
+        from .fileio import failed_path
+
+        where = f"{failed_path(exc)}: " if exc.filename else ""
+        _err(f"{where}{exc.strerror or exc}; files already written stay, the others were left as they were")
         return EXIT_ERROR
     except Terminated as exc:
         _err(f"{exc}; reports already written stay, the others were left as they were")

@@ -16,7 +16,6 @@ host name, no temporary path, no cache state (those go to the run log).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -25,6 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from . import seal
 from .errors import HarnessError
 from .fileio import atomic_write_text
 
@@ -359,11 +359,12 @@ def content_digest(dump: dict) -> str:
     """sha256 of a record's JSON content, its ``build.content`` left out (the digest stored there)."""
     build = dump.get("build")
     body = {**dump, "build": {k: v for k, v in build.items() if k != CONTENT_KEY} if isinstance(build, dict) else build}
-    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False, allow_nan=False).encode()).hexdigest()
+    return seal.digest(body)
 
 
 def sealed(record: Record) -> bool:
-    """Whether the record carries the digest of its content (every record this harness writes does)."""
+    """Whether the record carries the digest of its content (every record this harness writes does, and
+    :func:`read_record` reads no other)."""
     return isinstance(record.build.get(CONTENT_KEY), str)
 
 
@@ -381,7 +382,12 @@ def write_record(record: Record, path: str | Path) -> Path:
 
 
 def read_record(path: str | Path) -> Record:
-    """Read and validate a record; :class:`HarnessError` names the file and what is wrong."""
+    """Read, check and validate a record; :class:`HarnessError` names the file and what is wrong.
+
+    The one way a committed record is read (``run``'s poorer-than check and plan, ``render``, ``list``, the
+    index, ``diff``): one whose content does not match its seal, or that carries none, is refused
+    (:class:`RecordEdited`), wherever it is read.
+    """
     path = Path(path)
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -392,11 +398,18 @@ def read_record(path: str | Path) -> Record:
     if not isinstance(raw, dict) or raw.get("schema_version") != SCHEMA_VERSION:
         found = raw.get("schema_version", raw.get("schema")) if isinstance(raw, dict) else type(raw).__name__
         raise HarnessError(f"{path}: schema_version {found!r}, expected {SCHEMA_VERSION}; run the claim again")
-    stored = raw.get("build", {}).get(CONTENT_KEY) if isinstance(raw.get("build"), dict) else None
-    if stored is not None and stored != content_digest(raw):
+    build = raw.get("build")
+    stored = build.get(CONTENT_KEY) if isinstance(build, dict) else None
+    found = "unsealed" if stored is None else ("sealed" if stored == content_digest(raw) else "edited")
+    if found == "edited":
         raise RecordEdited(
             f"{path}: the record was edited after it was written (its content does not match the digest stored"
             " with its build key); run the claim again"
+        )
+    if found == "unsealed":  # a seal removed is no better than a seal broken: everything that reads records refuses
+        raise RecordEdited(
+            f"{path}: the record carries no digest of its content (written before records were sealed, or edited"
+            " and its digest removed); run the claim again"
         )
     try:
         return Record.model_validate(raw)

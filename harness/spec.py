@@ -12,7 +12,8 @@ Every problem in a file is reported at once, each with its path in the file::
 The file is read as YAML 1.2 (core schema) with a loader of its own: only a
 regular file of at most 1 MiB is read (a FIFO or a device is refused unread);
 ``true``/``false`` are the only booleans, ``1:30``, ``0132``, ``0.8_28`` and
-``yes`` are text, not numbers or booleans, and a date is text; anchors,
+``yes`` are text, not numbers or booleans; a date must be quoted (``"2025-02-06"``:
+unquoted, YAML 1.1 readers take it for a date, so the file would mean two things); anchors,
 aliases and merge keys (``&a``, ``*a``, ``<<:``), explicit tags (``!!binary``,
 ``!!set``), nesting deeper than :data:`MAX_DEPTH`, more than
 :data:`MAX_NODES` values and integers of more than :data:`MAX_INT_DIGITS`
@@ -371,7 +372,8 @@ class _ClaimLoader(yaml.SafeLoader):
 
     Plain scalars resolve to null (``null``, ``~``, empty), booleans (``true``/``false`` only), decimal
     integers without a leading zero, and decimal floats (with ``.inf``/``.nan``, refused later); everything
-    else is text: ``yes``, ``1:30``, ``0132``, ``0x1F``, ``0.8_28``, ``2025-02-06``. Anchors, aliases,
+    else is text: ``yes``, ``1:30``, ``0132``, ``0x1F``, ``0.8_28`` (an unquoted date such as ``2025-02-06`` is
+    refused by :func:`_walk`: YAML 1.1 readers take it for a date). Anchors, aliases,
     explicit tags and merge keys are refused, as are nesting deeper than :data:`MAX_DEPTH` and more than
     :data:`MAX_NODES` values, so that no file can make the reader recurse, loop or blow up.
     """
@@ -464,11 +466,25 @@ def _walk(node, path: tuple, texts: dict, problems: list[str]) -> None:
             _walk(item, path + (i,), texts, problems)
     elif isinstance(node, yaml.ScalarNode):
         texts[path] = node.value
+        if node.tag == _STR and node.style is None and _is_yaml11_date(node.value):
+            problems.append(
+                f'{_fmt_path(path)}: the date {node.value} must be written in quotes ("{node.value}", line '
+                f"{node.start_mark.line + 1}): without them a YAML 1.1 reader takes it for a date, while this one "
+                "reads every plain value but numbers, booleans and null as text"
+            )
         digits = len(node.value.lstrip("+-"))
         if node.tag == _INT and digits > MAX_INT_DIGITS:
             problems.append(
                 f"{_fmt_path(path)}: must be an integer of at most {MAX_INT_DIGITS} digits, got one of {digits} digits"
             )
+
+
+_YAML11 = yaml.resolver.Resolver()  # PyYAML's own YAML 1.1 resolver: what most readers make of a plain value
+
+
+def _is_yaml11_date(value: str) -> bool:
+    """Whether a YAML 1.1 reader would read the plain value ``value`` as a date or time (``2025-02-06``)."""
+    return _YAML11.resolve(yaml.ScalarNode, value, (True, False)) == "tag:yaml.org,2002:timestamp"
 
 
 def _fmt_path(path: tuple) -> str:
