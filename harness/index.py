@@ -48,18 +48,21 @@ def why(record: Record) -> str:
         elif r.state == "unmeasured":
             parts.append(f"not measured: {_names(f['titles'])}")
         elif r.state == "headline_missed":
-            parts.append(f"headline target fails: {_names(f['titles'])}")
+            fails = "headline target fails" if len(f["titles"]) == 1 else "headline targets fail"
+            parts.append(f"{fails}: {_names(f['titles'])}")
         elif r.state == "rescued_by_authors":
             parts.append(f"{_names(f['titles'])} met only by the authors' code")
         elif r.state == "supporting_missed":
-            parts.append(f"supporting target fails: {_names(f['titles'])}")
+            fails = "supporting target fails" if len(f["titles"]) == 1 else "supporting targets fail"
+            parts.append(f"{fails}: {_names(f['titles'])}")
         elif r.state == "controls_unbroken":
-            parts.append(f"control did not break: {_names(f['ids'])}")
+            broke = "control did not break" if len(f["ids"]) == 1 else "controls did not break"
+            parts.append(f"{broke}: {_names(f['ids'])}")
         elif r.state == "arms_disagree":
             parts.append(f"the arms disagree on {_names(f['titles'])}")
         elif r.state == "all_hold":
             n = f["n_targets"]
-            held = "the one target holds" if n == 1 else f"all {n} targets hold"
+            held = "the one target holds" if n == 1 else ("both targets hold" if n == 2 else f"all {n} targets hold")
             parts.append(held + (", the authors' code agrees" if f.get("upstream_ran") else ""))
     return "; ".join(parts)
 

@@ -208,6 +208,22 @@ def _not_compared(v: View, f: Finding):
     return not (v.ok("reimpl") and v.ok("upstream")), {"authors' arm": v.record.arms.upstream.status}
 
 
+@COMMON.asserts("authors_arm", "ran", "the authors' arm ran")
+def _authors_arm_ran(v: View, f: Finding):
+    return v.ok("upstream"), {"authors' arm": v.record.arms.upstream.status}
+
+
+@COMMON.asserts(
+    "authors_arm",
+    ("switched_off", "no_pin", "no_adapter", "outside", "crashed", "timed_out", "failed"),
+    "the authors' arm did not run, in the status the state words",
+)
+def _authors_arm_not_run(v: View, f: Finding):
+    up = v.record.arms.upstream
+    want = "not run" if f.state in ("switched_off", "no_pin", "no_adapter") else "could not run"
+    return up.status == want, {"authors' arm": up.status, "state": f.state}
+
+
 @COMMON.asserts("agreement", ("agree", "disagree", "nothing_shared"), "both arms ran")
 def _compared(v: View, f: Finding):
     return v.ok("reimpl") and v.ok("upstream"), {"authors' arm": v.record.arms.upstream.status}

@@ -243,6 +243,7 @@ def leaderboard_summary(tables, p: LeaderboardParams) -> dict[str, Any]:
     return {
         "oll_rows": int(len(df)),
         "oll_rows_with_compute": int(len(kept)),
+        "all_rows_with_compute": len(kept) == len(df),
         "z_min": float(kept["z"].min()),
         "z_max": float(kept["z"].max()),
     }

@@ -29,30 +29,13 @@ from harness.verdict import judge_targets
 pytestmark = pytest.mark.e2e
 
 PROSE_ROUND = "fixed by the prose round of #28"
-#: Kinds of sentence every variant's reports still hold with today's templates: the crashed arm's exception
-#: pasted into the lead and the summary of the agreement (``raw_exception``), and a difference of zero printed
-#: as ``0.00e+00`` where the arms agree (``exponent_plus``; also ``x = 1e+04``, ``p = 1.00e+00``).
-NOT_YET_EVERYWHERE = {"raw_exception", "exponent_plus"}
-#: (variant, kind) the templates still get wrong besides: "The 1 boundary were fitted", "Over 1 shuffles",
-#: "the 1 it calls stable"; "neither their setting nor their box accounts for the difference" with the box off;
-#: the multiverse saying it narrows or drops `box_check` and `robustness_cold_start` when the claim turned
-#: both off. Each an xfail(strict=True) until the prose lands: remove the entry its XPASS names.
-NOT_YET = {
-    ("c001_other_periods", "number_agreement"),
-    ("c002_epoch_frontiermath_public", "number_agreement"),
-    ("c002_epoch_otis_edge", "number_agreement"),
-    ("c003_bins3", "number_agreement"),
-    ("c003_box", "number_agreement"),
-    ("c003_tau90_relations", "number_agreement"),
-    ("c002_epoch_frontiermath_public", "box_off"),
-    ("c002_epoch_otis_edge", "box_off"),
-    ("c002_knobs_off", "box_off"),
-    ("c002_multiverse_knobs_off", "box_off"),
-    ("c002_multiverse_knobs_off", "cold_start_off"),
-}
-#: Variants whose reports fail the reviewer's other checks for a kind above: the periods the authors' code
-#: refused reach the prose as their exception's text, whose numbers (1900, 2024) are none of the record's.
-NOT_YET_READS = {"c001_other_periods"}
+#: Kinds of sentence every variant's reports still hold with today's templates (none since the prose round).
+NOT_YET_EVERYWHERE: set[str] = set()
+#: (variant, kind) the templates still get wrong besides: each an xfail(strict=True); remove the entry its XPASS
+#: names.
+NOT_YET: set[tuple[str, str]] = set()
+#: Variants whose reports fail the reviewer's other checks.
+NOT_YET_READS: set[str] = set()
 
 
 def _param(v: Variant):

@@ -9,6 +9,7 @@ import numpy as np
 
 from ...figures import REIMPL, UPSTREAM, done, fmt, linspace, new_figure, upstream_missing
 from ...record import Figure, Record
+from ...render import fmt_general
 
 __all__ = ["draw"]
 
@@ -145,7 +146,7 @@ def _shift_eps(record: Record) -> list[tuple[Figure, bytes]]:
     ax_p.legend(frameon=False, loc="best")
     caption = (
         f"How the clip ε of scores at 0 or 100% moves γ (left) and its p-value (right); the claim's "
-        f"ε = {P['eps']:g} is the dotted line: look at whether p crosses α = {P['alpha']:g} anywhere."
+        f"ε = {fmt_general(P['eps'])} is the dotted line: look at whether p crosses α = {P['alpha']:g} anywhere."
     )
     return [done(record, "eps_sensitivity", fig, caption=caption, section="result", missing=missing)]
 

@@ -47,6 +47,9 @@ __all__ = ["ShiftParams", "PowerParams", "InflatePost", "RelabelGroups", "ShiftT
 #: Which side of alpha a permutation p-value falls on is settled when its limit lies more than this many
 #: Monte Carlo standard deviations (at the claim's permutation count) away from alpha.
 MC_SIDE_SDS = 4.0
+#: The permutation null is "not centred on zero" when its mean lies at least this many of its own standard deviations
+#: from zero (a quarter: a shift of the reference a reader would see on the null's histogram).
+NULL_OFF_CENTRE = 0.25
 
 
 class PowerParams(ProtocolParams):
@@ -299,6 +302,15 @@ class ShiftTest(Protocol):
                 upstream_gamma=uv.get("gamma"),
                 upstream_p=uv.get("p_value"),
                 cutoff=p.cutoff,
+                # every p-value the report prints for this one test, so that the lead can name each
+                n_perm=p.n_perm,
+                p_precise=v.get("p_value_precise"),
+                n_perm_precise=p.n_perm_precise,
+                p_classical=v["p_classical"],
+                classical_significant=v["p_classical"] < p.alpha,
+                paper_p_text=next(
+                    (t.paper_text for t in ctx.targets if t.quantity == "p_value" and t.relation == "~"), None
+                ),
             )
         }
         rows = []
@@ -344,6 +356,10 @@ class ShiftTest(Protocol):
                 (True, True): "both_significant",
             }[(perm_sig, classical_sig)],
             null_mean=v["null_mean"],
+            null_sd=ctx.reimpl.details["test"]["null_sd"],
+            # off centre: the null's mean at least NULL_OFF_CENTRE of its own standard deviation from zero
+            off_centre=abs(v["null_mean"]) >= NULL_OFF_CENTRE * ctx.reimpl.details["test"]["null_sd"],
+            off_centre_sds=NULL_OFF_CENTRE,
             upstream_null_mean=uv.get("null_mean"),
             t=v["t"],
             df=df,
