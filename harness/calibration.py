@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from .decisions import claimed_side
 from .paths import REPORTS_DIR
-from .stats.methods import claimed_side
 
 __all__ = [
     "CALIBRATED",

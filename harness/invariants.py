@@ -252,7 +252,7 @@ def _largest_gap(v: View, f: Finding):
     "the influence of single base models; the claim's state is their common label",
 )
 def _resampling(v: View, f: Finding):
-    from .stats.methods import decide, ordering_state
+    from .decisions import decide, ordering_state
 
     r = v.record.robustness
     if r is None or r.state == "not run":

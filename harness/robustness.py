@@ -32,21 +32,13 @@ import numpy as np
 
 from . import fanout, progress
 from .calibration import CALIBRATED, Design, comparison_name, design, read_study
+from .decisions import ORDERING_STATES, claimed_side, decide, ordering_state, overall_state
 from .fanout import Task
 from .record import Robustness, plain
 from .relations import literal_decimals, relation_holds
 from .stats.influence import influence, without_each
 from .stats.intervals import cluster_jackknife, cluster_subsample
-from .stats.methods import (
-    ORDERING_STATES,
-    claimed_side,
-    decide,
-    decision_interval,
-    method_named,
-    needed,
-    ordering_state,
-    overall_state,
-)
+from .stats.methods import decision_interval, method_named, needed
 from .stats.resample import BootstrapDraws, cluster_bootstrap, cluster_ids_from_labels, concat_draws
 
 __all__ = ["run_bootstrap", "CHUNK", "N_INFLUENTIAL"]

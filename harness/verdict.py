@@ -34,6 +34,7 @@ import math
 import re
 from typing import TYPE_CHECKING
 
+from .decisions import ORDERING_STATES
 from .record import (
     ArmControlOutcome,
     ArmTarget,
@@ -46,7 +47,6 @@ from .record import (
     plain,
 )
 from .relations import TOL_SLACK, literal_decimals, relation_holds, target_holds
-from .stats.methods import ORDERING_STATES
 
 if TYPE_CHECKING:
     from .spec import ClaimSpec

@@ -6,7 +6,7 @@ two-sided interval from them, how a report names it and which colour a figure gi
 (:mod:`harness.robustness`) and the coverage study (:mod:`harness.stats.calibration`) both take a method from
 :data:`METHODS` by the name a claim file uses, so that a new method is one class here (and its test).
 
-The decision (:func:`decision_interval`, :func:`decide`)
+The decision (:func:`decision_interval`, :func:`harness.decisions.decide`)
 --------------------------------------------------------
 A claim asserts an ordering, ``left < right`` or ``left > right``; its difference is ``d = left - right``
 (``right`` may be a number). The decision at one-sided level ``alpha`` reads the method's *equal-tailed*
@@ -42,17 +42,9 @@ __all__ = [
     "resampling_calls",
     "needed",
     "decision_interval",
-    "decide",
-    "DECISIONS",
-    "claimed_side",
-    "ORDERING_STATES",
-    "ordering_state",
-    "overall_state",
 ]
 
 BOOTSTRAP = ("bootstrap",)
-#: The states of a one-sided decision on an asserted ordering.
-DECISIONS = ("supported", "contradicted", "inconclusive")
 
 
 def column(resampling, quantity: str) -> np.ndarray:
@@ -226,75 +218,3 @@ def decision_interval(method, quantity: str, estimate: float, resamples: dict, n
     if not 0.0 < alpha < 0.5:
         raise ValueError(f"the one-sided level must be in (0, 0.5), got {alpha}")
     return method.interval(quantity, estimate, resamples, n_clusters, 1.0 - 2.0 * alpha)
-
-
-def claimed_side(relation: str) -> int:
-    """``-1`` when the claim asserts ``left - right`` below 0 (``<``, ``<=``), ``+1`` above (``>``, ``>=``)."""
-    if relation in ("<", "<="):
-        return -1
-    if relation in (">", ">="):
-        return 1
-    raise ValueError(f"not an ordering: {relation!r}")
-
-
-def decide(lo: float, hi: float, side: int) -> str | None:
-    """``supported`` / ``contradicted`` / ``inconclusive`` from the bounds ``(L, U)`` of the difference and the
-    claimed side (:func:`claimed_side`); ``None`` when a bound is not finite (no decision could be read)."""
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return None
-    below, above = hi < 0.0, lo > 0.0
-    if (side < 0 and below) or (side > 0 and above):
-        return "supported"
-    if (side < 0 and above) or (side > 0 and below):
-        return "contradicted"
-    return "inconclusive"
-
-
-#: What resampling says of one asserted ordering (:func:`ordering_state`).
-ORDERING_STATES = ("supported", "contradicted", "inconclusive", "not assessed")
-
-
-def ordering_state(
-    decision: str | None,
-    error: float | None,
-    error_against: float | None,
-    limit: float | None,
-    carried: bool,
-) -> str:
-    """The label of one asserted ordering: the decision read on the data, gated by its measured error.
-
-    Parameters
-    ----------
-    decision : str or None
-        :func:`decide` on the data (``None``: no bound could be read).
-    error, error_against : float or None
-        The measured rate at which "supported" (``error``) and "contradicted" (``error_against``) fire in the
-        null world of the claim's coverage study (``None``: no study).
-    limit : float or None
-        The largest error that counts as calibrated (``alpha`` plus two Monte Carlo standard errors).
-    carried : bool
-        Deleting one cluster moves the difference by more than the decision's margin (the distance of the
-        deciding bound from 0): the cluster bootstrap is not to be trusted there.
-
-    Returns
-    -------
-    str
-        ``not assessed`` without a decision or a study, or when the decision's measured error exceeds
-        ``limit`` (for "contradicted", the error of that side); ``inconclusive`` when neither bound excludes 0
-        or one cluster carries the decision; else the decision.
-    """
-    if decision is None or error is None or limit is None or error > limit:
-        return "not assessed"
-    if decision == "contradicted" and (error_against is None or error_against > limit):
-        return "not assessed"
-    if decision != "inconclusive" and carried:
-        return "inconclusive"
-    return decision
-
-
-def overall_state(states) -> str:
-    """The claim's label: its orderings' common state, ``mixed`` when they differ."""
-    states = list(states)
-    if not states:
-        raise ValueError("no ordering")
-    return states[0] if len(set(states)) == 1 else "mixed"

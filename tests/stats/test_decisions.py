@@ -16,22 +16,12 @@ import numpy as np
 import pytest
 from scipy.special import ndtri
 
+from harness.decisions import claimed_side, decide, ordering_state, overall_state
 from harness.protocols.base import Resampling
 from harness.stats.calibration import _Recentred, coverage_study
 from harness.stats.influence import influence, without_each
 from harness.stats.intervals import basic
-from harness.stats.methods import (
-    METHODS,
-    Basic,
-    BCa,
-    Percentile,
-    claimed_side,
-    decide,
-    decision_interval,
-    ordering_state,
-    overall_state,
-    resampling_calls,
-)
+from harness.stats.methods import METHODS, Basic, BCa, Percentile, decision_interval, resampling_calls
 from harness.stats.resample import BootstrapDraws
 
 ALPHA = 0.05

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from harness.stats.methods import METHODS, claimed_side, decide, decision_interval
+from harness.decisions import claimed_side, decide
+from harness.stats.methods import METHODS, decision_interval
 from harness.stats.resample import (
     BootstrapDraws,
     cluster_bootstrap,

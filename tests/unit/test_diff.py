@@ -175,7 +175,7 @@ def test_diff_help_states_the_bands():
     )
     assert out.returncode == 0, out.stderr
     text = " ".join(out.stdout.split())
-    assert "reproducibility band" in text and "sqrt(p (1 - p) / B)" in text and "--exact" in text, text
+    assert "reproducibility band" in text and "sqrt(p (1 - p) / R)" in text and "--exact" in text, text
 
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree: a ref that holds no record

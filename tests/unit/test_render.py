@@ -353,7 +353,7 @@ def test_the_index_leads_with_a_short_title_and_why():
     assert rec.claim.claim[len(cut) - 1] in " ,;:("  # cut at a word's end, not inside one
     assert "met only by the authors' code" in why(rec)
     md = index_markdown([rec, _record("002")])
-    assert "| claim | verdict | why | targets holding | resampling | authors' code |" in md
+    assert "| claim | verdict | why | targets holding | resampling | analysis choices | authors' code |" in md
     assert "largest distance" not in md and "## Setup shared by every claim" in md
 
 
@@ -440,7 +440,7 @@ def _in_state(c: dict, state: str, **extra) -> dict:
 
 def _as_state(rec, state, rows=None, **facts):
     """The record's resampling as a run in ``state`` would word it: every comparison in that state (or ``rows``)."""
-    from harness.stats.methods import overall_state
+    from harness.decisions import overall_state
     from harness.verdict import resampling_finding
 
     f = rec.robustness.facts
@@ -470,21 +470,24 @@ def _one_ordering():
 
 @pytest.mark.parametrize("state", ["supported", "contradicted", "inconclusive", "not assessed"])
 def test_each_resampling_state_leads_with_its_own_words_and_no_other(state):
+    from harness.render import fmt_auto
+
     rec, label = _one_ordering()
+    c0 = rec.robustness.facts["comparisons"][0]
     md = _as_state(rec, state)
-    assert f"**Resampling: {state}.** {label}:" in md
+    assert f"**Resampling: {state}.** For “{label}”," in md
     others = {"supported", "contradicted", "inconclusive", "not assessed"} - {state}
     assert not any(f"**Resampling: {o}.**" in md for o in others)
     assert "Robust" not in md.split("## Setup")[0].replace("Robust to analysis", "")
     words = {
-        "supported": "excludes 0 on the claimed side",
+        "supported": f"its one-sided 95% bound, {fmt_auto(_in_state(c0, 'supported')['bound'])}, excludes 0",
         "contradicted": "the data point the other way",
-        "inconclusive": "does not exclude 0; on this design a difference of 0.0300 would be detected in 80%",
-        "not assessed": "above the limit of 9.4%, so the resamples are no evidence either way",
+        "inconclusive": "does not exclude 0; a difference of 0.0300 would be detected 80% of the time",
+        "not assessed": "above its limit of 9.4%, so the resamples are no evidence either way",
     }[state]
     assert words in md
     if state != "not assessed":  # the decision's own measured error beside it
-        assert "this decision fires in 4.0% ± 2.0% of data sets without a difference" in md
+        assert "(measured error 4.0% ± 2.0%, limit 9.4%)" in md
 
 
 def test_a_decision_carried_by_one_base_model_is_inconclusive_and_names_it():
@@ -496,7 +499,7 @@ def test_a_decision_carried_by_one_base_model_is_inconclusive_and_names_it():
     row["lower"], row["upper"] = (-0.05, -0.01) if c["side"] == "below" else (0.01, 0.05)
     md = _as_state(rec, "inconclusive", rows=[row])
     assert "**Resampling: inconclusive.**" in md
-    assert "one base model (qwen-like-7b moves the difference by -0.0237) moves it by more than the 0.0100" in md
+    assert "qwen-like-7b moves the difference by more than the 0.0100 by which its bound clears 0 (-0.0237)" in md
 
 
 def test_several_orderings_lead_with_a_count_and_a_short_table():

@@ -539,7 +539,7 @@ def test_an_unquoted_date_is_refused_and_the_message_says_to_quote_it(tmp_path, 
     assert "YAML 1.1" in problem
     nested = CLAIM0.read_text(encoding="utf-8").replace('{value: "2025-01-06"', "{value: 2025-01-06", 1)
     (problem,) = _text_problems(tmp_path, nested, name=CLAIM0.name)
-    assert problem.startswith("multiverse.choices.cutoff[0].value: the date 2025-01-06 must be written in quotes")
+    assert problem.startswith("multiverse.estimands.cutoff[0].value: the date 2025-01-06 must be written in quotes")
 
 
 def test_a_quoted_date_and_other_text_that_looks_like_a_date_are_read():
