@@ -588,3 +588,14 @@ def test_one_target_and_two_in_words():
         )
     )
     assert "The one target does not hold:" in md and "0 of the 1" not in md
+
+
+def test_an_ordering_false_in_this_run_says_so_whatever_its_label():
+    """No study at hand (not assessed) or no bound excluding 0 (inconclusive): the lead still says that the
+    ordering does not hold on all rows, with its difference."""
+    rec, label = _one_ordering()
+    c = rec.robustness.facts["comparisons"][0]
+    wrong = -0.012 if c["side"] == "above" else 0.012
+    for state in ("not assessed", "inconclusive"):
+        md = _as_state(rec, state, rows=[_in_state(c, state, holds_full=False, difference=wrong)])
+        assert f"For “{label}”, it does not hold in this run itself (difference {wrong:.4f}), and" in md, state
