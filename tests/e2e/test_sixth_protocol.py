@@ -1,18 +1,20 @@
-"""A sixth protocol is a folder, a template and a registry line, and it re-runs nothing else.
+"""A sixth protocol, added as docs/adding-a-protocol.md says, works and re-runs nothing else.
 
-In a scratch copy of the project (its tracked files), a minimal protocol is added the way the README's
-"Adding a protocol" says; ``validate``, ``run``, ``render`` and the build work through it, and no other
-claim's build key (run or render) nor the authors' cache key of any adapter changes.
+In a scratch copy of the project (its tracked files), the page is followed literally: every block that names a
+file is written there (or appended), and the registry line it asks for is added. ``validate``, ``run``,
+``render`` and the build work through the new protocol, no other claim's build key (run or render) nor the
+authors' cache key of any adapter changes, and the registry's contract tests and the claim-set tests pass in the
+copy.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -21,87 +23,20 @@ from harness.paths import PROJECT_ROOT
 
 pytestmark = pytest.mark.e2e
 
-FOLDER = {
-    "__init__.py": '''
-        """Protocol ``mean_score``: the mean of one score column (a test's protocol)."""
-
-        from ..card import ProtocolCard
-
-        CARD = ProtocolCard(__name__, cost=1)
-    ''',
-    "quantities.py": '''
-        """Quantities of ``mean_score``."""
-
-        from ...quantities import Quantity
+DOC = PROJECT_ROOT / "docs" / "adding-a-protocol.md"
+#: A fenced block of the page, with the file it is written to (``file=``) or appended to (``append=``).
+BLOCK = re.compile(r"^```\w+ (file|append)=(\S+)\n(.*?)^```$", re.M | re.S)
+#: The registry line the page asks for, by the protocol's name.
+NEW_PROTOCOL = "mean_score"
 
 
-        def mean(label: str) -> str:
-            return f"mean.{label}"
+def _blocks() -> list[tuple[str, str, str]]:
+    """``(how, path, text)`` of every block of docs/adding-a-protocol.md that names a file."""
+    found = BLOCK.findall(DOC.read_text(encoding="utf-8"))
+    assert found, f"{DOC}: no block names its file"
+    return found
 
 
-        def vocabulary(p: dict) -> dict:
-            return {mean(p["label"]): Quantity(f"mean {p['label']} score")}
-
-
-        def control_vocabulary(kind: str, p: dict, c: dict) -> dict:
-            return {}
-    ''',
-    "protocol.py": '''
-        """The mean of a score column."""
-
-        import pandas as pd
-
-        from ...schema import Label
-        from ..base import Measurement, Protocol, ProtocolParams, finding
-        from . import CARD
-        from . import quantities as Q
-
-
-        class MeanParams(ProtocolParams):
-            table: Label
-            column: Label
-            label: Label
-
-
-        class MeanScore(Protocol):
-            card = CARD
-            Params = MeanParams
-            FINDINGS = {"mean": ("measured",)}
-
-            def columns(self, params):
-                return [("table", params.table, {"column": params.column})]
-
-            def measure(self, params, tables, rng):
-                y = pd.to_numeric(tables.frame(params.table)[params.column], errors="coerce")
-                return Measurement({Q.mean(params.label): float(y.mean())}, {"n": int(y.notna().sum())})
-
-            def findings(self, ctx):
-                return {"mean": finding("measured", n=ctx.reimpl.details["n"])}
-
-
-        PROTOCOL = MeanScore()
-    ''',
-}
-TEMPLATE = """
-    {% extends "base.md.j2" %}
-    {% block summary %}
-    The mean was taken over {{ finding("mean").facts.n }} models.
-    {% endblock %}
-    {% block setup %}
-    One column, one mean.
-    {% endblock %}
-"""
-CLAIM = """
-    id: 900_mean_score
-    claim: The mean MATH-500 score of the Artificial Analysis export is about 70%.
-    locator: a test
-    protocol: mean_score
-    params: {table: aa_math500, column: math_500_pct, label: MATH-500}
-    inputs: [aa_math500]
-    seed: 1
-    targets:
-      - {quantity: mean.MATH-500, paper: 70, tolerance: 30, reason: a test}
-"""
 KEYS = """
 import json
 from harness.build import dependencies
@@ -143,16 +78,17 @@ def test_a_sixth_protocol_is_a_folder_a_template_and_a_registry_line(tmp_path, t
     _copy_project(copy)
     before = json.loads(_harness(copy, tables.root, "-c", KEYS).stdout)
 
-    folder = copy / "harness" / "protocols" / "mean_score"
-    folder.mkdir()
-    for name, text in FOLDER.items():
-        (folder / name).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    (copy / "templates" / "mean_score.md.j2").write_text(textwrap.dedent(TEMPLATE).lstrip(), encoding="utf-8")
+    for how, rel, text in _blocks():
+        target = copy / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if how == "file":
+            target.write_text(text, encoding="utf-8")
+        else:
+            target.write_text(target.read_text(encoding="utf-8") + "\n" + text, encoding="utf-8")
     registry = copy / "harness" / "registry.py"
     text = registry.read_text(encoding="utf-8")
     assert '    "shift_test",\n)' in text
-    registry.write_text(text.replace('    "shift_test",\n)', '    "shift_test",\n    "mean_score",\n)'), "utf-8")
-    (copy / "claims" / "900_mean_score.yaml").write_text(textwrap.dedent(CLAIM).lstrip(), encoding="utf-8")
+    registry.write_text(text.replace('    "shift_test",\n)', f'    "shift_test",\n    "{NEW_PROTOCOL}",\n)'), "utf-8")
 
     after = json.loads(_harness(copy, tables.root, "-c", KEYS).stdout)
     assert {k: v for k, v in after.items() if k != "900_mean_score"} == before  # nothing else re-runs
@@ -170,3 +106,22 @@ def test_a_sixth_protocol_is_a_folder_a_template_and_a_registry_line(tmp_path, t
     assert (copy / "reports" / "900_mean_score.md").read_text(encoding="utf-8") == report
     done = _harness(copy, tables.root, "-m", "harness", "run", "-j", "1", "900")
     assert done.returncode == 0 and "900_mean_score: up to date" in done.stderr, done.stderr
+    contract = _harness(
+        copy,
+        tables.root,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "tests/unit/test_protocol_contract.py",
+        "tests/e2e/test_corpus.py::test_the_corpus_spans_every_protocol",
+        "tests/unit/test_claim_set.py",
+    )
+    assert contract.returncode == 0, contract.stdout[-3000:]
+    assert (
+        f"test_protocol_contract[{NEW_PROTOCOL}-"
+        in _harness(
+            copy, tables.root, "-m", "pytest", "--collect-only", "-q", "tests/unit/test_protocol_contract.py"
+        ).stdout
+    )
