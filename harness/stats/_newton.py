@@ -68,32 +68,38 @@ class NewtonResult:
     active: tuple[int, ...]
 
 
-#: Null-space bases by (constraints, working set): every fit of a model shares its few constraint matrices.
-_BASES: dict[tuple, np.ndarray] = {}
+#: Per (constraints, working set): the null-space basis of the held rows and the map from the gradient to their
+#: multipliers. Every fit of a model shares its few constraint matrices.
+_BASES: dict[tuple, tuple[np.ndarray | None, np.ndarray | None]] = {}
 
 
-def _null_space(A: np.ndarray, rows: tuple[int, ...]) -> np.ndarray:
+def _working_set(A: np.ndarray, rows: tuple[int, ...]) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``(Z, M)``: an orthonormal basis ``Z`` of the null space of ``A_W`` and ``M = pinv(A_W')``, so that the
+    multipliers of ``g + A_W' l = 0`` are ``l = -M g`` (least squares); both ``None`` when ``W`` is empty (``Z``
+    is then the identity, and the solver skips it)."""
     key = (A.shape, A.tobytes(), rows)
-    Z = _BASES.get(key)
-    if Z is None:
+    out = _BASES.get(key)
+    if out is None:
         if rows:
-            _, _, vt = np.linalg.svd(A[list(rows)])
-            Z = vt[len(rows) :].T
+            A_w = A[list(rows)]
+            Z = np.linalg.svd(A_w)[2][len(rows) :].T
+            M = np.linalg.pinv(A_w.T)
+            Z.flags.writeable = M.flags.writeable = False
+            out = (Z, M)
         else:
-            Z = np.eye(A.shape[1])
-        Z.flags.writeable = False
+            out = (None, None)
         if len(_BASES) < 4096:
-            _BASES[key] = Z
-    return Z
+            _BASES[key] = out
+    return out
 
 
 def _first_blocking(Ap: np.ndarray, slack: np.ndarray, work: tuple[int, ...], limit: float) -> tuple[float, int | None]:
     """``(step, constraint)``: how far along ``p`` (at most ``limit``) before a constraint outside the working set
     is crossed, and which (``None`` when none is within ``limit``); ``Ap = A p``, ``slack = b - A x``."""
     step, block = limit, None
-    for i in np.flatnonzero(Ap > 0.0):
-        if i not in work and slack[i] < step * Ap[i]:
-            step, block = max(slack[i], 0.0) / Ap[i], int(i)
+    for i, (a_p, sl) in enumerate(zip(Ap.tolist(), slack.tolist())):  # a few rows: plain floats are quicker
+        if a_p > 0.0 and i not in work and sl < step * a_p:
+            step, block = max(sl, 0.0) / a_p, i
     return step, block
 
 
@@ -147,18 +153,19 @@ def active_set_newton(
     work: tuple[int, ...] = ()
     stalled = False
     for _ in range(4 * maxiter):  # Newton steps, and changes of the working set without a step
-        Z = _null_space(A, work)
-        gr = Z.T @ g
-        w, V = _eigh(Z.T @ H @ Z)
+        Z, M = _working_set(A, work)
+        w, V = _eigh(H if Z is None else Z.T @ H @ Z)
         wabs = np.abs(w)
         wabs = np.maximum(wabs, _EIG_FLOOR * max(wabs.max(initial=0.0), 1e-300))
-        p = -Z @ (V @ ((V.T @ gr) / wabs))
+        p = -(V @ ((V.T @ (g if Z is None else Z.T @ g)) / wabs))
+        if Z is not None:
+            p = Z @ p
         slope = float(g @ p)
         if stalled or -0.5 * slope <= ftol * max(abs(f), 1e-300):
             stalled = False
             if not work:
                 return NewtonResult(x, f, nit, nfev, True, work)
-            mult = np.linalg.lstsq(A[list(work)].T, -g, rcond=None)[0]
+            mult = M @ -g
             k = int(np.argmin(mult))
             if mult[k] >= 0.0:
                 return NewtonResult(x, f, nit, nfev, True, work)

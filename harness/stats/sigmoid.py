@@ -46,14 +46,14 @@ resample starts from the full-sample optimum.
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 
 import numpy as np
 from scipy.special import expit
 
+from ._levels import Levels, optimal_levels
 from ._multistart import WARMUP_SCHEDULE, check_zy, warmup_stages
 from ._newton import NewtonResult, active_set_newton
-from .pinball import check_loss_settings, smoothed_pinball_loss
+from .pinball import check_loss_settings, smoothed_pinball_loss, sum_of_logs
 
 __all__ = [
     "SigmoidQuantileRegressor",
@@ -168,27 +168,33 @@ class _Problem:
             return 1.0 / (1.0 + np.exp(-t)), d, t3
 
     def _loss(self, q: np.ndarray):
-        """``(mean rho(y - q), derivatives)``; ``derivatives()`` gives ``dJ/dq_i``, ``d2J/dq_i2``."""
+        """``(mean rho(y - q), derivatives)``; ``derivatives()`` gives ``(r1, r2, c1, c2)`` with
+        ``dJ/dq_i = c1 * r1_i`` and ``d2J/dq_i2 = c2 * r2_i`` (the scalars ``1/n``, ``kappa/n`` kept out
+        of the per-point arithmetic when the points are unweighted)."""
         k, tau, wn = self.kappa, self.tau, self.wn
         u = self.y - q
         xk = k * u
         e = np.exp(-np.abs(xk))
+        e1 = 1.0 + e
         if wn is None:
             n = self.y.size
-            f = ((np.maximum(xk, 0.0).sum() + np.log1p(e).sum()) / k + (tau - 1.0) * u.sum()) / n
+            f = ((np.maximum(xk, 0.0).sum() + sum_of_logs(e1)) / k + (tau - 1.0) * u.sum()) / n
+            c1, c2 = 1.0 / n, k / n
+        else:
+            f = (wn @ np.maximum(xk, 0.0) + wn @ np.log1p(e)) / k + (tau - 1.0) * (wn @ u)
+            c1 = c2 = 1.0
 
-            def derivatives():
-                e1 = 1.0 + e
-                return ((1.0 - tau) - np.where(xk >= 0.0, 1.0, e) / e1) / n, (k / n) * e / (e1 * e1)
+        def derivatives():
+            inv = 1.0 / e1
+            e_inv = e * inv  # sigmoid(-|x|)
+            r1 = (1.0 - tau) - np.where(xk >= 0.0, inv, e_inv)  # -rho'(u)
+            r2 = e_inv * inv  # sigmoid(x) sigmoid(-x) = rho''(u) / kappa
+            if wn is not None:
+                r1 *= wn
+                r2 *= k * wn
+            return r1, r2, c1, c2
 
-            return f, derivatives
-        f = (wn @ np.maximum(xk, 0.0) + wn @ np.log1p(e)) / k + (tau - 1.0) * (wn @ u)
-
-        def weighted():
-            e1 = 1.0 + e
-            return ((1.0 - tau) - np.where(xk >= 0.0, 1.0, e) / e1) * wn, (k * wn) * e / (e1 * e1)
-
-        return f, weighted
+        return f, derivatives
 
     def __call__(self, x):
         """``(J(x), derivatives)``; ``derivatives()`` gives the gradient and Hessian at ``x``."""
@@ -199,28 +205,31 @@ class _Problem:
         f += self.lam * beta**2
 
         def derivatives():
-            r1, r2 = loss_derivatives()
-            sp = s * (1.0 - s)
+            r1, r2, c1, c2 = loss_derivatives()
+            # grad q = scale * (1 - s, s, s', s' t4), scale = (1, 1, L t3, L)
             G = np.empty((4, s.size))
-            G[0] = 1.0 - s
+            np.subtract(1.0, s, out=G[0])
             G[1] = s
-            G[3] = L * sp
-            G[2] = G[3] * t3
-            G[3] *= d
-            grad = G @ r1
+            np.multiply(s, G[0], out=G[2])
+            np.multiply(G[2], d, out=G[3])
+            scale = np.array([1.0, 1.0, L * t3, L])
+            sums = G @ r1
+            grad = (c1 * scale) * sums
             grad[3] += 2.0 * self.lam * beta
-            H = (G * r2) @ G.T
+            H = (c2 * scale[:, None] * scale) * ((G * r2) @ G.T)
             # sum_i r1_i hess q_i: first the (y0 or h, shape) block, then the shape block
-            rs = r1 * sp
-            sa, sad = rs.sum(), rs @ d
+            sa, sad = c1 * sums[2], c1 * sums[3]
             H[0, 2] -= t3 * sa
             H[1, 2] += t3 * sa
             H[0, 3] -= sad
             H[1, 3] += sad
-            rs *= L * (1.0 - 2.0 * s)
-            H[2, 2] += t3 * t3 * rs.sum()
-            H[2, 3] += t3 * (rs @ d) - (0.0 if self.box is None else L * sa)
-            H[3, 3] += rs @ (self.dz2 if self.box is None else d * d) + 2.0 * self.lam
+            rs = G[0] - G[1]  # 1 - 2s
+            rs *= G[2]
+            rs *= r1
+            cl = c1 * L
+            H[2, 2] += cl * t3 * t3 * rs.sum()
+            H[2, 3] += cl * t3 * (rs @ d) - (0.0 if self.box is None else L * sa)
+            H[3, 3] += cl * (rs @ (self.dz2 if self.box is None else d * d)) + 2.0 * self.lam
             H[1, 0], H[3, 2] = H[0, 1], H[2, 3]
             H[2:, :2] = H[:2, 2:].T
             return grad, H
@@ -235,29 +244,22 @@ class _Problem:
         """Newton from ``x0`` to the KKT point, to rounding."""
         return active_set_newton(self, x0, self.A, self.b, ftol=FTOL)
 
-    def level(self, x) -> NewtonResult:
-        """``(y0, h)`` at their optimum for the shape ``(c, beta)`` of ``x``, started at ``x``.
+    def screen(self, starts: np.ndarray) -> Levels:
+        """For each start (a row of ``starts``), ``(y0, h)`` at their optimum for its shape ``(c, beta)``.
 
-        With the shape held, ``q = y0*(1 - s) + h*s`` is linear in ``(y0, h)``
-        and ``J`` convex in them: a two-variable Newton solve on ``0 <= y0 <= h <= 1``
-        to ``SCREEN_FTOL``. The result's ``x`` is the full ``(y0, h, c, beta)``.
+        With the shape held, ``q = y0*(1 - s) + h*s`` is linear in ``(y0, h)`` and ``J`` convex in
+        them: :func:`harness.stats._levels.optimal_levels` solves every start's two-variable problem on
+        ``0 <= y0 <= h <= 1`` at once, from the start's own ``(y0, h)``, to ``SCREEN_FTOL``.
         """
-        c, beta = float(x[2]), float(x[3])
-        s = self._shape(c, beta)[0]
-        G = np.stack([1.0 - s, s])
-        ridge = self.lam * beta**2
-
-        def fun(v):
-            f, loss_derivatives = self._loss(v[0] * G[0] + v[1] * s)
-
-            def derivatives():
-                r1, r2 = loss_derivatives()
-                return G @ r1, (G * r2) @ G.T
-
-            return f + ridge, derivatives
-
-        res = active_set_newton(fun, x[:2], self.A[:3, :2], self.b[:3], ftol=SCREEN_FTOL)
-        return replace(res, x=np.r_[res.x, c, beta])
+        if self.wn is not None:
+            raise ValueError("the screen of the starts takes unweighted rows")
+        c, beta = starts[:, 2:3], starts[:, 3:4]
+        t = c + beta * self.dz if self.box is None else beta * (self.z - c)
+        with np.errstate(over="ignore"):  # exp(-t) = inf gives s = 0, as it should
+            s = 1.0 / (1.0 + np.exp(-t))
+        return optimal_levels(
+            s, self.y, starts[:, :2], tau=self.tau, kappa=self.kappa, const=self.lam * beta[:, 0] ** 2, ftol=SCREEN_FTOL
+        )
 
 
 class SigmoidQuantileRegressor:
@@ -394,17 +396,19 @@ class SigmoidQuantileRegressor:
 
     def _multistart(self, problems: list[_Problem], starts: list[np.ndarray]) -> tuple[NewtonResult, int]:
         """Screen the starts on the first stage; solve the ``n_keep`` best through every stage."""
-        first = problems[0]
-        screened = sorted((first.level(x0) for x0 in starts), key=lambda r: r.fun)
-        n_iter = sum(r.nit for r in screened)
+        starts = np.array(starts)
+        screened = problems[0].screen(starts)
+        n_iter = int(screened.nit.sum())
         finals, carried = [], []
-        for res in screened[: self.n_keep]:
+        for k in np.argsort(screened.fun, kind="stable")[: self.n_keep]:
+            x = np.r_[screened.v[k], starts[k, 2:]]
             for i, prob in enumerate(problems):
-                res = prob.solve(res.x)
+                res = prob.solve(x)
+                x = res.x
                 n_iter += res.nit
                 if i == 0:
                     # the later stages are deterministic in their start: one solve per first-stage optimum
-                    if any(np.max(np.abs(res.x - x)) <= SAME_SOLUTION for x in carried):
+                    if any(np.max(np.abs(res.x - c)) <= SAME_SOLUTION for c in carried):
                         break
                     carried.append(res.x)
             else:
