@@ -37,9 +37,8 @@ from .pinball import sum_of_logs
 __all__ = ["Levels", "optimal_levels"]
 
 _ARMIJO = 1e-4
-#: Vertices of 0 <= y0 <= h <= 1, and its edges as (start vertex, end vertex).
-_VERTICES = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
-_EDGES = ((0, 1), (1, 2), (0, 2))
+#: The edges of 0 <= y0 <= h <= 1 as (start vertex, direction): y0 = 0, h = 1, y0 = h.
+_EDGES = (((0.0, 0.0), (0.0, 1.0)), ((0.0, 1.0), (1.0, 0.0)), ((0.0, 0.0), (1.0, 1.0)))
 
 
 @dataclass(frozen=True)
@@ -55,64 +54,79 @@ class Levels:
 
 def _values(S, ky, v, kappa: float, tau: float):
     """``J`` without its constant for the rows of ``S`` at ``v`` (one row each), and what the
-    derivatives reuse: ``x = kappa * u``, ``e = exp(-|x|)`` and ``1 + e``."""
+    derivatives reuse: ``x = kappa * u``, ``e = exp(-|x|)`` and ``1 + e``.
+
+    ``log(1 + exp(x)) = (x + |x|)/2 + log(1 + e)``: the sums of ``x`` and ``|x|`` stand in for a
+    pass of ``max(x, 0)`` (a screen ranks starts; the cancellation costs digits far below its tolerance).
+    """
     n = S.shape[1]
     x = (ky - kappa * v[:, :1]) - (kappa * (v[:, 1] - v[:, 0]))[:, None] * S
-    e = np.exp(-np.abs(x))
+    ax = np.abs(x)
+    e = np.exp(-ax)
     e1 = 1.0 + e
-    f = ((np.maximum(x, 0.0).sum(axis=1) + sum_of_logs(e1)) / kappa + (tau - 1.0) / kappa * x.sum(axis=1)) / n
+    sx = x.sum(axis=1)
+    f = ((0.5 * (sx + ax.sum(axis=1)) + sum_of_logs(e1)) / kappa + (tau - 1.0) / kappa * sx) / n
     return f, (x, e, e1)
 
 
-def _derivatives(S, A, parts, kappa: float, tau: float):
-    """Gradient ``(K, 2)`` and Hessian ``(h00, h01, h11)`` (each ``(K,)``) from :func:`_values`' parts."""
+def _derivatives(P, parts, kappa: float, tau: float):
+    """Gradient ``(K, 2)`` and Hessian ``(h00, h01, h11)`` (each ``(K,)``) from :func:`_values`' parts and the
+    products ``P = (a, s, a a, a s, s s)`` of each row."""
     x, e, e1 = parts
-    n = S.shape[1]
-    inv = 1.0 / e1
-    e_inv = e * inv
-    r1 = (1.0 - tau) - np.where(x >= 0.0, inv, e_inv)
-    r2 = e_inv * inv
-    g = np.stack([np.vecdot(r1, A), np.vecdot(r1, S)], axis=1) / n
-    ra = r2 * A
+    n = x.shape[1]
+    e_inv = e / e1  # sigmoid(-|x|)
+    r1 = (0.5 - tau) - np.copysign(0.5 - e_inv, x)  # 1 - tau - sigmoid(x) = -rho'(u)
+    r2 = e_inv * (1.0 - e_inv)  # rho''(u) / kappa
+    a, s, aa, as_, ss = P
+    g = np.stack([np.vecdot(r1, a), np.vecdot(r1, s)], axis=1) / n
     c = kappa / n
-    return g, (c * np.vecdot(ra, A), c * np.vecdot(ra, S), c * np.vecdot(r2 * S, S))
+    return g, (c * np.vecdot(r2, aa), c * np.vecdot(r2, as_), c * np.vecdot(r2, ss))
 
 
 def _model_minimum(v, g, H):
     """``(w, decrease)``: the minimiser over the triangle of ``m(w) = g'(w - v) + (w - v)'H(w - v)/2``, and
-    ``-m(w) >= 0``, for every row."""
-    h00, h01, h11 = H
+    ``-m(w) >= 0``, for every row (a few rows: plain floats are quicker than array operations)."""
+    w, decrease = np.empty_like(v), np.empty(v.shape[0])
+    for k, (v0, v1, g0, g1, a, b, c) in enumerate(zip(*v.T.tolist(), *g.T.tolist(), *(h.tolist() for h in H))):
 
-    def model(w):
-        d0, d1 = w[..., 0] - v[:, None, 0], w[..., 1] - v[:, None, 1]
-        quad = h00[:, None] * d0 * d0 + 2.0 * h01[:, None] * d0 * d1 + h11[:, None] * d1 * d1
-        return g[:, None, 0] * d0 + g[:, None, 1] * d1 + 0.5 * quad
+        def model(w0, w1):
+            d0, d1 = w0 - v0, w1 - v1
+            return g0 * d0 + g1 * d1 + 0.5 * (a * d0 * d0 + 2.0 * b * d0 * d1 + c * d1 * d1)
 
-    K = v.shape[0]
-    cands = [np.broadcast_to(_VERTICES, (K, 3, 2))]
-    for i, j in _EDGES:
-        p0, e = _VERTICES[i], _VERTICES[j] - _VERTICES[i]
-        # along w = p0 + t e: m'(t) = e'g + e'H(p0 - v) + t e'He
-        d0, d1 = p0[0] - v[:, 0], p0[1] - v[:, 1]
-        slope = e[0] * (g[:, 0] + h00 * d0 + h01 * d1) + e[1] * (g[:, 1] + h01 * d0 + h11 * d1)
-        curv = e[0] * e[0] * h00 + 2.0 * e[0] * e[1] * h01 + e[1] * e[1] * h11
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.clip(np.where(curv > 0.0, -slope / curv, 0.0), 0.0, 1.0)
-        cands.append((p0 + t[:, None] * e)[:, None, :])
-    det = h00 * h11 - h01 * h01
-    with np.errstate(divide="ignore", invalid="ignore"):
-        newton = v - np.stack([h11 * g[:, 0] - h01 * g[:, 1], h00 * g[:, 1] - h01 * g[:, 0]], axis=1) / det[:, None]
-    inside = (det > 0.0) & (h00 > 0.0) & (newton[:, 0] >= 0.0) & (newton[:, 0] <= newton[:, 1]) & (newton[:, 1] <= 1.0)
-    cands.append(np.where(inside[:, None], newton, v)[:, None, :])
-    W = np.concatenate(cands, axis=1)
-    m = model(W)
-    best = np.argmin(m, axis=1)
-    rows = np.arange(K)
-    return W[rows, best], -m[rows, best]
+        det = a * c - b * b
+        best = None
+        if det > 0.0 and a > 0.0:
+            n0, n1 = v0 - (c * g0 - b * g1) / det, v1 - (a * g1 - b * g0) / det
+            if 0.0 <= n0 <= n1 <= 1.0:  # the unconstrained minimum is inside
+                best = (n0, n1)
+        if best is None:
+            cands = []
+            for (p0, p1), (e0, e1) in _EDGES:
+                # along (p0, p1) + t (e0, e1), t in [0, 1]: m'(t) = slope + t curv
+                d0, d1 = p0 - v0, p1 - v1
+                slope = e0 * (g0 + a * d0 + b * d1) + e1 * (g1 + b * d0 + c * d1)
+                curv = e0 * e0 * a + 2.0 * e0 * e1 * b + e1 * e1 * c
+                ts = (0.0, 1.0) if not curv > 0.0 else (min(max(-slope / curv, 0.0), 1.0),)
+                cands += [(p0 + t * e0, p1 + t * e1) for t in ts]
+            best = min(cands, key=lambda q: model(*q))
+        w[k] = best
+        decrease[k] = -model(*best)
+    return w, decrease
 
 
 def optimal_levels(
-    S: np.ndarray, y: np.ndarray, v0: np.ndarray, *, tau: float, kappa: float, const=0.0, ftol: float, maxiter: int = 50
+    S: np.ndarray,
+    y: np.ndarray,
+    v0: np.ndarray,
+    *,
+    tau: float,
+    kappa: float,
+    const=0.0,
+    ftol: float,
+    maxiter: int = 50,
+    thin: int = 8,
+    thin_ftol: float = 1e-4,
+    keep: int | None = None,
 ) -> Levels:
     """Minimise ``J`` over ``(y0, h)`` for every shape (row of ``S``), from ``v0``.
 
@@ -137,6 +151,24 @@ def optimal_levels(
     -------
     Levels
     """
+    if thin > 1 and S.shape[1] >= 50 * thin:
+        rough = _newton_levels(
+            np.ascontiguousarray(S[:, ::thin]), y[::thin], v0, tau, kappa, const, thin_ftol, maxiter
+        )
+        done = _newton_levels(S, y, rough.v, tau, kappa, const, ftol, maxiter, keep)
+        return Levels(done.v, done.fun, done.nit + rough.nit, done.converged)
+    return _newton_levels(S, y, v0, tau, kappa, const, ftol, maxiter, keep)
+
+
+def _lower_bounds(v, g):
+    """``J(v) + min over the triangle of g'(w - v)``, to be added to ``J(v)``: ``J`` is convex, so it lies above
+    its tangent plane, and a linear function is least at a vertex."""
+    return np.minimum(np.minimum(-g[:, 0] * v[:, 0] - g[:, 1] * v[:, 1], -g[:, 0] * v[:, 0] + g[:, 1] * (1.0 - v[:, 1])),
+                      g[:, 0] * (1.0 - v[:, 0]) + g[:, 1] * (1.0 - v[:, 1]))
+
+
+def _newton_levels(S, y, v0, tau, kappa, const, ftol, maxiter, keep=None) -> Levels:
+    """:func:`optimal_levels` on all the points given."""
     K = S.shape[0]
     const = np.broadcast_to(np.asarray(const, dtype=float), (K,))
     v = np.array(np.broadcast_to(v0, (K, 2)), dtype=float)
@@ -144,18 +176,24 @@ def optimal_levels(
     converged = np.zeros(K, dtype=bool)
     ky = kappa * y
     A = 1.0 - S
+    P = (A, S, A * A, A * S, S * S)
     f, parts = _values(S, ky, v, kappa, tau)
-    g, H = _derivatives(S, A, parts, kappa, tau)
+    g, H = _derivatives(P, parts, kappa, tau)
     fun = f + const
-    live = np.arange(K)  # the rows still stepping; S, A, g and H hold theirs alone
+    live = np.arange(K)  # the rows still stepping; P, S, g and H hold theirs alone
     for it in range(maxiter + 1):
         w, decrease = _model_minimum(v[live], g, H)
         stop = decrease <= ftol * np.maximum(np.abs(fun[live]), 1e-300)
         converged[live[stop]] = True
+        if keep is not None and keep < K:
+            # rows whose minimum provably lies above the keep-th lowest value now reached leave unsolved
+            stop |= fun[live] + _lower_bounds(v[live], g) > np.partition(fun, keep - 1)[keep - 1]
         if it == maxiter or stop.all():
             break
         if stop.any():
-            live, S, A, w, g, *H = (a[~stop] for a in (live, S, A, w, g, *H))
+            live, w, g, *H = (a[~stop] for a in (live, w, g, *H))
+            P = tuple(p[~stop] for p in P)
+            S = P[1]
         d = w - v[live]
         slope = np.vecdot(g, d)
         alpha = np.ones(live.size)
@@ -172,8 +210,8 @@ def optimal_levels(
             if ok.any():
                 took = todo[ok]
                 if not ok.all():
-                    S_t, parts = S_t[ok], tuple(a[ok] for a in parts)
-                gk, Hk = _derivatives(S_t, A if whole and ok.all() else A[took], parts, kappa, tau)
+                    parts = tuple(a[ok] for a in parts)
+                gk, Hk = _derivatives(P if whole and ok.all() else tuple(p[took] for p in P), parts, kappa, tau)
                 g_new[took] = gk
                 for h, hk in zip(H_new, Hk):
                     h[took] = hk
@@ -186,7 +224,9 @@ def optimal_levels(
             todo = todo[~ok & ~tiny]
         g, H = g_new, H_new
         if not moved.all():
-            live, S, A, g, *H = (a[moved] for a in (live, S, A, g, *H))
+            live, g, *H = (a[moved] for a in (live, g, *H))
+            P = tuple(p[moved] for p in P)
+            S = P[1]
             if not live.size:
                 break
     return Levels(v, fun, nit, converged)

@@ -147,25 +147,29 @@ class _Problem:
 
     def from_natural(self, y0: float, L: float, a: float, beta: float) -> np.ndarray:
         """The feasible ``x`` nearest to ``(y0, L, a, beta)``, coordinate by coordinate."""
-        lo, hi = -self.b[3], self.b[4]
-        beta = float(np.clip(beta, lo, hi))
-        y0 = float(np.clip(y0, 0.0, 1.0))
-        h = float(np.clip(y0 + L, y0, 1.0))
+        clip = lambda v, lo, hi: min(max(float(v), lo), hi)  # noqa: E731  (np.clip, at a tenth of its cost on floats)
+        beta = clip(beta, -self.b[3], self.b[4])
+        y0 = clip(y0, 0.0, 1.0)
+        h = clip(y0 + L, y0, 1.0)
         if self.box is None:
             return np.array([y0, h, a + beta * self.zbar, beta])
-        return np.array([y0, h, float(np.clip(-a / beta, -self.b[5], self.b[6])), beta])
+        return np.array([y0, h, clip(-a / beta, -self.b[5], self.b[6]), beta])
 
     # -- objective --------------------------------------------------------------
-    def _shape(self, c: float, beta: float):
-        """``(s, t4, t3)``: the sigmoid at every point, ``dt/dbeta`` and ``dt/dx3``."""
+    def _shape(self, c: float, beta: float, out: np.ndarray):
+        """``(s, t4, t3)``: the sigmoid at every point (written into ``out``), ``dt/dbeta`` and ``dt/dx3``."""
         if self.box is None:
             d, t3 = self.dz, 1.0
-            t = c + beta * d
+            t = np.multiply(d, beta, out=out)
+            t += c
         else:
             d, t3 = self.z - c, -beta
-            t = beta * d
+            t = np.multiply(d, beta, out=out)
+        np.negative(t, out=t)
         with np.errstate(over="ignore"):  # exp(-t) = inf gives s = 0, as it should
-            return 1.0 / (1.0 + np.exp(-t)), d, t3
+            np.exp(t, out=t)
+        t += 1.0
+        return np.divide(1.0, t, out=t), d, t3
 
     def _loss(self, q: np.ndarray):
         """``(mean rho(y - q), derivatives)``; ``derivatives()`` gives ``(r1, r2, c1, c2)`` with
@@ -185,10 +189,10 @@ class _Problem:
             c1 = c2 = 1.0
 
         def derivatives():
-            inv = 1.0 / e1
-            e_inv = e * inv  # sigmoid(-|x|)
-            r1 = (1.0 - tau) - np.where(xk >= 0.0, inv, e_inv)  # -rho'(u)
-            r2 = e_inv * inv  # sigmoid(x) sigmoid(-x) = rho''(u) / kappa
+            e_inv = e / e1  # sigmoid(-|x|)
+            # -rho'(u) = 1 - tau - sigmoid(x), sigmoid(x) = 1/2 + sign(x) (1/2 - sigmoid(-|x|))
+            r1 = (0.5 - tau) - np.copysign(0.5 - e_inv, xk)
+            r2 = e_inv * (1.0 - e_inv)  # sigmoid(x) sigmoid(-x) = rho''(u) / kappa
             if wn is not None:
                 r1 *= wn
                 r2 *= k * wn
@@ -200,16 +204,15 @@ class _Problem:
         """``(J(x), derivatives)``; ``derivatives()`` gives the gradient and Hessian at ``x``."""
         y0, h, c, beta = (float(v) for v in x)
         L = h - y0
-        s, d, t3 = self._shape(c, beta)
+        # rows: 1 - s, s, s' = s (1 - s), s' t4 -- grad q is scale * G, scale = (1, 1, L t3, L)
+        G = np.empty((4, self.y.size))
+        s, d, t3 = self._shape(c, beta, G[1])
         f, loss_derivatives = self._loss(y0 + L * s)
         f += self.lam * beta**2
 
         def derivatives():
             r1, r2, c1, c2 = loss_derivatives()
-            # grad q = scale * (1 - s, s, s', s' t4), scale = (1, 1, L t3, L)
-            G = np.empty((4, s.size))
             np.subtract(1.0, s, out=G[0])
-            G[1] = s
             np.multiply(s, G[0], out=G[2])
             np.multiply(G[2], d, out=G[3])
             scale = np.array([1.0, 1.0, L * t3, L])
@@ -244,7 +247,7 @@ class _Problem:
         """Newton from ``x0`` to the KKT point, to rounding."""
         return active_set_newton(self, x0, self.A, self.b, ftol=FTOL)
 
-    def screen(self, starts: np.ndarray) -> Levels:
+    def screen(self, starts: np.ndarray, keep: int | None = None) -> Levels:
         """For each start (a row of ``starts``), ``(y0, h)`` at their optimum for its shape ``(c, beta)``.
 
         With the shape held, ``q = y0*(1 - s) + h*s`` is linear in ``(y0, h)`` and ``J`` convex in
@@ -258,7 +261,7 @@ class _Problem:
         with np.errstate(over="ignore"):  # exp(-t) = inf gives s = 0, as it should
             s = 1.0 / (1.0 + np.exp(-t))
         return optimal_levels(
-            s, self.y, starts[:, :2], tau=self.tau, kappa=self.kappa, const=self.lam * beta[:, 0] ** 2, ftol=SCREEN_FTOL
+            s, self.y, starts[:, :2], tau=self.tau, kappa=self.kappa, const=self.lam * beta[:, 0] ** 2, ftol=SCREEN_FTOL, keep=keep
         )
 
 
@@ -331,8 +334,7 @@ class SigmoidQuantileRegressor:
         The level starts at a low quantile of ``y`` and the top at its
         ``tau``-quantile, so every start is a plausible upper envelope.
         """
-        lo = float(np.quantile(y, 0.05))
-        hi = float(np.quantile(y, self.tau))
+        lo, hi = (float(v) for v in np.quantile(y, [0.05, self.tau]))
         mids = np.quantile(z, [0.1, 0.5, 0.9])
         slopes = np.array([0.3, 1.0, 3.0])
         shapes = [(m, b) for m in mids for b in slopes]
@@ -397,7 +399,7 @@ class SigmoidQuantileRegressor:
     def _multistart(self, problems: list[_Problem], starts: list[np.ndarray]) -> tuple[NewtonResult, int]:
         """Screen the starts on the first stage; solve the ``n_keep`` best through every stage."""
         starts = np.array(starts)
-        screened = problems[0].screen(starts)
+        screened = problems[0].screen(starts, keep=self.n_keep)
         n_iter = int(screened.nit.sum())
         finals, carried = [], []
         for k in np.argsort(screened.fun, kind="stable")[: self.n_keep]:
