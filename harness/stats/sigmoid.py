@@ -118,7 +118,8 @@ class _Problem:
         self.wn = None if counts is None else counts / counts.sum()
         self.zbar = float(z.mean() if counts is None else self.wn @ z)
         self.dz = z - self.zbar
-        self.dz2 = self.dz * self.dz
+        self.powers = np.stack([np.ones_like(self.dz), self.dz, self.dz * self.dz])  # (z - zbar)**j, j = 0, 1, 2
+        self.ky = kappa * y
         beta_lo, beta_hi = BETA_LIMITS if box is None else box
         rows = [
             ([-1, 0, 0, 0], 0.0),
@@ -135,7 +136,7 @@ class _Problem:
     def with_stage(self, tau: float, kappa: float) -> _Problem:
         """The same data and constraints at another ``(tau, kappa)``."""
         out = copy.copy(self)
-        out.tau, out.kappa = tau, kappa
+        out.tau, out.kappa, out.ky = tau, kappa, kappa * self.y
         return out
 
     # -- coordinates ------------------------------------------------------------
@@ -160,32 +161,33 @@ class _Problem:
         """``(s, t4, t3)``: the sigmoid at every point (written into ``out``), ``dt/dbeta`` and ``dt/dx3``."""
         if self.box is None:
             d, t3 = self.dz, 1.0
-            t = np.multiply(d, beta, out=out)
-            t += c
+            t = np.multiply(d, -beta, out=out)
+            t -= c
         else:
             d, t3 = self.z - c, -beta
-            t = np.multiply(d, beta, out=out)
-        np.negative(t, out=t)
+            t = np.multiply(d, -beta, out=out)
         with np.errstate(over="ignore"):  # exp(-t) = inf gives s = 0, as it should
             np.exp(t, out=t)
         t += 1.0
         return np.divide(1.0, t, out=t), d, t3
 
-    def _loss(self, q: np.ndarray):
-        """``(mean rho(y - q), derivatives)``; ``derivatives()`` gives ``(r1, r2, c1, c2)`` with
-        ``dJ/dq_i = c1 * r1_i`` and ``d2J/dq_i2 = c2 * r2_i`` (the scalars ``1/n``, ``kappa/n`` kept out
+    def _loss(self, s: np.ndarray, y0: float, L: float):
+        """``(mean rho(y - q), derivatives)`` at ``q = y0 + L s``; ``derivatives()`` gives ``(r1, r2, c1, c2)``
+        with ``dJ/dq_i = c1 * r1_i`` and ``d2J/dq_i2 = c2 * r2_i`` (the scalars ``1/n``, ``kappa/n`` kept out
         of the per-point arithmetic when the points are unweighted)."""
         k, tau, wn = self.kappa, self.tau, self.wn
-        u = self.y - q
-        xk = k * u
-        e = np.exp(-np.abs(xk))
+        xk = self.ky - k * y0  # kappa * (y - q)
+        xk -= (k * L) * s
+        e = np.abs(xk)
+        np.negative(e, out=e)
+        np.exp(e, out=e)
         e1 = 1.0 + e
         if wn is None:
             n = self.y.size
-            f = ((np.maximum(xk, 0.0).sum() + sum_of_logs(e1)) / k + (tau - 1.0) * u.sum()) / n
+            f = ((np.maximum(xk, 0.0).sum() + sum_of_logs(e1)) / k + (tau - 1.0) / k * xk.sum()) / n
             c1, c2 = 1.0 / n, k / n
         else:
-            f = (wn @ np.maximum(xk, 0.0) + wn @ np.log1p(e)) / k + (tau - 1.0) * (wn @ u)
+            f = (wn @ np.maximum(xk, 0.0) + wn @ np.log1p(e) + (tau - 1.0) * (wn @ xk)) / k
             c1 = c2 = 1.0
 
         def derivatives():
@@ -204,10 +206,10 @@ class _Problem:
         """``(J(x), derivatives)``; ``derivatives()`` gives the gradient and Hessian at ``x``."""
         y0, h, c, beta = (float(v) for v in x)
         L = h - y0
-        # rows: 1 - s, s, s' = s (1 - s), s' t4 -- grad q is scale * G, scale = (1, 1, L t3, L)
+        # rows 1 - s, s, s' = s (1 - s), s' t4: grad q = scale * G, scale = (1, 1, L t3, L)
         G = np.empty((4, self.y.size))
         s, d, t3 = self._shape(c, beta, G[1])
-        f, loss_derivatives = self._loss(y0 + L * s)
+        f, loss_derivatives = self._loss(s, y0, L)
         f += self.lam * beta**2
 
         def derivatives():
@@ -219,22 +221,27 @@ class _Problem:
             sums = G @ r1
             grad = (c1 * scale) * sums
             grad[3] += 2.0 * self.lam * beta
-            H = (c2 * scale[:, None] * scale) * ((G * r2) @ G.T)
+            # sum_i r2_i grad q_i grad q_i', a row at a time (matrix-vector products)
+            H, w = np.empty((4, 4)), np.empty_like(s)
+            for i in range(4):
+                H[i, i:] = G[i:] @ np.multiply(G[i], r2, out=w)
+                H[i:, i] = H[i, i:]
+            H *= c2 * scale[:, None] * scale
             # sum_i r1_i hess q_i: first the (y0 or h, shape) block, then the shape block
             sa, sad = c1 * sums[2], c1 * sums[3]
             H[0, 2] -= t3 * sa
             H[1, 2] += t3 * sa
             H[0, 3] -= sad
             H[1, 3] += sad
-            rs = G[0] - G[1]  # 1 - 2s
-            rs *= G[2]
-            rs *= r1
+            np.subtract(G[0], s, out=w)  # 1 - 2s
+            w *= G[2]
+            w *= r1
+            m0, m1, m2 = (self.powers @ w) if self.box is None else (w.sum(), w @ d, w @ (d * d))
             cl = c1 * L
-            H[2, 2] += cl * t3 * t3 * rs.sum()
-            H[2, 3] += cl * t3 * (rs @ d) - (0.0 if self.box is None else L * sa)
-            H[3, 3] += cl * (rs @ (self.dz2 if self.box is None else d * d)) + 2.0 * self.lam
-            H[1, 0], H[3, 2] = H[0, 1], H[2, 3]
-            H[2:, :2] = H[:2, 2:].T
+            H[2, 2] += cl * t3 * t3 * m0
+            H[2, 3] += cl * t3 * m1 - (0.0 if self.box is None else L * sa)
+            H[3, 3] += cl * m2 + 2.0 * self.lam
+            H[2, 0], H[2, 1], H[3, 0], H[3, 1], H[3, 2] = H[0, 2], H[1, 2], H[0, 3], H[1, 3], H[2, 3]
             return grad, H
 
         return f, derivatives
