@@ -13,6 +13,9 @@ their level and top set to the best for it). With ``r1 = -rho'(u)``, ``r2 = rho'
     grad J = (1/n) * (sum r1 a, sum r1 s)
     hess J = (1/n) * [[sum r2 a a, sum r2 a s], [sum r2 a s, sum r2 s s]]
 
+(sums over points; ``s`` depends on the point through its ``z`` only, so with ties in ``z`` they
+are sums over distinct ``z`` of ``r1`` and ``r2`` summed within each, :class:`harness.stats._ties.Ties`).
+
 Method: Newton's method with the exact Hessian, each step going to the minimiser of the quadratic
 model over the triangle, then halved until the Armijo condition ``J(v + alpha d) <= J(v) + 1e-4 *
 alpha * grad'd`` holds (the triangle is convex, so every point of the step is feasible). The model
@@ -22,8 +25,18 @@ the three vertices. A bound of the triangle is so reached exactly. A shape stops
 promises less than ``ftol * |J|`` (at a KKT point the promise is 0): the test the active-set
 solver (:mod:`harness.stats._newton`) makes on its working set, with the multipliers' signs
 folded in. All shapes step in lockstep, one array operation for all of them, each leaving the
-batch when it stops; the cost is the few passes over the points, not the per-shape overhead of a
-separate solve.
+batch when it stops.
+
+Two savings that leave the answer as it is:
+
+* The steps from the starts are taken first on every ``thin``-th point, to ``thin_ftol``: the far
+  moves cost an eighth. The minimum being unique, the steps on all the points that follow end where
+  they would have from the starts.
+* With ``keep``, only the ``keep`` lowest minima are wanted (the multi-start carries that many): a
+  shape whose minimum provably lies above the ``keep``-th lowest value reached so far stops. ``J``
+  is convex, so it lies above its tangent plane, and the plane is least on the triangle at a
+  vertex: ``min J >= J(v) + min_vertices g'(w - v)``. Such a shape's value is where it stopped, an
+  upper bound on its minimum, and it is not marked converged.
 """
 
 from __future__ import annotations
@@ -32,6 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._ties import Ties
 from .pinball import sum_of_logs
 
 __all__ = ["Levels", "optimal_levels"]
@@ -52,9 +66,25 @@ class Levels:
     converged: np.ndarray
 
 
+class _Shapes:
+    """The rows of the shapes still stepping: ``s`` at every point, and per distinct ``z`` the
+    products the derivatives sum (``a``, ``s``, ``a a``, ``a s``, ``s s``)."""
+
+    def __init__(self, s_distinct: np.ndarray, ties: Ties):
+        a = 1.0 - s_distinct
+        self.ties = ties
+        self.points = ties.spread(s_distinct)
+        self.products = (a, s_distinct, a * a, a * s_distinct, s_distinct * s_distinct)
+
+    def rows(self, keep: np.ndarray) -> _Shapes:
+        out = object.__new__(_Shapes)
+        out.ties, out.points, out.products = self.ties, self.points[keep], tuple(p[keep] for p in self.products)
+        return out
+
+
 def _values(S, ky, v, kappa: float, tau: float):
-    """``J`` without its constant for the rows of ``S`` at ``v`` (one row each), and what the
-    derivatives reuse: ``x = kappa * u``, ``e = exp(-|x|)`` and ``1 + e``.
+    """``J`` without its constant for the rows of ``S`` (every point) at ``v`` (one row each), and
+    what the derivatives reuse: ``x = kappa * u``, ``e = exp(-|x|)`` and ``1 + e``.
 
     ``log(1 + exp(x)) = (x + |x|)/2 + log(1 + e)``: the sums of ``x`` and ``|x|`` stand in for a
     pass of ``max(x, 0)`` (a screen ranks starts; the cancellation costs digits far below its tolerance).
@@ -69,15 +99,14 @@ def _values(S, ky, v, kappa: float, tau: float):
     return f, (x, e, e1)
 
 
-def _derivatives(P, parts, kappa: float, tau: float):
-    """Gradient ``(K, 2)`` and Hessian ``(h00, h01, h11)`` (each ``(K,)``) from :func:`_values`' parts and the
-    products ``P = (a, s, a a, a s, s s)`` of each row."""
+def _derivatives(shapes: _Shapes, parts, kappa: float, tau: float):
+    """Gradient ``(K, 2)`` and Hessian ``(h00, h01, h11)`` (each ``(K,)``) from :func:`_values`' parts."""
     x, e, e1 = parts
     n = x.shape[1]
     e_inv = e / e1  # sigmoid(-|x|)
-    r1 = (0.5 - tau) - np.copysign(0.5 - e_inv, x)  # 1 - tau - sigmoid(x) = -rho'(u)
-    r2 = e_inv * (1.0 - e_inv)  # rho''(u) / kappa
-    a, s, aa, as_, ss = P
+    r1 = shapes.ties.sums((0.5 - tau) - np.copysign(0.5 - e_inv, x))  # 1 - tau - sigmoid(x) = -rho'(u)
+    r2 = shapes.ties.sums(e_inv * (1.0 - e_inv))  # rho''(u) / kappa
+    a, s, aa, as_, ss = shapes.products
     g = np.stack([np.vecdot(r1, a), np.vecdot(r1, s)], axis=1) / n
     c = kappa / n
     return g, (c * np.vecdot(r2, aa), c * np.vecdot(r2, as_), c * np.vecdot(r2, ss))
@@ -114,8 +143,16 @@ def _model_minimum(v, g, H):
     return w, decrease
 
 
+def _lower_bounds(v, g):
+    """``min over the triangle of g'(w - v)``, per row: at one of the vertices (0, 0), (0, 1), (1, 1)."""
+    at_00 = -g[:, 0] * v[:, 0] - g[:, 1] * v[:, 1]
+    at_01 = -g[:, 0] * v[:, 0] + g[:, 1] * (1.0 - v[:, 1])
+    at_11 = g[:, 0] * (1.0 - v[:, 0]) + g[:, 1] * (1.0 - v[:, 1])
+    return np.minimum(np.minimum(at_00, at_01), at_11)
+
+
 def optimal_levels(
-    S: np.ndarray,
+    s: np.ndarray,
     y: np.ndarray,
     v0: np.ndarray,
     *,
@@ -124,18 +161,19 @@ def optimal_levels(
     const=0.0,
     ftol: float,
     maxiter: int = 50,
+    ties: Ties | None = None,
+    keep: int | None = None,
     thin: int = 8,
     thin_ftol: float = 1e-4,
-    keep: int | None = None,
 ) -> Levels:
-    """Minimise ``J`` over ``(y0, h)`` for every shape (row of ``S``), from ``v0``.
+    """Minimise ``J`` over ``(y0, h)`` for every shape, from ``v0``.
 
     Parameters
     ----------
-    S : ndarray, shape (K, n)
-        The sigmoid of each shape at every point.
+    s : ndarray, shape (K, m)
+        The sigmoid of each shape (a row each) at every point, or at every distinct ``z`` of ``ties``.
     y : ndarray, shape (n,)
-        The observations.
+        The observations (in the order of ``ties``' points).
     v0 : ndarray, shape (K, 2) or (2,)
         Feasible starts ``(y0, h)``.
     tau, kappa : float
@@ -145,55 +183,55 @@ def optimal_levels(
     ftol : float
         Stop a shape when its model promises at most ``ftol * |J|``.
     maxiter : int
-        Most Newton steps per shape.
+        Most Newton steps per shape (and per pass).
+    ties : Ties, optional
+        The distinct ``z`` that the columns of ``s`` stand for; ``None``: one column per point.
+    keep : int, optional
+        Only the ``keep`` lowest minima are wanted (see the module docstring).
+    thin, thin_ftol : int, float
+        Step first on every ``thin``-th point to ``thin_ftol`` (when that leaves at least 50 points).
 
     Returns
     -------
     Levels
     """
-    if thin > 1 and S.shape[1] >= 50 * thin:
-        rough = _newton_levels(
-            np.ascontiguousarray(S[:, ::thin]), y[::thin], v0, tau, kappa, const, thin_ftol, maxiter
-        )
-        done = _newton_levels(S, y, rough.v, tau, kappa, const, ftol, maxiter, keep)
-        return Levels(done.v, done.fun, done.nit + rough.nit, done.converged)
-    return _newton_levels(S, y, v0, tau, kappa, const, ftol, maxiter, keep)
-
-
-def _lower_bounds(v, g):
-    """``J(v) + min over the triangle of g'(w - v)``, to be added to ``J(v)``: ``J`` is convex, so it lies above
-    its tangent plane, and a linear function is least at a vertex."""
-    return np.minimum(np.minimum(-g[:, 0] * v[:, 0] - g[:, 1] * v[:, 1], -g[:, 0] * v[:, 0] + g[:, 1] * (1.0 - v[:, 1])),
-                      g[:, 0] * (1.0 - v[:, 0]) + g[:, 1] * (1.0 - v[:, 1]))
-
-
-def _newton_levels(S, y, v0, tau, kappa, const, ftol, maxiter, keep=None) -> Levels:
-    """:func:`optimal_levels` on all the points given."""
-    K = S.shape[0]
+    ties = Ties(np.empty(0), None, None) if ties is None else ties
+    K = s.shape[0]
     const = np.broadcast_to(np.asarray(const, dtype=float), (K,))
-    v = np.array(np.broadcast_to(v0, (K, 2)), dtype=float)
+    v0 = np.broadcast_to(v0, (K, 2))
+    shapes = _Shapes(s, ties)
+    nit = np.zeros(K, dtype=int)
+    if thin > 1 and y.size >= 50 * thin:
+        every = shapes.points[:, ::thin]
+        rough = _newton_levels(_Shapes(every, Ties(np.empty(0), None, None)), y[::thin], v0, tau, kappa, const, thin_ftol, maxiter)
+        v0, nit = rough.v, rough.nit
+    done = _newton_levels(shapes, y, v0, tau, kappa, const, ftol, maxiter, keep)
+    return Levels(done.v, done.fun, done.nit + nit, done.converged)
+
+
+def _newton_levels(shapes: _Shapes, y, v0, tau, kappa, const, ftol, maxiter, keep=None) -> Levels:
+    """:func:`optimal_levels` on the points given, from ``v0``."""
+    K = v0.shape[0]
+    v = np.array(v0, dtype=float)
     nit = np.zeros(K, dtype=int)
     converged = np.zeros(K, dtype=bool)
     ky = kappa * y
-    A = 1.0 - S
-    P = (A, S, A * A, A * S, S * S)
-    f, parts = _values(S, ky, v, kappa, tau)
-    g, H = _derivatives(P, parts, kappa, tau)
+    f, parts = _values(shapes.points, ky, v, kappa, tau)
+    g, H = _derivatives(shapes, parts, kappa, tau)
     fun = f + const
-    live = np.arange(K)  # the rows still stepping; P, S, g and H hold theirs alone
+    live = np.arange(K)  # the rows still stepping; shapes, g and H hold theirs alone
     for it in range(maxiter + 1):
         w, decrease = _model_minimum(v[live], g, H)
         stop = decrease <= ftol * np.maximum(np.abs(fun[live]), 1e-300)
         converged[live[stop]] = True
         if keep is not None and keep < K:
-            # rows whose minimum provably lies above the keep-th lowest value now reached leave unsolved
+            # rows whose minimum provably lies above the keep-th lowest value now reached stop unsolved
             stop |= fun[live] + _lower_bounds(v[live], g) > np.partition(fun, keep - 1)[keep - 1]
         if it == maxiter or stop.all():
             break
         if stop.any():
             live, w, g, *H = (a[~stop] for a in (live, w, g, *H))
-            P = tuple(p[~stop] for p in P)
-            S = P[1]
+            shapes = shapes.rows(~stop)
         d = w - v[live]
         slope = np.vecdot(g, d)
         alpha = np.ones(live.size)
@@ -203,15 +241,15 @@ def _newton_levels(S, y, v0, tau, kappa, const, ftol, maxiter, keep=None) -> Lev
         while todo.size:
             rows, whole = live[todo], todo.size == live.size
             vt = v[rows] + alpha[todo, None] * d[todo]
-            S_t = S if whole else S[todo]
-            ft, parts = _values(S_t, ky, vt, kappa, tau)
+            sub = shapes if whole else shapes.rows(todo)
+            ft, parts = _values(sub.points, ky, vt, kappa, tau)
             ft += const[rows]
             ok = ft <= fun[rows] + _ARMIJO * alpha[todo] * slope[todo]
             if ok.any():
                 took = todo[ok]
                 if not ok.all():
-                    parts = tuple(a[ok] for a in parts)
-                gk, Hk = _derivatives(P if whole and ok.all() else tuple(p[took] for p in P), parts, kappa, tau)
+                    sub, parts = sub.rows(ok), tuple(a[ok] for a in parts)
+                gk, Hk = _derivatives(sub, parts, kappa, tau)
                 g_new[took] = gk
                 for h, hk in zip(H_new, Hk):
                     h[took] = hk
@@ -225,8 +263,7 @@ def _newton_levels(S, y, v0, tau, kappa, const, ftol, maxiter, keep=None) -> Lev
         g, H = g_new, H_new
         if not moved.all():
             live, g, *H = (a[moved] for a in (live, g, *H))
-            P = tuple(p[moved] for p in P)
-            S = P[1]
+            shapes = shapes.rows(moved)
             if not live.size:
                 break
     return Levels(v, fun, nit, converged)

@@ -53,6 +53,7 @@ from scipy.special import expit
 from ._levels import Levels, optimal_levels
 from ._multistart import WARMUP_SCHEDULE, check_zy, warmup_stages
 from ._newton import NewtonResult, active_set_newton
+from ._ties import Ties
 from .pinball import check_loss_settings, smoothed_pinball_loss, sum_of_logs
 
 __all__ = [
@@ -110,14 +111,22 @@ class _Problem:
     ``z - zbar`` (or ``z - m``). With ``x = kappa*u`` and ``e = exp(-|x|)``:
     ``log(1 + exp(x)) = max(x, 0) + log1p(e)``, ``rho' = sigmoid(x) + tau - 1``,
     ``rho'' = kappa * e / (1 + e)**2``.
+
+    Everything of ``s`` (``grad q`` and the ``hess q`` terms) depends on the point only through
+    its ``z``: it is computed once per distinct ``z`` and the sums over points become sums over
+    distinct ``z`` of it times ``r1`` or ``r2`` summed within each (:class:`harness.stats._ties.Ties`;
+    the points are kept in increasing ``z``).
     """
 
     def __init__(self, z, y, tau: float, kappa: float, lam: float, box: tuple[float, float] | None = None, counts=None):
+        order = np.argsort(z, kind="stable")
+        z, y = z[order], y[order]
         self.z, self.y, self.tau, self.kappa, self.lam, self.box = z, y, tau, kappa, lam, box
+        self.ties = Ties.of(z)
         # with counts, row i stands for counts[i] equal rows: J's mean is over those, rho's weights counts / total
-        self.wn = None if counts is None else counts / counts.sum()
+        self.wn = None if counts is None else counts[order] / counts.sum()
         self.zbar = float(z.mean() if counts is None else self.wn @ z)
-        self.dz = z - self.zbar
+        self.dz = self.ties.values - self.zbar  # per distinct z, as everything of the shape
         self.powers = np.stack([np.ones_like(self.dz), self.dz, self.dz * self.dz])  # (z - zbar)**j, j = 0, 1, 2
         self.ky = kappa * y
         beta_lo, beta_hi = BETA_LIMITS if box is None else box
@@ -164,7 +173,7 @@ class _Problem:
             t = np.multiply(d, -beta, out=out)
             t -= c
         else:
-            d, t3 = self.z - c, -beta
+            d, t3 = self.ties.values - c, -beta
             t = np.multiply(d, -beta, out=out)
         with np.errstate(over="ignore"):  # exp(-t) = inf gives s = 0, as it should
             np.exp(t, out=t)
@@ -206,14 +215,15 @@ class _Problem:
         """``(J(x), derivatives)``; ``derivatives()`` gives the gradient and Hessian at ``x``."""
         y0, h, c, beta = (float(v) for v in x)
         L = h - y0
-        # rows 1 - s, s, s' = s (1 - s), s' t4: grad q = scale * G, scale = (1, 1, L t3, L)
-        G = np.empty((4, self.y.size))
+        # per distinct z, rows 1 - s, s, s' = s (1 - s), s' t4: grad q = scale * G, scale = (1, 1, L t3, L)
+        G = np.empty((4, self.ties.values.size))
         s, d, t3 = self._shape(c, beta, G[1])
-        f, loss_derivatives = self._loss(s, y0, L)
+        f, loss_derivatives = self._loss(self.ties.spread(s), y0, L)
         f += self.lam * beta**2
 
         def derivatives():
             r1, r2, c1, c2 = loss_derivatives()
+            r1, r2 = self.ties.sums(r1), self.ties.sums(r2)
             np.subtract(1.0, s, out=G[0])
             np.multiply(s, G[0], out=G[2])
             np.multiply(G[2], d, out=G[3])
@@ -264,11 +274,19 @@ class _Problem:
         if self.wn is not None:
             raise ValueError("the screen of the starts takes unweighted rows")
         c, beta = starts[:, 2:3], starts[:, 3:4]
-        t = c + beta * self.dz if self.box is None else beta * (self.z - c)
+        t = c + beta * self.dz if self.box is None else beta * (self.ties.values - c)
         with np.errstate(over="ignore"):  # exp(-t) = inf gives s = 0, as it should
             s = 1.0 / (1.0 + np.exp(-t))
         return optimal_levels(
-            s, self.y, starts[:, :2], tau=self.tau, kappa=self.kappa, const=self.lam * beta[:, 0] ** 2, ftol=SCREEN_FTOL, keep=keep
+            s,
+            self.y,
+            starts[:, :2],
+            tau=self.tau,
+            kappa=self.kappa,
+            const=self.lam * beta[:, 0] ** 2,
+            ftol=SCREEN_FTOL,
+            keep=keep,
+            ties=self.ties,
         )
 
 
