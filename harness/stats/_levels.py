@@ -195,7 +195,7 @@ def optimal_levels(
     -------
     Levels
     """
-    ties = Ties(np.empty(0), None, None) if ties is None else ties
+    ties = Ties.none() if ties is None else ties
     K = s.shape[0]
     const = np.broadcast_to(np.asarray(const, dtype=float), (K,))
     v0 = np.broadcast_to(v0, (K, 2))
@@ -203,7 +203,7 @@ def optimal_levels(
     nit = np.zeros(K, dtype=int)
     if thin > 1 and y.size >= 50 * thin:
         every = shapes.points[:, ::thin]
-        rough = _newton_levels(_Shapes(every, Ties(np.empty(0), None, None)), y[::thin], v0, tau, kappa, const, thin_ftol, maxiter)
+        rough = _newton_levels(_Shapes(every, Ties.none()), y[::thin], v0, tau, kappa, const, thin_ftol, maxiter)
         v0, nit = rough.v, rough.nit
     done = _newton_levels(shapes, y, v0, tau, kappa, const, ftol, maxiter, keep)
     return Levels(done.v, done.fun, done.nit + nit, done.converged)

@@ -73,11 +73,11 @@ class NewtonResult:
 _BASES: dict[tuple, tuple[np.ndarray | None, np.ndarray | None]] = {}
 
 
-def _working_set(A: np.ndarray, rows: tuple[int, ...]) -> tuple[np.ndarray | None, np.ndarray | None]:
+def _working_set(A: np.ndarray, rows: tuple[int, ...], akey: tuple) -> tuple[np.ndarray | None, np.ndarray | None]:
     """``(Z, M)``: an orthonormal basis ``Z`` of the null space of ``A_W`` and ``M = pinv(A_W')``, so that the
     multipliers of ``g + A_W' l = 0`` are ``l = -M g`` (least squares); both ``None`` when ``W`` is empty (``Z``
-    is then the identity, and the solver skips it)."""
-    key = (A.shape, A.tobytes(), rows)
+    is then the identity, and the solver skips it). ``akey`` is ``(A.shape, A.tobytes())``."""
+    key = (akey, rows)
     out = _BASES.get(key)
     if out is None:
         if rows:
@@ -101,6 +101,17 @@ def _first_blocking(Ap: np.ndarray, slack: np.ndarray, work: tuple[int, ...], li
         if a_p > 0.0 and i not in work and sl < step * a_p:
             step, block = max(sl, 0.0) / a_p, i
     return step, block
+
+
+def _newton_step(g: np.ndarray, H: np.ndarray, Z: np.ndarray | None) -> np.ndarray:
+    """``-Z V diag(1/|w|) V'Z'g`` from ``Z'HZ = V diag(w) V'``, ``|w|`` floored at ``_EIG_FLOOR * max|w|``
+    (item 1 of the module docstring)."""
+    w, V = _eigh(H if Z is None else Z.T @ H @ Z)
+    wabs = np.abs(w)
+    top = max(float(wabs[0]), float(wabs[-1])) if w.size else 0.0  # dsyev sorts w ascending
+    wabs = np.maximum(wabs, _EIG_FLOOR * max(top, 1e-300))
+    p = -(V @ ((V.T @ (g if Z is None else Z.T @ g)) / wabs))
+    return p if Z is None else Z @ p
 
 
 def _eigh(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -147,19 +158,15 @@ def active_set_newton(
     NewtonResult
     """
     x = np.array(x0, dtype=float)
+    akey = (A.shape, A.tobytes())
     f, derivatives = fun(x)
     g, H = derivatives()
     nfev, nit = 1, 0
     work: tuple[int, ...] = ()
     stalled = False
     for _ in range(4 * maxiter):  # Newton steps, and changes of the working set without a step
-        Z, M = _working_set(A, work)
-        w, V = _eigh(H if Z is None else Z.T @ H @ Z)
-        wabs = np.abs(w)
-        wabs = np.maximum(wabs, _EIG_FLOOR * max(wabs.max(initial=0.0), 1e-300))
-        p = -(V @ ((V.T @ (g if Z is None else Z.T @ g)) / wabs))
-        if Z is not None:
-            p = Z @ p
+        Z, M = _working_set(A, work, akey)
+        p = _newton_step(g, H, Z)
         slope = float(g @ p)
         if stalled or -0.5 * slope <= ftol * max(abs(f), 1e-300):
             stalled = False

@@ -27,6 +27,7 @@ __all__ = [
 
 #: Factors in [1, 2] multiplied in runs of this many stay below 2**1000, inside the range of a double.
 _RUN = 1000
+_EDGES: dict[int, np.ndarray] = {}
 
 
 def check_loss_settings(*, tau: float, kappa: float | None = None, lam: float | None = None) -> None:
@@ -108,8 +109,11 @@ def sum_of_logs(factors: np.ndarray) -> np.ndarray:
     >>> bool(abs(float(sum_of_logs(1.0 + e)) - float(np.log1p(e).sum())) < 1e-15)
     True
     """
-    edges = np.arange(0, factors.shape[-1], _RUN)
-    return np.log(np.multiply.reduceat(factors, edges, axis=-1)).sum(axis=-1)
+    n = factors.shape[-1]
+    edges = _EDGES.get(n)
+    if edges is None:
+        edges = _EDGES.setdefault(n, np.arange(0, n, _RUN))
+    return np.add.reduce(np.log(np.multiply.reduceat(factors, edges, axis=-1)), axis=-1)
 
 
 def check_loss(u, tau: float) -> np.ndarray:

@@ -128,6 +128,8 @@ class _Problem:
         self.zbar = float(z.mean() if counts is None else self.wn @ z)
         self.dz = self.ties.values - self.zbar  # per distinct z, as everything of the shape
         self.powers = np.stack([np.ones_like(self.dz), self.dz, self.dz * self.dz])  # (z - zbar)**j, j = 0, 1, 2
+        # the points (or their weights) per distinct z
+        self.weights = self.ties.sums(np.ones_like(y) if counts is None else self.wn)
         self.ky = kappa * y
         beta_lo, beta_hi = BETA_LIMITS if box is None else box
         rows = [
@@ -166,24 +168,20 @@ class _Problem:
         return np.array([y0, h, clip(-a / beta, -self.b[5], self.b[6]), beta])
 
     # -- objective --------------------------------------------------------------
-    def _shape(self, c: float, beta: float, out: np.ndarray):
-        """``(s, t4, t3)``: the sigmoid at every point (written into ``out``), ``dt/dbeta`` and ``dt/dx3``."""
+    def _shape(self, c: float, beta: float):
+        """``(s, t4, t3)``: the sigmoid per distinct ``z``, ``dt/dbeta`` there and ``dt/dx3``."""
         if self.box is None:
             d, t3 = self.dz, 1.0
-            t = np.multiply(d, -beta, out=out)
-            t -= c
+            t = d * beta
+            t += c
         else:
             d, t3 = self.ties.values - c, -beta
-            t = np.multiply(d, -beta, out=out)
-        with np.errstate(over="ignore"):  # exp(-t) = inf gives s = 0, as it should
-            np.exp(t, out=t)
-        t += 1.0
-        return np.divide(1.0, t, out=t), d, t3
+            t = d * beta
+        return expit(t, out=t), d, t3
 
     def _loss(self, s: np.ndarray, y0: float, L: float):
-        """``(mean rho(y - q), derivatives)`` at ``q = y0 + L s``; ``derivatives()`` gives ``(r1, r2, c1, c2)``
-        with ``dJ/dq_i = c1 * r1_i`` and ``d2J/dq_i2 = c2 * r2_i`` (the scalars ``1/n``, ``kappa/n`` kept out
-        of the per-point arithmetic when the points are unweighted)."""
+        """``(mean rho(y - q), derivatives)`` at ``q = y0 + L s``; ``derivatives()`` gives ``(r1, r2)``
+        per distinct ``z``: ``dJ/dq_i`` and ``d2J/dq_i2`` summed over its points."""
         k, tau, wn = self.kappa, self.tau, self.wn
         xk = self.ky - k * y0  # kappa * (y - q)
         xk -= (k * L) * s
@@ -193,66 +191,59 @@ class _Problem:
         e1 = 1.0 + e
         if wn is None:
             n = self.y.size
-            f = ((np.maximum(xk, 0.0).sum() + sum_of_logs(e1)) / k + (tau - 1.0) / k * xk.sum()) / n
-            c1, c2 = 1.0 / n, k / n
+            f = ((np.add.reduce(np.maximum(xk, 0.0)) + sum_of_logs(e1)) / k + (tau - 1.0) / k * np.add.reduce(xk)) / n
         else:
             f = (wn @ np.maximum(xk, 0.0) + wn @ np.log1p(e) + (tau - 1.0) * (wn @ xk)) / k
-            c1 = c2 = 1.0
 
         def derivatives():
-            e_inv = e / e1  # sigmoid(-|x|)
-            # -rho'(u) = 1 - tau - sigmoid(x), sigmoid(x) = 1/2 + sign(x) (1/2 - sigmoid(-|x|))
-            r1 = (0.5 - tau) - np.copysign(0.5 - e_inv, xk)
+            # -rho'(u) = 1 - tau - sigmoid(x), sigmoid(x) = 1/2 + sign(x) (1/2 - sigmoid(-|x|)), sigmoid(-|x|) = e/(1 + e)
+            e_inv = e / e1
+            half = np.copysign(0.5 - e_inv, xk)
             r2 = e_inv * (1.0 - e_inv)  # sigmoid(x) sigmoid(-x) = rho''(u) / kappa
-            if wn is not None:
-                r1 *= wn
-                r2 *= k * wn
-            return r1, r2, c1, c2
+            if wn is None:
+                return ((0.5 - tau) * self.weights - self.ties.sums(half)) / n, (k / n) * self.ties.sums(r2)
+            return (0.5 - tau) * self.weights - self.ties.sums(half * wn), k * self.ties.sums(r2 * wn)
 
         return f, derivatives
 
     def __call__(self, x):
         """``(J(x), derivatives)``; ``derivatives()`` gives the gradient and Hessian at ``x``."""
-        y0, h, c, beta = (float(v) for v in x)
+        y0, h, c, beta = x.tolist()
         L = h - y0
-        # per distinct z, rows 1 - s, s, s' = s (1 - s), s' t4: grad q = scale * G, scale = (1, 1, L t3, L)
-        G = np.empty((4, self.ties.values.size))
-        s, d, t3 = self._shape(c, beta, G[1])
+        s, d, t3 = self._shape(c, beta)
         f, loss_derivatives = self._loss(self.ties.spread(s), y0, L)
         f += self.lam * beta**2
 
         def derivatives():
-            r1, r2, c1, c2 = loss_derivatives()
-            r1, r2 = self.ties.sums(r1), self.ties.sums(r2)
-            np.subtract(1.0, s, out=G[0])
-            np.multiply(s, G[0], out=G[2])
-            np.multiply(G[2], d, out=G[3])
-            scale = np.array([1.0, 1.0, L * t3, L])
-            sums = G @ r1
-            grad = (c1 * scale) * sums
-            grad[3] += 2.0 * self.lam * beta
-            # sum_i r2_i grad q_i grad q_i', a row at a time (matrix-vector products)
-            H, w = np.empty((4, 4)), np.empty_like(s)
-            for i in range(4):
-                H[i, i:] = G[i:] @ np.multiply(G[i], r2, out=w)
-                H[i:, i] = H[i, i:]
-            H *= c2 * scale[:, None] * scale
-            # sum_i r1_i hess q_i: first the (y0 or h, shape) block, then the shape block
-            sa, sad = c1 * sums[2], c1 * sums[3]
-            H[0, 2] -= t3 * sa
-            H[1, 2] += t3 * sa
-            H[0, 3] -= sad
-            H[1, 3] += sad
-            np.subtract(G[0], s, out=w)  # 1 - 2s
-            w *= G[2]
+            r1, r2 = loss_derivatives()
+            # per distinct z, rows 1 - s, s, s' = s (1 - s), s' t4: grad q = scale * G, scale = (1, 1, L t3, L)
+            G = np.empty((4, s.size))
+            a = np.subtract(1.0, s, out=G[0])
+            G[1] = s
+            sp = np.multiply(s, a, out=G[2])
+            np.multiply(sp, d, out=G[3])
+            sums = (G @ r1).tolist()
+            Hq = ((G * r2) @ G.T).tolist()  # sum r2 G G'
+            w = a - s  # 1 - 2s
+            w *= sp
             w *= r1
-            m0, m1, m2 = (self.powers @ w) if self.box is None else (w.sum(), w @ d, w @ (d * d))
-            cl = c1 * L
-            H[2, 2] += cl * t3 * t3 * m0
-            H[2, 3] += cl * t3 * m1 - (0.0 if self.box is None else L * sa)
-            H[3, 3] += cl * m2 + 2.0 * self.lam
-            H[2, 0], H[2, 1], H[3, 0], H[3, 1], H[3, 2] = H[0, 2], H[1, 2], H[0, 3], H[1, 3], H[2, 3]
-            return grad, H
+            m0, m1, m2 = (self.powers @ w).tolist() if self.box is None else (w.sum(), w @ d, w @ (d * d))
+            sc = (1.0, 1.0, L * t3, L)
+            grad = [sc[i] * sums[i] for i in range(4)]
+            grad[3] += 2.0 * self.lam * beta
+            H = [[sc[i] * sc[j] * Hq[i][j] for j in range(4)] for i in range(4)]
+            # sum_i r1_i hess q_i: first the (y0 or h, shape) block, then the shape block
+            sa, sad = sums[2], sums[3]
+            H[0][2] -= t3 * sa
+            H[1][2] += t3 * sa
+            H[0][3] -= sad
+            H[1][3] += sad
+            H[2][2] += L * t3 * t3 * m0
+            H[2][3] += L * t3 * m1 - (0.0 if self.box is None else L * sa)
+            H[3][3] += L * m2 + 2.0 * self.lam
+            for i, j in ((0, 1), (0, 2), (1, 2), (0, 3), (1, 3), (2, 3)):
+                H[j][i] = H[i][j]  # the upper triangle holds the sums
+            return np.array(grad), np.array(H)
 
         return f, derivatives
 
