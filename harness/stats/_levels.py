@@ -70,15 +70,17 @@ class _Shapes:
     """The rows of the shapes still stepping: ``s`` at every point, and per distinct ``z`` the
     products the derivatives sum (``a``, ``s``, ``a a``, ``a s``, ``s s``)."""
 
-    def __init__(self, s_distinct: np.ndarray, ties: Ties):
+    def __init__(self, s_distinct: np.ndarray, ties: Ties, n: int):
         a = 1.0 - s_distinct
         self.ties = ties
         self.points = ties.spread(s_distinct)
         self.products = (a, s_distinct, a * a, a * s_distinct, s_distinct * s_distinct)
+        self.weights = ties.sums(np.ones(n))  # points per distinct z
 
     def rows(self, keep: np.ndarray) -> _Shapes:
         out = object.__new__(_Shapes)
-        out.ties, out.points, out.products = self.ties, self.points[keep], tuple(p[keep] for p in self.products)
+        out.ties, out.points, out.weights = self.ties, self.points[keep], self.weights
+        out.products = tuple(p[keep] for p in self.products)
         return out
 
 
@@ -91,11 +93,13 @@ def _values(S, ky, v, kappa: float, tau: float):
     """
     n = S.shape[1]
     x = (ky - kappa * v[:, :1]) - (kappa * (v[:, 1] - v[:, 0]))[:, None] * S
-    ax = np.abs(x)
-    e = np.exp(-ax)
+    e = np.abs(x)
+    ax_sum = np.add.reduce(e, axis=1)
+    np.negative(e, out=e)
+    np.exp(e, out=e)
     e1 = 1.0 + e
-    sx = x.sum(axis=1)
-    f = ((0.5 * (sx + ax.sum(axis=1)) + sum_of_logs(e1)) / kappa + (tau - 1.0) / kappa * sx) / n
+    sx = np.add.reduce(x, axis=1)
+    f = ((0.5 * (sx + ax_sum) + sum_of_logs(e1)) / kappa + (tau - 1.0) / kappa * sx) / n
     return f, (x, e, e1)
 
 
@@ -104,8 +108,10 @@ def _derivatives(shapes: _Shapes, parts, kappa: float, tau: float):
     x, e, e1 = parts
     n = x.shape[1]
     e_inv = e / e1  # sigmoid(-|x|)
-    r1 = shapes.ties.sums((0.5 - tau) - np.copysign(0.5 - e_inv, x))  # 1 - tau - sigmoid(x) = -rho'(u)
-    r2 = shapes.ties.sums(e_inv * (1.0 - e_inv))  # rho''(u) / kappa
+    # 1 - tau - sigmoid(x) = -rho'(u), sigmoid(x) = 1/2 + sign(x) (1/2 - sigmoid(-|x|))
+    r1 = (0.5 - tau) * shapes.weights - shapes.ties.sums(np.copysign(0.5 - e_inv, x))
+    e_inv *= 1.0 - e_inv
+    r2 = shapes.ties.sums(e_inv)  # rho''(u) / kappa
     a, s, aa, as_, ss = shapes.products
     g = np.stack([np.vecdot(r1, a), np.vecdot(r1, s)], axis=1) / n
     c = kappa / n
@@ -199,11 +205,11 @@ def optimal_levels(
     K = s.shape[0]
     const = np.broadcast_to(np.asarray(const, dtype=float), (K,))
     v0 = np.broadcast_to(v0, (K, 2))
-    shapes = _Shapes(s, ties)
+    shapes = _Shapes(s, ties, y.size)
     nit = np.zeros(K, dtype=int)
     if thin > 1 and y.size >= 50 * thin:
         every = shapes.points[:, ::thin]
-        rough = _newton_levels(_Shapes(every, Ties.none()), y[::thin], v0, tau, kappa, const, thin_ftol, maxiter)
+        rough = _newton_levels(_Shapes(every, Ties.none(), every.shape[1]), y[::thin], v0, tau, kappa, const, thin_ftol, maxiter)
         v0, nit = rough.v, rough.nit
     done = _newton_levels(shapes, y, v0, tau, kappa, const, ftol, maxiter, keep)
     return Levels(done.v, done.fun, done.nit + nit, done.converged)
