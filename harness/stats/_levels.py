@@ -67,55 +67,62 @@ class Levels:
 
 
 class _Shapes:
-    """The rows of the shapes still stepping: ``s`` at every point, and per distinct ``z`` the
-    products the derivatives sum (``a``, ``s``, ``a a``, ``a s``, ``s s``)."""
+    """The rows of the shapes still stepping, per distinct ``z``: the products the derivatives sum
+    (``a``, ``s``, ``a a``, ``a s``, ``s s``); ``s`` is spread to the points a block of rows at a time."""
 
     def __init__(self, s_distinct: np.ndarray, ties: Ties, n: int):
         a = 1.0 - s_distinct
-        self.ties = ties
-        self.points = ties.spread(s_distinct)
+        self.ties, self.n = ties, n
         self.products = (a, s_distinct, a * a, a * s_distinct, s_distinct * s_distinct)
         self.weights = ties.sums(np.ones(n))  # points per distinct z
 
     def rows(self, keep: np.ndarray) -> _Shapes:
         out = object.__new__(_Shapes)
-        out.ties, out.points, out.weights = self.ties, self.points[keep], self.weights
+        out.ties, out.n, out.weights = self.ties, self.n, self.weights
         out.products = tuple(p[keep] for p in self.products)
         return out
 
 
-def _values(S, ky, v, kappa: float, tau: float):
-    """``J`` without its constant for the rows of ``S`` (every point) at ``v`` (one row each), and
-    what the derivatives reuse: ``x = kappa * u``, ``e = exp(-|x|)`` and ``1 + e``.
+#: Bytes of one temporary array: a block of rows this size stays in the core's cache and below the
+#: size from which malloc maps fresh pages for every array (and gives them back when it is freed).
+_BLOCK_BYTES = 64 * 1024
 
-    ``log(1 + exp(x)) = (x + |x|)/2 + log(1 + e)``: the sums of ``x`` and ``|x|`` stand in for a
-    pass of ``max(x, 0)`` (a screen ranks starts; the cancellation costs digits far below its tolerance).
+
+def _blocks(K: int, n: int):
+    """Row slices of at most ``_BLOCK_BYTES`` of ``n`` doubles each (at least one row)."""
+    step = max(1, _BLOCK_BYTES // (8 * n))
+    return [slice(i, i + step) for i in range(0, K, step)]
+
+
+def _evaluate(shapes: _Shapes, ky, v, kappa: float, tau: float):
+    """``(J, grad, (h00, h01, h11))`` without ``J``'s constant for every row of ``shapes`` at its ``v``.
+
+    A block of rows at a time, value and derivatives together: nothing of a block outlives it, so the
+    memory in use stays small (the derivatives of a row whose step is then refused cost a few passes
+    over its points; refusals are rare). ``log(1 + exp(x)) = (x + |x|)/2 + log(1 + e)``: the sums of
+    ``x`` and ``|x|`` stand in for a pass of ``max(x, 0)`` (a screen ranks starts; the cancellation
+    costs digits far below its tolerance).
     """
-    n = S.shape[1]
-    x = (ky - kappa * v[:, :1]) - (kappa * (v[:, 1] - v[:, 0]))[:, None] * S
-    e = np.abs(x)
-    ax_sum = np.add.reduce(e, axis=1)
-    np.negative(e, out=e)
-    np.exp(e, out=e)
-    e1 = 1.0 + e
-    sx = np.add.reduce(x, axis=1)
-    f = ((0.5 * (sx + ax_sum) + sum_of_logs(e1)) / kappa + (tau - 1.0) / kappa * sx) / n
-    return f, (x, e, e1)
-
-
-def _derivatives(shapes: _Shapes, parts, kappa: float, tau: float):
-    """Gradient ``(K, 2)`` and Hessian ``(h00, h01, h11)`` (each ``(K,)``) from :func:`_values`' parts."""
-    x, e, e1 = parts
-    n = x.shape[1]
-    e_inv = e / e1  # sigmoid(-|x|)
-    # 1 - tau - sigmoid(x) = -rho'(u), sigmoid(x) = 1/2 + sign(x) (1/2 - sigmoid(-|x|))
-    r1 = (0.5 - tau) * shapes.weights - shapes.ties.sums(np.copysign(0.5 - e_inv, x))
-    e_inv *= 1.0 - e_inv
-    r2 = shapes.ties.sums(e_inv)  # rho''(u) / kappa
+    n, s = shapes.n, shapes.products[1]
+    f, half, r2 = np.empty(s.shape[0]), np.empty_like(s), np.empty_like(s)
+    for rows in _blocks(s.shape[0], n):
+        x = (ky - kappa * v[rows, :1]) - (kappa * (v[rows, 1] - v[rows, 0]))[:, None] * shapes.ties.spread(s[rows])
+        e = np.abs(x)
+        ax_sum = np.add.reduce(e, axis=1)
+        np.negative(e, out=e)
+        np.exp(e, out=e)
+        e1 = 1.0 + e
+        sx = np.add.reduce(x, axis=1)
+        f[rows] = ((0.5 * (sx + ax_sum) + sum_of_logs(e1)) / kappa + (tau - 1.0) / kappa * sx) / n
+        np.divide(e, e1, out=e1)  # sigmoid(-|x|)
+        half[rows] = shapes.ties.sums(np.copysign(0.5 - e1, x))  # sigmoid(x) - 1/2
+        e1 *= 1.0 - e1  # sigmoid(x) sigmoid(-x) = rho''(u) / kappa
+        r2[rows] = shapes.ties.sums(e1)
+    r1 = (0.5 - tau) * shapes.weights - half  # 1 - tau - sigmoid(x) = -rho'(u)
     a, s, aa, as_, ss = shapes.products
     g = np.stack([np.vecdot(r1, a), np.vecdot(r1, s)], axis=1) / n
     c = kappa / n
-    return g, (c * np.vecdot(r2, aa), c * np.vecdot(r2, as_), c * np.vecdot(r2, ss))
+    return f, g, (c * np.vecdot(r2, aa), c * np.vecdot(r2, as_), c * np.vecdot(r2, ss))
 
 
 def _model_minimum(v, g, H):
@@ -208,7 +215,9 @@ def optimal_levels(
     shapes = _Shapes(s, ties, y.size)
     nit = np.zeros(K, dtype=int)
     if thin > 1 and y.size >= 50 * thin:
-        every = shapes.points[:, ::thin]
+        every = s if ties.which is None else s.take(ties.which[::thin], axis=1)
+        if ties.which is None:
+            every = every[:, ::thin]
         rough = _newton_levels(_Shapes(every, Ties.none(), every.shape[1]), y[::thin], v0, tau, kappa, const, thin_ftol, maxiter)
         v0, nit = rough.v, rough.nit
     done = _newton_levels(shapes, y, v0, tau, kappa, const, ftol, maxiter, keep)
@@ -222,8 +231,7 @@ def _newton_levels(shapes: _Shapes, y, v0, tau, kappa, const, ftol, maxiter, kee
     nit = np.zeros(K, dtype=int)
     converged = np.zeros(K, dtype=bool)
     ky = kappa * y
-    f, parts = _values(shapes.points, ky, v, kappa, tau)
-    g, H = _derivatives(shapes, parts, kappa, tau)
+    f, g, H = _evaluate(shapes, ky, v, kappa, tau)
     fun = f + const
     live = np.arange(K)  # the rows still stepping; shapes, g and H hold theirs alone
     for it in range(maxiter + 1):
@@ -248,17 +256,14 @@ def _newton_levels(shapes: _Shapes, y, v0, tau, kappa, const, ftol, maxiter, kee
             rows, whole = live[todo], todo.size == live.size
             vt = v[rows] + alpha[todo, None] * d[todo]
             sub = shapes if whole else shapes.rows(todo)
-            ft, parts = _values(sub.points, ky, vt, kappa, tau)
+            ft, gt, Ht = _evaluate(sub, ky, vt, kappa, tau)
             ft += const[rows]
             ok = ft <= fun[rows] + _ARMIJO * alpha[todo] * slope[todo]
             if ok.any():
                 took = todo[ok]
-                if not ok.all():
-                    sub, parts = sub.rows(ok), tuple(a[ok] for a in parts)
-                gk, Hk = _derivatives(sub, parts, kappa, tau)
-                g_new[took] = gk
-                for h, hk in zip(H_new, Hk):
-                    h[took] = hk
+                g_new[took] = gt[ok]
+                for h, ht in zip(H_new, Ht):
+                    h[took] = ht[ok]
                 v[rows[ok]], fun[rows[ok]] = vt[ok], ft[ok]
                 nit[rows[ok]] += 1
                 moved[took] = True
