@@ -215,9 +215,8 @@ def optimal_levels(
     shapes = _Shapes(s, ties, y.size)
     nit = np.zeros(K, dtype=int)
     if thin > 1 and y.size >= 50 * thin:
-        every = s if ties.which is None else s.take(ties.which[::thin], axis=1)
-        if ties.which is None:
-            every = every[:, ::thin]
+        every = ties.spread(np.arange(s.shape[1]))[::thin]  # the distinct z of every thin-th point
+        every = s.take(every, axis=1)
         rough = _newton_levels(_Shapes(every, Ties.none(), every.shape[1]), y[::thin], v0, tau, kappa, const, thin_ftol, maxiter)
         v0, nit = rough.v, rough.nit
     done = _newton_levels(shapes, y, v0, tau, kappa, const, ftol, maxiter, keep)

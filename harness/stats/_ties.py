@@ -29,13 +29,13 @@ class Ties:
     """The distinct values of a sorted covariate and where each one's run of points starts.
 
     ``values`` are the distinct values (all the values, repeats included, when grouping would not
-    pay); ``starts`` is where each one's run begins and ``which`` the value of each point (both
+    pay); ``starts`` is where each one's run begins and ``sizes`` how many points it has (both
     ``None`` when not grouped).
     """
 
     values: np.ndarray
     starts: np.ndarray | None
-    which: np.ndarray | None
+    sizes: np.ndarray | None
 
     @classmethod
     def of(cls, z_sorted: np.ndarray) -> Ties:
@@ -44,7 +44,7 @@ class Ties:
         if np.count_nonzero(new) > _WORTH * z_sorted.size:
             return cls(z_sorted, None, None)
         starts = np.flatnonzero(new)
-        return cls(z_sorted[starts], starts, np.cumsum(new) - 1)
+        return cls(z_sorted[starts], starts, np.diff(np.r_[starts, z_sorted.size]))
 
     @classmethod
     def none(cls) -> Ties:
@@ -53,7 +53,7 @@ class Ties:
 
     def spread(self, v: np.ndarray) -> np.ndarray:
         """Per-value ``v`` (last axis) repeated to every point."""
-        return v if self.which is None else v.take(self.which, axis=-1)
+        return v if self.sizes is None else v.repeat(self.sizes, axis=-1)
 
     def sums(self, w: np.ndarray) -> np.ndarray:
         """Per-point ``w`` (last axis) summed within each value's run."""
