@@ -129,31 +129,33 @@ def _model_minimum(v, g, H):
     """``(w, decrease)``: the minimiser over the triangle of ``m(w) = g'(w - v) + (w - v)'H(w - v)/2``, and
     ``-m(w) >= 0``, for every row (a few rows: plain floats are quicker than array operations)."""
     w, decrease = np.empty_like(v), np.empty(v.shape[0])
-    for k, (v0, v1, g0, g1, a, b, c) in enumerate(zip(*v.T.tolist(), *g.T.tolist(), *(h.tolist() for h in H))):
-
-        def model(w0, w1):
-            d0, d1 = w0 - v0, w1 - v1
-            return g0 * d0 + g1 * d1 + 0.5 * (a * d0 * d0 + 2.0 * b * d0 * d1 + c * d1 * d1)
-
-        det = a * c - b * b
-        best = None
-        if det > 0.0 and a > 0.0:
-            n0, n1 = v0 - (c * g0 - b * g1) / det, v1 - (a * g1 - b * g0) / det
-            if 0.0 <= n0 <= n1 <= 1.0:  # the unconstrained minimum is inside
-                best = (n0, n1)
-        if best is None:
-            cands = []
-            for (p0, p1), (e0, e1) in _EDGES:
-                # along (p0, p1) + t (e0, e1), t in [0, 1]: m'(t) = slope + t curv
-                d0, d1 = p0 - v0, p1 - v1
-                slope = e0 * (g0 + a * d0 + b * d1) + e1 * (g1 + b * d0 + c * d1)
-                curv = e0 * e0 * a + 2.0 * e0 * e1 * b + e1 * e1 * c
-                ts = (0.0, 1.0) if not curv > 0.0 else (min(max(-slope / curv, 0.0), 1.0),)
-                cands += [(p0 + t * e0, p1 + t * e1) for t in ts]
-            best = min(cands, key=lambda q: model(*q))
-        w[k] = best
-        decrease[k] = -model(*best)
+    for k, row in enumerate(zip(*v.T.tolist(), *g.T.tolist(), *(h.tolist() for h in H))):
+        w[k], decrease[k] = _triangle_minimum(*row)
     return w, decrease
+
+
+def _triangle_minimum(v0, v1, g0, g1, a, b, c):
+    """:func:`_model_minimum` of one row, ``H = [[a, b], [b, c]]``: ``((w0, w1), -m(w))``."""
+
+    def model(w0, w1):
+        d0, d1 = w0 - v0, w1 - v1
+        return g0 * d0 + g1 * d1 + 0.5 * (a * d0 * d0 + 2.0 * b * d0 * d1 + c * d1 * d1)
+
+    det = a * c - b * b
+    if det > 0.0 and a > 0.0:
+        n0, n1 = v0 - (c * g0 - b * g1) / det, v1 - (a * g1 - b * g0) / det
+        if 0.0 <= n0 <= n1 <= 1.0:  # the unconstrained minimum is inside
+            return (n0, n1), -model(n0, n1)
+    cands = []
+    for (p0, p1), (e0, e1) in _EDGES:
+        # along (p0, p1) + t (e0, e1), t in [0, 1]: m'(t) = slope + t curv
+        d0, d1 = p0 - v0, p1 - v1
+        slope = e0 * (g0 + a * d0 + b * d1) + e1 * (g1 + b * d0 + c * d1)
+        curv = e0 * e0 * a + 2.0 * e0 * e1 * b + e1 * e1 * c
+        ts = (0.0, 1.0) if not curv > 0.0 else (min(max(-slope / curv, 0.0), 1.0),)
+        cands += [(p0 + t * e0, p1 + t * e1) for t in ts]
+    best = min(cands, key=lambda q: model(*q))
+    return best, -model(*best)
 
 
 def _lower_bounds(v, g):
@@ -217,7 +219,9 @@ def optimal_levels(
     if thin > 1 and y.size >= 50 * thin:
         every = ties.spread(np.arange(s.shape[1]))[::thin]  # the distinct z of every thin-th point
         every = s.take(every, axis=1)
-        rough = _newton_levels(_Shapes(every, Ties.none(), every.shape[1]), y[::thin], v0, tau, kappa, const, thin_ftol, maxiter)
+        rough = _newton_levels(
+            _Shapes(every, Ties.none(), every.shape[1]), y[::thin], v0, tau, kappa, const, thin_ftol, maxiter
+        )
         v0, nit = rough.v, rough.nit
     done = _newton_levels(shapes, y, v0, tau, kappa, const, ftol, maxiter, keep)
     return Levels(done.v, done.fun, done.nit + nit, done.converged)

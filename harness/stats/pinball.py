@@ -21,8 +21,8 @@ __all__ = [
     "smoothed_pinball_derivative",
     "check_loss",
     "literal_smoothed_pinball_loss",
-    "smoothed_pinball_loss_and_derivative",
     "sum_of_logs",
+    "mean_loss_at",
 ]
 
 #: Factors in [1, 2] multiplied in runs of this many stay below 2**1000, inside the range of a double.
@@ -75,25 +75,6 @@ def smoothed_pinball_derivative(u, tau: float, kappa: float) -> np.ndarray:
     return expit(kappa * u) + (tau - 1.0)
 
 
-def smoothed_pinball_loss_and_derivative(u, tau: float, kappa: float) -> tuple[np.ndarray, np.ndarray]:
-    """Loss and derivative together, from one exponential.
-
-    With ``x = kappa*u`` and ``e = exp(-|x|)`` (never overflows)::
-
-        log(1 + exp(x)) = max(x, 0) + log1p(e)
-        sigmoid(x)      = (1 if x >= 0 else e) / (1 + e)
-
-    Same values as :func:`smoothed_pinball_loss` and
-    :func:`smoothed_pinball_derivative` to rounding, at about two thirds of
-    their combined cost (the optimiser's inner loop).
-    """
-    x = kappa * np.asarray(u, dtype=float)
-    e = np.exp(-np.abs(x))
-    loss = (np.maximum(x, 0.0) + np.log1p(e)) / kappa + (tau - 1.0) * (x / kappa)
-    sig = np.where(x >= 0.0, 1.0, e) / (1.0 + e)
-    return loss, sig + (tau - 1.0)
-
-
 def sum_of_logs(factors: np.ndarray) -> np.ndarray:
     """``sum(log(factors), axis=-1)`` for factors in ``[1, 2]``, such as ``1 + exp(-|kappa u|)``.
 
@@ -114,6 +95,44 @@ def sum_of_logs(factors: np.ndarray) -> np.ndarray:
     if edges is None:
         edges = _EDGES.setdefault(n, np.arange(0, n, _RUN))
     return np.add.reduce(np.log(np.multiply.reduceat(factors, edges, axis=-1)), axis=-1)
+
+
+def mean_loss_at(ky: np.ndarray, y0: float, L: float, s: np.ndarray, *, tau: float, kappa: float, wn=None):
+    """``(J, derivatives)``: the mean smoothed pinball loss of ``y - q`` at ``q = y0 + L s``.
+
+    ``ky`` is ``kappa * y``; ``wn`` (optional) weights the points (summing to 1) instead of ``1/n``.
+    ``derivatives(sums, counts)`` gives ``(r1, r2)``: ``dJ/dq_i`` and ``d2J/dq_i**2`` summed by
+    ``sums`` (a per-point array to its sums within groups of points that share ``q``'s shape, see
+    :class:`harness.stats._ties.Ties`), ``counts`` being ``sums`` of the weights (of ones without
+    ``wn``). With ``x = kappa u`` and ``e = exp(-|x|)``, one exponential serves all three::
+
+        log(1 + exp(x)) = max(x, 0) + log(1 + e)           (the logs summed by :func:`sum_of_logs`)
+        dJ/dq  = -(sigmoid(x) + tau - 1) / n,   sigmoid(x) = 1/2 + sign(x) (1/2 - e/(1 + e))
+        d2J/dq2 = kappa * sigmoid(x) sigmoid(-x) / n,   sigmoid(x) sigmoid(-x) = e/(1 + e) * (1 - e/(1 + e))
+    """
+    xk = ky - kappa * y0  # kappa * (y - q)
+    xk -= (kappa * L) * s
+    e = np.abs(xk)
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    e1 = 1.0 + e
+    n = ky.size
+    if wn is None:
+        f = (
+            (np.add.reduce(np.maximum(xk, 0.0)) + sum_of_logs(e1)) / kappa + (tau - 1.0) / kappa * np.add.reduce(xk)
+        ) / n
+    else:
+        f = (wn @ np.maximum(xk, 0.0) + wn @ np.log1p(e) + (tau - 1.0) * (wn @ xk)) / kappa
+
+    def derivatives(sums, counts):
+        e_inv = e / e1  # sigmoid(-|x|)
+        half = np.copysign(0.5 - e_inv, xk)  # sigmoid(x) - 1/2
+        e_inv *= 1.0 - e_inv
+        if wn is None:
+            return ((0.5 - tau) * counts - sums(half)) / n, (kappa / n) * sums(e_inv)
+        return (0.5 - tau) * counts - sums(half * wn), kappa * sums(e_inv * wn)
+
+    return f, derivatives
 
 
 def check_loss(u, tau: float) -> np.ndarray:

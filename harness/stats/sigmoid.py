@@ -54,7 +54,7 @@ from ._levels import Levels, optimal_levels
 from ._multistart import WARMUP_SCHEDULE, check_zy, warmup_stages
 from ._newton import NewtonResult, active_set_newton
 from ._ties import Ties
-from .pinball import check_loss_settings, smoothed_pinball_loss, sum_of_logs
+from .pinball import check_loss_settings, mean_loss_at, smoothed_pinball_loss
 
 __all__ = [
     "SigmoidQuantileRegressor",
@@ -159,7 +159,7 @@ class _Problem:
 
     def from_natural(self, y0: float, L: float, a: float, beta: float) -> np.ndarray:
         """The feasible ``x`` nearest to ``(y0, L, a, beta)``, coordinate by coordinate."""
-        clip = lambda v, lo, hi: min(max(float(v), lo), hi)  # noqa: E731  (np.clip, at a tenth of its cost on floats)
+        clip = lambda v, lo, hi: min(max(float(v), lo), hi)
         beta = clip(beta, -self.b[3], self.b[4])
         y0 = clip(y0, 0.0, 1.0)
         h = clip(y0 + L, y0, 1.0)
@@ -179,43 +179,18 @@ class _Problem:
             t = d * beta
         return expit(t, out=t), d, t3
 
-    def _loss(self, s: np.ndarray, y0: float, L: float):
-        """``(mean rho(y - q), derivatives)`` at ``q = y0 + L s``; ``derivatives()`` gives ``(r1, r2)``
-        per distinct ``z``: ``dJ/dq_i`` and ``d2J/dq_i2`` summed over its points."""
-        k, tau, wn = self.kappa, self.tau, self.wn
-        xk = self.ky - k * y0  # kappa * (y - q)
-        xk -= (k * L) * s
-        e = np.abs(xk)
-        np.negative(e, out=e)
-        np.exp(e, out=e)
-        e1 = 1.0 + e
-        if wn is None:
-            n = self.y.size
-            f = ((np.add.reduce(np.maximum(xk, 0.0)) + sum_of_logs(e1)) / k + (tau - 1.0) / k * np.add.reduce(xk)) / n
-        else:
-            f = (wn @ np.maximum(xk, 0.0) + wn @ np.log1p(e) + (tau - 1.0) * (wn @ xk)) / k
-
-        def derivatives():
-            # -rho'(u) = 1 - tau - sigmoid(x), sigmoid(x) = 1/2 + sign(x) (1/2 - sigmoid(-|x|)), sigmoid(-|x|) = e/(1 + e)
-            e_inv = e / e1
-            half = np.copysign(0.5 - e_inv, xk)
-            r2 = e_inv * (1.0 - e_inv)  # sigmoid(x) sigmoid(-x) = rho''(u) / kappa
-            if wn is None:
-                return ((0.5 - tau) * self.weights - self.ties.sums(half)) / n, (k / n) * self.ties.sums(r2)
-            return (0.5 - tau) * self.weights - self.ties.sums(half * wn), k * self.ties.sums(r2 * wn)
-
-        return f, derivatives
-
     def __call__(self, x):
         """``(J(x), derivatives)``; ``derivatives()`` gives the gradient and Hessian at ``x``."""
         y0, h, c, beta = x.tolist()
         L = h - y0
         s, d, t3 = self._shape(c, beta)
-        f, loss_derivatives = self._loss(self.ties.spread(s), y0, L)
+        f, loss_derivatives = mean_loss_at(
+            self.ky, y0, L, self.ties.spread(s), tau=self.tau, kappa=self.kappa, wn=self.wn
+        )
         f += self.lam * beta**2
 
         def derivatives():
-            r1, r2 = loss_derivatives()
+            r1, r2 = loss_derivatives(self.ties.sums, self.weights)
             # per distinct z, rows 1 - s, s, s' = s (1 - s), s' t4: grad q = scale * G, scale = (1, 1, L t3, L)
             G = np.empty((4, s.size))
             a = np.subtract(1.0, s, out=G[0])

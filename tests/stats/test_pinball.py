@@ -6,9 +6,10 @@ import pytest
 from harness.stats.pinball import (
     check_loss,
     literal_smoothed_pinball_loss,
+    mean_loss_at,
     smoothed_pinball_derivative,
     smoothed_pinball_loss,
-    smoothed_pinball_loss_and_derivative,
+    sum_of_logs,
 )
 
 
@@ -53,9 +54,33 @@ def test_derivative_matches_finite_differences():
     np.testing.assert_allclose(smoothed_pinball_derivative(u, 0.9, 25.0), fd, atol=1e-8)
 
 
-def test_fused_loss_and_derivative_equal_the_separate_ones():
-    u = np.concatenate([np.linspace(-2, 2, 4001), [-1e3, 1e3, 0.0]])
+def test_sum_of_logs_is_the_sum_of_log1p_to_rounding():
+    # exp(-x) from 1 down to 1e-35: the products of runs of 1000 factors stay finite, and a factor 1 + e
+    # that rounds e away (below 2**-53) loses no more than log1p would keep
+    e = np.exp(-np.linspace(0.0, 80.0, 3663))
+    exact = np.sum(np.log1p(e), dtype=np.longdouble)
+    assert abs(float(sum_of_logs(1.0 + e)) - float(exact)) <= 3663 * 2.0**-53
+    rows = np.stack([e, e[::-1], np.full(3663, 1.0)])
+    np.testing.assert_allclose(sum_of_logs(1.0 + rows), np.log1p(rows).sum(axis=1), rtol=1e-14)
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["mean", "weighted"])
+def test_mean_loss_at_equals_the_loss_and_its_derivatives(weighted):
+    # q = y0 + L s on 600 points in 40 groups of 15 that share s; the derivatives summed per group
+    rng = np.random.default_rng(0)
+    s = np.repeat(rng.uniform(0.0, 1.0, 40), 15)
+    y = np.clip(0.2 + 0.6 * s + rng.normal(0.0, 0.1, s.size), 0.0, 1.0)
+    y0, L = 0.1, 0.75
+    wn = rng.integers(1, 4, s.size).astype(float) if weighted else np.ones(s.size)
+    wn /= wn.sum()
     for tau, kappa in ((0.98, 50.0), (0.5, 10.0), (0.9, 1000.0)):
-        loss, d = smoothed_pinball_loss_and_derivative(u, tau, kappa)
-        np.testing.assert_allclose(loss, smoothed_pinball_loss(u, tau, kappa), rtol=1e-14, atol=1e-16)
-        np.testing.assert_allclose(d, smoothed_pinball_derivative(u, tau, kappa), rtol=1e-14, atol=1e-16)
+        u = y - (y0 + L * s)
+        f, derivatives = mean_loss_at(kappa * y, y0, L, s, tau=tau, kappa=kappa, wn=wn if weighted else None)
+        assert f == pytest.approx(wn @ smoothed_pinball_loss(u, tau, kappa), rel=1e-14)
+        sums = lambda v: v.reshape(40, 15).sum(axis=1)
+        r1, r2 = derivatives(sums, sums(wn if weighted else np.ones(s.size)))
+        # dJ/dq = -rho'(u) w;  d2J/dq2 = rho''(u) w, rho'' = kappa sigmoid(kappa u) sigmoid(-kappa u). r1 sums
+        # terms of either sign up to 15 * 0.05 / 600 in size per group: rounding errors to 1e-15 absolute
+        sig = 1.0 / (1.0 + np.exp(-kappa * u))
+        np.testing.assert_allclose(r1, sums(-smoothed_pinball_derivative(u, tau, kappa) * wn), rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(r2, sums(kappa * sig * (1.0 - sig) * wn), rtol=1e-12, atol=1e-15)
