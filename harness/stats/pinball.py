@@ -97,18 +97,22 @@ def sum_of_logs(factors: np.ndarray) -> np.ndarray:
     return np.add.reduce(np.log(np.multiply.reduceat(factors, edges, axis=-1)), axis=-1)
 
 
-def mean_loss_at(ky: np.ndarray, y0: float, L: float, s: np.ndarray, *, tau: float, kappa: float, wn=None):
+def mean_loss_at(ky: np.ndarray, y0: float, L: float, s: np.ndarray, *, tau: float, kappa: float, counts=None):
     """``(J, derivatives)``: the mean smoothed pinball loss of ``y - q`` at ``q = y0 + L s``.
 
-    ``ky`` is ``kappa * y``; ``wn`` (optional) weights the points (summing to 1) instead of ``1/n``.
-    ``derivatives(sums, counts)`` gives ``(r1, r2)``: ``dJ/dq_i`` and ``d2J/dq_i**2`` summed by
-    ``sums`` (a per-point array to its sums within groups of points that share ``q``'s shape, see
-    :class:`harness.stats._ties.Ties`), ``counts`` being ``sums`` of the weights (of ones without
-    ``wn``). With ``x = kappa u`` and ``e = exp(-|x|)``, one exponential serves all three::
+    ``ky`` is ``kappa * y``. ``counts`` (optional, positive integers) has row ``i`` stand for
+    ``counts[i]`` equal rows: the mean is over those. ``derivatives(sums, weights)`` gives
+    ``(r1, r2)``: ``dJ/dq_i`` and ``d2J/dq_i**2`` summed by ``sums`` (a per-row array to its sums
+    within groups of rows that share ``q``'s shape, see :class:`harness.stats._ties.Ties`),
+    ``weights`` being ``sums`` of the rows' counts (of ones without ``counts``). With
+    ``x = kappa u`` and ``e = exp(-|x|)``, one exponential serves all three::
 
         log(1 + exp(x)) = max(x, 0) + log(1 + e)           (the logs summed by :func:`sum_of_logs`)
         dJ/dq  = -(sigmoid(x) + tau - 1) / n,   sigmoid(x) = 1/2 + sign(x) (1/2 - e/(1 + e))
         d2J/dq2 = kappa * sigmoid(x) sigmoid(-x) / n,   sigmoid(x) sigmoid(-x) = e/(1 + e) * (1 - e/(1 + e))
+
+    (with counts, ``n`` is their total and a row's terms count ``counts[i]`` times: its ``1 + e``
+    is repeated that many times into the product of :func:`sum_of_logs`).
     """
     xk = ky - kappa * y0  # kappa * (y - q)
     xk -= (kappa * L) * s
@@ -116,23 +120,24 @@ def mean_loss_at(ky: np.ndarray, y0: float, L: float, s: np.ndarray, *, tau: flo
     np.negative(e, out=e)
     np.exp(e, out=e)
     e1 = 1.0 + e
-    n = ky.size
-    if wn is None:
-        f = (
-            (np.add.reduce(np.maximum(xk, 0.0)) + sum_of_logs(e1)) / kappa + (tau - 1.0) / kappa * np.add.reduce(xk)
-        ) / n
+    if counts is None:
+        n = ky.size
+        f = np.add.reduce(np.maximum(xk, 0.0)) + sum_of_logs(e1) + (tau - 1.0) * np.add.reduce(xk)
     else:
-        f = (wn @ np.maximum(xk, 0.0) + wn @ np.log1p(e) + (tau - 1.0) * (wn @ xk)) / kappa
+        n = int(counts.sum())
+        f = counts @ np.maximum(xk, 0.0) + sum_of_logs(e1.repeat(counts)) + (tau - 1.0) * (counts @ xk)
+    f /= kappa * n
 
-    def derivatives(sums, counts):
+    def derivatives(sums, weights):
         e_inv = e / e1  # sigmoid(-|x|)
         half = np.copysign(0.5 - e_inv, xk)  # sigmoid(x) - 1/2
         e_inv *= 1.0 - e_inv
-        if wn is None:
-            return ((0.5 - tau) * counts - sums(half)) / n, (kappa / n) * sums(e_inv)
-        return (0.5 - tau) * counts - sums(half * wn), kappa * sums(e_inv * wn)
+        if counts is not None:
+            half *= counts
+            e_inv *= counts
+        return ((0.5 - tau) * weights - sums(half)) / n, (kappa / n) * sums(e_inv)
 
-    return f, derivatives
+    return float(f), derivatives
 
 
 def check_loss(u, tau: float) -> np.ndarray:

@@ -137,12 +137,12 @@ class _Problem:
         self.z, self.y, self.tau, self.kappa, self.lam, self.box = z, y, tau, kappa, lam, box
         self.ties = Ties.of(z)
         # with counts, row i stands for counts[i] equal rows: J's mean is over those, rho's weights counts / total
-        self.wn = None if counts is None else counts[order] / counts.sum()
-        self.zbar = float(z.mean() if counts is None else self.wn @ z)
+        self.counts = None if counts is None else counts[order].astype(np.int64)
+        self.zbar = float(z.mean() if counts is None else (self.counts @ z) / self.counts.sum())
         self.dz = self.ties.values - self.zbar  # per distinct z, as everything of the shape
         self.powers = np.stack([np.ones_like(self.dz), self.dz, self.dz * self.dz])  # (z - zbar)**j, j = 0, 1, 2
         # the points (or their weights) per distinct z
-        self.weights = self.ties.sums(np.ones_like(y) if counts is None else self.wn)
+        self.weights = self.ties.sums(np.ones_like(y) if counts is None else counts[order])
         self.ky = kappa * y
         beta_lo, beta_hi = BETA_LIMITS if box is None else box
         rows = [
@@ -197,7 +197,7 @@ class _Problem:
         L = h - y0
         s, d, t3 = self._shape(c, beta)
         f, loss_derivatives = mean_loss_at(
-            self.ky, y0, L, self.ties.spread(s), tau=self.tau, kappa=self.kappa, wn=self.wn
+            self.ky, y0, L, self.ties.spread(s), tau=self.tau, kappa=self.kappa, counts=self.counts
         )
         f += self.lam * beta**2
 
@@ -249,7 +249,7 @@ class _Problem:
         them: :func:`harness.stats._levels.optimal_levels` solves every start's two-variable problem on
         ``0 <= y0 <= h <= 1`` at once, from the start's own ``(y0, h)``, to ``SCREEN_FTOL``.
         """
-        if self.wn is not None:
+        if self.counts is not None:
             raise ValueError("the screen of the starts takes unweighted rows")
         c, beta = starts[:, 2:3], starts[:, 3:4]
         t = c + beta * self.dz if self.box is None else beta * (self.ties.values - c)

@@ -71,14 +71,14 @@ def test_mean_loss_at_equals_the_loss_and_its_derivatives(weighted):
     s = np.repeat(rng.uniform(0.0, 1.0, 40), 15)
     y = np.clip(0.2 + 0.6 * s + rng.normal(0.0, 0.1, s.size), 0.0, 1.0)
     y0, L = 0.1, 0.75
-    wn = rng.integers(1, 4, s.size).astype(float) if weighted else np.ones(s.size)
-    wn /= wn.sum()
+    counts = rng.integers(1, 4, s.size) if weighted else np.ones(s.size, dtype=int)
+    wn = counts / counts.sum()
     for tau, kappa in ((0.98, 50.0), (0.5, 10.0), (0.9, 1000.0)):
         u = y - (y0 + L * s)
-        f, derivatives = mean_loss_at(kappa * y, y0, L, s, tau=tau, kappa=kappa, wn=wn if weighted else None)
+        f, derivatives = mean_loss_at(kappa * y, y0, L, s, tau=tau, kappa=kappa, counts=counts if weighted else None)
         assert f == pytest.approx(wn @ smoothed_pinball_loss(u, tau, kappa), rel=1e-14)
         sums = lambda v: v.reshape(40, 15).sum(axis=1)
-        r1, r2 = derivatives(sums, sums(wn if weighted else np.ones(s.size)))
+        r1, r2 = derivatives(sums, sums(counts.astype(float)))
         # dJ/dq = -rho'(u) w;  d2J/dq2 = rho''(u) w, rho'' = kappa sigmoid(kappa u) sigmoid(-kappa u). r1 sums
         # terms of either sign up to 15 * 0.05 / 600 in size per group: rounding errors to 1e-15 absolute
         sig = 1.0 / (1.0 + np.exp(-kappa * u))
