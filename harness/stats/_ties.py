@@ -40,11 +40,17 @@ class Ties:
     @classmethod
     def of(cls, z_sorted: np.ndarray) -> Ties:
         """The runs of equal values in ``z_sorted`` (non-decreasing)."""
-        new = np.r_[True, z_sorted[1:] != z_sorted[:-1]]
-        if np.count_nonzero(new) > _WORTH * z_sorted.size:
+        n = z_sorted.size
+        new = np.empty(n, dtype=bool)
+        new[:1] = True
+        np.not_equal(z_sorted[1:], z_sorted[:-1], out=new[1:])
+        if np.count_nonzero(new) > _WORTH * n:
             return cls(z_sorted, None, None)
-        starts = np.flatnonzero(new)
-        return cls(z_sorted[starts], starts, np.diff(np.r_[starts, z_sorted.size]))
+        starts = new.nonzero()[0]
+        sizes = np.empty_like(starts)
+        np.subtract(starts[1:], starts[:-1], out=sizes[:-1])
+        sizes[-1] = n - starts[-1]
+        return cls(z_sorted[starts], starts, sizes)
 
     @classmethod
     def none(cls) -> Ties:

@@ -84,6 +84,18 @@ FTOL, SCREEN_FTOL = 1e-15, 1e-8
 SAME_SOLUTION = 1e-6
 
 
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+#: The constraints ``A x <= b`` without a box: ``-y0 <= 0``, ``h <= 1``, ``y0 - h <= 0`` and the slope limits.
+_CONSTRAINTS = (
+    _read_only(np.array([[-1.0, 0, 0, 0], [0, 1.0, 0, 0], [1.0, -1.0, 0, 0], [0, 0, 0, -1.0], [0, 0, 0, 1.0]])),
+    _read_only(np.array([0.0, 1.0, 0.0, -BETA_LIMITS[0], BETA_LIMITS[1]])),
+)
+
+
 def _clip(v, lo: float, hi: float) -> float:
     """``numpy.clip`` of one number, at a tenth of its cost."""
     return min(max(float(v), lo), hi)
@@ -132,30 +144,29 @@ class _Problem:
     """
 
     def __init__(self, z, y, tau: float, kappa: float, lam: float, box: tuple[float, float] | None = None, counts=None):
-        order = np.argsort(z, kind="stable")
+        order = z.argsort(kind="stable")
         z, y = z[order], y[order]
         self.z, self.y, self.tau, self.kappa, self.lam, self.box = z, y, tau, kappa, lam, box
-        self.ties = Ties.of(z)
+        self.ties = ties = Ties.of(z)
         # with counts, row i stands for counts[i] equal rows: J's mean is over those, rho's weights counts / total
         self.counts = None if counts is None else counts[order].astype(np.int64)
         self.zbar = float(z.mean() if counts is None else (self.counts @ z) / self.counts.sum())
-        self.dz = self.ties.values - self.zbar  # per distinct z, as everything of the shape
-        self.powers = np.stack([np.ones_like(self.dz), self.dz, self.dz * self.dz])  # (z - zbar)**j, j = 0, 1, 2
-        # the points (or their weights) per distinct z
-        self.weights = self.ties.sums(np.ones_like(y) if counts is None else counts[order])
+        self.dz = ties.values - self.zbar  # per distinct z, as everything of the shape
+        self.powers = np.empty((3, self.dz.size))  # (z - zbar)**j, j = 0, 1, 2
+        self.powers[0], self.powers[1] = 1.0, self.dz
+        np.multiply(self.dz, self.dz, out=self.powers[2])
+        # the points (or their counts) per distinct z
+        if self.counts is not None:
+            self.weights = ties.sums(self.counts.astype(float))
+        else:
+            self.weights = np.ones(z.size) if ties.sizes is None else ties.sizes.astype(float)
         self.ky = kappa * y
-        beta_lo, beta_hi = BETA_LIMITS if box is None else box
-        rows = [
-            ([-1, 0, 0, 0], 0.0),
-            ([0, 1, 0, 0], 1.0),
-            ([1, -1, 0, 0], 0.0),
-            ([0, 0, 0, -1], -beta_lo),
-            ([0, 0, 0, 1], beta_hi),
-        ]
-        if box is not None:
-            rows += [([0, 0, -1, 0], -float(z.min())), ([0, 0, 1, 0], float(z.max()))]
-        self.A = np.array([r for r, _ in rows], dtype=float)
-        self.b = np.array([v for _, v in rows])
+        if box is None:
+            self.A, self.b = _CONSTRAINTS
+        else:
+            A, b = _CONSTRAINTS
+            self.A = np.vstack([A, [[0.0, 0.0, -1.0, 0.0], [0.0, 0.0, 1.0, 0.0]]])
+            self.b = np.r_[b[:3], -box[0], box[1], -float(z[0]), float(z[-1])]
 
     def with_stage(self, tau: float, kappa: float) -> _Problem:
         """The same data and constraints at another ``(tau, kappa)``."""
