@@ -73,6 +73,7 @@ resample starts from the full-sample optimum.
 from __future__ import annotations
 
 import copy
+import functools
 
 import numpy as np
 from scipy.interpolate import BSpline
@@ -179,33 +180,52 @@ FTOL = 1e-15
 SAME_SOLUTION = 1e-6
 
 
+@functools.cache
+def _lower_triangle(k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices ``(i, j)``, ``i > j``, of a ``k x k`` matrix's lower triangle; reversed, its mirror above."""
+    return np.tril_indices(k, -1)
+
+
+@functools.cache
+def _constraints(p: int) -> tuple[np.ndarray, np.ndarray]:
+    """``A x <= b`` of ``x = (y0, h, a0, w_1..w_p)``: ``-y0 <= 0``, ``h <= 1``, ``y0 - h <= 0``, ``-w_j <= 0``."""
+    A = np.zeros((3 + p, 3 + p))
+    A[0, 0], A[1, 1], A[2, :2] = -1.0, 1.0, (1.0, -1.0)
+    A[3:, 3:] = -np.eye(p)
+    b = np.zeros(3 + p)
+    b[1] = 1.0
+    A.flags.writeable = b.flags.writeable = False
+    return A, b
+
+
 class _Natural:
     """``J`` with its gradient and Hessian in ``x = (y0, h, a0, w)``, and the constraints ``A x <= b``.
 
-    ``basis`` holds ``I(z)`` of the points ``y``. With ``z`` given, the points are taken in increasing
-    ``z`` and ``eta``, ``s`` and the rows of ``grad q`` are computed once per distinct ``z``
-    (:class:`harness.stats._ties.Ties`); ``D`` is then one row per distinct ``z``.
+    ``basis`` holds ``I(z)`` of the points ``y``, one row per point; or, with ``ties``, one row per
+    distinct ``z`` of the points (``y`` in increasing ``z``): ``eta``, ``s`` and the rows of ``grad q``
+    are then computed once per distinct ``z`` (:class:`harness.stats._ties.Ties`). :meth:`of` sorts
+    and groups the points.
     """
 
-    def __init__(self, basis: np.ndarray, y: np.ndarray, tau: float, kappa: float, lam: float, z=None):
-        n, p = basis.shape
-        self.order = None if z is None else np.argsort(z, kind="stable")
-        if z is None:
-            self.ties = Ties.none()
-        else:
-            order = self.order
-            basis, y = basis[order], y[order]
-            self.ties = Ties.of(z[order])
-            if self.ties.starts is not None:
-                basis = basis[self.ties.starts]
-        self.D = np.column_stack([np.ones(basis.shape[0]), basis])
+    def __init__(self, basis: np.ndarray, y: np.ndarray, tau: float, kappa: float, lam: float, ties=None):
+        p = basis.shape[1]
+        self.ties = Ties.none() if ties is None else ties
+        self.order = None
+        self.D = np.empty((basis.shape[0], p + 1))
+        self.D[:, 0], self.D[:, 1:] = 1.0, basis
         self.y, self.tau, self.kappa, self.lam = y, tau, kappa, lam
         self.ky = kappa * y
-        self.counts = self.ties.sums(np.ones(n))  # points per row of D
-        A = np.zeros((3 + p, 3 + p))
-        A[0, 0], A[1, 1], A[2, :2] = -1.0, 1.0, (1.0, -1.0)  # -y0 <= 0, h <= 1, y0 - h <= 0
-        A[3:, 3:] = -np.eye(p)  # -w_j <= 0
-        self.A, self.b = A, np.r_[0.0, 1.0, np.zeros(1 + p)]
+        self.counts = np.ones(y.size) if self.ties.sizes is None else self.ties.sizes.astype(float)  # points per row
+        self.A, self.b = _constraints(p)
+
+    @classmethod
+    def of(cls, z, y, breakpoints, degree: int, tau: float, kappa: float, lam: float) -> _Natural:
+        """The problem of the points ``(z, y)`` in increasing ``z``, the basis at each distinct ``z``."""
+        order = z.argsort(kind="stable")
+        ties = Ties.of(z[order])
+        out = cls(ispline_basis(ties.values, breakpoints, degree), y[order], tau, kappa, lam, ties)
+        out.order = order
+        return out
 
     def with_stage(self, tau: float, kappa: float) -> _Natural:
         """The same data and constraints at another ``(tau, kappa)``."""
@@ -258,7 +278,9 @@ class _Natural:
             H[2:, 1] += a
             H[2:, 2:] += (self.D.T * (L * r1 * sp * (1.0 - 2.0 * s))) @ self.D
             H[3:, 3:] += 2.0 * self.lam * np.eye(w.size)
-            return grad, np.triu(H) + np.triu(H, 1).T
+            lower = _lower_triangle(x.size)
+            H[lower] = H[lower[::-1]]  # the upper triangle holds the sums
+            return grad, H
 
         return f, derivatives
 
@@ -375,15 +397,14 @@ class ISplineQuantileRegressor:
             raise ValueError(f"n_intervals must be a positive integer, got {self.n_intervals!r}")
         z, y = check_zy(z, y)
         bp = quantile_breakpoints(z, self.n_intervals)
-        basis = ispline_basis(z, bp, self.degree)
-        final = _Natural(basis, y, self.tau, self.kappa, self.lam, z=z)
+        final = _Natural.of(z, y, bp, self.degree, self.tau, self.kappa, self.lam)
         if init is not None:
-            same = len(init["w"]) == basis.shape[1]
+            same = len(init["w"]) == final.D.shape[1] - 1
             best = final.solve(final.from_natural(init) if same else final.from_fit(init, z))
             n_iter = best.nit
         else:
             stages = [final.with_stage(t, k) for t, k in warmup_stages(self.tau, self.kappa, self.warm_start)]
-            best, n_iter = self._multistart(stages, self._starts(y, basis.shape[1]))
+            best, n_iter = self._multistart(stages, self._starts(y, final.D.shape[1] - 1))
         y0, L, a0, w = final.natural(best.x)
         self.params_ = {
             "y0": y0,

@@ -97,7 +97,9 @@ def test_fit_is_reproducible_and_needs_rng():
 
 def _natural(lam=1e-3, seed=0, tau=0.9, ties=False):
     z, y, rng = _data(seed, ties)
-    return _Natural(ispline_basis(z, BP), y, tau, 50.0, lam, z=z if ties else None), z, y, rng
+    if ties:
+        return _Natural.of(z, y, BP, 3, tau, 50.0, lam), z, y, rng
+    return _Natural(ispline_basis(z, BP), y, tau, 50.0, lam), z, y, rng
 
 
 @pytest.mark.parametrize("ties", [False, True], ids=["points", "distinct-z"])
@@ -123,7 +125,7 @@ def test_natural_gradient_and_hessian_match_central_differences(ties):
 def test_grouping_the_points_by_z_changes_nothing_but_rounding():
     z, y, rng = _data(ties=True)
     rows = _Natural(ispline_basis(z, BP), y, 0.9, 50.0, 1e-3)
-    grouped = _Natural(ispline_basis(z, BP), y, 0.9, 50.0, 1e-3, z=z)
+    grouped = _Natural.of(z, y, BP, 3, 0.9, 50.0, 1e-3)
     assert rows.D.shape[0] == 200 and grouped.D.shape[0] == 40
     x = np.r_[0.1, 0.9, -1.0, rng.uniform(0.0, 2.0, rows.D.shape[1] - 1)]
     (f1, d1), (f2, d2) = rows(x), grouped(x)
