@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._ties import Ties
-from .pinball import sum_of_logs
+from .pinball import LossPoints, sum_of_logs
 
 __all__ = ["Levels", "optimal_levels"]
 
@@ -70,15 +70,12 @@ class _Shapes:
     """The rows of the shapes still stepping, per distinct ``z``: the products the derivatives sum
     (``a``, ``s``, ``a a``, ``a s``, ``s s``); ``s`` is spread to the points a block of rows at a time."""
 
-    def __init__(self, s_distinct: np.ndarray, ties: Ties, n: int):
+    def __init__(self, s_distinct: np.ndarray):
         a = 1.0 - s_distinct
-        self.ties, self.n = ties, n
         self.products = (a, s_distinct, a * a, a * s_distinct, s_distinct * s_distinct)
-        self.weights = ties.sums(np.ones(n))  # points per distinct z
 
     def rows(self, keep: np.ndarray) -> _Shapes:
         out = object.__new__(_Shapes)
-        out.ties, out.n, out.weights = self.ties, self.n, self.weights
         out.products = tuple(p[keep] for p in self.products)
         return out
 
@@ -94,31 +91,40 @@ def _blocks(K: int, n: int):
     return [slice(i, i + step) for i in range(0, K, step)]
 
 
-def _evaluate(shapes: _Shapes, ky, v, kappa: float, tau: float):
+def _evaluate(shapes: _Shapes, points: LossPoints, v):
     """``(J, grad, (h00, h01, h11))`` without ``J``'s constant for every row of ``shapes`` at its ``v``.
 
     A block of rows at a time, value and derivatives together: nothing of a block outlives it, so the
     memory in use stays small (the derivatives of a row whose step is then refused cost a few passes
-    over its points; refusals are rare). ``log(1 + exp(x)) = (x + |x|)/2 + log(1 + e)``: the sums of
-    ``x`` and ``|x|`` stand in for a pass of ``max(x, 0)`` (a screen ranks starts; the cancellation
-    costs digits far below its tolerance).
+    over its points; refusals are rare). ``e = exp(-|x|)`` as :class:`harness.stats.pinball.LossPoints`
+    takes it; ``log(1 + exp(x)) = (x + |x|)/2 + log(1 + e)``: the sums of ``x`` and ``|x|`` stand in for
+    a pass of ``max(x, 0)`` (a screen ranks starts; the cancellation costs digits far below its tolerance).
     """
-    n, s = shapes.n, shapes.products[1]
+    ties, kappa, tau, n = points.ties, points.kappa, points.tau, points.n
+    s = shapes.products[1]
     f, half, r2 = np.empty(s.shape[0]), np.empty_like(s), np.empty_like(s)
     for rows in _blocks(s.shape[0], n):
-        x = (ky - kappa * v[rows, :1]) - (kappa * (v[rows, 1] - v[rows, 0]))[:, None] * shapes.ties.spread(s[rows])
-        e = np.abs(x)
-        ax_sum = np.add.reduce(e, axis=1)
-        np.negative(e, out=e)
-        np.exp(e, out=e)
+        kq = s[rows] * (kappa * (v[rows, 1] - v[rows, 0]))[:, None]
+        kq += kappa * v[rows, :1]
+        x = points.ky - ties.spread(kq)
+        if points.factors is None:
+            e = np.abs(x)
+            ax_sum = np.add.reduce(e, axis=1)
+            np.negative(e, out=e)
+            np.exp(e, out=e)
+        else:
+            ax_sum = np.add.reduce(np.abs(x), axis=1)
+            grow = np.exp(kq)
+            e = points.factors[0] * ties.spread(grow)
+            np.minimum(e, points.factors[1] * ties.spread(1.0 / grow), out=e)
         e1 = 1.0 + e
         sx = np.add.reduce(x, axis=1)
         f[rows] = ((0.5 * (sx + ax_sum) + sum_of_logs(e1)) / kappa + (tau - 1.0) / kappa * sx) / n
         np.divide(e, e1, out=e1)  # sigmoid(-|x|)
-        half[rows] = shapes.ties.sums(np.copysign(0.5 - e1, x))  # sigmoid(x) - 1/2
+        half[rows] = ties.sums(np.copysign(0.5 - e1, x))  # sigmoid(x) - 1/2
         e1 *= 1.0 - e1  # sigmoid(x) sigmoid(-x) = rho''(u) / kappa
-        r2[rows] = shapes.ties.sums(e1)
-    r1 = (0.5 - tau) * shapes.weights - half  # 1 - tau - sigmoid(x) = -rho'(u)
+        r2[rows] = ties.sums(e1)
+    r1 = (0.5 - tau) * points.weights - half  # 1 - tau - sigmoid(x) = -rho'(u)
     a, s, aa, as_, ss = shapes.products
     g = np.stack([np.vecdot(r1, a), np.vecdot(r1, s)], axis=1) / n
     c = kappa / n
@@ -168,15 +174,12 @@ def _lower_bounds(v, g):
 
 def optimal_levels(
     s: np.ndarray,
-    y: np.ndarray,
+    points: LossPoints,
     v0: np.ndarray,
     *,
-    tau: float,
-    kappa: float,
     const=0.0,
     ftol: float,
     maxiter: int = 50,
-    ties: Ties | None = None,
     keep: int | None = None,
     thin: int = 8,
     thin_ftol: float = 1e-4,
@@ -186,21 +189,18 @@ def optimal_levels(
     Parameters
     ----------
     s : ndarray, shape (K, m)
-        The sigmoid of each shape (a row each) at every point, or at every distinct ``z`` of ``ties``.
-    y : ndarray, shape (n,)
-        The observations (in the order of ``ties``' points).
+        The sigmoid of each shape (a row each) at every distinct ``z`` of ``points.ties`` (at every
+        point when they are not grouped).
+    points : LossPoints
+        The observations, the quantile level and the smoothing of the loss.
     v0 : ndarray, shape (K, 2) or (2,)
         Feasible starts ``(y0, h)``.
-    tau, kappa : float
-        Quantile level and smoothing of the loss.
     const : float or ndarray, shape (K,)
         Added to each shape's objective (the ridge on its slope): it moves nothing but the values.
     ftol : float
         Stop a shape when its model promises at most ``ftol * |J|``.
     maxiter : int
         Most Newton steps per shape (and per pass).
-    ties : Ties, optional
-        The distinct ``z`` that the columns of ``s`` stand for; ``None``: one column per point.
     keep : int, optional
         Only the ``keep`` lowest minima are wanted (see the module docstring).
     thin, thin_ftol : int, float
@@ -210,31 +210,29 @@ def optimal_levels(
     -------
     Levels
     """
-    ties = Ties.none() if ties is None else ties
+    if points.counts is not None:
+        raise ValueError("the levels are solved for unweighted points")
     K = s.shape[0]
     const = np.broadcast_to(np.asarray(const, dtype=float), (K,))
     v0 = np.broadcast_to(v0, (K, 2))
-    shapes = _Shapes(s, ties, y.size)
     nit = np.zeros(K, dtype=int)
+    y = points.y
     if thin > 1 and y.size >= 50 * thin:
-        every = ties.spread(np.arange(s.shape[1]))[::thin]  # the distinct z of every thin-th point
-        every = s.take(every, axis=1)
-        rough = _newton_levels(
-            _Shapes(every, Ties.none(), every.shape[1]), y[::thin], v0, tau, kappa, const, thin_ftol, maxiter
-        )
+        every = points.ties.spread(np.arange(s.shape[1]))[::thin]  # the distinct z of every thin-th point
+        thinned = LossPoints(y[::thin], points.tau, points.kappa, Ties.none())
+        rough = _newton_levels(_Shapes(s.take(every, axis=1)), thinned, v0, const, thin_ftol, maxiter)
         v0, nit = rough.v, rough.nit
-    done = _newton_levels(shapes, y, v0, tau, kappa, const, ftol, maxiter, keep)
+    done = _newton_levels(_Shapes(s), points, v0, const, ftol, maxiter, keep)
     return Levels(done.v, done.fun, done.nit + nit, done.converged)
 
 
-def _newton_levels(shapes: _Shapes, y, v0, tau, kappa, const, ftol, maxiter, keep=None) -> Levels:
+def _newton_levels(shapes: _Shapes, points: LossPoints, v0, const, ftol, maxiter, keep=None) -> Levels:
     """:func:`optimal_levels` on the points given, from ``v0``."""
     K = v0.shape[0]
     v = np.array(v0, dtype=float)
     nit = np.zeros(K, dtype=int)
     converged = np.zeros(K, dtype=bool)
-    ky = kappa * y
-    f, g, H = _evaluate(shapes, ky, v, kappa, tau)
+    f, g, H = _evaluate(shapes, points, v)
     fun = f + const
     live = np.arange(K)  # the rows still stepping; shapes, g and H hold theirs alone
     for it in range(maxiter + 1):
@@ -259,7 +257,7 @@ def _newton_levels(shapes: _Shapes, y, v0, tau, kappa, const, ftol, maxiter, kee
             rows, whole = live[todo], todo.size == live.size
             vt = v[rows] + alpha[todo, None] * d[todo]
             sub = shapes if whole else shapes.rows(todo)
-            ft, gt, Ht = _evaluate(sub, ky, vt, kappa, tau)
+            ft, gt, Ht = _evaluate(sub, points, vt)
             ft += const[rows]
             ok = ft <= fun[rows] + _ARMIJO * alpha[todo] * slope[todo]
             if ok.any():

@@ -83,7 +83,7 @@ from scipy.special import expit
 from ._multistart import check_zy, warmup_stages
 from ._newton import NewtonResult, active_set_newton
 from ._ties import Ties
-from .pinball import check_loss_settings, mean_loss_at, smoothed_pinball_loss
+from .pinball import LossPoints, check_loss_settings, smoothed_pinball_loss
 
 __all__ = [
     "quantile_breakpoints",
@@ -214,8 +214,7 @@ class _Natural:
         self.D = np.empty((basis.shape[0], p + 1))
         self.D[:, 0], self.D[:, 1:] = 1.0, basis
         self.y, self.tau, self.kappa, self.lam = y, tau, kappa, lam
-        self.ky = kappa * y
-        self.counts = np.ones(y.size) if self.ties.sizes is None else self.ties.sizes.astype(float)  # points per row
+        self.points = LossPoints(y, tau, kappa, self.ties)
         self.A, self.b = _constraints(p)
 
     @classmethod
@@ -230,7 +229,8 @@ class _Natural:
     def with_stage(self, tau: float, kappa: float) -> _Natural:
         """The same data and constraints at another ``(tau, kappa)``."""
         out = copy.copy(self)
-        out.tau, out.kappa, out.ky = tau, kappa, kappa * self.y
+        out.tau, out.kappa = tau, kappa
+        out.points = LossPoints(self.y, tau, kappa, self.ties)
         return out
 
     def from_natural(self, params: dict) -> np.ndarray:
@@ -258,11 +258,11 @@ class _Natural:
         """``(J(x), derivatives)``; ``derivatives()`` gives the gradient and Hessian at ``x``."""
         y0, L, w = float(x[0]), float(x[1] - x[0]), x[3:]
         s = expit(self.D @ x[2:])
-        f, loss_derivatives = mean_loss_at(self.ky, y0, L, self.ties.spread(s), tau=self.tau, kappa=self.kappa)
+        f, loss_derivatives = self.points.at(y0, L, s)
         f += self.lam * float(w @ w)
 
         def derivatives():
-            r1, r2 = loss_derivatives(self.ties.sums, self.counts)  # per row of D
+            r1, r2 = loss_derivatives()  # per row of D
             sp = s * (1.0 - s)
             G = np.empty((x.size, s.size))
             G[0] = 1.0 - s

@@ -22,7 +22,7 @@ __all__ = [
     "check_loss",
     "literal_smoothed_pinball_loss",
     "sum_of_logs",
-    "mean_loss_at",
+    "LossPoints",
 ]
 
 #: Factors in [1, 2] multiplied in runs of this many stay below 2**1000, inside the range of a double.
@@ -97,47 +97,74 @@ def sum_of_logs(factors: np.ndarray) -> np.ndarray:
     return np.add.reduce(np.log(np.multiply.reduceat(factors, edges, axis=-1)), axis=-1)
 
 
-def mean_loss_at(ky: np.ndarray, y0: float, L: float, s: np.ndarray, *, tau: float, kappa: float, counts=None):
-    """``(J, derivatives)``: the mean smoothed pinball loss of ``y - q`` at ``q = y0 + L s``.
+#: ``exp(-kappa |y - q|)`` is taken as a product of ``exp(-+kappa y)``, computed once, and
+#: ``exp(+-kappa q)`` when ``kappa * max(1, |y|)`` is at most this (with ``0 <= q <= 1``): every
+#: factor and product stays far inside the normal range of a double (``e**600``, ``e**-600``).
+_SEPARABLE = 300.0
 
-    ``ky`` is ``kappa * y``. ``counts`` (optional, positive integers) has row ``i`` stand for
-    ``counts[i]`` equal rows: the mean is over those. ``derivatives(sums, weights)`` gives
-    ``(r1, r2)``: ``dJ/dq_i`` and ``d2J/dq_i**2`` summed by ``sums`` (a per-row array to its sums
-    within groups of rows that share ``q``'s shape, see :class:`harness.stats._ties.Ties`),
-    ``weights`` being ``sums`` of the rows' counts (of ones without ``counts``). With
-    ``x = kappa u`` and ``e = exp(-|x|)``, one exponential serves all three::
+
+class LossPoints:
+    """The mean smoothed pinball loss over fixed points ``y`` at a fixed ``(tau, kappa)``, at curves
+    ``q = y0 + L s`` whose ``s`` is given once per distinct ``z`` (``ties``, the points in its order).
+
+    ``counts`` (optional, positive integers) has point ``i`` stand for ``counts[i]`` equal points:
+    the mean is over those. :meth:`at` gives ``J`` and its derivatives in ``q``. With
+    ``x = kappa (y - q)`` and ``e = exp(-|x|)``, one ``e`` per point serves all three::
 
         log(1 + exp(x)) = max(x, 0) + log(1 + e)           (the logs summed by :func:`sum_of_logs`)
         dJ/dq  = -(sigmoid(x) + tau - 1) / n,   sigmoid(x) = 1/2 + sign(x) (1/2 - e/(1 + e))
         d2J/dq2 = kappa * sigmoid(x) sigmoid(-x) / n,   sigmoid(x) sigmoid(-x) = e/(1 + e) * (1 - e/(1 + e))
 
-    (with counts, ``n`` is their total and a row's terms count ``counts[i]`` times: its ``1 + e``
-    is repeated that many times into the product of :func:`sum_of_logs`).
+    (with counts, ``n`` is their total and a point's terms count ``counts[i]`` times: its ``1 + e``
+    is repeated that many times into the products of :func:`sum_of_logs`). With ties, ``q`` is one
+    value per distinct ``z``, and ``e`` is the smaller of ``exp(-kappa y) exp(kappa q)`` and
+    ``exp(kappa y) exp(-kappa q)``: the factors of ``y`` are computed once, those of ``q`` once per
+    distinct ``z`` (not once per point), and no exponential is taken per point per evaluation.
     """
-    xk = ky - kappa * y0  # kappa * (y - q)
-    xk -= (kappa * L) * s
-    e = np.abs(xk)
-    np.negative(e, out=e)
-    np.exp(e, out=e)
-    e1 = 1.0 + e
-    if counts is None:
-        n = ky.size
-        f = np.add.reduce(np.maximum(xk, 0.0)) + sum_of_logs(e1) + (tau - 1.0) * np.add.reduce(xk)
-    else:
-        n = int(counts.sum())
-        f = counts @ np.maximum(xk, 0.0) + sum_of_logs(e1.repeat(counts)) + (tau - 1.0) * (counts @ xk)
-    f /= kappa * n
 
-    def derivatives(sums, weights):
-        e_inv = e / e1  # sigmoid(-|x|)
-        half = np.copysign(0.5 - e_inv, xk)  # sigmoid(x) - 1/2
-        e_inv *= 1.0 - e_inv
-        if counts is not None:
-            half *= counts
-            e_inv *= counts
-        return ((0.5 - tau) * weights - sums(half)) / n, (kappa / n) * sums(e_inv)
+    def __init__(self, y: np.ndarray, tau: float, kappa: float, ties, counts=None):
+        self.y, self.tau, self.kappa, self.ties = y, tau, kappa, ties
+        self.ky = kappa * y
+        self.counts = None if counts is None else np.asarray(counts).astype(np.int64)
+        self.n = y.size if counts is None else int(self.counts.sum())
+        self.weights = ties.sums(np.ones(y.size) if counts is None else self.counts.astype(float))
+        self.factors = None
+        if ties.sizes is not None and kappa * max(1.0, float(np.abs(y).max())) <= _SEPARABLE:
+            up = np.exp(self.ky)
+            self.factors = (1.0 / up, up)  # exp(-kappa y), exp(kappa y)
 
-    return float(f), derivatives
+    def at(self, y0: float, L: float, s: np.ndarray):
+        """``(J, derivatives)`` at ``q = y0 + L s``; ``derivatives()`` gives ``(r1, r2)``, ``dJ/dq_i`` and
+        ``d2J/dq_i**2`` summed over the points of each distinct ``z``."""
+        kq = s * (self.kappa * L)
+        kq += self.kappa * y0
+        xk = self.ky - self.ties.spread(kq)  # kappa * (y - q)
+        if self.factors is None:
+            e = np.abs(xk)
+            np.negative(e, out=e)
+            np.exp(e, out=e)
+        else:
+            grow = np.exp(kq)
+            e = self.factors[0] * self.ties.spread(grow)  # exp(-x)
+            np.minimum(e, self.factors[1] * self.ties.spread(1.0 / grow), out=e)  # and exp(x): exp(-|x|)
+        e1 = 1.0 + e
+        tau, kappa, counts, n = self.tau, self.kappa, self.counts, self.n
+        if counts is None:
+            f = np.add.reduce(np.maximum(xk, 0.0)) + sum_of_logs(e1) + (tau - 1.0) * np.add.reduce(xk)
+        else:
+            f = counts @ np.maximum(xk, 0.0) + sum_of_logs(e1.repeat(counts)) + (tau - 1.0) * (counts @ xk)
+        f /= kappa * n
+
+        def derivatives():
+            e_inv = e / e1  # sigmoid(-|x|)
+            half = np.copysign(0.5 - e_inv, xk)  # sigmoid(x) - 1/2
+            e_inv *= 1.0 - e_inv
+            if counts is not None:
+                half *= counts
+                e_inv *= counts
+            return ((0.5 - tau) * self.weights - self.ties.sums(half)) / n, (kappa / n) * self.ties.sums(e_inv)
+
+        return float(f), derivatives
 
 
 def check_loss(u, tau: float) -> np.ndarray:

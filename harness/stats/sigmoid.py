@@ -62,7 +62,7 @@ from ._levels import Levels, optimal_levels
 from ._multistart import WARMUP_SCHEDULE, check_zy, warmup_stages
 from ._newton import NewtonResult, active_set_newton
 from ._ties import Ties
-from .pinball import check_loss_settings, mean_loss_at, smoothed_pinball_loss
+from .pinball import LossPoints, check_loss_settings, smoothed_pinball_loss
 
 __all__ = [
     "SigmoidQuantileRegressor",
@@ -151,16 +151,11 @@ class _Problem:
         # with counts, row i stands for counts[i] equal rows: J's mean is over those, rho's weights counts / total
         self.counts = None if counts is None else counts[order].astype(np.int64)
         self.zbar = float(z.mean() if counts is None else (self.counts @ z) / self.counts.sum())
+        self.points = LossPoints(y, tau, kappa, ties, self.counts)
         self.dz = ties.values - self.zbar  # per distinct z, as everything of the shape
         self.powers = np.empty((3, self.dz.size))  # (z - zbar)**j, j = 0, 1, 2
         self.powers[0], self.powers[1] = 1.0, self.dz
         np.multiply(self.dz, self.dz, out=self.powers[2])
-        # the points (or their counts) per distinct z
-        if self.counts is not None:
-            self.weights = ties.sums(self.counts.astype(float))
-        else:
-            self.weights = np.ones(z.size) if ties.sizes is None else ties.sizes.astype(float)
-        self.ky = kappa * y
         if box is None:
             self.A, self.b = _CONSTRAINTS
         else:
@@ -171,7 +166,8 @@ class _Problem:
     def with_stage(self, tau: float, kappa: float) -> _Problem:
         """The same data and constraints at another ``(tau, kappa)``."""
         out = copy.copy(self)
-        out.tau, out.kappa, out.ky = tau, kappa, kappa * self.y
+        out.tau, out.kappa = tau, kappa
+        out.points = LossPoints(self.y, tau, kappa, self.ties, self.counts)
         return out
 
     # -- coordinates ------------------------------------------------------------
@@ -207,13 +203,11 @@ class _Problem:
         y0, h, c, beta = np.asarray(x, dtype=float).tolist()
         L = h - y0
         s, d, t3 = self._shape(c, beta)
-        f, loss_derivatives = mean_loss_at(
-            self.ky, y0, L, self.ties.spread(s), tau=self.tau, kappa=self.kappa, counts=self.counts
-        )
+        f, loss_derivatives = self.points.at(y0, L, s)
         f += self.lam * beta**2
 
         def derivatives():
-            r1, r2 = loss_derivatives(self.ties.sums, self.weights)
+            r1, r2 = loss_derivatives()
             # per distinct z, rows 1 - s, s, s' = s (1 - s), s' t4: grad q = scale * G, scale = (1, 1, L t3, L)
             G = np.empty((4, s.size))
             a = np.subtract(1.0, s, out=G[0])
@@ -260,20 +254,10 @@ class _Problem:
         them: :func:`harness.stats._levels.optimal_levels` solves every start's two-variable problem on
         ``0 <= y0 <= h <= 1`` at once, from the start's own ``(y0, h)``, to ``SCREEN_FTOL``.
         """
-        if self.counts is not None:
-            raise ValueError("the screen of the starts takes unweighted rows")
         c, beta = starts[:, 2:3], starts[:, 3:4]
         t = c + beta * self.dz if self.box is None else beta * (self.ties.values - c)
         return optimal_levels(
-            expit(t),
-            self.y,
-            starts[:, :2],
-            tau=self.tau,
-            kappa=self.kappa,
-            const=self.lam * beta[:, 0] ** 2,
-            ftol=SCREEN_FTOL,
-            keep=keep,
-            ties=self.ties,
+            expit(t), self.points, starts[:, :2], const=self.lam * beta[:, 0] ** 2, ftol=SCREEN_FTOL, keep=keep
         )
 
 
