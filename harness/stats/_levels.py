@@ -107,22 +107,28 @@ def _evaluate(shapes: _Shapes, points: LossPoints, v):
         kq = s[rows] * (kappa * (v[rows, 1] - v[rows, 0]))[:, None]
         kq += kappa * v[rows, :1]
         x = points.ky - ties.spread(kq)
+        ax_sum = np.add.reduce(np.abs(x), axis=1)
         if points.factors is None:
+            ex = None
             e = np.abs(x)
-            ax_sum = np.add.reduce(e, axis=1)
             np.negative(e, out=e)
             np.exp(e, out=e)
         else:
-            ax_sum = np.add.reduce(np.abs(x), axis=1)
-            grow = np.exp(kq)
-            e = points.factors[0] * ties.spread(grow)
-            np.minimum(e, points.factors[1] * ties.spread(1.0 / grow), out=e)
+            ex = points.factors[0] * ties.spread(np.exp(kq))  # exp(-x)
+            e = np.minimum(ex, 1.0 / ex)
         e1 = 1.0 + e
         sx = np.add.reduce(x, axis=1)
         f[rows] = ((0.5 * (sx + ax_sum) + sum_of_logs(e1)) / kappa + (tau - 1.0) / kappa * sx) / n
-        np.divide(e, e1, out=e1)  # sigmoid(-|x|)
-        half[rows] = ties.sums(np.copysign(0.5 - e1, x))  # sigmoid(x) - 1/2
-        e1 *= 1.0 - e1  # sigmoid(x) sigmoid(-x) = rho''(u) / kappa
+        if ex is None:
+            np.divide(e, e1, out=e1)  # sigmoid(-|x|)
+            half[rows] = ties.sums(np.copysign(0.5 - e1, x))  # sigmoid(x) - 1/2
+            e1 *= 1.0 - e1  # sigmoid(x) sigmoid(-x) = rho''(u) / kappa
+        else:
+            ex += 1.0
+            sig = np.divide(1.0, ex, out=ex)  # sigmoid(x)
+            half[rows] = ties.sums(sig) - 0.5 * points.weights
+            np.subtract(1.0, sig, out=e1)
+            e1 *= sig  # sigmoid(x) sigmoid(-x)
         r2[rows] = ties.sums(e1)
     r1 = (0.5 - tau) * points.weights - half  # 1 - tau - sigmoid(x) = -rho'(u)
     a, s, aa, as_, ss = shapes.products

@@ -140,13 +140,13 @@ class LossPoints:
         kq += self.kappa * y0
         xk = self.ky - self.ties.spread(kq)  # kappa * (y - q)
         if self.factors is None:
+            ex = None
             e = np.abs(xk)
             np.negative(e, out=e)
             np.exp(e, out=e)
         else:
-            grow = np.exp(kq)
-            e = self.factors[0] * self.ties.spread(grow)  # exp(-x)
-            np.minimum(e, self.factors[1] * self.ties.spread(1.0 / grow), out=e)  # and exp(x): exp(-|x|)
+            ex = self.factors[0] * self.ties.spread(np.exp(kq))  # exp(-x)
+            e = np.minimum(ex, 1.0 / ex)
         e1 = 1.0 + e
         tau, kappa, counts, n = self.tau, self.kappa, self.counts, self.n
         if counts is None:
@@ -156,13 +156,21 @@ class LossPoints:
         f /= kappa * n
 
         def derivatives():
-            e_inv = e / e1  # sigmoid(-|x|)
-            half = np.copysign(0.5 - e_inv, xk)  # sigmoid(x) - 1/2
-            e_inv *= 1.0 - e_inv
+            if ex is None:
+                e_inv = e / e1  # sigmoid(-|x|)
+                sig = np.copysign(0.5 - e_inv, xk)  # sigmoid(x) - 1/2
+                e_inv *= 1.0 - e_inv  # sigmoid(x) sigmoid(-x)
+                r2, shift = e_inv, 0.5
+            else:
+                sig = 1.0 + ex
+                np.divide(1.0, sig, out=sig)  # sigmoid(x) = 1 / (1 + exp(-x))
+                r2 = ex * sig
+                r2 *= sig  # sigmoid(x) sigmoid(-x), no factor below the normal range
+                shift = 0.0
             if counts is not None:
-                half *= counts
-                e_inv *= counts
-            return ((0.5 - tau) * self.weights - self.ties.sums(half)) / n, (kappa / n) * self.ties.sums(e_inv)
+                sig *= counts
+                r2 *= counts
+            return ((1.0 - tau - shift) * self.weights - self.ties.sums(sig)) / n, (kappa / n) * self.ties.sums(r2)
 
         return float(f), derivatives
 
