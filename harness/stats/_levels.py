@@ -106,16 +106,8 @@ def _evaluate(shapes: _Shapes, points: LossPoints, v):
     for rows in _blocks(s.shape[0], n):
         kq = s[rows] * (kappa * (v[rows, 1] - v[rows, 0]))[:, None]
         kq += kappa * v[rows, :1]
-        x = points.ky - ties.spread(kq)
+        x, ex, e = points.exp_terms(kq)
         ax_sum = np.add.reduce(np.abs(x), axis=1)
-        if points.factors is None:
-            ex = None
-            e = np.abs(x)
-            np.negative(e, out=e)
-            np.exp(e, out=e)
-        else:
-            ex = points.factors[0] * ties.spread(np.exp(kq))  # exp(-x)
-            e = np.minimum(ex, 1.0 / ex)
         e1 = 1.0 + e
         sx = np.add.reduce(x, axis=1)
         f[rows] = ((0.5 * (sx + ax_sum) + sum_of_logs(e1)) / kappa + (tau - 1.0) / kappa * sx) / n

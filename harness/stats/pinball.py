@@ -133,20 +133,25 @@ class LossPoints:
             up = np.exp(self.ky)
             self.factors = (1.0 / up, up)  # exp(-kappa y), exp(kappa y)
 
+    def exp_terms(self, kq: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+        """``(x, exp(-x), exp(-|x|))`` with ``x = kappa (y - q)``, for ``kappa q`` given per distinct ``z``
+        (last axis; leading axes are curves): ``exp(-x)`` from the factors of ``y`` and ``q`` (``None``
+        where they are not used: no ties, or outside the guard), ``exp(-|x|)`` the smaller of it and its
+        inverse, or computed per point."""
+        x = self.ky - self.ties.spread(kq)
+        if self.factors is None:
+            e = np.abs(x)
+            np.negative(e, out=e)
+            return x, None, np.exp(e, out=e)
+        ex = self.factors[0] * self.ties.spread(np.exp(kq))
+        return x, ex, np.minimum(ex, 1.0 / ex)
+
     def at(self, y0: float, L: float, s: np.ndarray):
         """``(J, derivatives)`` at ``q = y0 + L s``; ``derivatives()`` gives ``(r1, r2)``, ``dJ/dq_i`` and
         ``d2J/dq_i**2`` summed over the points of each distinct ``z``."""
         kq = s * (self.kappa * L)
         kq += self.kappa * y0
-        xk = self.ky - self.ties.spread(kq)  # kappa * (y - q)
-        if self.factors is None:
-            ex = None
-            e = np.abs(xk)
-            np.negative(e, out=e)
-            np.exp(e, out=e)
-        else:
-            ex = self.factors[0] * self.ties.spread(np.exp(kq))  # exp(-x)
-            e = np.minimum(ex, 1.0 / ex)
+        xk, ex, e = self.exp_terms(kq)
         e1 = 1.0 + e
         tau, kappa, counts, n = self.tau, self.kappa, self.counts, self.n
         if counts is None:

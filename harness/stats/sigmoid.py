@@ -47,8 +47,9 @@ resample starts from the full-sample optimum.
 Cost: a leaderboard's compute is shared by a base model's fine-tunes (claim
 002's 3663 rows have 336 distinct ``z``), so the sigmoid and everything of it
 are computed once per distinct ``z`` (:class:`harness.stats._ties.Ties`); per
-point remain the loss and its two derivatives, from one exponential
-(:func:`harness.stats.pinball.mean_loss_at`).
+point remain the loss and its two derivatives, from ``exp(-kappa |y - q|)``
+taken as a product of a factor of ``y`` and one of ``q`` (no exponential per
+point per evaluation; :class:`harness.stats.pinball.LossPoints`).
 """
 
 from __future__ import annotations
