@@ -163,17 +163,35 @@ def test_warm_start_reaches_the_full_fits_optimum():
     assert np.allclose(warm.predict(X), cold.predict(X), atol=1e-6)
 
 
-def test_warm_start_from_a_fit_with_other_knots():
-    # heavy ties in z: the data's quantile breakpoints collapse to fewer basis functions than init's
-    rng = np.random.default_rng(9)
+def _tied_data_and_a_fit_with_more_knots(seed):
+    """``(z, y, init, rng)``: heavy ties in ``z``, and ``init`` a 4-interval fit to spread-out data, whose
+    breakpoints give more basis functions than this data's quantile breakpoints (they collapse)."""
+    rng = np.random.default_rng(seed)
     z = np.r_[np.zeros(400), np.repeat([1.0, 1.5, 2.0, 3.0], 120)]
     y = np.clip(0.1 + 0.2 * z + rng.normal(0, 0.05, z.size), 0, 1)
     spread = rng.uniform(0, 3, z.size)
     init = ISplineQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-4, n_intervals=4, rng=np.random.default_rng(0))
     init = init.fit(spread, np.clip(0.1 + 0.2 * spread + rng.normal(0, 0.05, z.size), 0, 1)).params_
+    return z, y, init, rng
+
+
+def test_warm_start_from_a_fit_with_other_knots():
+    z, y, init, _ = _tied_data_and_a_fit_with_more_knots(9)
     assert len(quantile_breakpoints(z, 4)) < len(init["breakpoints"])
     warm = ISplineQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-4, n_intervals=4).fit(z, y, init=init)
     cold = ISplineQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-4, n_intervals=4, rng=np.random.default_rng(1))
     cold = cold.fit(z, y)
     assert warm.converged_ and len(warm.params_["w"]) == len(cold.params_["w"])
     assert warm.objective_ == pytest.approx(cold.objective_, rel=1e-10)
+
+
+def test_a_start_from_a_fit_with_other_knots_does_not_depend_on_the_order_of_the_points():
+    # the problem keeps its points in increasing z (grouped by value); the fit's eta, taken at the
+    # points as given, must be matched in that order
+    z, y, init, rng = _tied_data_and_a_fit_with_more_knots(10)
+    bp = quantile_breakpoints(z, 4)
+    perm = rng.permutation(z.size)
+    in_order = _Natural.of(z, y, bp, 3, 0.98, 50.0, 1e-4)
+    shuffled = _Natural.of(z[perm], y[perm], bp, 3, 0.98, 50.0, 1e-4)
+    assert shuffled.ties.sizes is not None  # grouped: five distinct values
+    np.testing.assert_allclose(shuffled.from_fit(init, z[perm]), in_order.from_fit(init, z), atol=1e-9)
