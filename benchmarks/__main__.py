@@ -125,6 +125,32 @@ def _perm(tables):
     return lambda: shift_test(x, y, post, rng=np.random.default_rng(0), eps=1e-6, n_bins=10, n_perm=2000)
 
 
+@case("stratified permutation test, 2000 permutations, with its inverted interval for gamma (claim 000 data)")
+def _perm_interval(tables):
+    from harness.stats.shift import merge_aa_exports, shift_test
+
+    m = merge_aa_exports(tables.frame("aa_math500"), tables.frame("aa_aime2025"), cutoff="2025-02-06")
+    x, y, post = m["math_500_pct"].to_numpy(float), m["aime_2025_pct"].to_numpy(float), m["post"].to_numpy(bool)
+    return lambda: shift_test(
+        x, y, post, rng=np.random.default_rng(0), eps=1e-6, n_bins=10, n_perm=2000, interval_alpha=0.05
+    )
+
+
+@case("multiverse: claim 000's curve under the null, 200 data sets x its specifications, serial")
+def _joint_null(tables):
+    from harness.multiverse_spec import multiverse_grid
+    from harness.paths import PROJECT_ROOT
+    from harness.protocols.shift_test.protocol import ShiftParams
+    from harness.spec import specification_params
+
+    spec = load_claim(PROJECT_ROOT / "claims" / "000_aime2025_shift_test.yaml", tables=tables)
+    mv, base = spec.claim.multiverse, spec.params.model_dump(mode="json")
+    grid = multiverse_grid({k: [a.value for a in v] for k, v in mv.choices.items()}, mv.exclude)
+    specs = [ShiftParams(**specification_params(spec.protocol, base, c)) for c in grid]
+    n = mv.joint_null.n_datasets if mv.joint_null else 200
+    return lambda: spec.protocol.joint_null(spec.params, specs, tables, np.random.default_rng(0), n)
+
+
 @case("cluster bootstrap by base model, 1000 resamples of the OLL rows (mean of one task)")
 def _cluster_bootstrap(tables):
     from harness.stats.resample import cluster_bootstrap, cluster_ids_from_labels

@@ -93,8 +93,9 @@ def build_design(name: str, tables):
         fits_per_call = sum(f["task"] in d["tasks"] for f in arm.details["fitted"])
     else:
         fits_per_call = len(d["tasks"])
-    report = json.loads((PROJECT_ROOT / "reports" / d["claim"].replace(".yaml", ".json")).read_text())
-    committed = report["arms"]["reimpl"]["values"]
+    from harness.record import read_record  # the checked loader: an edited or unsealed record is refused
+
+    committed = read_record(PROJECT_ROOT / "reports" / d["claim"].replace(".yaml", ".json")).arms.reimpl.values
     info = {
         "claim": spec.id,
         "tasks": d["tasks"],

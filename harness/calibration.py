@@ -114,7 +114,10 @@ def study_path(claim_id: str, folder: Path = STUDY_DIR) -> Path:
 
 
 def read_study(spec, lock, folder: Path = STUDY_DIR) -> tuple[str, dict | None]:
-    """``(state, study)``: "measured" (there and up to date), "absent", "stale" or "unreadable"."""
+    """``(state, study)``: "measured" (there and up to date), "absent", "stale", "unreadable", or "edited" /
+    "unsealed" (its content does not match its seal, or it carries none: :mod:`harness.seal`)."""
+    from .seal import seal_problem
+
     path = study_path(spec.id, folder)
     if spec.claim.bootstrap is None or spec.claim.bootstrap.calibration is None:
         return "not asked", None
@@ -124,6 +127,9 @@ def read_study(spec, lock, folder: Path = STUDY_DIR) -> tuple[str, dict | None]:
         study = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return "unreadable", None
+    sealed, _ = seal_problem(study, "coverage study")
+    if sealed != "sealed":
+        return sealed, None
     if study.get("key") != study_key(spec, lock):
         return "stale", study
     return "measured", study
@@ -181,5 +187,13 @@ def stale_reasons(spec, lock, folder: Path = STUDY_DIR) -> list[str]:
     return (
         []
         if state in ("measured", "not asked")
-        else [{"absent": "no study yet", "stale": "its design changed", "unreadable": "its file is unreadable"}[state]]
+        else [
+            {
+                "absent": "no study yet",
+                "stale": "its design changed",
+                "unreadable": "its file is unreadable",
+                "edited": "its file was edited after it was written (its content does not match its seal)",
+                "unsealed": "its file carries no seal (written before studies were sealed, or edited)",
+            }[state]
+        ]
     )

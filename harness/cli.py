@@ -61,14 +61,16 @@ def resolve_claims(names: list[str]) -> list[Path]:
 
 
 def _suggest(name: str, stems: list[str], n: int = 3) -> list[str]:
-    """Claim ids close to ``name``, each once: by spelling (of the id or its number), by containing it, and for
-    a number, the claims whose numbers are nearest to it."""
+    """Claim ids close to ``name``, each once. A number (``011``) is a claim's number prefix: the claims whose
+    numbers are nearest to it come first (``006`` before ``001``, however alike they are spelt), then those
+    spelt alike. A name: the ids spelt alike (the id or its number), then those that contain it."""
     numbers = {s.split("_", 1)[0]: s for s in stems}
-    close = difflib.get_close_matches(name, list(stems) + list(numbers), n=n, cutoff=0.4)
-    found = [numbers.get(c, c) for c in close] + [s for s in stems if name.lower() in s.lower()]
+    found = []
     if name.isdigit():
-        numeric = sorted((abs(int(k) - int(name)), s) for k, s in numbers.items() if k.isdigit())
-        found += [s for _, s in numeric[:2]]
+        numeric = sorted((abs(int(k) - int(name)), k) for k in numbers if k.isdigit())
+        found += [numbers[k] for _, k in numeric[:2]]
+    close = difflib.get_close_matches(name, list(stems) + list(numbers), n=n, cutoff=0.4)
+    found += [numbers.get(c, c) for c in close] + [s for s in stems if name.lower() in s.lower()]
     return list(dict.fromkeys(found))[:n]
 
 
@@ -109,6 +111,8 @@ def cmd_validate(args) -> int:
             bad += 1
             continue
         specs[path] = spec
+        for warning in spec.warnings:  # said, not refused: the exit status stays as it is
+            print(f"warning: {path}: {warning}", file=sys.stderr, flush=True)
         print(
             f"ok  {path.name}  ({spec.protocol.name}, {len(spec.claim.targets)} targets, "
             f"{len(spec.claim.controls)} controls)"
@@ -293,8 +297,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--sandbox",
         choices=("auto", "bubblewrap", "none"),
         default="auto",
-        help="how the authors' code is confined: bubblewrap where it works (auto), required, or not at "
-        "all; the check for writes outside its folder is made in every case",
+        help="how the authors' code is confined: bubblewrap where it works, else Landlock and seccomp (auto); "
+        "bubblewrap required; or its filesystem not at all (none: its network, signals, memory and processes "
+        "stay confined). The check for writes outside its folder is made in every case",
     )
     r.set_defaults(func=cmd_run)
 
@@ -302,13 +307,15 @@ def build_parser() -> argparse.ArgumentParser:
         "validate",
         parents=[common],
         formatter_class=fmt,
-        help="check claim files: schema, protocol, quantities, tables, columns, pins, unique ids",
+        help="check claim files: schema, protocol, quantities, labels, tables, columns, pins, unique ids "
+        "(warnings are printed, and leave the exit status as it is)",
     )
     v.add_argument("claims", nargs="*", help="claim ids or YAML paths; default: all in claims/")
     v.add_argument(
         "--data",
         action="store_true",
-        help="also verify every locked table and check column names against the table headers",
+        help="also verify every locked table, check column names against the table headers, and check the "
+        "compute axis and the score columns' scale against the values",
     )
     v.set_defaults(func=cmd_validate)
 
@@ -419,6 +426,12 @@ def main(argv=None) -> int:
         return args.func(args)
     except HarnessError as exc:
         _err(str(exc))
+        return EXIT_ERROR
+    except OSError as exc:  # a file the command needed to write or read (an unwritable folder, a full disk)
+        from .fileio import failed_path
+
+        where = f"{failed_path(exc)}: " if exc.filename else ""
+        _err(f"{where}{exc.strerror or exc}; files already written stay, the others were left as they were")
         return EXIT_ERROR
     except Terminated as exc:
         _err(f"{exc}; reports already written stay, the others were left as they were")

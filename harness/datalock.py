@@ -38,6 +38,9 @@ from .paths import DEFAULT_LOCK, PROJECT_ROOT
 DATA_ROOT_ENV = "HARNESS_DATA_ROOT"
 #: The data lock is a short YAML file; a larger one is refused unread.
 MAX_LOCK_BYTES = 1 << 20
+#: An input table is read whole, hashed, parsed and copied for the authors' code: one larger than this (256 MiB,
+#: some forty times the largest table the claims read) is refused before a byte of it is read.
+MAX_TABLE_BYTES = 256 << 20
 
 
 class FileRefused(Exception):
@@ -62,8 +65,17 @@ def _not_regular(mode: int) -> FileRefused:
     return FileRefused(f"is {kind}, not a regular file")
 
 
-def _too_big(size: str, limit: int) -> FileRefused:
-    return FileRefused(f"is {size}, more than the {limit} bytes ({limit / (1 << 20):g} MiB) read from such a file")
+def _too_big(size: int | None, limit: int) -> FileRefused:
+    found = "longer" if size is None else f"{size} bytes ({_sized(size)})"
+    return FileRefused(f"is {found}, more than the {limit} bytes ({_sized(limit)}) read from such a file")
+
+
+def _sized(n: int) -> str:
+    """``n`` bytes in the largest binary unit that keeps it at least 1 (``1 MiB``, ``3.2 GiB``)."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            return f"{n / (1 << shift):.3g} {unit}"
+    return f"{n} bytes"
 
 
 def read_regular_file(path: str | Path, *, limit: int | None = None) -> bytes:
@@ -83,7 +95,7 @@ def read_regular_file(path: str | Path, *, limit: int | None = None) -> bytes:
     if not stat.S_ISREG(st.st_mode):
         raise _not_regular(st.st_mode)
     if limit is not None and st.st_size > limit:
-        raise _too_big(f"{st.st_size} bytes", limit)
+        raise _too_big(st.st_size, limit)
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
@@ -106,7 +118,7 @@ def read_regular_file(path: str | Path, *, limit: int | None = None) -> bytes:
             chunks.append(chunk)
             size += len(chunk)
             if limit is not None and size > limit:  # grew since it was examined, or a file of /proc
-                raise _too_big("longer", limit)
+                raise _too_big(None, limit)
     except PermissionError:
         raise FileRefused("cannot be read: permission denied") from None
     except OSError as exc:
@@ -202,7 +214,7 @@ class Tables:
             entry = self.entry(name)
             path = self.root / entry.path
             try:
-                raw = read_regular_file(path)
+                raw = read_regular_file(path, limit=MAX_TABLE_BYTES)
             except FileNotFoundError:
                 raise DataError(
                     f"{path}: input table '{name}' is missing (expected sha256 {entry.sha256}); "
@@ -274,7 +286,8 @@ def add_table(name: str, path: str | Path, provenance: str, *, root: Path, lock_
     header, all read from one read of the file, so nobody computes a hash by hand. The lock's own text
     (its comments) is kept: the entry is appended. Refused with a :class:`DataError` naming the problem: a
     name already in the lock or not of the form ``[a-z0-9_]``, a file outside the root, missing, not a
-    regular file, or not a table pandas can read.
+    regular file, larger than :data:`MAX_TABLE_BYTES` (its size and the limit said, nothing read), or not a
+    table pandas can read.
     """
     import re
 
@@ -288,8 +301,8 @@ def add_table(name: str, path: str | Path, provenance: str, *, root: Path, lock_
     if not file.is_relative_to(root):
         raise DataError(f"{path}: not under the input root {root}; tables are read in place from there")
     try:
-        raw = read_regular_file(file)
-    except FileRefused as exc:
+        raw = read_regular_file(file, limit=MAX_TABLE_BYTES)
+    except FileRefused as exc:  # a folder, a FIFO, a device, or a file over MAX_TABLE_BYTES: refused unread
         raise DataError(f"{path}: {exc.reason}") from None
     except OSError:
         raise DataError(f"{path}: no such file (a regular file is expected)") from None
@@ -309,7 +322,13 @@ def add_table(name: str, path: str | Path, provenance: str, *, root: Path, lock_
     block = yaml.safe_dump({name: entry}, sort_keys=False, allow_unicode=True, width=100, default_flow_style=None)
     indented = "".join("  " + line if line.strip() else line for line in block.splitlines(keepends=True))
     new = text.rstrip("\n") + "\n" + indented
-    DataLock.model_validate(yaml.safe_load(new))  # the whole lock still reads
+    try:
+        DataLock.model_validate(yaml.safe_load(new))  # the whole lock still reads
+    except (yaml.YAMLError, ValidationError):
+        raise DataError(
+            f"{lock_file}: the entry of {name!r} cannot be appended to this lock's text (its `tables:` is not a"
+            " block mapping, one table per indented key); write the lock in that layout and add the table again"
+        ) from None
     from .fileio import atomic_write_text
 
     atomic_write_text(lock_file, new)

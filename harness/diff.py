@@ -25,7 +25,7 @@ import subprocess
 from pathlib import Path
 
 from .paths import PROJECT_ROOT
-from .record import Record, read_record
+from .record import CONTENT_KEY, Record, content_digest, read_record
 from .render import agree, count_of, fmt_pct
 
 __all__ = ["compare", "diff_records"]
@@ -87,7 +87,8 @@ def _comparable_v1(d: dict) -> dict:
 
 
 def _git_record(ref: str, rel: str) -> tuple[dict | None, str]:
-    """The record at ``ref`` in the form :func:`diff_records` compares, or ``None`` and why not."""
+    """The record at ``ref`` in the form :func:`diff_records` compares, or ``None`` and why not (with a note
+    when it is compared without a seal); one whose seal does not match its content is not compared."""
     res = subprocess.run(["git", "show", f"{ref}:{rel}"], cwd=PROJECT_ROOT, capture_output=True, text=True)
     if res.returncode != 0:
         return None, f"no record at {ref}"
@@ -95,10 +96,16 @@ def _git_record(ref: str, rel: str) -> tuple[dict | None, str]:
         data = json.loads(res.stdout)
     except ValueError as exc:
         return None, f"the record at {ref} is not JSON ({exc})"
+    build = data.get("build") if isinstance(data, dict) else None
+    stored = build.get(CONTENT_KEY) if isinstance(build, dict) else None
+    if stored is not None and stored != content_digest(data):
+        return None, f"the record at {ref} was edited after it was written (its content does not match its seal)"
     try:
-        return _comparable(Record.model_validate(data)), ""
+        rec = Record.model_validate(data)
     except (ValueError, TypeError):
         pass
+    else:  # a record without a seal at an older ref predates sealed records (or was edited): compared, and said
+        return _comparable(rec), ("" if stored is not None else f"the record at {ref} carries no seal")
     if isinstance(data, dict) and data.get("schema") == 1:
         return _comparable_v1(data), ""
     return None, f"the record at {ref} is in a layout this harness does not read"
@@ -191,7 +198,7 @@ def diff_records(out: Path, ref: str, *, fraction: float = 0.1, exact: bool = Fa
     that changed outcome: the current records against those at git ``ref``."""
     lines, changed = [], False
     for f in sorted(Path(out).glob("*.json")):
-        rec = read_record(f)
+        rec = read_record(f)  # refuses an edited or unsealed record (exit 2)
         cid = rec.claim.id
         try:
             rel = f.resolve().relative_to(PROJECT_ROOT).as_posix()
@@ -210,6 +217,7 @@ def diff_records(out: Path, ref: str, *, fraction: float = 0.1, exact: bool = Fa
             if inside
             else ""
         )
+        band += f" ({why})" if why else ""
         if items:
             changed = True
             lines.append(f"{cid}:{band}")

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from .multiverse_spec import same_value
 from .record import Figure, Record
 
 __all__ = [
@@ -109,27 +110,56 @@ def draw_figures(record: Record) -> list[tuple[Figure, bytes]]:
     return out
 
 
-#: How a specification that holds, one that does not, and the paper's own look in the specification curve.
-HOLDS = {"color": "#1f6fb4", "label": "holds"}
-FAILS = {"color": "#c0392b", "label": "does not hold"}
+#: How a specification's reading looks in the specification curve (a claim of values only: one colour).
+READING_STYLES = {
+    "holds": {"color": "#1f6fb4", "label": "holds"},
+    "fails": {"color": "#c0392b", "label": "fails"},
+    "unsettled": {"color": "#e08a00", "label": "within Monte Carlo error"},
+    None: {"color": "#7f7f7f", "label": "not judged"},
+}
+VALUES_ONLY = {"color": "#333333", "label": "specification"}
+
+
+def _wrapped(text: str, width: int) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width)) or text
+
+
+def _curve_points(top, specs: list, judged: bool) -> None:
+    """Each specification's estimate (and its interval, where the protocol gives one), coloured by reading."""
+    xs = np.arange(len(specs))
+    groups = [(READING_STYLES[r], [i for i, s in enumerate(specs) if s.reading == r]) for r in READING_STYLES]
+    for style_, idx in groups if judged else [(VALUES_ONLY, list(range(len(specs))))]:
+        if not idx:
+            continue
+        ys = [specs[i].curve for i in idx]
+        lo = [specs[i].curve_lo for i in idx]
+        if any(v is not None for v in lo):
+            err = [
+                [y - val(specs[i].curve_lo) for y, i in zip(ys, idx)],
+                [val(specs[i].curve_hi) - y for y, i in zip(ys, idx)],
+            ]
+            top.errorbar(xs[idx], ys, yerr=err, fmt="none", ecolor=style_["color"], elinewidth=0.9, alpha=0.6)
+        top.scatter(xs[idx], ys, s=18, color=style_["color"], label=style_["label"], zorder=3)
 
 
 def specification_curve(record: Record) -> tuple[Figure, bytes]:
-    """The specification curve of the claim's multiverse, as specr draws it: above, every specification's
-    value of the sorting quantity, lowest first, coloured by whether the claim holds in it, the paper's
-    specification ringed (and the paper's printed value as a line, where a target gives one); below, for each
-    specification, the alternative of each choice it takes."""
+    """The specification curve of the claim's analysis choices, as specr draws it: above, every analysis
+    specification's estimate of the sorting quantity (with its interval where the protocol gives one), lowest
+    first, coloured by how it reads the claim, the paper's specification ringed (and the paper's printed value
+    as a line, where a value target gives one); below, for each specification, the alternative of each choice
+    it takes. Other estimands are not on the curve (the report shows them apart)."""
     mv = record.multiverse
-    ran = [s for s in mv.specifications if s.status == "ok" and s.curve is not None]
-    order = sorted(range(len(ran)), key=lambda i: (ran[i].curve, i))
+    ran = [s for s in mv.specifications if s.status == "ok" and s.curve is not None and not s.estimand]
+    # ties in the sorting quantity put the paper's specification first, as the report's rank counts it (the
+    # specifications strictly below it, plus one)
+    order = sorted(range(len(ran)), key=lambda i: (ran[i].curve, not ran[i].paper, i))
     specs = [ran[i] for i in order]
     rows = [(c["name"], a) for c in mv.choices for a in c["alternatives"]]
-    fig = new_figure(6.4, 2.6 + 0.17 * len(rows))
-    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[2.2, max(1.0, 0.2 * len(rows))])
-    xs = np.arange(len(specs))
-    for style_, want in ((HOLDS, True), (FAILS, False)):
-        idx = [i for i, s in enumerate(specs) if bool(s.holds) is want]
-        top.scatter(xs[idx], [specs[i].curve for i in idx], s=18, color=style_["color"], label=style_["label"])
+    fig = new_figure(6.4, 2.9 + 0.17 * len(rows))
+    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[2.4, max(1.0, 0.2 * len(rows))])
+    _curve_points(top, specs, judged=bool(mv.assertions))
     paper = [i for i, s in enumerate(specs) if s.paper]
     if paper:
         i = paper[0]
@@ -138,21 +168,29 @@ def specification_curve(record: Record) -> tuple[Figure, bytes]:
     printed = next((t["paper"] for t in mv.targets if t["quantity"] == mv.curve and t["paper"] is not None), None)
     if printed is not None:
         top.axhline(printed, color=PAPER["color"], lw=0.8, ls="--", label="paper's value")
-    top.set_ylabel(mv.curve_label, fontsize=8)
+    thresholds = sorted(
+        {a["right"] for a in mv.assertions if a["left"] == mv.curve and not isinstance(a["right"], str)}
+    )
+    for i, t in enumerate(thresholds):  # what the claim reads the curve's quantity against
+        top.axhline(t, color="#888888", lw=0.8, ls=":", label=None if i else "threshold the claim reads it against")
+    label = mv.curve_label
+    top.set_ylabel(_wrapped(label, 24) if len(label) <= 72 else "estimate (see the title)", fontsize=8)
     top.legend(loc="best", frameon=False, fontsize=7)
-    top.set_title(f"{len(specs)} specifications, sorted by {mv.curve_label}")
+    interval = " with its interval" if any(s.curve_lo is not None for s in specs) else ""
+    top.set_title(_wrapped(f"{len(specs)} specifications: {label}{interval}, lowest first", 72), fontsize=9)
     for r, (name, a) in enumerate(rows):
-        cols = [i for i, s in enumerate(specs) if s.choices[name] == a["value"]]
+        cols = [i for i, s in enumerate(specs) if same_value(s.choices[name], a["value"])]
         bottom.scatter(cols, [r] * len(cols), s=10, marker="s", color="#333333")
     bottom.set_yticks(range(len(rows)))
     bottom.set_yticklabels([f"{name} = {a['text']}" for name, a in rows], fontsize=7)
     bottom.set_ylim(len(rows) - 0.5, -0.5)
     bottom.set_xlabel("specification (rank)")
+    xs = np.arange(len(specs))
     bottom.set_xticks(xs if len(xs) <= 30 else xs[::5])
     bottom.set_xticklabels([str(i + 1) for i in (xs if len(xs) <= 30 else xs[::5])], fontsize=6)
     caption = (
-        "Each specification of the multiverse by the sorting quantity (ringed: the paper's), and below it the "
-        "alternative of each choice it takes."
+        "Each analysis specification by the sorting quantity (ringed: the paper's), coloured by how it reads "
+        "the claim, and below it the alternative of each choice it takes."
     )
     return done(record, "specification_curve", fig, caption=caption, section="multiverse")
 

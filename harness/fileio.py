@@ -20,7 +20,7 @@ import fcntl
 import os
 import tempfile
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from .paths import PROJECT_ROOT
@@ -31,6 +31,7 @@ __all__ = [
     "write_together",
     "recover",
     "recovered_line",
+    "failed_path",
     "project_lock",
     "FILE_MODE",
     "LOCK_FILE",
@@ -110,6 +111,15 @@ def _write(path: Path, data: bytes, mode: int) -> Path:
     return path
 
 
+def failed_path(exc: OSError) -> Path | None:
+    """The file or folder an :class:`OSError` names, as a user knows it: a file staged beside its target by this
+    module (``.<name>.<random>.tmp``) is named by its folder."""
+    named = Path(exc.filename) if exc.filename else None
+    if named is not None and named.name.startswith(".") and named.name.endswith(".tmp"):
+        return named.parent
+    return named
+
+
 def atomic_write_text(path: str | Path, text: str, *, mode: int = FILE_MODE) -> Path:
     """:func:`atomic_write_bytes` of ``text`` encoded as UTF-8."""
     return atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
@@ -174,6 +184,13 @@ def _replay(journal: Path) -> None:
     for target in plan["remove"]:
         Path(target).unlink(missing_ok=True)
     journal.unlink()
+    _remove_if_empty(journal.parent)
+
+
+def _remove_if_empty(folder: Path) -> None:
+    """Remove the journal's folder once it holds nothing (a run leaves no empty ``.pending/`` behind)."""
+    with suppress(OSError):  # not empty (another group of writes is being journalled), or already gone
+        folder.rmdir()
 
 
 def recover(folder: str | Path) -> list[str]:
@@ -195,6 +212,7 @@ def recover(folder: str | Path) -> list[str]:
                 _replay(journal)
             except (OSError, ValueError, KeyError):
                 journal.unlink(missing_ok=True)  # an unreadable journal: its renames never started
+                _remove_if_empty(journal.parent)
             done.append(journal.stem)
         for tmp in folder.rglob(".*.tmp"):
             if tmp.is_file() and not tmp.is_symlink():

@@ -208,6 +208,22 @@ def _not_compared(v: View, f: Finding):
     return not (v.ok("reimpl") and v.ok("upstream")), {"authors' arm": v.record.arms.upstream.status}
 
 
+@COMMON.asserts("authors_arm", "ran", "the authors' arm ran")
+def _authors_arm_ran(v: View, f: Finding):
+    return v.ok("upstream"), {"authors' arm": v.record.arms.upstream.status}
+
+
+@COMMON.asserts(
+    "authors_arm",
+    ("switched_off", "no_pin", "no_adapter", "outside", "crashed", "timed_out", "failed"),
+    "the authors' arm did not run, in the status the state words",
+)
+def _authors_arm_not_run(v: View, f: Finding):
+    up = v.record.arms.upstream
+    want = "not run" if f.state in ("switched_off", "no_pin", "no_adapter") else "could not run"
+    return up.status == want, {"authors' arm": up.status, "state": f.state}
+
+
 @COMMON.asserts("agreement", ("agree", "disagree", "nothing_shared"), "both arms ran")
 def _compared(v: View, f: Finding):
     return v.ok("reimpl") and v.ok("upstream"), {"authors' arm": v.record.arms.upstream.status}
@@ -258,53 +274,100 @@ def _resampling(v: View, f: Finding):
     return f.state == want, {"shares": [c["share"] for c in comps], "threshold": threshold, "expected": want}
 
 
+def _mv_reading(a: dict, values: dict):
+    left = values.get(a["left"])
+    right = values.get(a["right"]) if isinstance(a["right"], str) else a["right"]
+    if left is None or right is None:
+        return None
+    if a["margin"] is not None and abs(left - right) <= a["margin"]:
+        return "unsettled"
+    ops = {"<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right, "abs<": abs(left) < right}
+    return "holds" if ops[a["relation"]] else "fails"
+
+
+def _mv_same(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(
+        (x is None and b[k] is None)
+        or (x is not None and b[k] is not None and abs(x - b[k]) <= 1e-12 * max(abs(x), abs(b[k])))
+        for k, x in a.items()
+    )
+
+
+def _mv_expected_state(n_assertions: int, k: int, fails: int, unsettled: int) -> str:
+    if not n_assertions:
+        return "values_only"
+    if k + fails + unsettled == 0:
+        return "none_judged"
+    if not fails:
+        return "holds_across_choices" if k else "within_noise"
+    return "depends_on_choices" if k else "holds_in_none"
+
+
 @COMMON.asserts(
     "multiverse",
     None,
-    "k of n counts the specifications in which every headline target and relation holds, each choice's counts add "
-    "up to them, a choice flips the conclusion only where changing it alone does, and the paper's position is its rank",
+    "each specification's reading is its values against the claim's assertions, k of n counts distinct results, "
+    "the state follows from them, a choice flips the claim only where changing it alone turns a settled reading "
+    "over, the curve's null p-values are the share of null data sets at least as far, and the paper's position is "
+    "its rank",
 )
 def _multiverse(v: View, f: Finding):
     mv = v.record.multiverse
     if mv is None:
         return f.state == "not_run", {"multiverse": None}
-    x, specs = f.facts, mv.specifications
-    k = sum(s.holds is True for s in specs)
-    bad = []
-    if x["n"] != len(specs) or x["k"] != k or not same(x["share"], k / len(specs)):
-        bad.append("k of n")
-    want = "holds_throughout" if k == len(specs) else ("holds_in_none" if k == 0 else "depends_on_choices")
-    if f.state != want:
+    x, bad = f.facts, []
+    for s in mv.specifications:
+        if s.status == "ok":
+            want = [_mv_reading(a, s.values) for a in mv.assertions]
+            whole = (
+                None
+                if (not want or None in want)
+                else ("fails" if "fails" in want else ("unsettled" if "unsettled" in want else "holds"))
+            )
+            if list(s.readings) != want or s.reading != whole:
+                bad.append("a specification's reading")
+                break
+    ran = [s for s in mv.specifications if s.status == "ok" and not s.estimand]
+    reps = []
+    for s in ran:
+        if not any(_mv_same(r.values, s.values) for r in reps):
+            reps.append(s)
+    k, fails = sum(r.reading == "holds" for r in reps), sum(r.reading == "fails" for r in reps)
+    unsettled = sum(r.reading == "unsettled" for r in reps)
+    if (x["k"], x["n_distinct"], x["fails"], x["unsettled"]) != (k, len(reps), fails, unsettled):
+        bad.append("k of n distinct")
+    want_state = _mv_expected_state(len(mv.assertions), k, fails, unsettled)
+    if f.state != want_state:
         bad.append("state")
-    for s in specs:  # a specification holds exactly when every target and relation it was judged on holds
-        judged = [*s.targets, *s.relations]
-        if s.status == "ok" and s.holds is not (None if None in judged else all(judged)):
-            bad.append("a specification's holds")
-            break
-    (paper,) = [s for s in specs if s.paper]
+    (paper,) = [s for s in mv.specifications if s.paper]
     for c in x["choices"]:
-        if sum(a["k"] for a in c["alternatives"]) != sum(s.holds is True for s in specs):
-            bad.append(f"counts of {c['name']}")
+        name = c["name"]
         alone = [
             s
-            for s in specs
-            if s.choices[c["name"]] != paper.choices[c["name"]]
-            and all(s.choices[o] == paper.choices[o] for o in s.choices if o != c["name"])
+            for s in ran
+            if s.choices[name] != paper.choices[name]
+            and all(s.choices[o] == paper.choices[o] for o in s.choices if o != name)
         ]
-        flips = any(s.holds is not None and paper.holds is not None and s.holds != paper.holds for s in alone)
-        if flips != c["flips"] or (c["name"] in x["flips"]) != flips:
-            bad.append(f"flip of {c['name']}")
-    curve = sorted(s.curve for s in specs if s.status == "ok" and s.curve is not None)
+        flips = paper.status == "ok" and any({s.reading, paper.reading} == {"holds", "fails"} for s in alone)
+        if flips != c["flips"] or (name in x["flips"]) != flips:
+            bad.append(f"flip of {name}")
+    jn, jf = mv.joint_null, x.get("joint_null")
+    if (jn is None) != (jf is None):
+        bad.append("joint null")
+    elif jn is not None:
+        shares = [n / jn["n_specifications"] for n in jn["null_significant"]]
+        share = jn["observed_significant"] / jn["n_specifications"]
+        p_share = (1 + sum(z >= share - 1e-12 for z in shares)) / (len(shares) + 1)
+        p_median = (
+            1
+            + sum(z >= jn["observed_median"] - 1e-12 * max(1.0, abs(jn["observed_median"])) for z in jn["null_median"])
+        ) / (len(shares) + 1)
+        if not (same(p_share, jf["p_share"]) and same(p_median, jf["p_median"])):
+            bad.append("joint null p-values")
+    curve = sorted(s.curve for s in ran if s.curve is not None)
     if x["paper_rank"] is not None and sum(c < paper.curve for c in curve) + 1 != x["paper_rank"]:
         bad.append("paper's rank")
-    for t in x["targets"]:
-        if (
-            t["lo"] is not None
-            and t["paper_inside"] is not None
-            and t["paper_inside"] != (t["lo"] <= t["paper"] <= t["hi"])
-        ):
-            bad.append(f"range of {t['title']}")
-    return not bad, {"k": k, "n": len(specs), "expected": want, "contradicted": bad}
+    return not bad, {"k": k, "n_distinct": len(reps), "expected": want_state, "contradicted": bad}
 
 
 @COMMON.asserts("target_reasons", "grouped", "every target's reason is said once, under its own title")

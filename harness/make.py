@@ -159,7 +159,6 @@ def _plan(args, paths: list[Path], console: Console) -> tuple[list[_Planned], in
     from .build import dependencies, stale_reasons
     from .datalock import load_lock
     from .errors import HarnessError
-    from .record import sealed
     from .spec import load_claim
 
     lock, pins = load_lock(args.lock), pins_of(args)
@@ -181,8 +180,6 @@ def _plan(args, paths: list[Path], console: Console) -> tuple[list[_Planned], in
         deps = dependencies(spec, lock, pins)
         existing, why = _current(out, spec.id)
         run, render = stale_reasons(existing.build if existing else None, deps)
-        if existing is not None and not sealed(existing):
-            run = ["the record carries no digest of its content (written before records were sealed, or edited)"]
         if existing is None:
             run = [why] if why else ["no report yet"]
         elif args.force:
@@ -259,7 +256,7 @@ def _finish(res: ClaimOutput, args, has_upstream: bool, console: Console) -> int
         try:
             _write_pair(where, cid, res.json, res.md, res.figures)
         except OSError as exc:
-            console.error(f"{cid}: could not write the report into {where}: {exc.strerror or exc}; nothing was written")
+            console.error(f"{where / (cid + '.md')}: {unwritable(exc)}; nothing was written for {cid}")
             return EXIT_ERROR
     # The reason the authors' arm did not run is said once: on the result line, or in the error that says
     # where a poorer report went.
@@ -288,7 +285,7 @@ def rerender(cid: str, out: Path, console: Console) -> int:
     from .errors import HarnessError
     from .figures import draw_figures
     from .fileio import project_lock
-    from .record import read_record, record_json, sealed
+    from .record import read_record, record_json
     from .render import render_report
 
     out = Path(out)
@@ -298,12 +295,6 @@ def rerender(cid: str, out: Path, console: Console) -> int:
         except HarnessError as exc:
             hint = f"; run `python -m harness run {cid}` first" if "no run record" in str(exc) else ""
             console.error(f"{exc}{hint}")
-            return EXIT_ERROR
-        if not sealed(existing):
-            console.error(
-                f"{out / (cid + '.json')}: the record carries no digest of its content (written before records"
-                f" were sealed, or edited); run `python -m harness run {cid}` again"
-            )
             return EXIT_ERROR
         build = {**existing.build, "render": render_dependencies(existing.claim.protocol)}
         try:
@@ -320,7 +311,7 @@ def rerender(cid: str, out: Path, console: Console) -> int:
         try:
             _write_pair(out, cid, record_json(record), md, {f.path: d for f, d in figures})
         except OSError as exc:
-            console.error(f"{cid}: could not write the report: {exc.strerror or exc}")
+            console.error(f"{out / (cid + '.md')}: {unwritable(exc)}; the report and its record were left as they were")
             return EXIT_ERROR
     return EXIT_OK
 
@@ -373,7 +364,7 @@ def run_claims(args, paths: list[Path], console: Console, *, verbose: bool) -> i
         has_upstream = bool(jobs[i].spec.claim.upstream)
         status = max(status, _finish(res, args, has_upstream, console))  # written as soon as it is done
     if jobs or plan:
-        write_index(Path(args.out), console)
+        status = max(status, write_index(Path(args.out), console))
     return status
 
 
@@ -402,13 +393,14 @@ def render_claims(out: Path, paths: list[Path], console: Console) -> int:
             failed += 1
             continue
         console.info(f"rendered {out / (path.stem + '.md')}")
-    write_index(out, console)
-    return EXIT_ERROR if failed else EXIT_OK
+    index = write_index(out, console)
+    return EXIT_ERROR if failed else index
 
 
-def write_index(out: Path, console: Console) -> None:
-    """Rewrite ``out/README.md`` from the records, under the write lock; left as it is (and said) while a record
-    cannot be read: an index without that claim's row would be wrong."""
+def write_index(out: Path, console: Console) -> int:
+    """Rewrite ``out/README.md`` from the records, under the write lock; left as it is (and said, exit status 2)
+    while a record cannot be read, since an index without that claim's row would be wrong, or when it cannot be
+    written."""
     from .fileio import atomic_write_text, project_lock
     from .index import index_markdown
 
@@ -420,8 +412,22 @@ def write_index(out: Path, console: Console) -> None:
                 f"{out / 'README.md'} was left as it was: {', '.join(problems)} cannot be read"
                 f" ({'its row' if len(problems) == 1 else 'their rows'} would be lost)"
             )
-        elif found:
-            atomic_write_text(out / "README.md", index_markdown(found))
+            return EXIT_ERROR
+        if found:
+            try:
+                atomic_write_text(out / "README.md", index_markdown(found))
+            except OSError as exc:
+                console.error(f"{out / 'README.md'}: {unwritable(exc)}; the index was left as it was")
+                return EXIT_ERROR
+    return EXIT_OK
+
+
+def unwritable(exc: OSError) -> str:
+    """Why a file could not be written, in words: the system's reason, and the file or folder it named."""
+    from .fileio import failed_path
+
+    named = failed_path(exc)
+    return f"could not be written: {exc.strerror or exc}" + (f" (in {named})" if named is not None else "")
 
 
 def calibrate_claims(args, paths: list[Path], console: Console) -> int:
@@ -464,6 +470,10 @@ def calibrate_claims(args, paths: list[Path], console: Console) -> int:
             write_study(result, folder)
         except HarnessError as exc:
             console.error(f"{path}: {exc}")
+            status = EXIT_ERROR
+            continue
+        except OSError as exc:  # an unwritable folder, a full disk: the study there is left as it was
+            console.error(f"{folder / (spec.id + '.json')}: {unwritable(exc)}; the study there was left as it was")
             status = EXIT_ERROR
             continue
         calls = result["statistic_calls"]["total"]

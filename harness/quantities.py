@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-__all__ = ["Quantity", "budget_text", "boxed"]
+__all__ = ["Quantity", "budget_text", "boxed", "power_of_ten", "number_text"]
 
 
 class Quantity(NamedTuple):
@@ -41,12 +41,37 @@ class Quantity(NamedTuple):
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
+def power_of_ten(x: float, digits: int = 2) -> str:
+    """A positive number as a reader writes a power of ten: ``10²⁴`` when it is one, ``10^24.5`` when its
+    exponent has one or two decimals (a budget between the decades), else ``3.2 × 10²⁴`` (``digits``
+    significant digits), never ``3.16e+24``."""
+    exponent = math.log10(x)
+    k = round(exponent)
+    if abs(exponent - k) < 1e-9:
+        return f"10{str(k).translate(_SUPERSCRIPT)}"
+    for decimals in (1, 2):
+        if abs(exponent - round(exponent, decimals)) < 1e-9:
+            return f"10^{round(exponent, decimals):.{decimals}f}"
+    k = math.floor(exponent)
+    mantissa = float(f"{x / 10**k:.{digits}g}")
+    if mantissa >= 10:  # 9.99 rounds up to the next decade
+        mantissa, k = mantissa / 10, k + 1
+    return f"{mantissa:.{digits}g} × 10{str(k).translate(_SUPERSCRIPT)}"
+
+
+def number_text(x: float, digits: int = 4) -> str:
+    """A parameter in its shortest faithful form (``0.001``, ``50``, ``0.98``); one that would need an exponent,
+    or lies below 0.001, as a power of ten (``10⁴``, ``10⁻⁴``, ``2.5 × 10⁻⁶``), never ``1e+04``; no ``-0``."""
+    text = f"{x:.{digits}g}"
+    if "e" not in text and not (0 < abs(x) < 1e-3):
+        return "0" if float(text) == 0 else text
+    return ("−" if x < 0 else "") + power_of_ten(abs(x), digits)
+
+
 def budget_text(eval_x: float) -> str:
-    """A compute budget given in units of 1e21 FLOPs, in words: ``10²⁴ FLOPs`` or ``3e+23 FLOPs``."""
-    exponent = math.log10(eval_x) + 21
-    if abs(exponent - round(exponent)) < 1e-9:
-        return f"10{str(int(round(exponent))).translate(_SUPERSCRIPT)} FLOPs"
-    return f"{eval_x * 1e21:.3g} FLOPs"
+    """A compute budget given in units of 1e21 FLOPs, in words: ``10²⁴ FLOPs``, ``10^24.5 FLOPs``,
+    ``3.2 × 10²⁴ FLOPs`` (:func:`power_of_ten`)."""
+    return f"{power_of_ten(eval_x * 1e21)} FLOPs"
 
 
 def boxed(name: str) -> str:

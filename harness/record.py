@@ -16,7 +16,6 @@ host name, no temporary path, no cache state (those go to the run log).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -25,6 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from . import seal
 from .errors import HarnessError
 from .fileio import atomic_write_text
 
@@ -260,32 +260,44 @@ class Robustness(_Model):
     facts: dict[str, Any] = Field(default_factory=dict)
 
 
+#: How a specification reads an assertion of the claim: on the claim's side, on the other side, or on either
+#: side within the measurement's own Monte Carlo error of the threshold (a permutation p-value near the level).
+Reading = Literal["holds", "fails", "unsettled"]
+
+
 class MultiverseSpecification(_Model):
-    """One specification of a claim's multiverse: its choices, the re-implementation's values, and per headline
-    target and asserted relation (in the order of :class:`MultiverseRecord`'s lists) whether it holds."""
+    """One specification of a claim's multiverse: its choices, the re-implementation's values, and its reading of
+    each assertion of the claim (in the order of :attr:`MultiverseRecord.assertions`)."""
 
     choices: dict[str, Any]
     paper: bool  # the paper's own specification
+    estimand: bool = False  # another estimand: shown apart, not counted among the analysis specifications
     status: Literal["ok", "could not run"]
     reason: str | None = None
     values: dict[str, float | None] = Field(default_factory=dict)
-    targets: list[bool | None] = Field(default_factory=list)
-    relations: list[bool | None] = Field(default_factory=list)
-    holds: bool | None = None  # every headline target and relation holds (None: one could not be judged)
+    readings: list[Reading | None] = Field(default_factory=list)  # per assertion (None: a value is missing)
+    reading: Reading | None = None  # fails if one fails, else unsettled if one is, else holds (None: not judged)
     curve: float | None = None  # the value the specification curve sorts by
+    curve_lo: float | None = None  # its interval, where the protocol gives one
+    curve_hi: float | None = None
 
 
 class MultiverseRecord(_Model):
-    """A claim's multiverse as run (:mod:`harness.multiverse`): what was varied, and every specification."""
+    """A claim's multiverse as run (:mod:`harness.multiverse`): what was varied, what each specification is
+    judged on, every specification, and the curve's test under the null where the protocol has one."""
 
     curve: str  # the quantity the curve sorts by
     curve_label: str
-    choices: list[dict[str, Any]]  # name, words, kind, paper_text, alternatives [{value, text, reason, paper}]
-    targets: list[dict[str, Any]]  # the headline targets judged per specification: title, quantity, relation, paper
-    relations: list[dict[str, Any]]  # the orderings judged per specification: label
+    choices: list[dict[str, Any]]  # analysis choices: name, words, why, paper_text, alternatives [value, text, ...]
+    estimands: list[dict[str, Any]] = Field(default_factory=list)  # the other estimands' choices, described alike
+    assertions: list[dict[str, Any]]  # what a specification is judged on: label, kind, left, relation, right, margin
+    targets: list[dict[str, Any]]  # the headline value targets, shown as movement: title, quantity, paper, tolerance
     excluded: int = 0
-    left_out: list[str] = Field(default_factory=list)  # parameters each specification replaces to stay cheap
+    left_out: list[str] = Field(
+        default_factory=list
+    )  # parameters each specification changes from the claim to stay cheap
     specifications: list[MultiverseSpecification]
+    joint_null: dict[str, Any] | None = None  # harness.multiverse.joint_null_record
 
 
 class Record(_Model):
@@ -347,11 +359,12 @@ def content_digest(dump: dict) -> str:
     """sha256 of a record's JSON content, its ``build.content`` left out (the digest stored there)."""
     build = dump.get("build")
     body = {**dump, "build": {k: v for k, v in build.items() if k != CONTENT_KEY} if isinstance(build, dict) else build}
-    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False, allow_nan=False).encode()).hexdigest()
+    return seal.digest(body)
 
 
 def sealed(record: Record) -> bool:
-    """Whether the record carries the digest of its content (every record this harness writes does)."""
+    """Whether the record carries the digest of its content (every record this harness writes does, and
+    :func:`read_record` reads no other)."""
     return isinstance(record.build.get(CONTENT_KEY), str)
 
 
@@ -369,7 +382,12 @@ def write_record(record: Record, path: str | Path) -> Path:
 
 
 def read_record(path: str | Path) -> Record:
-    """Read and validate a record; :class:`HarnessError` names the file and what is wrong."""
+    """Read, check and validate a record; :class:`HarnessError` names the file and what is wrong.
+
+    The one way a committed record is read (``run``'s poorer-than check and plan, ``render``, ``list``, the
+    index, ``diff``): one whose content does not match its seal, or that carries none, is refused
+    (:class:`RecordEdited`), wherever it is read.
+    """
     path = Path(path)
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -380,11 +398,18 @@ def read_record(path: str | Path) -> Record:
     if not isinstance(raw, dict) or raw.get("schema_version") != SCHEMA_VERSION:
         found = raw.get("schema_version", raw.get("schema")) if isinstance(raw, dict) else type(raw).__name__
         raise HarnessError(f"{path}: schema_version {found!r}, expected {SCHEMA_VERSION}; run the claim again")
-    stored = raw.get("build", {}).get(CONTENT_KEY) if isinstance(raw.get("build"), dict) else None
-    if stored is not None and stored != content_digest(raw):
+    build = raw.get("build")
+    stored = build.get(CONTENT_KEY) if isinstance(build, dict) else None
+    found = "unsealed" if stored is None else ("sealed" if stored == content_digest(raw) else "edited")
+    if found == "edited":
         raise RecordEdited(
             f"{path}: the record was edited after it was written (its content does not match the digest stored"
             " with its build key); run the claim again"
+        )
+    if found == "unsealed":  # a seal removed is no better than a seal broken: everything that reads records refuses
+        raise RecordEdited(
+            f"{path}: the record carries no digest of its content (written before records were sealed, or edited"
+            " and its digest removed); run the claim again"
         )
     try:
         return Record.model_validate(raw)

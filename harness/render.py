@@ -23,6 +23,7 @@ from pathlib import Path
 
 import jinja2
 
+from .quantities import number_text
 from .record import Record
 from .schema import CONTROL_CHARS
 
@@ -36,17 +37,26 @@ def _missing(x) -> bool:
     return x is None or isinstance(x, bool) or (isinstance(x, float) and not math.isfinite(x))
 
 
+def _unsigned_zero(text: str) -> str:
+    """A number that rounds to zero at the digits shown, without a sign: ``0.0000``, never ``-0.0000``."""
+    return text.lstrip("+-") if text.lstrip("+-").strip("0.") == "" else text
+
+
 def fmt_num(x, digits: int = 4) -> str:
-    """Fixed point with ``digits`` decimals; a dash for a missing value."""
-    return DASH if _missing(x) else f"{x:.{digits}f}"
+    """Fixed point with ``digits`` decimals; a dash for a missing value; no negative zero."""
+    return DASH if _missing(x) else _unsigned_zero(f"{x:.{digits}f}")
 
 
 def fmt_signed(x, digits: int = 4) -> str:
-    return DASH if _missing(x) else f"{x:+.{digits}f}"
+    """Fixed point with its sign (``+0.0143``); a value that rounds to zero has none (``0.0000``)."""
+    return DASH if _missing(x) else _unsigned_zero(f"{x:+.{digits}f}")
 
 
 def fmt_sci(x, digits: int = 2) -> str:
-    return DASH if _missing(x) else f"{x:.{digits}e}"
+    """Scientific notation for a small measured number (``2.22e-16``); an exact zero is ``0``."""
+    if _missing(x):
+        return DASH
+    return "0" if x == 0 else f"{x:.{digits}e}"
 
 
 def fmt_pct(x, digits: int = 2) -> str:
@@ -56,6 +66,12 @@ def fmt_pct(x, digits: int = 2) -> str:
     if x != 0 and abs(100 * x) < 0.5 * 10**-digits:
         return f"< {10.0**-digits:g}%"
     return f"{100 * x:.{digits}f}%"
+
+
+def fmt_level(x) -> str:
+    """A set level or rate (a parameter, not a measurement) as a percentage in its shortest exact form:
+    ``2%``, ``2.5%`` for 0.025 (never rounded to ``2%``), ``97.5%``."""
+    return DASH if _missing(x) else f"{100 * x:.6g}%"
 
 
 def fmt_count(x) -> str:
@@ -85,27 +101,43 @@ def period(text: str) -> str:
     return text if text.endswith((".", "?", "!")) else text + "."
 
 
+def every(n, singular: str, plural: str | None = None) -> str:
+    """All of a count, as a reader says it: ``the one target``, ``both targets``, ``all 12 targets``."""
+    plural = plural or singular + "s"
+    if _missing(n):
+        return f"all {plural}"
+    k = int(round(float(n)))
+    return f"the one {singular}" if k == 1 else (f"both {plural}" if k == 2 else f"all {k} {plural}")
+
+
+def cap(text: str) -> str:
+    """``text`` with its first letter in upper case (and the rest as it is)."""
+    text = str(text)
+    return text[:1].upper() + text[1:]
+
+
 def agree(n, singular: str, plural: str) -> str:
     """The form of a verb (or any word) that agrees with a count: ``sits`` for 1, ``sit`` otherwise."""
     return singular if (not _missing(n) and int(round(float(n))) == 1) else plural
 
 
 def fmt_general(x, digits: int = 4) -> str:
-    """Shortest faithful form for parameters such as 0.001 or 50."""
+    """Shortest faithful form for parameters such as 0.001 or 50; a number that would need an exponent, or is
+    below 0.001, as a power of ten (``10⁴``, ``10⁻⁴``, ``2.5 × 10⁻⁶``), never ``1e+04`` or ``0.0001``."""
     if x is None:
         return DASH
     if isinstance(x, bool):
         return "yes" if x else "no"
-    if isinstance(x, int):
+    if isinstance(x, int) and abs(x) < 10**digits:
         return str(x)
-    return DASH if _missing(x) else f"{x:.{digits}g}"
+    return DASH if _missing(x) else number_text(x, digits)
 
 
 def fmt_auto(x, digits: int = 4) -> str:
     """A measured number: integers as integers, small magnitudes in scientific notation, else fixed point."""
     if _missing(x):
         return DASH
-    if isinstance(x, int) or (float(x).is_integer() and abs(x) >= 1):
+    if isinstance(x, int) or float(x).is_integer():  # a count, or an exact zero: 0, not 0.0000
         return f"{int(x)}"
     if x != 0 and abs(x) < 10 ** -(digits - 1):
         return f"{x:.2e}"
@@ -211,13 +243,24 @@ def md(value, cell: bool = False, code: bool = False) -> str:
     return _code_span(_controls_shown(text), cell) if code else _controls_shown(_inline(text, cell))
 
 
+def code_block(value) -> str:
+    """Text from outside (an arm's recorded reason) as a fenced code block that shows it literally: its fence
+    longer than any run of backticks in it, control characters as visible escapes."""
+    text = _controls_shown(str(value))
+    fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", text)), default=0))
+    return f"{fence}text\n{text}\n{fence}"
+
+
 FILTERS = {
     "num": fmt_num,
     "signed": fmt_signed,
     "sci": fmt_sci,
     "pct": fmt_pct,
+    "level": fmt_level,
     "integer": fmt_count,
     "count_of": count_of,
+    "every": every,
+    "cap": cap,
     "agree": agree,
     "period": period,
     "titles": titles,
@@ -229,6 +272,7 @@ FILTERS = {
     "close_calls": close_calls,
     "quoted": quoted,
     "md": md,
+    "code_block": code_block,
 }
 
 
@@ -258,8 +302,9 @@ def _is_row(line: str) -> bool:
 
 
 def _tidy(text: str) -> str:
-    """One blank line at most between blocks, a blank line before every heading and around every table (a
-    line of text right under a table would be read as one more row), one newline at the end."""
+    """One blank line at most between blocks, a blank line before every heading, every figure and around every
+    table (a line of text right under a table would be read as one more row, a figure right under a
+    paragraph would sit inside it), one newline at the end."""
     out: list[str] = []
     for line in text.splitlines():
         if line.strip() == "" and (not out or out[-1].strip() == ""):
@@ -268,7 +313,7 @@ def _tidy(text: str) -> str:
             out
             and out[-1].strip() != ""
             and (
-                line.startswith(("#", "<details>"))
+                line.startswith(("#", "<details>", "!["))
                 or out[-1].startswith("</details>")
                 or (_is_row(line) != _is_row(out[-1]) and line.strip() != "")
             )

@@ -1,12 +1,15 @@
 """Confining the authors' code: a bubblewrap sandbox where the machine allows it, and a check always.
 
 * :func:`confinement` chooses how a command runs: inside bubblewrap
-  (``bwrap``), with the whole filesystem read-only except its scratch folder,
-  its own user, pid and IPC namespaces, no capabilities, a private ``/dev``
-  and ``/proc``, dying with its parent -- or, where bubblewrap is missing or
-  cannot make its namespaces, unconfined, with the reason. A sandbox is used
-  only after a probe has shown that, here, a write inside its folder succeeds
-  and one outside fails.
+  (``bwrap``), seeing only what it needs (:func:`bubblewrap_command`: the
+  system's programs and libraries, the Python environment, and the folders the
+  caller names, read-only; its scratch folder, writable), so that no other
+  file, and no socket file, outside is reachable; its own user, pid, IPC and
+  network namespaces, no capabilities, a private ``/dev`` and ``/proc``, dying
+  with its parent -- or, where bubblewrap is missing or cannot make its
+  namespaces, unconfined, with the reason. A sandbox is used only after a
+  probe has shown that, here, a write inside its folder succeeds and one
+  outside fails.
 * :func:`snapshot` and :func:`changed` are the check made in every case:
   the paths, types, sizes, modes, inodes, mtimes and ctimes of the files
   under some roots (ctime cannot be set back by a process, so a file written
@@ -52,32 +55,62 @@ SHOWN_CHANGES = 8
 # -- bubblewrap -----------------------------------------------------------------------------------------------
 
 
-def bubblewrap_command(bwrap: str, writable: Path, read_only: Iterable[Path] = ()) -> list[str]:
-    """The ``bwrap ... --`` prefix: everything read-only but ``writable``, and ``read_only`` inside it again."""
-    w = str(writable)
+#: The system's programs, libraries and the loader's configuration: all a program started here needs of the
+#: machine besides its own files (a symbolic link, such as ``/lib -> usr/lib``, is made again as one).
+SYSTEM_PATHS = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+    "/etc/localtime",
+)
+
+
+def python_paths() -> list[Path]:
+    """The Python environment this interpreter runs from: its prefixes (a virtual environment's and the one it
+    was made from), as named and resolved."""
+    found = []
+    for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
+        found += [Path(p), Path(os.path.realpath(p))]
+    return list(dict.fromkeys(found))
+
+
+def bubblewrap_command(
+    bwrap: str, writable: Path, read_only: Iterable[Path] = (), visible: Iterable[Path] = ()
+) -> list[str]:
+    """The ``bwrap ... --`` prefix: an empty root with the system's paths (:data:`SYSTEM_PATHS`), the Python
+    environment (:func:`python_paths`) and ``visible`` read-only, ``writable`` writable, and ``read_only``
+    inside it read-only again; nothing else of the machine (no home, project, data root, ``/tmp``, ``/run``,
+    and so no socket file) is there."""
     cmd = [
         bwrap,
         "--die-with-parent",
+        "--new-session",
         "--unshare-user",
         "--unshare-pid",
         "--unshare-ipc",
         "--unshare-net",
         "--cap-drop",
         "ALL",
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--bind",
-        w,
-        w,
     ]
-    for p in read_only:
-        cmd += ["--ro-bind", str(p), str(p)]
-    return cmd + ["--chdir", w, "--"]
+    for path in SYSTEM_PATHS:
+        if os.path.islink(path):
+            cmd += ["--symlink", os.readlink(path), path]
+        elif os.path.exists(path):
+            cmd += ["--ro-bind", path, path]
+    cmd += ["--dev", "/dev", "--proc", "/proc"]
+    binds = [(str(p), "--ro-bind") for p in [*python_paths(), *visible]]
+    binds += [(str(writable), "--bind")] + [(str(p), "--ro-bind") for p in read_only]
+    for path, how in sorted(dict(binds).items(), key=lambda b: len(Path(b[0]).parts)):  # a folder before its own
+        cmd += [how, path, path]
+    return cmd + ["--remount-ro", "/", "--chdir", str(writable), "--"]
 
 
 _PROBE = """
@@ -143,11 +176,13 @@ class Confinement:
     def confined(self) -> bool:
         return self.bwrap is not None
 
-    def command(self, cmd: Sequence[str], writable: Path, read_only: Iterable[Path] = ()) -> list[str]:
-        """``cmd``, wrapped in the sandbox if there is one."""
+    def command(
+        self, cmd: Sequence[str], writable: Path, read_only: Iterable[Path] = (), visible: Iterable[Path] = ()
+    ) -> list[str]:
+        """``cmd``, wrapped in the sandbox if there is one (seeing ``visible`` read-only besides its folder)."""
         if self.bwrap is None:
             return list(cmd)
-        return bubblewrap_command(self.bwrap, writable, read_only) + list(cmd)
+        return bubblewrap_command(self.bwrap, writable, read_only, visible) + list(cmd)
 
 
 def confinement(mode: str = "auto") -> Confinement | str:

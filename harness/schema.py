@@ -12,7 +12,11 @@
   date ``YYYY-MM-DD``; ``RelativePath``: a relative path that stays inside its
   folder.
 * :func:`format_validation_error`: one line per problem, ``path: what was
-  expected, got what``, with long values shortened.
+  expected, got what``, with long values shortened, length limits in
+  characters (text) or entries (lists), and for an unknown key a suggestion
+  among the keys its place takes (:func:`fields_at`).
+* :func:`validate_lenient`: what of a file validates, for checking the rest
+  when a part of it does not (so that one typo hides no other problem).
 * :func:`did_you_mean`.
 """
 
@@ -20,12 +24,15 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import functools
 import json
 import re
+import types
+import typing
 from pathlib import PurePosixPath
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError, create_model
 
 __all__ = [
     "Strict",
@@ -36,6 +43,8 @@ __all__ = [
     "IsoDate",
     "RelativePath",
     "validate_plain",
+    "validate_lenient",
+    "fields_at",
     "format_validation_error",
     "did_you_mean",
     "shorten",
@@ -80,6 +89,70 @@ def validate_plain(model: type[BaseModel], data: Any):
     converts nothing else.
     """
     return model.model_validate_json(json.dumps(data, allow_nan=True))
+
+
+@functools.cache
+def _one_field(model: type[BaseModel], name: str) -> type[BaseModel]:
+    """A schema of the one field ``name`` of ``model``, with its type and limits (not the model's validators)."""
+    f = model.model_fields[name]
+    return create_model(f"{model.__name__}_{name}", __base__=Strict, **{name: (f.annotation, f)})
+
+
+def _item_model(tp) -> type[BaseModel] | None:
+    """``M`` for a field of type ``list[M]`` with ``M`` a schema, else None."""
+    if typing.get_origin(tp) is list:
+        (item,) = typing.get_args(tp) or (None,)
+        if isinstance(item, type) and issubclass(item, BaseModel):
+            return item
+    return None
+
+
+def _empty(tp):
+    """What stands in for a required field that did not validate: an empty list or mapping, or None."""
+    origin = typing.get_origin(_unwrap(tp)[0])
+    return [] if origin is list else {} if origin is dict else None
+
+
+def _stand_in(model: type[BaseModel], data: dict, where: str, bad: set[str]):
+    """``model`` built, unvalidated, from the fields of ``data`` that validate one by one; a field that does not
+    is its default (or None), and its path goes into ``bad``."""
+    values = {}
+    for name, f in model.model_fields.items():
+        if name not in data:
+            if f.is_required():
+                bad.add(f"{where}{name}")
+                values[name] = _empty(f.annotation)
+            continue
+        try:
+            values[name] = getattr(validate_plain(_one_field(model, name), {name: data[name]}), name)
+        except ValidationError:
+            bad.add(f"{where}{name}")
+            values[name] = f.get_default(call_default_factory=True) if not f.is_required() else _empty(f.annotation)
+            item = _item_model(f.annotation)
+            if item is not None and isinstance(data[name], list):
+                values[name] = [_lenient_item(item, x, f"{where}{name}[{i}]", bad) for i, x in enumerate(data[name])]
+    return model.model_construct(**values)
+
+
+def _lenient_item(model: type[BaseModel], data: Any, where: str, bad: set[str]):
+    try:
+        return validate_plain(model, data)
+    except ValidationError:
+        bad.add(where)
+        return _stand_in(model, data if isinstance(data, dict) else {}, f"{where}.", set())
+
+
+def validate_lenient(model: type[BaseModel], data: dict) -> tuple[BaseModel, set[str]]:
+    """``model`` from ``data``, as far as it goes: what the checks of the rest of a file can run on when the
+    file has problems of its own (which :func:`validate_plain` reports), so that one typo hides nothing else.
+
+    Returns the model built without validation from the fields that validate one by one (an entry of a list
+    of schemas, one by one too; what does not validate is its field's default, an empty list, or None), and
+    the paths of what did not validate (``"targets"``, ``"targets[2]"``). Only for checking: never use it as
+    a validated value.
+    """
+    bad: set[str] = set()
+    return _stand_in(model, data if isinstance(data, dict) else {}, "", bad), bad
 
 
 def _no_bool(v: Any) -> Any:
@@ -172,18 +245,88 @@ _STRICT_WORDS = {
 }
 
 
-def format_validation_error(err: ValidationError, prefix: str = "") -> list[str]:
-    """One line per problem: ``path: what was expected, got what``."""
+def _length_words(e: dict) -> str:
+    """A length limit in words: characters of a text, entries of a list or mapping (pydantic says "items")."""
+    ctx, got = e.get("ctx") or {}, e.get("input")
+    most = e["type"].endswith("too_long")
+    bound = ctx.get("max_length" if most else "min_length")
+    if isinstance(got, str):
+        if not most and bound == 1:
+            return "must not be empty"
+        return f"must be {'at most' if most else 'at least'} {bound} characters long, not {len(got)}"
+    size = f", not {len(got)}" if hasattr(got, "__len__") else ""
+    if not most and bound == 1:
+        return "must have at least one entry"
+    return f"must have {'at most' if most else 'at least'} {bound} entries{size}"
+
+
+_LENGTH_TYPES = {"too_long", "too_short", "string_too_long", "string_too_short"}
+
+
+def _unwrap(tp) -> list:
+    """The types a field's annotation may hold, with ``Annotated`` and unions taken apart."""
+    origin = typing.get_origin(tp)
+    if origin is Annotated:
+        return _unwrap(typing.get_args(tp)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [t for a in typing.get_args(tp) for t in _unwrap(a)]
+    return [tp]
+
+
+def fields_at(model: type[BaseModel], loc: tuple) -> list[str] | None:
+    """The keys the model nested in ``model`` at ``loc`` (a path of keys and indices) takes, or None."""
+    here = _unwrap(model)
+    for part in loc:
+        nxt = []
+        for tp in here:
+            origin = typing.get_origin(tp)
+            if isinstance(tp, type) and issubclass(tp, BaseModel):
+                f = tp.model_fields.get(part) if isinstance(part, str) else None
+                nxt += _unwrap(f.annotation) if f is not None else []
+            elif origin in (list, tuple) and isinstance(part, int):
+                nxt += [t for a in typing.get_args(tp) if a is not Ellipsis for t in _unwrap(a)]
+            elif origin is dict and isinstance(part, str):
+                nxt += _unwrap(typing.get_args(tp)[1])
+        here = nxt
+    names = [n for tp in here if isinstance(tp, type) and issubclass(tp, BaseModel) for n in tp.model_fields]
+    return names or None
+
+
+def _model_named(title: str) -> type[BaseModel] | None:
+    """The one schema class of this name (a :class:`Strict` subclass), or None when there is none or several."""
+    found, stack = [], list(Strict.__subclasses__())
+    while stack:
+        cls = stack.pop()
+        stack += cls.__subclasses__()
+        if cls.__name__ == title:
+            found.append(cls)
+    return found[0] if len(set(found)) == 1 else None
+
+
+def format_validation_error(err: ValidationError, prefix: str = "", model: type[BaseModel] | None = None) -> list[str]:
+    """One line per problem: ``path: what was expected, got what``.
+
+    An unknown key gets a suggestion among the keys its place takes (``model``, or the schema class the error
+    names), and a required key that is missing is linked to an unknown key that looks like a typo of it.
+    """
+    model = model or _model_named(err.title)
+    errors = err.errors()
+    unknown = {tuple(e["loc"]) for e in errors if e["type"] == "extra_forbidden"}
     lines = []
-    for e in err.errors():
-        where = _loc(tuple(e["loc"]))
+    for e in errors:
+        loc = tuple(e["loc"])
+        where = _loc(loc)
         if prefix:
             where = prefix + ("" if where == "(top level)" else ("" if where.startswith("[") else ".") + where)
         msg = e["msg"].removeprefix("Value error, ")
+        known = fields_at(model, loc[:-1]) if model is not None and loc else None
         if e["type"] == "extra_forbidden":
-            msg = "unknown key"
+            msg = "unknown key" + (did_you_mean(loc[-1], known) if known else "")
         elif e["type"] == "missing":
-            msg = "required key is missing"
+            typo = [u[-1] for u in unknown if u[:-1] == loc[:-1] and did_you_mean(u[-1], [loc[-1]])]
+            msg = "required key is missing" + (f" (is {typo[0]!r} a misspelling of it?)" if typo else "")
+        elif e["type"] in _LENGTH_TYPES:
+            msg = _length_words(e)
         got = e.get("input")
         msg = _STRICT_WORDS.get((e["type"], type(got).__name__), msg)
         shown = (

@@ -12,7 +12,8 @@ Every problem in a file is reported at once, each with its path in the file::
 The file is read as YAML 1.2 (core schema) with a loader of its own: only a
 regular file of at most 1 MiB is read (a FIFO or a device is refused unread);
 ``true``/``false`` are the only booleans, ``1:30``, ``0132``, ``0.8_28`` and
-``yes`` are text, not numbers or booleans, and a date is text; anchors,
+``yes`` are text, not numbers or booleans; a date must be quoted (``"2025-02-06"``:
+unquoted, YAML 1.1 readers take it for a date, so the file would mean two things); anchors,
 aliases and merge keys (``&a``, ``*a``, ``<<:``), explicit tags (``!!binary``,
 ``!!set``), nesting deeper than :data:`MAX_DEPTH`, more than
 :data:`MAX_NODES` values and integers of more than :data:`MAX_INT_DIGITS`
@@ -26,7 +27,14 @@ name, unknown protocols, controls, tables, columns (checked against the
 table headers when the tables are at hand) and upstream pins, any target or
 control that names a quantity its protocol cannot measure (with "did you
 mean"), and a claim whose counts ask for more work than the budgets
-:data:`FIT_BUDGET` and :data:`PERMUTATION_BUDGET` allow.
+:data:`FIT_BUDGET` and :data:`PERMUTATION_BUDGET` allow; and, in
+:mod:`harness.claim_checks`, two targets under one label, a compute axis or
+evaluation point that cannot be training compute in the unit given, and score
+columns above 1 without ``scale: percent`` (with the tables at hand). A
+problem in one part of the file hides none in the others: what validates is
+still checked (:func:`~harness.schema.validate_lenient`). What is accepted
+but worth saying (a tolerance of 0 on a printed decimal) is a warning
+(:attr:`ClaimSpec.warnings`).
 
 The loaded claim (:class:`ClaimSpec`) carries the *validated* protocol and
 control parameters, the vocabulary of quantities, and the literal text of
@@ -45,8 +53,26 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, ValidationError, model_validator
 
+from .claim_checks import (
+    eval_point_problems,
+    input_data_problems,
+    label_problems,
+    tolerance_warnings,
+    unknown_quantity,
+)
 from .datalock import FileRefused, read_regular_file
 from .errors import SpecError
+from .multiverse_spec import (
+    MULTIVERSE_BUDGET,
+    Alternative,
+    Multiverse,
+    check_data_choices,
+    check_multiverse,
+    multiverse_grid,
+    n_specifications,
+    same_value,
+    specification_params,
+)
 from .protocols.base import Protocol
 from .quantities import Quantity
 from .registry import PROTOCOLS
@@ -61,6 +87,7 @@ from .schema import (
     forbidden_char,
     format_validation_error,
     shorten,
+    validate_lenient,
     validate_plain,
 )
 
@@ -106,8 +133,6 @@ PERMUTATION_BUDGET = 32_000_000
 #: Model fits a claim's coverage study may ask for (replicates x calls per replicate x fits per call); the
 #: studies of the committed claims ask for about 400,000.
 CALIBRATION_BUDGET = 1_000_000
-#: Specifications a claim's multiverse may declare (each is one run of the measurement, without its diagnostics).
-MULTIVERSE_BUDGET = 64
 
 Relation = Literal["~", "<", "<=", ">", ">=", "abs<"]
 
@@ -242,48 +267,6 @@ class Bootstrap(Strict):
         return self
 
 
-class Alternative(Strict):
-    """One alternative of an analysis choice: the parameter's value, and why a reviewer would accept it."""
-
-    value: bool | Count | Number | Label
-    reason: Text = Field(min_length=1)
-
-
-class Multiverse(Strict):
-    """The analysis choices the claim could reasonably have made otherwise (``multiverse:``).
-
-    ``choices`` maps a choice the protocol declares (:attr:`Protocol.CHOICES`, a parameter name) to its
-    alternatives, the claim's own value among them. The specifications are the full factorial of the
-    alternatives, in the order written, less every combination an ``exclude`` entry matches (an entry
-    names some choices and one alternative of each). ``max_specifications`` is the claim's budget.
-    ``curve`` is the quantity the specification curve sorts by (default: the first headline target's).
-    """
-
-    choices: dict[Label, list[Alternative]] = Field(min_length=1)
-    exclude: list[dict[Label, bool | Count | Number | Label]] = Field(default_factory=list)
-    max_specifications: Count = Field(ge=2, le=MULTIVERSE_BUDGET)
-    curve: Label | None = None
-
-
-def multiverse_grid(choices: dict[str, list], exclude: list[dict]) -> list[dict]:
-    """Every specification of a multiverse, ``{choice: value}``: the full factorial of ``choices`` (each a list
-    of values), the first choice varying slowest, less the combinations an entry of ``exclude`` matches."""
-    import itertools
-
-    names = list(choices)
-    out = []
-    for combo in itertools.product(*(choices[n] for n in names)):
-        spec = dict(zip(names, combo))
-        if not any(all(same_value(spec.get(k), v) for k, v in ex.items()) for ex in exclude):
-            out.append(spec)
-    return out
-
-
-def same_value(a, b) -> bool:
-    """One value of a choice: equal and of one kind (``true`` is not ``1``)."""
-    return isinstance(a, bool) == isinstance(b, bool) and a == b
-
-
 #: The longest short title a claim file may give (the report's heading and the index's first column).
 MAX_TITLE_CHARS = 80
 
@@ -323,6 +306,7 @@ class ClaimSpec:
     vocabulary: dict[str, Quantity]
     control_vocabularies: dict[str, dict[str, Quantity]]
     texts: dict[tuple, str] = field(default_factory=dict)  # path in the file -> a number as written
+    warnings: tuple[str, ...] = ()  # what validate says but does not refuse (harness.claim_checks)
 
     @property
     def id(self) -> str:
@@ -389,7 +373,8 @@ class _ClaimLoader(yaml.SafeLoader):
 
     Plain scalars resolve to null (``null``, ``~``, empty), booleans (``true``/``false`` only), decimal
     integers without a leading zero, and decimal floats (with ``.inf``/``.nan``, refused later); everything
-    else is text: ``yes``, ``1:30``, ``0132``, ``0x1F``, ``0.8_28``, ``2025-02-06``. Anchors, aliases,
+    else is text: ``yes``, ``1:30``, ``0132``, ``0x1F``, ``0.8_28`` (an unquoted date such as ``2025-02-06`` is
+    refused by :func:`_walk`: YAML 1.1 readers take it for a date). Anchors, aliases,
     explicit tags and merge keys are refused, as are nesting deeper than :data:`MAX_DEPTH` and more than
     :data:`MAX_NODES` values, so that no file can make the reader recurse, loop or blow up.
     """
@@ -482,11 +467,25 @@ def _walk(node, path: tuple, texts: dict, problems: list[str]) -> None:
             _walk(item, path + (i,), texts, problems)
     elif isinstance(node, yaml.ScalarNode):
         texts[path] = node.value
+        if node.tag == _STR and node.style is None and _is_yaml11_date(node.value):
+            problems.append(
+                f'{_fmt_path(path)}: the date {node.value} must be written in quotes ("{node.value}", line '
+                f"{node.start_mark.line + 1}): without them a YAML 1.1 reader takes it for a date, while this one "
+                "reads every plain value but numbers, booleans and null as text"
+            )
         digits = len(node.value.lstrip("+-"))
         if node.tag == _INT and digits > MAX_INT_DIGITS:
             problems.append(
                 f"{_fmt_path(path)}: must be an integer of at most {MAX_INT_DIGITS} digits, got one of {digits} digits"
             )
+
+
+_YAML11 = yaml.resolver.Resolver()  # PyYAML's own YAML 1.1 resolver: what most readers make of a plain value
+
+
+def _is_yaml11_date(value: str) -> bool:
+    """Whether a YAML 1.1 reader would read the plain value ``value`` as a date or time (``2025-02-06``)."""
+    return _YAML11.resolve(yaml.ScalarNode, value, (True, False)) == "tag:yaml.org,2002:timestamp"
 
 
 def _fmt_path(path: tuple) -> str:
@@ -627,8 +626,9 @@ def _protocol_checks(raw: dict, protocol, problems: list[str]):
     try:
         params = validate_plain(protocol.Params, raw.get("params") or {})
     except ValidationError as err:
-        problems += format_validation_error(err, prefix="params")
-    for i, ctl in enumerate(raw.get("controls") or []):
+        problems += format_validation_error(err, prefix="params", model=protocol.Params)
+    controls = raw.get("controls")
+    for i, ctl in enumerate(controls if isinstance(controls, list) else []):
         if not isinstance(ctl, dict) or "control" not in ctl:
             continue
         kind = ctl["control"]
@@ -643,7 +643,7 @@ def _protocol_checks(raw: dict, protocol, problems: list[str]):
         try:
             cparams[i] = validate_plain(model, ctl.get("params") or {})
         except ValidationError as err:
-            problems += format_validation_error(err, prefix=f"controls[{i}].params")
+            problems += format_validation_error(err, prefix=f"controls[{i}].params", model=model)
     return params, cparams
 
 
@@ -664,6 +664,11 @@ def _partial_vocabularies(card, protocol, raw_params, claim: Claim, cparams: dic
         if not f.is_required()
     }
     plain_params = {**{k: v for k, v in defaults.items() if not hasattr(v, "model_dump")}, **raw_params}
+    fields = protocol.Params.model_fields
+    for key in [k for k in raw_params if k not in fields]:  # a misspelt key stands in for the one it misspells
+        meant = did_you_mean(key, [f for f in fields if f not in raw_params])
+        if meant:
+            plain_params.setdefault(meant.split("'")[1], raw_params[key])
     try:
         vocab = card.vocabulary(plain_params)
         cvocabs = {
@@ -711,10 +716,22 @@ def _mistyped_labels(claim: Claim, vocab: dict) -> dict[str, str]:
                 if written and written not in tasks and did_you_mean(written, [label]):
                     found.setdefault(written, label)
     used = {lab for lab in found.values() if any(lab in n for n in names if n in vocab)}
-    return {w: lab for w, lab in found.items() if lab not in used}
+    return {w: lab for w, lab in found.items() if lab not in used and _blames_tasks(claim, w, lab, names, vocab)}
 
 
-def _vocabulary_checks(claim: Claim, vocab: dict, cvocabs: dict, problems: list[str]) -> None:
+def _blames_tasks(claim: Claim, written: str, label: str, names: list[str], vocab: dict) -> bool:
+    """Whether the claim's spelling ``written`` has more on its side than params.tasks' ``label``: the task's
+    column does not spell ``label`` rather than ``written``, and either it spells ``written`` or at least two
+    names of the claim do. (One target that spells a task otherwise than params.tasks and its column is the
+    target's typo: ``boundary.BHH`` beside ``BBH: BBH Raw``.)"""
+    column = str(claim.params["tasks"].get(label, ""))
+    if label in column and written not in column:
+        return False
+    spelled = sum(1 for n in names if n not in vocab and written in n)
+    return spelled >= 2 or (written in column and label not in column)
+
+
+def _vocabulary_checks(claim: Claim, vocab: dict, cvocabs: dict, problems: list[str], bad=frozenset()) -> None:
     typos = _mistyped_labels(claim, vocab)
     for written, label in typos.items():
         where = sorted({w for w, n in _claim_names(claim) if written in n and n not in vocab})
@@ -727,7 +744,7 @@ def _vocabulary_checks(claim: Claim, vocab: dict, cvocabs: dict, problems: list[
     def unknown(where: str, name: str, known, what: str) -> str:
         written = next((w for w in typos if w in name), None)
         if written is None:
-            return _unknown(where, name, known, what)
+            return unknown_quantity(where, name, known, what, claim.protocol, claim.params)
         return (
             f"{where}: {shorten(name)} is not {what}: params.tasks has no task {written!r} (it has "
             f"{typos[written]!r}, which looks mistyped; see params.tasks)"
@@ -740,6 +757,9 @@ def _vocabulary_checks(claim: Claim, vocab: dict, cvocabs: dict, problems: list[
                 problems.append(
                     unknown(f"targets[{i}].{key}", name, vocab, f"a quantity protocol '{claim.protocol}' measures")
                 )
+    # what the targets say is known: each validated and named a measured quantity (an unknown one is said above)
+    targets_known = not any(b == "targets" or b.startswith("targets[") for b in bad)
+    targets_known = targets_known and all(t.quantity in vocab for t in claim.targets)
     paper_names = {t.quantity for t in claim.targets if t.relation == "~"}
     for i, ctl in enumerate(claim.controls):
         cv = cvocabs.get(i)
@@ -755,10 +775,12 @@ def _vocabulary_checks(claim: Claim, vocab: dict, cvocabs: dict, problems: list[
                         f"{where}: {name!r} has no baseline: the unperturbed measurement has no such "
                         "quantity (use measure: value)"
                     )
-                elif cond.measure != "value" and cond.reference == "paper" and name not in paper_names:
+                elif (
+                    cond.measure != "value" and cond.reference == "paper" and targets_known and name not in paper_names
+                ):
                     problems.append(f"{where}: reference 'paper' needs a target with a paper value for {name!r}")
-        if ctl.must_fail_targets:
-            missing = [t.quantity for t in claim.targets if t.quantity not in cv]
+        if ctl.must_fail_targets and targets_known:
+            missing = [t.quantity for t in claim.targets if t.quantity in vocab and t.quantity not in cv]
             if missing:
                 problems.append(
                     f"controls[{i}].must_fail_targets: control '{ctl.control}' does not measure "
@@ -800,115 +822,9 @@ def _bootstrap_checks(claim: Claim, params, protocol, tables, problems: list[str
             )
 
 
-def _multiverse_checks(claim: Claim, params, protocol, vocab: dict, problems: list[str]) -> None:
-    """Each choice one the protocol declares, each alternative one it can take, the claim's own value among
-    them, the exclusions naming alternatives, the paper's specification kept, and the grid within budget."""
-    mv = claim.multiverse
-    if mv is None or params is None:
-        return
-    base = params.model_dump(mode="json")
-    known = protocol.CHOICES
-    if not known:
-        problems.append(f"multiverse: protocol '{protocol.name}' declares no analysis choice it can vary")
-        return
-    good: dict[str, list] = {}
-    for name, alts in mv.choices.items():
-        where = f"multiverse.choices.{name}"
-        if name not in known:
-            problems.append(
-                _unknown("multiverse.choices", name, known, f"a choice protocol '{protocol.name}' can vary")
-            )
-            continue
-        values = [a.value for a in alts]
-        if len(values) < 2:
-            problems.append(f"{where}: needs at least two alternatives, the claim's own value and another")
-            continue
-        dups = [v for i, v in enumerate(values) if any(same_value(v, w) for w in values[:i])]
-        if dups:
-            problems.append(f"{where}: alternative {dups[0]!r} is written more than once")
-        if not any(same_value(base.get(name), v) for v in values):
-            problems.append(
-                f"{where}: the claim's own value {base.get(name)!r} (params.{name}) is not among the alternatives "
-                f"{values}; the paper's specification must be one of the grid"
-            )
-        for i, v in enumerate(values):
-            err = _alternative_error(protocol, base, {name: v})
-            if err:
-                problems.append(f"{where}[{i}].value: protocol '{protocol.name}' cannot take {name} = {v!r}: {err}")
-        good[name] = values
-    if len(good) != len(mv.choices):
-        return
-    for j, ex in enumerate(mv.exclude):
-        for k, v in ex.items():
-            if k not in good:
-                problems.append(_unknown(f"multiverse.exclude[{j}]", k, good, "a choice of this multiverse"))
-            elif not any(same_value(v, w) for w in good[k]):
-                problems.append(f"multiverse.exclude[{j}].{k}: {v!r} is not one of its alternatives {good[k]}")
-        if not ex:
-            problems.append(f"multiverse.exclude[{j}]: an empty exclusion would exclude every specification")
-        elif all(k in good and same_value(base.get(k), v) for k, v in ex.items()):
-            problems.append(f"multiverse.exclude[{j}]: excludes the paper's own specification")
-    grid = multiverse_grid(good, mv.exclude)
-    full = math.prod(len(v) for v in good.values())
-    if len(grid) > mv.max_specifications:
-        sizes = " × ".join(str(len(v)) for v in good.values())
-        problems.append(
-            f"multiverse: {len(grid)} specifications ({sizes} = {full}, less {full - len(grid)} excluded) exceed "
-            f"max_specifications {mv.max_specifications}; exclude combinations or drop alternatives"
-        )
-    elif len(grid) < 2:
-        problems.append("multiverse: the exclusions leave fewer than two specifications")
-    else:
-        for s in grid:
-            err = _alternative_error(protocol, base, s)
-            if err:
-                problems.append(
-                    f"multiverse: the specification {s} is not one protocol '{protocol.name}' can run: {err}"
-                )
-                break
-    if mv.curve is not None and mv.curve not in vocab:
-        problems.append(
-            _unknown("multiverse.curve", mv.curve, vocab, f"a quantity protocol '{protocol.name}' measures")
-        )
-
-
-def _data_choice_checks(claim: Claim, params, protocol, problems: list[str]) -> None:
-    """A data choice (:class:`~harness.protocols.base.Choice` of kind "data") changes rows or scores in the
-    re-implementation only: the authors' code reads the table as it is. So a claim with an authors' arm keeps
-    each at its default in its own parameters and varies it in its multiverse."""
-    if params is None or claim.upstream is None:
-        return
-    for name, choice in protocol.CHOICES.items():
-        field_ = type(params).model_fields.get(name)
-        if choice.kind == "data" and field_ is not None and getattr(params, name) != field_.default:
-            problems.append(
-                f"params.{name}: {getattr(params, name)!r} is a data choice the authors' code does not make (it "
-                f"reads the table as it is); keep {field_.default!r} here and vary it under multiverse.choices"
-            )
-
-
-def _alternative_error(protocol, base: dict, choice: dict) -> str | None:
-    """Why the claim's parameters with ``choice`` replaced (and what follows from it left to its default) are
-    not parameters the protocol takes, in one line, or None."""
-    try:
-        validate_plain(protocol.Params, specification_params(protocol, base, choice))
-    except ValidationError as err:
-        return "; ".join(format_validation_error(err))[:300]
-    return None
-
-
-def specification_params(protocol, base: dict, choice: dict) -> dict:
-    """The claim's parameters (``base``, JSON) with one specification's ``choice`` replacing some of them, and
-    every parameter that follows from a replaced one dropped (it takes its default from the replacement)."""
-    out = dict(base)
-    for name, value in choice.items():
-        for follower in protocol.CHOICES[name].follows:
-            out.pop(follower, None)
-        out[name] = value
-    return out
-
-
-def _input_checks(path: Path, claim: Claim, params, protocol, lock, tables, problems: list[str]) -> None:
+def _input_checks(
+    path: Path, claim: Claim, params, protocol, lock, tables, problems: list[str], inputs_known: bool = True
+) -> None:
     names = set(lock.tables) if lock is not None else None
     if names is not None:
         for i, name in enumerate(claim.inputs):
@@ -920,7 +836,7 @@ def _input_checks(path: Path, claim: Claim, params, protocol, lock, tables, prob
         if names is not None and table not in names:
             problems.append(_unknown(f"params.{where}", table, names, "a table in the data lock"))
             continue
-        if table not in claim.inputs:
+        if inputs_known and table not in claim.inputs:
             problems.append(f"params.{where}: table {table!r} is not listed in inputs")
             continue
         if tables is None or not columns:
@@ -980,7 +896,7 @@ def _budget_checks(claim: Claim, params, cparams: dict, problems: list[str]) -> 
     if claim.bootstrap is not None:
         parts.append(("bootstrap.n_resamples", claim.bootstrap.n_resamples, fits, f"resamples {each}"))
     if claim.multiverse is not None:
-        n_specs = len(multiverse_grid({k: [a.value for a in v] for k, v in claim.multiverse.choices.items()}, []))
+        n_specs = n_specifications(claim.multiverse, params.model_dump(mode="json"), excluded=False)
         parts.append(("multiverse.choices", n_specs, fits, f"specifications (before exclusions) {each}"))
     problem = _over_budget(parts, FIT_BUDGET, "model fits", "FIT_BUDGET")
     if problem:
@@ -1015,6 +931,11 @@ def _budget_checks(claim: Claim, params, cparams: dict, problems: list[str]) -> 
             parts.append((f"controls[{i}].params.n_draws", cp.n_draws, 1, "relabelled refits"))
         else:
             parts.append((f"controls[{i}]", 1, n_perm, "rerun of the permutation test"))
+    mv = claim.multiverse
+    if mv is not None and mv.joint_null is not None:
+        n_specs = n_specifications(mv.model_copy(update={"estimands": {}}), {}, excluded=False)
+        words = f"null data sets × {n_specs} specifications × {n_perm:,} permutations"
+        parts.append(("multiverse.joint_null.n_datasets", mv.joint_null.n_datasets, n_specs * n_perm, words))
     problem = _over_budget(parts, PERMUTATION_BUDGET, "permuted refits", "PERMUTATION_BUDGET")
     if problem:
         problems.append(problem)
@@ -1033,11 +954,12 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
     path = Path(path)
     raw, texts = _read_yaml(path)
     problems: list[str] = []
-    claim = None
+    bad: set[str] = set()  # what of the file did not validate: the checks that read it are skipped
     try:
         claim = validate_plain(Claim, raw)
     except ValidationError as err:
-        problems += format_validation_error(err)
+        problems += format_validation_error(err, model=Claim)
+        claim, bad = validate_lenient(Claim, raw)  # the rest of the file is still checked (one typo hides nothing)
     raw_id = raw.get("id")
     if isinstance(raw_id, str) and path.suffix in (".yaml", ".yml") and raw_id != path.stem:
         problems.append(
@@ -1053,32 +975,40 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
     params, cparams = (None, {})
     if protocol is not None:
         params, cparams = _protocol_checks(raw, protocol, problems)
-    if claim is not None and protocol is not None:
-        _input_checks(path, claim, params, protocol, lock, tables, problems)
+    if protocol is not None:
+        _input_checks(path, claim, params, protocol, lock, tables, problems, inputs_known="inputs" not in bad)
         _bootstrap_checks(claim, params, protocol, tables, problems)
         if pins is not None and claim.upstream is not None and claim.upstream not in pins:
             problems.append(_unknown("upstream", claim.upstream, pins, "a pin in data/upstream.yaml"))
-        ids = [c.id for c in claim.controls]
+        ids = [c.id for c in claim.controls if c.id is not None]
         for dup in sorted({x for x in ids if ids.count(x) > 1}):
             problems.append(f"controls: id '{dup}' is used more than once")
     vocab, cvocabs = {}, {}
-    if claim is not None and params is not None:
+    warnings: list[str] = []
+    if params is not None:
+        problems += eval_point_problems(params)
+        if tables is not None:
+            data_problems, data_warnings = input_data_problems(params, tables)
+            problems, warnings = problems + data_problems, warnings + data_warnings
+    if params is not None:
         pdump = params.model_dump(mode="json")
         vocab = card.vocabulary(pdump)
         cvocabs = {
             i: card.control_vocabulary(claim.controls[i].control, pdump, m.model_dump(mode="json"))
             for i, m in cparams.items()
         }
-        _vocabulary_checks(claim, vocab, cvocabs, problems)
-        _multiverse_checks(claim, params, protocol, vocab, problems)
-        _data_choice_checks(claim, params, protocol, problems)
+        _vocabulary_checks(claim, vocab, cvocabs, problems, bad)
+        problems += label_problems(claim, vocab)
+        check_multiverse(claim, params, protocol, vocab, problems)
+        check_data_choices(claim, params, protocol, problems)
         _budget_checks(claim, params, cparams, problems)
-    elif claim is not None and protocol is not None:
+        warnings += tolerance_warnings(claim, texts)
+    elif protocol is not None:
         # the parameters have problems of their own: the names the claim uses are still checked, against the
         # vocabulary of the parameters as far as they go, so that every kind of problem is said at once
         partial = _partial_vocabularies(card, protocol, raw.get("params"), claim, cparams)
         if partial is not None:
-            _vocabulary_checks(claim, *partial, problems)
+            _vocabulary_checks(claim, *partial, problems, bad)
     if problems:
         raise SpecError(path, problems)
     return ClaimSpec(
@@ -1090,4 +1020,5 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
         vocabulary=vocab,
         control_vocabularies={claim.controls[i].id: v for i, v in cvocabs.items()},
         texts=texts,
+        warnings=tuple(warnings),
     )

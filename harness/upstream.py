@@ -16,9 +16,11 @@ probe of :mod:`harness.sandbox` are the only other processes the arm starts).
   raise, so the other arm and other claims carry on.
 * The adapter reads copies, in its scratch folder, of exactly the table
   bytes that were verified (:meth:`~harness.datalock.Tables.data`), never
-  the files by path. It runs confined where the machine allows it
-  (:mod:`harness.sandbox`: bubblewrap, everything read-only but its scratch
-  folder), and in every case the project's folders that a run reads or
+  the files by path. It runs confined (:mod:`harness.sandbox`: bubblewrap,
+  seeing only the Python environment, the harness, the checkout and its
+  scratch folder; else :mod:`harness.confine`: Landlock and seccomp, so
+  that it can neither write outside its folder nor stop the harness), and
+  in every case the project's folders that a run reads or
   writes (``vendor/``, ``reports/``, the cache, the harness's code...), the
   interpreter's prefix and the data root are compared before and after: a
   run that changed anything there "could not run" and is not cached. Its
@@ -117,6 +119,7 @@ class UpstreamResult:
     sandbox: str | None = None
     request_seconds: list[float] = field(default_factory=list)  # each request's run (0 when cached)
     confinement: dict[str, Any] = field(default_factory=dict)  # what held (harness.confine), for the record
+    leftovers_killed: int = 0  # processes it left behind, killed: varies from run to run, so for the run log
     watch_note: str | None = None  # watched files that changed during the run, not by the authors' code
 
     @property
@@ -302,7 +305,10 @@ def _run_adapter(
         env = _child_env(scratch)
         argv = [str(checkout_dir), str(adapter.harness_dir), adapter.module, str(req), str(ans)]
         cmd = confine.command(
-            [sys.executable, *LAUNCH_FLAGS, str(launcher), *argv], writable=scratch, read_only=[scratch / "inputs"]
+            [sys.executable, *LAUNCH_FLAGS, str(launcher), *argv],
+            writable=scratch,
+            read_only=[scratch / "inputs"],
+            visible=[checkout_dir, adapter.harness_dir],  # all it reads besides the Python environment
         )
         timed_out = False
         guards = confine_guards.guards_for(sandboxed=confine.confined, landlock=confine.landlock)
@@ -334,11 +340,10 @@ def _run_adapter(
                 seconds = time.perf_counter() - t0
         finally:
             guards.teardown()
-        confinement = {**guards.describe(), "leftovers_killed": len(stray_before - left)}
         run = _scrub(
             {"seconds": seconds, "stdout": _tail(scratch / "stdout"), "stderr": _tail(scratch / "stderr")}, scratch
         )
-        run["confinement"] = confinement
+        run["confinement"], run["leftovers_killed"] = guards.describe(), len(stray_before - left)
         if left:
             return _failed(
                 f"{len(left)} process(es) started by the adapter {adapter.name} could not be killed after it ended; "
@@ -502,7 +507,7 @@ def _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of) -> t
     key = key_of(sub)
     cache_file = Path(options.cache_dir) / f"{key}.json"
     if not options.force and (stored := _read_cache(cache_file)) is not None:
-        return dataclasses.replace(stored, cached=True, cache_key=key), None
+        return dataclasses.replace(stored, cached=True, cache_key=key, leftovers_killed=0), None  # nothing ran
     if isinstance(confine, str):  # a sandbox was required and cannot be had
         return _failed(confine, cache_key=key, sandbox=f"none: {confine}"), None
     with lifecycle.machine_slot():
@@ -615,6 +620,7 @@ def _combined(adapter, request, requests, results, where, sandbox_name) -> Upstr
         cached=all(r.cached for r in results),
         cache_key=key,
         confinement=_confinement(results),
+        leftovers_killed=sum(r.leftovers_killed for r in results),
         stdout=_joined([r.stdout for r in results]),
         stderr=_joined([r.stderr for r in results]),
         sandbox=sandbox_name,
@@ -623,13 +629,13 @@ def _combined(adapter, request, requests, results, where, sandbox_name) -> Upstr
 
 
 def _confinement(results: list[UpstreamResult]) -> dict:
-    """How the requests that ran were confined (a cached one keeps how it was); leftovers summed."""
+    """How the requests that ran were confined (a cached one keeps how it was), for the record: what held, never
+    a count that varies from run to run (``leftovers_killed``, kept in an answer cached before it went to the
+    run log, is left out)."""
     described = [r.confinement for r in results if r.confinement]
     if not described:
         return {}
-    out = {k: v for k, v in described[0].items() if k != "leftovers_killed"}
-    out["leftovers_killed"] = sum(d.get("leftovers_killed", 0) for d in described)
-    return out
+    return {k: v for k, v in described[0].items() if k != "leftovers_killed"}
 
 
 def _joined(texts: list[str]) -> str:

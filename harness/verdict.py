@@ -31,6 +31,7 @@ here, never in a template.
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING
 
 from .record import (
@@ -55,6 +56,7 @@ __all__ = [
     "arm_disagreements",
     "decide_verdict",
     "resampling_finding",
+    "authors_arm_finding",
     "common_findings",
     "requirement_text",
     "target_reading",
@@ -367,6 +369,9 @@ def decide_verdict(
                     judged_on_upstream=_by(rows, "upstream", "judged_here"),
                     groups=_groups(rows),
                     upstream_status=upstream.status,
+                    n_targets=len(targets),
+                    n_holding=sum(t.outcome == "holds" for t in targets),
+                    n_other_failing=sum(t.outcome == "fails" for t in targets) - len(unrescued),
                 )
             ],
         )
@@ -457,6 +462,46 @@ def resampling_finding(robustness) -> Finding:
     )
 
 
+#: An exception as a one-line reason gives it (:func:`harness.record.one_line_reason`): its type, then its message.
+_EXCEPTION = re.compile(
+    r"(?:^|[:;] )((?:[A-Za-z_][\w]*\.)*([A-Z][A-Za-z0-9_]*(?:Error|Exception|Exit|Interrupt|Failure))): ?"
+)
+#: The adapters' error for a claim their code cannot take (``harness.adapters.errors``): its message is worded.
+OUTSIDE_THEIR_CODE = "OutsideTheirCodeError"
+
+
+def authors_arm_finding(upstream) -> Finding:
+    """How the authors' arm fared, worded for the report; its raw one-line reason (the arm's own, in the record)
+    goes only to a folded block (an exception's text never reaches the report's prose).
+
+    ``ran``; ``switched_off`` (``--no-upstream``, or the arm off for this run); ``no_pin`` (the claim names no
+    upstream); ``no_adapter`` (the protocol has none); ``outside`` (the adapter found the claim outside what
+    their code can do: ``words`` is its own worded message, up to its first colon); ``crashed`` (their code,
+    or the adapter driving it, stopped with an exception: ``exception`` is its type); ``timed_out``;
+    ``failed`` (anything else: a checkout, the sandbox, an answer of the wrong shape).
+    """
+    reason = upstream.reason
+    if upstream.ok:
+        return _reason("ran")
+    text = reason or ""
+    facts = {"exception": None, "words": None}
+    if upstream.status == "not run":
+        state = (
+            "no_pin" if "no upstream pin" in text else ("no_adapter" if "has no adapter" in text else "switched_off")
+        )
+        return _reason(state, **facts)
+    if "did not finish within" in text:
+        return _reason("timed_out", **facts)
+    m = _EXCEPTION.search(text)
+    if m and m.group(2) == OUTSIDE_THEIR_CODE:
+        message = text[m.end() :]
+        facts.update(exception=m.group(2), words=message.split(": ", 1)[0].split(" (full text")[0].rstrip(" .;"))
+        return _reason("outside", **facts)
+    if m:
+        return _reason("crashed", **{**facts, "exception": m.group(2)})
+    return _reason("failed", **facts)
+
+
 def _reason_groups(targets: list[TargetOutcome]) -> list[dict]:
     """The targets' reasons with identical text said once, in the order of first appearance."""
     groups: dict[str, list[str]] = {}
@@ -517,11 +562,14 @@ def common_findings(
     orderings fare under resampling."""
     out = {
         "resampling": resampling_finding(robustness),
+        "authors_arm": authors_arm_finding(upstream),
         "target_reasons": _reason("grouped", groups=_reason_groups(targets), n_targets=len(targets)),
         "control_conditions": _reason("summarised", controls=_condition_summaries(controls)),
         "basis": _reason(
             "counted",
             n_targets=len(targets),
+            one=len(targets) == 1,
+            none_hold=not any(t.outcome == "holds" for t in targets),
             n_holding=sum(t.outcome == "holds" for t in targets),
             n_unmeasured=sum(t.outcome == "unmeasured" for t in targets),
             n_controls=len(controls),
@@ -564,6 +612,7 @@ def common_findings(
     reimpl_only = [
         {
             "title": t.title,
+            "headline": t.role == "headline",
             "upstream": t.upstream.value,
             "reimpl": t.reimpl.value,
             "requirement": t.requirement,
@@ -577,6 +626,7 @@ def common_findings(
     out["agreement"] = _reason(
         "disagree" if disagreements else ("agree" if both else "nothing_shared"),
         n_compared=len(both),
+        one=len(both) == 1,
         n_with_tolerance=len(with_tol),
         n_relations=len(both) - len(with_tol),
         largest_gap=largest[0] if largest else None,

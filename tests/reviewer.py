@@ -19,6 +19,20 @@ from (so that numbers in prose can be held against the record's numbers):
 
 Claim-supplied text (the claim, titles, labels, reasons, changes, limitations) is the claim file's, printed
 as written: it is taken out before the prose checks, which judge the harness's own sentences.
+
+:data:`KINDS` holds the checks of the false or unreadable sentences of issue 28 that can be checked
+mechanically, one function each, ``check(md, record) -> [problem]``, run one kind at a time
+(:func:`review_kind`) so that a kind the templates still get wrong is known by name:
+
+* ``number_agreement``: "All 1 targets", "0 of the 1 hold", "1 models", "3 target";
+* ``raw_exception``: an exception's text (``ValueError: …``) outside a folded ``<details>`` block;
+* ``negative_zero``: ``-0.0000`` (a value that rounds to zero, printed with a sign);
+* ``count_with_decimals``: a count printed with decimals, in prose (``474.0000 models``) or as the measured
+  value of a count target (``audit.n_failed`` as ``0.0000``);
+* ``exponent_plus``: a number in prose written the way Python prints it, ``3.16e+24`` or ``1e+04``;
+* ``box_off`` and ``cold_start_off``: a sentence about the refit inside the authors' box, or about fitting
+  from the other start, in the report of a claim that turned it off (``box_check: null``,
+  ``robustness_cold_start: false``).
 """
 
 from __future__ import annotations
@@ -27,7 +41,7 @@ import math
 import re
 from collections.abc import Iterable
 
-__all__ = ["review", "cells", "tables", "record_numbers", "prose_numbers"]
+__all__ = ["review", "review_kind", "KINDS", "cells", "tables", "record_numbers", "prose_numbers"]
 
 
 def cells(line: str) -> int:
@@ -260,3 +274,155 @@ def review(md_text: str, record=None) -> list[str]:
             if not _matches(token, numbers):
                 problems.append(f"line {i}: the number {token} in prose is none of the record's numbers")
     return problems
+
+
+# -- the kinds of false sentence of issue 28 ---------------------------------------------------------------------
+
+#: Nouns the reports count: "1 models" and "3 target" are wrong whichever the number.
+COUNTED = (
+    "target|model|split|task|benchmark|row|cell|resample|control|specification|permutation|period|pair|"
+    "comparison|ordering|quantity|value|cluster|bin|fit|setting|relabelling|shuffle|draw|replicate|point|line|"
+    "choice|base model|headline target|supporting target|claim|estimator|line"
+)
+_PLURAL_COUNTED = "|".join(w[:-1] + "ies" if w.endswith("y") else w + "s" for w in COUNTED.split("|"))
+_ONE_PLURAL = re.compile(rf"(?<![\d.,×^/−-])(?<!= )\b1 (?:[a-z-]+ )?(?:{_PLURAL_COUNTED})\b")
+_MANY_SINGULAR = re.compile(rf"(?<![\d.,×^/−-])(?<!= )\b(?:0|[2-9]|[1-9]\d+) (?:{COUNTED})\b(?![\w-])")
+_ALL_ONE = re.compile(r"\b(?:[Aa]ll|[Bb]oth|of the|[Tt]he) 1\b(?! of)")
+_EXCEPTION = re.compile(r"\b[A-Z][A-Za-z]*(?:Error|Exception|Warning)\b:")
+_NEGATIVE_ZERO = re.compile(r"(?<![\w.])[-−]0(?:\.0+)?(?!\.?\d)")
+_LONG_FLOAT_COUNT = re.compile(rf"\b\d+\.0+ (?:{_PLURAL_COUNTED}|{COUNTED})\b")
+_EXPONENT_PLUS = re.compile(r"\d[eE]\+\d")
+_BOX_REFIT = re.compile(
+    r"\b(?:inside|in) (?:their|the authors'|the)(?: optimiser| parameter)? box\b|\bnor their box\b|\bboxed\b|"
+    r"\bthe box (?:moves|changes|explains|accounts|holds)\b|\b(?:narrows|drops)\b[^.]*`box_check`"
+)
+_OTHER_START = re.compile(
+    r"\bother start\b|\bcold (?:start|restart)s?\b|optimiser's start\b|\bwithout the warm-up stages\b|"
+    r"\bstarted the other way\b|\b(?:narrows|drops)\b[^.]*`robustness_cold_start`"
+)
+
+
+def _outside_details(md_text: str) -> list[tuple[int, str]]:
+    """``(line number, line)`` of every line of the report outside a ``<details>`` block and a code fence."""
+    out, depth, fence = [], 0, False
+    for i, line in enumerate(md_text.splitlines(), 1):
+        if line.startswith("```"):
+            fence = not fence
+            continue
+        depth += line.count("<details>") - line.count("</details>")
+        if depth <= 0 and not fence and "</details>" not in line:
+            out.append((i, line))
+        depth = max(depth, 0)
+    return out
+
+
+def _text(md_text: str, record) -> str:
+    return _without_claim_text(md_text, record) if record is not None else md_text
+
+
+def _number_agreement(md_text: str, record) -> list[str]:
+    out = []
+    for i, line in _prose_lines(_text(md_text, record)):
+        for rx in (_ALL_ONE, _ONE_PLURAL, _MANY_SINGULAR):
+            m = rx.search(line)
+            if m:
+                out.append(f"line {i}: a count and its words disagree: {m.group()!r} in {line.strip()[:80]!r}")
+    return out
+
+
+def _raw_exception(md_text: str, record) -> list[str]:
+    out = []
+    for i, line in _outside_details(md_text):
+        m = _EXCEPTION.search(line)
+        if m:
+            out.append(f"line {i}: an exception's text outside a folded detail: {line.strip()[:80]!r}")
+    return out
+
+
+def _negative_zero(md_text: str, record) -> list[str]:
+    text = _text(md_text, record)
+    lines = [(i, ln) for i, ln in _prose_lines(text)]
+    lines += [(start + k, row) for start, rows, _ in tables(text) for k, row in enumerate(rows)]
+    return [f"line {i}: a negative zero: {ln.strip()[:80]!r}" for i, ln in sorted(lines) if _NEGATIVE_ZERO.search(ln)]
+
+
+def _count_targets(record) -> list[tuple[str, int]]:
+    """``(title, value)`` of the targets on a count (a quantity whose last part starts with ``n_``) measured whole."""
+    out = []
+    for t in record.targets if record is not None else []:
+        last = t.quantity.rsplit(".", 1)[-1]
+        value = record.arms.reimpl.values.get(t.quantity)
+        if (last.startswith("n_") or last == "n") and isinstance(value, (int, float)) and float(value).is_integer():
+            out.append((t.title, int(value)))
+    return out
+
+
+def _count_with_decimals(md_text: str, record) -> list[str]:
+    from harness.render import md
+
+    out = []
+    text = _text(md_text, record)
+    for i, line in _prose_lines(text):
+        m = _LONG_FLOAT_COUNT.search(line)
+        if m:
+            out.append(f"line {i}: a count printed with decimals: {m.group()!r}")
+    for title, value in _count_targets(record):
+        shown = md(title, cell=True)
+        for start, rows, _ in tables(md_text):
+            for k, row in enumerate(rows):
+                if shown in row and re.search(rf"(?<![\d.]){value}\.\d+", row.replace(shown, " ")):
+                    out.append(f"line {start + k}: the count {title!r} printed with decimals: {row.strip()[:80]!r}")
+    return out
+
+
+def _exponent_plus(md_text: str, record) -> list[str]:
+    out = []
+    for i, line in _prose_lines(_text(md_text, record)):
+        if _EXPONENT_PLUS.search(line):
+            out.append(f"line {i}: a number as Python prints it: {line.strip()[:80]!r}")
+    return out
+
+
+def _knob_off(record, key: str, off) -> bool:
+    params = record.claim.params if record is not None else {}
+    return key in params and params[key] == off
+
+
+def _sentences_about(md_text: str, record, rx: re.Pattern, what: str) -> list[str]:
+    out = []
+    for i, line in _outside_details(_text(md_text, record)):
+        if line.startswith("|"):
+            continue
+        m = rx.search(line)
+        if m:
+            out.append(f"line {i}: {what}, which the claim turned off: {m.group()!r} in {line.strip()[:80]!r}")
+    return out
+
+
+def _box_off(md_text: str, record) -> list[str]:
+    if not _knob_off(record, "box_check", None):
+        return []
+    return _sentences_about(md_text, record, _BOX_REFIT, "a sentence about the refit inside the authors' box")
+
+
+def _cold_start_off(md_text: str, record) -> list[str]:
+    if not _knob_off(record, "robustness_cold_start", False):
+        return []
+    return _sentences_about(md_text, record, _OTHER_START, "a sentence about fitting from the other start")
+
+
+#: The kinds of false or unreadable sentence of issue 28 a reviewer checks mechanically, by name.
+KINDS = {
+    "number_agreement": _number_agreement,
+    "raw_exception": _raw_exception,
+    "negative_zero": _negative_zero,
+    "count_with_decimals": _count_with_decimals,
+    "exponent_plus": _exponent_plus,
+    "box_off": _box_off,
+    "cold_start_off": _cold_start_off,
+}
+
+
+def review_kind(kind: str, md_text: str, record=None) -> list[str]:
+    """The problems of one kind (:data:`KINDS`) in a rendered report."""
+    return KINDS[kind](md_text, record)

@@ -19,6 +19,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .authors_sigmoid import ACTIVE_TOL, CLI_FIT_ARGS, bound_gaps, box
+from .errors import OutsideTheirCodeError
 
 __all__ = ["authors", "period_data", "check_periods", "split_sets", "fit_native", "bound_summary", "write_table"]
 
@@ -119,7 +120,7 @@ def check_periods(A, p: dict, data: dict) -> dict:
     if pairs != want:
         problems.append(f"their single-period splits are {pairs}, the claim's rolling pairs {want}")
     if problems:
-        raise ValueError(
+        raise OutsideTheirCodeError(
             "the claim's periods are not those of the authors' code (their scripts cannot take others): "
             + "; ".join(problems)
         )

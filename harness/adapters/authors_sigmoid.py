@@ -16,15 +16,29 @@ the pinned commit:
   offers no argument to remove (built from the module's own pieces,
   ``solve_y0_L_given_shape`` and ``objective_and_grad``; nothing is
   monkeypatched);
-* :func:`load_tasks`: the claim's table as their loader reads it.
+* :func:`load_tasks`: the claim's table as their loader reads it;
+* :func:`claim_table`: the table their code is given. Their loaders guess a
+  score column's scale (``skill_frontier/io/csv_utils.py``
+  ``maybe_scale_task_values``: divided by 100 when its 95th percentile lies in
+  (1, 100]) and take no argument that says it; a claim states it
+  (``scale: percent``), and their code then reads a copy of the table whose
+  score columns are divided by 100, as the re-implementation divides them,
+  so that their guess finds fractions and changes nothing.
+* :func:`own_setting`: the (tau, kappa, lambda) their own code path fits the claim's table with, read from
+  their code: their Epoch AI script's argument defaults for a table with a compute column, their CLI's
+  (``--tau``, ``fit_sigmoid_frontier``'s ``kappa_final``, the module's ``LAMBDA_B``) for the leaderboard.
 """
 
 from __future__ import annotations
 
+import ast
 import inspect
 import math
+import textwrap
 
 import numpy as np
+
+from .errors import OutsideTheirCodeError
 
 __all__ = [
     "CLI_FIT_ARGS",
@@ -37,6 +51,8 @@ __all__ = [
     "bound_gaps",
     "task_arrays",
     "load_tasks",
+    "claim_table",
+    "own_setting",
 ]
 
 # fit_sigmoid_frontier's arguments to fit_sigmoid_enhanced (skill_frontier/core/sigmoid.py).
@@ -157,7 +173,7 @@ def load_tasks(request: dict):
     """
     p = request["params"]
     sig, sqo = authors()
-    table = request["tables"][p.get("table", "oll")]
+    table = claim_table(request)
     labels, columns = list(p["tasks"]), list(p["tasks"].values())
     if p.get("compute"):
         x, Y = _compute_column(table, p["compute"], columns)
@@ -180,7 +196,10 @@ def _compute_column(table: str, compute: dict, columns: list[str]):
 
     per_unit = {"FLOPs": float(epoch.X_TICK_MULTIPLIER), "1e21 FLOPs": 1.0}[compute["unit"]]
     if compute["unit"] == "FLOPs" and per_unit != 1e21:
-        raise ValueError(f"their X_TICK_MULTIPLIER is {per_unit:g}, not the harness's unit 1e21 FLOPs")
+        raise OutsideTheirCodeError(
+            f"their Epoch AI script's compute unit is not the harness's: X_TICK_MULTIPLIER is {per_unit:g}, "
+            "not 1e21 FLOPs"
+        )
     with open(table, newline="", encoding="utf-8-sig") as fh:
         rows = list(csv.DictReader(fh))
     missing = [c for c in [compute["column"], *columns] if rows and c not in rows[0]]
@@ -190,3 +209,109 @@ def _compute_column(table: str, compute: dict, columns: list[str]):
     Y = np.array([[epoch._safe_float(r[c]) for c in columns] for r in rows], float).reshape(len(rows), len(columns))
     keep = np.isfinite(x) & (x > 0)
     return x[keep], Y[keep]
+
+
+def claim_table(request: dict) -> str:
+    """The path of the claim's table as the authors' code must read it: the table itself, or, for scores in
+    percent (``params.scale``), a copy in the run's scratch folder with every score column divided by 100
+    (an empty or unparsable cell kept as it is; every other cell as written)."""
+    import csv
+    import os
+
+    p = request["params"]
+    table = request["tables"][p.get("table", "oll")]
+    if p.get("scale", "fraction") != "percent":
+        return table
+    columns = set(p["tasks"].values())
+    out = os.path.join(os.getcwd(), "scaled", os.path.basename(table))
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(table, newline="", encoding="utf-8-sig") as fh:
+        reader = csv.DictReader(fh)
+        headers, rows = list(reader.fieldnames or []), list(reader)
+    with open(out, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=headers)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (_divided(v) if k in columns else v) for k, v in r.items()})
+    return out
+
+
+def _divided(cell: str) -> str:
+    """A score cell in percent as a fraction, written so that it reads back as the same float."""
+    try:
+        return repr(float(cell) / 100.0) if cell not in (None, "", "nan", "NaN") else cell
+    except ValueError:
+        return cell
+
+
+def _argument_defaults(function, names: tuple[str, ...]) -> dict[str, tuple[float, int]]:
+    """The literal ``default`` of each ``p.add_argument(name, ...)`` in ``function``'s source, with its line in
+    the function's file: ``{name: (default, line)}``."""
+    lines, first = inspect.getsourcelines(function)
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    out = {}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", None) == "add_argument"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value in names
+        ):
+            for kw in node.keywords:
+                if kw.arg == "default":
+                    out[node.args[0].value] = (float(ast.literal_eval(kw.value)), first + node.lineno - 1)
+    return out
+
+
+def _path_of(module) -> str:
+    return module.__name__.replace(".", "/") + ".py"
+
+
+def _line_of(module, pattern: str) -> int:
+    """The first line of ``module``'s file that starts with ``pattern``."""
+    lines, _ = inspect.findsource(module)
+    return next(i + 1 for i, line in enumerate(lines) if line.startswith(pattern))
+
+
+def own_setting(request: dict) -> dict:
+    """The setting the authors' own code path fits the claim's table with: ``{"tau", "kappa", "lam", "where":
+    {name: "file:line"}, "path"}``, read from their code (never assumed).
+
+    A table with a compute column is what their Epoch AI script (``scripts/epoch_ai/
+    fit_benchmarks_runs_sigmoid_frontiers.py``) fits, with its ``--tau``, ``--kappa`` and ``--lambda_b``
+    defaults; the leaderboard is what their CLI (``skill_frontier/core/sigmoid.py`` ``main``) fits, with its
+    ``--tau`` default, ``fit_sigmoid_frontier``'s ``kappa_final`` default and the module's ``LAMBDA_B``.
+    """
+    sig, _ = authors()
+    if request["params"].get("compute"):
+        from scripts.epoch_ai import fit_benchmarks_runs_sigmoid_frontiers as epoch
+
+        found = _argument_defaults(epoch.main, ("--tau", "--kappa", "--lambda_b"))
+        where = {
+            "tau": f"{_path_of(epoch)}:{found['--tau'][1]}",
+            "kappa": f"{_path_of(epoch)}:{found['--kappa'][1]}",
+            "lam": f"{_path_of(epoch)}:{found['--lambda_b'][1]}",
+        }
+        return {
+            "tau": found["--tau"][0],
+            "kappa": found["--kappa"][0],
+            "lam": found["--lambda_b"][0],
+            "where": where,
+            "path": "epoch_script",
+        }
+    tau, tau_line = _argument_defaults(sig.main, ("--tau",))["--tau"]
+    kappa = float(inspect.signature(sig.fit_sigmoid_frontier).parameters["kappa_final"].default)
+    lines, first = inspect.getsourcelines(sig.fit_sigmoid_frontier)
+    kappa_line = first + next(i for i, line in enumerate(lines) if "kappa_final" in line)
+    return {
+        "tau": tau,
+        "kappa": kappa,
+        "lam": float(sig.LAMBDA_B),
+        "where": {
+            "tau": f"{_path_of(sig)}:{tau_line}",
+            "kappa": f"{_path_of(sig)}:{kappa_line}",
+            "lam": f"{_path_of(sig)}:{_line_of(sig, 'DEFAULT_LAMBDA_B')}",
+        },
+        "path": "cli",
+    }

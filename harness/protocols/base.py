@@ -30,7 +30,7 @@ from ..record import Arm, ControlOutcome, Finding, TargetOutcome, plain
 from ..schema import Strict
 from .card import ProtocolCard
 
-__all__ = ["Measurement", "Protocol", "ProtocolParams", "Context", "Resampling", "Choice", "finding"]
+__all__ = ["Measurement", "Protocol", "ProtocolParams", "Context", "Resampling", "Choice", "CHOICE_ROLES", "finding"]
 
 
 class ProtocolParams(Strict):
@@ -65,18 +65,35 @@ def finding(state: str, **facts) -> Finding:
     return Finding(state=state, facts=plain(facts))
 
 
+#: What a choice of a claim's multiverse is (:attr:`Choice.role`).
+CHOICE_ROLES = ("estimand", "analysis")
+
+
 @dataclass(frozen=True)
 class Choice:
-    """An analysis choice a claim's ``multiverse:`` may vary: the parameter of the same name, replaced.
+    """A choice a claim's ``multiverse:`` may vary: the parameter of the same name, replaced.
 
-    ``kind`` says what it is: ``"analysis"`` (a setting of the estimator or the test) or ``"data"`` (which
-    rows or scores enter). ``follows`` names parameters that follow from this one and are left to their
-    defaults when it is replaced (``exceed_rate`` follows from ``tau``).
+    ``role`` says whether the claim names it (``"estimand"``: the quantile, the benchmark columns and their scale,
+    the budget, the cutoff that defines a release; another value asks another question, so a multiverse may
+    only show it apart, under ``estimands:``) or leaves it to the analyst (``"analysis"``: a setting of the
+    estimator or the test, the rows that enter; a multiverse counts it, under ``choices:``). ``why`` is the
+    one-line reason for the role, shown beside it in the docs and the report. ``kind`` says what it acts on:
+    ``"analysis"`` (a setting of the estimator or the test) or ``"data"`` (which rows or scores enter; the
+    authors' code does not make it). ``follows`` names parameters that follow from this one and are left to
+    their defaults when it is replaced (``exceed_rate`` follows from ``tau``).
     """
 
     words: str
+    role: str
+    why: str
     kind: str = "analysis"
     follows: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if self.role not in CHOICE_ROLES:
+            raise ValueError(f"a choice's role is one of {CHOICE_ROLES}, got {self.role!r}")
+        if self.kind not in ("analysis", "data"):
+            raise ValueError(f"a choice's kind is 'analysis' or 'data', got {self.kind!r}")
 
 
 class Resampling:
@@ -136,8 +153,12 @@ class Protocol:
     controls: ClassVar[dict[str, type[ProtocolParams]]] = {}
     #: Every finding this protocol can state, with its possible states.
     FINDINGS: ClassVar[dict[str, tuple[str, ...]]] = {}
-    #: The analysis choices a claim's multiverse may vary, by parameter name (:class:`Choice`).
+    #: The choices a claim's multiverse may vary, by parameter name (:class:`Choice`), each an estimand or an
+    #: analysis choice.
     CHOICES: ClassVar[dict[str, Choice]] = {}
+    #: Quantities the measurement gives an interval for, by name: ``{quantity: (lower end, upper end)}``, each end
+    #: a quantity of its own (the specification curve draws them).
+    INTERVALS: ClassVar[dict[str, tuple[str, str]]] = {}
 
     @property
     def name(self) -> str:
@@ -178,8 +199,26 @@ class Protocol:
     def multiverse_params(self, params: ProtocolParams) -> dict[str, Any]:
         """Parameters every specification of a multiverse replaces, given the specification's own: the
         diagnostics its headline targets do not rest on (a power study, the authors' box), left out to keep
-        each specification cheap."""
+        each specification cheap. They must not change what a specification is judged on, nor its precision
+        (:meth:`decision_margin` is read at the claim's parameters)."""
         return {}
+
+    def decision_margin(self, params: ProtocolParams, quantity: str, threshold: float) -> float | None:
+        """How far from ``threshold`` the measured ``quantity`` must lie for its side of it to be settled beyond
+        the measurement's own Monte Carlo error (a permutation p-value read against the level); ``None`` when
+        the protocol computes ``quantity`` without Monte Carlo error, so that its side is read as it is."""
+        return None
+
+    def joint_null(self, params: ProtocolParams, specifications: list, tables, rng: np.random.Generator, n: int):
+        """The specification curve under the null (Simonsohn, Simmons & Nelson 2020): ``n`` data sets drawn under
+        the protocol's own null from the claim's (``params``), each put through every specification's test
+        (``specifications``, validated parameters). Returns ``{"effect": (n, S), "significant": (n, S)}`` arrays,
+        or raises :class:`NotImplementedError` when the protocol has no test (:attr:`JOINT_NULL` is ``None``)."""
+        raise NotImplementedError
+
+    #: What :meth:`joint_null` tests: ``{"effect": quantity, "p_value": quantity}`` (each specification's effect
+    #: and the p-value read against ``params.alpha``), or ``None`` when the protocol has no test.
+    JOINT_NULL: ClassVar[dict[str, str] | None] = None
 
     def plots(self, ctx: Context) -> dict[str, Any]:
         """What the report's figures are drawn from (curve grids, histograms), stored in the record so that

@@ -10,9 +10,11 @@ from pydantic import Field, field_validator, model_validator
 from ..errors import DataError
 from ..schema import Count, Label, Number
 from ..stats.leaderboard import task_arrays, with_compute_column, with_log_compute
-from .base import ProtocolParams
+from .base import Choice, ProtocolParams
 
 __all__ = [
+    "ESTIMATOR_CHOICES",
+    "DATA_CHOICES",
     "TauOverride",
     "ComputeColumn",
     "LeaderboardParams",
@@ -25,6 +27,51 @@ __all__ = [
     "BoxParams",
     "check_box",
 ]
+
+#: The sigmoid estimator's choices a leaderboard claim's multiverse may vary (:class:`~harness.protocols.base.Choice`).
+ESTIMATOR_CHOICES = {
+    "tau": Choice(
+        "the quantile level τ of the boundary",
+        "estimand",
+        "the claim names the quantile level its boundaries estimate; another level is another boundary",
+    ),
+    "kappa": Choice(
+        "the smoothing κ of the pinball loss",
+        "analysis",
+        "a setting of the estimator: the smoothed loss approximates the same quantile at any κ",
+    ),
+    "lam": Choice(
+        "the ridge λ on the slope",
+        "analysis",
+        "a setting of the estimator, a penalty the quantile itself does not name",
+    ),
+    "warm_start": Choice(
+        "the (τ, κ) continuation each fit is started from (κ's schedule), or the target alone",
+        "analysis",
+        "a setting of the optimiser: the schedule leads to the same objective's minimum",
+    ),
+    "n_random": Choice(
+        "random restarts of each fit beside the deterministic starts",
+        "analysis",
+        "a setting of the optimiser: more restarts only search the same objective harder",
+    ),
+}
+#: The data choices of the leaderboard protocols: which scores and which rows enter.
+DATA_CHOICES = {
+    "scores": Choice(
+        "raw accuracies or the leaderboard's normalised scores",
+        "estimand",
+        "the claim's boundaries are of raw accuracies; normalised scores (chance at 0) put each benchmark on "
+        "another scale, so their boundary is another quantity",
+        kind="data",
+    ),
+    "one_per_base_model": Choice(
+        "every fine-tune of a base model, or one row per base model",
+        "analysis",
+        "which rows enter the fit: the claim does not say how fine-tunes of one base model are to be weighed",
+        kind="data",
+    ),
+}
 
 #: The authors' optimiser box (slope limits; the midpoint inside the data), measured, never adopted.
 Box = tuple[Number, Number]
@@ -65,6 +112,11 @@ class LeaderboardParams(ProtocolParams):
     multiplier: Number = Field(6.0, gt=0)
     compute: ComputeColumn | None = Field(None, description="a column of compute, instead of the proxy")
     tasks: dict[Label, Label] = Field(min_length=1, description="benchmark label -> score column")
+    scale: Literal["fraction", "percent"] = Field(
+        "fraction",
+        description="the score columns' scale: fractions in [0, 1], or percents in [0, 100], which both arms "
+        "divide by 100 before anything else (the authors' code reads a copy of the table so divided)",
+    )
     scores: Literal["raw", "normalised"] = Field(
         "raw",
         description="raw accuracies (the named columns), or the leaderboard's normalised scores: the column of the "
@@ -145,6 +197,16 @@ def normalised_column(column: str) -> str:
     return column.removesuffix(" Raw")
 
 
+def _on_scale(df, p: LeaderboardParams):
+    """The score columns as fractions: divided by 100 when the claim says they are percents (``scale``)."""
+    if p.scale != "percent":
+        return df
+    df = df.copy()
+    for col in dict.fromkeys(p.tasks.values()):
+        df[col] = pd.to_numeric(df[col], errors="coerce") / 100.0
+    return df
+
+
 def _data_choices(df, p: LeaderboardParams):
     """The rows and scores the parameters' data choices ask for (``scores``, ``one_per_base_model``)."""
     if p.scores == "normalised":
@@ -169,7 +231,7 @@ def leaderboard_frame(tables, p: LeaderboardParams):
         raise DataError(
             f"table '{p.table}' ({tables.entry(p.table).path}): columns {missing} named in the claim are not in it"
         )
-    df = _data_choices(df, p)
+    df = _data_choices(_on_scale(df, p), p)
     if p.compute is not None:
         return with_compute_column(df, p.compute.column, p.compute.scale)
     return with_log_compute(df, p.tokens_col, p.params_col, p.multiplier)
@@ -181,6 +243,7 @@ def leaderboard_summary(tables, p: LeaderboardParams) -> dict[str, Any]:
     return {
         "oll_rows": int(len(df)),
         "oll_rows_with_compute": int(len(kept)),
+        "all_rows_with_compute": len(kept) == len(df),
         "z_min": float(kept["z"].min()),
         "z_max": float(kept["z"].max()),
     }

@@ -56,6 +56,7 @@ import numpy as np
 from harness.stats.shift import (
     _prepare,
     group_shift_grid,
+    inverted_interval,
     ols_classical,
     permutation_count_ge,
     permutation_p_value,
@@ -107,6 +108,7 @@ def permutation_test_power(
     baseline=None,
     n_perm: int,
     alpha: float = 0.05,
+    interval_alpha: float | None = None,
 ) -> dict:
     """Power of the stratified permutation test of ``gamma > 0`` at each planted shift.
 
@@ -132,6 +134,11 @@ def permutation_test_power(
         Permutations per replicate.
     alpha : float
         Level; a replicate detects when ``p < alpha``.
+    interval_alpha : float, optional
+        With it, each replicate also inverts its test into an interval for ``gamma``
+        (:func:`harness.stats.shift.inverted_interval` at this level, from the same
+        permutations), and the result holds how often it covers the planted shift:
+        ``coverage, coverage_mc_se`` (lists over ``shifts``), ``interval_level``.
 
     Returns
     -------
@@ -157,6 +164,7 @@ def permutation_test_power(
     detected = np.zeros(c.size, dtype=np.int64)
     gamma_sum = np.zeros(c.size)
     null_sum = np.zeros(c.size)
+    covered = np.zeros(c.size, dtype=np.int64)
     for e in E:
         Y = base[None, :] + c[:, None] * d[None, :] + e[None, :]  # (K, n): one response per shift
         D = d[stratified_permutation_indices(strata, n_perm, rng)]
@@ -166,7 +174,18 @@ def permutation_test_power(
         detected += p < alpha
         gamma_sum += gam_obs
         null_sum += gam_perm.mean(axis=1)
+        if interval_alpha is not None:
+            lo, hi = inverted_interval(gam_obs, gam_perm, group_shift_grid(x, d[None, :], D)[0], interval_alpha)
+            covered += (lo <= c) & (c <= hi)
     power = detected / R
+    coverage = {}
+    if interval_alpha is not None:
+        share = covered / R
+        coverage = {
+            "coverage": share.tolist(),
+            "coverage_mc_se": np.sqrt(share * (1.0 - share) / R).tolist(),
+            "interval_level": 1.0 - 2.0 * interval_alpha,
+        }
     return {
         "shifts": c.tolist(),
         "power": power.tolist(),
@@ -177,6 +196,7 @@ def permutation_test_power(
         "n_replicates": int(R),
         "n_perm": int(n_perm),
         "alpha": float(alpha),
+        **coverage,
     }
 
 
@@ -266,7 +286,8 @@ def shift_test_power(
     dict
         ``curve`` (:func:`permutation_test_power` on the grid), ``at_observed``
         (``shift`` = the mean model's fitted shift, ``power, mc_se,
-        n_detected``), ``minimal_shift`` (:func:`shift_at_power` of the grid at
+        n_detected``, and ``coverage, coverage_mc_se``: how often the test
+        inverted at ``alpha`` covers that shift), ``minimal_shift`` (:func:`shift_at_power` of the grid at
         ``target``), ``mean_model``, ``gamma_hat`` (Equation 3's estimate),
         ``sigma`` (the mean model's residual standard deviation), ``n``,
         ``n_post``, ``n_bins_used``, ``eps``.
@@ -296,6 +317,7 @@ def shift_test_power(
         baseline=nuisance @ fit["coef"][:-1],
         n_perm=n_perm,
         alpha=alpha,
+        interval_alpha=alpha,
     )
     k = len(grid)
     curve = {key: (val[:k] if isinstance(val, list) else val) for key, val in res.items()}
@@ -304,6 +326,8 @@ def shift_test_power(
         "power": res["power"][k],
         "mc_se": res["mc_se"][k],
         "n_detected": res["n_detected"][k],
+        "coverage": res["coverage"][k],
+        "coverage_mc_se": res["coverage_mc_se"][k],
     }
     se = np.asarray(curve["mc_se"], dtype=float)
     P = np.asarray(curve["power"], dtype=float)

@@ -21,7 +21,9 @@ Conventions (each one is a choice where several exist):
 * p-value: one-sided (``gamma > 0``) stratified permutation test. The
   ``post`` label is permuted within 10 quantile bins of ``logit(MATH)`` in the
   support (``pandas.qcut`` semantics, ``duplicates="drop"``), and
-  ``p = (1 + #{gamma_perm >= gamma_obs}) / (n_perm + 1)``.
+  ``p = (1 + #{gamma_perm >= gamma_obs}) / (n_perm + 1)``;
+* interval for ``gamma``: the same test inverted (:func:`inverted_interval`),
+  the shifts ``gamma0`` it rejects on neither side at ``alpha``.
 
 The permutations are evaluated in one batch through the Frisch-Waugh-Lovell
 theorem (see :func:`group_shift_batch`).
@@ -45,6 +47,7 @@ __all__ = [
     "group_shift_grid",
     "permutation_count_ge",
     "permutation_p_value",
+    "inverted_interval",
     "shift_test",
     "inflation_control",
     "relabel_control",
@@ -272,6 +275,84 @@ def permutation_p_value(n_ge, n_perm: int):
     return (1.0 + n_ge) / (n_perm + 1.0)
 
 
+def inverted_interval(gamma_obs, gamma_perm, label_perm, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """The stratified permutation test inverted: the shifts ``gamma0`` it rejects on neither side at ``alpha``.
+
+    For a hypothesised shift ``gamma0`` the test is run on ``y - gamma0 d``. OLS is linear in the response,
+    so its coefficient on the true label is ``gamma_obs - gamma0`` and on a permuted label ``d_pi`` it is
+    ``a_pi - gamma0 c_pi``, with ``a_pi = gamma_perm`` (the permuted coefficients of ``y``) and ``c_pi =
+    label_perm`` (those of ``d`` itself, :func:`group_shift_batch` of ``d`` on ``d_pi``). With the test's
+    +1 convention::
+
+        p_up(gamma0)   = (1 + #{a_pi - gamma0 c_pi >= gamma_obs - gamma0}) / (B + 1)
+        p_down(gamma0) = (1 + #{a_pi - gamma0 c_pi <= gamma_obs - gamma0}) / (B + 1)
+
+    and ``gamma0`` is kept when both are at least ``alpha`` (the claim's test rejects when ``p < alpha``).
+    The interval is equal-tailed with nominal coverage ``1 - 2 alpha``; its lower end is the one-sided
+    ``1 - alpha`` lower bound, so it excludes 0 from below exactly when the one-sided test of ``gamma = 0``
+    on the same permutations rejects (ties within rounding aside).
+
+    Where every ``u_pi = 1 - c_pi`` is positive, ``a_pi - gamma0 c_pi >= gamma_obs - gamma0`` reads
+    ``gamma0 >= t_pi = (gamma_obs - a_pi) / u_pi``, so ``#{t_pi <= gamma0} >= m = ceil(alpha (B + 1) - 1)``
+    keeps ``gamma0``: the interval is ``[t_(m), t_(B + 1 - m)]`` (order statistics). Otherwise the counts
+    are evaluated at every ``t_pi`` (:func:`_inverted_by_counting`).
+
+    Parameters
+    ----------
+    gamma_obs : array_like, shape (K,)
+        The observed coefficient of each of ``K`` responses.
+    gamma_perm : array_like, shape (K, B)
+        Their coefficients on ``B`` permuted labels (the same permutations for every response).
+    label_perm : array_like, shape (B,)
+        ``c_pi``: the coefficient of the true label on each permuted one.
+    alpha : float
+        The level of each one-sided test, in (0, 0.5).
+
+    Returns
+    -------
+    lo, hi : ndarray, shape (K,)
+        The interval's ends (``-inf``/``inf`` where ``B`` permutations cannot reject that far).
+    """
+    g = np.asarray(gamma_obs, dtype=float)
+    A = np.atleast_2d(np.asarray(gamma_perm, dtype=float))
+    u = 1.0 - np.asarray(label_perm, dtype=float)
+    B = A.shape[1]
+    if not 0 < alpha < 0.5:
+        raise ValueError(f"alpha must lie in (0, 0.5), got {alpha}")
+    m = int(np.ceil(alpha * (B + 1) - 1 - 1e-9))
+    if m > B // 2:
+        raise ValueError(f"{B} permutations cannot give an interval at alpha = {alpha}")
+    if m <= 0:
+        return np.full(g.shape, -np.inf), np.full(g.shape, np.inf)
+    if np.all(u > 1e-9) and np.all(np.isfinite(A)):
+        T = np.partition((g[:, None] - A) / u[None, :], [m - 1, B - m], axis=1)
+        return T[:, m - 1], T[:, B - m]
+    return _inverted_by_counting(g, A, u, m)
+
+
+def _inverted_by_counting(g: np.ndarray, A: np.ndarray, u: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`inverted_interval` where some ``u_pi <= 0``: the counts at every candidate end ``t_pi``."""
+    lo, hi = np.full(g.shape, -np.inf), np.full(g.shape, np.inf)
+    ok = np.isfinite(A).all(axis=0)
+    for k in range(g.size):
+        a, uu = A[k, ok], u[ok]
+        moving = np.abs(uu) > 1e-9
+        cand = np.sort((g[k] - a[moving]) / uu[moving])
+        # a_pi - gamma0 c_pi - (g - gamma0) = (a_pi - g) + gamma0 u_pi, at every candidate gamma0
+        diff = (a - g[k])[None, :] + cand[:, None] * uu[None, :]
+        scale = 1e-10 * np.maximum(1.0, np.abs(cand))[:, None]
+        keep = (np.sum(diff >= -scale, axis=1) >= m) & (np.sum(diff <= scale, axis=1) >= m)
+        if not keep.any():
+            lo[k], hi[k] = np.nan, np.nan
+            continue
+        below, above = cand[0] - 1.0 - abs(cand[0]), cand[-1] + 1.0 + abs(cand[-1])
+        edge = (a - g[k])[None, :] + np.array([[below], [above]]) * uu[None, :]
+        ends = (np.sum(edge >= 0, axis=1) >= m) & (np.sum(edge <= 0, axis=1) >= m)
+        lo[k] = -np.inf if ends[0] else cand[keep][0]
+        hi[k] = np.inf if ends[1] else cand[keep][-1]
+    return lo, hi
+
+
 def _prepare(x_pct, y_pct, post, eps: float, y_logit_offset_post: float = 0.0):
     X = clipped_logit(x_pct, eps)
     Y = clipped_logit(y_pct, eps)
@@ -291,6 +372,7 @@ def shift_test(
     n_bins: int,
     n_perm: int,
     y_logit_offset_post: float = 0.0,
+    interval_alpha: float | None = None,
 ) -> dict:
     """Equation 3 on the common support, with the stratified permutation p-value.
 
@@ -311,6 +393,9 @@ def shift_test(
     y_logit_offset_post : float
         Added to ``logit(AIME)`` of every post-release model (after clipping);
         0 for the test itself, 0.8 for the inflation control.
+    interval_alpha : float, optional
+        With it, ``gamma_lo, gamma_hi``: :func:`inverted_interval` at this level from
+        the test's own permutations (no further draw), and ``interval_level = 1 - 2 alpha``.
 
     Returns
     -------
@@ -343,6 +428,10 @@ def shift_test(
     gamma_ref = float(group_shift_batch(X, Y, d[None, :])[0])
     n_ge = int(permutation_count_ge(gam_perm, gamma_ref))
     p_value = float(permutation_p_value(n_ge, n_perm))
+    interval = {}
+    if interval_alpha is not None:
+        lo, hi = inverted_interval([gamma_ref], gam_perm[None, :], group_shift_batch(X, d, d[idx]), interval_alpha)
+        interval = {"gamma_lo": float(lo[0]), "gamma_hi": float(hi[0]), "interval_level": 1.0 - 2.0 * interval_alpha}
     return {
         "gamma": gamma,
         "se": float(fit["se"][2]),
@@ -366,6 +455,7 @@ def shift_test(
         "null_sd": float(np.std(gam_perm, ddof=1)),
         "null_histogram": null_histogram(gam_perm, gamma),
         "eps": float(eps),
+        **interval,
     }
 
 

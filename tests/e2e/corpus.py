@@ -13,6 +13,13 @@ The ranges (issue 16): budgets inside the data, at its upper edge, beyond and be
 them, or few after; 3 to 20 bins; two or four periods; references the claimed setting misses; every target a
 relation; a resampled ordering that is false on the full sample.
 
+The kinds of issue 28, each variant tagged with the kinds it is (:data:`KINDS`; a test holds the corpus to
+every kind): knobs the claim turned off (``box_check: null``, ``robustness_cold_start: false``), tables under
+50 rows, an authors' arm that cannot take the claim's periods, a column of FLOPs, scores in percent
+(``scale: percent``), and the claim's own settings moved (τ = 0.975, λ = 1e-2, a subset of tasks, swapped
+values, tolerances nothing meets, a control that cannot break). A duplicated target label is refused by
+``validate`` (``tests/unit/test_mutations.py``), so it has no variant.
+
 ``slow`` variants (the protocols whose fits take tens of seconds) are marked so that ``make test`` leaves
 them to ``make test-all`` (CI).
 """
@@ -31,14 +38,29 @@ from harness.record import Arm, ArmControl
 
 CLAIMS = Path(__file__).resolve().parents[2] / "claims"
 
+#: The kinds of claim issue 28 asks the corpus to hold, each tagged on the variants of that kind.
+KINDS = ("knobs_off", "small_table", "periods_refused", "flops_column", "percent_scale", "own_settings")
+
+#: The authors' period scripts refusing the claim's periods, as their adapter's failure reaches the record.
+PERIODS_REFUSED = (
+    "the adapter protocols/temporal_coverage/adapter.py exited with status 1; last lines of stderr:\n"
+    "Traceback (most recent call last):\n"
+    '  File "<scratch>/launch.py", line 81, in <module>\n'
+    "    answer = adapter.run(request)\n"
+    '  File "harness/adapters/authors_periods.py", line 127, in check_periods\n'
+    "ValueError: the claim's periods are not those of the authors' code (their scripts cannot take others): "
+    "period P1 = None..2024-04 is not their <=2024-06 = (1900, 1)..(2024, 6); "
+    "period P2 = 2024-05..2024-08 is not their 2024-07..2024-09 = (2024, 7)..(2024, 9)"
+)
+
 #: A crash of the authors' code as their adapter reports it: the first line, then the tail of stderr.
 TRACEBACK = (
-    "the adapter protocols/shift_test/adapter.py exited with status 1; last lines of stderr:\n"
+    "the adapter protocols/{protocol}/adapter.py exited with status 1; last lines of stderr:\n"
     "Traceback (most recent call last):\n"
     '  File "<scratch>/launch.py", line 41, in <module>\n'
     "    answer = module.run(request)\n"
     '  File "skill_frontier/evaluation/shift_test.py", line 212, in relabel\n'
-    "    raise ValueError(f'need at least 5 pre-cutoff models, got {n}')\n"
+    "    raise ValueError(f'need at least 5 pre-cutoff models, got {{n}}')\n"
     "ValueError: need at least 5 pre-cutoff models, got 4"
 )
 
@@ -54,6 +76,7 @@ class Variant:
     expect: Callable | None = None
     slow: bool = False
     bootstrap: bool = False
+    multiverse: bool = False  # keep the claim's own multiverse (its alternatives must still hold its values)
     extra_arms: Callable | None = None  # (spec, tables, reimpl) -> {name: Arm}
     expect_arms: dict[str, Callable] = field(default_factory=dict)  # arm name -> expect(record)
     notes: str = ""
@@ -66,8 +89,10 @@ def write_variant(v: Variant, folder: Path) -> Path:
     if not v.bootstrap:
         raw.pop("bootstrap", None)
     # a variant changes the parameters the paper chose, so the claim's multiverse around those choices (which
-    # must hold the claim's own values) no longer describes it: it is left out, as a claim without one
-    raw.pop("multiverse", None)
+    # must hold the claim's own values) no longer describes it: it is left out, as a claim without one, unless
+    # the variant keeps the paper's choices and asks for it
+    if not v.multiverse:
+        raw.pop("multiverse", None)
     raw["id"] = v.id
     v.edit(raw)
     out = folder / f"{v.id}.yaml"
@@ -96,7 +121,7 @@ def arms(spec, reimpl: Arm) -> dict[str, Arm]:
     controls = {c: ArmControl(values=dict(m.values)) for c, m in reimpl.controls.items()}
     out = {
         "not_run": Arm(status="not run", reason="the authors' arm was switched off for this run by --no-upstream"),
-        "crashed": Arm(status="could not run", reason=TRACEBACK),
+        "crashed": Arm(status="could not run", reason=TRACEBACK.format(protocol=spec.protocol.name)),
         "agrees": Arm(status="ok", values=mine, controls=controls),
         "disagrees": Arm(
             status="ok",
@@ -169,23 +194,33 @@ def _all(*checks):
     return expect
 
 
-def _kappa_schedule_arm(spec, tables, reimpl):
-    """The authors' code warms up through κ = 10, 25 and then the claimed κ only where κ still rises, so a claimed
-    κ of 20 is fitted at 25: their arm is the re-implementation refitted at κ = 25."""
-    import numpy as np
+def _refit_arm(name: str, **update):
+    """An authors' arm that is the re-implementation refitted at another setting (``update`` of the claim's
+    parameters), with its fits, as the authors' code reports them: what their code does where it fits another
+    setting than the claim's."""
 
-    at25 = spec.params.model_copy(update={"kappa": 25.0})
-    m = spec.protocol.measure(at25, tables, np.random.default_rng(0))
-    both = {n for n, q in spec.vocabulary.items() if q.arm == "both"}
-    fits = {k: {**f, "continuation": True} for k, f in m.details["fits"].items()}
-    return {
-        "authors_at_25": Arm(
-            status="ok",
-            values={k: x for k, x in m.values.items() if k in both},
-            details={"fits": fits},
-            controls={c: ArmControl(values=dict(x.values)) for c, x in reimpl.controls.items()},
-        )
-    }
+    def make(spec, tables, reimpl):
+        import numpy as np
+
+        other = spec.params.model_copy(update=update)
+        m = spec.protocol.measure(other, tables, np.random.default_rng(0))
+        both = {n for n, q in spec.vocabulary.items() if q.arm == "both"}
+        fits = {k: {**f, "continuation": True} for k, f in m.details["fits"].items()}
+        return {
+            name: Arm(
+                status="ok",
+                values={k: x for k, x in m.values.items() if k in both},
+                details={"fits": fits},
+                controls={c: ArmControl(values=dict(x.values)) for c, x in reimpl.controls.items()},
+            )
+        }
+
+    return make
+
+
+#: The authors' code warms up through κ = 10, 25 and then the claimed κ only where κ still rises, so a claimed
+#: κ of 20 is fitted at 25: their arm is the re-implementation refitted at κ = 25.
+_kappa_schedule_arm = _refit_arm("authors_at_25", kappa=25.0)
 
 
 def _false_ordering(raw):
@@ -408,13 +443,221 @@ HYPER = [
     ),
 ]
 
-CORPUS: list[Variant] = [*BOUNDARY, *SHIFT, *TEMPORAL, *ESTIMATOR, *HYPER]
+# -- the kinds of issue 28 ----------------------------------------------------------------------------------
+
+
+def _tasks(*labels):
+    """Only these tasks (a subset: cheaper, and a setting of its own): targets, conditions and comparisons on the
+    others are dropped."""
+
+    def keeps(name) -> bool:
+        return not isinstance(name, str) or not any(t in name.split(".") or name.endswith("." + t) for t in dropped)
+
+    dropped: list[str] = []
+
+    def edit(raw):
+        dropped[:] = [t for t in raw["params"]["tasks"] if t not in labels]
+        raw["params"]["tasks"] = {k: v for k, v in raw["params"]["tasks"].items() if k in labels}
+        raw["targets"] = [t for t in raw["targets"] if keeps(t["quantity"]) and keeps(t.get("other"))]
+        for c in raw["controls"]:
+            for cond in c.get("must", []):
+                cond["quantities"] = [q for q in cond["quantities"] if keeps(q)]
+            c["must"] = [cond for cond in c.get("must", []) if cond["quantities"]]
+        if "drift_tasks" in raw["params"]:
+            raw["params"]["drift_tasks"] = [t for t in raw["params"]["drift_tasks"] if t in labels]
+        if raw.get("bootstrap"):
+            b = raw["bootstrap"]
+            b["quantities"] = [q for q in b.get("quantities", []) if keeps(q)]
+            b["comparisons"] = [c for c in b.get("comparisons", []) if keeps(c["left"]) and keeps(c["right"])]
+
+    return edit
+
+
+def _knobs_off(raw):
+    raw["params"].update(box_check=None, robustness_cold_start=False)
+
+
+def _epoch(table: str, task: str, eval_x: float):
+    """A boundary on an Epoch AI frontier table (a column of FLOPs, fewer than 50 rows) at the paper's λ = 1e-3;
+    their Epoch script fits at its own default, λ = 1e-4 (:data:`THEIR_EPOCH_LAM`)."""
+
+    def edit(raw):
+        p = raw["params"]
+        for k in ("tokens_col", "params_col", "multiplier"):
+            p.pop(k, None)
+        p.update(table=table, compute={"column": "training_compute_flop", "unit": "FLOPs"}, tasks={task: "score"})
+        p.update(eval_x=eval_x, lam=1e-3, box_check=None, robustness_cold_start=False)
+        raw["inputs"] = [table]
+        q = f"boundary.{task}"
+        raw["targets"] = [
+            {"quantity": q, "label": f"{task} above 0", "relation": ">", "value": 0.0, "reason": "A boundary."},
+            {"quantity": q, "label": f"{task} below 1", "relation": "<", "value": 1.0, "reason": "An accuracy."},
+        ]
+        raw["controls"][0]["must"] = [
+            {"quantities": [q], "measure": "abs_shift", "reference": "baseline", "op": ">", "value": 0.01}
+        ]
+        raw["controls"][0]["must_fail_targets"] = False
+
+    return edit
+
+
+#: The default of the authors' Epoch AI script (``--lambda_b``), at which their committed curves were fitted.
+THEIR_EPOCH_LAM = 1e-4
+
+
+def _percent(raw):
+    """The leaderboard's percent columns (IFEval and MATH Lvl 5 are the raw accuracies times 100), said so."""
+    raw["params"]["tasks"] = {label: label for label in raw["params"]["tasks"]}
+    raw["params"]["scale"] = "percent"
+
+
+def _swapped(raw):
+    """Table 1's values of MATH Lvl 5 and MMLU-Pro swapped: a claim that is wrong where it is precise."""
+    by = {t["quantity"]: t for t in raw["targets"]}
+    a, b = by["boundary.MATH Lvl 5"], by["boundary.MMLU-Pro"]
+    a["paper"], b["paper"] = b["paper"], a["paper"]
+
+
+def _impossible_tolerance(raw):
+    for t in raw["targets"]:
+        t["tolerance"] = 0  # a continuous boundary equal to three printed decimals: validate warns
+
+
+def _unbreakable(raw):
+    """The control refits at the claim's own τ: it changes nothing, so it cannot break."""
+    raw["controls"][0]["params"]["tau"] = raw["params"]["tau"]
+    raw["controls"][0]["must_fail_targets"] = False
+
+
+def _other_periods(raw):
+    raw["params"]["periods"] = [
+        ["P1", None, "2024-04"],
+        ["P2", "2024-05", "2024-08"],
+        ["P3", "2024-09", "2024-12"],
+        ["P4", "2025-01", "2025-03"],
+    ]
+
+
+def _refused_periods_arm(spec, tables, reimpl):
+    return {"periods_refused": Arm(status="could not run", reason=PERIODS_REFUSED)}
+
+
+def _verdict(*verdicts):
+    def expect(rec):
+        assert rec.verdict.verdict in verdicts, (rec.verdict.verdict, verdicts)
+
+    return expect
+
+
+def _within_paper(rec):
+    for t in rec.targets:
+        assert t.reimpl.holds, (t.quantity, t.reimpl)
+
+
+ISSUE28 = [
+    Variant(
+        "c002_knobs_off",
+        "002",
+        _chain(_tasks("IFEval", "MATH Lvl 5", "MMLU-Pro"), _knobs_off),
+        extra_arms=_refit_arm("authors_at_lam_1e-4", lam=1e-4),
+        tags=("knobs_off", "own_settings"),
+        notes="Table 1 with the box and the other start turned off",
+    ),
+    Variant(
+        "c002_epoch_frontiermath_public",
+        "002",
+        _epoch("epoch_frontiermath_public", "FrontierMath public", 1e4),
+        extra_arms=_refit_arm("authors_at_their_lam", lam=THEIR_EPOCH_LAM),
+        tags=("small_table", "flops_column", "knobs_off"),
+        notes="28 rows",
+    ),
+    Variant(
+        "c002_epoch_otis_edge",
+        "002",
+        _epoch("epoch_otis_aime", "OTIS Mock AIME", 1e5),
+        extra_arms=_refit_arm("authors_at_their_lam", lam=THEIR_EPOCH_LAM),
+        tags=("small_table", "flops_column", "knobs_off"),
+        notes="49 rows, at 10^26 FLOPs: fewer than 1/(1 - τ) = 50 models in the whole table",
+    ),
+    Variant(
+        "c002_percent",
+        "002",
+        _chain(_tasks("IFEval", "MATH Lvl 5"), _percent, _knobs_off),
+        _all(_within_paper, _verdict("reproduced")),
+        tags=("percent_scale", "knobs_off"),
+        notes="the percent columns give Table 1's values",
+    ),
+    Variant(
+        "c002_tau975_lam1e2",
+        "002",
+        _chain(
+            _tasks("IFEval", "BBH", "MATH Lvl 5", "MMLU-Pro"),
+            _set(tau=0.975, lam=0.01),
+            _boundary_relations,
+            _knobs_off,
+        ),
+        tags=("own_settings", "knobs_off"),
+        slow=True,  # the claim's own settings moved: make test-all
+    ),
+    Variant(
+        "c002_swapped",
+        "002",
+        _chain(_tasks("MATH Lvl 5", "MMLU-Pro"), _swapped, _knobs_off),
+        _verdict("not reproduced"),
+        tags=("own_settings", "knobs_off"),
+        slow=True,  # the claim's own settings moved: make test-all
+    ),
+    Variant(
+        "c002_impossible_tolerance",
+        "002",
+        _chain(_tasks("BBH", "GPQA"), _impossible_tolerance, _knobs_off),
+        _verdict("not reproduced"),
+        tags=("own_settings", "knobs_off"),
+        slow=True,  # the claim's own settings moved: make test-all
+    ),
+    Variant(
+        "c002_control_cannot_break",
+        "002",
+        _chain(_tasks("IFEval", "GPQA"), _unbreakable, _knobs_off),
+        lambda rec: rec.controls[0].reimpl.broke is False,
+        tags=("own_settings", "knobs_off"),
+        slow=True,  # the claim's own settings moved: make test-all
+    ),
+    Variant(
+        "c002_multiverse_knobs_off",
+        "002",
+        _chain(_tasks("IFEval", "MATH Lvl 5"), _knobs_off),
+        multiverse=True,
+        tags=("knobs_off",),
+        notes="the claim's own multiverse, with the knobs its specifications drop already off",
+        slow=True,
+    ),
+    Variant(
+        "c001_other_periods",
+        "001",
+        _chain(_temporal_cheap, _tasks("MATH Lvl 5", "BBH"), _other_periods),
+        extra_arms=_refused_periods_arm,
+        tags=("periods_refused", "knobs_off"),
+        notes="their period scripts hard-code the paper's periods",
+    ),
+]
+
+CORPUS: list[Variant] = [*BOUNDARY, *SHIFT, *TEMPORAL, *ESTIMATOR, *HYPER, *ISSUE28]
 
 
 def by_protocol() -> dict[str, int]:
     out: dict[str, int] = {}
     for v in CORPUS:
         out[v.base] = out.get(v.base, 0) + 1
+    return out
+
+
+def by_kind() -> dict[str, list[str]]:
+    """The variants of each kind of :data:`KINDS`, by their tags."""
+    out: dict[str, list[str]] = {k: [] for k in KINDS}
+    for v in CORPUS:
+        for tag in v.tags:
+            out[tag].append(v.id)
     return out
 
 

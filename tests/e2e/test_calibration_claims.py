@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from types import SimpleNamespace
 
 import pytest
 
 from harness import fanout
 from harness.calibration import STUDY_DIR, read_study, run_study, study_key
 from harness.fanout import executor_from
-from harness.paths import CLAIMS_DIR
+from harness.paths import CLAIMS_DIR, DEFAULT_LOCK
 from harness.runner import measurement_arm
+from harness.seal import sealed_text
 from harness.spec import load_claim
 from harness.stats.calibration import study_json
 
@@ -47,12 +49,81 @@ def test_a_study_is_absent_stale_unreadable_or_measured(path, tables, tmp_path):
     spec = load_claim(path)
     lock = tables.lock
     assert read_study(spec, lock, tmp_path)[0] == "absent"
-    (tmp_path / f"{spec.id}.json").write_text(json.dumps({"key": "0" * 64}), encoding="utf-8")
+    (tmp_path / f"{spec.id}.json").write_text(sealed_text({"key": "0" * 64}), encoding="utf-8")
     assert read_study(spec, lock, tmp_path)[0] == "stale"
     (tmp_path / f"{spec.id}.json").write_text("{not json", encoding="utf-8")
     assert read_study(spec, lock, tmp_path)[0] == "unreadable"
-    (tmp_path / f"{spec.id}.json").write_text(json.dumps({"key": study_key(spec, lock)}), encoding="utf-8")
+    (tmp_path / f"{spec.id}.json").write_text(sealed_text({"key": study_key(spec, lock)}), encoding="utf-8")
     assert read_study(spec, lock, tmp_path)[0] == "measured"
+
+
+@pytest.mark.parametrize("path", ASKING[:1], ids=lambda p: p.stem)
+def test_an_edited_study_is_refused_and_calibrate_runs_it_again(path, tables, tmp_path, monkeypatch):
+    """Issue #29 item 8: every coverage of a study set to 0.95 by hand made `calibrate` say "up to date" and the
+    next run read the edited coverage. Now the study's seal no longer matches: its state is "edited", no coverage
+    is read from it, and `calibrate` runs it again; a study without a seal is refused the same way."""
+    import harness.spec
+    from harness import make
+    from harness.calibration import design
+    from harness.robustness import run_bootstrap
+
+    spec = _narrow(load_claim(path), 3, 4)
+    b = spec.claim.bootstrap
+    spec = dataclasses.replace(
+        spec, claim=spec.claim.model_copy(update={"bootstrap": b.model_copy(update={"n_resamples": 4})})
+    )
+    lock = tables.lock
+    reimpl = measurement_arm(spec, tables)
+    names = design(spec, tables, reimpl).quantities
+    study = {"key": study_key(spec, lock), "coverage": {q: {b.method: {"coverage": 0.5, "mc_se": 0.01}} for q in names}}
+    folder = tmp_path / "calibration"
+    folder.mkdir()
+    file = folder / f"{spec.id}.json"
+    monkeypatch.setattr("harness.robustness.read_study", lambda spec, lock: read_study(spec, lock, folder))
+
+    def coverages():
+        with fanout.using(executor_from("serial", jobs=1)):
+            facts = run_bootstrap(spec, tables, reimpl, []).facts
+        return facts["calibration"]["state"], {iv["coverage"] for iv in facts["intervals"]}
+
+    file.write_text(sealed_text(study), encoding="utf-8")
+    state, read = read_study(spec, lock, folder)
+    assert state == "measured" and read["coverage"] == study["coverage"]
+    assert coverages() == ("measured", {0.5})  # a sealed study is read
+    seal = json.loads(file.read_text())["seal"]
+    edited = {
+        **study,
+        "coverage": {q: {m: {**r, "coverage": 0.95} for m, r in p.items()} for q, p in study["coverage"].items()},
+    }
+    file.write_text(json.dumps({**edited, "seal": seal}, indent=1), encoding="utf-8")
+    assert read_study(spec, lock, folder) == ("edited", None)
+    assert coverages() == ("edited", {None})  # the edited coverage is not read
+    file.write_text(json.dumps(edited, indent=1), encoding="utf-8")  # and with its seal removed
+    assert read_study(spec, lock, folder) == ("unsealed", None)
+    assert coverages() == ("unsealed", {None})
+
+    # `calibrate` does not call it up to date: it runs the study again, and what it writes reads back
+    monkeypatch.setattr(harness.spec, "load_claim", lambda p, **kw: spec)
+    said = _Said()
+    args = SimpleNamespace(lock=str(DEFAULT_LOCK), data_root=None, out=str(tmp_path), force=False, jobs=1)
+    args.executor = "serial"
+    assert make.calibrate_claims(args, [path], said) == make.EXIT_OK
+    assert f"{spec.id}: calibration: unsealed; running the study" in said.notes
+    assert read_study(spec, lock, folder)[0] == "measured"
+
+
+class _Said:
+    def __init__(self):
+        self.notes = []
+
+    def info(self, m):
+        self.notes.append(m)
+
+    def note(self, m):
+        self.notes.append(m)
+
+    def error(self, m):
+        raise AssertionError(m)
 
 
 @pytest.mark.parametrize("path", ASKING, ids=lambda p: p.stem)

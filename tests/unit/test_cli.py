@@ -44,11 +44,13 @@ def test_a_near_miss_suggests_each_claim_once():
 
 
 def test_a_number_with_no_claim_suggests_the_nearest_numbers():
-    numbers = [int(_number(s)) for s in STEMS if _number(s).isdigit()]
-    missing = str(max(numbers) + 5)
-    said = _suggested(missing)
-    nearest = max(STEMS, key=lambda s: int(_number(s)) if _number(s).isdigit() else -1)
-    assert said and said[0] == nearest
+    """Every number no claim has, up to 20 past the last (``011`` with ``001`` and ``006`` present, which are
+    spelt alike): the claim whose number is nearest comes first."""
+    numbers = {int(_number(s)): s for s in STEMS if _number(s).isdigit()}
+    for n in range(max(numbers) + 1, max(numbers) + 21):
+        said = _suggested(f"{n:03d}")
+        nearest = min(numbers, key=lambda k: (abs(k - n), k))
+        assert said and said[0] == numbers[nearest], (n, said)
 
 
 def _subparsers(parser):

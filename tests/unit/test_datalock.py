@@ -198,3 +198,48 @@ def test_the_cli_says_so_without_a_traceback(tmp_path, capsys, monkeypatch):
         status = cli.main(["--data-root", str(root), "run", "--no-upstream", "--out", str(tmp_path / "out"), "002"])
     err = capsys.readouterr().err
     assert status == 2 and "Traceback" not in err and "is a FIFO (named pipe), not a regular file" in err
+
+
+# -- issue #29 item 7: `data add` has a size limit, and says it ------------------------------------------------
+
+
+def test_data_add_refuses_a_file_over_the_limit_at_once_naming_its_size_and_the_limit(lock_file, tmp_path, capsys):
+    """A 3 GB file hung `data add` until it was killed. It is refused from its size alone (a sparse file here:
+    nothing of it could be read in the time allowed), with the file, its size and the limit, exit 2."""
+    from harness import cli
+    from harness.datalock import MAX_TABLE_BYTES
+
+    root = tmp_path / "data"
+    big = root / "big.csv"
+    with open(big, "wb") as fh:
+        fh.write(b"a,b\n")
+        fh.truncate(3 * 10**9)
+    before = lock_file.read_bytes()
+    argv = ["--lock", str(lock_file), "--data-root", str(root), "data", "add", "big", str(big), "--provenance", "p"]
+    with _deadline(5.0):
+        assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"{big}: is 3000000000 bytes (2.79 GiB), more than the {MAX_TABLE_BYTES} bytes (256 MiB)" in err
+    assert lock_file.read_bytes() == before
+
+
+def test_a_locked_table_swapped_for_a_huge_file_is_refused_unread(tables, tmp_path):
+    with open(tmp_path / "t.csv", "r+b") as fh:
+        fh.truncate(3 * 10**9)
+    with _deadline(5.0), pytest.raises(DataError, match=r"input table 't' is 3000000000 bytes \(2.79 GiB\), more than"):
+        tables.data("t")
+
+
+def test_data_add_to_a_lock_in_flow_layout_is_one_line_not_a_traceback(tmp_path, capsys):
+    from harness import cli
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "u.csv").write_bytes(b"a,b\n1,2\n")
+    lock = tmp_path / "lock.yaml"
+    lock.write_text("tables: {}\n", encoding="utf-8")
+    argv = ["--lock", str(lock), "--data-root", str(tmp_path / "data"), "data", "add", "u"]
+    assert cli.main([*argv, str(tmp_path / "data" / "u.csv"), "--provenance", "p"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot be appended to this lock's text" in err and "Traceback" not in err
+    assert lock.read_text() == "tables: {}\n"

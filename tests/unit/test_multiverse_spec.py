@@ -1,8 +1,10 @@
-"""The ``multiverse:`` block of a claim file (#20): each bad block is refused with one line naming the file's
-key, as the rest of the file is. Mutations of every claim that declares a multiverse; a claim without one
-gets the block of :func:`_toy_block` (the protocol's first choice, the claim's own value and one other)."""
+"""The ``multiverse:`` block of a claim file (#20, #27): each bad block is refused with one line naming the file's
+key, what was expected and what was found, as the rest of the file is. Mutations of every claim that declares a
+multiverse; an estimand among the counted choices is refused, as is an analysis choice among the other
+estimands; the docs' table of roles is the code's."""
 
 import copy
+import re
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ import yaml
 
 from harness.datalock import load_lock
 from harness.errors import SpecError
+from harness.multiverse_spec import n_specifications
 from harness.registry import PROTOCOLS
 from harness.spec import MULTIVERSE_BUDGET, load_claim, multiverse_grid
 
@@ -53,9 +56,9 @@ def test_every_declared_multiverse_loads_within_its_budget(path):
     spec = load_claim(path, lock=LOCK, pins=PINS)
     mv = spec.claim.multiverse
     grid = multiverse_grid({k: [a.value for a in v] for k, v in mv.choices.items()}, mv.exclude)
-    assert 2 <= len(grid) <= mv.max_specifications <= MULTIVERSE_BUDGET
-    assert set(mv.choices) <= set(spec.protocol.CHOICES)
     own = spec.params.model_dump(mode="json")
+    assert 2 <= len(grid) <= n_specifications(mv, own) <= mv.max_specifications <= MULTIVERSE_BUDGET
+    assert set(mv.choices) <= set(spec.protocol.CHOICES) and set(mv.estimands) <= set(spec.protocol.CHOICES)
     assert sum(all(s[k] == own[k] for k in s) for s in grid) == 1  # the paper's specification, once
 
 
@@ -96,8 +99,7 @@ def test_the_papers_own_value_must_be_an_alternative(tmp_path, path):
 def test_a_grid_over_its_declared_budget_is_refused(tmp_path, path):
     raw = _raw(path)
     spec = load_claim(path, lock=LOCK, pins=PINS)
-    mv = spec.claim.multiverse
-    n = len(multiverse_grid({k: [a.value for a in v] for k, v in mv.choices.items()}, mv.exclude))
+    n = n_specifications(spec.claim.multiverse, spec.params.model_dump(mode="json"))
     raw["multiverse"]["max_specifications"] = n - 1
     if n - 1 < 2:
         pytest.skip("the grid is already the smallest")
@@ -155,3 +157,88 @@ def test_a_data_choice_in_a_claims_own_params_is_refused_beside_the_authors_arm(
     raw.pop("multiverse", None)
     problems = _problems(tmp_path, path, raw)
     assert any(p.startswith("params.one_per_base_model: True is a data choice") for p in problems)
+
+
+@pytest.mark.parametrize("path", CLAIMS, ids=lambda p: p.stem)
+def test_the_committed_multiverses_count_analysis_choices_only(path):
+    """No committed claim counts an estimand (#27: the quantile, the score scale, the cutoff), and each shows at
+    least one other estimand apart or has none to show."""
+    raw = _raw(path)
+    if "multiverse" not in raw:
+        pytest.skip("no multiverse")
+    protocol = PROTOCOLS[raw["protocol"]].protocol
+    roles = {n: protocol.CHOICES[n].role for n in raw["multiverse"]["choices"]}
+    assert set(roles.values()) == {"analysis"}, roles
+    assert {protocol.CHOICES[n].role for n in raw["multiverse"].get("estimands", {})} <= {"estimand"}
+
+
+@pytest.mark.parametrize("path", CLAIMS, ids=lambda p: p.stem)
+def test_an_estimand_among_the_counted_choices_is_refused(tmp_path, path):
+    """A multiverse that varies a claim-fixed parameter (an estimand) among its analysis choices is refused, with
+    where it belongs; under ``estimands`` the same alternatives load."""
+    raw = _raw(path)
+    estimands = raw.get("multiverse", {}).get("estimands", {})
+    if not estimands:
+        pytest.skip("the claim shows no other estimand to move among its choices")
+    name, alts = next(iter(estimands.items()))
+    raw["multiverse"]["choices"][name] = estimands.pop(name)
+    raw["multiverse"]["max_specifications"] = MULTIVERSE_BUDGET
+    problems = _problems(tmp_path, path, raw)
+    mine = [p for p in problems if p.startswith(f"multiverse.choices.{name}: ")]
+    assert len(mine) == 1, problems
+    assert "expected an analysis choice, found" in mine[0] and "declares an estimand" in mine[0]
+    assert "move it under multiverse.estimands" in mine[0]
+
+
+@pytest.mark.parametrize("path", WITH, ids=lambda p: p.stem)
+def test_an_analysis_choice_among_the_other_estimands_is_refused(tmp_path, path):
+    raw = _raw(path)
+    name, alts = _first(raw)
+    raw["multiverse"].setdefault("estimands", {})[name] = raw["multiverse"]["choices"].pop(name)
+    if not raw["multiverse"]["choices"]:
+        raw["multiverse"]["choices"] = {name + "_": alts}
+    problems = _problems(tmp_path, path, raw)
+    mine = [p for p in problems if p.startswith(f"multiverse.estimands.{name}: ")]
+    assert len(mine) == 1 and "expected an estimand choice, found" in mine[0], problems
+    assert "move it under multiverse.choices" in mine[0]
+
+
+@pytest.mark.parametrize("path", WITH, ids=lambda p: p.stem)
+def test_a_joint_null_is_refused_where_the_protocol_has_no_test(tmp_path, path):
+    raw = _raw(path)
+    protocol = PROTOCOLS[raw["protocol"]].protocol
+    raw["multiverse"]["joint_null"] = {"n_datasets": 50, "seed": 1}
+    if protocol.JOINT_NULL is not None:
+        load_claim(_write(tmp_path, path, raw), lock=LOCK, pins=PINS)  # accepted
+        raw["multiverse"]["joint_null"] = {"n_datasets": 10**9, "seed": 1}
+        assert any(p.startswith("multiverse.joint_null.n_datasets") for p in _problems(tmp_path, path, raw))
+        return
+    problems = _problems(tmp_path, path, raw)
+    assert any(p.startswith("multiverse.joint_null: expected only where the protocol has a test") for p in problems)
+
+
+def _write(tmp_path, path, raw):
+    p = tmp_path / path.name
+    p.write_text(yaml.safe_dump(raw, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return p
+
+
+def _docs_roles() -> dict[tuple[str, str], str]:
+    """``{(protocol or "leaderboard protocols", choice): role}`` from the table of docs/multiverse.md."""
+    text = (ROOT / "docs" / "multiverse.md").read_text(encoding="utf-8")
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"^\| (`\w+`|leaderboard protocols) \| ((?:`\w+`(?:, )?)+) \| (estimand|analysis) \|", line)
+        if m:
+            for name in re.findall(r"`(\w+)`", m.group(2)):
+                out[(m.group(1).strip("`"), name)] = m.group(3)
+    return out
+
+
+def test_the_docs_say_which_choice_is_an_estimand_as_the_code_does():
+    docs = _docs_roles()
+    assert docs, "docs/multiverse.md has no table of roles"
+    for name, card in PROTOCOLS.items():
+        for choice, c in card.protocol.CHOICES.items():
+            said = docs.get((name, choice), docs.get(("leaderboard protocols", choice)))
+            assert said == c.role, f"{name}.{choice}: docs say {said}, the code {c.role}"

@@ -127,6 +127,13 @@ MUTATIONS = [
     ("label with a tab", lambda raw, _: raw["targets"][0].update(label="a\tb"), None, "targets[0].label"),
     ("unknown target key", lambda raw, _: raw["targets"][0].update(tolerence=1), None, "targets[0].tolerence"),
     ("bad role", lambda raw, _: raw["targets"][0].update(role="main"), None, "targets[0].role"),
+    (
+        "duplicated target label",
+        lambda raw, _: [t.update(label="one row") for t in raw["targets"][:2]],
+        None,
+        "targets[1].label",
+    ),
+    ("title of 81 characters", _set(("title",)), "x" * 81, "title"),
     ("unknown params key", lambda raw, _: raw["params"].update(kapa=3), None, "params.kapa"),
     ("params not a mapping", _set(("params",)), [1, 2], "params"),
     (

@@ -290,7 +290,7 @@ def test_staged_files_and_a_half_replayed_journal_are_recovered_by_any_command(o
     assert cli.main(["list", "--out", str(out)]) == 0
     err = capsys.readouterr().err
     assert not any(p.exists() for p in leftovers) and not list(out.rglob(".*.tmp"))
-    assert (out / f"{cid}.md").read_text() == "new md\n" and not list((out / ".pending").iterdir())
+    assert (out / f"{cid}.md").read_text() == "new md\n" and not (out / ".pending").exists()
     assert "staged by an interrupted run" in err and f"{cid}: completed the writes" in err
 
 
@@ -298,3 +298,80 @@ def test_the_staging_names_are_ignored_by_git():
     names = ["reports/.000_x.json.k3j2x.tmp", "reports/figures/000_x/.a.svg.q.tmp", "reports/.pending/000_x.json"]
     done = subprocess.run(["git", "check-ignore", *names], cwd=ROOT, capture_output=True, text=True)
     assert done.stdout.split() == names
+
+
+# -- issue #29 item 1: a record without its seal is refused wherever a sealed one would be -------------------------
+
+
+def _forge_unsealed(path: Path, verdict: str) -> None:
+    """The forgery of the issue: the verdict changed, and the digest that would give it away deleted."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    raw["verdict"]["verdict"] = verdict
+    del raw["build"][CONTENT_KEY]
+    path.write_text(json.dumps(raw, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _other_claim(cid: str) -> Path:
+    return next(ROOT / "claims" / f"{p.stem}.yaml" for p in COMMITTED if p.stem != cid)
+
+
+def test_a_record_without_its_seal_is_refused_by_every_reader(out, capsys):
+    """Forged verdict, `build.content` deleted: `list` printed the forged verdict (exit 0) and rendering another
+    claim wrote it into the index. Now list, render (of that claim or another: the index), diff and the
+    poorer-than check of a run all refuse it, and nothing shows the forged verdict."""
+    cid = _smallest().stem
+    forged = "could not run" if _pristine(cid).verdict.verdict != "could not run" else "inconclusive"
+    said = _Said()
+    assert make.write_index(out, said) == make.EXIT_OK
+    index = (out / "README.md").read_text(encoding="utf-8")
+    _forge_unsealed(out / f"{cid}.json", forged)
+    kept = (out / f"{cid}.json").read_bytes()
+
+    with pytest.raises(RecordEdited, match="carries no digest of its content"):
+        read_record(out / f"{cid}.json")
+    assert cli.main(["list", "--out", str(out)]) == 2
+    shown, err = capsys.readouterr()
+    assert f"{cid}.json: the record carries no digest" in err and "Traceback" not in err
+    assert cid not in shown  # its row is not printed, forged or not
+
+    assert cli.main(["render", _other_claim(cid).stem, "--out", str(out)]) == 2  # the index cannot be written
+    err = capsys.readouterr().err
+    assert "README.md was left as it was" in err and f"{cid}.json" in err
+    assert (out / "README.md").read_text(encoding="utf-8") == index and forged not in index
+
+    assert make.rerender(cid, out, said) == make.EXIT_ERROR and "no digest of its content" in said.errors()
+
+    assert cli.main(["diff", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{cid}.json: the record carries no digest" in err and "Traceback" not in err
+
+    # run: it re-runs the claim, and a poorer run does not replace the record (it may have had the authors' arm)
+    assert make._current(out, cid)[0] is None and "no digest" in make._current(out, cid)[1]
+    assert make._finish(_poor(out, cid), _args(out), True, _Said()) == make.EXIT_DEGRADED
+    assert (out / f"{cid}.json").read_bytes() == kept
+
+
+def test_a_sealed_record_at_a_git_ref_whose_seal_is_broken_is_not_compared(monkeypatch):
+    from harness import diff
+
+    rec = read_record(_smallest())
+    raw = json.loads(record_json(rec))
+    raw["verdict"]["verdict"] = "could not run" if rec.verdict.verdict != "could not run" else "inconclusive"
+    shown = {"text": json.dumps(raw)}
+    monkeypatch.setattr(
+        diff.subprocess, "run", lambda *a, **k: SimpleNamespace(returncode=0, stdout=shown["text"], stderr="")
+    )
+    old, why = diff._git_record("HEAD", "reports/x.json")
+    assert old is None and "edited after it was written" in why
+    del raw["build"][CONTENT_KEY]  # an older record, from before records were sealed: compared, and said so
+    shown["text"] = json.dumps(raw)
+    old, why = diff._git_record("HEAD", "reports/x.json")
+    assert old is not None and why == "the record at HEAD carries no seal"
+
+
+def test_no_empty_journal_folder_is_left_behind(out):
+    """Issue #29 item 9: every write of a claim's outputs left an empty `.pending/` in the reports folder."""
+    cid = _smallest().stem
+    assert make._finish(_good(out, cid), _args(out), True, _Said()) == make.EXIT_OK
+    assert make.rerender(cid, out, _Said()) == make.EXIT_OK
+    assert not (out / ".pending").exists() and not list(out.rglob(".pending"))

@@ -38,25 +38,57 @@ def _with_finding(record, name, **changes):
     return record.model_copy(update={"findings": {**record.findings, name: new}})
 
 
-def _without_upstream(record):
+def _without_upstream(record, reason="no route to host"):
     """The record as a run without the authors' arm would word it (the arm's numbers gone)."""
-    arms = record.arms.model_copy(update={"upstream": Arm(status="could not run", reason="no route to host")})
+    from harness.verdict import authors_arm_finding
+
+    arm = Arm(status="could not run", reason=reason)
+    arms = record.arms.model_copy(update={"upstream": arm})
     agreement = Finding(
         state="not_compared",
-        facts={"upstream_status": "could not run", "upstream_reason": "no route to host", "reimpl_status": "ok"},
+        facts={"upstream_status": "could not run", "upstream_reason": reason, "reimpl_status": "ok"},
     )
-    findings = {**record.findings, "agreement": agreement}
+    findings = {**record.findings, "agreement": agreement, "authors_arm": authors_arm_finding(arm)}
     findings.pop("explanation", None)
+    findings.pop("own_setting", None)
     return record.model_copy(update={"arms": arms, "findings": findings})
+
+
+def _outside_details(md: str) -> str:
+    """The report as a reader sees it before unfolding anything: every ``<details>`` block left out."""
+    import re
+
+    return re.sub(r"<details>.*?</details>", " ", md, flags=re.S)
 
 
 @pytest.mark.parametrize("prefix", PREFIXES)
 def test_a_missing_authors_arm_is_said_in_one_line_and_not_contradicted(prefix):
     md = render_report(_without_upstream(_record(prefix)))
-    assert "did not run: no route to host." in md
+    lead = md.split(" ## ")[0]
+    assert (
+        "The authors' code did not run: the harness could not run it, for the reason recorded" in lead
+    )  # the lead says so
     assert "The two arms were not compared" in md
+    assert "no route to host" in md and "no route to host" not in _outside_details(md)  # folded, not in prose
     assert "in this run it ran." not in md and "authors' code ran." not in md
     assert "(not run:" not in md and "(could not run:" not in md  # no "(… (…))"
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+def test_an_exceptions_text_never_reaches_the_prose(prefix):
+    """The adapter's crash is worded (its exception's type, or the adapter's own reason for a claim their code
+    cannot take); the exception's message and the adapter's path go to a folded block only (issue 28)."""
+    crash = (
+        "the adapter protocols/x/adapter.py exited with status 1; last lines of stderr:\n"
+        "Traceback (most recent call last):\n"
+        "harness.adapters.errors.OutsideTheirCodeError: the claim's periods are not those of the authors' code "
+        "(their scripts cannot take others): period H1 = None..2024-04 is not their <=2024-06 = (1900, 1)..(2024, 6)"
+    )
+    md = render_report(_without_upstream(_record(prefix), crash))
+    shown = _outside_details(md)
+    assert "the claim's periods are not those of the authors' code" in shown.split(" ## ")[0]
+    assert "H1 = None..2024-04" in md and "H1 = None..2024-04" not in shown
+    assert "OutsideTheirCodeError" not in shown and "adapter.py" not in shown
 
 
 def test_evaluation_point_beyond_the_data():
@@ -68,8 +100,46 @@ def test_evaluation_point_beyond_the_data():
 
 def test_evaluation_point_at_the_edge_is_not_a_thin_tail():
     md = render_report(_with_finding(_record("002"), "eval_support", state="edge", n_at_or_above=1, share=1 / 3663))
-    assert "at the **upper edge** of the data" in md and "1 model of 3663 sits at or above it" in md
+    assert "at the **upper edge** of the data" in md and "only 1 model of 3663 sits at or above it" in md
+    assert "fewer than the 50 it takes" in md  # 1/(1 - 0.98), a count, not "50.0"
     assert "thin upper tail" not in md and "0.0%" not in md
+
+
+def test_a_small_table_is_not_at_its_edge():
+    """Every point of a table under 1/(1 - tau) rows has fewer models above it than the edge rule asks: the report
+    says the table is small, never that a point a third of the way down the data is at its edge (issue 28)."""
+    rec = _with_finding(
+        _record("002"),
+        "eval_support",
+        state="small_table",
+        n_at_or_above=23,
+        n_models=40,
+        share=23 / 40,
+        expected_above=0.46,
+        expected_above_all=0.8,
+        small_table=True,
+    )
+    md = render_report(rec)
+    assert "upper edge" not in md and "23 of the 40 models" in md and "The table is small" in md
+    assert "0.46 of those 23 models (and 0.80 of the whole table)" in md
+
+
+def test_numbers_as_a_reader_reads_them():
+    from harness.quantities import budget_text, power_of_ten
+    from harness.render import cap, every, fmt_auto, fmt_general, fmt_num, fmt_sci, fmt_signed
+
+    assert budget_text(1000.0) == "10²⁴ FLOPs" and budget_text(10**3.5) == "10^24.5 FLOPs"
+    assert budget_text(3162.0) == "3.2 × 10²⁴ FLOPs" and budget_text(300.0) == "3 × 10²³ FLOPs"
+    assert power_of_ten(1e-6) == "10⁻⁶" and power_of_ten(2.5e-6) == "2.5 × 10⁻⁶"
+    assert fmt_general(1e4) == "10⁴" and fmt_general(1e-6) == "10⁻⁶" and fmt_general(0.001) == "0.001"
+    assert fmt_general(1e-4) == "10⁻⁴" and fmt_general(0.98) == "0.98" and fmt_general(0.0) == "0"
+    assert fmt_general(12345.0) == "1.234 × 10⁴" and fmt_general(50.0) == "50" and fmt_general(-2e-5) == "−2 × 10⁻⁵"
+    assert fmt_num(-0.00001) == "0.0000" and fmt_signed(-0.00001) == "0.0000" and fmt_signed(0.0143) == "+0.0143"
+    assert fmt_num(-0.5) == "-0.5000" and fmt_signed(-0.02) == "-0.0200"
+    assert fmt_auto(0.0) == "0" and fmt_auto(3.0) == "3" and fmt_auto(2.2e-16) == "2.20e-16"  # a count as a count
+    assert fmt_sci(0.0) == "0" and fmt_sci(-3.5e-6, 1) == "-3.5e-06"
+    assert [every(n, "target") for n in (1, 2, 12)] == ["the one target", "both targets", "all 12 targets"]
+    assert cap(every(2, "target")) == "Both targets" and cap("the MATH row") == "The MATH row"
 
 
 def test_a_falsified_source_line_in_the_singular():
@@ -142,6 +212,35 @@ def test_the_committed_reports_pass_the_reviewer(prefix):
     rec = _record(prefix)
     md = (REPORTS / f"{rec.claim.id}.md").read_text(encoding="utf-8")
     assert review(md, rec) == []
+
+
+#: (claim, kind of sentence of issue 28) the committed reports still hold: xfail(strict=True) until the prose round
+#: of issue 28 lands and the reports are regenerated.
+COMMITTED_NOT_YET: set[tuple[str, str]] = set()
+
+
+def _kind_params():
+    from reviewer import KINDS
+
+    out = []
+    for prefix in PREFIXES:
+        for kind in KINDS:
+            marks = [pytest.mark.xfail(strict=True, reason="fixed by the prose round of #28")]
+            out.append(
+                pytest.param(
+                    prefix, kind, id=f"{prefix}-{kind}", marks=marks if (prefix, kind) in COMMITTED_NOT_YET else []
+                )
+            )
+    return out
+
+
+@pytest.mark.parametrize("prefix, kind", _kind_params())
+def test_the_committed_reports_hold_no_sentence_of_a_kind_issue_28_found(prefix, kind):
+    from reviewer import review_kind
+
+    rec = _record(prefix)
+    md = (REPORTS / f"{rec.claim.id}.md").read_text(encoding="utf-8")
+    assert review_kind(kind, md, rec) == []
 
 
 def test_render_needs_no_protocol_no_scipy_and_no_data(tmp_path):
@@ -316,7 +415,7 @@ def test_a_changed_outcome_names_the_target_as_a_title():
             rec, "bin_averaged", state="outcomes_change", changed=["MMLU-Pro does not under-cover"], verdict="x"
         )
     )
-    assert "the outcome changes for *MMLU-Pro does not under-cover*, and the verdict would be **x**" in md
+    assert "the outcome changes for *MMLU-Pro does not under-cover* and the verdict would be **x**" in md
 
 
 def test_no_figure_names_a_table_the_claim_does_not_give():
@@ -459,3 +558,42 @@ def test_a_label_resting_on_a_coverage_near_the_calibrated_range_says_it_is_a_cl
         md = _as_state(rec, state)
         assert "The label rests on a close call of the coverage study" in md, state
         assert f"For “{labels[0]}”" in md and "within two of its Monte Carlo" in md, state
+
+
+def test_every_p_value_of_the_shift_test_is_named():
+    """Five numbers are p-values for one γ (this run's, the authors', the converged one, the paper's, the t-test's):
+    the lead says which it prints and puts the t-test's beside it; the result names each (issue 28)."""
+    rec = _record("000")
+    s = rec.findings["summary"].facts
+    md = render_report(rec)
+    lead = md.split(" ## ")[0]
+    assert f"**{s['p_value']:.4f}** from this run's {s['n_perm']} within-stratum permutations" in lead
+    if s["upstream_p"] is not None:
+        assert f"{s['upstream_p']:.4f} in the authors' code, from its own permutations" in lead
+    if s["classical_significant"] != s["significant"]:
+        assert f"The textbook t-test of γ = 0 gives p = {s['p_classical']:.4f}" in lead
+    result = md.split("## Result")[1].split("## Targets")[0]
+    assert "The p-values for the observed γ, and where each comes from" in result
+    for p in (s["p_value"], s["p_precise"], s["p_classical"]):
+        if p is not None:
+            assert f"**{p:.4f}**:" in result
+
+
+def test_one_target_and_two_in_words():
+    """No "All 1 targets", "0 of the 1 hold" or "All 2": the one target, both, none (issue 28)."""
+    from harness.record import TargetOutcome
+
+    rec = _record("002")
+    one = [rec.targets[0]]
+    basis = {**rec.findings["basis"].facts, "n_targets": 1, "one": True, "n_headline": 1, "n_supporting": 0}
+    md = render_report(_with_finding(rec.model_copy(update={"targets": one}), "basis", **basis))
+    assert "The one target holds." in md and "All 1" not in md and "1 targets" not in md
+    failed = [TargetOutcome(**{**rec.targets[0].model_dump(), "outcome": "fails"})]
+    md = render_report(
+        _with_finding(
+            rec.model_copy(update={"targets": failed}),
+            "basis",
+            **{**basis, "all_hold": False, "none_hold": True, "n_holding": 0, "n_not_holding": 1},
+        )
+    )
+    assert "The one target does not hold:" in md and "0 of the 1" not in md

@@ -414,7 +414,7 @@ def test_counts_within_their_caps_are_held_to_a_budget_of_work(tmp_path):
     assert problem.startswith(
         "bootstrap.n_resamples: 100,000 resamples × 6 fits each (6 tasks) make 600,000 model fits"
     )
-    assert "over the budget of 20,000 model fits a claim may ask for (spec.FIT_BUDGET); at most 3,313 here" in problem
+    assert "over the budget of 20,000 model fits a claim may ask for (spec.FIT_BUDGET); at most 3,311 here" in problem
     text = CLAIM0.read_text(encoding="utf-8").replace("n_replicates: 400", "n_replicates: 100000")
     (problem,) = _text_problems(tmp_path, text, name=CLAIM0.name)
     assert problem.startswith(
@@ -516,19 +516,33 @@ def test_the_schema_itself_refuses_controls_in_labels_and_text():
 # item 13: validation gaps
 
 
-@pytest.mark.parametrize("cutoff", ["2025-13-45", '"2025-02-30"', "2025-00-10"])
+@pytest.mark.parametrize("cutoff", ['"2025-13-45"', '"2025-02-30"', "'2025-00-10'"])
 def test_an_invalid_cutoff_date_is_a_validation_error(tmp_path, cutoff):
     text = CLAIM0.read_text(encoding="utf-8").replace('cutoff: "2025-02-06"', f"cutoff: {cutoff}")
     (problem,) = _text_problems(tmp_path, text, name=CLAIM0.name)
     assert problem.startswith("params.cutoff: must be a calendar date written YYYY-MM-DD")
 
 
-def test_the_cutoff_may_be_written_with_or_without_quotes():
-    from harness.schema import validate_plain
+@pytest.mark.parametrize("cutoff", ["2025-02-06", "2025-13-45", "2025-02-06 10:30:00"])
+def test_an_unquoted_date_is_refused_and_the_message_says_to_quote_it(tmp_path, cutoff):
+    """Issue #29 item 9: `cutoff: 2025-02-06` was accepted as text, while a YAML 1.1 reader (most tools) reads a
+    date there: one file, two meanings. Every plain value but numbers, booleans and null is text here, so a date
+    is asked for in quotes, wherever it stands in the file."""
+    text = CLAIM0.read_text(encoding="utf-8").replace('cutoff: "2025-02-06"', f"cutoff: {cutoff}", 1)
+    (problem,) = _text_problems(tmp_path, text, name=CLAIM0.name)
+    assert problem.startswith(f'params.cutoff: the date {cutoff} must be written in quotes ("{cutoff}", line ')
+    assert "YAML 1.1" in problem
+    nested = CLAIM0.read_text(encoding="utf-8").replace('{value: "2025-01-06"', "{value: 2025-01-06", 1)
+    (problem,) = _text_problems(tmp_path, nested, name=CLAIM0.name)
+    assert problem.startswith("multiverse.choices.cutoff[0].value: the date 2025-01-06 must be written in quotes")
 
+
+def test_a_quoted_date_and_other_text_that_looks_like_a_date_are_read():
     spec = load_claim(CLAIM0)
-    raw = yaml.safe_load(CLAIM0.read_text(encoding="utf-8"))["params"]
-    assert validate_plain(type(spec.params), {**raw, "cutoff": "2025-02-06"}).cutoff == "2025-02-06"
+    assert spec.params.cutoff == "2025-02-06"  # quoted in the file
+    from harness.spec import _is_yaml11_date
+
+    assert not any(_is_yaml11_date(v) for v in ("2025", "2025-02", "Jan 6 2025", "2025/02/06", "v2025-02-06"))
 
 
 @pytest.mark.parametrize("bad", ["../../../../etc/passwd", "/etc/passwd", "skill_frontier/../../x.py"])

@@ -9,7 +9,9 @@ Call path: the one their CLI takes for
 (``skill_frontier/core/sigmoid.py``: ``main`` -> ``fit_sigmoid_frontier``):
 
 1. ``_load_xy_from_csv(csv, task_cols, compute_product_cols=(tokens, params),
-   compute_multiplier=m)`` -> ``x``, ``Y`` (rows with a finite ``x > 0``).
+   compute_multiplier=m)`` -> ``x``, ``Y`` (rows with a finite ``x > 0``); for
+   scores in percent (``scale: percent``) ``csv`` is a copy of the table with
+   the score columns divided by 100 (:func:`~harness.adapters.authors_sigmoid.claim_table`).
 2. Per task, as ``fit_sigmoid_frontier`` does: keep finite ``(x, y)``,
    ``z = log10(max(x, 1e-300))``, sort by ``np.argsort(z)``.
 3. ``fit_sigmoid_enhanced(z, y, tau=tau, kappa_final=kappa, lambda_b=lam,
@@ -32,6 +34,13 @@ shapes from ``default_rng(seed)``, best 10 kept), the same box, constraint and
 SLSQP options, and the box limits and ``maxiter`` read from
 ``fit_sigmoid_enhanced``'s signature -- but every step, the screening of the
 starts included, at the final ``(tau, kappa)``. Nothing is monkeypatched.
+
+Their own setting (``details.own_setting``, :func:`harness.adapters.authors_sigmoid.own_setting`): the
+(tau, kappa, lambda) their own code path fits this table with (their Epoch AI script's defaults for a table
+with a compute column, their CLI's for the leaderboard), read from their code; where it is not the claim's,
+each task is fitted there too, as their path does (with the continuation), and its cell reported
+(``boundaries``), so that a value both arms miss at the claim's setting can be traced to the setting the
+published one was made with.
 
 Answer: ``values`` ``boundary.<label>`` (the cell), ``coverage.<label>``
 (share of the fitted points with ``y <= q(z)``) and, with
@@ -59,6 +68,7 @@ from ...adapters.authors_sigmoid import (
     box,
     fit_one_stage,
     load_tasks,
+    own_setting,
     task_arrays,
 )
 from . import quantities as Q
@@ -122,6 +132,12 @@ def run(request: dict) -> dict:
         "n_rows": int(x.size),
         "fit_args": {"tau": float(p["tau"]), "kappa_final": kw["kappa"], "lambda_b": kw["lam"], **CLI_FIT_ARGS},
     }
+    own = own_setting(request)
+    if any(not math.isclose(own[k], float(p[k]), rel_tol=1e-12) for k in ("tau", "kappa", "lam")):
+        at_own = {"kappa": own["kappa"], "lam": own["lam"], "z_eval": z_eval}
+        own_cells, _ = _fit_all(sqo, x, Y, labels, tau=own["tau"], continuation=True, **at_own)
+        own["boundaries"] = own_cells
+    details["own_setting"] = own
     if p.get("robustness_cold_start"):
         alt, alt_fits = _fit_all(sqo, x, Y, labels, tau=float(p["tau"]), continuation=not warm, **kw)
         values.update({Q.alt_start_boundary(k): v for k, v in alt.items()})
@@ -161,7 +177,10 @@ def combine(request: dict, answers: list[dict]) -> dict:
         "warm_start": first["warm_start"],
         "n_rows": max(a["details"]["n_rows"] for a in answers),
         "fit_args": first["fit_args"],
+        "own_setting": dict(first["own_setting"]),
     }
+    if "boundaries" in first["own_setting"]:
+        details["own_setting"]["boundaries"] = {k: a["details"]["own_setting"]["boundaries"][k] for k, a in one.items()}
     if request["params"].get("robustness_cold_start"):
         values.update({Q.alt_start_boundary(k): a["values"][Q.alt_start_boundary(k)] for k, a in one.items()})
         values[Q.ALT_START_MAX_SHIFT] = max(a["values"][Q.ALT_START_MAX_SHIFT] for a in answers)

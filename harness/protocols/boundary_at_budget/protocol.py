@@ -16,10 +16,13 @@ import numpy as np
 from pydantic import Field
 
 from ...fanout import Mapper
+from ...relations import target_holds
 from ...schema import Number
 from ...stats.sigmoid import SigmoidQuantileRegressor, sigmoid_boundary, sigmoid_objective
 from ..base import Choice, Context, Measurement, Protocol, finding
 from ..leaderboard import (
+    DATA_CHOICES,
+    ESTIMATOR_CHOICES,
     BoxParams,
     EstimatorParams,
     LeaderboardParams,
@@ -138,18 +141,21 @@ class BoundaryAtBudget(Protocol):
     Params = BoundaryParams
     controls = {"tau_override": TauOverride}
     CHOICES = {
-        "tau": Choice("the quantile level τ of the boundary", follows=()),
-        "kappa": Choice("the smoothing κ of the pinball loss"),
-        "lam": Choice("the ridge λ on the slope"),
-        "scores": Choice("raw accuracies or the leaderboard's normalised scores", kind="data"),
-        "one_per_base_model": Choice("every fine-tune of a base model, or one row per base model", kind="data"),
+        **ESTIMATOR_CHOICES,
+        **DATA_CHOICES,
+        "eval_x": Choice(
+            "the compute budget the boundary is read at",
+            "estimand",
+            "the claim names the budget (its table is at one compute); another budget is another number",
+        ),
     }
     FINDINGS = {
         "result": ("measured",),
-        "eval_support": ("inside", "upper_tail", "edge", "beyond", "below"),
+        "eval_support": ("inside", "upper_tail", "edge", "small_table", "beyond", "below"),
         "start_robustness": ("not_run", "measured"),
         "control_shifts": ("measured",),
         "explanation": ("explained",),
+        "own_setting": ("not_reported", "same", "no_common_miss", "closes", "does_not_close"),
     }
 
     def columns(self, params: BoundaryParams):
@@ -225,6 +231,7 @@ class BoundaryAtBudget(Protocol):
             out["control_shifts"] = self._control_shifts(ctx)
         if ctx.upstream.ok:
             out["explanation"] = self._explanation(ctx)
+        out["own_setting"] = self._own_setting(ctx)
         return out
 
     def _paper(self, ctx: Context) -> dict:
@@ -268,6 +275,7 @@ class BoundaryAtBudget(Protocol):
             n_tasks=len(p.tasks),
             rows=rows,
             n_paper=len(paper),
+            one_paper=len(paper) == 1,
             all_paper=len(paper) == len(p.tasks),
             largest_reimpl=max(deltas) if deltas else None,
             largest_upstream=max(deltas_up) if deltas_up else None,
@@ -281,13 +289,24 @@ class BoundaryAtBudget(Protocol):
         )
 
     def _eval_support(self, ctx: Context):
-        """Where the evaluation point sits in the data: beyond or below every model, at the upper edge (fewer
-        models at or above it than one 1 - tau share of them takes, so that the quantile there rests on no
-        model above it), in a thin upper tail (under :data:`THIN_TAIL_SHARE` of the models), or inside."""
+        """Where the evaluation point sits in the data, and how many models stand behind the boundary there.
+
+        ``beyond`` / ``below``: outside every model's z. Inside the data, ``edge_models`` = 1/(1 - tau) is how many
+        models it takes for one of them, on average, to lie above a tau-quantile; with fewer than that at or
+        above the point (``n_at_or_above < edge_models``) the boundary there rests on no model above it. Where
+        the point is also in the top :data:`THIN_TAIL_SHARE` of the data, that is because it sits at the
+        **upper edge** (``edge``); where it is not, the point is well inside the data and the table is simply
+        small (``small_table``: in a table of 65 models a third of them at or above z = 4 are still fewer than
+        the 50 a 0.98-quantile needs; the same holds of nearly every point of such a table). With at least
+        that many: a thin upper tail (``upper_tail``, under :data:`THIN_TAIL_SHARE` of the models) or
+        ``inside``. ``expected_above`` is how many of the models at or above the point a tau-quantile leaves
+        above it on average, ``n_at_or_above * (1 - tau)``; ``expected_above_all`` the same for the whole table.
+        """
         z_eval, d = math.log10(ctx.params.eval_x), ctx.data
         n_above = ctx.reimpl.details["n_at_or_above_eval"]
         n = d["oll_rows_with_compute"]
-        edge = 1.0 / (1.0 - ctx.params.tau)
+        tau = ctx.params.tau
+        edge = 1.0 / (1.0 - tau)
         facts = {
             "z_eval": z_eval,
             "z_min": d["z_min"],
@@ -297,19 +316,24 @@ class BoundaryAtBudget(Protocol):
             "share": n_above / n,
             "thin_share": THIN_TAIL_SHARE,
             "edge_models": edge,
-            "tau": ctx.params.tau,
+            "edge_models_count": math.ceil(edge - 1e-9),
+            "expected_above": n_above * (1.0 - tau),
+            "expected_above_all": n * (1.0 - tau),
+            "small_table": n < edge,
+            "tau": tau,
         }
         if z_eval > d["z_max"]:
             return finding("beyond", **facts)
         if z_eval < d["z_min"]:
             return finding("below", **facts)
         if n_above < edge:
-            return finding("edge", **facts)
+            return finding("edge" if n_above / n < THIN_TAIL_SHARE else "small_table", **facts)
         return finding("upper_tail" if n_above / n < THIN_TAIL_SHARE else "inside", **facts)
 
     def _start_robustness(self, ctx: Context):
         """How far the other start moves the boundaries, against the smallest tolerance, or, for a claim without
-        one, against the precision the report prints (:data:`PRINTED`)."""
+        one, against the precision the report prints (:data:`PRINTED`); and, where the authors' values move
+        beyond it, why (:meth:`_authors_start_causes`), so that the report names the cause it measured."""
         p = ctx.params
         if not p.robustness_cold_start:
             return finding("not_run")
@@ -317,6 +341,8 @@ class BoundaryAtBudget(Protocol):
         tol, tol_text = tols[0] if tols else (PRINTED, None)
         mine = ctx.reimpl.values[Q.ALT_START_MAX_SHIFT]
         theirs = ctx.upstream.values.get(Q.ALT_START_MAX_SHIFT) if ctx.upstream.ok else None
+        upstream_within = None if theirs is None else theirs <= tol
+        causes = self._authors_start_causes(ctx, tol) if upstream_within is False else []
         return finding(
             "measured",
             alternative="cold" if p.warm_start else "warm",
@@ -326,8 +352,48 @@ class BoundaryAtBudget(Protocol):
             tolerance_text=tol_text,
             against="tolerance" if tols else "printed",
             reimpl_within=mine <= tol,
-            upstream_within=None if theirs is None else theirs <= tol,
+            upstream_within=upstream_within,
+            upstream_causes=causes,
+            objective_gap=OBJECTIVE_GAP,
         )
+
+    def _authors_start_causes(self, ctx: Context, tol: float) -> list[dict]:
+        """Why the authors' values move with the start, benchmark by benchmark, grouped by cause:
+
+        ``setting``: their warm start's last stage ran at another (tau, kappa) than the claim's (their schedule,
+        :data:`AUTHORS_KAPPA_STAGES`), while their cold start fits the claim's: the two starts fit different
+        objectives; ``stopped``: both fit the claim's setting, and one start's optimum has an objective more
+        than :data:`OBJECTIVE_GAP` above the other's on the shared objective (``short``: which start stopped
+        short); ``flat``: both reach the same objective within :data:`OBJECTIVE_GAP`, at different points.
+        """
+        p, up = ctx.params, ctx.upstream
+        fits, alt = up.details.get("fits", {}), up.details.get("alt_start_fits", {})
+        data = task_data(leaderboard_frame(ctx.tables, p), p)
+        order, kw = ("y0", "L", "a", "beta"), p.loss()
+        groups: dict[tuple, dict] = {}
+        for label, (z, y) in data.items():
+            main_v, alt_v = up.values.get(Q.boundary(label)), up.values.get(Q.alt_start_boundary(label))
+            if main_v is None or alt_v is None or abs(main_v - alt_v) <= tol or label not in alt:
+                continue
+            warm, cold = (fits[label], alt[label]) if p.warm_start else (alt[label], fits[label])
+            stage = _authors_last_stage({**warm, "continuation": True}, p)
+            if not (math.isclose(stage[0], p.tau) and math.isclose(stage[1], p.kappa)):
+                key = ("setting", stage[1])
+            else:
+                obj_warm = sigmoid_objective([warm["params"][k] for k in order], z, y, **kw)
+                obj_cold = sigmoid_objective([cold["params"][k] for k in order], z, y, **kw)
+                if abs(obj_warm - obj_cold) <= OBJECTIVE_GAP:
+                    key = ("flat", None)
+                else:
+                    key = ("stopped", "warm" if obj_warm > obj_cold else "cold")
+            g = groups.setdefault(key, {"cause": key[0], "labels": [], "shift": 0.0})
+            g["labels"].append(label)
+            g["shift"] = max(g["shift"], abs(main_v - alt_v))
+            if key[0] == "setting":
+                g["authors_kappa"] = key[1]
+            if key[0] == "stopped":
+                g["short"] = key[1]
+        return list(groups.values())
 
     def _control_shifts(self, ctx: Context):
         """How far each control moves the boundaries: from the paper's values where the targets give them, else
@@ -360,6 +426,100 @@ class BoundaryAtBudget(Protocol):
             )
         return finding("measured", controls=rows)
 
+    def _own_setting(self, ctx: Context):
+        """Where both arms miss a published value, the cause it can measure: the setting the authors' own code
+        path fits this table with (read from their code by their arm, ``details.own_setting``), refitted.
+
+        ``not_reported``: their arm did not run or did not report it; ``same``: it is the claim's own setting;
+        ``no_common_miss``: it differs, but no published value is missed by both arms; ``closes``: it differs,
+        and refitted there (both arms, and the re-implementation inside the authors' box where the claim
+        measures it) every published value both arms miss at the claim's setting comes back within its
+        tolerance in at least one of them (``closed``; the authors' code may stay a hair outside where it does
+        at the claim's own setting too); ``does_not_close``: some does not.
+        """
+        own = ctx.upstream.details.get("own_setting") if ctx.upstream.ok else None
+        if not own:
+            return finding("not_reported")
+        p = ctx.params
+        names = ("tau", "kappa", "lam")
+        changed = [k for k in names if not math.isclose(float(own[k]), float(getattr(p, k)), rel_tol=1e-12)]
+        where: dict[str, list[str]] = {}  # the file and lines that state each changed value, file by file
+        for k in changed:
+            file, _, line = own["where"][k].rpartition(":")
+            where.setdefault(file, []).append(line)
+        facts = {
+            "tau": own["tau"],
+            "kappa": own["kappa"],
+            "lam": own["lam"],
+            "changed": [{"name": k, "own": own[k], "claim": getattr(p, k), "where": own["where"][k]} for k in changed],
+            "where": [{"file": f, "lines": lines} for f, lines in where.items()],
+            "path": own.get("path"),
+        }
+        if not changed:
+            return finding("same", **facts)
+        paper = self._paper(ctx)
+        missed = [t for t in paper.values() if t.reimpl.holds is False and t.upstream.holds is False]
+        if not missed or not own.get("boundaries"):
+            return finding("no_common_miss", **facts)
+        data = task_data(leaderboard_frame(ctx.tables, p), p)
+        rng = np.random.default_rng(ctx.spec.seed)
+        z_eval = math.log10(p.eval_x)
+        options = p.estimator(tau=own["tau"], kappa=own["kappa"], lam=own["lam"])
+        rows = []
+        for t in missed:
+            label = t.quantity.partition(".")[2]
+            z, y = data[label]
+            mine = float(SigmoidQuantileRegressor(rng=rng, **options).fit(z, y).predict(z_eval))
+            boxed = None
+            if p.box_check is not None:  # and inside their box, where the claim measures it
+                model = SigmoidQuantileRegressor(rng=rng, **options, box=tuple(p.box_check)).fit(z, y)
+                boxed = float(model.predict(z_eval))
+            theirs = own["boundaries"][label]
+            rows.append(
+                {
+                    "label": label,
+                    "title": t.title,
+                    "paper": t.paper,
+                    "paper_text": t.paper_text,
+                    "tolerance": t.tolerance,
+                    "reimpl": t.reimpl.value,
+                    "upstream": t.upstream.value,
+                    "reimpl_at_own": mine,
+                    "upstream_at_own": theirs,
+                    "upstream_gap": abs(theirs - t.paper),
+                    "reimpl_gap": abs(mine - t.paper),
+                    "upstream_within": target_holds("~", theirs, paper=t.paper, tolerance=t.tolerance),
+                    "reimpl_within": target_holds("~", mine, paper=t.paper, tolerance=t.tolerance),
+                    "reimpl_boxed_at_own": boxed,
+                    "reimpl_boxed_gap": None if boxed is None else abs(boxed - t.paper),
+                    "reimpl_boxed_within": None
+                    if boxed is None
+                    else target_holds("~", boxed, paper=t.paper, tolerance=t.tolerance),
+                }
+            )
+        for r in rows:
+            r["closed"] = r["upstream_within"] or r["reimpl_within"] or bool(r["reimpl_boxed_within"])
+        closes = all(r["closed"] for r in rows)
+        return finding(
+            "closes" if closes else "does_not_close",
+            **facts,
+            rows=rows,
+            titles=[r["title"] for r in rows],
+            one=len(rows) == 1,
+            n_rows=len(rows),
+            n_closed=sum(r["closed"] for r in rows),
+            n_upstream_within=sum(r["upstream_within"] for r in rows),
+            n_reimpl_within=sum(r["reimpl_within"] for r in rows),
+            largest_miss=max(max(abs(r["reimpl"] - r["paper"]), abs(r["upstream"] - r["paper"])) for r in rows),
+            smallest_miss=min(min(abs(r["reimpl"] - r["paper"]), abs(r["upstream"] - r["paper"])) for r in rows),
+            upstream_gap=max(r["upstream_gap"] for r in rows),
+            reimpl_gap=max(r["reimpl_gap"] for r in rows),
+            reimpl_within=all(r["reimpl_within"] for r in rows),
+            boxed=p.box_check is not None,
+            reimpl_boxed_gap=None if p.box_check is None else max(r["reimpl_boxed_gap"] for r in rows),
+            n_reimpl_boxed_within=None if p.box_check is None else sum(r["reimpl_boxed_within"] for r in rows),
+        )
+
     def _explanation(self, ctx: Context):
         """Why the arms' values differ, benchmark by benchmark: both optima scored on one objective, the setting
         the authors' code actually fitted (their schedule of stages), and the re-implementation refitted inside
@@ -369,7 +529,11 @@ class BoundaryAtBudget(Protocol):
         ``setting``: their last stage ran at another (tau, kappa) than the claim's, and the re-implementation
         refitted there moves more than half the way to their value; ``box``: the refit inside their box does;
         ``optimiser_short``: at the claim's own setting, even inside their box the re-implementation reaches a
-        lower objective than theirs; ``unexplained``: none of these.
+        lower objective than theirs; ``unexplained``: none of these (``box_measured`` says whether the box was
+        tried: without ``box_check`` it was not). Before any of these, ``different_data``: their fit is not of
+        the re-implementation's data (another number of points, or their curve covers another share of these
+        points than of theirs, as when one arm reads the scores on another scale), so the two optima cannot be
+        scored on one objective.
         """
         p = ctx.params
         data = task_data(leaderboard_frame(ctx.tables, p), p)
@@ -398,7 +562,14 @@ class BoundaryAtBudget(Protocol):
                 model = SigmoidQuantileRegressor(rng=rng, **p.estimator(tau=stage[0], kappa=stage[1])).fit(z, y)
                 at_stage = float(model.predict(math.log10(p.eval_x)))
             gap = abs(mine_v - their_v)
-            if obj_theirs - obj_mine <= OBJECTIVE_GAP:
+            # the same data? their fit's points and its coverage of them, against the re-implementation's data
+            their_cov = float(np.mean(y <= sigmoid_boundary(z, *(theirs[k] for k in order))))
+            same_data = fit.get("n", z.size) == z.size and (
+                fit.get("coverage") is None or abs(their_cov - fit["coverage"]) <= 2.0 / z.size
+            )
+            if not same_data:
+                cause = "different_data"
+            elif obj_theirs - obj_mine <= OBJECTIVE_GAP:
                 cause = "same_optimum"
             elif differs and _closer(at_stage, their_v, gap):
                 cause = "setting"
@@ -426,10 +597,15 @@ class BoundaryAtBudget(Protocol):
                     "reimpl_boxed": boxed_v,
                     "objective_reimpl_boxed": obj_boxed,
                     "short_by": (obj_theirs - obj_boxed) if obj_boxed is not None else None,
+                    "box_measured": boxed_v is not None,
+                    "n_upstream": fit.get("n"),
+                    "n_reimpl": int(z.size),
+                    "coverage_upstream": fit.get("coverage"),
+                    "coverage_of_theirs_here": their_cov,
                     "cause": cause,
                 }
             )
-        differing = [r for r in rows if r["cause"] != "same_optimum"]
+        differing = [r for r in rows if r["cause"] not in ("same_optimum", "different_data")]
         by_setting = [r for r in differing if r["cause"] == "setting"]
         setting = None
         if by_setting:
@@ -447,6 +623,8 @@ class BoundaryAtBudget(Protocol):
             differing=[r for r in differing if r["cause"] != "setting"],
             setting=setting,
             n_differing=len(differing),
+            different_data=[r["label"] for r in rows if r["cause"] == "different_data"],
+            box_measured=p.box_check is not None,
             box=list(p.box_check) if p.box_check else None,
             objective_gap=OBJECTIVE_GAP,
             kappa_stages=list(AUTHORS_KAPPA_STAGES),

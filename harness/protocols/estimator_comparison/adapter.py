@@ -12,7 +12,9 @@ Table 2 comes from their script, run in-process into a scratch folder::
         --bins N_BINS --min_bin_size MIN_BIN_SIZE --task_group main
         --compute_product_cols TOKENS PARAMS --compute_multiplier M --csv TABLE --out_base SCRATCH
 
-(``main(argv)`` of the module). It writes ``k<t>/<task>__pinball_baselines.csv``
+(``main(argv)`` of the module; ``TABLE`` is the claim's table, or for scores in percent a copy with the
+score columns divided by 100, :func:`harness.adapters.authors_sigmoid.claim_table`). It writes
+``k<t>/<task>__pinball_baselines.csv``
 per (task, rolling pair) with a ``train`` (ID) and a ``val`` (OOD, overlap
 validation models) row of ``L_<estimator>`` (mean smoothed pinball loss) and
 ``CE_<estimator>`` (mean over non-empty bins of ``|coverage_b - tau|``; ID bins
@@ -79,7 +81,7 @@ import os
 import numpy as np
 
 from ...adapters import authors_periods as TC
-from ...adapters.authors_sigmoid import CLI_FIT_ARGS
+from ...adapters.authors_sigmoid import CLI_FIT_ARGS, claim_table
 from . import quantities as Q
 
 SCRIPT = "scripts/evaluate/sigmoid_pinball_baselines.py"
@@ -271,7 +273,7 @@ def _setup(request: dict) -> dict:
     spb = _script()
     from skill_frontier.evaluation import pinball_utils
 
-    table = request["tables"][p.get("table", "oll")]
+    table = claim_table(request)
     data = TC.period_data(A, table, p)
     fixed = _check_settings(A, spb, p, data["headers"])
     periods = TC.check_periods(A, p, data)

@@ -80,9 +80,9 @@ def _estimators(record: Record) -> list[tuple[Figure, bytes]]:
     ):
         missing.append("the authors' shuffled-z values other than ID pinball (their arm reports only the ID advantage)")
     caption = (
-        f"Each estimator's loss and calibration in distribution (fit period) and out of distribution (next "
-        f"period), means over {P['n_pairs']} task-period pairs, with the sigmoid under each control (shaded): "
-        f"look at the sigmoid against the I-spline on OOD calibration, and at how far the controls move it."
+        f"Each estimator's loss and calibration in and out of distribution (means over {P['n_pairs']} task-period "
+        f"pairs), the sigmoid under each control shaded: look at the sigmoid against the I-spline on OOD "
+        f"calibration, and at how far the controls move it."
     )
     return [done(record, "estimators", fig, caption=caption, section="result", missing=missing)]
 
@@ -129,9 +129,9 @@ def _differences(record: Record) -> list[tuple[Figure, bytes]]:
         handles += legend_handles({"color": BOXED["color"], "marker": "s", "ms": 4.5, "ls": "none", **BOXED})
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
     caption = (
-        "Each headline cell's distance from the paper, divided by its tolerance: a mark outside the shaded band "
-        "fails; look at which arm lands outside it"
-        + (" and where the refit inside the authors' box lands." if has_boxed else ".")
+        "Each headline cell's distance from the paper in units of its tolerance (outside the shaded band, it "
+        "fails): look at which arm lands outside"
+        + (", and where the refit inside the authors' box lands." if has_boxed else ".")
     )
     missing = upstream_missing(record, "the authors' values")
     return [done(record, "differences", fig, caption=caption, section="result", missing=missing)]

@@ -40,7 +40,7 @@ from ...stats.estimator_comparison import (
     shuffled_z_advantage,
 )
 from ..base import Choice, Context, Measurement, Protocol, ProtocolParams, finding
-from ..leaderboard import EstimatorParams, LeaderboardParams, leaderboard_columns
+from ..leaderboard import DATA_CHOICES, ESTIMATOR_CHOICES, EstimatorParams, LeaderboardParams, leaderboard_columns
 from ..periods import (
     PeriodParams,
     box_explanation,
@@ -124,13 +124,23 @@ class EstimatorComparison(Protocol):
     Params = EstimatorComparisonParams
     controls = {"beta_zero": BetaZero, "shuffle_z": ShuffleZ}
     CHOICES = {
-        "tau": Choice("the quantile level τ of the boundary", follows=()),
-        "kappa": Choice("the smoothing κ of the pinball loss"),
-        "lam": Choice("the ridge λ on the slope"),
-        "n_bins": Choice("the equal-mass bins of the Binwise estimator and of the calibration error"),
-        "ispline_intervals": Choice("the knot rule of the I-spline (quantile intervals of the training z)"),
-        "scores": Choice("raw accuracies or the leaderboard's normalised scores", kind="data"),
-        "one_per_base_model": Choice("every fine-tune of a base model, or one row per base model", kind="data"),
+        **ESTIMATOR_CHOICES,
+        "n_bins": Choice(
+            "the equal-mass bins of the Binwise estimator and of the calibration error",
+            "analysis",
+            "a discretisation of the comparison the claim does not name (calibration error is a mean over bins)",
+        ),
+        "ispline_intervals": Choice(
+            "the knot rule of the I-spline (quantile intervals of the training z)",
+            "analysis",
+            "a setting of the comparison estimator, which Appendix B.3 leaves open",
+        ),
+        "ispline_lam": Choice(
+            "the ridge on the I-spline's weights",
+            "analysis",
+            "a setting of the comparison estimator, which Appendix B.3 leaves open",
+        ),
+        **DATA_CHOICES,
     }
     FINDINGS = {
         "summary": ("measured",),

@@ -23,6 +23,7 @@ Control ``tau_override`` refits the claimed setting at another tau and gives
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Literal
 
 import numpy as np
@@ -33,8 +34,10 @@ from ...quantities import budget_text
 from ...schema import Count, Label, Number, RelativePath
 from ...stats.sigmoid import BETA_MAX
 from ...stats.sweep import fit_setting, hyperparameter_sweep
-from ..base import Choice, Context, Measurement, Protocol, ProtocolParams, finding
+from ..base import Context, Measurement, Protocol, ProtocolParams, finding
 from ..leaderboard import (
+    DATA_CHOICES,
+    ESTIMATOR_CHOICES,
     EstimatorParams,
     LeaderboardParams,
     TauOverride,
@@ -156,10 +159,19 @@ class Hyperparameters(Protocol):
     Params = HyperParams
     controls = {"tau_override": TauOverride}
     CHOICES = {
-        "scores": Choice("raw accuracies or the leaderboard's normalised scores", kind="data"),
-        "one_per_base_model": Choice("every fine-tune of a base model, or one row per base model", kind="data"),
-        "n_random": Choice("random restarts of each fit beside the warm start"),
-        "warm_start": Choice("whether each fit starts from the previous setting's optimum"),
+        "n_random": ESTIMATOR_CHOICES["n_random"],
+        "warm_start": ESTIMATOR_CHOICES["warm_start"],
+        "scores": replace(
+            DATA_CHOICES["scores"],
+            why="Table 1, the reference the sweep is judged against, is of raw accuracies: normalised scores ask "
+            "which setting fits another table",
+        ),
+        "one_per_base_model": replace(
+            DATA_CHOICES["one_per_base_model"],
+            role="estimand",
+            why="Table 1, the reference the sweep is judged against, was fitted on every row: another set of rows "
+            "asks which setting fits another table",
+        ),
     }
     FINDINGS = {
         "summary": ("only_claimed", "claimed_and_others", "not_claimed", "neither"),

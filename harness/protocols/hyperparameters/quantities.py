@@ -5,7 +5,7 @@ Standard library only (see :mod:`harness.quantities`).
 
 from __future__ import annotations
 
-from ...quantities import Quantity
+from ...quantities import Quantity, number_text
 
 __all__ = [
     "vocabulary",
@@ -49,7 +49,7 @@ def setting_key(setting: dict) -> str:
 
 def setting_text(param: str, value: float) -> str:
     """``λ = 0.001`` for the sweep setting ``lam=0.001``."""
-    return f"{HYPER_SYMBOLS.get(param, param)} = {value:g}"
+    return f"{HYPER_SYMBOLS.get(param, param)} = {number_text(value)}"
 
 
 def sweep(param: str, value: float, stat: str) -> str:

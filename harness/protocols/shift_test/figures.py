@@ -9,6 +9,7 @@ import numpy as np
 
 from ...figures import REIMPL, UPSTREAM, done, fmt, linspace, new_figure, upstream_missing
 from ...record import Figure, Record
+from ...render import fmt_general
 
 __all__ = ["draw"]
 
@@ -145,7 +146,7 @@ def _shift_eps(record: Record) -> list[tuple[Figure, bytes]]:
     ax_p.legend(frameon=False, loc="best")
     caption = (
         f"How the clip ε of scores at 0 or 100% moves γ (left) and its p-value (right); the claim's "
-        f"ε = {P['eps']:g} is the dotted line: look at whether p crosses α = {P['alpha']:g} anywhere."
+        f"ε = {fmt_general(P['eps'])} is the dotted line: look at whether p crosses α = {P['alpha']:g} anywhere."
     )
     return [done(record, "eps_sensitivity", fig, caption=caption, section="result", missing=missing)]
 
@@ -197,10 +198,21 @@ def _shift_power(record: Record) -> list[tuple[Figure, bytes]]:
             textcoords="offset points",
             fontsize=7.5,
         )
+    gi = P.get("gamma_interval")
+    if gi and gi.get("lo") is not None and gi.get("hi") is not None:
+        ax.hlines(0.06, gi["lo"], gi["hi"], color=REIMPL["color"], lw=4, alpha=0.45)
+        ax.annotate(
+            f"{gi['level']:.0%} interval for γ, the test inverted: [{gi['lo']:.2f}, {gi['hi']:.2f}]",
+            (gi["hi"], 0.06),
+            xytext=(6, -3),
+            textcoords="offset points",
+            fontsize=7.5,
+            color=REIMPL["color"],
+        )
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("planted shift c (logits)")
     ax.set_ylabel(f"power (share of data sets with p < {P['alpha']:g})")
-    ax.legend(frameon=False, loc="lower right", fontsize=7.5)
+    ax.legend(frameon=False, loc="lower right", bbox_to_anchor=(1.0, 0.1), fontsize=7.5)
     caption = (
         f"Measured power of the test on its own design ({pw['n_replicates']} simulated data sets per planted "
         f"shift, bars ±1.96 Monte Carlo s.e.): look at the power at the observed γ (◇) against the "

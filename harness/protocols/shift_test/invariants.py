@@ -84,6 +84,16 @@ def _null_centre(v, f):
     return ok, {"p_value": _p(v), "p_classical": p_classical, "alpha": _alpha(v)}
 
 
+@INVARIANTS.asserts("null_centre", tuple(_NULL), "'off centre' is the null's mean against its spread, as recorded")
+def _null_off_centre(v, f):
+    x, test = f.facts, v.record.arms.reimpl.details.get("test", {})
+    if "off_centre" not in x:
+        return None
+    ok = same(x["null_mean"], v.value("null_mean")) and same(x["null_sd"], test.get("null_sd"))
+    ok = ok and x["off_centre"] == (abs(x["null_mean"]) >= x["off_centre_sds"] * x["null_sd"])
+    return ok, {"null_mean": x["null_mean"], "null_sd": x["null_sd"]}
+
+
 @INVARIANTS.asserts("monte_carlo", "single", "no second permutation count was run")
 def _mc_single(v, f):
     return v.value("p_value_precise") is None, {"p_value_precise": v.value("p_value_precise")}
@@ -141,3 +151,18 @@ def _not_rejected(v, f):
 @INVARIANTS.asserts("upper_bound", "rejected", "the test rejected")
 def _ub_rejected(v, f):
     return _p(v) < _alpha(v), {"p_value": _p(v), "alpha": _alpha(v)}
+
+
+@INVARIANTS.asserts(
+    "gamma_interval",
+    ("excludes_zero", "includes_zero"),
+    "its ends are the measured ones, its lower end is above 0 exactly when the test rejects at alpha, and its "
+    "level is 1 - 2 alpha",
+)
+def _gamma_interval(v, f):
+    x = f.facts
+    lo, hi = v.value("gamma_lo"), v.value("gamma_hi")
+    excludes = lo > 0 or hi < 0
+    ok = same(x["lo"], lo) and same(x["hi"], hi) and same(x["level"], 1 - 2 * _alpha(v))
+    ok = ok and (f.state == "excludes_zero") == excludes and (lo > 0) == (_p(v) < _alpha(v))
+    return ok, {"lo": lo, "hi": hi, "p_value": _p(v), "alpha": _alpha(v), "stated": [x["lo"], x["hi"]]}

@@ -9,8 +9,12 @@ labels within quantile strata of the earlier benchmark
 Values: ``n_merged``, ``n_support``, ``n_pre``, ``n_post``, ``slope``,
 ``gamma``, ``se``, ``t``, ``p_value``, ``r2``, ``odds_ratio`` (``exp(gamma)``),
 ``null_mean`` (centre of the stratified permutation null), ``upper95``
-(one-sided 95% upper bound ``gamma + z_0.95 se``), ``p_classical`` (one-sided
-t-test of gamma = 0, n - 3 degrees of freedom); with ``n_perm_precise``,
+(one-sided 95% upper bound ``gamma + z_0.95 se``), ``gamma_lo``, ``gamma_hi``
+(the ``1 - 2 alpha`` interval for gamma from inverting the permutation test on
+its own permutations, :func:`harness.stats.shift.inverted_interval`: its
+lower end is the one-sided ``1 - alpha`` bound, so it excludes 0 exactly when
+the test rejects), ``p_classical`` (one-sided t-test of gamma = 0, n - 3
+degrees of freedom); with ``n_perm_precise``,
 ``p_value_precise`` and ``null_mean_precise``; with ``power``,
 ``power.at_observed`` and ``power.min_detectable`` (the measured power of the
 test on its own design, :mod:`harness.stats.power`).
@@ -43,6 +47,9 @@ __all__ = ["ShiftParams", "PowerParams", "InflatePost", "RelabelGroups", "ShiftT
 #: Which side of alpha a permutation p-value falls on is settled when its limit lies more than this many
 #: Monte Carlo standard deviations (at the claim's permutation count) away from alpha.
 MC_SIDE_SDS = 4.0
+#: The permutation null is "not centred on zero" when its mean lies at least this many of its own standard deviations
+#: from zero (a quarter: a shift of the reference a reader would see on the null's histogram).
+NULL_OFF_CENTRE = 0.25
 
 
 class PowerParams(ProtocolParams):
@@ -136,10 +143,25 @@ class ShiftTest(Protocol):
     Params = ShiftParams
     controls = {"inflate_post": InflatePost, "relabel_groups": RelabelGroups}
     CHOICES = {
-        "cutoff": Choice("the release date that splits models into before and after"),
-        "n_bins": Choice("the bins of the earlier score that the test stratifies by"),
-        "eps": Choice("the clip of proportions before the logit"),
+        "cutoff": Choice(
+            "the release date that splits models into before and after",
+            "estimand",
+            "the claim defines the post-release group by the later benchmark's release; another date tests another "
+            "group of models",
+        ),
+        "n_bins": Choice(
+            "the bins of the earlier score that the test stratifies by",
+            "analysis",
+            "the strata of the permutation test: a device of the test, not named by the claim",
+        ),
+        "eps": Choice(
+            "the clip of proportions before the logit",
+            "analysis",
+            "a numerical convention for scores of 0 or 100% on the logit scale, not named by the claim",
+        ),
     }
+    INTERVALS = {"gamma": ("gamma_lo", "gamma_hi")}
+    JOINT_NULL = {"effect": "gamma", "p_value": "p_value"}
     FINDINGS = {
         "summary": ("measured",),
         "result": ("measured",),
@@ -155,6 +177,7 @@ class ShiftTest(Protocol):
         "planted": ("detected", "missed"),
         "relabelled": ("measured",),
         "upper_bound": ("not_rejected", "rejected"),
+        "gamma_interval": ("excludes_zero", "includes_zero"),
     }
 
     def columns(self, params: ShiftParams):
@@ -174,11 +197,37 @@ class ShiftTest(Protocol):
     def multiverse_params(self, params: ShiftParams) -> dict:
         return {"n_perm_precise": 0, "power": None, "eps_grid": [params.eps]}
 
+    def decision_margin(self, params: ShiftParams, quantity: str, threshold: float) -> float | None:
+        """A permutation p-value's side of a level is settled beyond :data:`MC_SIDE_SDS` Monte Carlo standard
+        deviations of a p-value whose limit is the level, ``sqrt(t (1 - t) / n_perm)`` (the rule of the finding
+        ``monte_carlo``)."""
+        if quantity != "p_value" or not 0 < threshold < 1:
+            return None
+        return MC_SIDE_SDS * math.sqrt(threshold * (1 - threshold) / params.n_perm)
+
+    def joint_null(self, params: ShiftParams, specifications: list, tables, rng, n: int) -> dict:
+        """Data sets under the claim's own null: the release label permuted within the claim's strata of its
+        common support (the test's own scheme), every specification's test run on each."""
+        from ...stats.specification_null import shift_specification_null
+
+        x, y, post = _arrays(params, tables)
+        specs = [{"eps": s.eps, "n_bins": s.n_bins, "n_perm": s.n_perm} for s in specifications]
+        return shift_specification_null(
+            x,
+            y,
+            post,
+            paper={"eps": params.eps, "n_bins": params.n_bins},
+            specs=specs,
+            n_datasets=n,
+            rng=rng,
+            alpha=params.alpha,
+        )
+
     def measure(self, params: ShiftParams, tables, rng):
         x, y, post = _arrays(params, tables)
         kw = {"n_bins": params.n_bins, "n_perm": params.n_perm}
         start = copy.deepcopy(rng)  # the eps table reuses the test's stream: rows differ by eps only
-        res = shift_test(x, y, post, rng=rng, eps=params.eps, **kw)
+        res = shift_test(x, y, post, rng=rng, eps=params.eps, interval_alpha=params.alpha, **kw)
         values = {
             "n_merged": res["n_merged"],
             "n_support": res["n"],
@@ -189,6 +238,8 @@ class ShiftTest(Protocol):
             "se": res["se"],
             "t": res["t"],
             "p_value": res["p_value"],
+            "gamma_lo": res["gamma_lo"],
+            "gamma_hi": res["gamma_hi"],
             "r2": res["r2"],
             "odds_ratio": math.exp(res["gamma"]),
             "null_mean": res["null_mean"],
@@ -251,6 +302,15 @@ class ShiftTest(Protocol):
                 upstream_gamma=uv.get("gamma"),
                 upstream_p=uv.get("p_value"),
                 cutoff=p.cutoff,
+                # every p-value the report prints for this one test, so that the lead can name each
+                n_perm=p.n_perm,
+                p_precise=v.get("p_value_precise"),
+                n_perm_precise=p.n_perm_precise,
+                p_classical=v["p_classical"],
+                classical_significant=v["p_classical"] < p.alpha,
+                paper_p_text=next(
+                    (t.paper_text for t in ctx.targets if t.quantity == "p_value" and t.relation == "~"), None
+                ),
             )
         }
         rows = []
@@ -296,6 +356,10 @@ class ShiftTest(Protocol):
                 (True, True): "both_significant",
             }[(perm_sig, classical_sig)],
             null_mean=v["null_mean"],
+            null_sd=ctx.reimpl.details["test"]["null_sd"],
+            # off centre: the null's mean at least NULL_OFF_CENTRE of its own standard deviation from zero
+            off_centre=abs(v["null_mean"]) >= NULL_OFF_CENTRE * ctx.reimpl.details["test"]["null_sd"],
+            off_centre_sds=NULL_OFF_CENTRE,
             upstream_null_mean=uv.get("null_mean"),
             t=v["t"],
             df=df,
@@ -353,7 +417,32 @@ class ShiftTest(Protocol):
             p_value=v["p_value"],
             alpha=p.alpha,
         )
+        out["gamma_interval"] = self._gamma_interval(ctx, v)
         return out
+
+    @staticmethod
+    def _gamma_interval(ctx: Context, v: dict):
+        """The interval for γ from inverting the test, and how often it covered the shift in the power study's
+        data sets drawn at the fitted γ (its coverage measured on this design), where the power study ran."""
+        p = ctx.params
+        pw = ctx.reimpl.details.get("power")
+        at = pw["linear"]["at_observed"] if pw is not None else {}
+        return finding(
+            "excludes_zero" if v["gamma_lo"] > 0 or v["gamma_hi"] < 0 else "includes_zero",
+            gamma=v["gamma"],
+            lo=v["gamma_lo"],
+            hi=v["gamma_hi"],
+            level=1.0 - 2.0 * p.alpha,
+            one_sided=1.0 - p.alpha,
+            alpha=p.alpha,
+            n_perm=p.n_perm,
+            coverage=at.get("coverage"),
+            coverage_mc_se=at.get("coverage_mc_se"),
+            coverage_at=at.get("shift"),
+            n_replicates=p.power.n_replicates if pw is not None else None,
+            se_lo=v["gamma"] - student_t.ppf(1 - p.alpha, v["n_support"] - 3) * v["se"],
+            se_hi=v["gamma"] + student_t.ppf(1 - p.alpha, v["n_support"] - 3) * v["se"],
+        )
 
     @staticmethod
     def _monte_carlo(ctx: Context, v: dict, uv: dict):
@@ -507,6 +596,7 @@ class ShiftTest(Protocol):
             "controls": controls,
             "eps_sensitivity": eps,
             "power": power,
+            "gamma_interval": {"lo": v["gamma_lo"], "hi": v["gamma_hi"], "level": 1.0 - 2.0 * p.alpha},
         }
 
 

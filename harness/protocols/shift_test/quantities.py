@@ -40,6 +40,9 @@ RELABELLED = {
 def vocabulary(p: dict) -> dict[str, Quantity]:
     out = {k: Quantity(v) for k, v in SHIFT_STATS.items()}
     out["p_classical"] = Quantity("one-sided t-test p-value", "reimpl")
+    level = f"{1 - 2 * p['alpha']:.0%}" if isinstance(p.get("alpha"), (int, float)) else "the"
+    out["gamma_lo"] = Quantity(f"lower end of {level} interval for γ (the test inverted)", "reimpl")
+    out["gamma_hi"] = Quantity(f"upper end of {level} interval for γ (the test inverted)", "reimpl")
     if p.get("n_perm_precise"):
         out["p_value_precise"] = Quantity(f"permutation p-value from {p['n_perm_precise']} permutations", "reimpl")
         out["null_mean_precise"] = Quantity(f"centre of the null from {p['n_perm_precise']} permutations", "reimpl")

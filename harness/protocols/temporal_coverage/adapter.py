@@ -13,6 +13,9 @@ The numbers come from their script, run in-process into a scratch folder::
         --compute_product_cols TOKENS PARAMS --compute_multiplier M --tasks COLUMNS...
         --csv TABLE --out_base SCRATCH
 
+(``TABLE`` is the claim's table, or for scores in percent a copy with the score columns divided by
+100: :func:`harness.adapters.authors_sigmoid.claim_table`.)
+
 (``main(argv)`` of the module). For each rolling pair ``k`` (fit on ``P_k``
 only, their ``PERIOD4_SPLITS_SINGLE``) and task it writes per-bin CSVs:
 ``bins/<task>_bins_train.csv`` (training bins, training models) and
@@ -87,7 +90,7 @@ from ...adapters.authors_periods import (
     split_sets,
     write_table,
 )
-from ...adapters.authors_sigmoid import CLI_FIT_ARGS
+from ...adapters.authors_sigmoid import CLI_FIT_ARGS, claim_table
 from . import quantities as Q
 
 SCRIPT = "scripts/evaluate/sigmoid_binned_mae.py"
@@ -248,7 +251,7 @@ def _relabelled_table(data: dict, perm: np.ndarray, eligible: np.ndarray, path: 
 def _setup(request: dict):
     p = request["params"]
     A = authors()
-    table = request["tables"][p.get("table", "oll")]
+    table = claim_table(request)
     settings = _fixed_settings(A, p)
     data = period_data(A, table, p)
     periods = check_periods(A, p, data)

@@ -124,15 +124,9 @@ def _coverage_by_split(record: Record) -> list[tuple[Figure, bytes]]:
     if binned and record.arms.upstream.ok and not any(T.get("bin_averaged_upstream") for T in P["tasks"].values()):
         missing.append("the authors' bin-averaged values per split (their arm reports only the means)")
     caption = (
-        f"Out-of-period signed coverage error of each benchmark's τ = {P['tau']:g} boundary per rolling split "
-        f"and its mean (◆), both arms"
-        + (
-            ", pooled over models (left) and averaged over compute bins as in the paper's Figure 2 (right)"
-            if binned
-            else ""
-        )
-        + ": look at whether the drift benchmarks (solid) fall below zero on every split while the stable "
-        "ones (dashed) stay above it."
+        "Signed coverage error out of period, per split and its mean (◆), both arms"
+        + (", pooled over models (left) and averaged over bins as the paper's Figure 2 does (right)" if binned else "")
+        + ": do the drift benchmarks (solid) fall below zero on every split, the stable ones (dashed) not?"
     )
     return [done(record, "coverage_by_split", fig, caption=caption, section="result", missing=missing)]
 

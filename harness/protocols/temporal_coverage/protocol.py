@@ -42,6 +42,8 @@ among the models, everything refitted; values ``separation`` and
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pydantic import Field, model_validator
 
 from ...fanout import Mapper
@@ -49,8 +51,8 @@ from ...relations import relation_holds, target_holds
 from ...schema import Count, Label, Number
 from ...stats.temporal_coverage import relabelled_coverage, temporal_coverage
 from ...verdict import arm_disagreements, decide_verdict
-from ..base import Choice, Context, Measurement, Protocol, ProtocolParams, finding
-from ..leaderboard import EstimatorParams, LeaderboardParams, leaderboard_columns
+from ..base import Context, Measurement, Protocol, ProtocolParams, finding
+from ..leaderboard import DATA_CHOICES, ESTIMATOR_CHOICES, EstimatorParams, LeaderboardParams, leaderboard_columns
 from ..periods import (
     PeriodParams,
     box_explanation,
@@ -184,11 +186,10 @@ class TemporalCoverage(Protocol):
     Params = TemporalParams
     controls = {"relabel_periods": RelabelPeriods}
     CHOICES = {
-        "tau": Choice("the quantile level τ of the boundary", follows=("exceed_rate",)),
-        "kappa": Choice("the smoothing κ of the pinball loss"),
-        "lam": Choice("the ridge λ on the slope"),
-        "scores": Choice("raw accuracies or the leaderboard's normalised scores", kind="data"),
-        "one_per_base_model": Choice("every fine-tune of a base model, or one row per base model", kind="data"),
+        **ESTIMATOR_CHOICES,
+        # the exceedance rate a stationary boundary leaves follows from τ (1 - τ)
+        "tau": replace(ESTIMATOR_CHOICES["tau"], follows=("exceed_rate",)),
+        **DATA_CHOICES,
     }
     FINDINGS = {
         "groups": ("measured",),
