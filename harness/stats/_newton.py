@@ -83,17 +83,19 @@ class NewtonResult:
 
 
 #: Per (constraints, working set): the null-space basis of the held rows, the map from the gradient to their
-#: multipliers, and the free coordinates when the rows are bounds. Every fit of a model shares its few constraint
-#: matrices.
-_BASES: dict[tuple, tuple[np.ndarray | None, np.ndarray | None, tuple[int, ...] | None]] = {}
+#: multipliers, the free coordinates when the rows are bounds, and whether the rows are linearly independent.
+#: Every fit of a model shares its few constraint matrices.
+_BASES: dict[tuple, tuple[np.ndarray | None, np.ndarray | None, tuple[int, ...] | None, bool]] = {}
 
 
 def _working_set(A: np.ndarray, rows: tuple[int, ...], akey: tuple):
-    """``(Z, M, free)``: an orthonormal basis ``Z`` of the null space of ``A_W`` and ``M = pinv(A_W')``, so that
-    the multipliers of ``g + A_W' l = 0`` are ``l = -M g`` (least squares); both ``None`` when ``W`` is empty
-    (``Z`` is then the identity, and the solver skips it). ``free``: when every row of ``A_W`` is a multiple of a
-    unit vector (a bound), the coordinates no row holds, in increasing order (``Z'v`` is then ``v[free]``, up to
-    the signs and order of ``Z``'s columns); else ``None``. ``akey`` is ``(A.shape, A.tobytes())``."""
+    """``(Z, M, free, independent)``: an orthonormal basis ``Z`` of the null space of ``A_W`` and
+    ``M = pinv(A_W')``, so that the multipliers of ``g + A_W' l = 0`` are ``l = -M g`` (least squares); both
+    ``None`` when ``W`` is empty (``Z`` is then the identity, and the solver skips it). ``free``: when every row
+    of ``A_W`` is a multiple of a unit vector (a bound), the coordinates no row holds, in increasing order
+    (``Z'v`` is then ``v[free]``, up to the signs and order of ``Z``'s columns); else ``None``. ``independent``:
+    whether the rows of ``A_W`` are linearly independent (numpy's ``matrix_rank`` rule on its singular values).
+    ``akey`` is ``(A.shape, A.tobytes())``."""
     key = (akey, rows)
     out = _BASES.get(key)
     if out is None:
@@ -101,12 +103,14 @@ def _working_set(A: np.ndarray, rows: tuple[int, ...], akey: tuple):
         bounds = all(np.count_nonzero(r) == 1 for r in A_w)
         free = tuple(i for i in range(A.shape[1]) if not np.any(A_w[:, i])) if bounds else None
         if rows:
-            Z = np.linalg.svd(A_w)[2][len(rows) :].T
+            _, sv, vt = np.linalg.svd(A_w)
+            independent = bool(sv.min() > sv.max() * max(A_w.shape) * np.finfo(float).eps)
+            Z = vt[len(rows) :].T
             M = np.linalg.pinv(A_w.T)
             Z.flags.writeable = M.flags.writeable = False
-            out = (Z, M, free)
+            out = (Z, M, free, independent)
         else:
-            out = (None, None, free)
+            out = (None, None, free, True)
         if len(_BASES) < 4096:
             _BASES[key] = out
     return out
@@ -211,10 +215,10 @@ def active_set_newton(
     f, derivatives = fun(x)
     g, H = derivatives()
     nfev, nit = 1, 0
-    work = _starting_set(A, b, x)
+    work = _starting_set(A, b, x, akey)
     stalled = False
     for _ in range(4 * maxiter):  # Newton steps, and changes of the working set without a step
-        Z, M, free = _working_set(A, work, akey)
+        Z, M, free, _ = _working_set(A, work, akey)
         p = _newton_step(g, H, Z, free)
         slope = float(g @ p)
         if stalled or -0.5 * slope <= ftol * max(abs(f), 1e-300):
@@ -283,20 +287,18 @@ def active_set_newton(
     return NewtonResult(x, f, nit, nfev, False, work)
 
 
-def _starting_set(A: np.ndarray, b: np.ndarray, x: np.ndarray) -> tuple[int, ...]:
+def _starting_set(A: np.ndarray, b: np.ndarray, x: np.ndarray, akey: tuple) -> tuple[int, ...]:
     """The constraints ``x`` meets exactly (item 0 of the module docstring): rows that are not zero, when they are
     linearly independent (else none)."""
     on = tuple(i for i in np.flatnonzero(A @ x == b).tolist() if np.any(A[i]))
-    if len(on) > 1 and np.linalg.matrix_rank(A[list(on)]) < len(on):
-        return ()
-    return on
+    return on if len(on) < 2 or _working_set(A, on, akey)[3] else ()
 
 
 def _bend(fun, x, derivatives, A, b, work, akey):
     """From ``x`` on the face of ``work``, its Newton step, cut at the first constraint outside ``work`` (landed on
     exactly, and added): ``(trial, f(trial), derivatives, working set)``, or ``None`` when it does not descend."""
     g, H = derivatives()
-    Z, _, free = _working_set(A, work, akey)
+    Z, _, free, _ = _working_set(A, work, akey)
     p = _newton_step(g, H, Z, free)
     if not float(g @ p) < 0.0:
         return None

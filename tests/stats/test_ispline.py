@@ -195,3 +195,19 @@ def test_a_start_from_a_fit_with_other_knots_does_not_depend_on_the_order_of_the
     shuffled = _Natural.of(z[perm], y[perm], bp, 3, 0.98, 50.0, 1e-4)
     assert shuffled.ties.sizes is not None  # grouped: five distinct values
     np.testing.assert_allclose(shuffled.from_fit(init, z[perm]), in_order.from_fit(init, z), atol=1e-9)
+
+
+@pytest.mark.parametrize("degree", [2, 3])
+def test_basis_uses_the_values_of_the_design_matrix(degree):
+    # the B-splines evaluated as a spline with identity coefficients: bit for bit scipy's design matrix
+    from scipy.interpolate import BSpline
+
+    from harness.stats.ispline import clamped_knot_vector
+
+    rng = np.random.default_rng(12)
+    for n_intervals in (1, 2, 3, 6):
+        z = np.repeat(rng.uniform(-0.5, 3.0, 60), 3)
+        bp = quantile_breakpoints(z, n_intervals)
+        t = clamped_knot_vector(bp, degree)
+        B = BSpline.design_matrix(np.clip(z, bp[0], bp[-1]), t, degree).toarray()
+        np.testing.assert_array_equal(ispline_basis(z, bp, degree), np.cumsum(B[:, ::-1], axis=1)[:, ::-1][:, 1:])
