@@ -93,7 +93,9 @@ def sum_of_logs(factors: np.ndarray) -> np.ndarray:
     n = factors.shape[-1]
     edges = _EDGES.get(n)
     if edges is None:
-        edges = _EDGES.setdefault(n, np.arange(0, n, _RUN))
+        edges = np.arange(0, n, _RUN)
+        if len(_EDGES) < 4096:  # one per sample size met; resamples of a cluster bootstrap vary in size
+            _EDGES[n] = edges
     return np.add.reduce(np.log(np.multiply.reduceat(factors, edges, axis=-1)), axis=-1)
 
 
