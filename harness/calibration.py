@@ -4,10 +4,13 @@ A claim's ``bootstrap:`` block may ask for a study (``calibration:``). ``python 
 calibration``) runs it with :func:`harness.stats.calibration.coverage_study`: data sets drawn from the claim's
 own data by resampling its clusters (the empirical world, in which the truth is the statistic on the full
 data: exact), on each of them the claim's measurement and every interval method, and the share of data sets
-whose 95% interval covers the truth, with its Monte Carlo error. The study is written beside the reports
-(``reports/calibration/<id>.json``, ``.md`` and a figure) and keyed by what it depends on (the claim's
-parameters and bootstrap, its tables, the code of its protocol): :func:`read_study` tells the claim's run
-whether it is there and up to date.
+whose 95% interval covers the truth, with its Monte Carlo error; and, for each comparison the claim asserts, how
+often the one-sided decision on it would call it supported in a null world where its difference is exactly 0
+(the decision's own error rate) and the least difference it detects with 80% power. Each data set is
+resampled as often as the claim's bootstrap resamples the real data (its ``n_resamples``). The study is
+written beside the reports (``reports/calibration/<id>.json``, ``.md`` and a figure) and keyed by what it
+depends on (the claim's parameters and bootstrap, its tables, the code of its protocol): :func:`read_study`
+tells the claim's run whether it is there and up to date.
 
 What is studied: the claim's interval quantities and, for each comparison it asserts, the difference of its
 two sides (``comparison[i]``: ``left - right``), whose interval is what a comparison's resampling rests on.
@@ -23,6 +26,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from .decisions import claimed_side
 from .paths import REPORTS_DIR
 
 __all__ = [
@@ -104,7 +108,13 @@ def study_key(spec, lock) -> str:
         "params": spec.params.model_dump(mode="json"),
         "bootstrap": b.model_dump(mode="json"),
         "data": {name: lock.tables[name].sha256 for name in spec.claim.inputs if name in lock.tables},
-        "code": digest(code_files(spec.protocol.name) + [HARNESS / "calibration.py", HARNESS / "stats/calibration.py"]),
+        "code": digest(
+            code_files(spec.protocol.name)
+            + [
+                HARNESS / f
+                for f in ("calibration.py", "stats/calibration.py", "stats/methods.py", "stats/intervals.py")
+            ]
+        ),
     }
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
@@ -135,14 +145,6 @@ def read_study(spec, lock, folder: Path = STUDY_DIR) -> tuple[str, dict | None]:
     return "measured", study
 
 
-#: The methods a study measures, by the names a claim file uses.
-def _methods(names):
-    from .stats.calibration import BCa, Percentile, Subsampling
-
-    known = {"percentile": Percentile(), "bca": BCa(n_groups=20, name="bca"), "subsampling": Subsampling()}
-    return [known[n] for n in names]
-
-
 def run_study(spec, tables, lock, reimpl) -> dict:
     """The claim's coverage study: its design, its methods, R data sets of B resamples each, on the fan-out.
     ``reimpl`` is the re-implementation's measurement (:func:`harness.runner.measurement_arm`): the fits every
@@ -150,6 +152,7 @@ def run_study(spec, tables, lock, reimpl) -> dict:
     from .fanout import Mapper
     from .schema import validate_plain
     from .stats.calibration import coverage_study
+    from .stats.methods import METHODS
 
     b, c = spec.claim.bootstrap, spec.claim.bootstrap.calibration
     params = (
@@ -160,10 +163,11 @@ def run_study(spec, tables, lock, reimpl) -> dict:
         d,
         seed=b.seed,
         n_replicates=c.replicates,
-        n_resamples=c.resamples,
+        n_resamples=b.n_resamples,
         level=b.level,
+        alpha=b.alpha,
         quantities=d.quantities,
-        methods=_methods(c.methods),
+        methods=[METHODS[n] for n in c.methods],
         map_fn=Mapper("calibration data sets"),
         name=f"claim {spec.id}",
     )
@@ -171,14 +175,49 @@ def run_study(spec, tables, lock, reimpl) -> dict:
     labels.update(
         {comparison_name(i): (c2.label or f"{c2.left} {c2.relation} {c2.right}") for i, c2 in enumerate(b.comparisons)}
     )
+    lo, hi = CALIBRATED
+    for per in result["coverage"].values():
+        for row in per.values():
+            row["calibrated"] = lo <= row["coverage"] <= hi
+    orderings = [
+        _ordering_errors(result, comparison_name(i), labels[comparison_name(i)], claimed_side(c2.relation), b.method)
+        for i, c2 in enumerate(b.comparisons)
+    ]
     return {
         "claim": spec.id,
         "key": study_key(spec, lock),
         "method_of_the_claim": b.method,
         "calibrated_range": list(CALIBRATED),
         "labels": labels,
+        "orderings": orderings,
         "narrowed": dict(c.params or {}),
         **result,
+    }
+
+
+def _ordering_errors(result: dict, quantity: str, label: str, side: int, claim_method: str) -> dict:
+    """One asserted ordering's decision, per method: the measured rate at which it calls the ordering supported
+    (``error``) or contradicted (``error_against``) where the difference is 0, the limit, whether the error is
+    within it, and the least difference detected with 80% power."""
+    mine, theirs = ("below", "above") if side < 0 else ("above", "below")
+    by_method = {}
+    for m, row in result["decisions"][quantity].items():
+        by_method[m] = {
+            "error": row[f"supports_{mine}"],
+            "error_mc_se": row[f"supports_{mine}_mc_se"],
+            "error_against": row[f"supports_{theirs}"],
+            "error_against_mc_se": row[f"supports_{theirs}_mc_se"],
+            "limit": row["limit"],
+            "calibrated": row[f"supports_{mine}"] <= row["limit"],
+            "detectable": row[f"detectable_{mine}"],
+        }
+    return {
+        "quantity": quantity,
+        "label": label,
+        "side": "below" if side < 0 else "above",
+        "by_method": by_method,
+        "claim_method": claim_method,
+        "claim_calibrated": by_method.get(claim_method, {}).get("calibrated"),
     }
 
 

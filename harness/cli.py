@@ -340,13 +340,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="compare the records with those at a git ref (exit 1 when something changed)",
         description="Compare each claim's record with the one at a git ref and list what moved. A value moves "
         "only beyond its reproducibility band: a target's value (either arm) by more than --fraction of the "
-        "target's tolerance (one without a tolerance: by more than 1e-4 of its size); a share of resamples by "
-        "more than twice the Monte Carlo standard error of the difference, 2 sqrt(se_old^2 + se_new^2) with "
-        "se = sqrt(p (1 - p) / B) as the record holds it; a verdict, outcome, control result or resampling "
-        "state on any change. Moves inside their band are counted, not listed (--exact lists them); listed "
-        "moves are printed with the fewest significant digits (at least three) that tell the two values apart "
-        "and shares as the report's percentages (76.0% -> 75.0%), not as raw floats. Exit 1 when something "
-        "changed.",
+        "target's tolerance (one without a tolerance: by more than 1e-4 of its size); the measured error of an "
+        "ordering's decision by more than twice the Monte Carlo standard error of the difference, "
+        "2 sqrt(se_old^2 + se_new^2) with se = sqrt(p (1 - p) / R) as the record holds it; a verdict, outcome, "
+        "control result or resampling label on any change. Moves inside their band are counted, not listed "
+        "(--exact lists them); listed moves are printed with the fewest significant digits (at least three) "
+        "that tell the two values apart and shares as the report's percentages (6.0% -> 5.0%), not as raw "
+        "floats. Exit 1 when something changed.",
     )
     df.add_argument("ref", nargs="?", default="HEAD", help="git ref to compare with")
     df.add_argument("--out", default=str(REPORTS_DIR), help="folder of the reports")

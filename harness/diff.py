@@ -7,13 +7,13 @@ Each value has a band inside which a move is not a new result, and ``diff`` repo
 - a target's value (either arm): a fraction (``--fraction``, default 0.1) of the target's tolerance; a target
   without one (a relation such as ``p > 0.05``): :data:`RELATIVE_MOVE` of its size, above the rounding of an
   optimiser solved to convergence and below any digit a report prints;
-- a share of resamples in which an asserted ordering holds: twice the Monte Carlo standard error of the
-  difference of the two shares, ``2 sqrt(se_old**2 + se_new**2)`` with ``se = sqrt(p (1 - p) / B)`` as the
-  record holds it (a 76% -> 75% move at B = 100 is inside it);
-- a verdict, a target's outcome, a control's result and a robustness state have no band: any change counts.
+- the measured error of an asserted ordering's decision (a share of simulated data sets): twice the Monte
+  Carlo standard error of the difference of the two shares, ``2 sqrt(se_old**2 + se_new**2)`` with ``se =
+  sqrt(p (1 - p) / R)`` as the record holds it;
+- a verdict, a target's outcome, a control's result and a resampling label have no band: any change counts.
 
 A move is printed with as many significant digits as it takes to tell the two values apart (at least
-three), not as raw floats, and a share of resamples as the report prints it (a percentage with one decimal,
+three), not as raw floats, and a share as the report prints it (a percentage with one decimal,
 ``76.0% -> 75.0%``, more decimals only when one is not enough to tell them apart); the moves inside their bands
 are counted, and ``exact=True`` (``--exact``) prints every difference at full precision instead.
 """
@@ -51,14 +51,15 @@ def _comparable(rec: Record) -> dict:
 
 
 def _robustness(r) -> dict | None:
-    """A record's robustness state and, per asserted ordering, its share of resamples with that share's MC error."""
+    """A record's resampling state and, per asserted ordering, its label and its decision's measured error with
+    that error's MC standard error."""
     if r is None:
         return None
     comps = r.facts.get("comparisons") or []
     return {
         "state": r.state,
-        "shares": {
-            c["label"]: (c.get("share"), c.get("mc_se"))
+        "orderings": {
+            c["label"]: (c.get("state"), c.get("error"), c.get("error_mc_se"))
             for c in comps
             if isinstance(c, dict) and isinstance(c.get("label"), str)
         },
@@ -135,12 +136,12 @@ def _apart(a, b, exact: bool, fmt=lambda x, d: f"{x:.{d}g}", digits=range(3, 18)
 
 
 def _share_apart(a: float, b: float, exact: bool) -> str:
-    """Two shares of resamples as the report prints them (``fmt_pct(x, 1)``), more decimals only when needed."""
+    """Two shares as the report prints them (``fmt_pct(x, 1)``), more decimals only when needed."""
     return _apart(a, b, exact, fmt=fmt_pct, digits=range(1, 16))
 
 
 def _share_band(old: tuple, new: tuple) -> float:
-    """Twice the MC standard error of the difference of two shares of resamples (0 when none is known)."""
+    """Twice the MC standard error of the difference of two shares (0 when none is known)."""
     se = [x[1] if isinstance(x[1], int | float) else 0.0 for x in (old, new)]
     return 2.0 * (se[0] ** 2 + se[1] ** 2) ** 0.5
 
@@ -179,15 +180,19 @@ def compare(old: dict, rec: Record, *, fraction: float = 0.1, exact: bool = Fals
     if ro and rn:
         if ro["state"] != rn["state"]:
             items.append(f"resampling: {ro['state']} -> {rn['state']}")
-        for label, (share, se) in rn["shares"].items():
-            prev = ro["shares"].get(label)
-            if prev is None or prev[0] is None or share is None or prev[0] == share:
+        for label, (state, error, se) in rn.get("orderings", {}).items():
+            prev = ro.get("orderings", {}).get(label)
+            if prev is None:
                 continue
-            moves = _share_apart(prev[0], share, exact)
-            if abs(share - prev[0]) > _share_band(prev, (share, se)):
-                items.append(f"share of resamples in which {label} holds: {moves}")
+            if prev[0] != state:
+                items.append(f"resampling of {label}: {prev[0]} -> {state}")
+            if prev[1] is None or error is None or prev[1] == error:
+                continue
+            moves = _share_apart(prev[1], error, exact)
+            if abs(error - prev[1]) > _share_band(prev[1:], (error, se)):
+                items.append(f"measured error of the decision on {label}: {moves}")
             elif exact:
-                items.append(f"share of resamples in which {label} holds (within twice its MC error): {moves}")
+                items.append(f"measured error of the decision on {label} (within twice its MC error): {moves}")
             else:
                 inside += 1
     return items, inside

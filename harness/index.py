@@ -15,14 +15,9 @@ __all__ = ["summary_rows", "index_markdown", "short_title", "why"]
 #: A claim without a ``title`` is shown by its first words, cut at a word's end within this many characters.
 TITLE_CHARS = 80
 
-_RESAMPLING = {
-    "robust": "robust",
-    "fragile": "fragile",
-    "does_not_hold": "an ordering does not hold",
-    "not_assessed": "not assessed (coverage not shown)",
-    "intervals_only": "intervals only",
-    "not_run": "not run",
-}
+_RESAMPLING = {"intervals_only": "intervals only", "not_run": "not run"}
+#: The states of one asserted ordering, in the order the index counts them.
+_ORDERING_STATES = ("supported", "contradicted", "inconclusive", "not_assessed")
 
 
 def short_title(record: Record, limit: int = TITLE_CHARS) -> str:
@@ -73,10 +68,16 @@ def why(record: Record) -> str:
 
 
 def _resampling(record: Record) -> str:
+    """The resampling label in a few words: the state of the one ordering, or how many orderings have each."""
     f = record.findings.get("resampling")
-    if f is not None:
-        return _RESAMPLING.get(f.state, f.state)
-    return record.robustness.state if record.robustness else "not run"
+    if f is None:
+        return record.robustness.state if record.robustness else "not run"
+    if f.state in _RESAMPLING:
+        return _RESAMPLING[f.state]
+    if f.facts["one_comparison"]:
+        return f.state.replace("_", " ")
+    counts = [f"{f.facts['n_' + s]} {s.replace('_', ' ')}" for s in _ORDERING_STATES if f.facts["n_" + s]]
+    return f"{f.facts['n_comparisons']} orderings: " + ", ".join(counts)
 
 
 def summary_rows(records: list[Record]) -> list[dict]:
@@ -127,5 +128,16 @@ def index_markdown(records: list[Record]) -> str:
         "comparison of the two arms follow, with the diagnostics folded under *details*.",
         "",
     ]
+    studies = [
+        f"[{r.claim.id}]({r.robustness.facts['calibration']['study']})"
+        for r in sorted(records, key=lambda r: r.claim.id)
+        if r.robustness is not None and (r.robustness.facts.get("calibration") or {}).get("study")
+    ]
+    if studies:
+        lines += [
+            "The resampling labels rest on coverage studies of each claim's own design, which measure how often "
+            "each decision errs: " + ", ".join(studies) + ".",
+            "",
+        ]
     shared = environment().get_template("_shared_setup.md.j2").render()
     return "\n".join(lines) + "\n" + shared.strip() + "\n"

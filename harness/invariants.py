@@ -248,30 +248,33 @@ def _largest_gap(v: View, f: Finding):
 @COMMON.asserts(
     "resampling",
     None,
-    "its state follows the orderings' full-sample truth, the measured coverage of their intervals and their shares",
+    "each ordering's label follows its one-sided bounds, the measured error of that decision against its limit and "
+    "the influence of single base models; the claim's state is their common label",
 )
 def _resampling(v: View, f: Finding):
+    from .decisions import decide, ordering_state
+
     r = v.record.robustness
     if r is None or r.state == "not run":
         return f.state == "not_run", {"robustness": None if r is None else r.state}
     comps = r.facts.get("comparisons", [])
-    threshold = r.facts.get("threshold")
-    lo, hi = r.facts.get("calibration", {}).get("range") or (None, None)
-
-    def calibrated(c):  # the coverage of its difference's interval, measured and in the calibrated range
-        return c.get("coverage") is not None and lo is not None and lo <= c["coverage"] <= hi
-
+    want_each = []
+    for c in comps:
+        side = -1 if c["side"] == "below" else 1
+        decision = None if c["lower"] is None or c["upper"] is None else decide(c["lower"], c["upper"], side)
+        carried = bool(
+            c["margin"] is not None
+            and c["influence"]["largest"] is not None
+            and c["influence"]["largest"] > c["margin"]
+            and decision in ("supported", "contradicted")
+        )
+        want_each.append(ordering_state(decision, c["error"], c["error_against"], c["limit"], carried))
     if not comps:
         want = "intervals_only"
-    elif any(c["holds_full"] is not True for c in comps):
-        want = "does_not_hold"
-    elif not all(calibrated(c) for c in comps):
-        want = "not_assessed"
-    elif any(c["share"] is None or c["share"] < threshold for c in comps):
-        want = "fragile"
     else:
-        want = "robust"
-    return f.state == want, {"shares": [c["share"] for c in comps], "threshold": threshold, "expected": want}
+        want = (want_each[0] if len(set(want_each)) == 1 else "mixed").replace(" ", "_")
+    stated = [c["state"] for c in comps]
+    return f.state == want and stated == want_each, {"stated": stated, "expected": want_each, "state": want}
 
 
 def _mv_reading(a: dict, values: dict):

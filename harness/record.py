@@ -256,7 +256,7 @@ class Figure(_Model):
 
 
 class Robustness(_Model):
-    state: Literal["robust", "fragile", "does not hold", "not assessed", "intervals only", "not run"]
+    state: Literal["supported", "contradicted", "inconclusive", "not assessed", "mixed", "intervals only", "not run"]
     facts: dict[str, Any] = Field(default_factory=dict)
 
 

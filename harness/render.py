@@ -166,21 +166,6 @@ def join_labels(items, last: str = " and ") -> str:
     return sep.join(items[:-1]) + last + items[-1]
 
 
-def close_calls(comparisons, calibrated_range) -> list[str]:
-    """The labels of the asserted orderings whose label rests on a calibration decision the coverage study's
-    Monte Carlo error leaves open: the measured coverage of the interval of their difference lies within two of
-    its standard errors of an end of ``calibrated_range``, so a study of the same size could have put it on the
-    other side (an ordering that does not hold on all rows does not rest on the decision)."""
-    out = []
-    for c in comparisons:
-        cov, se = c.get("coverage"), c.get("coverage_mc_se")
-        if c.get("state") == "does not hold" or cov is None or se is None:
-            continue
-        if any(abs(cov - edge) <= 2.0 * se for edge in calibrated_range):
-            out.append(c["label"])
-    return out
-
-
 def quoted(items) -> str:
     """Labels that are phrases themselves, each in quotation marks, joined for prose (:func:`join_labels`)."""
     return join_labels([f"\u201c{i}\u201d" for i in items])
@@ -269,7 +254,6 @@ FILTERS = {
     "mag": fmt_magnitude,
     "yesno": fmt_bool,
     "labels": join_labels,
-    "close_calls": close_calls,
     "quoted": quoted,
     "md": md,
     "code_block": code_block,

@@ -90,6 +90,7 @@ from .schema import (
     validate_lenient,
     validate_plain,
 )
+from .stats.methods import METHODS, needed, resampling_calls
 
 __all__ = [
     "Claim",
@@ -220,7 +221,8 @@ class Comparison(Strict):
     label: Label | None = None
 
 
-IntervalMethod = Literal["percentile", "bca", "subsampling"]
+#: The interval methods a claim file may name (:data:`harness.stats.methods.METHODS`).
+IntervalMethod = Literal[tuple(METHODS)]
 
 
 class Calibration(Strict):
@@ -230,10 +232,9 @@ class Calibration(Strict):
     cheaper): every quantity the study measures must still be measured by it.
     """
 
-    replicates: Count = Field(100, ge=10, le=1000, description="R, simulated data sets")
-    resamples: Count = Field(100, ge=20, le=1000, description="B, resamples per interval")
+    replicates: Count = Field(100, ge=10, le=1000, description="R, simulated data sets (each with the claim's B)")
     methods: list[IntervalMethod] = Field(
-        default_factory=lambda: ["percentile", "bca", "subsampling"], min_length=1, description="methods to measure"
+        default_factory=lambda: ["percentile", "basic", "bca"], min_length=1, description="methods to measure"
     )
     params: dict[str, Any] = Field(default_factory=dict, description="the claim's parameters, changed for the study")
 
@@ -244,16 +245,14 @@ class Bootstrap(Strict):
     n_resamples: Count = Field(ge=10, le=100_000)
     seed: Count = Field(ge=0)
     cluster_col: Label = Field(description="column whose value names a row's cluster (its base model)")
-    level: Number = Field(0.95, gt=0, lt=1, description="coverage of the percentile intervals")
-    robust_share: Number = Field(
-        0.95, gt=0.5, le=1, description="share of resamples in which every comparison must hold"
-    )
+    level: Number = Field(0.95, gt=0, lt=1, description="coverage of the two-sided intervals of the values")
+    alpha: Number = Field(0.05, gt=0, lt=0.5, description="one-sided level of the decision on each asserted ordering")
     quantities: list[Label] = Field(default_factory=list, description="values to give an interval for")
     comparisons: list[Comparison] = Field(default_factory=list)
     method: IntervalMethod = Field(
-        "percentile",
-        description="the interval method: percentile, bca (a 20-group cluster jackknife) or subsampling "
-        "(m = ceil(G^(2/3)) clusters without replacement)",
+        "basic",
+        description="the interval method: percentile, basic (reflected), bca (a 20-group cluster jackknife) or "
+        "subsampling (m = ceil(G^(2/3)) clusters without replacement)",
     )
     calibration: Calibration | None = None
 
@@ -903,9 +902,9 @@ def _budget_checks(claim: Claim, params, cparams: dict, problems: list[str]) -> 
         problems.append(problem)
     c = claim.bootstrap.calibration if claim.bootstrap is not None else None
     if c is not None:
-        calls = c.resamples * (("percentile" in c.methods or "bca" in c.methods) + ("subsampling" in c.methods))
-        calls += 20 * ("bca" in c.methods)
-        words = f"simulated data sets × {calls} calls × {fits} fits each ({how})"
+        B = claim.bootstrap.n_resamples
+        calls = resampling_calls(needed([METHODS[m] for m in c.methods], 10**6), B)
+        words = f"simulated data sets × {calls:,} calls (the claim's resampling) × {fits} fits each ({how})"
         problem = _over_budget(
             [("bootstrap.calibration.replicates", c.replicates, calls * fits, words)],
             CALIBRATION_BUDGET,

@@ -34,6 +34,7 @@ import math
 import re
 from typing import TYPE_CHECKING
 
+from .decisions import ORDERING_STATES
 from .record import (
     ArmControlOutcome,
     ArmTarget,
@@ -425,40 +426,59 @@ def decide_verdict(
 def resampling_finding(robustness) -> Finding:
     """How the claim's asserted orderings fare under resampling, in the words the report leads with.
 
-    The state is the claim's worst comparison's (:func:`harness.stats.resample.comparison_state`):
-    ``does_not_hold``: some asserted ordering is false on the full sample itself (resampling cannot make it
-    fragile: it is not there); ``not_assessed``: it holds, but the interval of its difference was not measured
-    to cover on this design (no study, or coverage outside the calibrated range), so resampling is no evidence;
-    ``fragile``: every ordering holds on the full sample, the method is calibrated, but some holds in fewer
-    resamples than the claim's ``robust_share``; ``robust``: every one holds in at least that share;
-    ``intervals_only``: the claim asserts no ordering; ``not_run``: no resampling.
+    The state is the orderings' common label (:func:`harness.stats.methods.ordering_state`), ``mixed`` when they
+    differ: ``supported`` (the one-sided bound excludes 0 on the claimed side, and the coverage study measured
+    that decision's error within its limit), ``contradicted``, ``inconclusive`` (neither bound excludes 0, or one
+    base model carries the difference), ``not_assessed`` (no study, or the decision's measured error above the
+    limit); ``intervals_only``: the claim asserts no ordering; ``not_run``: no resampling. A *close call* is an
+    ordering whose measured error lies within two of its Monte Carlo standard errors of the limit: a study of
+    the same size could have put it on the other side.
     """
     if robustness is None or robustness.state == "not run":
         why = None if robustness is None else robustness.facts.get("why")
         return _reason("not_run", why=why)
     f = robustness.facts
-    comps, threshold = f.get("comparisons", []), f.get("threshold")
-    keys = ("label", "share", "mc_se", "holds_full", "state", "coverage", "calibrated")
+    comps = f.get("comparisons", [])
+    keys = (
+        "label",
+        "state",
+        "decision",
+        "side",
+        "holds_full",
+        "difference",
+        "lower",
+        "upper",
+        "bound",
+        "bound_against",
+        "error",
+        "error_mc_se",
+        "limit",
+        "detectable",
+        "margin",
+        "carried_by",
+    )
     rows = [{k: c.get(k) for k in keys} for c in comps]
-    by_state = {s: [r for r in rows if r["state"] == s] for s in ("does not hold", "not assessed", "fragile")}
+    for r in rows:
+        e, se, lim = r["error"], r["error_mc_se"], r["limit"]
+        r["close_call"] = bool(e is not None and lim is not None and abs(e - lim) <= 2.0 * (se or 0.0))
+    by_state = {s: [r for r in rows if r["state"] == s] for s in ORDERING_STATES}
     state = "intervals_only" if not comps else robustness.state.replace(" ", "_")
-    shares = [r["share"] for r in rows if r["share"] is not None]
     return _reason(
         state,
         n_comparisons=len(rows),
         one_comparison=len(rows) == 1,
         comparisons=rows,
-        not_holding=by_state["does not hold"],
-        not_assessed=by_state["not assessed"],
-        fragile=by_state["fragile"],
-        n_not_holding=len(by_state["does not hold"]),
-        n_not_assessed=len(by_state["not assessed"]),
-        n_fragile=len(by_state["fragile"]),
-        lowest_share=min(shares) if shares else None,
-        threshold=threshold,
+        **{s.replace(" ", "_"): by_state[s] for s in ORDERING_STATES},
+        **{"n_" + s.replace(" ", "_"): len(by_state[s]) for s in ORDERING_STATES},
+        carried=[r for r in rows if r["carried_by"]],
+        close_calls=[r["label"] for r in rows if r["close_call"]],
+        alpha=f.get("alpha"),
+        confidence=None if f.get("alpha") is None else 1.0 - f["alpha"],
+        method=f.get("method"),
         n_resamples=f.get("n_resamples"),
         cluster_col=f.get("cluster_col"),
         calibration_state=(f.get("calibration") or {}).get("state"),
+        replicates=(f.get("calibration") or {}).get("replicates"),
     )
 
 

@@ -131,7 +131,7 @@ def _without_claim_text(md_text: str, record) -> str:
 
 # -- numbers ------------------------------------------------------------------------------------------------
 
-_NUMBER = re.compile(r"(?<![\w.^·/−-])[-−+]?(?:\d+\.\d+|\d+)(?:e[-+]?\d+)?%?(?![\w.]*\d)")
+_NUMBER = re.compile(r"(?<![\w.^·/−-])[-−+]?(?:\d+\.\d+|\d+)(?:e[-+]?\d+)?%?(?![\w.]*\d)(?![A-Za-z])")
 #: Numbers a template may write as words of its own: small counts and the fixed parts of formulas and units.
 TEMPLATE_NUMBERS = {"0", "1", "2", "3", "4", "5", "10", "100", "95%", "1e21", "21", "24"}
 
@@ -286,7 +286,9 @@ COUNTED = (
 )
 _PLURAL_COUNTED = "|".join(w[:-1] + "ies" if w.endswith("y") else w + "s" for w in COUNTED.split("|"))
 _ONE_PLURAL = re.compile(rf"(?<![\d.,×^/−-])(?<!= )\b1 (?:[a-z-]+ )?(?:{_PLURAL_COUNTED})\b")
-_MANY_SINGULAR = re.compile(rf"(?<![\d.,×^/−-])(?<!= )\b(?:0|[2-9]|[1-9]\d+) (?:{COUNTED})\b(?![\w-])")
+_MANY_SINGULAR = re.compile(
+    rf"(?<![\d.,×^/−-])(?<!= )\b(?:0|[2-9]|[1-9]\d+) (?:{COUNTED})\b(?![\w-])(?! targets\b)"
+)  # "6 value targets": an adjective
 _ALL_ONE = re.compile(r"\b(?:[Aa]ll|[Bb]oth|of the|[Tt]he) 1\b(?! of)")
 _EXCEPTION = re.compile(r"\b[A-Z][A-Za-z]*(?:Error|Exception|Warning)\b:")
 _NEGATIVE_ZERO = re.compile(r"(?<![\w.])[-−]0(?:\.0+)?(?!\.?\d)")

@@ -1,7 +1,7 @@
 """How often does an interval method cover? A coverage study on a claim's own resampling design.
 
-A report's "robust" / "fragile" rests on a cluster-bootstrap interval of a
-0.98-quantile boundary, a statistic carried by the ~n(1 - tau) models above
+A report's resampling label is a one-sided decision read from a cluster-bootstrap
+bound on a difference of 0.98-quantile boundaries, a statistic carried by the ~n(1 - tau) models above
 it; the naive bootstrap is known to be unreliable for such extreme quantiles
 (Chernozhukov & Fernandez-Val 2011, REStud 78:559; Bickel & Sakov 2008). This
 module *measures* the coverage of interval methods (:mod:`harness.stats.intervals`)
@@ -86,6 +86,34 @@ across methods). Tasks run through :func:`map_tasks` (serial, or the caller's fa
 order, so the output is byte-identical however the tasks are spread. The output
 holds no timing.
 
+Decisions
+---------
+A claim's label on an ordering is a one-sided decision
+(:func:`harness.stats.methods.decide`): "supported" when the method's
+one-sided ``1 - alpha`` bound on the difference excludes 0 on the claimed
+side. Its error rate is the chance that it fires when the difference is
+exactly 0. The study measures it in a *null world* built from the same
+fits: every draw, jackknife value and estimate of a data set is moved by
+``-truth``, so the truth of every quantity is 0 there, and the method's
+bounds are read again (:class:`_Recentred`). ``supports_below`` is the share
+of data sets whose upper bound ``U`` lies below 0 there (a claim "below 0"
+would be called supported), ``supports_above`` the share with ``L > 0``;
+each with its binomial Monte Carlo standard error. For a method that moves
+with its draws (percentile, basic, BCa and subsampling all do), this is the
+share of real-world data sets whose one-sided bound misses the truth on
+that side -- the error of the decision that is made, not the coverage of a
+two-sided interval beside it. A decision counts as calibrated when its
+measured error is at most ``limit = alpha + 2 sqrt(alpha (1 - alpha) / R)``:
+not significantly above ``alpha`` at about 2.3% one-sided.
+
+Power: if the law of the estimate and its resamples moves with the truth (a
+location shift), a true difference ``-delta`` below 0 is called supported in
+data set ``r`` exactly when its null-world ``U_r < delta``. The least
+``delta`` detected in :data:`POWER` (80%) of the data sets,
+``detectable_below``, is the ``ceil(0.8 R)``-th smallest ``U_r``;
+``detectable_above`` likewise from ``-L_r``. A data set without a bound
+counts as not detecting.
+
 Coverage
 --------
 Per method and quantity: ``c = (replicates whose interval covers the truth) /
@@ -107,22 +135,11 @@ from functools import partial
 
 import numpy as np
 
-from .intervals import (
-    SUBSAMPLE_RULE,
-    Interval,
-    bca,
-    cluster_jackknife,
-    cluster_subsample,
-    percentile,
-    subsample_size,
-    subsampling,
-)
+from .intervals import SUBSAMPLE_RULE, Interval, cluster_jackknife, cluster_subsample
+from .methods import Basic, BCa, Percentile, Subsampling, decision_interval, needed
 from .resample import cluster_bootstrap, cluster_bootstrap_indices, cluster_ids_from_labels
 
 __all__ = [
-    "Percentile",
-    "BCa",
-    "Subsampling",
     "DEFAULT_METHODS",
     "WORLD",
     "WARM_START_NOTE",
@@ -152,113 +169,20 @@ REBASED_WARM_START_NOTE = (
     "bootstrap starts each resample from the full-sample estimate. Fair for fits solved to convergence; only where "
     "the objective has several local optima could the first start favour the truth"
 )
-_BOOT = ("bootstrap",)
 
 
 # -- interval methods ------------------------------------------------------------------------------------------
 
-
-@dataclass(frozen=True)
-class Percentile:
-    """Percentile interval of ``B`` cluster-bootstrap resamples (:func:`harness.stats.intervals.percentile`)."""
-
-    name: str = "percentile"
-
-    def needs(self, n_clusters: int) -> tuple:
-        return (_BOOT,)
-
-    def interval(self, quantity: str, estimate: float, resamples: dict, n_clusters: int, level: float) -> Interval:
-        return percentile(_column(resamples[_BOOT], quantity), level)
-
-    def describe(self, n_clusters: int) -> dict:
-        return {"kind": "percentile", "resampling": "B resamples of the G clusters with replacement"}
-
-
-@dataclass(frozen=True)
-class BCa:
-    """BCa interval (:func:`harness.stats.intervals.bca`): the bootstrap draws plus a cluster jackknife.
-
-    ``n_groups=None`` (or ``>= G``): delete-one cluster jackknife (``G``
-    refits); otherwise a delete-a-group jackknife with that many groups,
-    grouped from the replicate's seed (see :func:`harness.stats.intervals.jackknife_groups`).
-    """
-
-    n_groups: int | None = None
-    name: str = "bca"
-
-    def groups(self, n_clusters: int) -> int:
-        return n_clusters if self.n_groups is None or self.n_groups >= n_clusters else int(self.n_groups)
-
-    def needs(self, n_clusters: int) -> tuple:
-        return (_BOOT, ("jackknife", self.groups(n_clusters)))
-
-    def interval(self, quantity: str, estimate: float, resamples: dict, n_clusters: int, level: float) -> Interval:
-        jack = resamples[("jackknife", self.groups(n_clusters))]
-        return bca(_column(resamples[_BOOT], quantity), estimate, _column(jack, quantity), level)
-
-    def describe(self, n_clusters: int) -> dict:
-        g = self.groups(n_clusters)
-        jk = (
-            "delete-one cluster jackknife"
-            if g == n_clusters
-            else f"delete-a-group jackknife: {g} groups of {n_clusters // g}-{-(-n_clusters // g)} clusters, "
-            "grouped by a random permutation from the replicate's seed"
-        )
-        return {"kind": "bca", "resampling": "the percentile method's B resamples", "jackknife": jk, "n_groups": g}
-
-
-@dataclass(frozen=True)
-class Subsampling:
-    """m-out-of-n cluster subsampling without replacement (:func:`harness.stats.intervals.subsampling`)."""
-
-    exponent: float = 2.0 / 3.0
-    rate: float = 0.5
-    fpc: bool = True
-    name: str = "subsampling"
-
-    def m(self, n_clusters: int) -> int:
-        return subsample_size(n_clusters, self.exponent)
-
-    def needs(self, n_clusters: int) -> tuple:
-        return (("subsample", self.m(n_clusters)),)
-
-    def interval(self, quantity: str, estimate: float, resamples: dict, n_clusters: int, level: float) -> Interval:
-        m = self.m(n_clusters)
-        draws = _column(resamples[("subsample", m)], quantity)
-        return subsampling(draws, estimate, m=m, n_clusters=n_clusters, level=level, rate=self.rate, fpc=self.fpc)
-
-    def describe(self, n_clusters: int) -> dict:
-        m = self.m(n_clusters)
-        rule = SUBSAMPLE_RULE if self.exponent == 2.0 / 3.0 else f"m = ceil(G**{self.exponent:g}), without replacement"
-        scale = (m / n_clusters) ** self.rate / (math.sqrt(1.0 - m / n_clusters) if self.fpc else 1.0)
-        return {
-            "kind": "subsampling",
-            "resampling": f"B subsamples of m = {m} of the G = {n_clusters} clusters without replacement",
-            "m": m,
-            "m_rule": rule,
-            "rate": f"G**{self.rate:g} (root-G)" if self.rate == 0.5 else f"G**{self.rate:g}",
-            "fpc": self.fpc,
-            "scale": scale,
-            "scale_formula": "sqrt(m / (G - m))" if self.fpc else f"(m / G)**{self.rate:g}",
-        }
-
-
-#: Percentile; BCa with the delete-one and with a 20-group cluster jackknife; subsampling with and without the
-#: finite population correction (the last two share their subsamples, the BCa variants the bootstrap).
+#: Percentile, basic; BCa with the delete-one and with a 20-group cluster jackknife; subsampling with and without
+#: the finite population correction (the last two share their subsamples, the bootstrap ones their draws).
 DEFAULT_METHODS = (
     Percentile(),
+    Basic(),
     BCa(),
     BCa(n_groups=20, name="bca_grouped20"),
     Subsampling(),
     Subsampling(fpc=False, name="subsampling_nofpc"),
 )
-
-
-def _column(res, quantity: str) -> np.ndarray:
-    """A quantity's values from draws or jackknife values; all ``nan`` when every call failed (no names)."""
-    if not res.names:
-        return np.full(res.values.shape[0], np.nan)
-    return res.column(quantity)
 
 
 # -- the fan-out -----------------------------------------------------------------------------------------------
@@ -301,15 +225,6 @@ def _stream(seq: np.random.SeedSequence, j: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, j)))
 
 
-def _needed(methods, n_clusters: int) -> list:
-    keys = []
-    for m in methods:
-        for k in m.needs(n_clusters):
-            if k not in keys:
-                keys.append(k)
-    return keys
-
-
 def _resample(key, stat, n_rows, ids, n_resamples, seq, catch):
     kind = key[0]
     if kind == "bootstrap":
@@ -327,11 +242,24 @@ def _resample(key, stat, n_rows, ids, n_resamples, seq, catch):
     raise ValueError(f"unknown resampling {key!r}")
 
 
+class _Recentred:
+    """Draws (or jackknife values) moved by ``-shift``: the same fits seen from the null world, where the truth
+    of every quantity is 0."""
+
+    def __init__(self, resampling, shift: dict):
+        self.names = resampling.names
+        self.values = resampling.values - np.array([shift[n] for n in self.names], dtype=float)[None, :]
+
+    def column(self, name: str) -> np.ndarray:
+        return self.values[:, self.names.index(name)]
+
+
 def _replicate(task) -> dict:
-    """One simulated data set: its estimate, every method's interval of every quantity, and whether it covers."""
+    """One simulated data set: its estimate, every method's interval of every quantity and whether it covers the
+    truth, and, at one-sided level ``alpha``, the bounds each method reads in the null world."""
     from threadpoolctl import threadpool_limits
 
-    design, methods, n_resamples, level, catch, seq = task
+    design, methods, n_resamples, level, catch, seq, alpha = task
     with threadpool_limits(limits=1, user_api="blas"):
         ids = design.cluster_ids
         G = int(ids.max()) + 1
@@ -352,11 +280,12 @@ def _replicate(task) -> dict:
             est = {q: math.nan for q in design.quantities}
         stat = partial(_on_rows, statistic=statistic, rows=rows)
         resamples = {}
-        for key in _needed(methods, G):
+        for key in needed(methods, G):
             res = _resample(key, stat, n_rows, slots, n_resamples, seq, catch)
             resamples[key] = res
             calls += res.values.shape[0]
             raised += res.n_raised
+        null = {k: _Recentred(r, design.truth) for k, r in resamples.items() if r.names}
         out = {}
         for q in design.quantities:
             truth, e = design.truth[q], est[q]
@@ -378,6 +307,14 @@ def _replicate(task) -> dict:
                 for k in ("z0", "acceleration", "m", "scale"):
                     if k in iv.info:
                         rec[k] = iv.info[k]
+                if alpha is not None:
+                    # the null world: every draw and the estimate moved by -truth, so the truth is 0 there
+                    b = (
+                        decision_interval(m, q, e - truth, null, G, alpha)
+                        if np.isfinite(e) and len(null) == len(resamples)
+                        else None
+                    )
+                    rec["null_bounds"] = [math.nan, math.nan] if b is None else [b.lo, b.hi]
                 per[m.name] = rec
             out[q] = per
     return {"estimate": est, "calls": calls, "raised": raised, "intervals": out}
@@ -399,6 +336,10 @@ def _restricted_rebase(indices, rng, *, rebase, names):
 def _mean(xs) -> float | None:
     xs = [x for x in xs if x is not None and math.isfinite(x)]
     return float(statistics.fmean(xs)) if xs else None
+
+
+#: The power at which a study states the smallest difference the decision detects.
+POWER = 0.8
 
 
 def _summary(reps: list[dict], q: str, method: str, n_rep: int) -> dict:
@@ -423,6 +364,34 @@ def _summary(reps: list[dict], q: str, method: str, n_rep: int) -> dict:
         if any(k in r for r in recs):
             out[f"mean_{k}"] = _mean([r.get(k) for r in recs])
     return out
+
+
+def _nth(values: list[float], share: float) -> float | None:
+    """The ``ceil(share * n)``-th smallest of ``values``: the least ``d`` such that at least ``share`` of them lie
+    at or below it (``None`` when it is not finite: too many data sets gave no bound)."""
+    v = sorted(values)
+    x = v[max(0, math.ceil(share * len(v)) - 1)]
+    return x if math.isfinite(x) else None
+
+
+def _decisions(reps: list[dict], q: str, method: str, n_rep: int, alpha: float) -> dict:
+    """The one-sided decisions of ``method`` on ``q`` in the null world (module docstring, "Decisions")."""
+    bounds = [r["intervals"][q][method]["null_bounds"] for r in reps]
+    lo = [b[0] if math.isfinite(b[0]) else -math.inf for b in bounds]
+    hi = [b[1] if math.isfinite(b[1]) else math.inf for b in bounds]
+    upper = sum(h < 0.0 for h in hi) / n_rep
+    lower = sum(low > 0.0 for low in lo) / n_rep
+    return {
+        "alpha": alpha,
+        "supports_below": upper,
+        "supports_below_mc_se": math.sqrt(upper * (1.0 - upper) / n_rep),
+        "supports_above": lower,
+        "supports_above_mc_se": math.sqrt(lower * (1.0 - lower) / n_rep),
+        "limit": alpha + 2.0 * math.sqrt(alpha * (1.0 - alpha) / n_rep),
+        "n_no_bound": sum(not (math.isfinite(b[0]) and math.isfinite(b[1])) for b in bounds),
+        "detectable_below": _nth(hi, POWER),
+        "detectable_above": _nth([-x for x in lo], POWER),
+    }
 
 
 def ideal_percentile_coverage(n_resamples: int, level: float = 0.95, n_sim: int = 20000, seed: int = 0) -> dict:
@@ -463,6 +432,7 @@ def coverage_study(
     catch: tuple[type[BaseException], ...] = (ValueError, FloatingPointError),
     name: str | None = None,
     on_result: Callable | None = None,
+    alpha: float | None = 0.05,
 ) -> dict:
     """Measure the coverage of interval methods on a design, in the empirical world (module docstring).
 
@@ -499,6 +469,8 @@ def coverage_study(
         Design name for the output.
     on_result : callable, optional
         Progress callback ``on_result(done, total)``.
+    alpha : float or None
+        One-sided level of the decisions measured beside the coverage (see "Decisions"); ``None``: none.
 
     Returns
     -------
@@ -550,7 +522,9 @@ def coverage_study(
     design = _Design(
         stat, ids, qs, truth, None if rebase is None else partial(_restricted_rebase, rebase=rebase, names=qs)
     )
-    tasks = [(design, tuple(methods), B, level, tuple(catch), seqs[r]) for r in range(R)]
+    if alpha is not None and not 0.0 < alpha < 0.5:
+        raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
+    tasks = [(design, tuple(methods), B, level, tuple(catch), seqs[r], alpha) for r in range(R)]
     reps = map_tasks(_replicate, tasks, map_fn, on_result)
 
     calls = [r["calls"] for r in reps]
@@ -606,11 +580,33 @@ def coverage_study(
                 "raised": int(sum(r["raised"] for r in reps)),
             },
             "coverage": coverage,
+            **(
+                {}
+                if alpha is None
+                else {
+                    "decisions": {q: {m: _decisions(reps, q, m, R, alpha) for m in names} for q in qs},
+                    "decision_rule": (
+                        f"the method's equal-tailed interval at level 1 - 2 alpha (alpha = {alpha:g}) gives the "
+                        "one-sided bounds L and U; in the null world every draw and estimate is moved by -truth; "
+                        "supports_below: the share of data sets with U < 0 there (a claim 'below 0' supported though "
+                        "the truth is 0), supports_above: with L > 0; limit = alpha + 2 sqrt(alpha (1 - alpha) / R); "
+                        f"detectable_below / above: the least shift detected in {POWER:.0%} of data sets, if the "
+                        "law of the estimate moves with the truth (a location shift)"
+                    ),
+                }
+            ),
             "estimates": estimates,
             "replicates": [
                 {
                     "estimate": r["estimate"],
                     "intervals": {q: {m: [v["lo"], v["hi"]] for m, v in r["intervals"][q].items()} for q in qs},
+                    **(
+                        {}
+                        if alpha is None
+                        else {
+                            "null_bounds": {q: {m: v["null_bounds"] for m, v in r["intervals"][q].items()} for q in qs}
+                        }
+                    ),
                 }
                 for r in reps
             ],

@@ -38,23 +38,13 @@ gives the same draws as the serial run.
 
 Summaries
 ---------
-* Interval: the *percentile* interval ``[Q(a/2), Q(1 - a/2)]`` of the
-  bootstrap draws (``numpy.quantile``, default "linear" rule, Hyndman-Fan
-  type 7), ``a = 1 - level``. Chosen over BCa because BCa's acceleration needs
-  a jackknife over clusters (one more fit per cluster, hundreds of sigmoid
-  fits), and over the basic (reflected) interval because the percentile one
-  respects the range of the quantity (a share stays in [0, 1]) and is
-  invariant to monotone reparametrisation. It is first-order accurate only:
-  with few clusters it under-covers somewhat.
-* Comparison share: the share of *all* resamples in which the asserted
-  comparison holds, strictly (``a < b``: ties do not hold). A resample where
-  either side is not finite (a failed fit) counts as not holding; their number
-  is reported. Monte Carlo standard error ``sqrt(s (1 - s) / B)`` (the plug-in
-  binomial error of ``s`` as an estimate of the share over infinitely many
-  resamples; it is 0 at ``s`` in {0, 1}).
-* Robustness finding: ``robust`` when every asserted comparison holds in at
-  least ``threshold`` of the resamples (``share >= threshold``), otherwise
-  ``fragile`` with the comparisons that fall short named.
+:func:`percentile_interval` reads the *percentile* interval ``[Q(a/2), Q(1 -
+a/2)]`` of the bootstrap draws (``numpy.quantile``, default "linear" rule,
+Hyndman-Fan type 7), ``a = 1 - level``. The other interval methods, and the
+one-sided decision on an asserted ordering that a claim's label rests on, are
+in :mod:`harness.stats.intervals` and :mod:`harness.stats.methods`; which of
+them a claim uses is the claim's choice, and its error is measured on the
+claim's design (:mod:`harness.stats.calibration`).
 """
 
 from __future__ import annotations
@@ -74,25 +64,7 @@ __all__ = [
     "cluster_bootstrap",
     "concat_draws",
     "percentile_interval",
-    "comparison_label",
-    "comparison_holds",
-    "comparison_share",
-    "robustness_finding",
-    "comparison_state",
-    "overall_state",
-    "COMPARISON_STATES",
-    "bootstrap_summary",
 ]
-
-#: A comparison the claim asserts: ``(left quantity, relation, right quantity or number)``.
-Comparison = tuple[str, str, "str | float"]
-
-_RELATIONS = {
-    "<": np.less,
-    "<=": np.less_equal,
-    ">": np.greater,
-    ">=": np.greater_equal,
-}
 
 
 def _is_missing(label) -> bool:
@@ -441,131 +413,4 @@ def percentile_interval(draws, level: float = 0.95) -> dict:
         "level": float(level),
         "n_used": int(ok.sum()),
         "n_failed": int((~ok).sum()),
-    }
-
-
-def comparison_label(comparison: Comparison) -> str:
-    """``"left relation right"``, e.g. ``"gap.pinball_ood > 0"``."""
-    left, rel, right = comparison
-    return f"{left} {rel} {right}" if isinstance(right, str) else f"{left} {rel} {float(right):g}"
-
-
-def comparison_holds(draws: BootstrapDraws, comparison: Comparison) -> np.ndarray:
-    """Per resample, whether ``left relation right`` holds (``False`` where a side is not finite).
-
-    ``right`` is a quantity name or a number; relations ``<, <=, >, >=``.
-    """
-    left, rel, right = comparison
-    if rel not in _RELATIONS:
-        raise ValueError(f"relation must be one of {sorted(_RELATIONS)}, got {rel!r}")
-    a = draws.column(left)
-    b = draws.column(right) if isinstance(right, str) else np.full_like(a, float(right))
-    ok = np.isfinite(a) & np.isfinite(b)
-    out = np.zeros(a.shape, dtype=bool)
-    out[ok] = _RELATIONS[rel](a[ok], b[ok])
-    return out
-
-
-def comparison_share(draws: BootstrapDraws, comparison: Comparison) -> dict:
-    """Share of resamples in which the comparison holds, with its Monte Carlo error.
-
-    Returns
-    -------
-    dict
-        ``comparison`` (label), ``share = n_holds / B``, ``mc_se =
-        sqrt(share (1 - share) / B)``, ``n_holds``, ``n_resamples = B`` (the
-        computed rows), ``n_undetermined`` (rows where a side is not finite;
-        they count as not holding).
-    """
-    holds = comparison_holds(draws, comparison)
-    left, _, right = comparison
-    undetermined = ~np.isfinite(draws.column(left))
-    if isinstance(right, str):
-        undetermined |= ~np.isfinite(draws.column(right))
-    n = holds.size
-    if n == 0:
-        raise ValueError("no resamples")
-    share = float(holds.mean())
-    return {
-        "comparison": comparison_label(comparison),
-        "share": share,
-        "mc_se": math.sqrt(share * (1.0 - share) / n),
-        "n_holds": int(holds.sum()),
-        "n_resamples": int(n),
-        "n_undetermined": int(undetermined.sum()),
-    }
-
-
-def robustness_finding(shares: dict[str, float], threshold: float = 0.95) -> dict:
-    """``robust`` if every comparison's share is ``>= threshold``, else ``fragile``.
-
-    Parameters
-    ----------
-    shares : dict
-        Comparison label -> share of resamples in which it holds.
-    threshold : float
-        The claim file's threshold (e.g. 0.95).
-
-    Returns
-    -------
-    dict
-        ``finding`` (``"robust"`` or ``"fragile"``), ``threshold``, ``failing``
-        (labels with ``share < threshold``, in the given order).
-    """
-    if not shares:
-        raise ValueError("a robustness finding needs at least one asserted comparison")
-    if not 0.0 < threshold <= 1.0:
-        raise ValueError(f"threshold must be in (0, 1], got {threshold}")
-    failing = [k for k, s in shares.items() if not s >= threshold]
-    return {"finding": "fragile" if failing else "robust", "threshold": float(threshold), "failing": failing}
-
-
-#: The state of one asserted comparison under resampling, and of the claim, from the worst of its comparisons.
-COMPARISON_STATES = ("does not hold", "not assessed", "fragile", "robust")
-
-
-def comparison_state(holds_full: bool | None, share: float, threshold: float, calibrated: bool | None) -> str:
-    """What resampling says of one comparison the claim asserts.
-
-    ``does not hold``: it is false on the full sample (whatever the resamples say: a share is not a chance of
-    being true). ``not assessed``: it holds on the full sample, but the interval method was not shown to
-    cover on this design (``calibrated`` not True), so the resamples are not evidence. ``robust`` / ``fragile``:
-    it holds, the method is calibrated, and it holds in at least / fewer than ``threshold`` of the resamples.
-    """
-    if holds_full is not True:
-        return "does not hold"
-    if calibrated is not True:
-        return "not assessed"
-    return "robust" if share >= threshold else "fragile"
-
-
-def overall_state(states: Sequence[str]) -> str:
-    """The claim's state: its worst comparison's (in the order of :data:`COMPARISON_STATES`)."""
-    if not states:
-        raise ValueError("no comparison")
-    return min(states, key=COMPARISON_STATES.index)
-
-
-def bootstrap_summary(
-    draws: BootstrapDraws, comparisons: Sequence[Comparison], *, level: float = 0.95, threshold: float = 0.95
-) -> dict:
-    """Intervals of every quantity, shares of the comparisons and the finding, as a plain dict.
-
-    Returns
-    -------
-    dict
-        ``unit`` counts (``n_clusters, n_rows``), ``n_resamples``,
-        ``n_raised``, ``intervals`` (name -> :func:`percentile_interval`),
-        ``comparisons`` (list of :func:`comparison_share`) and ``robustness``
-        (:func:`robustness_finding`).
-    """
-    shares = [comparison_share(draws, c) for c in comparisons]
-    return {
-        "n_clusters": draws.n_clusters,
-        "n_rows": draws.n_rows,
-        "n_resamples": int(draws.values.shape[0]),
-        "n_raised": draws.n_raised,
-        "intervals": {k: percentile_interval(draws.column(k), level) for k in draws.names},
-        "comparisons": shares,
-        "robustness": robustness_finding({s["comparison"]: s["share"] for s in shares}, threshold),
     }

@@ -37,10 +37,13 @@ ASKING = _asking()
 
 
 def _narrow(spec, replicates: int, resamples: int):
-    """The claim with its study cut to ``replicates`` data sets of ``resamples`` resamples."""
+    """The claim with its study cut to ``replicates`` data sets of ``resamples`` resamples (the study resamples as
+    the claim's bootstrap does: its ``n_resamples`` is cut with it)."""
     b = spec.claim.bootstrap
-    c = b.calibration.model_copy(update={"replicates": replicates, "resamples": resamples})
-    claim = spec.claim.model_copy(update={"bootstrap": b.model_copy(update={"calibration": c})})
+    c = b.calibration.model_copy(update={"replicates": replicates})
+    claim = spec.claim.model_copy(
+        update={"bootstrap": b.model_copy(update={"calibration": c, "n_resamples": resamples})}
+    )
     return dataclasses.replace(spec, claim=claim)
 
 
@@ -162,6 +165,10 @@ def test_a_narrow_study_is_the_same_bytes_serial_and_on_two_processes(path, tabl
         assert set(row) == methods, q
         for m in methods:
             assert round(row[m]["coverage"] * 3, 9) in (0, 1, 2, 3), (q, m)  # a share of 3 data sets
+    for o in out["orderings"]:  # each asserted ordering's decision, measured for every method
+        assert set(o["by_method"]) == methods
+        for d in o["by_method"].values():
+            assert round(d["error"] * 3, 9) in (0, 1, 2, 3) and d["limit"] > spec.claim.bootstrap.alpha
 
 
 @pytest.mark.parametrize("path", ASKING, ids=lambda p: p.stem)

@@ -15,9 +15,6 @@ from harness.protocols.base import Resampling
 from harness.stats.calibration import (
     DEFAULT_METHODS,
     WORLD,
-    BCa,
-    Percentile,
-    Subsampling,
     coverage_study,
     coverage_table,
     ideal_percentile_coverage,
@@ -25,6 +22,7 @@ from harness.stats.calibration import (
     study_json,
 )
 from harness.stats.intervals import Interval
+from harness.stats.methods import BCa, Percentile, Subsampling
 from harness.stats.resample import cluster_ids_from_labels
 
 pytestmark = pytest.mark.filterwarnings("error")

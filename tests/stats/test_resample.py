@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -10,20 +9,15 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from harness.decisions import claimed_side, decide
+from harness.stats.methods import METHODS, decision_interval
 from harness.stats.resample import (
     BootstrapDraws,
-    bootstrap_summary,
     cluster_bootstrap,
     cluster_bootstrap_indices,
     cluster_ids_from_labels,
-    comparison_holds,
-    comparison_label,
-    comparison_share,
-    comparison_state,
     concat_draws,
-    overall_state,
     percentile_interval,
-    robustness_finding,
 )
 
 pytestmark = pytest.mark.filterwarnings("error")
@@ -236,63 +230,6 @@ def test_percentile_interval_hand_worked():
     assert (iv["lo"], iv["hi"], iv["n_used"], iv["n_failed"]) == pytest.approx((5.0, 95.0, 101, 2))
 
 
-def test_comparison_share_hand_worked():
-    d = _draws({"a": [1.0, 2.0, 3.0, 4.0, np.nan], "b": [2.0, 2.0, 4.0, 5.0, 1.0]})
-    # a < b holds in rows 0, 2, 3; row 1 is a tie (strict: does not hold); row 4 is undetermined.
-    assert comparison_holds(d, ("a", "<", "b")).tolist() == [True, False, True, True, False]
-    s = comparison_share(d, ("a", "<", "b"))
-    assert s["share"] == pytest.approx(3 / 5)
-    assert s["mc_se"] == pytest.approx(math.sqrt(0.6 * 0.4 / 5))
-    assert (s["n_holds"], s["n_resamples"], s["n_undetermined"]) == (3, 5, 1)
-    # Against a number: b > 2 in rows 2, 3.
-    assert comparison_share(d, ("b", ">", 2))["share"] == pytest.approx(2 / 5)
-    assert comparison_label(("gap.pinball_ood", ">", 0)) == "gap.pinball_ood > 0"
-    assert (
-        comparison_label(("boundary.MATH Lvl 5", "<", "boundary.MMLU-Pro")) == "boundary.MATH Lvl 5 < boundary.MMLU-Pro"
-    )
-
-
-def test_robustness_threshold_is_inclusive_and_names_what_falls_short():
-    # Exactly at the threshold holds ("at least 95%").
-    assert robustness_finding({"x > 0": 0.95}, 0.95) == {"finding": "robust", "threshold": 0.95, "failing": []}
-    out = robustness_finding({"x > 0": 0.99, "a < b": 0.9499, "c > 1": 0.2}, 0.95)
-    assert out["finding"] == "fragile" and out["failing"] == ["a < b", "c > 1"]
-    with pytest.raises(ValueError):
-        robustness_finding({}, 0.95)
-
-
-def test_wide_margin_is_robust_and_a_coin_flip_is_fragile():
-    rng = np.random.default_rng(0)
-    G, B = 40, 2000
-    sizes = rng.integers(1, 6, size=G)
-    ids = np.repeat(np.arange(G), sizes)
-    group = np.repeat(np.arange(G) % 2, sizes)  # clusters alternate between two groups
-    # Group 1 sits 10 units above group 0 with unit noise: "low < high" by ~20 standard errors.
-    y = 10.0 * group + np.repeat(rng.normal(size=G), sizes)
-    # A quantity whose bootstrap distribution is symmetric about 0: clusters come in
-    # mirror pairs (v, -v) of equal size, so swapping every drawn cluster with its mirror
-    # negates the mean and is equally likely; P(mean > 0) = 1/2 up to P(mean = 0) ~ 0.
-    v = rng.normal(size=G // 2)
-    w = np.repeat(np.r_[v, -v], np.r_[sizes[: G // 2], sizes[: G // 2]])
-    ids_w = np.repeat(np.arange(G), np.r_[sizes[: G // 2], sizes[: G // 2]])
-
-    def stat_y(idx):
-        return {"low": float(y[idx][group[idx] == 0].mean()), "high": float(y[idx][group[idx] == 1].mean())}
-
-    wide = cluster_bootstrap(stat_y, y.size, ids, n_resamples=B, rng=np.random.default_rng(1))
-    flip = cluster_bootstrap(
-        lambda idx: {"m": float(w[idx].mean())}, w.size, ids_w, n_resamples=B, rng=np.random.default_rng(2)
-    )
-    s_wide = bootstrap_summary(wide, [("low", "<", "high")])
-    s_flip = bootstrap_summary(flip, [("m", ">", 0)])
-    assert s_wide["comparisons"][0]["share"] == 1.0
-    assert s_wide["robustness"]["finding"] == "robust"
-    share = s_flip["comparisons"][0]["share"]
-    assert abs(share - 0.5) < 4 * math.sqrt(0.25 / B)  # within 4 Monte Carlo s.e. of 1/2
-    assert s_flip["robustness"] == {"finding": "fragile", "threshold": 0.95, "failing": ["m > 0"]}
-    json.dumps(s_flip, allow_nan=False)  # a plain record
-
-
 def _coverage(n_sets, n_clusters, cluster_size, n_resamples, seed, *, use_clusters=True):
     """Share of data sets whose 95% percentile interval of the mean covers the true mean 0."""
     rng = np.random.default_rng(seed)
@@ -340,51 +277,27 @@ def test_resampling_rows_of_clustered_data_under_covers():
     assert _coverage(100, 60, 5, 250, seed=5, use_clusters=False) < 0.75
 
 
-# -- the state of an asserted comparison (calibrated resampling) ----------------
+# -- the decision on an asserted ordering, on draws of known law ---------------------------------------
 
 
-def test_a_comparison_false_on_all_rows_does_not_hold_whatever_the_resamples_say():
-    # A share of resamples is not a chance of being true: 99% of resamples cannot rescue a false ordering.
-    for share in (0.0, 0.5, 0.99, 1.0):
-        for calibrated in (True, False, None):
-            assert comparison_state(False, share, 0.95, calibrated) == "does not hold"
-    assert comparison_state(None, 1.0, 0.95, True) == "does not hold"  # a side could not be computed
-
-
-def test_an_uncalibrated_method_leaves_a_true_comparison_not_assessed():
-    assert comparison_state(True, 1.0, 0.95, False) == "not assessed"
-    assert comparison_state(True, 1.0, 0.95, None) == "not assessed"  # no study
-
-
-def test_a_calibrated_method_splits_robust_from_fragile_at_the_threshold_inclusive():
-    assert comparison_state(True, 0.95, 0.95, True) == "robust"
-    assert comparison_state(True, 0.9499, 0.95, True) == "fragile"
-    assert comparison_state(True, 0.5, 0.95, True) == "fragile"
-
-
-def test_a_coin_flip_is_fragile_and_a_wide_margin_robust_when_calibrated():
-    # The bootstrap draws of the wide/flip designs above, through the state function.
+def test_a_coin_flip_is_inconclusive_and_a_wide_margin_supported():
+    """Mirror pairs of clusters make the resampled mean symmetric about 0: no one-sided bound excludes 0. The
+    same clusters shifted by 10 standard errors: every bound does."""
     rng = np.random.default_rng(0)
     G, B = 40, 1000
     v = rng.normal(size=G // 2)
-    w = np.r_[v, -v]  # mirror pairs: P(mean of a resample > 0) = 1/2
+    w = np.r_[v, -v]
     flip = cluster_bootstrap(
         lambda idx: {"m": float(w[idx].mean())}, G, np.arange(G), n_resamples=B, rng=np.random.default_rng(2)
     )
     wide = cluster_bootstrap(
         lambda idx: {"m": float(w[idx].mean() + 10.0)}, G, np.arange(G), n_resamples=B, rng=np.random.default_rng(3)
     )
-    s_flip = comparison_share(flip, ("m", ">", 0))["share"]
-    s_wide = comparison_share(wide, ("m", ">", 0))["share"]
-    assert comparison_state(True, s_flip, 0.95, True) == "fragile"
-    assert comparison_state(True, s_wide, 0.95, True) == "robust"
-    assert comparison_state(True, s_wide, 0.95, False) == "not assessed"
-
-
-def test_the_claim_takes_its_worst_comparison():
-    assert overall_state(["robust", "robust"]) == "robust"
-    assert overall_state(["robust", "fragile"]) == "fragile"
-    assert overall_state(["fragile", "not assessed", "robust"]) == "not assessed"
-    assert overall_state(["robust", "does not hold", "not assessed"]) == "does not hold"
-    with pytest.raises(ValueError):
-        overall_state([])
+    above = claimed_side(">")
+    for name in ("percentile", "basic"):
+        m = METHODS[name]
+        iv = decision_interval(m, "m", 0.0, {("bootstrap",): flip}, G, 0.05)
+        assert decide(iv.lo, iv.hi, above) == "inconclusive", name
+        iv = decision_interval(m, "m", 10.0, {("bootstrap",): wide}, G, 0.05)
+        assert decide(iv.lo, iv.hi, above) == "supported", name
+        assert decide(iv.lo, iv.hi, claimed_side("<")) == "contradicted", name

@@ -129,42 +129,42 @@ def test_the_fewest_digits_that_tell_two_values_apart():
     assert _apart(1.0, 2.0, True) == "1.0 -> 2.0"
 
 
-def _with_share(rec, share, se):
+def _with_error(rec, error, se, state="supported"):
     r = rec.robustness.model_dump(mode="json")
-    r["facts"]["comparisons"] = [{"label": "a before b", "share": share, "mc_se": se}]
+    r["facts"]["comparisons"] = [{"label": "a before b", "state": state, "error": error, "error_mc_se": se}]
     return rec.model_copy(update={"robustness": type(rec.robustness).model_validate(r)})
 
 
-def test_a_share_of_resamples_moves_only_beyond_twice_its_mc_error():
+def test_a_decision_error_moves_only_beyond_twice_its_mc_error():
     rec = _record("003")
     if rec.robustness is None:
         pytest.skip("record 003 holds no resampling")
-    se = lambda p: (p * (1 - p) / 100) ** 0.5  # B = 100
-    now = _with_share(rec, 0.75, se(0.75))
-    lines, inside = _compare_counted(_comparable(_with_share(rec, 0.76, se(0.76))), now)
-    assert lines == [] and inside == 1  # the move #17 saw across machines: inside its MC error
-    lines, _ = _compare_counted(_comparable(_with_share(rec, 0.95, se(0.95))), now)
-    assert lines == ["share of resamples in which a before b holds: 95.0% -> 75.0%"]  # as the report prints it
+    se = lambda p: (p * (1 - p) / 100) ** 0.5  # R = 100 data sets
+    now = _with_error(rec, 0.06, se(0.06))
+    lines, inside = _compare_counted(_comparable(_with_error(rec, 0.05, se(0.05))), now)
+    assert lines == [] and inside == 1  # one data set more: inside its MC error
+    lines, _ = _compare_counted(_comparable(_with_error(rec, 0.20, se(0.20))), now)
+    assert lines == ["measured error of the decision on a before b: 20.0% -> 6.0%"]  # as the report prints it
+    lines, _ = _compare_counted(_comparable(_with_error(rec, 0.06, se(0.06), "inconclusive")), now)
+    assert lines == ["resampling of a before b: inconclusive -> supported"]  # a label has no band
     state = _comparable(now)
-    state["robustness"] = {**state["robustness"], "state": "robust"}
-    assert f"resampling: robust -> {rec.robustness.state}" in _compare_counted(state, now)[0]
+    state["robustness"] = {**state["robustness"], "state": "contradicted"}
+    assert f"resampling: contradicted -> {rec.robustness.state}" in _compare_counted(state, now)[0]
 
 
-def test_a_share_inside_its_band_is_listed_raw_with_exact_and_shares_print_as_the_report_does():
+def test_an_error_inside_its_band_is_listed_raw_with_exact_and_shares_print_as_the_report_does():
     from harness.diff import _share_apart
 
     rec = _record("003")
     if rec.robustness is None:
         pytest.skip("record 003 holds no resampling")
-    r = rec.robustness.model_dump(mode="json")
-    r["facts"]["comparisons"] = [{"label": "a: b before c", "share": 0.75, "mc_se": 0.0433}]
-    now = rec.model_copy(update={"robustness": type(rec.robustness).model_validate(r)})
+    now = _with_error(rec, 0.05, 0.0218)
     old = _comparable(now)
-    old["robustness"]["shares"]["a: b before c"] = (0.76, 0.0427)
+    old["robustness"]["orderings"]["a before b"] = ("supported", 0.06, 0.0237)
     assert _compare_counted(old, now) == ([], 1)
     lines, inside = _compare_counted(old, now, exact=True)
     assert inside == 0
-    assert lines == ["share of resamples in which a: b before c holds (within twice its MC error): 0.76 -> 0.75"]
+    assert lines == ["measured error of the decision on a before b (within twice its MC error): 0.06 -> 0.05"]
     assert _share_apart(0.76, 0.75, False) == "76.0% -> 75.0%"
     assert _share_apart(0.7601, 0.7604, False) == "76.01% -> 76.04%"  # more decimals only when one is not enough
 
@@ -175,7 +175,7 @@ def test_diff_help_states_the_bands():
     )
     assert out.returncode == 0, out.stderr
     text = " ".join(out.stdout.split())
-    assert "reproducibility band" in text and "sqrt(p (1 - p) / B)" in text and "--exact" in text, text
+    assert "reproducibility band" in text and "sqrt(p (1 - p) / R)" in text and "--exact" in text, text
 
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree: a ref that holds no record

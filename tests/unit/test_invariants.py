@@ -9,7 +9,6 @@ from claimset import PREFIXES
 
 from harness.invariants import COMMON, InvariantError, check_record, problems
 from harness.record import Arm, Finding, read_record
-from harness.registry import PROTOCOLS
 from harness.render import render_report
 
 REPORTS = Path(__file__).resolve().parents[2] / "reports"
@@ -31,20 +30,6 @@ def _with(record, name, state=None, **facts):
 @pytest.mark.parametrize("prefix", PREFIXES)
 def test_the_committed_records_keep_their_invariants(prefix):
     assert problems(_record(prefix)) == []
-
-
-@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
-def test_every_declared_state_asserts_something(protocol):
-    """Each (finding, state) a protocol declares has at least one invariant (for every state, or its own)."""
-    card = PROTOCOLS[protocol]
-    declared = card.invariants.declared()
-    missing = [
-        (name, state)
-        for name, states in card.protocol.FINDINGS.items()
-        for state in states
-        if (name, state) not in declared and (name, None) not in declared
-    ]
-    assert not missing, f"{protocol}: no invariant for {missing}"
 
 
 def test_the_common_findings_assert_something():

@@ -171,31 +171,6 @@ def test_power_words_follow_the_state():
     assert "there is no null result to weigh" in rejected and "weighs little" not in rejected
 
 
-def test_resampling_does_not_hold_is_not_called_fragile():
-    rec = _record("002")
-    if rec.robustness is None or rec.robustness.state == "not run":
-        pytest.skip("the committed record has no resampling")
-    f = rec.findings["resampling"]
-    label = f.facts["comparisons"][0]["label"]
-    row = {**f.facts["comparisons"][0], "holds_full": False, "share": 0.31}
-    md = render_report(
-        _with_finding(rec, "resampling", state="does_not_hold", not_holding=[row], n_not_holding=1, fragile=[])
-    )
-    assert "**Resampling: an asserted ordering does not hold.**" in md and f"{label} is false in this run" in md
-    assert "Resampling: fragile" not in md and "reverses too often" not in md
-
-
-def test_resampling_fragile_counts_the_failing_orderings():
-    rec = _record("003")
-    f = rec.findings.get("resampling")
-    if f is None or f.facts["n_comparisons"] < 2:
-        pytest.skip("the committed record has fewer than two orderings")
-    n, first = f.facts["n_comparisons"], f.facts["comparisons"][0]
-    md = render_report(_with_finding(rec, "resampling", state="fragile", fragile=[first], n_fragile=1))
-    assert f"1 of the {n} orderings the claim asserts hold in this run but in fewer than" in md
-    assert "*Robust* means" in md
-
-
 def test_rendering_is_a_pure_function_of_the_record():
     for prefix in PREFIXES:
         if not sorted(REPORTS.glob(f"{prefix}*.json")):
@@ -378,7 +353,7 @@ def test_the_index_leads_with_a_short_title_and_why():
     assert rec.claim.claim[len(cut) - 1] in " ,;:("  # cut at a word's end, not inside one
     assert "met only by the authors' code" in why(rec)
     md = index_markdown([rec, _record("002")])
-    assert "| claim | verdict | why | targets holding | resampling | authors' code |" in md
+    assert "| claim | verdict | why | targets holding | resampling | analysis choices | authors' code |" in md
     assert "largest distance" not in md and "## Setup shared by every claim" in md
 
 
@@ -431,33 +406,49 @@ def test_no_figure_names_a_table_the_claim_does_not_give():
     assert "paper" not in fig.caption and b"Table 1" not in svg and b"median_fit" not in svg
 
 
-#: What each comparison of a record looks like in a run in that state (consistent with the record's invariants).
-_IN_STATE = {
-    "robust": {"holds_full": True, "share": 1.0, "coverage": 0.95, "calibrated": True},
-    "fragile": {"holds_full": True, "share": 0.5, "coverage": 0.95, "calibrated": True},
-    "not assessed": {"holds_full": True, "share": 1.0, "coverage": None, "calibrated": None},
-    "does not hold": {"holds_full": False, "share": 0.2, "coverage": 0.95, "calibrated": True},
-}
+def _in_state(c: dict, state: str, **extra) -> dict:
+    """A comparison of a record as a run in ``state`` would give it, consistent with the record's invariants:
+    bounds on the side the state needs, a measured error within its limit (above it for "not assessed")."""
+    s = -1 if c["side"] == "below" else 1
+    lo, hi = {
+        "supported": sorted([s * 0.01, s * 0.05]),
+        "contradicted": sorted([-s * 0.01, -s * 0.05]),
+        "inconclusive": [-0.02, 0.02],
+        "not assessed": sorted([s * 0.01, s * 0.05]),
+    }[state]
+    decision = {"not assessed": "supported"}.get(state, state)
+    margin = 0.01 if decision in ("supported", "contradicted") else None
+    row = {
+        **c,
+        "lower": lo,
+        "upper": hi,
+        "bound": hi if s < 0 else lo,
+        "bound_against": lo if s < 0 else hi,
+        "decision": decision,
+        "error": 0.2 if state == "not assessed" else 0.04,
+        "error_mc_se": 0.02,
+        "error_against": 0.03,
+        "limit": 0.094,
+        "detectable": 0.03,
+        "margin": margin,
+        "influence": {"top": [], "largest": 0.001, "margin": margin, "beyond_margin": False, "n_beyond": 0},
+        "carried_by": [],
+        "state": state,
+    }
+    return {**row, **extra}
 
 
-def _as_state(rec, state, **facts):
-    """The record's resampling as a run in ``state`` would word it: every comparison in that state."""
+def _as_state(rec, state, rows=None, **facts):
+    """The record's resampling as a run in ``state`` would word it: every comparison in that state (or ``rows``)."""
+    from harness.decisions import overall_state
     from harness.verdict import resampling_finding
 
     f = rec.robustness.facts
-    comparisons = [{**c, **_IN_STATE[state], "state": state} for c in f["comparisons"]]
-    labels = [c["label"] for c in comparisons]
-    listed = {s: (labels if s == state else []) for s in ("fragile", "not assessed", "does not hold")}
-    new = {
-        **f,
-        "comparisons": comparisons,
-        "fragile": listed["fragile"],
-        "n_fragile": len(listed["fragile"]),
-        "not_assessed": listed["not assessed"],
-        "not_holding": listed["does not hold"],
-        **facts,
-    }
-    robustness = rec.robustness.model_copy(update={"state": state, "facts": new})
+    comparisons = rows or [_in_state(c, state) for c in f["comparisons"]]
+    new = {**f, "comparisons": comparisons, **facts}
+    robustness = rec.robustness.model_copy(
+        update={"state": overall_state([c["state"] for c in comparisons]), "facts": new}
+    )
     findings = {**rec.findings, "resampling": resampling_finding(robustness)}
     return render_report(rec.model_copy(update={"robustness": robustness, "findings": findings}))
 
@@ -469,26 +460,73 @@ def _with_comparisons(prefix):
     return rec, [c["label"] for c in rec.robustness.facts["comparisons"]]
 
 
-def test_an_uncalibrated_comparison_is_not_assessed_and_never_robust():
-    rec, labels = _with_comparisons("002")
-    md = _as_state(rec, "not assessed")
-    assert "not assessed**" in md and "robust**" not in md and "fragile**" not in md
-    assert "no evidence for or against" in md
-    assert labels[0] in md
+def _one_ordering():
+    for prefix in PREFIXES:
+        rec = _record(prefix)
+        if rec.robustness is not None and len(rec.robustness.facts.get("comparisons", [])) == 1:
+            return rec, rec.robustness.facts["comparisons"][0]["label"]
+    pytest.skip("no committed record asserts exactly one ordering under resampling")
 
 
-def test_an_ordering_false_on_all_rows_does_not_hold_whatever_its_share():
-    rec, labels = _with_comparisons("002")
-    md = _as_state(rec, "does not hold")
-    assert "does not hold**" in md and "robust**" not in md and "not assessed**" not in md
-    assert "is false in this run itself" in md
+@pytest.mark.parametrize("state", ["supported", "contradicted", "inconclusive", "not assessed"])
+def test_each_resampling_state_leads_with_its_own_words_and_no_other(state):
+    from harness.render import fmt_auto
+
+    rec, label = _one_ordering()
+    c0 = rec.robustness.facts["comparisons"][0]
+    md = _as_state(rec, state)
+    assert f"**Resampling: {state}.** For “{label}”," in md
+    others = {"supported", "contradicted", "inconclusive", "not assessed"} - {state}
+    assert not any(f"**Resampling: {o}.**" in md for o in others)
+    assert "Robust" not in md.split("## Setup")[0].replace("Robust to analysis", "")
+    words = {
+        "supported": f"its one-sided 95% bound, {fmt_auto(_in_state(c0, 'supported')['bound'])}, excludes 0",
+        "contradicted": "the data point the other way",
+        "inconclusive": "does not exclude 0; a difference of 0.0300 would be detected 80% of the time",
+        "not assessed": "above its limit of 9.4%, so the resamples are no evidence either way",
+    }[state]
+    assert words in md
+    if state != "not assessed":  # the decision's own measured error beside it
+        assert "(measured error 4.0% ± 2.0%, limit 9.4%)" in md
 
 
-def test_a_robust_state_says_the_method_was_calibrated():
-    rec, labels = _with_comparisons("002")
-    md = _as_state(rec, "robust")
-    assert "robust**" in md and "coverage was measured on this design" in md
-    assert "not the probability that the claim is true" in md
+def test_a_decision_carried_by_one_base_model_is_inconclusive_and_names_it():
+    rec, label = _one_ordering()
+    c = rec.robustness.facts["comparisons"][0]
+    carrier = {"cluster": "qwen-like-7b", "rows": 257, "delta": -0.0237}
+    row = _in_state(c, "inconclusive", decision="supported", margin=0.01, carried_by=[carrier])
+    row["influence"] = {**row["influence"], "top": [carrier], "largest": 0.0237, "beyond_margin": True}
+    row["lower"], row["upper"] = (-0.05, -0.01) if c["side"] == "below" else (0.01, 0.05)
+    md = _as_state(rec, "inconclusive", rows=[row])
+    assert "**Resampling: inconclusive.**" in md
+    assert "qwen-like-7b moves the difference by more than the 0.0100 by which its bound clears 0 (-0.0237)" in md
+
+
+def test_several_orderings_lead_with_a_count_and_a_short_table():
+    records = [_record(p) for p in PREFIXES]
+    rec = next((r for r in records if r.robustness and len(r.robustness.facts.get("comparisons", [])) > 1), None)
+    if rec is None:
+        pytest.skip("no committed record asserts more than one ordering under resampling")
+    comps = rec.robustness.facts["comparisons"]
+    rows = [_in_state(comps[0], "supported")] + [_in_state(c, "inconclusive") for c in comps[1:]]
+    md = _as_state(rec, "mixed", rows=rows)
+    n = len(comps)
+    assert (
+        f"**Resampling: mixed.** Of the {n} orderings the claim asserts, 1 is supported, {n - 1} are inconclusive" in md
+    )
+    assert "| ordering | resampling | why |" in md
+    for c in comps:
+        assert " ".join(c["label"].split()) in md
+
+
+def test_a_missing_or_stale_study_is_not_assessed_and_sends_the_reader_to_make_calibration():
+    rec, _ = _with_comparisons("002")
+    f = rec.robustness.facts
+    for state in ("stale", "absent", "unreadable"):
+        rows = [_in_state(c, "not assessed", error=None, error_mc_se=None, limit=None) for c in f["comparisons"]]
+        md = _as_state(rec, "not assessed", rows=rows, calibration={**f["calibration"], "state": state})
+        assert f"no coverage study of this design is at hand ({state})" in md
+        assert "`make calibration`" in md and "How often these decisions err was measured" not in md
 
 
 def test_an_uncalibrated_interval_is_said_and_a_calibrated_one_is_not_flagged():
@@ -496,68 +534,21 @@ def test_an_uncalibrated_interval_is_said_and_a_calibrated_one_is_not_flagged():
     f = rec.robustness.facts
     first = f["intervals"][0]["label"]
     cal = {**f["calibration"], "uncalibrated": [first]}
-    md = _as_state(rec, "not assessed", calibration=cal)
+    md = _as_state(rec, "supported", calibration=cal)
     assert f"The interval of {first} is not calibrated on this design" in md
-    md = _as_state(rec, "not assessed", calibration={**cal, "uncalibrated": []})
+    md = _as_state(rec, "supported", calibration={**cal, "uncalibrated": []})
     assert "is not calibrated on this design" not in md
 
 
-@pytest.mark.parametrize("state", ["stale", "absent", "unreadable"])
-def test_a_missing_or_stale_study_sends_the_reader_to_make_calibration(state):
-    rec, _ = _with_comparisons("002")
-    f = rec.robustness.facts
-    md = _as_state(rec, "not assessed", calibration={**f["calibration"], "state": state, "uncalibrated": []})
-    assert "`make calibration`" in md and "How often such an interval covers was measured" not in md
-
-
-def test_a_mixed_not_assessed_lead_says_every_ordering_holds_and_names_the_fragile_ones():
-    """Several orderings, one uncalibrated and the others fragile: the lead does not count only the uncalibrated
-    one as holding, and it names each fragile ordering with its share (claim 003's case)."""
-    from harness.verdict import resampling_finding
-
-    records = [_record(p) for p in PREFIXES]
-    rec = next((r for r in records if r.robustness and len(r.robustness.facts.get("comparisons", [])) > 1), None)
-    if rec is None:
-        pytest.skip("no committed record asserts more than one ordering under resampling")
-    f = rec.robustness.facts
-    comps = [{**c, "holds_full": True} for c in f["comparisons"]]
-    comps = [{**comps[0], "state": "not assessed"}] + [{**c, "state": "fragile", "share": 0.6} for c in comps[1:]]
-    robustness = rec.robustness.model_copy(update={"state": "not assessed", "facts": {**f, "comparisons": comps}})
-    findings = {**rec.findings, "resampling": resampling_finding(robustness)}
-    md = render_report(rec.model_copy(update={"robustness": robustness, "findings": findings}))
-    lead = md.split("**Resampling: not assessed.**", 1)[1].split("\n\n", 1)[0]
-    lead = " ".join(lead.split())
-    assert f"All {len(comps)} orderings the claim asserts hold in this run" in lead
-    assert f"1 of the {len(comps)} orderings" not in lead
-    for c in comps[1:]:
-        assert f"{' '.join(c['label'].split())} in 60%" in lead
-    assert "fragile" in lead
-
-
-def test_a_label_resting_on_a_coverage_near_the_calibrated_range_says_it_is_a_close_call(monkeypatch):
-    """A measured coverage within two Monte Carlo s.e. of an end of the range: the lead and the section say that
-    the label rests on a close call; a clear one says nothing of the kind."""
-    from harness.render import close_calls
-
-    def comp(coverage, se, state="fragile"):
-        return {"label": "x", "coverage": coverage, "coverage_mc_se": se, "state": state}
-
-    band = (0.90, 0.99)
-    # 45 of 50 data sets (0.90 +- 0.042), 59 of 60 (0.983 +- 0.017), and 95 of 100 (0.95 +- 0.022: 0.99 is 0.04 away)
-    for c, se in ((0.90, 0.042), (0.983, 0.017), (0.95, 0.022), (0.87, 0.034)):
-        assert close_calls([comp(c, se)], band) == ["x"], (c, se)
-    for c, se in ((0.945, 0.01), (0.0, 0.0), (0.5, 0.065), (1.0, 0.0)):
-        assert close_calls([comp(c, se)], band) == [], (c, se)
-    assert close_calls([comp(0.90, 0.042, "does not hold")], band) == [] and close_calls([comp(None, None)], band) == []
-    rec, labels = _with_comparisons("002")
-    for state in ("fragile", "robust", "not assessed"):
-        clear = {**_IN_STATE[state], "coverage": 0.945, "coverage_mc_se": 0.01, "calibrated": state != "not assessed"}
-        monkeypatch.setitem(_IN_STATE, state, clear)
-        assert "close call" not in _as_state(rec, state), state
-        monkeypatch.setitem(_IN_STATE, state, {**clear, "coverage": 0.91, "coverage_mc_se": 0.03})
-        md = _as_state(rec, state)
-        assert "The label rests on a close call of the coverage study" in md, state
-        assert f"For “{labels[0]}”" in md and "within two of its Monte Carlo" in md, state
+def test_a_label_resting_on_an_error_near_its_limit_says_it_is_a_close_call():
+    rec, label = _one_ordering()
+    c = rec.robustness.facts["comparisons"][0]
+    near = _in_state(c, "supported", error=0.08, error_mc_se=0.027)  # 0.094 is within two s.e.
+    clear = _in_state(c, "supported", error=0.03, error_mc_se=0.017)
+    md = _as_state(rec, "supported", rows=[near])
+    assert "; a close call)" in md and f"For “{label}” the measured error lies within two" in md
+    md = _as_state(rec, "supported", rows=[clear])
+    assert "close call" not in md and "lies within two of its Monte Carlo" not in md
 
 
 def test_every_p_value_of_the_shift_test_is_named():
@@ -597,3 +588,14 @@ def test_one_target_and_two_in_words():
         )
     )
     assert "The one target does not hold:" in md and "0 of the 1" not in md
+
+
+def test_an_ordering_false_in_this_run_says_so_whatever_its_label():
+    """No study at hand (not assessed) or no bound excluding 0 (inconclusive): the lead still says that the
+    ordering does not hold on all rows, with its difference."""
+    rec, label = _one_ordering()
+    c = rec.robustness.facts["comparisons"][0]
+    wrong = -0.012 if c["side"] == "above" else 0.012
+    for state in ("not assessed", "inconclusive"):
+        md = _as_state(rec, state, rows=[_in_state(c, state, holds_full=False, difference=wrong)])
+        assert f"For “{label}”, it does not hold in this run itself (difference {wrong:.4f}), and" in md, state

@@ -410,11 +410,16 @@ def test_a_50_mb_claim_file_is_refused_before_it_is_parsed(tmp_path):
 
 def test_counts_within_their_caps_are_held_to_a_budget_of_work(tmp_path):
     text = CLAIM.read_text(encoding="utf-8").replace("n_resamples: 200", "n_resamples: 100000")
-    (problem,) = _text_problems(tmp_path, text)
+    problem, study = _text_problems(tmp_path, text)
     assert problem.startswith(
         "bootstrap.n_resamples: 100,000 resamples × 6 fits each (6 tasks) make 600,000 model fits"
     )
     assert "over the budget of 20,000 model fits a claim may ask for (spec.FIT_BUDGET); at most 3,311 here" in problem
+    # the coverage study resamples each data set as the claim does: its budget is over too
+    assert study.startswith(
+        "bootstrap.calibration.replicates: 100 simulated data sets × 100,020 calls (the claim's resampling) × 6 fits"
+    )
+    assert "(spec.CALIBRATION_BUDGET)" in study
     text = CLAIM0.read_text(encoding="utf-8").replace("n_replicates: 400", "n_replicates: 100000")
     (problem,) = _text_problems(tmp_path, text, name=CLAIM0.name)
     assert problem.startswith(
@@ -534,7 +539,7 @@ def test_an_unquoted_date_is_refused_and_the_message_says_to_quote_it(tmp_path, 
     assert "YAML 1.1" in problem
     nested = CLAIM0.read_text(encoding="utf-8").replace('{value: "2025-01-06"', "{value: 2025-01-06", 1)
     (problem,) = _text_problems(tmp_path, nested, name=CLAIM0.name)
-    assert problem.startswith("multiverse.choices.cutoff[0].value: the date 2025-01-06 must be written in quotes")
+    assert problem.startswith("multiverse.estimands.cutoff[0].value: the date 2025-01-06 must be written in quotes")
 
 
 def test_a_quoted_date_and_other_text_that_looks_like_a_date_are_read():

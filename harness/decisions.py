@@ -1,0 +1,89 @@
+"""The one-sided decision on an asserted ordering, and the label it gives: the rule, in one place.
+
+A claim asserts an ordering, ``left < right`` or ``left > right``; its difference is ``d = left - right``.
+An interval method (:mod:`harness.stats.methods`) gives the one-sided bounds ``L`` and ``U`` of ``d``; this
+module turns them into a decision (:func:`decide`) and, with the decision's error measured on the claim's
+design and the influence of single base models, into the ordering's label (:func:`ordering_state`). Standard
+library only: the invariants and the renderer read it without numpy.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["DECISIONS", "ORDERING_STATES", "claimed_side", "decide", "ordering_state", "overall_state"]
+
+#: The states of a one-sided decision on an asserted ordering.
+DECISIONS = ("supported", "contradicted", "inconclusive")
+
+
+def claimed_side(relation: str) -> int:
+    """``-1`` when the claim asserts ``left - right`` below 0 (``<``, ``<=``), ``+1`` above (``>``, ``>=``)."""
+    if relation in ("<", "<="):
+        return -1
+    if relation in (">", ">="):
+        return 1
+    raise ValueError(f"not an ordering: {relation!r}")
+
+
+def decide(lo: float, hi: float, side: int) -> str | None:
+    """``supported`` / ``contradicted`` / ``inconclusive`` from the bounds ``(L, U)`` of the difference and the
+    claimed side (:func:`claimed_side`); ``None`` when a bound is not finite (no decision could be read)."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return None
+    below, above = hi < 0.0, lo > 0.0
+    if (side < 0 and below) or (side > 0 and above):
+        return "supported"
+    if (side < 0 and above) or (side > 0 and below):
+        return "contradicted"
+    return "inconclusive"
+
+
+#: What resampling says of one asserted ordering (:func:`ordering_state`).
+ORDERING_STATES = ("supported", "contradicted", "inconclusive", "not assessed")
+
+
+def ordering_state(
+    decision: str | None,
+    error: float | None,
+    error_against: float | None,
+    limit: float | None,
+    carried: bool,
+) -> str:
+    """The label of one asserted ordering: the decision read on the data, gated by its measured error.
+
+    Parameters
+    ----------
+    decision : str or None
+        :func:`decide` on the data (``None``: no bound could be read).
+    error, error_against : float or None
+        The measured rate at which "supported" (``error``) and "contradicted" (``error_against``) fire in the
+        null world of the claim's coverage study (``None``: no study).
+    limit : float or None
+        The largest error that counts as calibrated (``alpha`` plus two Monte Carlo standard errors).
+    carried : bool
+        Deleting one cluster moves the difference by more than the decision's margin (the distance of the
+        deciding bound from 0): the cluster bootstrap is not to be trusted there.
+
+    Returns
+    -------
+    str
+        ``not assessed`` without a decision or a study, or when the decision's measured error exceeds
+        ``limit`` (for "contradicted", the error of that side); ``inconclusive`` when neither bound excludes 0
+        or one cluster carries the decision; else the decision.
+    """
+    if decision is None or error is None or limit is None or error > limit:
+        return "not assessed"
+    if decision == "contradicted" and (error_against is None or error_against > limit):
+        return "not assessed"
+    if decision != "inconclusive" and carried:
+        return "inconclusive"
+    return decision
+
+
+def overall_state(states) -> str:
+    """The claim's label: its orderings' common state, ``mixed`` when they differ."""
+    states = list(states)
+    if not states:
+        raise ValueError("no ordering")
+    return states[0] if len(set(states)) == 1 else "mixed"

@@ -1,0 +1,126 @@
+"""The contract every registered protocol keeps: one test per protocol and part, naming what a folder lacks.
+
+As scikit-learn's ``parametrize_with_checks`` runs the same checks over every estimator, these run over every
+protocol of the registry (:data:`harness.registry.PROTOCOLS`), so that a new folder, added as
+``docs/adding-a-protocol.md`` says, is told here what it still lacks, by name, before any claim uses it. The
+other tests derive their lists from the registry and the cards; none keeps a copy of a protocol's figures,
+findings or choices.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from harness.paths import PROJECT_ROOT
+from harness.protocols.base import Choice, Protocol, ProtocolParams
+from harness.registry import PROTOCOLS
+
+TEMPLATES = PROJECT_ROOT / "templates"
+
+
+def _protocol_module(card):
+    """``protocol.py`` defines ``PROTOCOL``, an instance of a :class:`Protocol` subclass named by its folder."""
+    p = card.protocol
+    assert isinstance(p, Protocol), f"{card.package}.protocol.PROTOCOL is not a Protocol instance"
+    assert p.name == card.name, f"PROTOCOL.card names {p.name!r}, its folder is {card.name!r}"
+    assert issubclass(p.Params, ProtocolParams), "Params must subclass harness.protocols.base.ProtocolParams"
+    for kind, schema in p.controls.items():
+        assert issubclass(schema, ProtocolParams), f"control {kind!r}: its schema must subclass ProtocolParams"
+    for method in ("measure", "control", "findings"):
+        assert getattr(type(p), method) is not getattr(Protocol, method), f"Protocol.{method} is not implemented"
+
+
+def _quantities_module(card):
+    """``quantities.py`` gives ``vocabulary(params)`` and ``control_vocabulary(kind, params, control_params)``."""
+    q = card.quantities
+    for name, n_args in (("vocabulary", 1), ("control_vocabulary", 3)):
+        fn = getattr(q, name, None)
+        assert callable(fn), f"quantities.py has no {name}()"
+        assert len(inspect.signature(fn).parameters) == n_args, f"quantities.{name} takes {n_args} arguments"
+
+
+def _template(card):
+    """``templates/<name>.md.j2`` extends the skeleton every report shares."""
+    path = TEMPLATES / card.template
+    assert path.is_file(), f"no report template {path.relative_to(PROJECT_ROOT)}"
+    assert '{% extends "base.md.j2" %}' in path.read_text(encoding="utf-8"), f"{card.template} must extend base.md.j2"
+
+
+def _findings_declared(card):
+    """``FINDINGS`` names every finding with the states it can take."""
+    findings = card.protocol.FINDINGS
+    assert findings, "the protocol declares no finding (FINDINGS is empty)"
+    for name, states in findings.items():
+        assert isinstance(states, tuple) and states and all(isinstance(s, str) for s in states), name
+
+
+def _every_state_asserts_something(card):
+    """``invariants.py`` declares what each (finding, state) asserts about the record: required, so that no
+    state can be worded while the record's numbers say otherwise."""
+    inv = card.invariants
+    assert inv is not None, "no invariants.py with INVARIANTS (what each finding's states assert)"
+    declared = inv.declared()
+    missing = [
+        (name, state)
+        for name, states in card.protocol.FINDINGS.items()
+        for state in states
+        if (name, state) not in declared and (name, None) not in declared
+    ]
+    assert not missing, f"no invariant for {missing}"
+
+
+def _choices_have_roles(card):
+    """Each analysis choice a multiverse may vary says whether it is the claim's estimand or an analysis choice,
+    and why (``docs/multiverse.md``)."""
+    for name, choice in card.protocol.CHOICES.items():
+        assert isinstance(choice, Choice), name
+        assert choice.role in ("estimand", "analysis") and choice.why, f"choice {name!r}: role and why"
+        assert name in card.protocol.Params.model_fields, f"choice {name!r} is not a parameter of the protocol"
+
+
+def _figures(card):
+    """The card names the figures its ``figures.py`` draws, and a folder that names some draws them."""
+    has_module = card.module_file("figures") is not None
+    assert bool(card.figures) == has_module, "card.figures and figures.py go together"
+    if has_module:
+        assert callable(getattr(card._module("figures"), "draw", None)), "figures.py has no draw(record)"
+
+
+def _adapter(card):
+    """An adapter, where there is one, runs a request and puts the requests' answers together."""
+    if card.module_file("adapter") is None:
+        pytest.skip("no adapter: the protocol has no authors' arm")
+    text = card.module_file("adapter").read_text(encoding="utf-8")
+    assert "def run(" in text, "adapter.py has no run(request)"
+
+
+CHECKS = [
+    _protocol_module,
+    _quantities_module,
+    _template,
+    _findings_declared,
+    _every_state_asserts_something,
+    _choices_have_roles,
+    _figures,
+    _adapter,
+]
+
+
+@pytest.mark.parametrize(
+    "name, check", [(n, c) for n in sorted(PROTOCOLS) for c in CHECKS], ids=lambda x: getattr(x, "__name__", x)
+)
+def test_protocol_contract(name, check):
+    check(PROTOCOLS[name])
+
+
+def test_the_contract_can_fail():
+    """A folder without invariants is told so by name (the check is not vacuous)."""
+
+    class Bare:
+        package, name, invariants = "harness.protocols.bare", "bare", None
+        protocol = type("P", (), {"FINDINGS": {"result": ("measured",)}})()
+
+    with pytest.raises(AssertionError, match="no invariants.py"):
+        _every_state_asserts_something(Bare())
