@@ -77,6 +77,37 @@ def _fit_cold(tables):
     ).fit(z, y)
 
 
+def _ispline_split(tables):
+    """Claim 003's settings and its GPQA training set of rolling pair 2."""
+    from harness.paths import PROJECT_ROOT
+    from harness.protocols.estimator_comparison.protocol import period_frame
+    from harness.stats.splits import rolling_splits
+
+    p = load_claim(PROJECT_ROOT / "claims" / "003_sigmoid_vs_baselines.yaml", tables=tables).params
+    splits = rolling_splits(period_frame(tables, p), dict(p.tasks), period_col="period", periods=p.periods)
+    split = next(s for s in splits if (s.task, s.t) == ("GPQA", 2))
+    options = {"tau": p.tau, "kappa": p.kappa, "lam": p.ispline_lam, "n_intervals": p.ispline_intervals}
+    return options, split.z_train, split.y_train
+
+
+@case("I-spline fit (multi-start), claim 003's GPQA pair 2")
+def _ispline_fit(tables):
+    from harness.stats.ispline import ISplineQuantileRegressor
+
+    options, z, y = _ispline_split(tables)
+    return lambda: ISplineQuantileRegressor(rng=np.random.default_rng(0), **options).fit(z, y)
+
+
+@case("I-spline fit from the optimum, a resample of claim 003's GPQA pair 2")
+def _ispline_init(tables):
+    from harness.stats.ispline import ISplineQuantileRegressor
+
+    options, z, y = _ispline_split(tables)
+    full = ISplineQuantileRegressor(rng=np.random.default_rng(0), **options).fit(z, y).params_
+    i = np.random.default_rng(1).integers(0, z.size, z.size)
+    return lambda: ISplineQuantileRegressor(**options).fit(z[i], y[i], init=full)
+
+
 def _claim_case(claim_file):
     def make(tables):
         from harness.paths import PROJECT_ROOT

@@ -1,24 +1,19 @@
-"""The optimisation scheme the boundary estimators share.
+"""What the boundary estimators' multi-start schemes share: the warm-up stages and the input check.
 
-Every start is solved on the first stage of a (tau, kappa) continuation; the
-best ``n_keep`` are carried through the remaining stages; the lowest final
-objective wins. Each stage is an L-BFGS-B solve with analytic gradients.
+Every start is solved on the first stage of a (tau, kappa) continuation; the best ``n_keep`` are
+carried through the remaining stages; the lowest final objective wins. Each estimator solves its
+stages with :func:`harness.stats._newton.active_set_newton`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
 import numpy as np
-from scipy.optimize import minimize
 
-__all__ = ["WARMUP_SCHEDULE", "warmup_stages", "check_zy", "multistart_continuation"]
+__all__ = ["WARMUP_SCHEDULE", "warmup_stages", "check_zy"]
 
 #: Warm-up stages (tau, kappa) run before the final stage, as in the
 #: published pipeline's continuation; the final stage is the target (tau, kappa).
 WARMUP_SCHEDULE: tuple[tuple[float, float], ...] = ((0.90, 10.0), (0.95, 25.0))
-
-TIGHT = {"ftol": 1e-15, "gtol": 1e-11}
 
 
 def warmup_stages(tau: float, kappa: float, warm_start: bool) -> list[tuple[float, float]]:
@@ -37,44 +32,3 @@ def check_zy(z, y) -> tuple[np.ndarray, np.ndarray]:
     if z.size < 4 or not (np.all(np.isfinite(z)) and np.all(np.isfinite(y))):
         raise ValueError("need at least 4 finite (z, y) points")
     return z, y
-
-
-def multistart_continuation(
-    stages: Sequence[Callable[[np.ndarray], tuple[float, np.ndarray]]],
-    starts: Sequence[np.ndarray],
-    *,
-    n_keep: int,
-    bounds=None,
-    intermediate_tol: dict | None = None,
-    maxiter: int = 2000,
-):
-    """Solve ``stages`` (value-and-gradient functions) from every start.
-
-    Returns the winning ``OptimizeResult`` of the last stage and the number
-    of L-BFGS-B iterations spent in all. ``intermediate_tol`` (default: the
-    tight tolerances) applies to every stage but the last.
-    """
-    n_iter = 0
-    loose = intermediate_tol or TIGHT
-    last = len(stages) - 1
-
-    def solve(i: int, theta0: np.ndarray):
-        nonlocal n_iter
-        res = minimize(
-            stages[i],
-            theta0,
-            jac=True,
-            method="L-BFGS-B",
-            bounds=bounds,
-            options={"maxiter": maxiter, **(TIGHT if i == last else loose)},
-        )
-        n_iter += int(res.nit)
-        return res
-
-    first = sorted((solve(0, th) for th in starts), key=lambda r: r.fun)
-    finals = []
-    for res in first[:n_keep]:
-        for i in range(1, len(stages)):
-            res = solve(i, res.x)
-        finals.append(res)
-    return min(finals, key=lambda r: r.fun), n_iter

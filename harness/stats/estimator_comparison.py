@@ -27,6 +27,7 @@ from .splits import task_map as _task_map
 
 __all__ = [
     "evaluate_split",
+    "split_bins",
     "baseline_comparison",
     "estimator_table",
     "shuffled_z_advantage",
@@ -53,6 +54,7 @@ def evaluate_split(
     n_bins: int = 10,
     min_bin_size: int = 30,
     closing_group: str = "next",
+    bins: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, float]:
     """ID/OOD mean smoothed pinball and calibration error of one fitted model.
 
@@ -60,11 +62,14 @@ def evaluate_split(
     bins built on the training z; OOD = the overlap validation set, with bins
     rebuilt on its z. Returns ``pinball_id``, ``pinball_ood``,
     ``calibration_id``, ``calibration_ood``, ``n_bins_id``, ``n_bins_ood``.
+    ``bins``: the split's :func:`split_bins` at these settings, when the caller
+    evaluates several models on it (they do not depend on the model).
     """
     z_tr = split.z_train
     q_tr, q_va = model.predict(z_tr), model.predict(split.z_val)
-    bins_tr = equal_mass_bins(z_tr, n_bins, min_bin_size, closing_group=closing_group)
-    bins_va = equal_mass_bins(split.z_val, n_bins, min_bin_size, closing_group=closing_group)
+    if bins is None:
+        bins = split_bins(split, n_bins=n_bins, min_bin_size=min_bin_size, closing_group=closing_group)
+    bins_tr, bins_va = bins
     return {
         "pinball_id": float(np.mean(smoothed_pinball_loss(split.y_train - q_tr, tau, kappa))),
         "pinball_ood": float(np.mean(smoothed_pinball_loss(split.y_val - q_va, tau, kappa))),
@@ -76,6 +81,16 @@ def evaluate_split(
 
 
 _METRICS = ("pinball_id", "pinball_ood", "calibration_id", "calibration_ood")
+
+
+def split_bins(
+    split: RollingSplit, *, n_bins: int = 10, min_bin_size: int = 30, closing_group: str = "next"
+) -> tuple[np.ndarray, np.ndarray]:
+    """The equal-mass bins of a split's training z and of its validation z (those of :func:`evaluate_split`)."""
+    return (
+        equal_mass_bins(split.z_train, n_bins, min_bin_size, closing_group=closing_group),
+        equal_mass_bins(split.z_val, n_bins, min_bin_size, closing_group=closing_group),
+    )
 
 
 def _table(rows: list[dict[str, Any]], keys: Sequence[str]) -> dict[str, dict[str, float]]:
@@ -210,10 +225,10 @@ def baseline_comparison(
     fits_by_spec = [[f for f, o in zip(fits, owners) if o == i] for i in range(len(jobs_spec))]
 
     per_pair = []
+    ev = {"n_bins": n_bins, "min_bin_size": min_bin_size, "closing_group": closing_group}
+    bins = [split_bins(s, **ev) for s in splits]  # the five estimators share the real splits' bins
     for (kind, sp), fs in zip(jobs_spec[:5], fits_by_spec[:5]):
-        per_pair += _evaluated(
-            sp, fs, kind, tau=tau, kappa=kappa, n_bins=n_bins, min_bin_size=min_bin_size, closing_group=closing_group
-        )
+        per_pair += _evaluated(sp, fs, kind, bins, tau=tau, kappa=kappa, **ev)
     table = _table(per_pair, list(ESTIMATORS))
 
     def id_pinball(kind):
@@ -271,9 +286,13 @@ def baseline_comparison(
     }
 
 
-def _evaluated(splits, fits, kind, **kw) -> list[dict[str, Any]]:
-    """``evaluate_split`` of every fitted model, with the split's description and the estimator's key."""
-    return [{**s.describe(), "estimator": kind, **evaluate_split(s, m, **kw)} for s, m in zip(splits, fits)]
+def _evaluated(splits, fits, kind, bins=None, **kw) -> list[dict[str, Any]]:
+    """``evaluate_split`` of every fitted model, with the split's description and the estimator's key; ``bins``,
+    one :func:`split_bins` per split, when several estimators are evaluated on the same splits."""
+    bins = bins or [None] * len(splits)
+    return [
+        {**s.describe(), "estimator": kind, **evaluate_split(s, m, bins=b, **kw)} for s, m, b in zip(splits, fits, bins)
+    ]
 
 
 def _shuffled_training_sets(df, task_cols, splits, rng, n_shuffles, *, period_col, periods) -> list[list[RollingSplit]]:
@@ -449,13 +468,10 @@ def ispline_knot_sensitivity(
         jobs += [("ispline", opts, s.z_train, s.y_train, g) for s, g in zip(splits, rng.spawn(len(splits)))]
     fits = _run_jobs(jobs, map_fn)
     rows = []
+    ev = {"n_bins": n_bins, "min_bin_size": min_bin_size, "closing_group": closing_group}
+    bins = [split_bins(s, **ev) for s in splits]  # shared by the knot counts
     for i, k in enumerate(n_intervals_grid):
         fs = fits[i * len(splits) : (i + 1) * len(splits)]
-        ms = [
-            evaluate_split(
-                s, m, tau=tau, kappa=kappa, n_bins=n_bins, min_bin_size=min_bin_size, closing_group=closing_group
-            )
-            for s, m in zip(splits, fs)
-        ]
+        ms = [evaluate_split(s, m, tau=tau, kappa=kappa, bins=b, **ev) for s, m, b in zip(splits, fs, bins)]
         rows.append({"n_intervals": int(k), **{m: _mean([x[m] for x in ms]) for m in _METRICS}})
     return {"rows": rows}

@@ -33,29 +33,37 @@ Model and objective
 
 Optimiser
 ---------
-From several starts, through the same easier (tau, kappa) warm-up stages as
-:class:`harness.stats.sigmoid.SigmoidQuantileRegressor`, by L-BFGS-B with the
-analytic gradient over an unconstrained reparameterisation that satisfies the
-constraints by construction::
-
-    y0 = sigmoid(u0),  L = (1 - y0) * sigmoid(u1),  w_j = softplus(v_j) = log(1 + exp(v_j))
-
-The winner is then polished on the closed feasible set by Newton's method with
-the exact Hessian (:func:`harness.stats._newton.active_set_newton`), in the
-natural coordinates ``x = (y0, h, a0, w)`` with ``h = y0 + L``, where
-``q = y0 (1 - s) + h s``, ``s = sigmoid(eta)``, ``eta = D (a0, w)``,
-``D = [1, I(z)]``, and the constraints are linear::
+Newton's method with the exact Hessian on the closed feasible set
+(:func:`harness.stats._newton.active_set_newton`), in the natural coordinates
+``x = (y0, h, a0, w)`` with ``h = y0 + L``, where ``q = y0 (1 - s) + h s``,
+``s = sigmoid(eta)``, ``eta = D (a0, w)``, ``D = [1, I(z)]``, and the
+constraints are linear::
 
     0 <= y0 <= h <= 1,   w_j >= 0
 
-so a weight the data set to zero is reached exactly (softplus only
-approaches it), and the solve stops at the KKT point to rounding. With
-``s' = s (1 - s)``, ``r1 = dJ/dq_i`` and ``r2 = d2J/dq_i2``::
+so a weight the data set to zero is reached exactly, and every solve stops at
+the KKT point to rounding. With ``s' = s (1 - s)``, ``r1 = dJ/dq_i`` and
+``r2 = d2J/dq_i2``::
 
     grad q = (1 - s, s, L s' D)
     d2q/dy0 d(a0, w) = -s' D,   d2q/dh d(a0, w) = s' D,   d2q/d(a0, w)2 = L s' (1 - 2 s) D D'
     grad J = sum_i r1_i grad q_i + (0, 0, 0, 2 lam w)
     hess J = sum_i r2_i grad q_i grad q_i' + sum_i r1_i hess q_i + diag(0, 0, 0, 2 lam)
+
+Everything of ``s`` depends on a point only through its ``z``: it is computed
+once per distinct ``z`` and the sums over points become sums over distinct
+``z`` (:class:`harness.stats._ties.Ties`).
+
+Starts and stages: the easier (tau, kappa) warm-up stages of
+:class:`harness.stats.sigmoid.SigmoidQuantileRegressor`. Every start is solved
+on the first stage; the ``n_keep`` best are carried through the later stages,
+each stage started at the previous one's optimum (a first-stage optimum within
+``SAME_SOLUTION`` of one already carried is not carried again: the later
+stages would repeat it); the lowest final objective wins. (Until this round the
+stages were L-BFGS-B solves in softplus coordinates, ``w = log(1 + exp(v))``,
+with a final Newton polish; on claim 003's full-sample fits the Newton stages
+reach the same optima, lower where the old solves stopped short:
+``tests/stats/test_ispline_claim003.py``.)
 
 Resampling: ``fit(z, y, init=params)`` is the Newton solve alone, at the final
 (tau, kappa), from the given natural parameters -- inside a bootstrap each
@@ -64,21 +72,18 @@ resample starts from the full-sample optimum.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import copy
+import functools
 
 import numpy as np
 from scipy.interpolate import BSpline
 from scipy.optimize import nnls
-from scipy.special import expit, logit
+from scipy.special import expit
 
-from ._multistart import check_zy, multistart_continuation, warmup_stages
+from ._multistart import check_zy, warmup_stages
 from ._newton import NewtonResult, active_set_newton
-from .pinball import (
-    check_loss_settings,
-    smoothed_pinball_derivative,
-    smoothed_pinball_loss,
-    smoothed_pinball_loss_and_derivative,
-)
+from ._ties import Ties
+from .pinball import LossPoints, check_loss_settings, smoothed_pinball_loss
 
 __all__ = [
     "quantile_breakpoints",
@@ -137,7 +142,9 @@ def ispline_basis(z, breakpoints, degree: int = 3) -> np.ndarray:
     bp = np.asarray(breakpoints, dtype=float)
     t = clamped_knot_vector(bp, degree)
     x = np.clip(np.atleast_1d(np.asarray(z, dtype=float)), bp[0], bp[-1])
-    B = BSpline.design_matrix(x, t, degree).toarray()
+    # every B-spline at every point: the spline with the identity for coefficients (the same values as
+    # BSpline.design_matrix(x, t, degree).toarray(), without the sparse matrix: a third of the time)
+    B = BSpline(t, np.eye(t.size - degree - 1), degree)(x)
     # I_j = sum_{i >= j} B_i: reverse cumulative sum, dropping the j = 0 column (== 1 on the support)
     return np.cumsum(B[:, ::-1], axis=1)[:, ::-1][:, 1:]
 
@@ -160,10 +167,6 @@ def ispline_basis_derivative(z, breakpoints, degree: int = 3) -> np.ndarray:
     return M
 
 
-def _softplus(v):
-    return np.logaddexp(0.0, v)
-
-
 def ispline_objective(params, z, y, breakpoints, *, tau: float, kappa: float, lam: float, degree: int = 3) -> float:
     """``J`` of the module docstring at natural parameters ``(y0, L, a0, w)``."""
     y0, L, a0, w = params
@@ -173,59 +176,64 @@ def ispline_objective(params, z, y, breakpoints, *, tau: float, kappa: float, la
     return float(np.mean(smoothed_pinball_loss(u, tau, kappa)) + lam * float(w @ w))
 
 
-@dataclass(frozen=True)
-class _Problem:
-    """Value and gradient of ``J`` in the unconstrained ``theta = (u0, u1, a0, v_1..v_p)``."""
-
-    basis: np.ndarray
-    y: np.ndarray
-    tau: float
-    kappa: float
-    lam: float
-
-    @staticmethod
-    def natural(theta: np.ndarray) -> tuple[float, float, float, np.ndarray]:
-        y0 = float(expit(theta[0]))
-        L = float((1.0 - y0) * expit(theta[1]))
-        return y0, L, float(theta[2]), _softplus(theta[3:])
-
-    def value_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
-        y0, s1 = expit(theta[0]), expit(theta[1])
-        L = (1.0 - y0) * s1
-        v = theta[3:]
-        w, dw = _softplus(v), expit(v)
-        s = expit(theta[2] + self.basis @ w)
-        u = self.y - (y0 + L * s)
-        n = u.size
-        obj = np.sum(smoothed_pinball_loss(u, self.tau, self.kappa)) / n + self.lam * (w @ w)
-        g = -smoothed_pinball_derivative(u, self.tau, self.kappa) / n  # dJ/dq_i
-        gs = g * s
-        sum_g, sum_gs = g.sum(), gs.sum()
-        geta = gs * (1.0 - s) * L  # dJ/deta_i
-        # q = y0 + (1 - y0) s1 s  =>  dq/du0 = y0 (1-y0) (1 - s1 s), dq/du1 = (1-y0) s1 (1-s1) s
-        grad = np.empty_like(theta)
-        grad[0] = y0 * (1.0 - y0) * (sum_g - s1 * sum_gs)
-        grad[1] = (1.0 - y0) * s1 * (1.0 - s1) * sum_gs
-        grad[2] = geta.sum()
-        grad[3:] = (self.basis.T @ geta + 2.0 * self.lam * w) * dw
-        return float(obj), grad
-
-
 #: Newton-decrement tolerance of the natural-coordinate solve, relative to the objective: to rounding.
 FTOL = 1e-15
+#: First-stage solutions closer than this (max-norm, in x) are one.
+SAME_SOLUTION = 1e-6
+
+
+@functools.cache
+def _lower_triangle(k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices ``(i, j)``, ``i > j``, of a ``k x k`` matrix's lower triangle; reversed, its mirror above."""
+    return np.tril_indices(k, -1)
+
+
+@functools.cache
+def _constraints(p: int) -> tuple[np.ndarray, np.ndarray]:
+    """``A x <= b`` of ``x = (y0, h, a0, w_1..w_p)``: ``-y0 <= 0``, ``h <= 1``, ``y0 - h <= 0``, ``-w_j <= 0``."""
+    A = np.zeros((3 + p, 3 + p))
+    A[0, 0], A[1, 1], A[2, :2] = -1.0, 1.0, (1.0, -1.0)
+    A[3:, 3:] = -np.eye(p)
+    b = np.zeros(3 + p)
+    b[1] = 1.0
+    A.flags.writeable = b.flags.writeable = False
+    return A, b
 
 
 class _Natural:
-    """``J`` with its gradient and Hessian in ``x = (y0, h, a0, w)``, and the constraints ``A x <= b``."""
+    """``J`` with its gradient and Hessian in ``x = (y0, h, a0, w)``, and the constraints ``A x <= b``.
 
-    def __init__(self, basis: np.ndarray, y: np.ndarray, tau: float, kappa: float, lam: float):
-        n, p = basis.shape
-        self.D = np.column_stack([np.ones(n), basis])
+    ``basis`` holds ``I(z)`` of the points ``y``, one row per point; or, with ``ties``, one row per
+    distinct ``z`` of the points (``y`` in increasing ``z``): ``eta``, ``s`` and the rows of ``grad q``
+    are then computed once per distinct ``z`` (:class:`harness.stats._ties.Ties`). :meth:`of` sorts
+    and groups the points.
+    """
+
+    def __init__(self, basis: np.ndarray, y: np.ndarray, tau: float, kappa: float, lam: float, ties=None):
+        p = basis.shape[1]
+        self.ties = Ties.none() if ties is None else ties
+        self.order = None
+        self.D = np.empty((basis.shape[0], p + 1))
+        self.D[:, 0], self.D[:, 1:] = 1.0, basis
         self.y, self.tau, self.kappa, self.lam = y, tau, kappa, lam
-        A = np.zeros((3 + p, 3 + p))
-        A[0, 0], A[1, 1], A[2, :2] = -1.0, 1.0, (1.0, -1.0)  # -y0 <= 0, h <= 1, y0 - h <= 0
-        A[3:, 3:] = -np.eye(p)  # -w_j <= 0
-        self.A, self.b = A, np.r_[0.0, 1.0, np.zeros(1 + p)]
+        self.points = LossPoints(y, tau, kappa, self.ties)
+        self.A, self.b = _constraints(p)
+
+    @classmethod
+    def of(cls, z, y, breakpoints, degree: int, tau: float, kappa: float, lam: float) -> _Natural:
+        """The problem of the points ``(z, y)`` in increasing ``z``, the basis at each distinct ``z``."""
+        order = z.argsort(kind="stable")
+        ties = Ties.of(z[order])
+        out = cls(ispline_basis(ties.values, breakpoints, degree), y[order], tau, kappa, lam, ties)
+        out.order = order
+        return out
+
+    def with_stage(self, tau: float, kappa: float) -> _Natural:
+        """The same data and constraints at another ``(tau, kappa)``."""
+        out = copy.copy(self)
+        out.tau, out.kappa = tau, kappa
+        out.points = LossPoints(self.y, tau, kappa, self.ties)
+        return out
 
     def from_natural(self, params: dict) -> np.ndarray:
         """The feasible ``x`` nearest to ``params`` (``y0, L, a0, w``), coordinate by coordinate."""
@@ -238,7 +246,10 @@ class _Natural:
         the ``(a0, w >= 0)`` whose ``eta`` is nearest to that fit's ``eta`` at ``z`` in least squares (NNLS,
         with ``a0 = a0+ - a0-``)."""
         eta = params["a0"] + ispline_basis(z, params["breakpoints"], params["degree"]) @ np.asarray(params["w"])
-        coef = nnls(np.column_stack([self.D[:, 0], -self.D[:, 0], self.D[:, 1:]]), eta)[0]
+        if self.order is not None:  # the fit's eta at the points, in this problem's order
+            eta = eta[self.order]
+        D = self.ties.spread(self.D.T).T
+        coef = nnls(np.column_stack([D[:, 0], -D[:, 0], D[:, 1:]]), eta)[0]
         return self.from_natural({**params, "a0": coef[0] - coef[1], "w": coef[2:]})
 
     @staticmethod
@@ -249,13 +260,11 @@ class _Natural:
         """``(J(x), derivatives)``; ``derivatives()`` gives the gradient and Hessian at ``x``."""
         y0, L, w = float(x[0]), float(x[1] - x[0]), x[3:]
         s = expit(self.D @ x[2:])
-        n, tau, kappa = self.y.size, self.tau, self.kappa
-        loss, slope = smoothed_pinball_loss_and_derivative(self.y - (y0 + L * s), tau, kappa)
-        f = float(loss.sum()) / n + self.lam * float(w @ w)
+        f, loss_derivatives = self.points.at(y0, L, s)
+        f += self.lam * float(w @ w)
 
         def derivatives():
-            sig = slope - (tau - 1.0)  # sigmoid(kappa u): rho'' = kappa sig (1 - sig)
-            r1, r2 = -slope / n, (kappa / n) * sig * (1.0 - sig)
+            r1, r2 = loss_derivatives()  # per row of D
             sp = s * (1.0 - s)
             G = np.empty((x.size, s.size))
             G[0] = 1.0 - s
@@ -271,6 +280,8 @@ class _Natural:
             H[2:, 1] += a
             H[2:, 2:] += (self.D.T * (L * r1 * sp * (1.0 - 2.0 * s))) @ self.D
             H[3:, 3:] += 2.0 * self.lam * np.eye(w.size)
+            lower = _lower_triangle(x.size)
+            H[lower] = H[lower[::-1]]  # the upper triangle holds the sums
             return grad, H
 
         return f, derivatives
@@ -311,9 +322,9 @@ class ISplineQuantileRegressor:
     objective_ : float
         Final-stage objective.
     n_iter_ : int
-        L-BFGS-B iterations over all starts and stages, plus the Newton steps of the final solve.
+        Newton steps over all starts and stages.
     converged_ : bool
-        Whether the final Newton solve met the KKT test.
+        Whether the winning final-stage solve met the KKT test.
     """
 
     def __init__(
@@ -340,12 +351,11 @@ class ISplineQuantileRegressor:
         self.rng = rng
 
     def _starts(self, y: np.ndarray, p: int) -> list[np.ndarray]:
-        """Envelopes from a low quantile of ``y`` to its ``tau``-quantile, various shapes."""
+        """Envelopes from a low quantile of ``y`` to its ``tau``-quantile, various shapes: ``x = (y0, h, a0, w)``."""
         lo = float(np.clip(np.quantile(y, 0.05), 1e-6, 1 - 1e-3))
         hi = float(np.quantile(y, self.tau))
         frac = float(np.clip((hi - lo) / (1.0 - lo), 1e-6, 1 - 1e-6))
-        head = [logit(lo), logit(frac)]
-        inv_softplus = lambda w: np.log(np.expm1(w))
+        head = [lo, lo + (1.0 - lo) * frac]
         shapes = [(a0, np.full(p, total / p)) for a0 in (-3.0, -1.0) for total in (2.0, 6.0)]
         if self.n_random:
             if self.rng is None:
@@ -354,7 +364,23 @@ class ISplineQuantileRegressor:
                 a0 = self.rng.uniform(-5.0, 1.0)
                 w = self.rng.dirichlet(np.ones(p)) * np.exp(self.rng.uniform(np.log(0.5), np.log(15.0)))
                 shapes.append((a0, np.maximum(w, 1e-3)))
-        return [np.r_[head, a0, inv_softplus(w)] for a0, w in shapes]
+        return [np.r_[head, a0, w] for a0, w in shapes]
+
+    def _multistart(self, problems: list[_Natural], starts: list[np.ndarray]) -> tuple[NewtonResult, int]:
+        """Solve every start on the first stage; carry the ``n_keep`` best through the others."""
+        first = sorted((problems[0].solve(x0) for x0 in starts), key=lambda r: r.fun)
+        n_iter = sum(r.nit for r in first)
+        finals, carried = [], []
+        for res in first[: self.n_keep]:
+            # the later stages are deterministic in their start: one solve per first-stage optimum
+            if any(np.max(np.abs(res.x - c)) <= SAME_SOLUTION for c in carried):
+                continue
+            carried.append(res.x)
+            for prob in problems[1:]:
+                res = prob.solve(res.x)
+                n_iter += res.nit
+            finals.append(res)
+        return min(finals, key=lambda r: r.fun), n_iter
 
     def fit(self, z, y, *, init: dict | None = None):
         """Fit the boundary to ``(z, y)``.
@@ -366,30 +392,21 @@ class ISplineQuantileRegressor:
         resample starts from the full-sample fit this way. When this data's
         knots give another number of basis functions (tied quantiles), the
         start is the ``(a0, w)`` whose ``eta`` is nearest to ``init``'s on this
-        data (``init`` then needs its ``breakpoints`` and ``degree``). The full
-        fit ends with the same Newton solve from the continuation's winner.
+        data (``init`` then needs its ``breakpoints`` and ``degree``).
         """
         check_loss_settings(tau=self.tau, kappa=self.kappa, lam=self.lam)
         if isinstance(self.n_intervals, bool) or int(self.n_intervals) != self.n_intervals or self.n_intervals < 1:
             raise ValueError(f"n_intervals must be a positive integer, got {self.n_intervals!r}")
         z, y = check_zy(z, y)
         bp = quantile_breakpoints(z, self.n_intervals)
-        basis = ispline_basis(z, bp, self.degree)
-        final = _Natural(basis, y, self.tau, self.kappa, self.lam)
+        final = _Natural.of(z, y, bp, self.degree, self.tau, self.kappa, self.lam)
         if init is not None:
-            same = len(init["w"]) == basis.shape[1]
-            start, n_iter = (final.from_natural(init) if same else final.from_fit(init, z)), 0
+            same = len(init["w"]) == final.D.shape[1] - 1
+            best = final.solve(final.from_natural(init) if same else final.from_fit(init, z))
+            n_iter = best.nit
         else:
-            problems = [
-                _Problem(basis, y, t, k, self.lam) for t, k in warmup_stages(self.tau, self.kappa, self.warm_start)
-            ]
-            winner, n_iter = multistart_continuation(
-                [p.value_and_grad for p in problems], self._starts(y, basis.shape[1]), n_keep=self.n_keep, maxiter=3000
-            )
-            y0, L, a0, w = _Problem.natural(winner.x)
-            start = final.from_natural({"y0": y0, "L": L, "a0": a0, "w": w})
-        best = final.solve(start)
-        n_iter += best.nit
+            stages = [final.with_stage(t, k) for t, k in warmup_stages(self.tau, self.kappa, self.warm_start)]
+            best, n_iter = self._multistart(stages, self._starts(y, final.D.shape[1] - 1))
         y0, L, a0, w = final.natural(best.x)
         self.params_ = {
             "y0": y0,

@@ -21,8 +21,13 @@ __all__ = [
     "smoothed_pinball_derivative",
     "check_loss",
     "literal_smoothed_pinball_loss",
-    "smoothed_pinball_loss_and_derivative",
+    "sum_of_logs",
+    "LossPoints",
 ]
+
+#: Factors in [1, 2] multiplied in runs of this many stay below 2**1000, inside the range of a double.
+_RUN = 1000
+_EDGES: dict[int, np.ndarray] = {}
 
 
 def check_loss_settings(*, tau: float, kappa: float | None = None, lam: float | None = None) -> None:
@@ -70,23 +75,111 @@ def smoothed_pinball_derivative(u, tau: float, kappa: float) -> np.ndarray:
     return expit(kappa * u) + (tau - 1.0)
 
 
-def smoothed_pinball_loss_and_derivative(u, tau: float, kappa: float) -> tuple[np.ndarray, np.ndarray]:
-    """Loss and derivative together, from one exponential.
+def sum_of_logs(factors: np.ndarray) -> np.ndarray:
+    """``sum(log(factors), axis=-1)`` for factors in ``[1, 2]``, such as ``1 + exp(-|kappa u|)``.
 
-    With ``x = kappa*u`` and ``e = exp(-|x|)`` (never overflows)::
+    The log of their products over runs of 1000 (each below ``2**1000``): a few logarithms instead of
+    one per element, which is most of the cost of the smoothed pinball loss's value (``log1p`` takes
+    longer than the ``exp`` before it). The rounding of each factor (``1 + e`` drops ``e`` below
+    ``2**-53``) and of each product adds at most ``2**-53`` to the sum per element, the same order as
+    the rounding of a sum of ``log1p`` terms.
 
-        log(1 + exp(x)) = max(x, 0) + log1p(e)
-        sigmoid(x)      = (1 if x >= 0 else e) / (1 + e)
-
-    Same values as :func:`smoothed_pinball_loss` and
-    :func:`smoothed_pinball_derivative` to rounding, at about two thirds of
-    their combined cost (the optimiser's inner loop).
+    Examples
+    --------
+    >>> e = np.exp(-np.linspace(0.0, 40.0, 5))
+    >>> bool(abs(float(sum_of_logs(1.0 + e)) - float(np.log1p(e).sum())) < 1e-15)
+    True
     """
-    x = kappa * np.asarray(u, dtype=float)
-    e = np.exp(-np.abs(x))
-    loss = (np.maximum(x, 0.0) + np.log1p(e)) / kappa + (tau - 1.0) * (x / kappa)
-    sig = np.where(x >= 0.0, 1.0, e) / (1.0 + e)
-    return loss, sig + (tau - 1.0)
+    n = factors.shape[-1]
+    edges = _EDGES.get(n)
+    if edges is None:
+        edges = np.arange(0, n, _RUN)
+        if len(_EDGES) < 4096:  # one per sample size met; resamples of a cluster bootstrap vary in size
+            _EDGES[n] = edges
+    return np.add.reduce(np.log(np.multiply.reduceat(factors, edges, axis=-1)), axis=-1)
+
+
+#: ``exp(-kappa |y - q|)`` is taken as a product of ``exp(-+kappa y)``, computed once, and
+#: ``exp(+-kappa q)`` when ``kappa * max(1, |y|)`` is at most this (with ``0 <= q <= 1``): every
+#: factor and product stays far inside the normal range of a double (``e**600``, ``e**-600``).
+_SEPARABLE = 300.0
+
+
+class LossPoints:
+    """The mean smoothed pinball loss over fixed points ``y`` at a fixed ``(tau, kappa)``, at curves
+    ``q = y0 + L s`` whose ``s`` is given once per distinct ``z`` (``ties``, the points in its order).
+
+    ``counts`` (optional, positive integers) has point ``i`` stand for ``counts[i]`` equal points:
+    the mean is over those. :meth:`at` gives ``J`` and its derivatives in ``q``. With
+    ``x = kappa (y - q)`` and ``e = exp(-|x|)``, one ``e`` per point serves all three::
+
+        log(1 + exp(x)) = max(x, 0) + log(1 + e)           (the logs summed by :func:`sum_of_logs`)
+        dJ/dq  = -(sigmoid(x) + tau - 1) / n,   sigmoid(x) = 1/2 + sign(x) (1/2 - e/(1 + e))
+        d2J/dq2 = kappa * sigmoid(x) sigmoid(-x) / n,   sigmoid(x) sigmoid(-x) = e/(1 + e) * (1 - e/(1 + e))
+
+    (with counts, ``n`` is their total and a point's terms count ``counts[i]`` times: its ``1 + e``
+    is repeated that many times into the products of :func:`sum_of_logs`). With ties, ``q`` is one
+    value per distinct ``z``, and ``e`` is the smaller of ``exp(-kappa y) exp(kappa q)`` and
+    ``exp(kappa y) exp(-kappa q)``: the factors of ``y`` are computed once, those of ``q`` once per
+    distinct ``z`` (not once per point), and no exponential is taken per point per evaluation.
+    """
+
+    def __init__(self, y: np.ndarray, tau: float, kappa: float, ties, counts=None):
+        self.y, self.tau, self.kappa, self.ties = y, tau, kappa, ties
+        self.ky = kappa * y
+        self.counts = None if counts is None else np.asarray(counts).astype(np.int64)
+        self.n = y.size if counts is None else int(self.counts.sum())
+        self.weights = ties.sums(np.ones(y.size) if counts is None else self.counts.astype(float))
+        self.factors = None
+        if ties.sizes is not None and kappa * max(1.0, float(np.abs(y).max())) <= _SEPARABLE:
+            up = np.exp(self.ky)
+            self.factors = (1.0 / up, up)  # exp(-kappa y), exp(kappa y)
+
+    def exp_terms(self, kq: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+        """``(x, exp(-x), exp(-|x|))`` with ``x = kappa (y - q)``, for ``kappa q`` given per distinct ``z``
+        (last axis; leading axes are curves): ``exp(-x)`` from the factors of ``y`` and ``q`` (``None``
+        where they are not used: no ties, or outside the guard), ``exp(-|x|)`` the smaller of it and its
+        inverse, or computed per point."""
+        x = self.ky - self.ties.spread(kq)
+        if self.factors is None:
+            e = np.abs(x)
+            np.negative(e, out=e)
+            return x, None, np.exp(e, out=e)
+        ex = self.factors[0] * self.ties.spread(np.exp(kq))
+        return x, ex, np.minimum(ex, 1.0 / ex)
+
+    def at(self, y0: float, L: float, s: np.ndarray):
+        """``(J, derivatives)`` at ``q = y0 + L s``; ``derivatives()`` gives ``(r1, r2)``, ``dJ/dq_i`` and
+        ``d2J/dq_i**2`` summed over the points of each distinct ``z``."""
+        kq = s * (self.kappa * L)
+        kq += self.kappa * y0
+        xk, ex, e = self.exp_terms(kq)
+        e1 = 1.0 + e
+        tau, kappa, counts, n = self.tau, self.kappa, self.counts, self.n
+        if counts is None:
+            f = np.add.reduce(np.maximum(xk, 0.0)) + sum_of_logs(e1) + (tau - 1.0) * np.add.reduce(xk)
+        else:
+            f = counts @ np.maximum(xk, 0.0) + sum_of_logs(e1.repeat(counts)) + (tau - 1.0) * (counts @ xk)
+        f /= kappa * n
+
+        def derivatives():
+            if ex is None:
+                e_inv = e / e1  # sigmoid(-|x|)
+                sig = np.copysign(0.5 - e_inv, xk)  # sigmoid(x) - 1/2
+                e_inv *= 1.0 - e_inv  # sigmoid(x) sigmoid(-x)
+                r2, shift = e_inv, 0.5
+            else:
+                sig = 1.0 + ex
+                np.divide(1.0, sig, out=sig)  # sigmoid(x) = 1 / (1 + exp(-x))
+                r2 = ex * sig
+                r2 *= sig  # sigmoid(x) sigmoid(-x), no factor below the normal range
+                shift = 0.0
+            if counts is not None:
+                sig *= counts
+                r2 *= counts
+            return ((1.0 - tau - shift) * self.weights - self.ties.sums(sig)) / n, (kappa / n) * self.ties.sums(r2)
+
+        return float(f), derivatives
 
 
 def check_loss(u, tau: float) -> np.ndarray:

@@ -31,7 +31,9 @@ Starts and stages. The stages are the (tau, kappa) continuation of
 target alone. The starts are a grid of 9 (midpoint, slope) shapes plus
 ``n_random`` random ones. Each start is screened on the first stage: its
 shape held, ``(y0, h)`` is set to its optimum (a convex two-variable
-problem, a few Newton steps). The ``n_keep`` starts with the lowest screened
+problem; :func:`harness.stats._levels.optimal_levels` solves all the starts'
+at once, and stops those that provably cannot be among the ``n_keep``
+lowest). The ``n_keep`` starts with the lowest screened
 objective are solved on the first stage and carried through the later
 stages, each stage started at the previous one's optimum and solved to
 rounding; a first-stage optimum within ``SAME_SOLUTION`` of one already
@@ -41,19 +43,27 @@ final objective wins.
 Resampling: ``fit(z, y, init=params)`` makes one solve at the final
 (tau, kappa) from given natural parameters -- inside a bootstrap each
 resample starts from the full-sample optimum.
+
+Cost: a leaderboard's compute is shared by a base model's fine-tunes (claim
+002's 3663 rows have 336 distinct ``z``), so the sigmoid and everything of it
+are computed once per distinct ``z`` (:class:`harness.stats._ties.Ties`); per
+point remain the loss and its two derivatives, from ``exp(-kappa |y - q|)``
+taken as a product of a factor of ``y`` and one of ``q`` (no exponential per
+point per evaluation; :class:`harness.stats.pinball.LossPoints`).
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 
 import numpy as np
 from scipy.special import expit
 
+from ._levels import Levels, optimal_levels
 from ._multistart import WARMUP_SCHEDULE, check_zy, warmup_stages
 from ._newton import NewtonResult, active_set_newton
-from .pinball import check_loss_settings, smoothed_pinball_loss
+from ._ties import Ties
+from .pinball import LossPoints, check_loss_settings, smoothed_pinball_loss
 
 __all__ = [
     "SigmoidQuantileRegressor",
@@ -73,6 +83,23 @@ BETA_LIMITS = (float(np.exp(-30.0)), BETA_MAX)
 FTOL, SCREEN_FTOL = 1e-15, 1e-8
 #: First-stage solutions closer than this (max-norm, natural coordinates) are one.
 SAME_SOLUTION = 1e-6
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+#: The constraints ``A x <= b`` without a box: ``-y0 <= 0``, ``h <= 1``, ``y0 - h <= 0`` and the slope limits.
+_CONSTRAINTS = (
+    _read_only(np.array([[-1.0, 0, 0, 0], [0, 1.0, 0, 0], [1.0, -1.0, 0, 0], [0, 0, 0, -1.0], [0, 0, 0, 1.0]])),
+    _read_only(np.array([0.0, 1.0, 0.0, -BETA_LIMITS[0], BETA_LIMITS[1]])),
+)
+
+
+def _clip(v, lo: float, hi: float) -> float:
+    """``numpy.clip`` of one number, at a tenth of its cost."""
+    return min(max(float(v), lo), hi)
 
 
 def sigmoid_boundary(z, y0: float, L: float, a: float, beta: float) -> np.ndarray:
@@ -110,32 +137,38 @@ class _Problem:
     ``z - zbar`` (or ``z - m``). With ``x = kappa*u`` and ``e = exp(-|x|)``:
     ``log(1 + exp(x)) = max(x, 0) + log1p(e)``, ``rho' = sigmoid(x) + tau - 1``,
     ``rho'' = kappa * e / (1 + e)**2``.
+
+    Everything of ``s`` (``grad q`` and the ``hess q`` terms) depends on the point only through
+    its ``z``: it is computed once per distinct ``z`` and the sums over points become sums over
+    distinct ``z`` of it times ``r1`` or ``r2`` summed within each (:class:`harness.stats._ties.Ties`;
+    the points are kept in increasing ``z``).
     """
 
     def __init__(self, z, y, tau: float, kappa: float, lam: float, box: tuple[float, float] | None = None, counts=None):
+        order = z.argsort(kind="stable")
+        z, y = z[order], y[order]
         self.z, self.y, self.tau, self.kappa, self.lam, self.box = z, y, tau, kappa, lam, box
+        self.ties = ties = Ties.of(z)
         # with counts, row i stands for counts[i] equal rows: J's mean is over those, rho's weights counts / total
-        self.wn = None if counts is None else counts / counts.sum()
-        self.zbar = float(z.mean() if counts is None else self.wn @ z)
-        self.dz = z - self.zbar
-        self.dz2 = self.dz * self.dz
-        beta_lo, beta_hi = BETA_LIMITS if box is None else box
-        rows = [
-            ([-1, 0, 0, 0], 0.0),
-            ([0, 1, 0, 0], 1.0),
-            ([1, -1, 0, 0], 0.0),
-            ([0, 0, 0, -1], -beta_lo),
-            ([0, 0, 0, 1], beta_hi),
-        ]
-        if box is not None:
-            rows += [([0, 0, -1, 0], -float(z.min())), ([0, 0, 1, 0], float(z.max()))]
-        self.A = np.array([r for r, _ in rows], dtype=float)
-        self.b = np.array([v for _, v in rows])
+        self.counts = None if counts is None else counts[order].astype(np.int64)
+        self.zbar = float(z.mean() if counts is None else (self.counts @ z) / self.counts.sum())
+        self.points = LossPoints(y, tau, kappa, ties, self.counts)
+        self.dz = ties.values - self.zbar  # per distinct z, as everything of the shape
+        self.powers = np.empty((3, self.dz.size))  # (z - zbar)**j, j = 0, 1, 2
+        self.powers[0], self.powers[1] = 1.0, self.dz
+        np.multiply(self.dz, self.dz, out=self.powers[2])
+        if box is None:
+            self.A, self.b = _CONSTRAINTS
+        else:
+            A, b = _CONSTRAINTS
+            self.A = np.vstack([A, [[0.0, 0.0, -1.0, 0.0], [0.0, 0.0, 1.0, 0.0]]])
+            self.b = np.r_[b[:3], -box[0], box[1], -float(z[0]), float(z[-1])]
 
     def with_stage(self, tau: float, kappa: float) -> _Problem:
         """The same data and constraints at another ``(tau, kappa)``."""
         out = copy.copy(self)
         out.tau, out.kappa = tau, kappa
+        out.points = LossPoints(self.y, tau, kappa, self.ties, self.counts)
         return out
 
     # -- coordinates ------------------------------------------------------------
@@ -147,83 +180,63 @@ class _Problem:
 
     def from_natural(self, y0: float, L: float, a: float, beta: float) -> np.ndarray:
         """The feasible ``x`` nearest to ``(y0, L, a, beta)``, coordinate by coordinate."""
-        lo, hi = -self.b[3], self.b[4]
-        beta = float(np.clip(beta, lo, hi))
-        y0 = float(np.clip(y0, 0.0, 1.0))
-        h = float(np.clip(y0 + L, y0, 1.0))
+        beta = _clip(beta, -self.b[3], self.b[4])
+        y0 = _clip(y0, 0.0, 1.0)
+        h = _clip(y0 + L, y0, 1.0)
         if self.box is None:
             return np.array([y0, h, a + beta * self.zbar, beta])
-        return np.array([y0, h, float(np.clip(-a / beta, -self.b[5], self.b[6])), beta])
+        return np.array([y0, h, _clip(-a / beta, -self.b[5], self.b[6]), beta])
 
     # -- objective --------------------------------------------------------------
     def _shape(self, c: float, beta: float):
-        """``(s, t4, t3)``: the sigmoid at every point, ``dt/dbeta`` and ``dt/dx3``."""
+        """``(s, t4, t3)``: the sigmoid per distinct ``z``, ``dt/dbeta`` there and ``dt/dx3``."""
         if self.box is None:
             d, t3 = self.dz, 1.0
-            t = c + beta * d
+            t = d * beta
+            t += c
         else:
-            d, t3 = self.z - c, -beta
-            t = beta * d
-        with np.errstate(over="ignore"):  # exp(-t) = inf gives s = 0, as it should
-            return 1.0 / (1.0 + np.exp(-t)), d, t3
-
-    def _loss(self, q: np.ndarray):
-        """``(mean rho(y - q), derivatives)``; ``derivatives()`` gives ``dJ/dq_i``, ``d2J/dq_i2``."""
-        k, tau, wn = self.kappa, self.tau, self.wn
-        u = self.y - q
-        xk = k * u
-        e = np.exp(-np.abs(xk))
-        if wn is None:
-            n = self.y.size
-            f = ((np.maximum(xk, 0.0).sum() + np.log1p(e).sum()) / k + (tau - 1.0) * u.sum()) / n
-
-            def derivatives():
-                e1 = 1.0 + e
-                return ((1.0 - tau) - np.where(xk >= 0.0, 1.0, e) / e1) / n, (k / n) * e / (e1 * e1)
-
-            return f, derivatives
-        f = (wn @ np.maximum(xk, 0.0) + wn @ np.log1p(e)) / k + (tau - 1.0) * (wn @ u)
-
-        def weighted():
-            e1 = 1.0 + e
-            return ((1.0 - tau) - np.where(xk >= 0.0, 1.0, e) / e1) * wn, (k * wn) * e / (e1 * e1)
-
-        return f, weighted
+            d, t3 = self.ties.values - c, -beta
+            t = d * beta
+        return expit(t, out=t), d, t3
 
     def __call__(self, x):
         """``(J(x), derivatives)``; ``derivatives()`` gives the gradient and Hessian at ``x``."""
-        y0, h, c, beta = (float(v) for v in x)
+        y0, h, c, beta = np.asarray(x, dtype=float).tolist()
         L = h - y0
         s, d, t3 = self._shape(c, beta)
-        f, loss_derivatives = self._loss(y0 + L * s)
+        f, loss_derivatives = self.points.at(y0, L, s)
         f += self.lam * beta**2
 
         def derivatives():
             r1, r2 = loss_derivatives()
-            sp = s * (1.0 - s)
+            # per distinct z, rows 1 - s, s, s' = s (1 - s), s' t4: grad q = scale * G, scale = (1, 1, L t3, L)
             G = np.empty((4, s.size))
-            G[0] = 1.0 - s
+            a = np.subtract(1.0, s, out=G[0])
             G[1] = s
-            G[3] = L * sp
-            G[2] = G[3] * t3
-            G[3] *= d
-            grad = G @ r1
+            sp = np.multiply(s, a, out=G[2])
+            np.multiply(sp, d, out=G[3])
+            sums = (G @ r1).tolist()
+            Hq = ((G * r2) @ G.T).tolist()  # sum r2 G G'
+            w = a - s  # 1 - 2s
+            w *= sp
+            w *= r1
+            m0, m1, m2 = (self.powers @ w).tolist() if self.box is None else (w.sum(), w @ d, w @ (d * d))
+            sc = (1.0, 1.0, L * t3, L)
+            grad = [sc[i] * sums[i] for i in range(4)]
             grad[3] += 2.0 * self.lam * beta
-            H = (G * r2) @ G.T
+            H = [[sc[i] * sc[j] * Hq[i][j] for j in range(4)] for i in range(4)]
             # sum_i r1_i hess q_i: first the (y0 or h, shape) block, then the shape block
-            rs = r1 * sp
-            sa, sad = rs.sum(), rs @ d
-            H[0, 2] -= t3 * sa
-            H[1, 2] += t3 * sa
-            H[0, 3] -= sad
-            H[1, 3] += sad
-            rs *= L * (1.0 - 2.0 * s)
-            H[2, 2] += t3 * t3 * rs.sum()
-            H[2, 3] += t3 * (rs @ d) - (0.0 if self.box is None else L * sa)
-            H[3, 3] += rs @ (self.dz2 if self.box is None else d * d) + 2.0 * self.lam
-            H[1, 0], H[3, 2] = H[0, 1], H[2, 3]
-            H[2:, :2] = H[:2, 2:].T
-            return grad, H
+            sa, sad = sums[2], sums[3]
+            H[0][2] -= t3 * sa
+            H[1][2] += t3 * sa
+            H[0][3] -= sad
+            H[1][3] += sad
+            H[2][2] += L * t3 * t3 * m0
+            H[2][3] += L * t3 * m1 - (0.0 if self.box is None else L * sa)
+            H[3][3] += L * m2 + 2.0 * self.lam
+            for i, j in ((0, 1), (0, 2), (1, 2), (0, 3), (1, 3), (2, 3)):
+                H[j][i] = H[i][j]  # the upper triangle holds the sums
+            return np.array(grad), np.array(H)
 
         return f, derivatives
 
@@ -235,29 +248,18 @@ class _Problem:
         """Newton from ``x0`` to the KKT point, to rounding."""
         return active_set_newton(self, x0, self.A, self.b, ftol=FTOL)
 
-    def level(self, x) -> NewtonResult:
-        """``(y0, h)`` at their optimum for the shape ``(c, beta)`` of ``x``, started at ``x``.
+    def screen(self, starts: np.ndarray, keep: int | None = None) -> Levels:
+        """For each start (a row of ``starts``), ``(y0, h)`` at their optimum for its shape ``(c, beta)``.
 
-        With the shape held, ``q = y0*(1 - s) + h*s`` is linear in ``(y0, h)``
-        and ``J`` convex in them: a two-variable Newton solve on ``0 <= y0 <= h <= 1``
-        to ``SCREEN_FTOL``. The result's ``x`` is the full ``(y0, h, c, beta)``.
+        With the shape held, ``q = y0*(1 - s) + h*s`` is linear in ``(y0, h)`` and ``J`` convex in
+        them: :func:`harness.stats._levels.optimal_levels` solves every start's two-variable problem on
+        ``0 <= y0 <= h <= 1`` at once, from the start's own ``(y0, h)``, to ``SCREEN_FTOL``.
         """
-        c, beta = float(x[2]), float(x[3])
-        s = self._shape(c, beta)[0]
-        G = np.stack([1.0 - s, s])
-        ridge = self.lam * beta**2
-
-        def fun(v):
-            f, loss_derivatives = self._loss(v[0] * G[0] + v[1] * s)
-
-            def derivatives():
-                r1, r2 = loss_derivatives()
-                return G @ r1, (G * r2) @ G.T
-
-            return f + ridge, derivatives
-
-        res = active_set_newton(fun, x[:2], self.A[:3, :2], self.b[:3], ftol=SCREEN_FTOL)
-        return replace(res, x=np.r_[res.x, c, beta])
+        c, beta = starts[:, 2:3], starts[:, 3:4]
+        t = c + beta * self.dz if self.box is None else beta * (self.ties.values - c)
+        return optimal_levels(
+            expit(t), self.points, starts[:, :2], const=self.lam * beta[:, 0] ** 2, ftol=SCREEN_FTOL, keep=keep
+        )
 
 
 class SigmoidQuantileRegressor:
@@ -329,8 +331,7 @@ class SigmoidQuantileRegressor:
         The level starts at a low quantile of ``y`` and the top at its
         ``tau``-quantile, so every start is a plausible upper envelope.
         """
-        lo = float(np.quantile(y, 0.05))
-        hi = float(np.quantile(y, self.tau))
+        lo, hi = (float(v) for v in np.quantile(y, [0.05, self.tau]))
         mids = np.quantile(z, [0.1, 0.5, 0.9])
         slopes = np.array([0.3, 1.0, 3.0])
         shapes = [(m, b) for m in mids for b in slopes]
@@ -394,17 +395,19 @@ class SigmoidQuantileRegressor:
 
     def _multistart(self, problems: list[_Problem], starts: list[np.ndarray]) -> tuple[NewtonResult, int]:
         """Screen the starts on the first stage; solve the ``n_keep`` best through every stage."""
-        first = problems[0]
-        screened = sorted((first.level(x0) for x0 in starts), key=lambda r: r.fun)
-        n_iter = sum(r.nit for r in screened)
+        starts = np.array(starts)
+        screened = problems[0].screen(starts, keep=self.n_keep)
+        n_iter = int(screened.nit.sum())
         finals, carried = [], []
-        for res in screened[: self.n_keep]:
+        for k in np.argsort(screened.fun, kind="stable")[: self.n_keep]:
+            x = np.r_[screened.v[k], starts[k, 2:]]
             for i, prob in enumerate(problems):
-                res = prob.solve(res.x)
+                res = prob.solve(x)
+                x = res.x
                 n_iter += res.nit
                 if i == 0:
                     # the later stages are deterministic in their start: one solve per first-stage optimum
-                    if any(np.max(np.abs(res.x - x)) <= SAME_SOLUTION for x in carried):
+                    if any(np.max(np.abs(res.x - c)) <= SAME_SOLUTION for c in carried):
                         break
                     carried.append(res.x)
             else:

@@ -48,6 +48,19 @@ def test_calibration_and_bin_averaged_errors():
     assert binned_signed_coverage_error(y, q, bins, 0.9) == pytest.approx(-0.15, abs=1e-15)
 
 
+def test_bin_coverages_count_by_label_as_by_rank():
+    # non-negative integer labels are counted directly (no sort); negative or float labels by their rank
+    rng = np.random.default_rng(0)
+    y, q = rng.uniform(size=500), rng.uniform(size=500)
+    labels = rng.choice([0, 2, 3, 9], 500)
+    by_label = bin_coverages(y, q, labels)
+    for other in (labels - 5, labels.astype(float)):
+        by_rank = bin_coverages(y, q, other)
+        for a, b in zip(by_label, by_rank):
+            np.testing.assert_array_equal(a, b)
+    assert by_label[1].tolist() == np.bincount(labels)[[0, 2, 3, 9]].tolist()
+
+
 def test_bin_average_weights_bins_not_points():
     # bin 0: 9 points all covered; bin 1: 1 point not covered.
     y = np.r_[np.zeros(9), 1.0]

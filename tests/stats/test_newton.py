@@ -109,3 +109,52 @@ def test_a_quadratic_never_expands():
     # The model is exact, so the decrease equals the promise: one step, one extra objective value.
     res = active_set_newton(_quadratic((0.3, 0.6)), np.array([0.2, 0.4]), *TRIANGLE)
     assert res.nit == 1 and res.nfev == 2
+
+
+def test_the_faces_own_step_reaches_a_bound_a_curved_valley_leads_to():
+    # Rosenbrock's valley bends towards x0 = 0.5: the straight Newton step overshoots the bound and the cut
+    # step fails Armijo. Halving alone took 9 steps and 22 values from the classic start; from the point where
+    # the step meets the bound, the Newton step along it is taken at once.
+    res = active_set_newton(_rosenbrock, np.array([-1.2, 1.0]), np.array([[1.0, 0.0]]), np.array([0.5]))
+    np.testing.assert_allclose(res.x, (0.5, 0.25), atol=1e-12)
+    assert res.converged and res.active == (0,)
+    assert res.nit <= 3 and res.nfev <= 6
+
+
+def test_a_start_on_the_bounds_of_the_solution_keeps_them():
+    # started at the constrained minimum (on x0 = 0, x1 = 1): no step, one value, both bounds held
+    res = active_set_newton(_quadratic((-1.0, 2.0)), np.array([0.0, 1.0]), *TRIANGLE)
+    assert res.converged and res.active == (0, 1) and res.nit == 0 and res.nfev == 1
+    # on a bound the solution does not hold: dropped once the face is solved, the interior minimum reached
+    res = active_set_newton(_quadratic((0.3, 0.6)), np.array([0.0, 0.6]), *TRIANGLE)
+    np.testing.assert_allclose(res.x, (0.3, 0.6), atol=1e-15)
+    assert res.converged and res.active == ()
+
+
+def test_constraints_met_at_the_start_that_are_dependent_are_not_held():
+    # the same bound twice: met at the start, not independent, so the solve starts with none and still ends
+    # on one of them
+    A, b = np.array([[1.0, 0.0], [1.0, 0.0]]), np.array([0.5, 0.5])
+    res = active_set_newton(_quadratic((1.0, 0.2)), np.array([0.5, 0.0]), A, b)
+    np.testing.assert_allclose(res.x, (0.5, 0.2), atol=1e-15)
+    assert res.converged and len(res.active) == 1
+
+
+@pytest.mark.parametrize("free", [(2,), (1, 3)])
+def test_the_closed_form_step_is_the_eigen_decompositions(free):
+    # on one or two free coordinates (bounds held), the step in plain floats equals the eigen-decomposition's
+    # where the reduced Hessian is positive definite above the floor; elsewhere it defers to it
+    from harness.stats._newton import _newton_step, _small_step
+
+    rng = np.random.default_rng(11)
+    Z = np.eye(4)[:, list(free)]
+    for _ in range(50):
+        R = rng.normal(size=(4, 4))
+        H, g = R @ R.T, rng.normal(size=4)
+        p = _small_step(g, H, free)
+        np.testing.assert_allclose(p, _newton_step(g, H, Z, None), rtol=1e-10, atol=1e-14)
+        assert np.all(np.delete(p, list(free)) == 0.0)
+    indefinite = np.diag([1.0, -2.0, 3.0, -4.0])
+    assert _small_step(np.ones(4), indefinite, (1, 3) if len(free) == 2 else (1,)) is None
+    flat = np.diag([1.0, 1e-12, 1.0, 1.0])  # below the floor: 1e-12 < 1e-10 * 1
+    assert len(free) == 1 or _small_step(np.ones(4), flat, (0, 1)) is None

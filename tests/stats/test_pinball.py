@@ -3,12 +3,14 @@
 import numpy as np
 import pytest
 
+from harness.stats._ties import Ties
 from harness.stats.pinball import (
+    LossPoints,
     check_loss,
     literal_smoothed_pinball_loss,
     smoothed_pinball_derivative,
     smoothed_pinball_loss,
-    smoothed_pinball_loss_and_derivative,
+    sum_of_logs,
 )
 
 
@@ -53,9 +55,40 @@ def test_derivative_matches_finite_differences():
     np.testing.assert_allclose(smoothed_pinball_derivative(u, 0.9, 25.0), fd, atol=1e-8)
 
 
-def test_fused_loss_and_derivative_equal_the_separate_ones():
-    u = np.concatenate([np.linspace(-2, 2, 4001), [-1e3, 1e3, 0.0]])
+def test_sum_of_logs_is_the_sum_of_log1p_to_rounding():
+    # exp(-x) from 1 down to 1e-35: the products of runs of 1000 factors stay finite, and a factor 1 + e
+    # that rounds e away (below 2**-53) loses no more than log1p would keep
+    e = np.exp(-np.linspace(0.0, 80.0, 3663))
+    exact = np.sum(np.log1p(e), dtype=np.longdouble)
+    assert abs(float(sum_of_logs(1.0 + e)) - float(exact)) <= 3663 * 2.0**-53
+    rows = np.stack([e, e[::-1], np.full(3663, 1.0)])
+    np.testing.assert_allclose(sum_of_logs(1.0 + rows), np.log1p(rows).sum(axis=1), rtol=1e-14)
+
+
+@pytest.mark.parametrize("grouped", [False, True], ids=["per-point", "per-distinct-z"])
+@pytest.mark.parametrize("weighted", [False, True], ids=["mean", "counts"])
+def test_loss_points_give_the_loss_and_its_derivatives(weighted, grouped):
+    # q = y0 + L s on 600 points in 40 groups of 15 that share s (a compute value shared by fine-tunes):
+    # per distinct z the loss takes exp(-kappa |y - q|) as a product of per-point and per-group factors
+    rng = np.random.default_rng(0)
+    s40 = rng.uniform(0.0, 1.0, 40)
+    s = np.repeat(s40, 15)
+    y = np.clip(0.2 + 0.6 * s + rng.normal(0.0, 0.1, s.size), 0.0, 1.0)
+    y0, L = 0.1, 0.75
+    counts = rng.integers(1, 4, s.size) if weighted else np.ones(s.size, dtype=int)
+    wn = counts / counts.sum()
+    ties = Ties.of(np.repeat(np.arange(40.0), 15)) if grouped else Ties.none()
+    sums = (lambda v: v.reshape(40, 15).sum(axis=1)) if grouped else (lambda v: v)
     for tau, kappa in ((0.98, 50.0), (0.5, 10.0), (0.9, 1000.0)):
-        loss, d = smoothed_pinball_loss_and_derivative(u, tau, kappa)
-        np.testing.assert_allclose(loss, smoothed_pinball_loss(u, tau, kappa), rtol=1e-14, atol=1e-16)
-        np.testing.assert_allclose(d, smoothed_pinball_derivative(u, tau, kappa), rtol=1e-14, atol=1e-16)
+        points = LossPoints(y, tau, kappa, ties, counts if weighted else None)
+        # the product form where every factor stays in range (kappa <= 300 here), the exponential of |x| beyond
+        assert (points.factors is not None) == (grouped and kappa <= 300)
+        u = y - (y0 + L * s)
+        f, derivatives = points.at(y0, L, s40 if grouped else s)
+        assert f == pytest.approx(wn @ smoothed_pinball_loss(u, tau, kappa), rel=1e-14)
+        r1, r2 = derivatives()
+        # dJ/dq = -rho'(u) w;  d2J/dq2 = rho''(u) w, rho'' = kappa sigmoid(kappa u) sigmoid(-kappa u). r1 sums
+        # terms of either sign up to 15 * 0.05 / 600 in size per group: rounding errors to 1e-15 absolute
+        sig = 1.0 / (1.0 + np.exp(-kappa * u))
+        np.testing.assert_allclose(r1, sums(-smoothed_pinball_derivative(u, tau, kappa) * wn), rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(r2, sums(kappa * sig * (1.0 - sig) * wn), rtol=1e-12, atol=1e-15)

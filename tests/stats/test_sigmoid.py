@@ -28,11 +28,15 @@ def _interior_points(prob, rng, n=5):
         yield np.array([y0, h, third, rng.uniform(0.2, 3.0)])
 
 
+@pytest.mark.parametrize("tied", [False, True], ids=["distinct-z", "tied-z"])
 @pytest.mark.parametrize("counted", [False, True], ids=["rows", "rows-with-counts"])
 @pytest.mark.parametrize("boxed", [False, True], ids=["free", "authors-box"])
-def test_gradient_and_hessian_match_finite_differences(boxed, counted):
+def test_gradient_and_hessian_match_finite_differences(boxed, counted, tied):
     z, y = _toy(500)
+    if tied:  # 50 distinct values of z, ten rows each: the sigmoid computed once per value
+        z = np.repeat(z[:50], 10)
     prob = _problem(z, y, boxed)
+    assert (prob.ties.sizes is not None) == tied
     if counted:  # each row standing for 1-4 equal rows
         counts = np.random.default_rng(4).integers(1, 5, z.size).astype(float)
         prob = _Problem(z, y, prob.tau, prob.kappa, prob.lam, prob.box, counts)
