@@ -152,10 +152,11 @@ def _numbers_in(obj, out: set[float]) -> None:
 
 def record_numbers(record) -> set[float]:
     """Every number a report may print: the record's findings, targets, controls, verdict, data, parameters,
-    inputs, resampling and arms' values (not the arms' bulky details)."""
+    inputs, resampling, analysis choices (the values a specification sets) and arms' values (not the arms' bulky
+    details)."""
     out: set[float] = set()
     dump = record.model_dump(mode="json")
-    for key in ("findings", "targets", "controls", "verdict", "data", "robustness", "inputs"):
+    for key in ("findings", "targets", "controls", "verdict", "data", "robustness", "inputs", "multiverse"):
         _numbers_in(dump.get(key), out)
     _numbers_in(dump["claim"]["params"], out)
     _numbers_in(dump["claim"]["seed"], out)
