@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Protocol
 
 from .paths import RUN_LOG_DIR
-from .plan import Planned, StudyPlan, check_ids, current_record, plan
+from .plan import Planned, StudyPlan, check_ids, current_record, pins_of, plan, tables_of
 
 __all__ = [
     "Console",
@@ -73,18 +73,6 @@ class ClaimOutput:
     upstream: str | None = None
     upstream_reason: str | None = None
     error: str | None = None
-
-
-def tables_of(args):
-    from .datalock import Tables, load_lock, resolve_data_root
-
-    return Tables(load_lock(args.lock), resolve_data_root(args.data_root))
-
-
-def pins_of(args=None):
-    from .checkout import PINS_FILE, load_pins
-
-    return load_pins(getattr(args, "pins", None) or PINS_FILE)
 
 
 def _upstream_options(args):

@@ -118,6 +118,20 @@ def _load(paths: list[Path], lock, pins, tables, console) -> tuple[dict[Path, ob
     return {p: s for p, s in specs.items() if p not in clashing}, failed + len(clashing)
 
 
+def tables_of(args):
+    """The tables of a build: the lock ``args.lock`` names, read from ``args.data_root``."""
+    from .datalock import Tables, load_lock, resolve_data_root
+
+    return Tables(load_lock(args.lock), resolve_data_root(args.data_root))
+
+
+def pins_of(args=None):
+    """The upstream pins of a build (``args.pins`` or the project's pins file)."""
+    from .checkout import PINS_FILE, load_pins
+
+    return load_pins(getattr(args, "pins", None) or PINS_FILE)
+
+
 def plan(args, paths: list[Path], console) -> tuple[list[Planned], list[StudyPlan], int]:
     """``(claims, studies, failed)``: each claim with why it must run or be drawn again (both empty: up to
     date); the coverage studies the build measures first (with ``args.studies``); how many claim files could
@@ -125,7 +139,6 @@ def plan(args, paths: list[Path], console) -> tuple[list[Planned], list[StudyPla
     from .build import dependencies, stale_reasons
     from .calibration import stale_reasons as study_reasons
     from .datalock import load_lock
-    from .make import pins_of, tables_of
 
     lock, pins, tables = load_lock(args.lock), pins_of(args), tables_of(args)
     out = Path(args.out)
