@@ -70,8 +70,8 @@ def build_side_by_side(tables, repeats: int) -> list[str]:
 
 def _bootstrap(spec, tables, reimpl, executor):
     from harness.fanout import using
+    from harness.judging import judge_targets
     from harness.robustness import run_bootstrap
-    from harness.verdict import judge_targets
 
     with using(executor):
         t0 = time.perf_counter()

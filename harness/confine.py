@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from .seccomp import probe_child
+
 __all__ = ["Limits", "Guards", "guards_for", "ARM_TOKEN_ENV"]
 
 #: Marks the environment of every process of one run of the authors' code (found through /proc afterwards).
@@ -121,18 +123,6 @@ def _restrict(fd: int) -> None:
         os._exit(121)
 
 
-def _probe_child(fn) -> bool:
-    """Whether ``fn()`` returns True in a forked child (the parent is left untouched)."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os._exit(0 if fn() else 1)
-        except BaseException:
-            os._exit(2)
-    _, status = os.waitpid(pid, 0)
-    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
-
-
 @cache
 def landlock_unavailable() -> str | None:
     """None when Landlock confines writes here (probed in a child), else why not."""
@@ -153,7 +143,7 @@ def landlock_unavailable() -> str | None:
                 return True
             return False
 
-        if not _probe_child(probe) or outside.exists():
+        if not probe_child(probe) or outside.exists():
             return "Landlock did not confine a write here"
     return None
 
@@ -173,7 +163,7 @@ def scopes_unavailable() -> str | None:
             return True
         return False
 
-    return None if _probe_child(probe) else "Landlock's scopes did not refuse a signal here"
+    return None if probe_child(probe) else "Landlock's scopes did not refuse a signal here"
 
 
 @cache
@@ -191,7 +181,7 @@ def network_unavailable() -> str | None:
     def probe() -> bool:
         return _LIBC.unshare(_CLONE_NEWNET) == 0
 
-    return None if _probe_child(probe) else "a network namespace cannot be made here (no privilege)"
+    return None if probe_child(probe) else "a network namespace cannot be made here (no privilege)"
 
 
 def _cgroup_root() -> Path | None:

@@ -9,7 +9,7 @@ for its *identity* (:func:`identity`): the sha256 of every file of its
 uses, over the whole package a task can load), the pins in its environment and
 its package versions; a worker that differs from this process is refused in
 one line that names it and what differs (:func:`check_workers`). A worker that
-joins later is checked by its first task (:func:`call_checked`).
+joins later is checked by its first task (:func:`harness.fanout._call_checked`, which asks :func:`differences`).
 
 ``python -m harness worker tcp://HOST:PORT`` starts workers that pass: from
 this checkout's environment, with the pins, one thread each, listening on
@@ -26,7 +26,7 @@ from functools import cache
 
 from .errors import HarnessError
 
-__all__ = ["identity", "expected", "check_workers", "call_checked", "worker_command", "WORKER_WAIT_S"]
+__all__ = ["identity", "expected", "check_workers", "differences", "worker_command", "WORKER_WAIT_S"]
 
 #: How long a build waits for a first worker to join the scheduler before it refuses to run.
 WORKER_WAIT_S = 10.0
@@ -103,23 +103,6 @@ def check_workers(client, address: str) -> dict[str, str]:
         if what:
             raise HarnessError(_refusal(address, worker, what))
     return {worker: theirs["code"] for worker, theirs in sorted(found.items())}
-
-
-def call_checked(task, want: dict):
-    """Run ``task`` on this worker (:func:`harness.fanout._call`) if it has the identity ``want``; else a failed
-    outcome that names the worker and what differs (a worker that joined after the check)."""
-    from .fanout import _call, _Outcome
-
-    what = differences(want, identity())
-    if what:
-        try:
-            from distributed import get_worker
-
-            me = get_worker().address
-        except (ImportError, ValueError):
-            me = "this worker"
-        return _Outcome(False, exc_type="WrongWorker", message=f"worker {me}: {'; '.join(what)}")
-    return _call(task)
 
 
 def worker_command(address: str, nworkers: int) -> list[str]:

@@ -251,14 +251,32 @@ def run(tasks: Sequence[Task], *, stage: str, executor: Executor | None = None) 
     return results
 
 
+def _call_checked(task: Task, want: dict) -> _Outcome:
+    """Run ``task`` on this Dask worker (:func:`_call`) if it has the identity ``want``
+    (:func:`harness.dask_workers.identity`); else a failed outcome that names the worker and what differs (a
+    worker that joined after the check)."""
+    from .dask_workers import differences, identity
+
+    what = differences(want, identity())
+    if what:
+        try:
+            from distributed import get_worker
+
+            me = get_worker().address
+        except (ImportError, ValueError):
+            me = "this worker"
+        return _Outcome(False, exc_type="WrongWorker", message=f"worker {me}: {'; '.join(what)}")
+    return _call(task)
+
+
 def _caller(ex: Executor) -> Callable:
     """What a pool is sent for a task: ``(_call, task)``; on Dask, the call that checks its worker first."""
     if ex.kind != "dask":
         return lambda task: (_call, task)
-    from .dask_workers import call_checked, expected
+    from .dask_workers import expected
 
     want = expected()
-    return lambda task: (call_checked, task, want)
+    return lambda task: (_call_checked, task, want)
 
 
 def _outcome(f, task: Task, ex: Executor) -> _Outcome:

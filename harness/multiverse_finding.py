@@ -39,6 +39,7 @@ import math
 
 from .multiverse_spec import same_value
 from .record import Finding, MultiverseRecord, plain
+from .relations import within_tolerance
 
 __all__ = [
     "multiverse_finding",
@@ -217,6 +218,7 @@ def _movement(mv: MultiverseRecord, reps: list, paper, ran: list) -> list[dict]:
         vals = [s.values.get(t["quantity"]) for s in reps if s.values.get(t["quantity"]) is not None]
         lo, hi = (min(vals), max(vals)) if vals else (None, None)
         tol, printed = t["tolerance"], t["paper"]
+        farthest = None if lo is None else max(abs(lo - printed), abs(hi - printed))
 
         def units(x, tol=tol, printed=printed):
             return None if x is None or not tol else (x - printed) / tol
@@ -234,7 +236,7 @@ def _movement(mv: MultiverseRecord, reps: list, paper, ran: list) -> list[dict]:
                 "spread_tol": None if lo is None or not tol else (hi - lo) / tol,
                 "moves": lo is not None and hi != lo,
                 "paper_inside": None if lo is None else bool(lo <= printed <= hi),
-                "within_tolerance": None if lo is None else bool(max(abs(lo - printed), abs(hi - printed)) <= tol),
+                "within_tolerance": None if lo is None else within_tolerance(farthest, tol),
                 "driver": _driver(t["quantity"], ran, paper, names),
             }
         )

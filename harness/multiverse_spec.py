@@ -29,7 +29,7 @@ import math
 
 from pydantic import Field, ValidationError
 
-from .schema import Count, Label, Number, Strict, Text, format_validation_error, validate_plain
+from .schema import Count, Label, Number, Strict, Text, format_validation_error, unknown_name, validate_plain
 
 __all__ = [
     "MULTIVERSE_BUDGET",
@@ -177,15 +177,15 @@ def _alternatives(where: str, name: str, alts: list, protocol, base: dict, probl
 def _checked_block(block: dict, key: str, want: str, protocol, base: dict, problems: list[str]) -> dict | None:
     """``{name: values}`` of one block (``choices`` or ``estimands``), each name a choice the protocol declares
     in the role the block wants; None when a name is unknown."""
-    from .spec import _unknown
-
     known = protocol.CHOICES
     good: dict[str, list] = {}
     complete = True
     for name, alts in block.items():
         where = f"multiverse.{key}.{name}"
         if name not in known:
-            problems.append(_unknown(f"multiverse.{key}", name, known, f"a choice protocol '{protocol.name}' can vary"))
+            problems.append(
+                unknown_name(f"multiverse.{key}", name, known, f"a choice protocol '{protocol.name}' can vary")
+            )
             complete = False
             continue
         role = _role_problem(where, name, known[name], protocol, want)
@@ -202,12 +202,12 @@ def _checked_block(block: dict, key: str, want: str, protocol, base: dict, probl
 
 
 def _exclusion_checks(mv: Multiverse, good: dict, base: dict, problems: list[str]) -> None:
-    from .spec import _unknown
-
     for j, ex in enumerate(mv.exclude):
         for k, v in ex.items():
             if k not in good:
-                problems.append(_unknown(f"multiverse.exclude[{j}]", k, good, "an analysis choice of this multiverse"))
+                problems.append(
+                    unknown_name(f"multiverse.exclude[{j}]", k, good, "an analysis choice of this multiverse")
+                )
             elif not any(same_value(v, w) for w in good[k]):
                 problems.append(f"multiverse.exclude[{j}].{k}: {v!r} is not one of its alternatives {good[k]}")
         if not ex:
@@ -220,8 +220,6 @@ def check_multiverse(claim, params, protocol, vocab: dict, problems: list[str]) 
     """Each choice one the protocol declares, in the block of its role, each alternative one it can take, the
     claim's own value among them, the exclusions naming alternatives, the paper's specification kept, the grid
     and the other estimands within budget, and a joint null only where the protocol has a test."""
-    from .spec import _unknown
-
     mv = claim.multiverse
     if mv is None or params is None:
         return
@@ -240,7 +238,7 @@ def check_multiverse(claim, params, protocol, vocab: dict, problems: list[str]) 
         )
     if mv.curve is not None and mv.curve not in vocab:
         problems.append(
-            _unknown("multiverse.curve", mv.curve, vocab, f"a quantity protocol '{protocol.name}' measures")
+            unknown_name("multiverse.curve", mv.curve, vocab, f"a quantity protocol '{protocol.name}' measures")
         )
     if good is None or others is None:
         return

@@ -50,6 +50,7 @@ __all__ = [
     "MultiverseSpecification",
     "MultiverseRecord",
     "plain",
+    "finding",
     "one_line_reason",
     "RUN_LOG_HINT",
     "record_json",
@@ -70,6 +71,11 @@ class Finding(_Model):
 
     state: str
     facts: dict[str, Any] = Field(default_factory=dict)
+
+
+def finding(state: str, **facts) -> Finding:
+    """A :class:`Finding` whose facts are plain JSON values (:func:`plain`)."""
+    return Finding(state=state, facts=plain(facts))
 
 
 class ClaimInfo(_Model):

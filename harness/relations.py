@@ -7,7 +7,7 @@ use them without importing one another.
 
 from __future__ import annotations
 
-__all__ = ["relation_holds", "target_holds", "literal_decimals", "TOL_SLACK"]
+__all__ = ["relation_holds", "target_holds", "within_tolerance", "literal_decimals", "TOL_SLACK"]
 
 #: Rounding slack when a value is compared with a tolerance (values that round to the boundary count).
 TOL_SLACK = 1e-12
@@ -20,11 +20,17 @@ def relation_holds(op: str, left: float, right: float) -> bool:
     ]
 
 
+def within_tolerance(difference: float, tolerance: float) -> bool:
+    """Whether two values ``difference`` apart are within ``tolerance`` of each other (with :data:`TOL_SLACK`):
+    the comparison of every ``~`` target, of the two arms on one target, of a value moved by an analysis choice."""
+    return abs(difference) <= tolerance + TOL_SLACK
+
+
 def target_holds(relation: str, value: float, *, paper=None, tolerance=None, rhs=None) -> bool:
     """Whether a measured ``value`` meets a target: within ``tolerance`` of ``paper`` (``relation == "~"``,
     with :data:`TOL_SLACK`), else ``value relation rhs``."""
     if relation == "~":
-        return abs(value - paper) <= tolerance + TOL_SLACK
+        return within_tolerance(value - paper, tolerance)
     return relation_holds(relation, value, rhs)
 
 

@@ -21,9 +21,12 @@ from typing import Any
 import numpy as np
 
 from . import fanout, progress
+from .claim_yaml import spec_sha256
+from .common_findings import common_findings
 from .datalock import Tables
 from .errors import ProtocolError
 from .invariants import check_record
+from .judging import arm_disagreements, judge_controls, judge_targets
 from .multiverse import multiverse_finding, run_multiverse
 from .paths import PROJECT_ROOT
 from .protocols.base import Context, Measurement
@@ -42,8 +45,8 @@ from .record import (
     plain,
 )
 from .robustness import run_bootstrap
-from .spec import ClaimSpec, load_claim, spec_sha256
-from .verdict import arm_disagreements, common_findings, decide_verdict, judge_controls, judge_targets
+from .spec import ClaimSpec, load_claim
+from .verdict import decide_verdict
 
 __all__ = ["run_claim", "assemble_record", "measurement_arm", "RunResult", "scrub_paths"]
 
@@ -285,6 +288,8 @@ def assemble_record(
             targets=targets,
             controls=controls,
             tables=tables,
+            verdict=verdict,
+            verdict_if=lambda other: decide_verdict(reimpl, upstream, other, controls, disagreements),
         )
         own = protocol.findings(ctx)
         _check_findings(spec, own)

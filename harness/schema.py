@@ -51,6 +51,7 @@ __all__ = [
     "CONTROL_CHARS",
     "FORBIDDEN_CHARS",
     "forbidden_char",
+    "unknown_name",
 ]
 
 #: Characters no text of a claim file may hold: C0 controls but tab, newline and carriage return; DEL
@@ -342,3 +343,10 @@ def did_you_mean(name: str, choices) -> str:
     """`` (did you mean 'x'?)`` for the closest choice, or an empty string."""
     close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1, cutoff=0.5)
     return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def unknown_name(where: str, name: str, known, what: str) -> str:
+    """The problem of a name that is not one of ``known`` (``what`` says what it should be), with "did you mean"."""
+    return f"{where}: {shorten(name)} is not {what}{did_you_mean(name, known)}; known: " + (
+        ", ".join(sorted(known)[:12]) + (" …" if len(known) > 12 else "")
+    )

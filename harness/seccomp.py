@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import os
 import platform
 from dataclasses import dataclass, field
 
-__all__ = ["Filter", "unavailable"]
+__all__ = ["Filter", "probe_child", "unavailable"]
 
 _AUDIT_ARCH_X86_64 = 0xC000003E
 _X32_BIT = 0x40000000
@@ -221,15 +222,25 @@ class Filter:
         return _LIBC.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.c_void_p(self._addr), 0, 0) == 0
 
 
+def probe_child(fn) -> bool:
+    """Whether ``fn()`` returns True in a forked child (the parent is left untouched); the probes of this module
+    and of :mod:`harness.confine` run their trial confinement this way."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os._exit(0 if fn() else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
 def unavailable() -> str | None:
     """None when the filter can be loaded here and refuses what it should (probed in a child), else why not."""
     if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
         return f"no seccomp filter is written for {platform.system()} {platform.machine()}"
-    import os
     import socket
     import tempfile
-
-    from .confine import _probe_child
 
     with tempfile.TemporaryDirectory(prefix="seccomp-probe-") as tmp:
         victim = os.path.join(tmp, "f")
@@ -252,6 +263,6 @@ def unavailable() -> str | None:
             socket.socketpair()  # still allowed
             return True
 
-        if not _probe_child(probe) or os.stat(victim).st_mode & 0o777 == 0o777:
+        if not probe_child(probe) or os.stat(victim).st_mode & 0o777 == 0o777:
             return "the kernel did not load the seccomp filter, or it did not refuse what it should"
     return None

@@ -46,12 +46,12 @@ def run_once(tables):
     """
     from types import SimpleNamespace
 
+    from harness.judging import judge_targets
     from harness.multiverse import run_multiverse
     from harness.record import Arm
     from harness.robustness import run_bootstrap
     from harness.runner import _run_reimpl, _run_upstream, assemble_record
     from harness.spec import load_claim
-    from harness.verdict import judge_targets
 
     arms = {}
 

@@ -2,7 +2,7 @@
 
 Its message starts with a worded reason, up to its first colon ("the claim's periods are not those of the
 authors' code"), which the report prints; what follows (the values compared) goes to the report's folded
-detail with the rest of the arm's reason (:func:`harness.verdict.authors_arm_finding`).
+detail with the rest of the arm's reason (:func:`harness.common_findings.authors_arm_finding`).
 """
 
 from __future__ import annotations

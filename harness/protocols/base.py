@@ -20,13 +20,14 @@ its name, vocabulary, adapter and figures come from there.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ..record import Arm, ControlOutcome, Finding, TargetOutcome, plain
+from ..record import Arm, ControlOutcome, Finding, TargetOutcome, Verdict, finding
 from ..schema import Strict
 from .card import ProtocolCard
 
@@ -45,7 +46,9 @@ class Measurement:
 
 @dataclass(frozen=True)
 class Context:
-    """Everything a protocol's findings may rest on: the claim, both arms, the judged targets and controls."""
+    """Everything a protocol's findings may rest on: the claim, both arms, the judged targets and controls, and
+    the verdict (a protocol never decides it: :mod:`harness.verdict` does, and ``verdict_if`` asks it what other
+    outcomes of the targets would give, with the controls and the comparison of the arms as they are)."""
 
     spec: Any  # harness.spec.ClaimSpec
     params: ProtocolParams
@@ -55,14 +58,11 @@ class Context:
     targets: list[TargetOutcome]
     controls: list[ControlOutcome]
     tables: Any  # harness.datalock.Tables
+    verdict: Verdict
+    verdict_if: Callable[[list[TargetOutcome]], Verdict]
 
     def target(self, quantity: str) -> TargetOutcome | None:
         return next((t for t in self.targets if t.quantity == quantity), None)
-
-
-def finding(state: str, **facts) -> Finding:
-    """A :class:`~harness.record.Finding` whose facts are plain JSON values."""
-    return Finding(state=state, facts=plain(facts))
 
 
 #: What a choice of a claim's multiverse is (:attr:`Choice.role`).

@@ -19,12 +19,12 @@ from reviewer import KINDS as SENTENCE_KINDS
 from reviewer import review, review_kind
 
 from harness.figures import draw_figures
+from harness.judging import judge_targets
 from harness.multiverse import run_multiverse
 from harness.render import render_report
 from harness.robustness import run_bootstrap
 from harness.runner import _run_reimpl, assemble_record
 from harness.spec import load_claim
-from harness.verdict import judge_targets
 
 pytestmark = pytest.mark.e2e
 

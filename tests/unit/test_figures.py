@@ -191,9 +191,12 @@ def runs(tables, run_once, request):
 
 def _variant(spec, record: Record, tables, *, upstream: Arm | None = None, no_controls: bool = False) -> Record:
     """``record`` with its plot data recomputed as if the authors' arm had not run, or no control had."""
+    from harness.judging import arm_disagreements
     from harness.protocols.base import Context
+    from harness.verdict import decide_verdict
 
     up = upstream or record.arms.upstream
+    controls = [] if no_controls else record.controls
     ctx = Context(
         spec=spec,
         params=spec.params,
@@ -201,8 +204,10 @@ def _variant(spec, record: Record, tables, *, upstream: Arm | None = None, no_co
         reimpl=record.arms.reimpl,
         upstream=up,
         targets=record.targets,
-        controls=[] if no_controls else record.controls,
+        controls=controls,
         tables=tables,
+        verdict=record.verdict,
+        verdict_if=lambda ts: decide_verdict(record.arms.reimpl, up, ts, controls, arm_disagreements(ts)),
     )
     return record.model_copy(
         update={"arms": Arms(reimpl=record.arms.reimpl, upstream=up), "plots": plain(spec.protocol.plots(ctx))}

@@ -40,7 +40,7 @@ def _with_finding(record, name, **changes):
 
 def _without_upstream(record, reason="no route to host"):
     """The record as a run without the authors' arm would word it (the arm's numbers gone)."""
-    from harness.verdict import authors_arm_finding
+    from harness.common_findings import authors_arm_finding
 
     arm = Arm(status="could not run", reason=reason)
     arms = record.arms.model_copy(update={"upstream": arm})
@@ -440,8 +440,8 @@ def _in_state(c: dict, state: str, **extra) -> dict:
 
 def _as_state(rec, state, rows=None, **facts):
     """The record's resampling as a run in ``state`` would word it: every comparison in that state (or ``rows``)."""
+    from harness.common_findings import resampling_finding
     from harness.decisions import overall_state
-    from harness.verdict import resampling_finding
 
     f = rec.robustness.facts
     comparisons = rows or [_in_state(c, state) for c in f["comparisons"]]

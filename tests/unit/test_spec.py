@@ -414,12 +414,14 @@ def test_counts_within_their_caps_are_held_to_a_budget_of_work(tmp_path):
     assert problem.startswith(
         "bootstrap.n_resamples: 100,000 resamples × 6 fits each (6 tasks) make 600,000 model fits"
     )
-    assert "over the budget of 20,000 model fits a claim may ask for (spec.FIT_BUDGET); at most 3,311 here" in problem
+    assert (
+        "over the budget of 20,000 model fits a claim may ask for (budgets.FIT_BUDGET); at most 3,311 here" in problem
+    )
     # the coverage study resamples each data set as the claim does: its budget is over too
     assert study.startswith(
         "bootstrap.calibration.replicates: 100 simulated data sets × 100,020 calls (the claim's resampling) × 6 fits"
     )
-    assert "(spec.CALIBRATION_BUDGET)" in study
+    assert "(budgets.CALIBRATION_BUDGET)" in study
     text = CLAIM0.read_text(encoding="utf-8").replace("n_replicates: 400", "n_replicates: 100000")
     (problem,) = _text_problems(tmp_path, text, name=CLAIM0.name)
     assert problem.startswith(
@@ -545,9 +547,9 @@ def test_an_unquoted_date_is_refused_and_the_message_says_to_quote_it(tmp_path, 
 def test_a_quoted_date_and_other_text_that_looks_like_a_date_are_read():
     spec = load_claim(CLAIM0)
     assert spec.params.cutoff == "2025-02-06"  # quoted in the file
-    from harness.spec import _is_yaml11_date
+    from harness.claim_yaml import is_yaml11_date
 
-    assert not any(_is_yaml11_date(v) for v in ("2025", "2025-02", "Jan 6 2025", "2025/02/06", "v2025-02-06"))
+    assert not any(is_yaml11_date(v) for v in ("2025", "2025-02", "Jan 6 2025", "2025/02/06", "v2025-02-06"))
 
 
 @pytest.mark.parametrize("bad", ["../../../../etc/passwd", "/etc/passwd", "skill_frontier/../../x.py"])

@@ -4,19 +4,14 @@ from pathlib import Path
 
 import pytest
 
+from harness.common_findings import common_findings
+from harness.judging import arm_disagreements, judge_controls, judge_targets, requirement_text
 from harness.protocols.leaderboard import TauOverride
 from harness.quantities import Quantity
 from harness.record import Arm, ArmControl
+from harness.relations import literal_decimals
 from harness.spec import Claim, ClaimSpec
-from harness.verdict import (
-    arm_disagreements,
-    common_findings,
-    decide_verdict,
-    judge_controls,
-    judge_targets,
-    literal_decimals,
-    requirement_text,
-)
+from harness.verdict import decide_verdict
 
 
 def _spec(**over) -> ClaimSpec:

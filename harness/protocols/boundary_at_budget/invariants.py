@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from ...invariants import Invariants, same
+from ...relations import within_tolerance
 from . import quantities as Q
 
 INVARIANTS = Invariants()
@@ -120,9 +121,10 @@ def _start(v, f):
     x = f.facts
     mine = v.value(Q.ALT_START_MAX_SHIFT)
     theirs = v.value(Q.ALT_START_MAX_SHIFT, "upstream") if v.ok("upstream") else None
-    ok = same(x["reimpl_shift"], mine) and x["reimpl_within"] == (mine <= x["tolerance"])
+    ok = same(x["reimpl_shift"], mine) and x["reimpl_within"] == within_tolerance(mine, x["tolerance"])
     ok = ok and same(x["upstream_shift"], theirs)
-    ok = ok and (x["upstream_within"] is None if theirs is None else x["upstream_within"] == (theirs <= x["tolerance"]))
+    want = None if theirs is None else within_tolerance(theirs, x["tolerance"])
+    ok = ok and x["upstream_within"] == want
     return ok, {"shift": mine, "authors' shift": theirs, "tolerance": x["tolerance"]}
 
 
@@ -214,7 +216,7 @@ def _own_rows(v, f):
         if not any(t.reimpl.holds is False and t.upstream.holds is False for t in ts):
             bad.append(f"{r['title']}: not missed by both arms")
         for arm in ("upstream", "reimpl"):
-            if r[f"{arm}_within"] != (abs(r[f"{arm}_at_own"] - r["paper"]) <= r["tolerance"] + 1e-12):
+            if r[f"{arm}_within"] != within_tolerance(r[f"{arm}_at_own"] - r["paper"], r["tolerance"]):
                 bad.append(f"{r['title']}: 'within' is not its distance ({arm})")
         if r["closed"] != (r["upstream_within"] or r["reimpl_within"] or bool(r["reimpl_boxed_within"])):
             bad.append(f"{r['title']}: 'closed'")

@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import Field
 
 from ...fanout import Mapper
-from ...relations import target_holds
+from ...relations import target_holds, within_tolerance
 from ...schema import Number
 from ...stats.sigmoid import SigmoidQuantileRegressor, sigmoid_boundary, sigmoid_objective
 from ..base import Choice, Context, Measurement, Protocol, finding
@@ -341,7 +341,7 @@ class BoundaryAtBudget(Protocol):
         tol, tol_text = tols[0] if tols else (PRINTED, None)
         mine = ctx.reimpl.values[Q.ALT_START_MAX_SHIFT]
         theirs = ctx.upstream.values.get(Q.ALT_START_MAX_SHIFT) if ctx.upstream.ok else None
-        upstream_within = None if theirs is None else theirs <= tol
+        upstream_within = None if theirs is None else within_tolerance(theirs, tol)
         causes = self._authors_start_causes(ctx, tol) if upstream_within is False else []
         return finding(
             "measured",
@@ -351,7 +351,7 @@ class BoundaryAtBudget(Protocol):
             tolerance=tol,
             tolerance_text=tol_text,
             against="tolerance" if tols else "printed",
-            reimpl_within=mine <= tol,
+            reimpl_within=within_tolerance(mine, tol),
             upstream_within=upstream_within,
             upstream_causes=causes,
             objective_gap=OBJECTIVE_GAP,
@@ -373,7 +373,7 @@ class BoundaryAtBudget(Protocol):
         groups: dict[tuple, dict] = {}
         for label, (z, y) in data.items():
             main_v, alt_v = up.values.get(Q.boundary(label)), up.values.get(Q.alt_start_boundary(label))
-            if main_v is None or alt_v is None or abs(main_v - alt_v) <= tol or label not in alt:
+            if main_v is None or alt_v is None or within_tolerance(main_v - alt_v, tol) or label not in alt:
                 continue
             warm, cold = (fits[label], alt[label]) if p.warm_start else (alt[label], fits[label])
             stage = _authors_last_stage({**warm, "continuation": True}, p)

@@ -31,7 +31,7 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from ...fanout import Mapper
-from ...relations import target_holds
+from ...relations import target_holds, within_tolerance
 from ...schema import Count, Number
 from ...stats.estimator_comparison import (
     baseline_comparison,
@@ -484,7 +484,7 @@ class EstimatorComparison(Protocol):
                     "boxed": bv,
                     "upstream": uv.get(name),
                     "paper_text": t.paper_text if t else None,
-                    "boxed_within": (abs(bv - t.paper) <= t.tolerance) if t else None,
+                    "boxed_within": target_holds("~", bv, paper=t.paper, tolerance=t.tolerance) if t else None,
                 }
             )
         gap_rows = [
@@ -520,7 +520,7 @@ class EstimatorComparison(Protocol):
             },
             "total_shift": shift,
             "ood_cell_tolerance": t_ood.tolerance_text if t_ood else None,
-            "ood_cell_moves_beyond_tolerance": bool(t_ood and shift > t_ood.tolerance),
+            "ood_cell_moves_beyond_tolerance": bool(t_ood and not within_tolerance(shift, t_ood.tolerance)),
         }
         if uv:
             names = [Q.metric(m, "sigmoid") for m in METRICS]

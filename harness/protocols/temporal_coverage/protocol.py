@@ -50,7 +50,6 @@ from ...fanout import Mapper
 from ...relations import relation_holds, target_holds
 from ...schema import Count, Label, Number
 from ...stats.temporal_coverage import relabelled_coverage, temporal_coverage
-from ...verdict import arm_disagreements, decide_verdict
 from ..base import Context, Measurement, Protocol, ProtocolParams, finding
 from ..leaderboard import DATA_CHOICES, ESTIMATOR_CHOICES, EstimatorParams, LeaderboardParams, leaderboard_columns
 from ..periods import (
@@ -454,8 +453,7 @@ class TemporalCoverage(Protocol):
             for t, r in zip(ctx.targets, rows)
         ]
         # the controls and the comparison of the arms as they are; only the targets' outcomes change
-        alt = decide_verdict(ctx.reimpl, ctx.upstream, alt_targets, ctx.controls, arm_disagreements(ctx.targets))
-        actual = decide_verdict(ctx.reimpl, ctx.upstream, ctx.targets, ctx.controls, arm_disagreements(ctx.targets))
+        alt, actual = ctx.verdict_if(alt_targets), ctx.verdict
         table = [
             {
                 "label": x,
