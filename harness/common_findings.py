@@ -8,20 +8,119 @@ findings come from its folder.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Any
 
 from .decisions import ORDERING_STATES
-from .record import (
-    ControlOutcome,
-    Finding,
-    TargetOutcome,
-    finding,
-)
+from .record import ControlOutcome, Facts, Finding, TargetOutcome, declares
 
-if TYPE_CHECKING:
+__all__ = ["common_findings", "resampling_finding", "authors_arm_finding", "OUTSIDE_THEIR_CODE", "MeasurementFacts"]
+
+Num = int | float
+Row = dict[str, Any]  # a row of a table a template lays out (its columns named by the producer below)
+
+
+@declares("resampling", "not_run")
+class ResamplingNotRun(Facts):
+    why: str | None
+
+
+@declares("resampling", "supported", "contradicted", "inconclusive", "not_assessed", "mixed", "intervals_only")
+class Resampling(Facts):
+    n_comparisons: int
+    one_comparison: bool
+    comparisons: list[Row]
+    supported: list[Row]
+    contradicted: list[Row]
+    inconclusive: list[Row]
+    not_assessed: list[Row]
+    n_supported: int
+    n_contradicted: int
+    n_inconclusive: int
+    n_not_assessed: int
+    carried: list[Row]
+    close_calls: list[str]
+    alpha: Num | None
+    confidence: Num | None
+    method: str | None
+    n_resamples: int | None
+    cluster_col: str | None
+    calibration_state: str | None
+    replicates: int | None
+
+
+@declares("authors_arm", "ran")
+class AuthorsArmRan(Facts):
     pass
 
-__all__ = ["common_findings", "resampling_finding", "authors_arm_finding", "OUTSIDE_THEIR_CODE"]
+
+@declares("authors_arm", "switched_off", "no_pin", "no_adapter", "outside", "crashed", "timed_out", "failed")
+class AuthorsArmNotRan(Facts):
+    exception: str | None
+    words: str | None
+
+
+class ReasonGroup(Facts):
+    titles: list[str]
+    reason: str | None
+
+
+@declares("target_reasons", "grouped")
+class TargetReasons(Facts):
+    groups: list[ReasonGroup]
+    n_targets: int
+
+
+@declares("control_conditions", "summarised")
+class ControlConditions(Facts):
+    controls: list[Row]
+
+
+@declares("basis", "counted")
+class Basis(Facts):
+    n_targets: int
+    one: bool
+    none_hold: bool
+    n_holding: int
+    n_unmeasured: int
+    n_controls: int
+    n_broke: int
+    n_judged_on_upstream: int
+    n_headline: int
+    n_headline_holding: int
+    n_supporting: int
+    n_supporting_holding: int
+    all_hold: bool
+    n_not_holding: int
+    upstream_status: str
+    upstream_reason: str | None
+
+
+@declares("agreement", "not_compared")
+class NotCompared(Facts):
+    upstream_status: str
+    upstream_reason: str | None
+    reimpl_status: str
+
+
+@declares("agreement", "agree", "disagree", "nothing_shared")
+class Agreement(Facts):
+    n_compared: int
+    one: bool
+    n_with_tolerance: int
+    n_relations: int
+    largest_gap: Num | None
+    largest_gap_title: str | None
+    disagreements: list[Row]
+    authors_only_outside: list[Row]
+    reimpl_only_outside: list[Row]
+
+
+@declares("measurement", "complete", "incomplete")
+class MeasurementFacts(Facts):
+    """Whether the re-implementation measured every quantity its protocol declares (the names it missed)."""
+
+    missing: list[str]
+    n_missing: int
 
 
 def resampling_finding(robustness) -> Finding:
@@ -37,7 +136,7 @@ def resampling_finding(robustness) -> Finding:
     """
     if robustness is None or robustness.state == "not run":
         why = None if robustness is None else robustness.facts.get("why")
-        return finding("not_run", why=why)
+        return ResamplingNotRun(why=why).stated("not_run")
     f = robustness.facts
     comps = f.get("comparisons", [])
     keys = (
@@ -64,8 +163,7 @@ def resampling_finding(robustness) -> Finding:
         r["close_call"] = bool(e is not None and lim is not None and abs(e - lim) <= 2.0 * (se or 0.0))
     by_state = {s: [r for r in rows if r["state"] == s] for s in ORDERING_STATES}
     state = "intervals_only" if not comps else robustness.state.replace(" ", "_")
-    return finding(
-        state,
+    return Resampling(
         n_comparisons=len(rows),
         one_comparison=len(rows) == 1,
         comparisons=rows,
@@ -80,7 +178,7 @@ def resampling_finding(robustness) -> Finding:
         cluster_col=f.get("cluster_col"),
         calibration_state=(f.get("calibration") or {}).get("state"),
         replicates=(f.get("calibration") or {}).get("replicates"),
-    )
+    ).stated(state)
 
 
 #: An exception as a one-line reason gives it (:func:`harness.record.one_line_reason`): its type, then its message.
@@ -103,24 +201,24 @@ def authors_arm_finding(upstream) -> Finding:
     """
     reason = upstream.reason
     if upstream.ok:
-        return finding("ran")
+        return AuthorsArmRan().stated("ran")
     text = reason or ""
     facts = {"exception": None, "words": None}
     if upstream.status == "not run":
         state = (
             "no_pin" if "no upstream pin" in text else ("no_adapter" if "has no adapter" in text else "switched_off")
         )
-        return finding(state, **facts)
+        return AuthorsArmNotRan(**facts).stated(state)
     if "did not finish within" in text:
-        return finding("timed_out", **facts)
+        return AuthorsArmNotRan(**facts).stated("timed_out")
     m = _EXCEPTION.search(text)
     if m and m.group(2) == OUTSIDE_THEIR_CODE:
         message = text[m.end() :]
         facts.update(exception=m.group(2), words=message.split(": ", 1)[0].split(" (full text")[0].rstrip(" .;"))
-        return finding("outside", **facts)
+        return AuthorsArmNotRan(**facts).stated("outside")
     if m:
-        return finding("crashed", **{**facts, "exception": m.group(2)})
-    return finding("failed", **facts)
+        return AuthorsArmNotRan(**{**facts, "exception": m.group(2)}).stated("crashed")
+    return AuthorsArmNotRan(**facts).stated("failed")
 
 
 def _reason_groups(targets: list[TargetOutcome]) -> list[dict]:
@@ -184,10 +282,9 @@ def common_findings(
     out = {
         "resampling": resampling_finding(robustness),
         "authors_arm": authors_arm_finding(upstream),
-        "target_reasons": finding("grouped", groups=_reason_groups(targets), n_targets=len(targets)),
-        "control_conditions": finding("summarised", controls=_condition_summaries(controls)),
-        "basis": finding(
-            "counted",
+        "target_reasons": TargetReasons(groups=_reason_groups(targets), n_targets=len(targets)).stated("grouped"),
+        "control_conditions": ControlConditions(controls=_condition_summaries(controls)).stated("summarised"),
+        "basis": Basis(
             n_targets=len(targets),
             one=len(targets) == 1,
             none_hold=not any(t.outcome == "holds" for t in targets),
@@ -204,15 +301,14 @@ def common_findings(
             n_not_holding=sum(t.outcome != "holds" for t in targets),
             upstream_status=upstream.status,
             upstream_reason=upstream.reason,
-        ),
+        ).stated("counted"),
     }
     if not (reimpl.ok and upstream.ok):
-        out["agreement"] = finding(
-            "not_compared",
+        out["agreement"] = NotCompared(
             upstream_status=upstream.status,
             upstream_reason=upstream.reason,
             reimpl_status=reimpl.status,
-        )
+        ).stated("not_compared")
         return out
     both = [t for t in targets if t.reimpl.value is not None and t.upstream.value is not None]
     gaps = [(abs(t.reimpl.value - t.upstream.value), t) for t in both]
@@ -244,8 +340,7 @@ def common_findings(
         if t.reimpl.holds is False and t.upstream.holds is True
     ]
     with_tol = [t for t in both if t.relation == "~"]
-    out["agreement"] = finding(
-        "disagree" if disagreements else ("agree" if both else "nothing_shared"),
+    out["agreement"] = Agreement(
         n_compared=len(both),
         one=len(both) == 1,
         n_with_tolerance=len(with_tol),
@@ -255,5 +350,5 @@ def common_findings(
         disagreements=disagreements,
         authors_only_outside=authors_only,
         reimpl_only_outside=reimpl_only,
-    )
+    ).stated("disagree" if disagreements else ("agree" if both else "nothing_shared"))
     return out

@@ -28,14 +28,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from .errors import HarnessError
-from .record import Finding, Record
+from .record import Finding, Record, typed_facts
 
 __all__ = [
     "InvariantError",
     "Invariant",
     "Invariants",
     "View",
+    "Stated",
+    "stated",
     "COMMON",
     "check_record",
     "problems",
@@ -52,7 +56,23 @@ class InvariantError(HarnessError):
     """A record whose findings contradict its own numbers: a bug in the harness, not a result."""
 
 
-Check = Callable[["View", Finding], "tuple[bool, dict] | None"]
+@dataclass(frozen=True)
+class Stated:
+    """A finding as the checks read it: its state, and its facts as the model its producer declares
+    (:func:`harness.record.declares`: checked fields, read as attributes), or as recorded where none is declared."""
+
+    state: str
+    facts: Any
+
+
+def stated(name: str, f: Finding) -> Stated:
+    """``f``, the finding ``name`` (``verdict.<state>`` for a verdict's reason), as the checks read it."""
+    from . import common_findings, verdict  # noqa: F401  (the models they declare)
+
+    return Stated(f.state, typed_facts(name.split(".")[0], f.state, f.facts))
+
+
+Check = Callable[["View", Stated], "tuple[bool, dict] | None"]
 
 
 @dataclass(frozen=True)
@@ -118,8 +138,9 @@ class View:
     def ok(self, arm: str) -> bool:
         return getattr(self.record.arms, arm).ok
 
-    def finding(self, name: str) -> Finding | None:
-        return self.record.findings.get(name)
+    def finding(self, name: str) -> Stated | None:
+        f = self.record.findings.get(name)
+        return None if f is None else stated(name, f)
 
     def targets(self, title: str | None = None, quantity: str | None = None):
         return [
@@ -141,57 +162,53 @@ class View:
 COMMON = Invariants()
 
 
-def _reason(record: Record, state: str) -> Finding | None:
-    return next((r for r in record.verdict.reasons if r.state == state), None)
-
-
 @COMMON.asserts("verdict.headline_missed", None, "each named target is a headline that fails on its judged arm")
-def _headline_missed(v: View, f: Finding):
+def _headline_missed(v: View, f: Stated):
     bad = []
-    for row in f.facts.get("targets", []):
-        ts = v.targets(title=row["title"])
+    for row in f.facts.targets:
+        ts = v.targets(title=row.title)
         if not any(t.role == "headline" and t.outcome == "fails" for t in ts):
-            bad.append(row["title"])
-        if row.get("upstream") == "fails" and not (v.ok("upstream") and any(t.upstream.holds is False for t in ts)):
-            bad.append(f"{row['title']} (said to fail in the authors' arm)")
-        if row.get("upstream") == "not_run" and v.ok("upstream") and row.get("judged_on") == "reimpl":
-            bad.append(f"{row['title']} (authors' arm said not to have run)")
+            bad.append(row.title)
+        if row.upstream == "fails" and not (v.ok("upstream") and any(t.upstream.holds is False for t in ts)):
+            bad.append(f"{row.title} (said to fail in the authors' arm)")
+        if row.upstream == "not_run" and v.ok("upstream") and row.judged_on == "reimpl":
+            bad.append(f"{row.title} (authors' arm said not to have run)")
     return not bad, {"contradicted": bad}
 
 
 @COMMON.asserts("verdict.rescued_by_authors", None, "the authors' arm ran and meets each named target")
-def _rescued(v: View, f: Finding):
+def _rescued(v: View, f: Stated):
     ok = v.ok("upstream") and all(
         any(t.upstream.holds is True and t.reimpl.holds is False for t in v.targets(title=title))
-        for title in f.facts["titles"]
+        for title in f.facts.titles
     )
-    return ok, {"titles": f.facts["titles"], "authors_arm": v.record.arms.upstream.status}
+    return ok, {"titles": f.facts.titles, "authors_arm": v.record.arms.upstream.status}
 
 
 @COMMON.asserts("verdict.all_hold", None, "every target holds and every control broke")
-def _all_hold(v: View, f: Finding):
+def _all_hold(v: View, f: Stated):
     targets = [t.title for t in v.record.targets if t.outcome != "holds"]
     controls = [c.id for c in v.record.controls if c.reimpl.broke is not True]
-    agrees = f.facts.get("upstream_ran") == v.ok("upstream")
+    agrees = f.facts.upstream_ran == v.ok("upstream")
     return not targets and not controls and agrees, {"not holding": targets, "not broken": controls}
 
 
 @COMMON.asserts("verdict.unmeasured", None, "each named target was not measured on its judged arm")
-def _unmeasured(v: View, f: Finding):
-    bad = [title for title in f.facts["titles"] if not any(t.outcome == "unmeasured" for t in v.targets(title=title))]
+def _unmeasured(v: View, f: Stated):
+    bad = [title for title in f.facts.titles if not any(t.outcome == "unmeasured" for t in v.targets(title=title))]
     return not bad, {"measured after all": bad}
 
 
 @COMMON.asserts("verdict.arms_disagree", None, "the agreement finding lists a disagreement for each named target")
-def _arms_disagree(v: View, f: Finding):
+def _arms_disagree(v: View, f: Stated):
     a = v.finding("agreement")
-    listed = {d["title"] for d in (a.facts.get("disagreements", []) if a else [])}
-    missing = [t for t in f.facts["titles"] if t not in listed]
+    listed = {d["title"] for d in (a.facts.disagreements if a and a.state != "not_compared" else [])}
+    missing = [t for t in f.facts.titles if t not in listed]
     return not missing and a is not None and a.state == "disagree", {"not listed": missing}
 
 
 @COMMON.asserts("basis", "counted", "its counts are the record's counts of targets and controls")
-def _basis(v: View, f: Finding):
+def _basis(v: View, f: Stated):
     r = v.record
     want = {
         "n_targets": len(r.targets),
@@ -199,17 +216,17 @@ def _basis(v: View, f: Finding):
         "n_controls": len(r.controls),
         "n_broke": sum(c.reimpl.broke is True for c in r.controls),
     }
-    got = {k: f.facts.get(k) for k in want}
+    got = {k: getattr(f.facts, k) for k in want}
     return got == want, {"stated": got, "in the record": want}
 
 
 @COMMON.asserts("agreement", "not_compared", "one of the arms did not run")
-def _not_compared(v: View, f: Finding):
+def _not_compared(v: View, f: Stated):
     return not (v.ok("reimpl") and v.ok("upstream")), {"authors' arm": v.record.arms.upstream.status}
 
 
 @COMMON.asserts("authors_arm", "ran", "the authors' arm ran")
-def _authors_arm_ran(v: View, f: Finding):
+def _authors_arm_ran(v: View, f: Stated):
     return v.ok("upstream"), {"authors' arm": v.record.arms.upstream.status}
 
 
@@ -218,31 +235,31 @@ def _authors_arm_ran(v: View, f: Finding):
     ("switched_off", "no_pin", "no_adapter", "outside", "crashed", "timed_out", "failed"),
     "the authors' arm did not run, in the status the state words",
 )
-def _authors_arm_not_run(v: View, f: Finding):
+def _authors_arm_not_run(v: View, f: Stated):
     up = v.record.arms.upstream
     want = "not run" if f.state in ("switched_off", "no_pin", "no_adapter") else "could not run"
     return up.status == want, {"authors' arm": up.status, "state": f.state}
 
 
 @COMMON.asserts("agreement", ("agree", "disagree", "nothing_shared"), "both arms ran")
-def _compared(v: View, f: Finding):
+def _compared(v: View, f: Stated):
     return v.ok("reimpl") and v.ok("upstream"), {"authors' arm": v.record.arms.upstream.status}
 
 
 @COMMON.asserts("agreement", "agree", "no target's arms differ by more than its tolerance")
-def _agree(v: View, f: Finding):
-    return not f.facts.get("disagreements"), {"disagreements": [d["title"] for d in f.facts["disagreements"]]}
+def _agree(v: View, f: Stated):
+    return not f.facts.disagreements, {"disagreements": [d["title"] for d in f.facts.disagreements]}
 
 
 @COMMON.asserts("agreement", ("agree", "disagree"), "the largest gap is the largest over the targets both arms measure")
-def _largest_gap(v: View, f: Finding):
+def _largest_gap(v: View, f: Stated):
     gaps = [
         abs(t.reimpl.value - t.upstream.value)
         for t in v.record.targets
         if t.reimpl.value is not None and t.upstream.value is not None
     ]
     want = max(gaps) if gaps else None
-    return same(f.facts.get("largest_gap"), want), {"stated": f.facts.get("largest_gap"), "in the record": want}
+    return same(f.facts.largest_gap, want), {"stated": f.facts.largest_gap, "in the record": want}
 
 
 @COMMON.asserts(
@@ -251,7 +268,7 @@ def _largest_gap(v: View, f: Finding):
     "each ordering's label follows its one-sided bounds, the measured error of that decision against its limit and "
     "the influence of single base models; the claim's state is their common label",
 )
-def _resampling(v: View, f: Finding):
+def _resampling(v: View, f: Stated):
     from .decisions import decide, ordering_state
 
     r = v.record.robustness
@@ -314,7 +331,7 @@ def _mv_expected_state(n_assertions: int, k: int, fails: int, unsettled: int) ->
     "over, the curve's null p-values are the share of null data sets at least as far, and the paper's position is "
     "its rank",
 )
-def _multiverse(v: View, f: Finding):
+def _multiverse(v: View, f: Stated):
     mv = v.record.multiverse
     if mv is None:
         return f.state == "not_run", {"multiverse": None}
@@ -374,18 +391,18 @@ def _multiverse(v: View, f: Finding):
 
 
 @COMMON.asserts("target_reasons", "grouped", "every target's reason is said once, under its own title")
-def _target_reasons(v: View, f: Finding):
-    titles = [t for g in f.facts["groups"] for t in g["titles"]]
+def _target_reasons(v: View, f: Stated):
+    titles = [t for g in f.facts.groups for t in g.titles]
     want = [t.title for t in v.record.targets]
     reasons = {t.title: t.reason for t in v.record.targets}
-    wrong = [t for g in f.facts["groups"] for t in g["titles"] if reasons.get(t) != g["reason"]]
+    wrong = [t for g in f.facts.groups for t in g.titles if reasons.get(t) != g.reason]
     return sorted(titles) == sorted(want) and not wrong, {"grouped": len(titles), "targets": len(want)}
 
 
 @COMMON.asserts("control_conditions", "summarised", "each condition's counts are its rows' in the record")
-def _control_conditions(v: View, f: Finding):
+def _control_conditions(v: View, f: Stated):
     bad = []
-    for row in f.facts["controls"]:
+    for row in f.facts.controls:
         c = v.control(row["id"])
         if c is None or row["broke"] != c.reimpl.broke:
             bad.append(row["id"])
@@ -397,10 +414,10 @@ def _control_conditions(v: View, f: Finding):
 
 
 @COMMON.asserts("measurement", ("complete", "incomplete"), "'complete' leaves no declared quantity unmeasured")
-def _measurement(v: View, f: Finding):
+def _measurement(v: View, f: Stated):
     if not v.ok("reimpl"):  # nothing measured: the protocol's findings are not stated at all
         return None
-    return (f.facts["n_missing"] == 0) == (f.state == "complete"), {"missing": f.facts["n_missing"]}
+    return (f.facts.n_missing == 0) == (f.state == "complete"), {"missing": f.facts.n_missing}
 
 
 # -- checking ---------------------------------------------------------------------------------------------
@@ -437,7 +454,13 @@ def problems(record: Record, declared: Invariants | None = None) -> list[str]:
         sets += [own] if own is not None else []
     view = View(record)
     out = []
-    for name, f in _findings(record):
+    for name, recorded in _findings(record):
+        try:
+            f = stated(name, recorded)
+        except ValidationError as exc:
+            why = " ".join(str(exc).split())[:300]
+            out.append(f"finding {name!r} ({recorded.state}): its facts do not fit its model: {why}")
+            continue
         for inv in (i for s in sets for i in s.items if i.finding == name and i.applies(f.state)):
             try:
                 res = inv.check(view, f)

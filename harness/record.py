@@ -51,6 +51,10 @@ __all__ = [
     "MultiverseRecord",
     "plain",
     "finding",
+    "Facts",
+    "declares",
+    "facts_model",
+    "typed_facts",
     "one_line_reason",
     "RUN_LOG_HINT",
     "record_json",
@@ -76,6 +80,51 @@ class Finding(_Model):
 def finding(state: str, **facts) -> Finding:
     """A :class:`Finding` whose facts are plain JSON values (:func:`plain`)."""
     return Finding(state=state, facts=plain(facts))
+
+
+class Facts(_Model):
+    """The facts of one finding in some of its states, declared beside the code that states it
+    (:func:`declares`): that code builds the model and states it (:meth:`stated`), so a fact missing, extra or
+    of the wrong type fails where the finding is made; templates (:func:`harness.render.render_report`) and
+    invariants (:mod:`harness.invariants`) read it back through :func:`typed_facts`, as checked fields. The
+    record keeps the facts as plain JSON: the model changes no byte of it."""
+
+    def stated(self, state: str) -> Finding:
+        """The finding in ``state``, which must be one of the states this model is declared for."""
+        declared = getattr(type(self), "declared", None)
+        if declared is None or state not in declared[1]:
+            raise ValueError(f"{type(self).__name__} is not declared for the state {state!r}: {declared}")
+        return Finding(state=state, facts=plain(self.model_dump()))
+
+
+_DECLARED: dict[tuple[str, str], type[Facts]] = {}
+
+
+def declares(name: str, *states: str):
+    """Class decorator: the :class:`Facts` model of the finding ``name`` in ``states`` (a verdict's reasons are
+    the finding ``verdict``, one state each)."""
+
+    def register(cls: type[Facts]) -> type[Facts]:
+        for state in states:
+            if _DECLARED.get((name, state), cls) is not cls:
+                raise ValueError(f"finding {name!r} in state {state!r} is declared twice")
+            _DECLARED[(name, state)] = cls
+        cls.declared = (name, states)
+        return cls
+
+    return register
+
+
+def facts_model(name: str, state: str) -> type[Facts] | None:
+    """The model declared for the finding ``name`` in ``state``, if any."""
+    return _DECLARED.get((name, state))
+
+
+def typed_facts(name: str, state: str, facts: dict) -> Facts | dict:
+    """The facts of the finding ``name`` in ``state`` as its declared model (validated), or as they are where
+    no model is declared."""
+    model = _DECLARED.get((name, state))
+    return facts if model is None else model.model_validate(facts)
 
 
 class ClaimInfo(_Model):

@@ -24,7 +24,7 @@ from pathlib import Path
 import jinja2
 
 from .quantities import number_text
-from .record import Record
+from .record import Record, typed_facts
 from .schema import CONTROL_CHARS
 
 __all__ = ["render_report", "environment", "md", "TEMPLATES_DIR", "FILTERS"]
@@ -307,6 +307,17 @@ def _tidy(text: str) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def _type_facts(context: dict) -> None:
+    """The facts of every finding whose producer declares a model (:func:`harness.record.declares`) as that
+    model, so that a template reads them as checked fields (a fact it misspells is an error, not a blank)."""
+    from . import common_findings, verdict  # noqa: F401  (their declarations)
+
+    for name, f in context["findings"].items():
+        f["facts"] = typed_facts(name, f["state"], f["facts"])
+    for r in context["verdict"]["reasons"]:
+        r["facts"] = typed_facts("verdict", r["state"], r["facts"])
+
+
 def render_report(record: Record, templates_dir: str | Path = TEMPLATES_DIR, *, check: bool = True) -> str:
     """The Markdown report of a run record.
 
@@ -320,6 +331,7 @@ def render_report(record: Record, templates_dir: str | Path = TEMPLATES_DIR, *, 
     if check:
         check_record(record)
     context = record.model_dump(mode="json")
+    _type_facts(context)
     template = environment(templates_dir).get_template(PROTOCOLS[record.claim.protocol].template)
     return _tidy(template.render(**context))
 

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
 from . import fanout, progress
 from .claim_yaml import spec_sha256
-from .common_findings import common_findings
+from .common_findings import MeasurementFacts, common_findings
 from .datalock import Tables
 from .errors import ProtocolError
 from .invariants import check_record
@@ -36,13 +37,13 @@ from .record import (
     ArmControl,
     Arms,
     ClaimInfo,
-    Finding,
     InputTable,
     MultiverseRecord,
     Provenance,
     Record,
     Robustness,
     plain,
+    typed_facts,
 )
 from .robustness import run_bootstrap
 from .spec import ClaimSpec, load_claim
@@ -172,6 +173,13 @@ def _check_findings(spec: ClaimSpec, findings: dict) -> None:
                 f"protocol '{spec.protocol.name}' stated finding {name!r} in state {f.state!r}, "
                 f"which it does not declare"
             )
+        try:
+            typed_facts(name, f.state, f.facts)  # its facts model, where the protocol declares one
+        except ValidationError as exc:
+            raise ProtocolError(
+                f"protocol '{spec.protocol.name}' stated finding {name!r} in state {f.state!r} with facts its "
+                f"model does not accept: {' '.join(str(exc).split())[:400]}"
+            ) from None
 
 
 def _quantity_labels(spec: ClaimSpec) -> dict[str, str]:
@@ -274,9 +282,8 @@ def assemble_record(
     findings["multiverse"] = multiverse_finding(multiverse)
     plots = {}
     missing = sorted(n for n, q in spec.vocabulary.items() if q.arm != "upstream" and n not in reimpl.values)
-    findings["measurement"] = Finding(
-        state="incomplete" if (reimpl.ok and missing) else "complete",
-        facts={"missing": missing[:20], "n_missing": len(missing)},
+    findings["measurement"] = MeasurementFacts(missing=missing[:20], n_missing=len(missing)).stated(
+        "incomplete" if (reimpl.ok and missing) else "complete"
     )
     if reimpl.ok and not missing:  # a protocol's findings rest on every value it declares
         ctx = Context(

@@ -31,22 +31,102 @@ the authors' arm, the resampling) in :mod:`harness.common_findings`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Literal
 
-from .record import (
-    ControlOutcome,
-    TargetOutcome,
-    Verdict,
-    finding,
-)
-
-if TYPE_CHECKING:
-    pass
+from .record import ControlOutcome, Facts, TargetOutcome, Verdict, declares
 
 __all__ = ["decide_verdict"]
 
 
-def _target_row(t: TargetOutcome, upstream) -> dict:
+class TargetRow(Facts):
+    """What a reason says of one target: its value on the arm it is judged on, what was required, by how much
+    it misses (``None`` for a relation), and what the authors' arm says of it (``fails``, ``holds``,
+    ``unmeasured``, ``not_run``, or ``judged_here`` for a check of the authors' code)."""
+
+    title: str
+    quantity: str
+    judged_on: Literal["reimpl", "upstream"]
+    value: int | float | None
+    other_value: int | float | None
+    upstream_value: int | float | None
+    requirement: str
+    beyond: int | float | None
+    decimals: int
+    upstream: Literal["fails", "holds", "unmeasured", "not_run", "judged_here"]
+
+
+class TargetGroup(Facts):
+    """The failing targets on which the authors' arm says the same (``case``), with the range they miss by."""
+
+    case: Literal["fails", "not_run", "unmeasured", "judged_here"]
+    titles: list[str]
+    one: bool
+    targets: list[TargetRow]
+    n: int
+    beyond_min: int | float | None
+    beyond_max: int | float | None
+
+
+@declares("verdict", "reimpl_could_not_run")
+class CouldNotRun(Facts):
+    reason: str | None
+
+
+@declares("verdict", "unmeasured")
+class Unmeasured(Facts):
+    titles: list[str]
+    quantities: list[str]
+    arms: list[str]
+    reimpl_titles: list[str]
+    upstream_titles: list[str]
+    no_arm_titles: list[str]
+    upstream_status: str
+
+
+@declares("verdict", "headline_missed")
+class HeadlineMissed(Facts):
+    titles: list[str]
+    arms: list[str]
+    targets: list[TargetRow]
+    both_fail: list[str]
+    upstream_not_run: list[str]
+    upstream_unmeasured: list[str]
+    judged_on_upstream: list[str]
+    groups: list[TargetGroup]
+    upstream_status: str
+    n_targets: int
+    n_holding: int
+    n_other_failing: int
+
+
+@declares("verdict", "rescued_by_authors", "supporting_missed")
+class TargetsNamed(Facts):
+    titles: list[str]
+    targets: list[TargetRow]
+
+
+@declares("verdict", "controls_unbroken")
+class ControlsUnbroken(Facts):
+    ids: list[str]
+
+
+@declares("verdict", "arms_disagree")
+class ArmsDisagree(Facts):
+    titles: list[str]
+    n_with_tolerance: int
+
+
+@declares("verdict", "all_hold")
+class AllHold(Facts):
+    n_targets: int
+    n_controls: int
+    n_headline: int
+    n_supporting: int
+    all_headline: bool
+    upstream_ran: bool
+
+
+def _target_row(t: TargetOutcome, upstream) -> TargetRow:
     """What the reasons say of one target: its value on the arm it is judged on, what was required, by how
     much it misses, and what the authors' arm says of it (``fails``, ``holds``, ``unmeasured``, ``not_run``,
     or ``judged_here`` for a check of the authors' code, which has no second arm)."""
@@ -57,43 +137,43 @@ def _target_row(t: TargetOutcome, upstream) -> dict:
         theirs = "not_run"
     else:
         theirs = {True: "holds", False: "fails", None: "unmeasured"}[t.upstream.holds]
-    return {
-        "title": t.title,
-        "quantity": t.quantity,
-        "judged_on": t.judged_on,
-        "value": judged.value,
-        "other_value": judged.other_value,
-        "upstream_value": t.upstream.value if t.judged_on == "reimpl" else None,
-        "requirement": t.requirement,
-        "beyond": judged.beyond,
-        "decimals": t.decimals + 1,
-        "upstream": theirs,
-    }
+    return TargetRow(
+        title=t.title,
+        quantity=t.quantity,
+        judged_on=t.judged_on,
+        value=judged.value,
+        other_value=judged.other_value,
+        upstream_value=t.upstream.value if t.judged_on == "reimpl" else None,
+        requirement=t.requirement,
+        beyond=judged.beyond,
+        decimals=t.decimals + 1,
+        upstream=theirs,
+    )
 
 
-def _by(rows: list[dict], key: str, value: str) -> list[str]:
-    return [r["title"] for r in rows if r[key] == value]
+def _by(rows: list[TargetRow], value: str) -> list[str]:
+    return [r.title for r in rows if r.upstream == value]
 
 
-def _groups(rows: list[dict]) -> list[dict]:
+def _groups(rows: list[TargetRow]) -> list[TargetGroup]:
     """The failing targets grouped by what the authors' arm says of them, in a fixed order, each group with the
     range by which its targets miss their tolerance (``None`` for relations, which have none)."""
     out = []
     for case in ("fails", "not_run", "unmeasured", "judged_here"):
-        members = [r for r in rows if r["upstream"] == case]
+        members = [r for r in rows if r.upstream == case]
         if not members:
             continue
-        beyond = [r["beyond"] for r in members if r["beyond"] is not None]
+        beyond = [r.beyond for r in members if r.beyond is not None]
         out.append(
-            {
-                "case": case,
-                "titles": [r["title"] for r in members],
-                "one": len(members) == 1,
-                "targets": members,
-                "n": len(members),
-                "beyond_min": min(beyond) if len(beyond) == len(members) else None,
-                "beyond_max": max(beyond) if len(beyond) == len(members) else None,
-            }
+            TargetGroup(
+                case=case,
+                titles=[r.title for r in members],
+                one=len(members) == 1,
+                targets=members,
+                n=len(members),
+                beyond_min=min(beyond) if len(beyond) == len(members) else None,
+                beyond_max=max(beyond) if len(beyond) == len(members) else None,
+            )
         )
     return out
 
@@ -103,7 +183,9 @@ def decide_verdict(
 ) -> Verdict:
     """Apply the rule of this module's docstring; the reasons are findings."""
     if not reimpl.ok:
-        return Verdict(verdict="could not run", reasons=[finding("reimpl_could_not_run", reason=reimpl.reason)])
+        return Verdict(
+            verdict="could not run", reasons=[CouldNotRun(reason=reimpl.reason).stated("reimpl_could_not_run")]
+        )
     unmeasured = [t for t in targets if t.outcome == "unmeasured"]
     if unmeasured:
         # which arm left each one unmeasured, so that the report can say why without naming raw quantities
@@ -111,8 +193,7 @@ def decide_verdict(
         return Verdict(
             verdict="inconclusive",
             reasons=[
-                finding(
-                    "unmeasured",
+                Unmeasured(
                     titles=[t.title for t in unmeasured],
                     quantities=[t.quantity for t in unmeasured],
                     arms=[t.judged_on for t in unmeasured],
@@ -120,7 +201,7 @@ def decide_verdict(
                     upstream_titles=[t.title for t in unmeasured if t.judged_on == "upstream" and t not in no_arm],
                     no_arm_titles=[t.title for t in no_arm],
                     upstream_status=upstream.status,
-                )
+                ).stated("unmeasured")
             ],
         )
     failed_head = [t for t in targets if t.role == "headline" and t.outcome == "fails"]
@@ -131,65 +212,60 @@ def decide_verdict(
         return Verdict(
             verdict="not reproduced",
             reasons=[
-                finding(
-                    "headline_missed",
+                HeadlineMissed(
                     titles=[t.title for t in unrescued],
                     arms=[t.judged_on for t in unrescued],
                     targets=rows,
-                    both_fail=_by(rows, "upstream", "fails"),
-                    upstream_not_run=_by(rows, "upstream", "not_run"),
-                    upstream_unmeasured=_by(rows, "upstream", "unmeasured"),
-                    judged_on_upstream=_by(rows, "upstream", "judged_here"),
+                    both_fail=_by(rows, "fails"),
+                    upstream_not_run=_by(rows, "not_run"),
+                    upstream_unmeasured=_by(rows, "unmeasured"),
+                    judged_on_upstream=_by(rows, "judged_here"),
                     groups=_groups(rows),
                     upstream_status=upstream.status,
                     n_targets=len(targets),
                     n_holding=sum(t.outcome == "holds" for t in targets),
                     n_other_failing=sum(t.outcome == "fails" for t in targets) - len(unrescued),
-                )
+                ).stated("headline_missed")
             ],
         )
     reasons = []
     if rescued:
         reasons.append(
-            finding(
-                "rescued_by_authors",
+            TargetsNamed(
                 titles=[t.title for t in rescued],
                 targets=[_target_row(t, upstream) for t in rescued],
-            )
+            ).stated("rescued_by_authors")
         )
     failed_support = [t for t in targets if t.role == "supporting" and t.outcome == "fails"]
     if failed_support:
         reasons.append(
-            finding(
-                "supporting_missed",
+            TargetsNamed(
                 titles=[t.title for t in failed_support],
                 targets=[_target_row(t, upstream) for t in failed_support],
-            )
+            ).stated("supporting_missed")
         )
     unbroken = [c.id for c in controls if c.reimpl.broke is not True]
     if unbroken:
-        reasons.append(finding("controls_unbroken", ids=unbroken))
+        reasons.append(ControlsUnbroken(ids=unbroken).stated("controls_unbroken"))
     if disagreements:
         reasons.append(
-            finding(
-                "arms_disagree",
+            ArmsDisagree(
                 titles=[d["title"] for d in disagreements],
                 n_with_tolerance=sum(d["tolerance_text"] is not None for d in disagreements),
-            )
+            ).stated("arms_disagree")
         )
     if reasons:
         return Verdict(verdict="partially reproduced", reasons=reasons)
     return Verdict(
         verdict="reproduced",
         reasons=[
-            finding(
-                "all_hold",
+            AllHold(
                 n_targets=len(targets),
                 n_controls=len(controls),
                 n_headline=sum(t.role == "headline" for t in targets),
                 n_supporting=sum(t.role == "supporting" for t in targets),
                 all_headline=all(t.role == "headline" for t in targets),
                 upstream_ran=upstream.ok,
-            )
+            ).stated("all_hold")
         ],
     )

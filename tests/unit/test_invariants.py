@@ -60,15 +60,46 @@ def test_underpowered_asserts_that_the_test_did_not_reject():
 def test_authors_also_fail_asserts_that_their_arm_ran_and_was_judged():
     rec = _record("002")
     t = rec.targets[0]
-    row = {"title": t.title, "judged_on": "reimpl", "upstream": "fails", "beyond": 0.001}
     from harness.record import Verdict
+    from harness.verdict import HeadlineMissed, TargetRow
 
-    verdict = Verdict(verdict="not reproduced", reasons=[Finding(state="headline_missed", facts={"targets": [row]})])
-    bad = rec.model_copy(
-        update={"verdict": verdict, "arms": rec.arms.model_copy(update={"upstream": Arm(status="not run")})}
+    row = TargetRow(
+        title=t.title,
+        quantity=t.quantity,
+        judged_on="reimpl",
+        value=t.reimpl.value,
+        other_value=None,
+        upstream_value=None,
+        requirement=t.requirement,
+        beyond=0.001,
+        decimals=4,
+        upstream="fails",
     )
+    facts = dict(titles=[t.title], arms=["reimpl"], targets=[row], both_fail=[t.title], upstream_not_run=[])
+    facts |= dict(upstream_unmeasured=[], judged_on_upstream=[], groups=[], upstream_status="not run")
+    reason = HeadlineMissed(**facts, n_targets=1, n_holding=0, n_other_failing=0).stated("headline_missed")
+    arms = rec.arms.model_copy(update={"upstream": Arm(status="not run")})
+    bad = rec.model_copy(update={"verdict": Verdict(verdict="not reproduced", reasons=[reason]), "arms": arms})
     found = problems(bad)
     assert any("verdict.headline_missed" in p and "said to fail in the authors' arm" in p for p in found), found
+
+
+def test_a_finding_whose_facts_do_not_fit_its_model_is_a_problem_named():
+    """The facts of a finding its producer declares a model for are read through that model: a fact missing
+    or of the wrong type is a problem of the record, named, not a KeyError in a template."""
+    from harness.record import Verdict
+
+    rec = _record("002")
+    row = {"title": rec.targets[0].title, "judged_on": "reimpl", "upstream": "fails", "beyond": 0.001}
+    verdict = Verdict(verdict="not reproduced", reasons=[Finding(state="headline_missed", facts={"targets": [row]})])
+    found = problems(rec.model_copy(update={"verdict": verdict}))
+    assert any(p.startswith("finding 'verdict.headline_missed' (headline_missed): its facts do not fit") for p in found)
+    basis = rec.findings["basis"]
+    wrong = basis.model_copy(update={"facts": {**basis.facts, "n_targets": "five"}})
+    found = problems(rec.model_copy(update={"findings": {**rec.findings, "basis": wrong}}))
+    assert any(
+        p.startswith("finding 'basis' (counted): its facts do not fit its model") and "n_targets" in p for p in found
+    )
 
 
 def test_a_thin_tail_asserts_the_share_it_rests_on():
@@ -114,3 +145,19 @@ def test_a_failed_arm_keeps_one_line_and_says_where_the_rest_is():
     arms = rec.arms.model_copy(update={"upstream": Arm(status="could not run", reason=text)})
     again = rec.model_validate(rec.model_copy(update={"arms": arms}).model_dump())
     assert again.arms.upstream.reason.endswith(f".cache/runs/{rec.claim.id}.json)")
+
+
+def test_every_finding_the_harness_states_for_every_report_has_a_facts_model():
+    """The findings every report states (and every reason of a verdict) are typed: for each record of the
+    claims at hand, each such finding has a model declared for its state, and its recorded facts fit it."""
+    from harness.common_findings import common_findings  # noqa: F401  (declares the models)
+    from harness.record import facts_model, typed_facts
+    from harness.verdict import decide_verdict  # noqa: F401
+
+    common = ("resampling", "authors_arm", "target_reasons", "control_conditions", "basis", "agreement", "measurement")
+    for path in sorted(REPORTS.glob("[0-9]*.json")):
+        rec = read_record(path)
+        named = [(n, rec.findings[n]) for n in common] + [("verdict", r) for r in rec.verdict.reasons]
+        for name, f in named:
+            assert facts_model(name, f.state) is not None, (path.name, name, f.state)
+            typed_facts(name, f.state, f.facts)
