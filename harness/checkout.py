@@ -33,7 +33,7 @@ __all__ = ["Pin", "load_pins", "find_pin", "checkout", "verify_checkout", "verif
 
 GIT_ENV = {"GIT_TERMINAL_PROMPT": "0"}  # never wait for credentials
 MIRROR_HINT = (
-    "without network access, point git at a local mirror (README, 'The authors' code'):"
+    "without network access, point git at a local mirror (docs/authors-arm.md):"
     " git config --global url.<mirror>.insteadOf {url}"
 )
 
