@@ -49,11 +49,12 @@ diff: $(VENV_STAMP)
 
 # `make test` leaves out the tests marked slow: the corpus of claims at other parameters on the protocols whose
 # fits take tens of seconds, the whole-claim checks of the heavy claims (tests/claimset.py: a protocol card's
-# cost >= 4; their protocols still run end to end at cheap parameters in the corpus) and the second whole runs
-# that check determinism on the slow claims (000 and 002 are checked here). `make test-all` runs everything,
-# as CI does (.ci/run). Both spread the test files over TEST_JOBS processes (pytest-xdist; each file
-# stays on one worker, so a file's shared runs are made once); TEST_JOBS=0 runs them in this process.
-# --durations names the slowest.
+# cost >= 4; their protocols still run end to end at cheap parameters in the corpus), the second whole runs
+# and builds that check determinism (000 is checked here), and the tests that run other tests again in a
+# scratch copy (a sixth protocol, two claims added). `make test-all` runs everything, as CI does (.ci/run).
+# Both spread the test files over TEST_JOBS processes (pytest-xdist; each file stays on one worker, so a
+# file's shared runs are made once), the files that took longest in the last run first (tests/conftest.py);
+# TEST_JOBS=0 runs them in this process. --durations names the slowest.
 TEST_JOBS ?= 2
 test: $(VENV_STAMP)
 	$(PY) -m pytest -q -m "not slow" -n $(TEST_JOBS) --dist loadfile --durations=15

@@ -124,3 +124,47 @@ def sealed_reports(tmp_path):
     for p in committed:
         (folder / p.name).write_text(record_json(read_record(p)), encoding="utf-8")
     return folder
+
+
+# -- the order of the test files: the longest first -------------------------------------------------------
+#
+# `make test` spreads whole files over two processes (pytest-xdist, --dist loadfile), handing each the next
+# file in collection order as it frees up; a long file handed out last leaves the other process idle while it
+# runs. So the files are collected longest first, by the seconds each took in the last run on this checkout
+# (pytest's cache, .pytest_cache, git-ignored; a file never timed counts as long). Only the order changes:
+# each file's tests keep theirs, and on a fresh checkout (CI) the order is the usual one.
+
+_SECONDS_KEY = "harness/file-seconds"
+
+
+def _file_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def pytest_collection_modifyitems(session, config, items):
+    cache = getattr(config, "cache", None)
+    seconds = (cache.get(_SECONDS_KEY, {}) if cache is not None else {}) or {}
+    if not seconds:
+        return
+    first_seen = {}
+    for i, item in enumerate(items):
+        first_seen.setdefault(_file_of(item.nodeid), i)
+    longest = max(seconds.values())
+    items.sort(key=lambda it: (-seconds.get(_file_of(it.nodeid), longest), first_seen[_file_of(it.nodeid)]))
+
+
+_SECONDS_SEEN: dict[str, float] = {}  # seconds per file in this run (setup, call and teardown of its tests)
+
+
+def pytest_runtest_logreport(report):
+    # counted where it is written: on the controlling process, to which xdist forwards every worker's reports
+    f = _file_of(report.nodeid)
+    _SECONDS_SEEN[f] = _SECONDS_SEEN.get(f, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    if hasattr(config, "workerinput") or getattr(config, "cache", None) is None or not _SECONDS_SEEN:
+        return
+    merged = {**(config.cache.get(_SECONDS_KEY, {}) or {}), **{f: round(s, 2) for f, s in _SECONDS_SEEN.items()}}
+    config.cache.set(_SECONDS_KEY, dict(sorted(merged.items())))

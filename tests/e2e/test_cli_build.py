@@ -74,6 +74,7 @@ def test_up_to_date_then_exactly_the_changed_claim_reruns(tmp_path, capsys, fast
     assert "002_table1_boundary_1e24: up to date" in err
 
 
+@pytest.mark.slow  # a second whole build, for determinism
 def test_parallel_equals_serial_byte_for_byte(tmp_path, fast_reports):
     serial, parallel = fast_reports, tmp_path / "parallel"
     assert cli.main(["run", "-j", "2", "--no-upstream", "--out", str(parallel), *FAST]) == 0

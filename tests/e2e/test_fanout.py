@@ -77,6 +77,7 @@ def test_a_mistyped_executor_is_refused(spec, message):
         executor_from(spec)
 
 
+@pytest.mark.slow  # a second whole run of claim 002, for determinism
 def test_claim_002_gives_the_same_record_serially_and_on_two_local_workers(tables):
     path = claim_path("002")
     with using(SERIAL):
@@ -86,6 +87,7 @@ def test_claim_002_gives_the_same_record_serially_and_on_two_local_workers(table
     assert serial == pooled
 
 
+@pytest.mark.slow  # a second whole run of claim 002, for determinism
 @pytest.mark.dask
 def test_claim_002_gives_the_same_record_on_a_dask_cluster(tables, dask_cluster):
     path = claim_path("002")

@@ -73,6 +73,7 @@ def _harness(copy: Path, data_root: Path, *args: str) -> subprocess.CompletedPro
     return subprocess.run([sys.executable, *args], cwd=copy, env=env, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow  # runs the contract and claim-set tests again in a scratch copy
 def test_a_sixth_protocol_is_a_folder_a_template_and_a_registry_line(tmp_path, tables):
     copy = tmp_path / "project"
     _copy_project(copy)
