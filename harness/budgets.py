@@ -6,17 +6,15 @@ specifications each redo the protocol's fits, its permutation tests redo
 permuted refits, its coverage study redoes the claim's resampling on simulated
 data sets. Each total is held to a budget, and a claim over it is told which
 count to lower and to what.
+
+``claim`` is a validated :class:`harness.spec.Claim` throughout (not imported: :mod:`harness.spec` imports
+this module).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .multiverse_spec import n_specifications
 from .stats.methods import METHODS, needed, resampling_calls
-
-if TYPE_CHECKING:
-    from .spec import Claim
 
 __all__ = ["FIT_BUDGET", "PERMUTATION_BUDGET", "CALIBRATION_BUDGET", "budget_checks", "fits_per_run"]
 
@@ -64,7 +62,7 @@ def _over_budget(parts: list[tuple[str, int, int, str]], budget: int, unit: str,
     )
 
 
-def budget_checks(claim: Claim, params, cparams: dict, problems: list[str]) -> None:
+def budget_checks(claim, params, cparams: dict, problems: list[str]) -> None:
     """Refuse counts that are each within their caps but together ask for hours of work."""
     fits, how = fits_per_run(params)
     each = f"× {fits} fits each ({how})"

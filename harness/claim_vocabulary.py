@@ -7,22 +7,20 @@ misses) is blamed on ``params.tasks``, not on each name. When the parameters
 themselves do not validate, the names are still checked against the vocabulary
 of the parameters as far as they go (:func:`partial_vocabularies`), so that
 every kind of problem is said at once.
+
+``claim`` is a validated :class:`harness.spec.Claim` throughout (not imported: :mod:`harness.spec` imports
+this module).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .claim_checks import unknown_quantity
 from .schema import did_you_mean, shorten
-
-if TYPE_CHECKING:
-    from .spec import Claim
 
 __all__ = ["vocabulary_checks", "partial_vocabularies"]
 
 
-def partial_vocabularies(card, protocol, raw_params, claim: Claim, cparams: dict):
+def partial_vocabularies(card, protocol, raw_params, claim, cparams: dict):
     """The vocabularies of parameters that did not validate, from the keys they do give and the schema's defaults
     (``None`` when the protocol cannot build names from them)."""
     if not isinstance(raw_params, dict):
@@ -49,7 +47,7 @@ def partial_vocabularies(card, protocol, raw_params, claim: Claim, cparams: dict
     return vocab, cvocabs
 
 
-def _claim_names(claim: Claim) -> list[tuple[str, str]]:
+def _claim_names(claim) -> list[tuple[str, str]]:
     """``(where, quantity name)`` of every quantity the claim file names."""
     out = []
     for i, t in enumerate(claim.targets):
@@ -64,7 +62,7 @@ def _claim_names(claim: Claim) -> list[tuple[str, str]]:
     return [(w, n) for w, n in out if isinstance(n, str)]
 
 
-def _mistyped_labels(claim: Claim, vocab: dict) -> dict[str, str]:
+def _mistyped_labels(claim, vocab: dict) -> dict[str, str]:
     """``{label the claim writes: label of params.tasks}`` where a task label looks mistyped *in params.tasks*:
     quantity names the claim writes differ from measured ones only in that label, and no name the claim writes
     uses the params.tasks spelling. (Where another name does use it, the typo is in the claim's name, and the
@@ -88,7 +86,7 @@ def _mistyped_labels(claim: Claim, vocab: dict) -> dict[str, str]:
     return {w: lab for w, lab in found.items() if lab not in used and _blames_tasks(claim, w, lab, names, vocab)}
 
 
-def _blames_tasks(claim: Claim, written: str, label: str, names: list[str], vocab: dict) -> bool:
+def _blames_tasks(claim, written: str, label: str, names: list[str], vocab: dict) -> bool:
     """Whether the claim's spelling ``written`` has more on its side than params.tasks' ``label``: the task's
     column does not spell ``label`` rather than ``written``, and either it spells ``written`` or at least two
     names of the claim do. (One target that spells a task otherwise than params.tasks and its column is the
@@ -100,7 +98,7 @@ def _blames_tasks(claim: Claim, written: str, label: str, names: list[str], voca
     return spelled >= 2 or (written in column and label not in column)
 
 
-def vocabulary_checks(claim: Claim, vocab: dict, cvocabs: dict, problems: list[str], bad=frozenset()) -> None:
+def vocabulary_checks(claim, vocab: dict, cvocabs: dict, problems: list[str], bad=frozenset()) -> None:
     typos = _mistyped_labels(claim, vocab)
     for written, label in typos.items():
         where = sorted({w for w, n in _claim_names(claim) if written in n and n not in vocab})

@@ -269,6 +269,20 @@ def _condition_summaries(controls: list[ControlOutcome]) -> list[dict]:
     return out
 
 
+def _outside(t: TargetOutcome, arm, **extra) -> dict:
+    """A target that one arm (``arm``) puts outside its requirement while the other meets it; one decimal more
+    than the targets' tables, as these values sit at a tolerance's edge."""
+    return {
+        "title": t.title,
+        **extra,
+        "upstream": t.upstream.value,
+        "reimpl": t.reimpl.value,
+        "requirement": t.requirement,
+        "beyond": arm.beyond,
+        "decimals": t.decimals + 1,
+    }
+
+
 def common_findings(
     reimpl,
     upstream,
@@ -313,29 +327,9 @@ def common_findings(
     both = [t for t in targets if t.reimpl.value is not None and t.upstream.value is not None]
     gaps = [(abs(t.reimpl.value - t.upstream.value), t) for t in both]
     largest = max(gaps, key=lambda g: g[0]) if gaps else None
-    # one decimal more than the targets' tables: these values sit at a tolerance's edge
-    authors_only = [
-        {
-            "title": t.title,
-            "upstream": t.upstream.value,
-            "reimpl": t.reimpl.value,
-            "requirement": t.requirement,
-            "beyond": t.upstream.beyond,
-            "decimals": t.decimals + 1,
-        }
-        for t in targets
-        if t.reimpl.holds is True and t.upstream.holds is False
-    ]
+    authors_only = [_outside(t, t.upstream) for t in targets if t.reimpl.holds is True and t.upstream.holds is False]
     reimpl_only = [
-        {
-            "title": t.title,
-            "headline": t.role == "headline",
-            "upstream": t.upstream.value,
-            "reimpl": t.reimpl.value,
-            "requirement": t.requirement,
-            "beyond": t.reimpl.beyond,
-            "decimals": t.decimals + 1,
-        }
+        _outside(t, t.reimpl, headline=t.role == "headline")
         for t in targets
         if t.reimpl.holds is False and t.upstream.holds is True
     ]

@@ -206,7 +206,9 @@ def arm_disagreements(targets: list[TargetOutcome]) -> list[dict]:
         a, b = t.reimpl, t.upstream
         if a.value is None or b.value is None:
             continue
-        if t.relation == "~" and not within_tolerance(a.value - b.value, t.tolerance):
+        beyond = t.relation == "~" and not within_tolerance(a.value - b.value, t.tolerance)
+        differ = t.relation != "~" and a.holds is not None and b.holds is not None and a.holds != b.holds
+        if beyond or differ:
             out.append(
                 {
                     "title": t.title,
@@ -214,19 +216,7 @@ def arm_disagreements(targets: list[TargetOutcome]) -> list[dict]:
                     "reimpl": a.value,
                     "upstream": b.value,
                     "difference": a.value - b.value,
-                    "tolerance_text": t.tolerance_text,
-                    "decimals": t.decimals,
-                }
-            )
-        elif t.relation != "~" and a.holds is not None and b.holds is not None and a.holds != b.holds:
-            out.append(
-                {
-                    "title": t.title,
-                    "quantity": t.quantity,
-                    "reimpl": a.value,
-                    "upstream": b.value,
-                    "difference": a.value - b.value,
-                    "tolerance_text": None,
+                    "tolerance_text": t.tolerance_text if beyond else None,
                     "decimals": t.decimals,
                 }
             )
