@@ -121,7 +121,7 @@ def test_harness_worker_starts_a_worker_the_build_accepts(monkeypatch):
 
 def test_a_worker_that_joined_after_the_check_fails_its_task_naming_itself():
     want = {**dask_workers.expected(), "code": "0" * 64}
-    outcome = dask_workers.call_checked(Task("late", _square, (2,)), want)
+    outcome = fanout._call_checked(Task("late", _square, (2,)), want)
     assert not outcome.ok and outcome.exc_type == "WrongWorker" and "other harness code" in outcome.message
 
 
