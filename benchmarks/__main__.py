@@ -18,8 +18,8 @@ import numpy as np
 import scipy.optimize  # noqa: F401  (load BLAS before limiting it)
 from threadpoolctl import threadpool_limits
 
-from harness.datalock import Tables, load_lock, resolve_data_root
-from harness.spec import load_claim
+from harness.claimfiles.spec import load_claim
+from harness.core.datalock import Tables, load_lock, resolve_data_root
 from harness.stats.leaderboard import task_arrays, with_log_compute
 from harness.stats.sigmoid import SigmoidQuantileRegressor, _Problem
 
@@ -79,7 +79,7 @@ def _fit_cold(tables):
 
 def _ispline_split(tables):
     """Claim 003's settings and its GPQA training set of rolling pair 2."""
-    from harness.paths import PROJECT_ROOT
+    from harness.core.paths import PROJECT_ROOT
     from harness.protocols.estimator_comparison.protocol import period_frame
     from harness.stats.splits import rolling_splits
 
@@ -110,7 +110,7 @@ def _ispline_init(tables):
 
 def _claim_case(claim_file):
     def make(tables):
-        from harness.paths import PROJECT_ROOT
+        from harness.core.paths import PROJECT_ROOT
 
         spec = load_claim(PROJECT_ROOT / "claims" / claim_file)
         return lambda: spec.protocol.measure(spec.params, tables, np.random.default_rng(spec.seed))
@@ -140,10 +140,10 @@ def _perm_interval(tables):
 
 @case("multiverse: claim 000's curve under the null, 200 data sets x its specifications, serial")
 def _joint_null(tables):
-    from harness.multiverse_spec import multiverse_grid
-    from harness.paths import PROJECT_ROOT
+    from harness.claimfiles.multiverse_spec import multiverse_grid
+    from harness.claimfiles.spec import specification_params
+    from harness.core.paths import PROJECT_ROOT
     from harness.protocols.shift_test.protocol import ShiftParams
-    from harness.spec import specification_params
 
     spec = load_claim(PROJECT_ROOT / "claims" / "000_aime2025_shift_test.yaml", tables=tables)
     mv, base = spec.claim.multiverse, spec.params.model_dump(mode="json")
@@ -203,9 +203,9 @@ def _study_statistic_case(claim_file):
     differences), on one cluster bootstrap of its rows (generator 0), from the re-implementation's fits."""
 
     def make(tables):
-        from harness.calibration import design
-        from harness.paths import PROJECT_ROOT
-        from harness.runner import measurement_arm
+        from harness.build.runner import measurement_arm
+        from harness.core.paths import PROJECT_ROOT
+        from harness.resampling.calibration import design
         from harness.stats.resample import cluster_bootstrap_indices, cluster_ids_from_labels
 
         spec = load_claim(PROJECT_ROOT / "claims" / claim_file, tables=tables)

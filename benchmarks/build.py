@@ -38,7 +38,7 @@ import threading
 import time
 from pathlib import Path
 
-from harness.paths import PROJECT_ROOT
+from harness.core.paths import PROJECT_ROOT
 
 __all__ = ["build_times", "warm_build", "cold_build"]
 
@@ -190,10 +190,10 @@ def _scratch_copy(dest: Path) -> None:
 
 AUTHORS_ALONE = """
 import sys, threading
-from harness import cores
-from harness.datalock import Tables, load_lock, resolve_data_root
-from harness.spec import load_claim
-from harness.upstream import UpstreamOptions, run_upstream_arm
+from harness.core import cores
+from harness.core.datalock import Tables, load_lock, resolve_data_root
+from harness.claimfiles.spec import load_claim
+from harness.authors.upstream import UpstreamOptions, run_upstream_arm
 from harness.cli import resolve_claims
 
 jobs, names = int(sys.argv[1]), sys.argv[2:]

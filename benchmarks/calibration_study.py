@@ -48,13 +48,13 @@ import numpy as np
 import scipy.optimize  # noqa: F401  (load BLAS before limiting it)
 from threadpoolctl import threadpool_limits
 
-from harness.datalock import Tables, load_lock, resolve_data_root
-from harness.fanout import Mapper, executor_from, using
-from harness.paths import PROJECT_ROOT
+from harness.claimfiles.spec import load_claim
+from harness.core.datalock import Tables, load_lock, resolve_data_root
+from harness.core.paths import PROJECT_ROOT
+from harness.core.record import Arm, plain
+from harness.parallel.fanout import Mapper, executor_from, using
 from harness.protocols.boundary_at_budget import quantities as boundary_quantities
 from harness.protocols.temporal_coverage import quantities as temporal_quantities
-from harness.record import Arm, plain
-from harness.spec import load_claim
 from harness.stats.calibration import DEFAULT_METHODS, coverage_study, coverage_table, study_json
 
 DESIGNS = {
@@ -79,7 +79,7 @@ def build_design(name: str, tables):
     """``(resampling, quantities, fits_per_call, info)`` of one design."""
     d = DESIGNS[name]
     spec = load_claim(PROJECT_ROOT / "claims" / d["claim"], tables=tables)
-    # the runner's measurement stream (harness.runner._generators): one for the measurement, one per control
+    # the runner's measurement stream (harness.build.runner._generators): one for the measurement, one per control
     rng = np.random.default_rng(np.random.SeedSequence(spec.claim.seed).spawn(1 + len(spec.claim.controls))[0])
     main = spec.params.model_copy(update=d["after_main_off"])
     t0 = time.perf_counter()
@@ -93,7 +93,7 @@ def build_design(name: str, tables):
         fits_per_call = sum(f["task"] in d["tasks"] for f in arm.details["fitted"])
     else:
         fits_per_call = len(d["tasks"])
-    from harness.record import read_record  # the checked loader: an edited or unsealed record is refused
+    from harness.core.record import read_record  # the checked loader: an edited or unsealed record is refused
 
     committed = read_record(PROJECT_ROOT / "reports" / d["claim"].replace(".yaml", ".json")).arms.reimpl.values
     info = {

@@ -23,7 +23,7 @@ import time
 import warnings
 from pathlib import Path
 
-from harness.paths import CLAIMS_DIR, PROJECT_ROOT, RUN_LOG_DIR
+from harness.core.paths import CLAIMS_DIR, PROJECT_ROOT, RUN_LOG_DIR
 
 __all__ = ["build_side_by_side", "bootstrap_side_by_side"]
 
@@ -69,9 +69,9 @@ def build_side_by_side(tables, repeats: int) -> list[str]:
 
 
 def _bootstrap(spec, tables, reimpl, executor):
-    from harness.fanout import using
-    from harness.judging import judge_targets
-    from harness.robustness import run_bootstrap
+    from harness.parallel.fanout import using
+    from harness.resampling.robustness import run_bootstrap
+    from harness.verdicts.judging import judge_targets
 
     with using(executor):
         t0 = time.perf_counter()
@@ -80,9 +80,9 @@ def _bootstrap(spec, tables, reimpl, executor):
 
 
 def bootstrap_side_by_side(tables, repeats: int) -> list[str]:
-    from harness.fanout import executor_from
-    from harness.runner import _run_reimpl
-    from harness.spec import load_claim
+    from harness.build.runner import _run_reimpl
+    from harness.claimfiles.spec import load_claim
+    from harness.parallel.fanout import executor_from
 
     spec = load_claim(next(CLAIMS_DIR.glob("002*.yaml")), tables=tables)
     boot = spec.claim.bootstrap.model_copy(update={"n_resamples": 1000})
@@ -115,7 +115,7 @@ DASK_SIDE = "dask (LocalCluster, 2 workers)"
 def local_dask_cluster(lines: list[str]):
     """The executor of a ``distributed.LocalCluster`` of two worker processes on 127.0.0.1, closed on exit; ``None``
     (and a line in ``lines`` saying why) where dask.distributed is not installed."""
-    from harness.fanout import executor_from
+    from harness.parallel.fanout import executor_from
 
     try:
         import distributed

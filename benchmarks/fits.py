@@ -6,7 +6,7 @@ settings and its own starts: the generator as the claim's measurement reaches
 that task; no optimum supplied) against the authors'
 ``fit_sigmoid_enhanced(z_sorted, y, tau, kappa_final, lambda_b, n_zstar_grid=10,
 n_b_grid=10, n_random=100, seed=0)`` -- the call their CLI makes, see
-``harness/adapters/authors_sigmoid.py`` -- imported in this process from the
+``harness/authors/adapters/authors_sigmoid.py`` -- imported in this process from the
 verified pinned checkout. Both get the same ``(z, y)`` (theirs sorted by
 ``z``, as their CLI does). Each repeat times our fit then theirs, task by task.
 
@@ -26,10 +26,10 @@ import time
 
 import numpy as np
 
-from harness.adapters.authors_sigmoid import CLI_FIT_ARGS as AUTHORS_ARGS
-from harness.errors import UpstreamError
-from harness.paths import PROJECT_ROOT
-from harness.spec import load_claim
+from harness.authors.adapters.authors_sigmoid import CLI_FIT_ARGS as AUTHORS_ARGS
+from harness.claimfiles.spec import load_claim
+from harness.core.errors import UpstreamError
+from harness.core.paths import PROJECT_ROOT
 from harness.stats.leaderboard import task_arrays, with_log_compute
 from harness.stats.sigmoid import SigmoidQuantileRegressor
 
@@ -42,7 +42,7 @@ def _claim_fits(tables):
     """``(settings, {label: (z, y, generator state)})`` for claim 002's six fits.
 
     The state is the one the claim's measurement generator (``SeedSequence(seed)``'s
-    first child, as ``harness/runner.py`` makes it) has when it reaches the task.
+    first child, as ``harness/build/runner.py`` makes it) has when it reaches the task.
     """
     claim = load_claim(PROJECT_ROOT / "claims" / CLAIM_FILE)
     p = claim.params.model_dump()
@@ -68,7 +68,7 @@ def _ours(settings, z, y, state, **fit_kw):
 
 def _authors_fitter():
     """``fit_sigmoid_enhanced`` from the verified checkout, or the reason it cannot be had."""
-    from harness.checkout import verify_checkout
+    from harness.authors.checkout import verify_checkout
 
     try:
         root = verify_checkout(UPSTREAM)

@@ -12,7 +12,7 @@ import json
 import statistics
 import time
 
-from harness.paths import CLAIMS_DIR
+from harness.core.paths import CLAIMS_DIR
 
 from .fanout import DASK_SIDE, local_dask_cluster
 
@@ -20,8 +20,8 @@ __all__ = ["multiverse_side_by_side"]
 
 
 def _once(spec, tables, executor):
-    from harness.fanout import using
-    from harness.multiverse import run_multiverse
+    from harness.parallel.fanout import using
+    from harness.resampling.multiverse import run_multiverse
 
     with using(executor):
         t0 = time.perf_counter()
@@ -30,8 +30,8 @@ def _once(spec, tables, executor):
 
 
 def multiverse_side_by_side(tables, repeats: int) -> list[str]:
-    from harness.fanout import SERIAL, executor_from
-    from harness.spec import load_claim
+    from harness.claimfiles.spec import load_claim
+    from harness.parallel.fanout import SERIAL, executor_from
 
     spec = load_claim(next(CLAIMS_DIR.glob("002*.yaml")), tables=tables)
     if spec.claim.multiverse is None:

@@ -22,8 +22,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.datalock import resolve_data_root
-from harness.paths import PROJECT_ROOT
+from harness.core.datalock import resolve_data_root
+from harness.core.paths import PROJECT_ROOT
 
 #: What each side's process runs: build a case on ``build NAME`` (``ok``, or ``missing``), time one call
 #: on ``run NAME`` (wall and CPU seconds).
@@ -32,7 +32,7 @@ import sys, time
 import scipy.optimize  # noqa: F401  (load BLAS before limiting it)
 from threadpoolctl import threadpool_limits
 from benchmarks.__main__ import CASES
-from harness.datalock import Tables, load_lock, resolve_data_root
+from harness.core.datalock import Tables, load_lock, resolve_data_root
 
 tables, built = Tables(load_lock(), resolve_data_root()), {}
 with threadpool_limits(limits=1, user_api="blas"):

@@ -1,7 +1,7 @@
 import os
 import sys
 
-from .numerics import missing_pins
+from .core.numerics import missing_pins
 
 # The kernels are chosen when the libraries load (glibc's before Python starts): start again with them pinned.
 if env := missing_pins(os.environ):

@@ -20,7 +20,7 @@ import os
 import sys
 from pathlib import Path
 
-from .paths import CLAIMS_DIR, DEFAULT_LOCK, PINS_FILE, REPORTS_DIR, VENDOR_DIR
+from .core.paths import CLAIMS_DIR, DEFAULT_LOCK, PINS_FILE, REPORTS_DIR, VENDOR_DIR
 
 EXIT_OK, EXIT_ERROR = 0, 2
 
@@ -35,7 +35,7 @@ def _claim_files() -> list[Path]:
 
 def resolve_claims(names: list[str]) -> list[Path]:
     """Claim files from ids, number prefixes (``002``) or paths; every claim in ``claims/`` when none is named."""
-    from .errors import HarnessError
+    from .core.errors import HarnessError
 
     if not names:
         return _claim_files()
@@ -94,10 +94,10 @@ CONSOLE = _Console()
 
 
 def cmd_validate(args) -> int:
-    from .datalock import load_lock
-    from .errors import HarnessError
-    from .make import check_ids, pins_of, tables_of
-    from .spec import load_claim
+    from .build.make import check_ids, pins_of, tables_of
+    from .claimfiles.spec import load_claim
+    from .core.datalock import load_lock
+    from .core.errors import HarnessError
 
     lock = load_lock(args.lock)
     tables = tables_of(args) if args.data else None
@@ -135,7 +135,7 @@ def cmd_validate(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from .make import run_claims
+    from .build.make import run_claims
 
     paths = _claim_paths(args)
     return EXIT_ERROR if paths is None else run_claims(args, paths, CONSOLE, verbose=sys.stderr.isatty())
@@ -143,7 +143,7 @@ def cmd_run(args) -> int:
 
 def _claim_paths(args) -> list[Path] | None:
     """The claim files ``args.claims`` names, or ``None`` (the reason printed) where one names none."""
-    from .errors import HarnessError
+    from .core.errors import HarnessError
 
     try:
         return resolve_claims(args.claims)
@@ -157,14 +157,14 @@ def _claim_paths(args) -> list[Path] | None:
 
 def cmd_render(args) -> int:
     """Draw reports again from their records: no protocol, no data, no scipy (a record names its template)."""
-    from .make import render_claims
+    from .build.make import render_claims
 
     return render_claims(Path(args.out), resolve_claims(args.claims), CONSOLE)
 
 
 def cmd_list(args) -> int:
-    from .index import summary_rows
-    from .make import records
+    from .build.make import records
+    from .rendering.index import summary_rows
 
     problems: list[str] = []
     rows = summary_rows([r for _, r in records(Path(args.out), CONSOLE, problems)])
@@ -178,7 +178,7 @@ def cmd_list(args) -> int:
 
 
 def cmd_diff(args) -> int:
-    from .diff import diff_records
+    from .rendering.diff import diff_records
 
     lines, changed = diff_records(Path(args.out), args.ref, fraction=args.fraction, exact=args.exact)
     print("\n".join(lines))
@@ -186,7 +186,7 @@ def cmd_diff(args) -> int:
 
 
 def cmd_data_add(args) -> int:
-    from .datalock import add_table, resolve_data_root
+    from .core.datalock import add_table, resolve_data_root
 
     entry = add_table(
         args.name, args.path, args.provenance, root=resolve_data_root(args.data_root), lock_file=args.lock
@@ -196,14 +196,14 @@ def cmd_data_add(args) -> int:
 
 
 def cmd_calibrate(args) -> int:
-    from .make import calibrate_claims
+    from .build.make import calibrate_claims
 
     paths = _claim_paths(args)
     return EXIT_ERROR if paths is None else calibrate_claims(args, paths, CONSOLE)
 
 
 def cmd_status(args) -> int:
-    from .make import status_claims
+    from .build.make import status_claims
 
     paths = _claim_paths(args)
     return EXIT_ERROR if paths is None else status_claims(args, paths, CONSOLE)
@@ -211,8 +211,8 @@ def cmd_status(args) -> int:
 
 def cmd_worker(args) -> int:
     """Replace this process by ``dask worker`` (the pins are in its environment: ``python -m harness`` set them)."""
-    from .dask_workers import worker_command
-    from .paths import PROJECT_ROOT
+    from .core.paths import PROJECT_ROOT
+    from .parallel.dask_workers import worker_command
 
     cmd = worker_command(args.scheduler, args.nworkers)
     os.chdir(PROJECT_ROOT)
@@ -224,7 +224,7 @@ def cmd_numerics(args) -> int:
     """The pinned kernels as shell ``export`` lines, for processes the harness does not start (Dask workers)."""
     import shlex
 
-    from .numerics import pinned_env
+    from .core.numerics import pinned_env
 
     for key, value in pinned_env(os.environ).items():
         print(f"export {key}={shlex.quote(value)}")
@@ -232,7 +232,7 @@ def cmd_numerics(args) -> int:
 
 
 def cmd_vendor(args) -> int:
-    from .checkout import checkout, load_pins
+    from .authors.checkout import checkout, load_pins
 
     for name in load_pins(PINS_FILE):
         path = checkout(name)
@@ -255,7 +255,7 @@ class _HelpFormatter(argparse.HelpFormatter):
 
 
 def _shown_default(value) -> str:
-    from .paths import shown
+    from .core.paths import shown
 
     return shown(value) if isinstance(value, str) and os.path.isabs(value) else str(value)
 
@@ -469,7 +469,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _recover(out: Path) -> None:
     """Complete or undo what a killed command left half written in ``out`` (every command does this first)."""
-    from .fileio import recover, recovered_line
+    from .core.fileio import recover, recovered_line
 
     for name in recover(out):
         CONSOLE.note(recovered_line(name))
@@ -477,8 +477,8 @@ def _recover(out: Path) -> None:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    from .errors import HarnessError
-    from .lifecycle import Terminated, handle_sigterm_as_interrupt
+    from .core.errors import HarnessError
+    from .core.lifecycle import Terminated, handle_sigterm_as_interrupt
 
     handle_sigterm_as_interrupt()
     try:
@@ -488,7 +488,7 @@ def main(argv=None) -> int:
         _err(str(exc))
         return EXIT_ERROR
     except OSError as exc:  # a file the command needed to write or read (an unwritable folder, a full disk)
-        from .fileio import failed_path
+        from .core.fileio import failed_path
 
         where = f"{failed_path(exc)}: " if exc.filename else ""
         _err(f"{where}{exc.strerror or exc}; files already written stay, the others were left as they were")

@@ -20,7 +20,7 @@ HEAVY_COST = 4
 def _cost(path: Path) -> int:
     import yaml
 
-    from harness.registry import PROTOCOLS
+    from harness.claimfiles.registry import PROTOCOLS
 
     try:
         card = PROTOCOLS.get(yaml.safe_load(path.read_text(encoding="utf-8")).get("protocol"))

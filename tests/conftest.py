@@ -8,7 +8,7 @@ import pytest
 import scipy.optimize  # noqa: F401  (load every BLAS before limiting its threads)
 from threadpoolctl import threadpool_limits
 
-from harness.datalock import DataError, Tables, load_lock, resolve_data_root
+from harness.core.datalock import DataError, Tables, load_lock, resolve_data_root
 
 
 @pytest.fixture(scope="session")
@@ -46,12 +46,12 @@ def run_once(tables):
     """
     from types import SimpleNamespace
 
-    from harness.judging import judge_targets
-    from harness.multiverse import run_multiverse
-    from harness.record import Arm
-    from harness.robustness import run_bootstrap
-    from harness.runner import _run_reimpl, _run_upstream, assemble_record
-    from harness.spec import load_claim
+    from harness.build.runner import _run_reimpl, _run_upstream, assemble_record
+    from harness.claimfiles.spec import load_claim
+    from harness.core.record import Arm
+    from harness.resampling.multiverse import run_multiverse
+    from harness.resampling.robustness import run_bootstrap
+    from harness.verdicts.judging import judge_targets
 
     arms = {}
 
@@ -65,9 +65,9 @@ def run_once(tables):
         source = None
         if upstream:
             if (prefix, "upstream") not in arms:
-                from harness.checkout import checkout, verify_checkout
-                from harness.errors import UpstreamError
-                from harness.upstream import UpstreamOptions
+                from harness.authors.checkout import checkout, verify_checkout
+                from harness.authors.upstream import UpstreamOptions
+                from harness.core.errors import UpstreamError
 
                 try:
                     verify_checkout("prescriptive-scaling")
@@ -98,8 +98,8 @@ def run_once(tables):
 def checkout_pin():
     """The verified pinned checkout of the authors' repository, cloned if needed; skips with the reason when
     it cannot be had."""
-    from harness.checkout import checkout, verify_checkout
-    from harness.errors import UpstreamError
+    from harness.authors.checkout import checkout, verify_checkout
+    from harness.core.errors import UpstreamError
 
     try:
         return verify_checkout("prescriptive-scaling")
@@ -113,8 +113,8 @@ def checkout_pin():
 @pytest.fixture
 def sealed_reports(tmp_path):
     """A scratch reports folder holding the committed records, sealed (as a run of today writes them)."""
-    from harness.paths import PROJECT_ROOT
-    from harness.record import read_record, record_json
+    from harness.core.paths import PROJECT_ROOT
+    from harness.core.record import read_record, record_json
 
     committed = sorted((PROJECT_ROOT / "reports").glob("*.json"))
     if not committed:

@@ -99,7 +99,7 @@ def _prose_lines(md: str) -> list[tuple[int, str]]:
 
 def _claim_texts(record) -> list[str]:
     """The claim file's own text in the record, as the report prints it (through the ``md`` filter)."""
-    from harness.render import md
+    from harness.rendering.render import md
 
     texts = [record.claim.claim, record.claim.title or "", *record.claim.limitations]
     for t in record.targets:
@@ -361,7 +361,7 @@ def _count_targets(record) -> list[tuple[str, int]]:
 
 
 def _count_with_decimals(md_text: str, record) -> list[str]:
-    from harness.render import md
+    from harness.rendering.render import md
 
     out = []
     text = _text(md_text, record)

@@ -1,1 +1,1 @@
-"""The protocols, one folder each (see :mod:`harness.protocols.card`); :mod:`harness.registry` lists them."""
+"""The protocols, one folder each (see :mod:`harness.protocols.card`); :mod:`harness.claimfiles.registry` lists them."""

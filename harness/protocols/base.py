@@ -2,7 +2,7 @@
 
 A protocol turns (validated parameters, verified tables, a random generator)
 into a :class:`Measurement`: a flat mapping of named numbers that targets and
-controls refer to (``values``, named by :mod:`harness.quantities`), plus
+controls refer to (``values``, named by :mod:`harness.core.quantities`), plus
 JSON-able ``details``. Controls are named perturbations of the same
 computation, each with its own parameter schema.
 
@@ -27,8 +27,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..record import Arm, ControlOutcome, Finding, TargetOutcome, Verdict, finding
-from ..schema import Strict
+from ..core.record import Arm, ControlOutcome, Finding, TargetOutcome, Verdict, finding
+from ..core.schema import Strict
 from .card import ProtocolCard
 
 __all__ = ["Measurement", "Protocol", "ProtocolParams", "Context", "Resampling", "Choice", "CHOICE_ROLES", "finding"]
@@ -47,17 +47,17 @@ class Measurement:
 @dataclass(frozen=True)
 class Context:
     """Everything a protocol's findings may rest on: the claim, both arms, the judged targets and controls, and
-    the verdict (a protocol never decides it: :mod:`harness.verdict` does, and ``verdict_if`` asks it what other
-    outcomes of the targets would give, with the controls and the comparison of the arms as they are)."""
+    the verdict (a protocol never decides it: :mod:`harness.verdicts.verdict` does, and ``verdict_if`` asks it
+    what other outcomes of the targets would give, with the controls and the comparison of the arms as they are)."""
 
-    spec: Any  # harness.spec.ClaimSpec
+    spec: Any  # harness.claimfiles.spec.ClaimSpec
     params: ProtocolParams
     data: dict[str, Any]
     reimpl: Arm
     upstream: Arm
     targets: list[TargetOutcome]
     controls: list[ControlOutcome]
-    tables: Any  # harness.datalock.Tables
+    tables: Any  # harness.core.datalock.Tables
     verdict: Verdict
     verdict_if: Callable[[list[TargetOutcome]], Verdict]
 
@@ -192,7 +192,7 @@ class Protocol:
 
     def resampling(self, params: ProtocolParams, tables, reimpl, *, cluster_col: str) -> Resampling:
         """The rows, their clusters and the statistic of one resample, for the claim's bootstrap."""
-        from ..errors import ProtocolError
+        from ..core.errors import ProtocolError
 
         raise ProtocolError(f"protocol '{self.name}' has no bootstrap")
 
@@ -222,5 +222,5 @@ class Protocol:
 
     def plots(self, ctx: Context) -> dict[str, Any]:
         """What the report's figures are drawn from (curve grids, histograms), stored in the record so that
-        :mod:`harness.figures` needs nothing else."""
+        :mod:`harness.rendering.figures` needs nothing else."""
         return {}

@@ -18,16 +18,16 @@ task's files are in lm-evaluation-harness:
     imports it inside the authors' environment).
 ``adapter.py`` (optional)
     ``run(request) -> answer``: the authors' code at the pinned commit, run by
-    :mod:`harness.upstream` in a confined subprocess.
+    :mod:`harness.authors.upstream` in a confined subprocess.
 ``figures.py`` (optional)
     ``draw(record) -> [(Figure, svg bytes)]``, from the record alone.
 ``invariants.py`` (optional)
     ``INVARIANTS``: what each of the protocol's findings asserts about the
-    record (:mod:`harness.invariants`), checked before a report is rendered;
+    record (:mod:`harness.verdicts.invariants`), checked before a report is rendered;
     standard library only.
 
 Its report template is ``templates/<name>.md.j2``, the one file of a protocol
-outside its folder. The registry (:mod:`harness.registry`) lists the folders,
+outside its folder. The registry (:mod:`harness.claimfiles.registry`) lists the folders,
 one line each. This module imports nothing of the harness.
 """
 
@@ -101,7 +101,7 @@ class ProtocolCard:
 
     @property
     def invariants(self) -> Any:
-        """The folder's :class:`~harness.invariants.Invariants`, or ``None`` when it declares none."""
+        """The folder's :class:`~harness.verdicts.invariants.Invariants`, or ``None`` when it declares none."""
         if self.module_file("invariants") is None:
             return None
         return self._module("invariants").INVARIANTS

@@ -7,8 +7,8 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import Field, field_validator, model_validator
 
-from ..errors import DataError
-from ..schema import Count, Label, Number
+from ..core.errors import DataError
+from ..core.schema import Count, Label, Number
 from ..stats.leaderboard import task_arrays, with_compute_column, with_log_compute
 from .base import Choice, ProtocolParams
 

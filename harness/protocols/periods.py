@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from ..quantities import boxed as boxed_name
-from ..schema import Count, Label
+from ..core.quantities import boxed as boxed_name
+from ..core.schema import Count, Label
 from ..stats.periods import assign_periods, validate_periods
 from ..stats.splits import rolling_splits
 from .leaderboard import BoxParams, leaderboard_frame, leaderboard_summary

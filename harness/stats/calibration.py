@@ -82,7 +82,7 @@ streams are ``SeedSequence(entropy, spawn_key=(r, j))`` for ``j`` = 0 the data
 set, 1 its estimate, 2 the bootstrap, 3 the jackknife grouping, 4 the
 subsamples (shared by every method of a kind, i.e. common random numbers
 across methods). Tasks run through :func:`map_tasks` (serial, or the caller's fan-out; was a
-:func:`harness.lifecycle.process_pool`) and results are gathered in task
+:func:`harness.core.lifecycle.process_pool`) and results are gathered in task
 order, so the output is byte-identical however the tasks are spread. The output
 holds no timing.
 
@@ -190,7 +190,7 @@ DEFAULT_METHODS = (
 
 def map_tasks(fn: Callable, tasks: Iterable, map_fn: Callable | None = None, on_result: Callable | None = None):
     """``[fn(t) for t in tasks]``, in task order: through ``map_fn`` (the caller's fan-out, e.g.
-    :class:`harness.fanout.Mapper`; its own progress) when given, else one after the other, calling
+    :class:`harness.parallel.fanout.Mapper`; its own progress) when given, else one after the other, calling
     ``on_result(i, n)`` as results ``1 .. i`` are in. The one place this module fans out."""
     tasks = list(tasks)
     if map_fn is not None:
@@ -438,7 +438,7 @@ def coverage_study(
 
     Parameters
     ----------
-    resampling : harness.robustness.Resampling
+    resampling : harness.resampling.robustness.Resampling
         Or any object with ``n_rows``, ``cluster_labels`` (one per row; a
         missing label is a cluster of its own) and a picklable
         ``statistic(indices, rng) -> {quantity: float}``; ``rows`` (words) is

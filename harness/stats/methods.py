@@ -3,10 +3,10 @@
 One class per method. A method says which cluster resamplings it needs (:meth:`needs`: the bootstrap, a
 jackknife of ``g`` groups, subsamples of ``m`` clusters), how many statistic calls those cost, how it reads a
 two-sided interval from them, how a report names it and which colour a figure gives it. The claim's bootstrap
-(:mod:`harness.robustness`) and the coverage study (:mod:`harness.stats.calibration`) both take a method from
+(:mod:`harness.resampling.robustness`) and the coverage study (:mod:`harness.stats.calibration`) both take a method from
 :data:`METHODS` by the name a claim file uses, so that a new method is one class here (and its test).
 
-The decision (:func:`decision_interval`, :func:`harness.decisions.decide`)
+The decision (:func:`decision_interval`, :func:`harness.core.decisions.decide`)
 --------------------------------------------------------
 A claim asserts an ordering, ``left < right`` or ``left > right``; its difference is ``d = left - right``
 (``right`` may be a number). The decision at one-sided level ``alpha`` reads the method's *equal-tailed*

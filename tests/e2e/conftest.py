@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.record import Arm, ArmControl
-from harness.runner import assemble_record
-from harness.spec import load_claim
+from harness.build.runner import assemble_record
+from harness.claimfiles.spec import load_claim
+from harness.core.record import Arm, ArmControl
 
 
 @pytest.fixture(scope="session")
@@ -38,8 +38,8 @@ def checkout_dir(claim):
 
     Skips the module, with the reason, when it cannot be had.
     """
-    from harness.checkout import checkout, verify_checkout
-    from harness.errors import UpstreamError
+    from harness.authors.checkout import checkout, verify_checkout
+    from harness.core.errors import UpstreamError
 
     try:
         return verify_checkout(claim.upstream)
@@ -60,7 +60,7 @@ def result(claim, params, checkout_dir, tables, tmp_path_factory):
     """The authors' arm for the module's claim, from the project cache unless HARNESS_UPSTREAM_COLD=1."""
     import os
 
-    from harness.upstream import UpstreamOptions, run_upstream_arm
+    from harness.authors.upstream import UpstreamOptions, run_upstream_arm
 
     cold = os.environ.get("HARNESS_UPSTREAM_COLD") == "1"
     options = UpstreamOptions(cache_dir=tmp_path_factory.mktemp("upstream-cache")) if cold else UpstreamOptions()

@@ -34,7 +34,7 @@ from pathlib import Path
 import yaml
 from reference import approx
 
-from harness.record import Arm, ArmControl
+from harness.core.record import Arm, ArmControl
 
 CLAIMS = Path(__file__).resolve().parents[2] / "claims"
 
@@ -47,7 +47,7 @@ PERIODS_REFUSED = (
     "Traceback (most recent call last):\n"
     '  File "<scratch>/launch.py", line 81, in <module>\n'
     "    answer = adapter.run(request)\n"
-    '  File "harness/adapters/authors_periods.py", line 127, in check_periods\n'
+    '  File "harness/authors/adapters/authors_periods.py", line 127, in check_periods\n'
     "ValueError: the claim's periods are not those of the authors' code (their scripts cannot take others): "
     "period P1 = None..2024-04 is not their <=2024-06 = (1900, 1)..(2024, 6); "
     "period P2 = 2024-05..2024-08 is not their 2024-07..2024-09 = (2024, 7)..(2024, 9)"

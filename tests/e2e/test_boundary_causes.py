@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 import yaml
 
-from harness.record import Arm
-from harness.render import render_report
-from harness.runner import _run_reimpl, assemble_record
-from harness.spec import load_claim
+from harness.build.runner import _run_reimpl, assemble_record
+from harness.claimfiles.spec import load_claim
+from harness.core.record import Arm
+from harness.rendering.render import render_report
 
 pytestmark = pytest.mark.e2e
 

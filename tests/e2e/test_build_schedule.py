@@ -8,12 +8,13 @@ from functools import partial
 import pytest
 from test_calibration_claims import ASKING, _narrow
 
-from harness import cores, schedule
-from harness.calibration import run_study
-from harness.fanout import SERIAL, executor_from, using
-from harness.record import record_json
-from harness.runner import measurement_arm, run_claim
-from harness.spec import load_claim
+from harness.build import schedule
+from harness.build.runner import measurement_arm, run_claim
+from harness.claimfiles.spec import load_claim
+from harness.core import cores
+from harness.core.record import record_json
+from harness.parallel.fanout import SERIAL, executor_from, using
+from harness.resampling.calibration import run_study
 from harness.stats.calibration import study_json
 
 pytestmark = pytest.mark.e2e

@@ -12,13 +12,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness import fanout
-from harness.calibration import STUDY_DIR, read_study, run_study, study_key
-from harness.fanout import executor_from
-from harness.paths import CLAIMS_DIR, DEFAULT_LOCK
-from harness.runner import measurement_arm
-from harness.seal import sealed_text
-from harness.spec import load_claim
+from harness.build.runner import measurement_arm
+from harness.claimfiles.spec import load_claim
+from harness.core.paths import CLAIMS_DIR, DEFAULT_LOCK
+from harness.core.seal import sealed_text
+from harness.parallel import fanout
+from harness.parallel.fanout import executor_from
+from harness.resampling.calibration import STUDY_DIR, read_study, run_study, study_key
 from harness.stats.calibration import study_json
 
 pytestmark = pytest.mark.e2e
@@ -65,10 +65,10 @@ def test_an_edited_study_is_refused_and_calibrate_runs_it_again(path, tables, tm
     """Issue #29 item 8: every coverage of a study set to 0.95 by hand made `calibrate` say "up to date" and the
     next run read the edited coverage. Now the study's seal no longer matches: its state is "edited", no coverage
     is read from it, and `calibrate` runs it again; a study without a seal is refused the same way."""
-    import harness.spec
-    from harness import make
-    from harness.calibration import design
-    from harness.robustness import run_bootstrap
+    import harness.claimfiles.spec
+    from harness.build import make
+    from harness.resampling.calibration import design
+    from harness.resampling.robustness import run_bootstrap
 
     spec = _narrow(load_claim(path), 3, 4)
     b = spec.claim.bootstrap
@@ -82,7 +82,7 @@ def test_an_edited_study_is_refused_and_calibrate_runs_it_again(path, tables, tm
     folder = tmp_path / "calibration"
     folder.mkdir()
     file = folder / f"{spec.id}.json"
-    monkeypatch.setattr("harness.robustness.read_study", lambda spec, lock: read_study(spec, lock, folder))
+    monkeypatch.setattr("harness.resampling.robustness.read_study", lambda spec, lock: read_study(spec, lock, folder))
 
     def coverages():
         with fanout.using(executor_from("serial", jobs=1)):
@@ -106,7 +106,7 @@ def test_an_edited_study_is_refused_and_calibrate_runs_it_again(path, tables, tm
     assert coverages() == ("unsealed", {None})
 
     # `calibrate` does not call it up to date: it runs the study again, and what it writes reads back
-    monkeypatch.setattr(harness.spec, "load_claim", lambda p, **kw: spec)
+    monkeypatch.setattr(harness.claimfiles.spec, "load_claim", lambda p, **kw: spec)
     said = _Said()
     args = SimpleNamespace(lock=str(DEFAULT_LOCK), data_root=None, out=str(tmp_path), force=False, jobs=1)
     args.executor = "serial"
@@ -177,7 +177,7 @@ def test_a_rebase_gives_the_statistic_and_a_statistic_started_from_it(path, tabl
     one started from the real fits (both solve to convergence), differences of the comparisons included."""
     import numpy as np
 
-    from harness.calibration import design
+    from harness.resampling.calibration import design
     from harness.stats.resample import cluster_bootstrap_indices, cluster_ids_from_labels
 
     spec = load_claim(path)

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.record import record_json
-from harness.render import render_report
-from harness.runner import run_claim
+from harness.build.runner import run_claim
+from harness.core.record import record_json
+from harness.rendering.render import render_report
 
 pytestmark = pytest.mark.e2e
 
@@ -103,7 +103,7 @@ def test_same_seed_same_record(record, tables):
 def test_a_column_the_claim_names_but_the_table_lacks_is_a_clear_error(tmp_path, tables):
     import yaml
 
-    from harness.errors import SpecError
+    from harness.core.errors import SpecError
 
     raw = yaml.safe_load(CLAIM.read_text(encoding="utf-8"))
     raw["params"]["y_col"] = "aime_2025_percent"

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.record import record_json
-from harness.render import render_report
-from harness.runner import run_claim
+from harness.build.runner import run_claim
+from harness.core.record import record_json
+from harness.rendering.render import render_report
 
 pytestmark = pytest.mark.e2e
 
@@ -159,7 +159,7 @@ def test_report_with_an_authors_arm_names_what_the_box_explains(record, simulate
 
 @pytest.mark.slow  # two more whole runs; `make test` checks the same of 000 and 002 (and -j 2 = -j 1)
 def test_same_report_on_a_second_run_and_serially(record, tables):
-    from harness.fanout import SERIAL, using
+    from harness.parallel.fanout import SERIAL, using
 
     with using(SERIAL):
         again = run_claim(CLAIM, tables, upstream_options=None).record

@@ -7,10 +7,10 @@ import pytest
 import yaml
 
 from harness import cli
-from harness.datalock import DataError, Tables, load_lock
-from harness.record import read_record, record_json
-from harness.render import render_report
-from harness.runner import run_claim
+from harness.build.runner import run_claim
+from harness.core.datalock import DataError, Tables, load_lock
+from harness.core.record import read_record, record_json
+from harness.rendering.render import render_report
 
 pytestmark = pytest.mark.e2e
 
@@ -153,8 +153,8 @@ def test_cli_exit_status_for_a_bad_claim(tmp_path, capsys):
 
 
 def test_could_not_run_does_not_replace_a_good_report(tmp_path, record, monkeypatch, capsys):
-    from harness.errors import ProtocolError
-    from harness.registry import PROTOCOLS
+    from harness.claimfiles.registry import PROTOCOLS
+    from harness.core.errors import ProtocolError
 
     out = tmp_path / "reports"
     out.mkdir()
@@ -179,7 +179,7 @@ def test_rendering_the_written_record_gives_the_same_report(tmp_path, record):
     path = tmp_path / "r.json"
     path.write_text(record_json(record), encoding="utf-8")
     again = read_record(path)
-    from harness.record import CONTENT_KEY, sealed
+    from harness.core.record import CONTENT_KEY, sealed
 
     assert sealed(again)  # what was read is what was written, with the digest of its content beside its build key
     assert again.model_copy(update={"build": {k: v for k, v in again.build.items() if k != CONTENT_KEY}}) == record

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from claimset import slow_marks
 
-from harness.record import record_json
-from harness.render import render_report
-from harness.runner import run_claim
+from harness.build.runner import run_claim
+from harness.core.record import record_json
+from harness.rendering.render import render_report
 
 # a whole run of a heavy claim (tests/claimset.py): in `make test-all` (CI), not in `make test`
 pytestmark = [pytest.mark.e2e, *slow_marks("003")]

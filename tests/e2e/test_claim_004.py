@@ -10,11 +10,11 @@ import pytest
 import yaml
 from claimset import slow_marks
 
-from harness.checkout import verify_checkout
-from harness.errors import UpstreamError
-from harness.render import render_report
-from harness.runner import run_claim
-from harness.upstream import UpstreamOptions
+from harness.authors.checkout import verify_checkout
+from harness.authors.upstream import UpstreamOptions
+from harness.build.runner import run_claim
+from harness.core.errors import UpstreamError
+from harness.rendering.render import render_report
 
 # a whole run of a heavy claim (tests/claimset.py): in `make test-all` (CI), not in `make test`
 pytestmark = [pytest.mark.e2e, *slow_marks("004")]

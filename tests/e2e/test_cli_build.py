@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from harness import cli
-from harness.fileio import recover
-from harness.record import Arm, ArmControl, read_record
-from harness.render import render_report
-from harness.runner import assemble_record
-from harness.spec import load_claim
+from harness.build.runner import assemble_record
+from harness.claimfiles.spec import load_claim
+from harness.core.fileio import recover
+from harness.core.record import Arm, ArmControl, read_record
+from harness.rendering.render import render_report
 
 pytestmark = pytest.mark.e2e
 
@@ -97,7 +97,7 @@ def _report_with_authors_arm(tables, out: Path, run_once):
         controls={c: ArmControl(values=m.values) for c, m in mine.controls.items()},
     )
     rec = assemble_record(spec, tables, mine, theirs, upstream_source={"url": "u", "commit": "0" * 40})
-    from harness.record import record_json
+    from harness.core.record import record_json
 
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{rec.claim.id}.json").write_text(record_json(rec), encoding="utf-8")
@@ -170,7 +170,7 @@ def test_no_upstream_into_a_report_that_has_it_is_refused_too(tmp_path, tables, 
 def test_an_interrupted_run_leaves_whole_reports(tmp_path, delay, fast_reports):
     """Killed (SIGKILL) at some moment of a run over two claims: after recovery every report is the old
     one or a complete new one, its Markdown the rendering of its record."""
-    from harness.record import record_json
+    from harness.core.record import record_json
 
     out = _copy(fast_reports, tmp_path)
     for path in out.glob("*.json"):  # make the old reports differ from what the run will write
@@ -223,7 +223,7 @@ def test_a_warm_run_decides_from_the_records_without_importing_a_protocol(fast_r
     code = (
         "import sys; from harness import cli; "
         f"status = cli.main(['run', '--no-upstream', '--out', {str(fast_reports)!r}, *{FAST!r}]); "
-        "heavy = ('numpy', 'scipy', 'pandas', 'matplotlib', 'harness.spec', 'harness.protocols.base'); "
+        "heavy = ('numpy', 'scipy', 'pandas', 'matplotlib', 'harness.claimfiles.spec', 'harness.protocols.base'); "
         "print(status, sorted(m for m in sys.modules if m.split('.')[0] in heavy or m in heavy "
         "or (m.startswith('harness.protocols.') and m.endswith('.protocol'))))"
     )

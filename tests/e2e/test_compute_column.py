@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import yaml
 
-from harness.errors import SpecError
-from harness.spec import load_claim
+from harness.claimfiles.spec import load_claim
+from harness.core.errors import SpecError
 from harness.stats.sigmoid import sigmoid_boundary
 
 #: The Epoch tasks whose committed curve the authors' code gives back on the committed points, and how close:
@@ -82,7 +82,7 @@ def test_flops_become_the_harness_unit(tmp_path, tables):
 @pytest.mark.upstream
 @pytest.mark.parametrize("table", sorted(REPRODUCIBLE))
 def test_the_authors_code_gives_back_their_committed_curve(tmp_path, tables, checkout_pin, table):
-    from harness.upstream import UpstreamOptions, run_upstream_arm
+    from harness.authors.upstream import UpstreamOptions, run_upstream_arm
 
     spec = load_claim(_claim_file(tmp_path, table), tables=tables)
     res = run_upstream_arm(spec, spec.protocol, spec.params, tables, options=UpstreamOptions(cache_dir=tmp_path))
@@ -126,9 +126,9 @@ def _epoch_claim_at_paper_lambda(tmp_path, tables, table: str = "epoch_gpqa_diam
 def test_a_small_table_is_not_called_the_edge_of_its_data(tmp_path, tables):
     """65 models, 23 of them at or above z = 4 (10^25 FLOPs): fewer than the 50 a 0.98-quantile needs for one to
     lie above it, but a third of the table, so the point is inside the data, not at its edge (issue 28)."""
-    from harness.record import Arm
-    from harness.render import render_report
-    from harness.runner import _run_reimpl, assemble_record
+    from harness.build.runner import _run_reimpl, assemble_record
+    from harness.core.record import Arm
+    from harness.rendering.render import render_report
 
     spec, _ = _epoch_claim_at_paper_lambda(tmp_path, tables)
     mine = _run_reimpl(spec, tables, {})
@@ -146,10 +146,10 @@ def test_both_arms_miss_at_the_papers_lambda_and_the_authors_own_setting_closes_
     Epoch script fits at its own default, lambda = 1e-4 (read from their code, line 486 at the pin), where their
     code lands within 1e-4 of the committed value and the re-implementation inside their box within 1e-4 too: the
     report names that setting as the cause."""
-    from harness.record import Arm
-    from harness.render import render_report
-    from harness.runner import _run_reimpl, assemble_record
-    from harness.upstream import UpstreamOptions, run_upstream_arm
+    from harness.authors.upstream import UpstreamOptions, run_upstream_arm
+    from harness.build.runner import _run_reimpl, assemble_record
+    from harness.core.record import Arm
+    from harness.rendering.render import render_report
 
     spec, paper = _epoch_claim_at_paper_lambda(tmp_path, tables)
     res = run_upstream_arm(spec, spec.protocol, spec.params, tables, options=UpstreamOptions(cache_dir=tmp_path))
@@ -170,8 +170,8 @@ def test_both_arms_miss_at_the_papers_lambda_and_the_authors_own_setting_closes_
 
 def test_the_own_setting_is_not_blamed_where_no_value_is_missed(tmp_path, tables):
     """A value that both arms meet needs no cause: the authors' own setting is only stated as differing."""
-    from harness.record import Arm
-    from harness.runner import _run_reimpl, assemble_record
+    from harness.build.runner import _run_reimpl, assemble_record
+    from harness.core.record import Arm
 
     spec = load_claim(_claim_file(tmp_path, "epoch_gpqa_diamond"), tables=tables)  # lam = 1e-4, any value
     mine = _run_reimpl(spec, tables, {})

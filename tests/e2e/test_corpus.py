@@ -2,7 +2,7 @@
 reviewer's reading of every rendered report finds nothing to flag (issues 16 and 28).
 
 Each variant of :mod:`corpus` is run on the real tables (the re-implementation once), then assembled with
-each of the authors' arms it may meet; :func:`harness.runner.assemble_record` checks the invariants of every
+each of the authors' arms it may meet; :func:`harness.build.runner.assemble_record` checks the invariants of every
 record it builds (a contradiction raises), the report is rendered, and :func:`reviewer.review` reads it.
 Each kind of false sentence of issue 28 (:data:`reviewer.KINDS`) is then checked on the same reports, one
 test per variant and kind, so that a kind the templates still get wrong is known by name: those are marked
@@ -18,13 +18,13 @@ from corpus import CORPUS, KINDS, Variant, arms, by_kind, write_variant
 from reviewer import KINDS as SENTENCE_KINDS
 from reviewer import review, review_kind
 
-from harness.figures import draw_figures
-from harness.judging import judge_targets
-from harness.multiverse import run_multiverse
-from harness.render import render_report
-from harness.robustness import run_bootstrap
-from harness.runner import _run_reimpl, assemble_record
-from harness.spec import load_claim
+from harness.build.runner import _run_reimpl, assemble_record
+from harness.claimfiles.spec import load_claim
+from harness.rendering.figures import draw_figures
+from harness.rendering.render import render_report
+from harness.resampling.multiverse import run_multiverse
+from harness.resampling.robustness import run_bootstrap
+from harness.verdicts.judging import judge_targets
 
 pytestmark = pytest.mark.e2e
 
@@ -115,7 +115,7 @@ def test_the_corpus_spans_every_protocol():
     from claimset import PATHS, PREFIXES
     from corpus import by_protocol
 
-    from harness.spec import load_claim
+    from harness.claimfiles.spec import load_claim
 
     counts = by_protocol()
     assert set(counts) <= set(PREFIXES)  # each variant is of a claim in claims/

@@ -22,10 +22,11 @@ from types import SimpleNamespace
 import pytest
 from clusters import local_cluster
 
-from harness import cli, dask_workers, fanout
-from harness.errors import HarnessError
-from harness.fanout import Task, executor_from
-from harness.numerics import PINNED_ENV
+from harness import cli
+from harness.core.errors import HarnessError
+from harness.core.numerics import PINNED_ENV
+from harness.parallel import dask_workers, fanout
+from harness.parallel.fanout import Task, executor_from
 
 pytestmark = [pytest.mark.e2e, pytest.mark.dask]
 ROOT = Path(__file__).resolve().parents[2]
@@ -161,7 +162,7 @@ def test_a_killed_scheduler_is_one_line_not_a_traceback(tmp_path):
 
 @pytest.mark.parametrize("command", ["run", "status", "calibrate"])
 def test_an_executor_that_is_no_address_is_refused_even_with_nothing_to_run(tmp_path, command):
-    from harness import make
+    from harness.build import make
 
     args = cli.build_parser().parse_args([command, "--out", str(tmp_path)])
     args.executor = "dask://127.0.0.1:notaport"

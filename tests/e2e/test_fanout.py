@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 from clusters import local_cluster
 
-from harness import fanout
-from harness.errors import HarnessError
-from harness.fanout import SERIAL, Task, TaskError, executor_from, using
-from harness.paths import CLAIMS_DIR
-from harness.record import record_json
-from harness.runner import run_claim
+from harness.build.runner import run_claim
+from harness.core.errors import HarnessError
+from harness.core.paths import CLAIMS_DIR
+from harness.core.record import record_json
+from harness.parallel import fanout
+from harness.parallel.fanout import SERIAL, Task, TaskError, executor_from, using
 
 pytestmark = pytest.mark.e2e
 

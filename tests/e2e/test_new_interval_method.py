@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.paths import PROJECT_ROOT
+from harness.core.paths import PROJECT_ROOT
 
 pytestmark = pytest.mark.e2e
 
@@ -52,13 +52,13 @@ CHECK = r"""
 import json, re
 from functools import partial
 import numpy as np
-from harness.datalock import load_lock
-from harness.paths import CLAIMS_DIR
-from harness.spec import load_claim
+from harness.core.datalock import load_lock
+from harness.core.paths import CLAIMS_DIR
+from harness.claimfiles.spec import load_claim
 from harness.stats.calibration import coverage_study
 from harness.stats.methods import METHODS, decision_interval
 from harness.protocols.base import Resampling
-from harness.study_files import _colour
+from harness.rendering.study_files import _colour
 
 # a claim file may name it
 path = next(p for p in sorted(CLAIMS_DIR.glob("*.yaml")) if "calibration:" in p.read_text())

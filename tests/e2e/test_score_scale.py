@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import yaml
 
-from harness.spec import load_claim
+from harness.claimfiles.spec import load_claim
 
 pytestmark = pytest.mark.e2e
 
@@ -89,7 +89,7 @@ def test_their_loader_reads_the_copy_as_the_fractions_the_re_implementation_fits
     """Their loader guesses a column is in percent when its 95th percentile lies in (1, 100]: a hard benchmark
     scored under 1% but for a few models is left 100 times too large. On the copy the adapter gives it, every
     column is the fraction the re-implementation fits, whatever the guess would have made of it."""
-    from harness.adapters.authors_sigmoid import claim_table
+    from harness.authors.adapters.authors_sigmoid import claim_table
 
     rng = np.random.default_rng(0)
     easy = np.round(rng.uniform(10, 90, 200), 4)
@@ -112,7 +112,7 @@ def test_their_loader_reads_the_copy_as_the_fractions_the_re_implementation_fits
 @pytest.mark.upstream
 @pytest.mark.slow
 def test_the_authors_code_receives_the_same_fractions(tmp_path, tables, checkout_pin):
-    from harness.upstream import UpstreamOptions, run_upstream_arm
+    from harness.authors.upstream import UpstreamOptions, run_upstream_arm
 
     out = {}
     for percent in (False, True):  # one task: each run is a cold fit of the authors' (tens of seconds)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.paths import PROJECT_ROOT
+from harness.core.paths import PROJECT_ROOT
 
 pytestmark = pytest.mark.e2e
 
@@ -39,13 +39,13 @@ def _blocks() -> list[tuple[str, str, str]]:
 
 KEYS = """
 import json
-from harness.build import dependencies
-from harness.checkout import load_pins
-from harness.codegraph import HARNESS
-from harness.datalock import load_lock
-from harness.spec import load_claim
-from harness.upstream import _adapter
-from harness.paths import CLAIMS_DIR
+from harness.build.keys import dependencies
+from harness.authors.checkout import load_pins
+from harness.core.codegraph import HARNESS
+from harness.core.datalock import load_lock
+from harness.claimfiles.spec import load_claim
+from harness.authors.upstream import _adapter
+from harness.core.paths import CLAIMS_DIR
 lock, pins, out = load_lock(), load_pins(), {}
 for path in sorted(CLAIMS_DIR.glob("*.yaml")):
     spec = load_claim(path, lock=lock)
@@ -86,7 +86,7 @@ def test_a_sixth_protocol_is_a_folder_a_template_and_a_registry_line(tmp_path, t
             target.write_text(text, encoding="utf-8")
         else:
             target.write_text(target.read_text(encoding="utf-8") + "\n" + text, encoding="utf-8")
-    registry = copy / "harness" / "registry.py"
+    registry = copy / "harness" / "claimfiles" / "registry.py"
     text = registry.read_text(encoding="utf-8")
     assert '    "shift_test",\n)' in text
     registry.write_text(text.replace('    "shift_test",\n)', f'    "shift_test",\n    "{NEW_PROTOCOL}",\n)'), "utf-8")

@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.checkout import load_pins, verify_checkout
-from harness.spec import load_claim
-from harness.upstream import UpstreamOptions, run_upstream_arm
+from harness.authors.checkout import load_pins, verify_checkout
+from harness.authors.upstream import UpstreamOptions, run_upstream_arm
+from harness.claimfiles.spec import load_claim
 
 pytestmark = [pytest.mark.upstream, pytest.mark.e2e]
 

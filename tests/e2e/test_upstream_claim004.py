@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.checkout import load_pins, verify_checkout
-from harness.spec import load_claim
+from harness.authors.checkout import load_pins, verify_checkout
+from harness.claimfiles.spec import load_claim
 
 pytestmark = [pytest.mark.upstream, pytest.mark.e2e]
 

@@ -14,7 +14,7 @@ CLAIMS = Path(__file__).resolve().parents[2] / "claims"
 @pytest.mark.parametrize("prefix", params())
 def test_each_declared_quantity_is_measured(run_once, prefix):
     """The re-implementation measures exactly what the vocabulary gives it (both arms' and its own)."""
-    from harness.spec import load_claim
+    from harness.claimfiles.spec import load_claim
 
     (path,) = sorted(CLAIMS.glob(f"{prefix}*.yaml"))
     spec = load_claim(path)

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from benchmarks.side_by_side import side_by_side
-from harness.paths import PROJECT_ROOT
+from harness.core.paths import PROJECT_ROOT
 
 
 @pytest.mark.slow  # two processes that each load the tables and build a fit case: about 5 s

@@ -217,7 +217,7 @@ def test_same_seed_gives_byte_identical_json_and_another_seed_does_not():
 
 
 def test_one_process_and_two_give_the_same_json():
-    from harness.fanout import Mapper, executor_from, using
+    from harness.parallel.fanout import Mapper, executor_from, using
 
     serial = study_json(coverage_study(_design(15), seed=5, methods=METHODS, **SMALL))
     with using(executor_from("local:2")):

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy.special import ndtri
 
-from harness.decisions import claimed_side, decide, ordering_state, overall_state
+from harness.core.decisions import claimed_side, decide, ordering_state, overall_state
 from harness.protocols.base import Resampling
 from harness.stats.calibration import _Recentred, coverage_study
 from harness.stats.influence import influence, without_each

@@ -21,9 +21,9 @@ MUSR pair 3 and MMLU-Pro pair 1 at 2; GPQA pair 2 at 5); four of them at the opt
 import numpy as np
 import pytest
 
-from harness.paths import PROJECT_ROOT
+from harness.claimfiles.spec import load_claim
+from harness.core.paths import PROJECT_ROOT
 from harness.protocols.estimator_comparison.protocol import period_frame
-from harness.spec import load_claim
 from harness.stats.ispline import FTOL, ISplineQuantileRegressor, _Natural
 from harness.stats.splits import rolling_splits
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from harness.decisions import claimed_side, decide
+from harness.core.decisions import claimed_side, decide
 from harness.stats.methods import METHODS, decision_interval
 from harness.stats.resample import (
     BootstrapDraws,

@@ -3,7 +3,7 @@
 ``BEFORE`` was recorded with the L-BFGS-B fitter of commit cd94ae0 (``harness/stats/sigmoid.py``
 before the Newton solver), running the claim's own fits on the real table: the six tasks of
 ``claims/002_table1_boundary_1e24.yaml`` (tau 0.98, kappa 50, lam 1e-3, n_random 4, seed
-20260324), in the order and with the generators of ``harness/runner.py`` and
+20260324), in the order and with the generators of ``harness/build/runner.py`` and
 ``harness/protocols/boundary.py`` at that commit -- the measurement's generator serves the
 warm-up fits, then the cold fits, then the fits in the authors' box (slope in [0.05, 50]),
 one task after another; the control's generator serves the tau = 0.5 fits. At that commit,

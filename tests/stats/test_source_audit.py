@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.audit import audit_entry, audit_source_lines
+from harness.authors.audit import audit_entry, audit_source_lines
 
 pytestmark = pytest.mark.filterwarnings("error")
 

@@ -101,7 +101,7 @@ def test_temporal_coverage_detects_drift_and_is_json_ready():
 
 
 def test_fits_do_not_depend_on_how_they_are_spread():
-    from harness.fanout import Mapper, executor_from, using
+    from harness.parallel.fanout import Mapper, executor_from, using
 
     splits = rolling_splits(_synthetic(1, 120), ["stable"], periods=PERIODS)
     a = fit_split_models(splits, "sigmoid", SIGMOID, rng=np.random.default_rng(3))

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import build
-from harness.checkout import load_pins
-from harness.datalock import load_lock
-from harness.registry import PROTOCOLS
-from harness.spec import load_claim
+from harness.authors.checkout import load_pins
+from harness.build import keys
+from harness.claimfiles.registry import PROTOCOLS
+from harness.claimfiles.spec import load_claim
+from harness.core.datalock import load_lock
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAIMS = {p.stem: p for p in sorted((ROOT / "claims").glob("*.yaml"))}
@@ -27,7 +27,7 @@ def specs():
 @pytest.fixture(scope="module")
 def deps(specs):
     lock, pins = load_lock(), load_pins()
-    return {k: build.dependencies(s, lock, pins) for k, s in specs.items()}
+    return {k: keys.dependencies(s, lock, pins) for k, s in specs.items()}
 
 
 def _changed(d: dict, part: str, key: str, value="0" * 64) -> dict:
@@ -41,18 +41,18 @@ def _rel(path: Path) -> str:
 
 def test_unchanged_is_up_to_date(deps):
     for d in deps.values():
-        assert build.stale_reasons(d, d) == ([], [])
+        assert keys.stale_reasons(d, d) == ([], [])
 
 
 def test_no_stored_dependencies_means_a_run():
-    run, _ = build.stale_reasons(None, {"run": {}, "render": {}})
+    run, _ = keys.stale_reasons(None, {"run": {}, "render": {}})
     assert run == ["no record of what produced the report"]
 
 
 def test_a_claim_file_byte(deps):
     for now in deps.values():
         stored = {**now, "run": {**now["run"], "claim": "0" * 64}}
-        assert build.stale_reasons(stored, now)[0] == ["claim file changed"]
+        assert keys.stale_reasons(stored, now)[0] == ["claim file changed"]
 
 
 def test_an_input_table_reruns_exactly_the_claims_that_read_it(specs, deps):
@@ -60,7 +60,7 @@ def test_an_input_table_reruns_exactly_the_claims_that_read_it(specs, deps):
         readers = {k for k, s in specs.items() if table in s.claim.inputs}
         assert {k for k, d in deps.items() if table in d["run"]["data"]} == readers
         for k in readers:
-            assert build.stale_reasons(_changed(deps[k], "data", table), deps[k])[0] == [f"data changed: {table}"]
+            assert keys.stale_reasons(_changed(deps[k], "data", table), deps[k])[0] == [f"data changed: {table}"]
 
 
 @pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
@@ -75,7 +75,7 @@ def test_a_protocol_folder_reruns_exactly_its_claims(specs, deps, protocol):
         path = _rel(f)
         assert {k for k, d in deps.items() if path in d["run"]["code"]} == own, path
         for k in own:
-            assert build.stale_reasons(_changed(deps[k], "code", path), deps[k])[0] == [f"harness code changed: {path}"]
+            assert keys.stale_reasons(_changed(deps[k], "code", path), deps[k])[0] == [f"harness code changed: {path}"]
     figures = card.module_file("figures")
     if figures is not None:
         path = _rel(figures)
@@ -86,7 +86,10 @@ def test_a_protocol_folder_reruns_exactly_its_claims(specs, deps, protocol):
 def test_the_registry_is_in_no_key(deps):
     """Adding a protocol (a folder and a registry line) re-runs nothing."""
     for d in deps.values():
-        assert "harness/registry.py" not in d["run"]["code"] and "harness/registry.py" not in d["render"]
+        assert (
+            "harness/claimfiles/registry.py" not in d["run"]["code"]
+            and "harness/claimfiles/registry.py" not in d["render"]
+        )
 
 
 @pytest.mark.parametrize(
@@ -95,18 +98,18 @@ def test_the_registry_is_in_no_key(deps):
         ("harness/stats/shift.py", {"shift_test"}),
         ("harness/stats/sweep.py", {"hyperparameters"}),
         (
-            "harness/adapters/authors_sigmoid.py",
+            "harness/authors/adapters/authors_sigmoid.py",
             {"boundary_at_budget", "temporal_coverage", "estimator_comparison", "hyperparameters"},
         ),  # the adapters that fit their sigmoid
-        ("harness/adapters/authors_periods.py", {"temporal_coverage", "estimator_comparison"}),
-        ("harness/verdict.py", set(PROTOCOLS)),
+        ("harness/authors/adapters/authors_periods.py", {"temporal_coverage", "estimator_comparison"}),
+        ("harness/verdicts/verdict.py", set(PROTOCOLS)),
     ],
 )
 def test_a_shared_file_reruns_exactly_the_claims_that_use_it(specs, deps, path, protocols):
     using = {k for k, d in deps.items() if path in d["run"]["code"]}
     assert using == {k for k, s in specs.items() if s.protocol.name in protocols}
     for k in using:
-        assert build.stale_reasons(_changed(deps[k], "code", path), deps[k])[0] == [f"harness code changed: {path}"]
+        assert keys.stale_reasons(_changed(deps[k], "code", path), deps[k])[0] == [f"harness code changed: {path}"]
 
 
 def test_a_template_only_re_renders(specs, deps):
@@ -115,7 +118,7 @@ def test_a_template_only_re_renders(specs, deps):
         others = {f"templates/{c.template}" for c in PROTOCOLS.values()} - {own}
         assert own in d["render"] and not others & set(d["render"])
         stored = {**d, "render": {**d["render"], own: "0" * 64}}
-        run, render = build.stale_reasons(stored, d)
+        run, render = keys.stale_reasons(stored, d)
         assert run == [] and render == [f"template or rendering code changed: {own}"]
 
 
@@ -123,13 +126,13 @@ def test_the_pin_and_the_package_versions(deps):
     for d in deps.values():
         if d["run"]["upstream_pin"] is not None:
             stored = {**d, "run": {**d["run"], "upstream_pin": {**d["run"]["upstream_pin"], "commit": "1" * 40}}}
-            assert build.stale_reasons(stored, d)[0] == ["upstream pin changed"]
+            assert keys.stale_reasons(stored, d)[0] == ["upstream pin changed"]
         stored = {**d, "run": {**d["run"], "packages": {**d["run"]["packages"], "numpy": "1.0"}}}
-        (reason,) = build.stale_reasons(stored, d)[0]
+        (reason,) = keys.stale_reasons(stored, d)[0]
         assert reason.startswith("package versions changed: numpy 1.0 -> ")
 
 
 def test_drawing_code_is_not_run_code(deps):
     for d in deps.values():
-        assert "harness/figures.py" not in d["run"]["code"] and "harness/figures.py" in d["render"]
-        assert "harness/cli.py" not in d["run"]["code"] and "harness/make.py" not in d["run"]["code"]
+        assert "harness/rendering/figures.py" not in d["run"]["code"] and "harness/rendering/figures.py" in d["render"]
+        assert "harness/cli.py" not in d["run"]["code"] and "harness/build/make.py" not in d["run"]["code"]

@@ -12,12 +12,12 @@ import yaml
 from claimset import PATHS
 
 from harness import cli
-from harness.claim_checks import TRAINING_COMPUTE_DECADES, foreign_protocols, near_miss
-from harness.datalock import load_lock
-from harness.errors import SpecError
-from harness.registry import PROTOCOLS
-from harness.schema import Label, Strict, format_validation_error, validate_plain
-from harness.spec import load_claim
+from harness.claimfiles.claim_checks import TRAINING_COMPUTE_DECADES, foreign_protocols, near_miss
+from harness.claimfiles.registry import PROTOCOLS
+from harness.claimfiles.spec import load_claim
+from harness.core.datalock import load_lock
+from harness.core.errors import SpecError
+from harness.core.schema import Label, Strict, format_validation_error, validate_plain
 
 LOCK = load_lock()
 PINS = {"prescriptive-scaling": object()}
@@ -313,7 +313,7 @@ def test_the_re_implementation_divides_percent_scores_by_100(tables):
 
 
 def test_the_authors_code_reads_a_copy_with_percent_scores_divided(tmp_path, monkeypatch):
-    from harness.adapters.authors_sigmoid import claim_table
+    from harness.authors.adapters.authors_sigmoid import claim_table
 
     table = tmp_path / "t.csv"
     table.write_text("model,score,other\na,45.5,7\nb,,8\nc,nan,9\nd,100,10\n", encoding="utf-8")

@@ -43,7 +43,7 @@ def _new_claims(claims: Path) -> list[Path]:
 
 @pytest.mark.slow  # runs the claim-set tests again in a scratch copy
 def test_the_claim_set_tests_hold_with_two_claims_added(tmp_path):
-    from harness.datalock import DataError, resolve_data_root
+    from harness.core.datalock import DataError, resolve_data_root
 
     try:
         data_root = resolve_data_root()

@@ -12,10 +12,11 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from harness import cli, make
-from harness.checkout import checkout
-from harness.errors import HarnessError, UpstreamError
-from harness.record import read_record, record_json
+from harness import cli
+from harness.authors.checkout import checkout
+from harness.build import make
+from harness.core.errors import HarnessError, UpstreamError
+from harness.core.record import read_record, record_json
 
 ROOT = Path(__file__).resolve().parents[2]
 STEMS = [p.stem for p in sorted((ROOT / "claims").glob("*.yaml"))]

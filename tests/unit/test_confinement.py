@@ -32,8 +32,9 @@ from pathlib import Path
 import pytest
 from test_upstream import FakeParams, _claim, _procs, _protocol, checked_out, world  # noqa: F401
 
-from harness import confine, sandbox
-from harness.upstream import UpstreamOptions, run_upstream_arm
+from harness.authors import confine
+from harness.authors.upstream import UpstreamOptions, run_upstream_arm
+from harness.core import sandbox
 
 #: What each payload tries, and says: "done", or the system's reason for refusing it.
 TRY = """
@@ -219,13 +220,15 @@ def _run(w, adapter: str, mode: str, factor: float = 10.0):
 
 HARNESS = """
 import json, sys
+sys.path.pop(0)  # this script's folder holds the test's own harness package (the adapters'): import the real one
 from pathlib import Path
 from types import SimpleNamespace
-from harness import confine, sandbox
-from harness.datalock import DataLock, Tables
+from harness.authors import confine
+from harness.core import sandbox
+from harness.core.datalock import DataLock, Tables
 from harness.protocols.base import ProtocolParams
-from harness.spec import Claim, ClaimSpec
-from harness.upstream import UpstreamOptions, run_upstream_arm
+from harness.claimfiles.spec import Claim, ClaimSpec
+from harness.authors.upstream import UpstreamOptions, run_upstream_arm
 
 cfg = json.loads(Path(sys.argv[1]).read_text())
 for name, why in cfg["hidden"].items():

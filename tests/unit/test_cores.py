@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from harness import cores, progress
-from harness.paths import PROJECT_ROOT
+from harness.core import cores, progress
+from harness.core.paths import PROJECT_ROOT
 
 
 def _holder(path) -> subprocess.Popen:

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from harness.datalock import DataLock, Tables
-from harness.errors import DataError
+from harness.core.datalock import DataLock, Tables
+from harness.core.errors import DataError
 
 GOOD = b'name,"score, raw",n\nx,1.5,3\ny,2.5,4\n'
 
@@ -75,7 +75,7 @@ def lock_file(tmp_path):
 
 def test_data_add_writes_the_entry_nobody_computes_by_hand(lock_file, tmp_path):
     from harness import cli
-    from harness.datalock import load_lock
+    from harness.core.datalock import load_lock
 
     root = tmp_path / "data"
     argv = ["--lock", str(lock_file), "--data-root", str(root), "data", "add", "u", str(root / "sub" / "u.csv")]
@@ -100,7 +100,7 @@ def test_data_add_writes_the_entry_nobody_computes_by_hand(lock_file, tmp_path):
     ],
 )
 def test_data_add_refuses_with_the_reason(lock_file, tmp_path, name, rel, message):
-    from harness.datalock import add_table
+    from harness.core.datalock import add_table
 
     before = lock_file.read_bytes()
     with pytest.raises(DataError, match=message):
@@ -183,7 +183,7 @@ def test_a_table_that_is_not_a_regular_file_is_refused_unread(tables, tmp_path, 
 def test_the_cli_says_so_without_a_traceback(tmp_path, capsys, monkeypatch):
     """``validate --data`` on a data root whose table is a FIFO: one line per table, exit 2."""
     from harness import cli
-    from harness.datalock import load_lock
+    from harness.core.datalock import load_lock
 
     root = tmp_path / "data"
     for entry in load_lock().tables.values():
@@ -207,7 +207,7 @@ def test_data_add_refuses_a_file_over_the_limit_at_once_naming_its_size_and_the_
     """A 3 GB file hung `data add` until it was killed. It is refused from its size alone (a sparse file here:
     nothing of it could be read in the time allowed), with the file, its size and the limit, exit 2."""
     from harness import cli
-    from harness.datalock import MAX_TABLE_BYTES
+    from harness.core.datalock import MAX_TABLE_BYTES
 
     root = tmp_path / "data"
     big = root / "big.csv"

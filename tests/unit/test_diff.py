@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.diff import _comparable, _comparable_v1, diff_records
-from harness.diff import compare as _compare_counted
-from harness.record import read_record
+from harness.core.record import read_record
+from harness.rendering.diff import _comparable, _comparable_v1, diff_records
+from harness.rendering.diff import compare as _compare_counted
 
 REPORTS = Path(__file__).resolve().parents[2] / "reports"
 
@@ -122,7 +122,7 @@ def test_a_move_inside_its_band_is_counted_not_listed_and_one_beyond_it_prints_a
 
 
 def test_the_fewest_digits_that_tell_two_values_apart():
-    from harness.diff import _apart
+    from harness.rendering.diff import _apart
 
     assert _apart(7.955353506755147e-05, 7.951784973180605e-05, False) == "7.96e-05 -> 7.95e-05"
     assert _apart(0.123456, 0.123457, False) == "0.123456 -> 0.123457"
@@ -153,7 +153,7 @@ def test_a_decision_error_moves_only_beyond_twice_its_mc_error():
 
 
 def test_an_error_inside_its_band_is_listed_raw_with_exact_and_shares_print_as_the_report_does():
-    from harness.diff import _share_apart
+    from harness.rendering.diff import _share_apart
 
     rec = _record("003")
     if rec.robustness is None:

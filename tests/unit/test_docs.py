@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import claim_fields_doc
+import harness
+from harness.claimfiles import claim_fields_doc
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -81,7 +82,9 @@ def test_the_links_are_checked_against_github_anchors(tmp_path):
 
 def test_the_field_reference_is_the_generators_output():
     committed = (ROOT / "docs" / "claim-fields.md").read_text(encoding="utf-8")
-    assert committed == claim_fields_doc.page(), "run: python -m harness.claim_fields_doc > docs/claim-fields.md"
+    assert committed == claim_fields_doc.page(), (
+        "run: python -m harness.claimfiles.claim_fields_doc > docs/claim-fields.md"
+    )
     assert claim_fields_doc.main(["--check"]) == 0
 
 
@@ -90,11 +93,13 @@ def test_the_check_fails_on_a_stale_reference(tmp_path, capsys):
     stale.write_text(claim_fields_doc.page().replace("| `seed` |", "| `sed` |", 1), encoding="utf-8")
     assert claim_fields_doc.main(["--check"], doc=stale) == 1
     err = capsys.readouterr().err
-    assert str(stale) in err and "python -m harness.claim_fields_doc >" in err and "\n" not in err.rstrip("\n")
+    assert (
+        str(stale) in err and "python -m harness.claimfiles.claim_fields_doc >" in err and "\n" not in err.rstrip("\n")
+    )
 
 
 def test_the_field_reference_lists_every_field_of_a_claim_file():
-    from harness.spec import Bootstrap, Claim, Control, Target
+    from harness.claimfiles.spec import Bootstrap, Claim, Control, Target
 
     page = claim_fields_doc.page()
     for model in (Claim, Target, Control, Bootstrap):
@@ -103,9 +108,9 @@ def test_the_field_reference_lists_every_field_of_a_claim_file():
 
 
 def test_the_readmes_claim_file_is_a_real_one_abridged_and_valid(tmp_path):
-    from harness.checkout import load_pins
-    from harness.datalock import load_lock
-    from harness.spec import load_claim
+    from harness.authors.checkout import load_pins
+    from harness.claimfiles.spec import load_claim
+    from harness.core.datalock import load_lock
 
     body = next(body for info, body in _fenced_blocks(README.read_text(encoding="utf-8")) if info.strip() == "yaml")
     shown = yaml.safe_load(body)
@@ -123,18 +128,39 @@ def test_the_readmes_claim_file_is_a_real_one_abridged_and_valid(tmp_path):
     load_claim(copy, lock=load_lock(), pins=load_pins())  # raises, listing every problem, if it does not validate
 
 
+def _module_parts(parts: list[str]) -> int:
+    """How many of ``parts`` name a module or package of the harness, from the package down (0: none)."""
+    for i in range(len(parts), 0, -1):
+        base = ROOT.joinpath("harness", *parts[:i])
+        if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
+            return i
+    return 0
+
+
 def test_every_function_the_architecture_names_exists():
     text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
-    missing = []
+    short = {p.stem for p in (ROOT / "harness").rglob("*.py")}
+    missing, unqualified = [], []
     for ref in sorted(set(re.findall(r"`([a-z_]+(?:\.[A-Za-z_]+)+)`", text))):
-        head, *rest = ref.split(".")
-        if rest[-1] in ("py", "md", "yaml") or not (ROOT / "harness" / f"{head}.py").is_file():
+        parts = ref.split(".")
+        if parts[-1] in ("py", "md", "yaml"):
             continue
-        obj = importlib.import_module(f"harness.{head}")
-        for part in rest:
+        n = _module_parts(parts)
+        if n == 0:
+            if parts[0] in short:  # a module named without its package: the reader cannot find it
+                unqualified.append(ref)
+            continue
+        obj = importlib.import_module("harness." + ".".join(parts[:n]))
+        for part in parts[n:]:
             obj = getattr(obj, part, None)
         if obj is None:
             missing.append(ref)
-    files = re.findall(r"`((?:harness/)?(?:stats|protocols|adapters)/[\w/]+\.py|harness/[\w/]+\.py)`", text)
-    missing += [f for f in files if not (ROOT / (f if f.startswith("harness/") else f"harness/{f}")).is_file()]
+    files = re.findall(r"`((?:harness/)?[a-z_]+/[\w/]+\.py)`", text)
+    missing += [
+        f
+        for f in files
+        if f.split("/")[0] in ("harness", "stats", "protocols", *(n for n, _ in harness.LAYERS))
+        and not (ROOT / (f if f.startswith("harness/") else f"harness/{f}")).is_file()
+    ]
+    assert not unqualified, f"docs/architecture.md names modules without their package: {unqualified}"
     assert not missing, f"docs/architecture.md names what the code does not hold: {missing}"

@@ -17,9 +17,8 @@ import sys
 import numpy as np
 import pytest
 
-from harness.figures import MAX_SVG_BYTES, draw_figures, read_density
-from harness.paths import PROJECT_ROOT
-from harness.record import (
+from harness.core.paths import PROJECT_ROOT
+from harness.core.record import (
     Arm,
     Arms,
     ClaimInfo,
@@ -31,7 +30,8 @@ from harness.record import (
     record_json,
     write_record,
 )
-from harness.render import render_report
+from harness.rendering.figures import MAX_SVG_BYTES, draw_figures, read_density
+from harness.rendering.render import render_report
 
 CLAIMS = sorted((PROJECT_ROOT / "claims").glob("*.yaml"))
 
@@ -132,9 +132,9 @@ def test_read_density():
 
 
 def test_a_change_of_drawing_redraws_and_does_not_rerun():
-    """No protocol imports harness.figures, so editing a figure leaves every claim's code hash alone."""
-    from harness.build import RENDER_CODE, code_files
-    from harness.registry import PROTOCOLS
+    """No protocol imports harness.rendering.figures, so editing a figure leaves every claim's code hash alone."""
+    from harness.build.keys import RENDER_CODE, code_files
+    from harness.claimfiles.registry import PROTOCOLS
 
     for protocol in PROTOCOLS:
         assert not {f.name for f in code_files(protocol)} & set(RENDER_CODE), protocol
@@ -173,7 +173,7 @@ def runs(tables, run_once, request):
     the heavy claims are left out (tests/claimset.py); ``make test-all`` has them all."""
     from claimset import heavy, slow_selected
 
-    from harness.spec import load_claim
+    from harness.claimfiles.spec import load_claim
 
     out = {}
     for path in CLAIMS:
@@ -191,9 +191,9 @@ def runs(tables, run_once, request):
 
 def _variant(spec, record: Record, tables, *, upstream: Arm | None = None, no_controls: bool = False) -> Record:
     """``record`` with its plot data recomputed as if the authors' arm had not run, or no control had."""
-    from harness.judging import arm_disagreements
     from harness.protocols.base import Context
-    from harness.verdict import decide_verdict
+    from harness.verdicts.judging import arm_disagreements
+    from harness.verdicts.verdict import decide_verdict
 
     up = upstream or record.arms.upstream
     controls = [] if no_controls else record.controls
@@ -287,7 +287,7 @@ def test_rerender_is_byte_identical(runs, tmp_path):
         "axes.prop_cycle: cycler('color', ['red'])\nfont.family: serif\n"
     )
     script = (
-        "import hashlib, json, sys\nfrom harness.record import read_record\nfrom harness.figures import "
+        "import hashlib, json, sys\nfrom harness.core.record import read_record\nfrom harness.rendering.figures import "
         "draw_figures\nout = {}\nfor p in sys.argv[1:]:\n    r = read_record(p)\n    out[r.claim.id] = "
         "{f.path: hashlib.sha256(b).hexdigest() for f, b in draw_figures(r)}\nprint(json.dumps(out))\n"
     )

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from claimset import PREFIXES
 
-from harness.invariants import COMMON, InvariantError, check_record, problems
-from harness.record import Arm, Finding, read_record
-from harness.render import render_report
+from harness.core.record import Arm, Finding, read_record
+from harness.rendering.render import render_report
+from harness.verdicts.invariants import COMMON, InvariantError, check_record, problems
 
 REPORTS = Path(__file__).resolve().parents[2] / "reports"
 
@@ -60,8 +60,8 @@ def test_underpowered_asserts_that_the_test_did_not_reject():
 def test_authors_also_fail_asserts_that_their_arm_ran_and_was_judged():
     rec = _record("002")
     t = rec.targets[0]
-    from harness.record import Verdict
-    from harness.verdict import HeadlineMissed, TargetRow
+    from harness.core.record import Verdict
+    from harness.verdicts.verdict import HeadlineMissed, TargetRow
 
     row = TargetRow(
         title=t.title,
@@ -87,7 +87,7 @@ def test_authors_also_fail_asserts_that_their_arm_ran_and_was_judged():
 def test_a_finding_whose_facts_do_not_fit_its_model_is_a_problem_named():
     """The facts of a finding its producer declares a model for are read through that model: a fact missing
     or of the wrong type is a problem of the record, named, not a KeyError in a template."""
-    from harness.record import Verdict
+    from harness.core.record import Verdict
 
     rec = _record("002")
     row = {"title": rec.targets[0].title, "judged_on": "reimpl", "upstream": "fails", "beyond": 0.001}
@@ -128,7 +128,7 @@ def test_the_renderer_refuses_a_contradiction_and_names_it():
 
 
 def test_a_failed_arm_keeps_one_line_and_says_where_the_rest_is():
-    from harness.record import one_line_reason
+    from harness.core.record import one_line_reason
 
     text = (
         "the adapter shift_test/adapter.py exited with status 1; last lines of stderr:\n"
@@ -150,9 +150,9 @@ def test_a_failed_arm_keeps_one_line_and_says_where_the_rest_is():
 def test_every_finding_the_harness_states_for_every_report_has_a_facts_model():
     """The findings every report states (and every reason of a verdict) are typed: for each record of the
     claims at hand, each such finding has a model declared for its state, and its recorded facts fit it."""
-    from harness.common_findings import common_findings  # noqa: F401  (declares the models)
-    from harness.record import facts_model, typed_facts
-    from harness.verdict import decide_verdict  # noqa: F401
+    from harness.core.record import facts_model, typed_facts
+    from harness.verdicts.common_findings import common_findings  # noqa: F401  (declares the models)
+    from harness.verdicts.verdict import decide_verdict  # noqa: F401
 
     common = ("resampling", "authors_arm", "target_reasons", "control_conditions", "basis", "agreement", "measurement")
     for path in sorted(REPORTS.glob("[0-9]*.json")):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import lifecycle
+from harness.core import lifecycle
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -21,7 +21,7 @@ POOL_PARENT = """
     import os, sys, time
     from concurrent.futures import ProcessPoolExecutor
     from pathlib import Path
-    from harness import lifecycle
+    from harness.core import lifecycle
 
     def job(folder):
         Path(folder, str(os.getpid())).touch()  # the worker is running (its initializer has run)
@@ -86,7 +86,7 @@ def test_pool_workers_die_with_their_parent(tmp_path, kind, sig):
 
 def test_die_with_parent_asks_the_kernel_on_linux():
     out = subprocess.run(
-        [sys.executable, "-c", "from harness.lifecycle import die_with_parent; print(die_with_parent())"],
+        [sys.executable, "-c", "from harness.core.lifecycle import die_with_parent; print(die_with_parent())"],
         capture_output=True,
         text=True,
         check=True,
@@ -157,7 +157,7 @@ def test_a_scratch_folder_is_removed_on_an_exception_and_its_guard_dismissed(tmp
 
 GUARDED_PARENT = """
     import subprocess, sys, time
-    from harness import lifecycle
+    from harness.core import lifecycle
 
     with lifecycle.scratch_folder("t-") as (folder, guard):
         child = subprocess.Popen(

@@ -13,16 +13,17 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from harness import fanout, registry
-from harness.invariants import problems
-from harness.multiverse import multiverse_finding, run_multiverse
-from harness.multiverse_finding import analysis_choices_label
+from harness.claimfiles import registry
+from harness.claimfiles.spec import Claim, ClaimSpec
+from harness.core.quantities import Quantity
+from harness.core.record import MultiverseRecord, MultiverseSpecification
+from harness.core.schema import Count, Number, validate_plain
+from harness.parallel import fanout
 from harness.protocols.base import Choice, Measurement, Protocol, ProtocolParams
-from harness.quantities import Quantity
-from harness.record import MultiverseRecord, MultiverseSpecification
-from harness.render import render_report
-from harness.schema import Count, Number, validate_plain
-from harness.spec import Claim, ClaimSpec
+from harness.rendering.render import render_report
+from harness.resampling.multiverse import multiverse_finding, run_multiverse
+from harness.resampling.multiverse_finding import analysis_choices_label
+from harness.verdicts.invariants import problems
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -195,7 +196,7 @@ def test_excluded_combinations_are_not_run(toy):
 
 def test_serial_and_two_local_workers_give_the_same_multiverse(tables):
     """A real claim's multiverse (the shift test's, the cheapest) on one process and on two workers."""
-    from harness.spec import load_claim
+    from harness.claimfiles.spec import load_claim
 
     path = next(p for p in sorted((ROOT / "claims").glob("*.yaml")) if "multiverse:" in p.read_text())
     spec = load_claim(path, tables=tables)
@@ -378,7 +379,7 @@ def test_a_finding_that_contradicts_the_specifications_is_caught(base):
 
 
 def test_the_specification_curve_is_byte_identical_on_redraw(base):
-    from harness.figures import draw_figures
+    from harness.rendering.figures import draw_figures
 
     rec = _with(base, _multiverse(["holds", "fails", "holds", "fails", "holds", "fails"]))
     one = [svg for f, svg in draw_figures(rec) if f.name == "specification_curve"]
@@ -388,8 +389,8 @@ def test_the_specification_curve_is_byte_identical_on_redraw(base):
 
 
 def test_a_real_claims_curve_is_drawn_again_byte_for_byte_from_its_record_read_back(base, tmp_path):
-    from harness.figures import draw_figures
-    from harness.record import read_record, write_record
+    from harness.core.record import read_record, write_record
+    from harness.rendering.figures import draw_figures
 
     if base.multiverse is None:
         pytest.skip("claim 000 declares no multiverse")
@@ -410,7 +411,7 @@ def test_the_shift_tests_multiverse_keeps_the_paper_specification_as_the_run_its
 
 
 def test_the_index_has_an_analysis_choices_column(base):
-    from harness.index import index_markdown
+    from harness.rendering.index import index_markdown
 
     md = index_markdown([_with(base, _multiverse(["holds", "holds", "fails", "fails", "fails", "fails"]))])
     header = next(line for line in md.splitlines() if line.startswith("| claim |"))

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.datalock import load_lock
-from harness.errors import SpecError
-from harness.multiverse_spec import n_specifications
-from harness.registry import PROTOCOLS
-from harness.spec import MULTIVERSE_BUDGET, load_claim, multiverse_grid
+from harness.claimfiles.multiverse_spec import n_specifications
+from harness.claimfiles.registry import PROTOCOLS
+from harness.claimfiles.spec import MULTIVERSE_BUDGET, load_claim, multiverse_grid
+from harness.core.datalock import load_lock
+from harness.core.errors import SpecError
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAIMS = sorted((ROOT / "claims").glob("*.yaml"))

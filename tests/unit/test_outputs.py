@@ -16,11 +16,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness import cli, make
-from harness.errors import HarnessError
-from harness.fileio import project_lock
-from harness.plan import plan
-from harness.record import CONTENT_KEY, RecordEdited, read_record, record_json, sealed
+from harness import cli
+from harness.build import make
+from harness.build.plan import plan
+from harness.core.errors import HarnessError
+from harness.core.fileio import project_lock
+from harness.core.record import CONTENT_KEY, RecordEdited, read_record, record_json, sealed
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = sorted((ROOT / "reports").glob("*.json"))
@@ -56,11 +57,13 @@ def out(sealed_reports):
 def _quick_drawing(monkeypatch):
     """Reports drawn as one line and no figures: these tests are about which record is drawn and when (the
     committed records may be older than today's templates)."""
-    import harness.figures
-    import harness.render
+    import harness.rendering.figures
+    import harness.rendering.render
 
-    monkeypatch.setattr(harness.render, "render_report", lambda record: f"report of {record.verdict.verdict}\n")
-    monkeypatch.setattr(harness.figures, "draw_figures", lambda record: [])
+    monkeypatch.setattr(
+        harness.rendering.render, "render_report", lambda record: f"report of {record.verdict.verdict}\n"
+    )
+    monkeypatch.setattr(harness.rendering.figures, "draw_figures", lambda record: [])
 
 
 def _edit_verdict(path: Path, verdict: str) -> None:
@@ -186,7 +189,7 @@ def test_an_old_schema_record_leaves_the_index_as_it_was(out):
 def test_render_while_a_run_writes_never_puts_the_old_report_back(out, monkeypatch):
     """A render reads the old record, draws slowly; a run finishes meanwhile: the run's report must stay."""
     cid = _smallest().stem
-    import harness.render as render_module
+    import harness.rendering.render as render_module
 
     started, slow = threading.Event(), 1.5
     real_render = render_module.render_report
@@ -244,14 +247,14 @@ def test_render_holds_the_write_lock_while_it_reads(out):
 
 
 def make_lock_file() -> Path:
-    from harness.fileio import LOCK_FILE
+    from harness.core.fileio import LOCK_FILE
 
     LOCK_FILE.parent.mkdir(parents=True, exist_ok=True)
     return LOCK_FILE
 
 
 def test_a_record_the_templates_cannot_draw_is_one_line_and_keeps_the_index(out, monkeypatch):
-    import harness.render
+    import harness.rendering.render
 
     def broken(record):
         raise KeyError("all_headline")
@@ -259,7 +262,7 @@ def test_a_record_the_templates_cannot_draw_is_one_line_and_keeps_the_index(out,
     said = _Said()
     make.write_index(out, said)
     index = (out / "README.md").read_text(encoding="utf-8")
-    monkeypatch.setattr(harness.render, "render_report", broken)
+    monkeypatch.setattr(harness.rendering.render, "render_report", broken)
     cid = _smallest().stem
     assert make.render_claims(out, [ROOT / "claims" / f"{cid}.yaml"], said) == make.EXIT_ERROR
     assert f"{cid}: the report could not be drawn from its record" in said.errors()
@@ -353,7 +356,7 @@ def test_a_record_without_its_seal_is_refused_by_every_reader(out, capsys):
 
 
 def test_a_sealed_record_at_a_git_ref_whose_seal_is_broken_is_not_compared(monkeypatch):
-    from harness import diff
+    from harness.rendering import diff
 
     rec = read_record(_smallest())
     raw = json.loads(record_json(rec))

@@ -2,7 +2,7 @@
 blames only the authors' code.
 
 An arm runs unconfined (``sandbox="none"``, where any change in the watched folders voids it) in a thread, with an
-adapter that naps; meanwhile this process writes a cache entry and a report through :mod:`harness.fileio` (as
+adapter that naps; meanwhile this process writes a cache entry and a report through :mod:`harness.core.fileio` (as
 another claim of the build does). The arm is still accepted; a write by other means in the same window is still
 caught, and named, and ours is not.
 """
@@ -17,9 +17,10 @@ import time
 import pytest
 from test_upstream import _arm, checked_out, world  # noqa: F401  (fixtures of the authors' arm's tests)
 
-from harness import journal, upstream
-from harness.fileio import atomic_write_text, project_lock, write_together
-from harness.upstream import UpstreamResult
+from harness.authors import upstream
+from harness.authors.upstream import UpstreamResult
+from harness.core import journal
+from harness.core.fileio import atomic_write_text, project_lock, write_together
 
 NAP = """
     import time
@@ -132,7 +133,7 @@ def test_a_thread_running_an_arm_may_write_through_fileio_but_not_by_other_means
 def test_a_window_is_read_while_other_threads_write(tmp_path):
     """The check reads a window while the other claims' threads go on recording their writes (seen in a build:
     "dictionary changed size during iteration")."""
-    from harness.sandbox import WatchRoot
+    from harness.core.sandbox import WatchRoot
 
     roots = [WatchRoot("w", tmp_path)]
     stop = threading.Event()

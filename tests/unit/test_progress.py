@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import progress
+from harness.core import progress
 
 ROOT = Path(__file__).resolve().parents[2]
 

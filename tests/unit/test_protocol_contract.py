@@ -1,7 +1,7 @@
 """The contract every registered protocol keeps: one test per protocol and part, naming what a folder lacks.
 
 As scikit-learn's ``parametrize_with_checks`` runs the same checks over every estimator, these run over every
-protocol of the registry (:data:`harness.registry.PROTOCOLS`), so that a new folder, added as
+protocol of the registry (:data:`harness.claimfiles.registry.PROTOCOLS`), so that a new folder, added as
 ``docs/adding-a-protocol.md`` says, is told here what it still lacks, by name, before any claim uses it. The
 other tests derive their lists from the registry and the cards; none keeps a copy of a protocol's figures,
 findings or choices.
@@ -13,9 +13,9 @@ import inspect
 
 import pytest
 
-from harness.paths import PROJECT_ROOT
+from harness.claimfiles.registry import PROTOCOLS
+from harness.core.paths import PROJECT_ROOT
 from harness.protocols.base import Choice, Protocol, ProtocolParams
-from harness.registry import PROTOCOLS
 
 TEMPLATES = PROJECT_ROOT / "templates"
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from claimset import PREFIXES
 
-from harness.record import Arm, Finding, read_record
-from harness.render import render_report as _render
+from harness.core.record import Arm, Finding, read_record
+from harness.rendering.render import render_report as _render
 
 
 def render_report(record) -> str:
@@ -40,7 +40,7 @@ def _with_finding(record, name, **changes):
 
 def _without_upstream(record, reason="no route to host"):
     """The record as a run without the authors' arm would word it (the arm's numbers gone)."""
-    from harness.common_findings import authors_arm_finding
+    from harness.verdicts.common_findings import authors_arm_finding
 
     arm = Arm(status="could not run", reason=reason)
     arms = record.arms.model_copy(update={"upstream": arm})
@@ -81,7 +81,7 @@ def test_an_exceptions_text_never_reaches_the_prose(prefix):
     crash = (
         "the adapter protocols/x/adapter.py exited with status 1; last lines of stderr:\n"
         "Traceback (most recent call last):\n"
-        "harness.adapters.errors.OutsideTheirCodeError: the claim's periods are not those of the authors' code "
+        "harness.authors.adapters.errors.OutsideTheirCodeError: the claim's periods are not those of the authors' code "
         "(their scripts cannot take others): period H1 = None..2024-04 is not their <=2024-06 = (1900, 1)..(2024, 6)"
     )
     md = render_report(_without_upstream(_record(prefix), crash))
@@ -125,8 +125,8 @@ def test_a_small_table_is_not_at_its_edge():
 
 
 def test_numbers_as_a_reader_reads_them():
-    from harness.quantities import budget_text, power_of_ten
-    from harness.render import cap, every, fmt_auto, fmt_general, fmt_num, fmt_sci, fmt_signed
+    from harness.core.quantities import budget_text, power_of_ten
+    from harness.rendering.render import cap, every, fmt_auto, fmt_general, fmt_num, fmt_sci, fmt_signed
 
     assert budget_text(1000.0) == "10²⁴ FLOPs" and budget_text(10**3.5) == "10^24.5 FLOPs"
     assert budget_text(3162.0) == "3.2 × 10²⁴ FLOPs" and budget_text(300.0) == "3 × 10²³ FLOPs"
@@ -224,7 +224,7 @@ def test_render_needs_no_protocol_no_scipy_and_no_data(tmp_path):
     import subprocess
     import sys
 
-    from harness.record import record_json
+    from harness.core.record import record_json
 
     rec = _record("002")
     (tmp_path / f"{rec.claim.id}.json").write_text(record_json(rec), encoding="utf-8")  # sealed, as a run writes it
@@ -236,7 +236,8 @@ def test_render_needs_no_protocol_no_scipy_and_no_data(tmp_path):
         "    parts = m.split('.')\n"
         "    return len(parts) <= 3 or parts[3:] in (['figures'], ['invariants'], ['quantities'])\n"
         "heavy = [m for m in sys.modules if m.split('.')[0] in ('scipy', 'pandas')\n"
-        "         or m.startswith(('harness.stats', 'harness.spec', 'harness.runner', 'harness.protocols.base'))\n"
+        "         or m.startswith(('harness.stats', 'harness.claimfiles.spec', 'harness.build.runner',\n"
+        "                          'harness.protocols.base'))\n"
         "         or (m.startswith('harness.protocols.') and not light(m))]\n"
         "print(heavy)\n"
     )
@@ -286,7 +287,7 @@ def _tables(md: str):
 
 @pytest.mark.parametrize("prefix", PREFIXES)
 def test_claim_text_cannot_break_a_table_or_add_html(prefix):
-    from harness.record import Record
+    from harness.core.record import Record
 
     rec = _record(prefix)
     evil = Record.model_validate(_evil(rec.model_dump(mode="json")))
@@ -305,7 +306,7 @@ def test_claim_text_cannot_break_a_table_or_add_html(prefix):
 
 
 def test_the_md_filter():
-    from harness.render import md
+    from harness.rendering.render import md
 
     assert md("MATH Lvl 5") == "MATH Lvl 5" and md("q_τ^sig(z;θ)") == "q_τ^sig(z;θ)"
     assert md("gap < 2e-4") == "gap < 2e-4" and md("|coverage − τ|") == "|coverage − τ|"
@@ -325,7 +326,7 @@ def test_the_md_filter():
 
 
 def test_counts_and_shares_in_words():
-    from harness.render import agree, count_of, fmt_count, fmt_pct, period
+    from harness.rendering.render import agree, count_of, fmt_count, fmt_pct, period
 
     assert count_of(1, "model") == "1 model" and count_of(582, "model") == "582 models"
     assert count_of(1.0, "boundary", "boundaries") == "1 boundary" and fmt_count(474.0) == "474"
@@ -335,7 +336,7 @@ def test_counts_and_shares_in_words():
 
 
 def test_a_line_under_a_table_is_set_apart():
-    from harness.render import _tidy
+    from harness.rendering.render import _tidy
 
     out = _tidy("| a | b |\n| --- | --- |\n| 1 | 2 |\nThe next sentence.\n|x| is a magnitude\n")
     assert "| 1 | 2 |\n\nThe next sentence." in out
@@ -343,7 +344,7 @@ def test_a_line_under_a_table_is_set_apart():
 
 
 def test_the_index_leads_with_a_short_title_and_why():
-    from harness.index import index_markdown, short_title, why
+    from harness.rendering.index import index_markdown, short_title, why
 
     rec = _record("003")
     assert short_title(rec) == rec.claim.title
@@ -395,7 +396,7 @@ def test_a_changed_outcome_names_the_target_as_a_title():
 
 def test_no_figure_names_a_table_the_claim_does_not_give():
     """The hyperparameters figure says 'the reference', a boundary figure without paper values no paper ×."""
-    from harness.figures import draw_figures
+    from harness.rendering.figures import draw_figures
 
     rec = _record("004")
     (fig, svg) = draw_figures(rec)[0]
@@ -440,8 +441,8 @@ def _in_state(c: dict, state: str, **extra) -> dict:
 
 def _as_state(rec, state, rows=None, **facts):
     """The record's resampling as a run in ``state`` would word it: every comparison in that state (or ``rows``)."""
-    from harness.common_findings import resampling_finding
-    from harness.decisions import overall_state
+    from harness.core.decisions import overall_state
+    from harness.verdicts.common_findings import resampling_finding
 
     f = rec.robustness.facts
     comparisons = rows or [_in_state(c, state) for c in f["comparisons"]]
@@ -470,7 +471,7 @@ def _one_ordering():
 
 @pytest.mark.parametrize("state", ["supported", "contradicted", "inconclusive", "not assessed"])
 def test_each_resampling_state_leads_with_its_own_words_and_no_other(state):
-    from harness.render import fmt_auto
+    from harness.rendering.render import fmt_auto
 
     rec, label = _one_ordering()
     c0 = rec.robustness.facts["comparisons"][0]
@@ -572,7 +573,7 @@ def test_every_p_value_of_the_shift_test_is_named():
 
 def test_one_target_and_two_in_words():
     """No "All 1 targets", "0 of the 1 hold" or "All 2": the one target, both, none (issue 28)."""
-    from harness.record import TargetOutcome
+    from harness.core.record import TargetOutcome
 
     rec = _record("002")
     one = [rec.targets[0]]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from harness import sandbox
+from harness.core import sandbox
 
 
 def _roots(tmp_path):

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from harness import cli
-from harness.errors import DataError
-from harness.spec import load_claim
+from harness.claimfiles.spec import load_claim
+from harness.core.errors import DataError
 
 CLAIM = Path(__file__).resolve().parents[2] / "claims" / "000_aime2025_shift_test.yaml"
 

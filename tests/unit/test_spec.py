@@ -11,9 +11,9 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from harness.datalock import load_lock
-from harness.errors import SpecError
-from harness.spec import load_claim
+from harness.claimfiles.spec import load_claim
+from harness.core.datalock import load_lock
+from harness.core.errors import SpecError
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAIMS = sorted((ROOT / "claims").glob("*.yaml"))
@@ -254,7 +254,7 @@ def test_prose_is_folded_to_one_paragraph():
     raw = _raw()
     raw["limitations"] = ["line one\n# not a heading"]
     assert "# not a heading" in raw["limitations"][0]
-    from harness.spec import Claim
+    from harness.claimfiles.spec import Claim
 
     assert Claim.model_validate(raw).limitations == ["line one # not a heading"]
 
@@ -465,7 +465,7 @@ def test_a_quoted_p_value_threshold_no_longer_turns_the_verdict(tmp_path):
 def test_strict_mode_still_takes_an_integer_for_a_float():
     raw = _raw()
     raw["params"]["kappa"] = 50  # YAML 50 where a float is expected
-    from harness.schema import validate_plain
+    from harness.core.schema import validate_plain
 
     assert validate_plain(load_claim(CLAIM).protocol.Params, raw["params"]).kappa == 50.0
 
@@ -510,7 +510,7 @@ def test_control_characters_and_bidi_overrides_are_refused_in_labels_and_prose(t
 
 
 def test_the_schema_itself_refuses_controls_in_labels_and_text():
-    from harness.spec import Claim
+    from harness.claimfiles.spec import Claim
 
     raw = _raw()
     raw["claim"] = "a claim \u202e"
@@ -547,7 +547,7 @@ def test_an_unquoted_date_is_refused_and_the_message_says_to_quote_it(tmp_path, 
 def test_a_quoted_date_and_other_text_that_looks_like_a_date_are_read():
     spec = load_claim(CLAIM0)
     assert spec.params.cutoff == "2025-02-06"  # quoted in the file
-    from harness.claim_yaml import is_yaml11_date
+    from harness.claimfiles.claim_yaml import is_yaml11_date
 
     assert not any(is_yaml11_date(v) for v in ("2025", "2025-02", "Jan 6 2025", "2025/02/06", "v2025-02-06"))
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from harness.render import environment
+from harness.rendering.render import environment
 
 TEMPLATES = sorted((Path(__file__).resolve().parents[2] / "templates").glob("*.j2"))
 ARITHMETIC = {"+", "-", "*", "/", "//", "%", "**"}

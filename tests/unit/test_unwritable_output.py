@@ -39,7 +39,7 @@ def _one_line_error(err: str) -> list[str]:
 
 
 def _bwrap() -> str:
-    from harness.sandbox import bubblewrap_unavailable
+    from harness.core.sandbox import bubblewrap_unavailable
 
     why = bubblewrap_unavailable()
     if why:
@@ -95,7 +95,7 @@ def test_a_full_disk_is_one_line_and_exit_2(sealed_reports, tmp_path):
 @pytest.mark.parametrize("fault", [errno.EROFS, errno.ENOSPC])
 def test_an_injected_write_failure_is_one_line_and_exit_2(sealed_reports, monkeypatch, capsys, fault):
     """The same without bubblewrap: every file write fails as a read-only folder or a full disk fails it."""
-    import harness.fileio
+    import harness.core.fileio
 
     out = sealed_reports
     cid = _smallest_claim(out)
@@ -105,18 +105,18 @@ def test_an_injected_write_failure_is_one_line_and_exit_2(sealed_reports, monkey
     def failing(fd):
         raise OSError(fault, os.strerror(fault))
 
-    monkeypatch.setattr(harness.fileio.os, "fsync", failing)
+    monkeypatch.setattr(harness.core.fileio.os, "fsync", failing)
     assert cli.main(["render", cid, "--out", str(out)]) == 2
     lines = _one_line_error(capsys.readouterr().err)
     assert any(str(out) in line and os.strerror(fault) in line for line in lines), lines
-    monkeypatch.setattr(harness.fileio.os, "fsync", real_fsync)
+    monkeypatch.setattr(harness.core.fileio.os, "fsync", real_fsync)
     assert _contents(out) == before
     assert json.loads((out / f"{cid}.json").read_text())["claim"]["id"] == cid
 
 
 def test_a_data_lock_that_cannot_be_written_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
     """`data add` with the lock on a read-only folder (injected): the folder named, exit 2, the lock unchanged."""
-    import harness.fileio
+    import harness.core.fileio
 
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "u.csv").write_bytes(b"a,b\n1,2\n")
@@ -127,7 +127,7 @@ def test_a_data_lock_that_cannot_be_written_is_one_line_and_exit_2(tmp_path, mon
     def read_only(*args, **kwargs):
         raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(tmp_path / ".lock.yaml.x1y2.tmp"))
 
-    monkeypatch.setattr(harness.fileio.tempfile, "mkstemp", read_only)
+    monkeypatch.setattr(harness.core.fileio.tempfile, "mkstemp", read_only)
     argv = ["--lock", str(lock), "--data-root", str(tmp_path / "data"), "data", "add", "v"]
     assert cli.main([*argv, str(tmp_path / "data" / "u.csv"), "--provenance", "p"]) == 2
     (line,) = _one_line_error(capsys.readouterr().err)

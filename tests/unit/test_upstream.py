@@ -26,14 +26,14 @@ import git
 import pytest
 import yaml
 
-from harness import upstream
-from harness.checkout import checkout, load_pins, verify_checkout
-from harness.codegraph import HARNESS, LAUNCHER
-from harness.datalock import DataLock, Tables
-from harness.errors import UpstreamError
+from harness.authors import upstream
+from harness.authors.checkout import checkout, load_pins, verify_checkout
+from harness.authors.upstream import UpstreamOptions, run_upstream_arm
+from harness.claimfiles.spec import Claim, ClaimSpec
+from harness.core.codegraph import HARNESS, LAUNCHER
+from harness.core.datalock import DataLock, Tables
+from harness.core.errors import UpstreamError
 from harness.protocols.base import ProtocolParams
-from harness.spec import Claim, ClaimSpec
-from harness.upstream import UpstreamOptions, run_upstream_arm
 
 ACTOR = git.Actor("Test", "test@example.invalid")
 
@@ -184,7 +184,7 @@ def world(tmp_path):
 
     # a harness package of the test's own: the launcher, and the fake adapters as modules harness.fake.<name>
     package = tmp_path / "harness"
-    (package / "adapters").mkdir(parents=True)
+    (package / LAUNCHER).parent.mkdir(parents=True)
     (package / "fake").mkdir()
     (package / "__init__.py").write_text("")
     (package / "fake" / "__init__.py").write_text("")
@@ -665,7 +665,7 @@ def test_the_adapter_runs_as_a_process_with_a_safe_path(checked_out):
 
 
 def _bubblewrap_or_skip() -> None:
-    from harness import sandbox
+    from harness.core import sandbox
 
     why = sandbox.bubblewrap_unavailable()
     if why:
@@ -675,7 +675,8 @@ def _bubblewrap_or_skip() -> None:
 @pytest.mark.parametrize("mode", ["none", "bubblewrap", "landlock"])
 def test_an_adapter_writing_outside_its_folder_cannot_run_and_caches_nothing(checked_out, mode, monkeypatch):
     """Defect 4: absolute writes into reports/ and vendor/ succeeded and the run was "ok" and cached."""
-    from harness import confine, sandbox
+    from harness.authors import confine
+    from harness.core import sandbox
 
     w = checked_out
     if mode == "bubblewrap":
@@ -721,12 +722,13 @@ def test_cache_and_input_copies_are_world_readable(checked_out):
 
 PARENT = """
 import json, sys
+sys.path.pop(0)  # this script's folder holds the test's own harness package (the adapters'): import the real one
 from types import SimpleNamespace
 from pathlib import Path
-from harness.datalock import DataLock, Tables
+from harness.core.datalock import DataLock, Tables
 from harness.protocols.base import ProtocolParams
-from harness.spec import Claim, ClaimSpec
-from harness.upstream import UpstreamOptions, run_upstream_arm
+from harness.claimfiles.spec import Claim, ClaimSpec
+from harness.authors.upstream import UpstreamOptions, run_upstream_arm
 
 cfg = json.loads(Path(sys.argv[1]).read_text())
 
@@ -788,7 +790,7 @@ def test_a_killed_harness_leaves_no_adapter_and_no_scratch_folder(checked_out, s
 
 @pytest.fixture
 def no_bubblewrap(monkeypatch):
-    from harness import sandbox
+    from harness.core import sandbox
 
     monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
     sandbox.bubblewrap_unavailable.cache_clear()
@@ -839,7 +841,7 @@ def test_the_adapter_cannot_take_8_gib(checked_out, mode):
 def test_the_adapter_cannot_reach_a_listener_on_this_machine(checked_out, mode):
     import socket
 
-    from harness import confine
+    from harness.authors import confine
 
     if mode == "none" and confine.network_unavailable():
         pytest.skip(f"no network namespace without bubblewrap here: {confine.network_unavailable()}")
@@ -859,7 +861,7 @@ def test_the_adapter_cannot_reach_a_listener_on_this_machine(checked_out, mode):
 
 
 def test_the_process_limit_holds(checked_out):
-    from harness import confine
+    from harness.authors import confine
 
     if confine.cgroup_root() is None:
         pytest.skip("no pids cgroup can be made here")
@@ -888,7 +890,7 @@ def test_an_edit_hidden_from_git_is_refused_naming_the_file(checked_out, hide):
 def test_the_cache_key_covers_the_bytes_that_ran(checked_out, monkeypatch):
     w = checked_out
     key = _arm(w).cache_key
-    from harness import checkout as checkout_module
+    from harness.authors import checkout as checkout_module
 
     real = checkout_module.verified_tree
     monkeypatch.setattr(upstream, "verified_tree", lambda *a, **k: (real(*a, **k)[0], "0" * 64))
@@ -896,7 +898,7 @@ def test_the_cache_key_covers_the_bytes_that_ran(checked_out, monkeypatch):
 
 
 def test_hashing_the_checkout_is_fast():
-    from harness.checkout import verified_tree
+    from harness.authors.checkout import verified_tree
 
     dest = Path(__file__).resolve().parents[2] / "vendor" / "prescriptive-scaling"
     if not dest.exists():
@@ -913,7 +915,7 @@ def test_the_count_of_processes_left_behind_goes_to_the_run_log_not_the_record(c
     """A forced rerun moved the committed `leftovers_killed` from 0 to 1 (record and report) while no number moved.
     A run that left a daemon behind and a run served from an answer cached with a count inside its confinement (as
     answers were cached before) give the same arm; the count is in the run log."""
-    from harness import runner
+    from harness.build import runner
 
     w = checked_out
     options = UpstreamOptions(**{**w.options.__dict__, "sandbox": "none", "watch": {}})  # bubblewrap leaves none

@@ -4,14 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.common_findings import common_findings
-from harness.judging import arm_disagreements, judge_controls, judge_targets, requirement_text
+from harness.claimfiles.spec import Claim, ClaimSpec
+from harness.core.quantities import Quantity
+from harness.core.record import Arm, ArmControl
+from harness.core.relations import literal_decimals
 from harness.protocols.leaderboard import TauOverride
-from harness.quantities import Quantity
-from harness.record import Arm, ArmControl
-from harness.relations import literal_decimals
-from harness.spec import Claim, ClaimSpec
-from harness.verdict import decide_verdict
+from harness.verdicts.common_findings import common_findings
+from harness.verdicts.judging import arm_disagreements, judge_controls, judge_targets, requirement_text
+from harness.verdicts.verdict import decide_verdict
 
 
 def _spec(**over) -> ClaimSpec:

@@ -1,8 +1,8 @@
 """Authors' arm of protocol ``boundary_at_budget`` (Table 1: boundary at 1e24 FLOPs).
 
-Runs inside the pinned checkout (see ``harness/adapters/_launch.py``); imports
+Runs inside the pinned checkout (see ``harness/authors/adapters/_launch.py``); imports
 the authors' functions from it, and from the harness only its protocol's
-quantity names and the shared driver :mod:`harness.adapters.authors_sigmoid`.
+quantity names and the shared driver :mod:`harness.authors.adapters.authors_sigmoid`.
 
 Call path: the one their CLI takes for
 ``scripts/smooth_single_skill_frontier.py --sigmoid --split_mode none``
@@ -11,7 +11,7 @@ Call path: the one their CLI takes for
 1. ``_load_xy_from_csv(csv, task_cols, compute_product_cols=(tokens, params),
    compute_multiplier=m)`` -> ``x``, ``Y`` (rows with a finite ``x > 0``); for
    scores in percent (``scale: percent``) ``csv`` is a copy of the table with
-   the score columns divided by 100 (:func:`~harness.adapters.authors_sigmoid.claim_table`).
+   the score columns divided by 100 (:func:`~harness.authors.adapters.authors_sigmoid.claim_table`).
 2. Per task, as ``fit_sigmoid_frontier`` does: keep finite ``(x, y)``,
    ``z = log10(max(x, 1e-300))``, sort by ``np.argsort(z)``.
 3. ``fit_sigmoid_enhanced(z, y, tau=tau, kappa_final=kappa, lambda_b=lam,
@@ -27,15 +27,15 @@ Call path: the one their CLI takes for
 Cold start (``alt_start.*``, and the main fit when ``warm_start`` is false):
 their optimiser without the tau/kappa continuation. ``fit_sigmoid_enhanced``
 offers no argument that removes the continuation, so
-:func:`harness.adapters.authors_sigmoid.fit_one_stage` drives the module's own pieces (``solve_y0_L_given_shape``,
-``objective_and_grad``) with the same starts (``n_zstar_grid`` z* values plus
+:func:`harness.authors.adapters.authors_sigmoid.fit_one_stage` drives the module's own pieces
+(``solve_y0_L_given_shape``, ``objective_and_grad``) with the same starts (``n_zstar_grid`` z* values plus
 five quantiles of z, ``n_b_grid`` log-spaced slopes, ``n_random`` random
 shapes from ``default_rng(seed)``, best 10 kept), the same box, constraint and
 SLSQP options, and the box limits and ``maxiter`` read from
 ``fit_sigmoid_enhanced``'s signature -- but every step, the screening of the
 starts included, at the final ``(tau, kappa)``. Nothing is monkeypatched.
 
-Their own setting (``details.own_setting``, :func:`harness.adapters.authors_sigmoid.own_setting`): the
+Their own setting (``details.own_setting``, :func:`harness.authors.adapters.authors_sigmoid.own_setting`): the
 (tau, kappa, lambda) their own code path fits this table with (their Epoch AI script's defaults for a table
 with a compute column, their CLI's for the leaderboard), read from their code; where it is not the claim's,
 each task is fitted there too, as their path does (with the continuation), and its cell reported
@@ -61,7 +61,7 @@ import math
 
 import numpy as np
 
-from ...adapters.authors_sigmoid import (
+from ...authors.adapters.authors_sigmoid import (
     ACTIVE_TOL,
     CLI_FIT_ARGS,
     bound_gaps,

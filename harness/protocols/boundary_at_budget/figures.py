@@ -1,6 +1,6 @@
 """Figures of ``boundary_at_budget``: each benchmark's boundary at the budget, both arms and the control.
 
-Drawn from the record alone (see :mod:`harness.figures`).
+Drawn from the record alone (see :mod:`harness.rendering.figures`).
 """
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import math
 
 import numpy as np
 
-from ...figures import (
+from ...core.record import Figure, Record
+from ...rendering.figures import (
     CONTROL,
     PAPER,
     REIMPL,
@@ -24,7 +25,6 @@ from ...figures import (
     upstream_label,
     upstream_missing,
 )
-from ...record import Figure, Record
 
 __all__ = ["draw"]
 

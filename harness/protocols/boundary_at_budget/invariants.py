@@ -1,4 +1,4 @@
-"""What the findings of ``boundary_at_budget`` assert about the record (see :mod:`harness.invariants`).
+"""What the findings of ``boundary_at_budget`` assert about the record (see :mod:`harness.verdicts.invariants`).
 
 Standard library only: rendering a report checks these and loads nothing heavier.
 """
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import math
 
-from ...invariants import Invariants, same
-from ...relations import within_tolerance
+from ...core.relations import within_tolerance
+from ...verdicts.invariants import Invariants, same
 from . import quantities as Q
 
 INVARIANTS = Invariants()

@@ -15,9 +15,9 @@ import math
 import numpy as np
 from pydantic import Field
 
-from ...fanout import Mapper
-from ...relations import target_holds, within_tolerance
-from ...schema import Number
+from ...core.relations import target_holds, within_tolerance
+from ...core.schema import Number
+from ...parallel.fanout import Mapper
 from ...stats.sigmoid import SigmoidQuantileRegressor, sigmoid_boundary, sigmoid_objective
 from ..base import Choice, Context, Measurement, Protocol, finding
 from ..leaderboard import (
@@ -641,7 +641,7 @@ class BoundaryAtBudget(Protocol):
         counts of the ``j``-th score bin from the bottom, left to right, as space-separated integers without
         trailing zeros (a list of numbers would take a line each in the record); the curves are on
         ``numpy.linspace(*z_grid)``, rounded to 5 decimals. (The helpers are local so that this module does
-        not import :mod:`harness.figures`: a change of drawing then redraws, it does not rerun.)
+        not import :mod:`harness.rendering.figures`: a change of drawing then redraws, it does not rerun.)
         """
 
         p = ctx.params

@@ -1,11 +1,11 @@
 """Quantities of ``boundary_at_budget``: each benchmark's boundary at the budget, and its fit's coverage.
 
-Standard library only (see :mod:`harness.quantities`).
+Standard library only (see :mod:`harness.core.quantities`).
 """
 
 from __future__ import annotations
 
-from ...quantities import Quantity, boxed, budget_text
+from ...core.quantities import Quantity, boxed, budget_text
 
 __all__ = ["vocabulary", "control_vocabulary", "boundary", "coverage", "alt_start_boundary", "ALT_START_MAX_SHIFT"]
 

@@ -1,10 +1,10 @@
 """Authors' arm of protocol ``estimator_comparison`` (claim 003: Table 2, sigmoid vs baselines).
 
-Runs inside the pinned checkout (see ``harness/adapters/_launch.py``); imports
+Runs inside the pinned checkout (see ``harness/authors/adapters/_launch.py``); imports
 the authors' code from it, and from the harness only its protocol's quantity
-names and the shared drivers :mod:`harness.adapters.authors_periods` (their
+names and the shared drivers :mod:`harness.authors.adapters.authors_periods` (their
 period loaders, the period checks, the refit for parameters) and
-:mod:`harness.adapters.authors_sigmoid` (their fitter's CLI arguments and box).
+:mod:`harness.authors.adapters.authors_sigmoid` (their fitter's CLI arguments and box).
 
 Table 2 comes from their script, run in-process into a scratch folder::
 
@@ -13,7 +13,7 @@ Table 2 comes from their script, run in-process into a scratch folder::
         --compute_product_cols TOKENS PARAMS --compute_multiplier M --csv TABLE --out_base SCRATCH
 
 (``main(argv)`` of the module; ``TABLE`` is the claim's table, or for scores in percent a copy with the
-score columns divided by 100, :func:`harness.adapters.authors_sigmoid.claim_table`). It writes
+score columns divided by 100, :func:`harness.authors.adapters.authors_sigmoid.claim_table`). It writes
 ``k<t>/<task>__pinball_baselines.csv``
 per (task, rolling pair) with a ``train`` (ID) and a ``val`` (OOD, overlap
 validation models) row of ``L_<estimator>`` (mean smoothed pinball loss) and
@@ -80,8 +80,8 @@ import os
 
 import numpy as np
 
-from ...adapters import authors_periods as TC
-from ...adapters.authors_sigmoid import CLI_FIT_ARGS, claim_table
+from ...authors.adapters import authors_periods as TC
+from ...authors.adapters.authors_sigmoid import CLI_FIT_ARGS, claim_table
 from . import quantities as Q
 
 SCRIPT = "scripts/evaluate/sigmoid_pinball_baselines.py"

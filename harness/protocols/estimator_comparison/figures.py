@@ -1,14 +1,23 @@
 """Figures of ``estimator_comparison``: every estimator's metrics beside the paper's.
 
-Drawn from the record alone (see :mod:`harness.figures`).
+Drawn from the record alone (see :mod:`harness.rendering.figures`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...figures import PAPER, REIMPL, UPSTREAM, done, legend_handles, new_figure, upstream_label, upstream_missing
-from ...record import Figure, Record
+from ...core.record import Figure, Record
+from ...rendering.figures import (
+    PAPER,
+    REIMPL,
+    UPSTREAM,
+    done,
+    legend_handles,
+    new_figure,
+    upstream_label,
+    upstream_missing,
+)
 
 __all__ = ["draw"]
 

@@ -1,11 +1,11 @@
-"""What the findings of ``estimator_comparison`` assert about the record (see :mod:`harness.invariants`).
+"""What the findings of ``estimator_comparison`` assert about the record (see :mod:`harness.verdicts.invariants`).
 
 Standard library only.
 """
 
 from __future__ import annotations
 
-from ...invariants import Invariants, same
+from ...verdicts.invariants import Invariants, same
 from . import quantities as Q
 
 INVARIANTS = Invariants()

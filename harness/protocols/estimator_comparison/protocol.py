@@ -12,7 +12,7 @@ ranges) four estimators are fitted on the training period:
 * ``sigmoid``: the paper's ``y0 + L * sigmoid(a + beta z)``.
 
 Values (equal-weight means over the task-period pairs; names from
-:mod:`harness.quantities`): ``<metric>.<estimator>`` for the metrics
+:mod:`harness.core.quantities`): ``<metric>.<estimator>`` for the metrics
 ``pinball_id``, ``pinball_ood`` (mean smoothed pinball loss at kappa),
 ``calibration_id``, ``calibration_ood`` (mean over equal-mass bins of
 ``|coverage_b - tau|``; ID bins from the training z, OOD bins rebuilt on the
@@ -30,9 +30,9 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from ...fanout import Mapper
-from ...relations import target_holds, within_tolerance
-from ...schema import Count, Number
+from ...core.relations import target_holds, within_tolerance
+from ...core.schema import Count, Number
+from ...parallel.fanout import Mapper
 from ...stats.estimator_comparison import (
     baseline_comparison,
     estimator_table,

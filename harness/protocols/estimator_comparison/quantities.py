@@ -1,11 +1,11 @@
 """Quantities of ``estimator_comparison``: every estimator's metrics and the gaps the claim draws.
 
-Standard library only (see :mod:`harness.quantities`).
+Standard library only (see :mod:`harness.core.quantities`).
 """
 
 from __future__ import annotations
 
-from ...quantities import Quantity, boxed
+from ...core.quantities import Quantity, boxed
 
 __all__ = [
     "vocabulary",

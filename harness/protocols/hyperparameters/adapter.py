@@ -1,9 +1,9 @@
 """Authors' arm of protocol ``hyperparameters`` (claim 004: tau, kappa, lambda of Section 2.1).
 
-Runs inside the pinned checkout (see ``harness/adapters/_launch.py``); imports
+Runs inside the pinned checkout (see ``harness/authors/adapters/_launch.py``); imports
 the authors' functions from it, and from the harness only its protocol's
-quantity names, :mod:`harness.audit`, :mod:`harness.stats.losscheck` and the
-shared driver :mod:`harness.adapters.authors_sigmoid` (the loading and
+quantity names, :mod:`harness.authors.audit`, :mod:`harness.stats.losscheck` and the
+shared driver :mod:`harness.authors.adapters.authors_sigmoid` (the loading and
 fitting conventions of their CLI path, and ``fit_one_stage`` for
 ``warm_start: false``):
 
@@ -61,8 +61,8 @@ import math
 
 import numpy as np
 
-from ... import audit
-from ...adapters import authors_sigmoid as H
+from ...authors import audit
+from ...authors.adapters import authors_sigmoid as H
 from ...stats import losscheck
 from . import quantities as Q
 from .quantities import setting_key
@@ -133,7 +133,7 @@ def check_code(request: dict, sqo) -> tuple[dict, dict]:
     """Checks of the authors' code itself: the cited source lines, and their loss function.
 
     The audit reads the lines the claim file cites from the pinned checkout
-    (:mod:`harness.audit`). The loss check evaluates the loss their fitter
+    (:mod:`harness.authors.audit`). The loss check evaluates the loss their fitter
     minimises (``sigmoid_quantile_optimizer.smooth_pinball_loss``) on a grid of
     residuals against the printed formula and the sharp check loss
     (:mod:`harness.stats.losscheck`). Returns (values, details).

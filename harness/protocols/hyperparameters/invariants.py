@@ -1,4 +1,4 @@
-"""What the findings of ``hyperparameters`` assert about the record (see :mod:`harness.invariants`).
+"""What the findings of ``hyperparameters`` assert about the record (see :mod:`harness.verdicts.invariants`).
 
 Standard library only.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from ...invariants import Invariants, same
+from ...verdicts.invariants import Invariants, same
 
 #: A setting written as its raw key (``tau=0.98,kappa=10``) rather than in words (``κ = 10``).
 _RAW_KEY = re.compile(r"[a-z]=[0-9]")

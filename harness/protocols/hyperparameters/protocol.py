@@ -29,9 +29,9 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from ...fanout import Mapper
-from ...quantities import budget_text
-from ...schema import Count, Label, Number, RelativePath
+from ...core.quantities import budget_text
+from ...core.schema import Count, Label, Number, RelativePath
+from ...parallel.fanout import Mapper
 from ...stats.sigmoid import BETA_MAX
 from ...stats.sweep import fit_setting, hyperparameter_sweep
 from ..base import Context, Measurement, Protocol, ProtocolParams, finding

@@ -1,11 +1,11 @@
 """Quantities of ``hyperparameters``: one-at-a-time sweeps of τ, κ, λ against a reference.
 
-Standard library only (see :mod:`harness.quantities`).
+Standard library only (see :mod:`harness.core.quantities`).
 """
 
 from __future__ import annotations
 
-from ...quantities import Quantity, number_text
+from ...core.quantities import Quantity, number_text
 
 __all__ = [
     "vocabulary",

@@ -1,15 +1,15 @@
 """Figures of ``shift_test``: the permutation null, the sensitivity to the clip and the power curve.
 
-Drawn from the record alone (see :mod:`harness.figures`).
+Drawn from the record alone (see :mod:`harness.rendering.figures`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...figures import REIMPL, UPSTREAM, done, fmt, linspace, new_figure, upstream_missing
-from ...record import Figure, Record
-from ...render import fmt_general
+from ...core.record import Figure, Record
+from ...rendering.figures import REIMPL, UPSTREAM, done, fmt, linspace, new_figure, upstream_missing
+from ...rendering.render import fmt_general
 
 __all__ = ["draw"]
 

@@ -33,8 +33,8 @@ import math
 
 from pydantic import Field, field_validator
 
-from ...errors import DataError
-from ...schema import Count, IsoDate, Label, Number
+from ...core.errors import DataError
+from ...core.schema import Count, IsoDate, Label, Number
 from ...stats.power import shift_test_power
 from ...stats.shift import eps_sensitivity, inflation_control, merge_aa_exports, relabel_control, shift_test
 from ..base import Choice, Context, Measurement, Protocol, ProtocolParams, finding

@@ -1,11 +1,11 @@
 """Quantities of ``shift_test``: the post-release shift γ of a later benchmark on an earlier one.
 
-Standard library only (see :mod:`harness.quantities`).
+Standard library only (see :mod:`harness.core.quantities`).
 """
 
 from __future__ import annotations
 
-from ...quantities import Quantity
+from ...core.quantities import Quantity
 
 __all__ = ["vocabulary", "control_vocabulary", "SHIFT_STATS", "INFLATED", "RELABELLED"]
 

@@ -1,10 +1,10 @@
 """Authors' arm of protocol ``temporal_coverage`` (claim 001: non-stationary boundaries, Figure 2).
 
-Runs inside the pinned checkout (see ``harness/adapters/_launch.py``); imports
+Runs inside the pinned checkout (see ``harness/authors/adapters/_launch.py``); imports
 the authors' code from it, and from the harness only its protocol's quantity
-names and the shared drivers :mod:`harness.adapters.authors_periods` (their
+names and the shared drivers :mod:`harness.authors.adapters.authors_periods` (their
 period loaders and checks, the refit for parameters) and
-:mod:`harness.adapters.authors_sigmoid` (their fitter's CLI arguments and box).
+:mod:`harness.authors.adapters.authors_sigmoid` (their fitter's CLI arguments and box).
 
 The numbers come from their script, run in-process into a scratch folder::
 
@@ -14,7 +14,7 @@ The numbers come from their script, run in-process into a scratch folder::
         --csv TABLE --out_base SCRATCH
 
 (``TABLE`` is the claim's table, or for scores in percent a copy with the score columns divided by
-100: :func:`harness.adapters.authors_sigmoid.claim_table`.)
+100: :func:`harness.authors.adapters.authors_sigmoid.claim_table`.)
 
 (``main(argv)`` of the module). For each rolling pair ``k`` (fit on ``P_k``
 only, their ``PERIOD4_SPLITS_SINGLE``) and task it writes per-bin CSVs:
@@ -81,7 +81,7 @@ import os
 
 import numpy as np
 
-from ...adapters.authors_periods import (
+from ...authors.adapters.authors_periods import (
     authors,
     bound_summary,
     check_periods,
@@ -90,7 +90,7 @@ from ...adapters.authors_periods import (
     split_sets,
     write_table,
 )
-from ...adapters.authors_sigmoid import CLI_FIT_ARGS, claim_table
+from ...authors.adapters.authors_sigmoid import CLI_FIT_ARGS, claim_table
 from . import quantities as Q
 
 SCRIPT = "scripts/evaluate/sigmoid_binned_mae.py"

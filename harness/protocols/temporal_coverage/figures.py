@@ -1,6 +1,6 @@
 """Figures of ``temporal_coverage``: signed coverage error by split, and the relabelled-time control.
 
-Drawn from the record alone (see :mod:`harness.figures`).
+Drawn from the record alone (see :mod:`harness.rendering.figures`).
 """
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import math
 
 import numpy as np
 
-from ...figures import (
+from ...core.record import Figure, Record
+from ...rendering.figures import (
     CONTROL,
     DRIFT_COLORS,
     STABLE_COLORS,
@@ -21,7 +22,6 @@ from ...figures import (
     upstream_missing,
     val,
 )
-from ...record import Figure, Record
 
 __all__ = ["draw"]
 

@@ -5,7 +5,7 @@ overlap of the two z ranges; :mod:`harness.stats.splits`) the sigmoid
 boundary of every task is fitted on the training period, and its coverage of
 the validation period is compared with tau.
 
-Values (names built by :mod:`harness.quantities`; ``<label>`` a task label,
+Values (names built by :mod:`harness.core.quantities`; ``<label>`` a task label,
 ``t`` = 1, 2, ...):
 
 ``signed_coverage.<label>``
@@ -46,9 +46,9 @@ from dataclasses import replace
 
 from pydantic import Field, model_validator
 
-from ...fanout import Mapper
-from ...relations import relation_holds, target_holds
-from ...schema import Count, Label, Number
+from ...core.relations import relation_holds, target_holds
+from ...core.schema import Count, Label, Number
+from ...parallel.fanout import Mapper
 from ...stats.temporal_coverage import relabelled_coverage, temporal_coverage
 from ..base import Context, Measurement, Protocol, ProtocolParams, finding
 from ..leaderboard import DATA_CHOICES, ESTIMATOR_CHOICES, EstimatorParams, LeaderboardParams, leaderboard_columns

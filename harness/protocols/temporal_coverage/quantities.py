@@ -1,11 +1,11 @@
 """Quantities of ``temporal_coverage``: signed coverage errors of earlier boundaries on later models.
 
-Standard library only (see :mod:`harness.quantities`).
+Standard library only (see :mod:`harness.core.quantities`).
 """
 
 from __future__ import annotations
 
-from ...quantities import Quantity, boxed
+from ...core.quantities import Quantity, boxed
 
 __all__ = [
     "vocabulary",

@@ -1,0 +1,191 @@
+"""The authors' period pipelines (``--split_mode period4``): what the period-split adapters share.
+
+Imported by the adapters of ``temporal_coverage`` and ``estimator_comparison``
+inside the authors' environment (see ``_launch.py``); it imports their
+modules lazily and, of the harness, only :mod:`harness.authors.adapters.authors_sigmoid`.
+Their period scripts load the table with their own CSV helpers
+(``read_csv_rows``, ``compute_flops``, ``parse_year_month``,
+``assign_period_index_period4``), hard-code the periods
+(``PERIOD4_BOUNDS``) and the rolling pairs, fit on all of the training period
+and score the validation period on the overlap of the two z ranges.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from types import SimpleNamespace
+
+import numpy as np
+
+from .authors_sigmoid import ACTIVE_TOL, CLI_FIT_ARGS, bound_gaps, box
+from .errors import OutsideTheirCodeError
+
+__all__ = ["authors", "period_data", "check_periods", "split_sets", "fit_native", "bound_summary", "write_table"]
+
+
+def authors() -> SimpleNamespace:
+    from skill_frontier.core import period_utils, sigmoid
+    from skill_frontier.core import sigmoid_quantile_optimizer as sqo
+    from skill_frontier.evaluation import binning, common
+    from skill_frontier.io import csv_utils
+    from skill_frontier.io.output_paths import EvaluationRunPaths
+
+    return SimpleNamespace(
+        cu=csv_utils, pu=period_utils, sig=sigmoid, sqo=sqo, common=common, binning=binning, RunPaths=EvaluationRunPaths
+    )
+
+
+def _num(v) -> float:
+    """A score cell as their scripts read it (empty / 'nan' / unparsable -> nan)."""
+    try:
+        return float(v) if v not in (None, "", "nan", "NaN") else float("nan")
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def period_data(A, csv_path: str, p: dict) -> dict:
+    """The arrays their period4 scripts build (compute proxy, z, period index, scores).
+
+    Rows without a finite positive proxy, a parseable year-month or a period
+    get period -1 and a NaN proxy, as in their loops. ``z`` is
+    ``math.log10(x)`` as in the scripts (used for bins and overlaps); their
+    fitter takes ``np.log10`` of the proxy itself.
+    """
+    if p.get("compute"):
+        raise ValueError(
+            "their period scripts take the compute proxy tokens x params (--compute_product_cols), not a column "
+            "of compute; the claim names one"
+        )
+    rows, headers = A.cu.read_csv_rows(csv_path)
+    if len(set(headers)) != len(headers):
+        raise ValueError(f"{csv_path}: duplicate column names")
+    date_col = A.cu.detect_date_col(headers)
+    if date_col != p["date_col"]:
+        raise ValueError(
+            f"their scripts read the period from column {date_col!r} (detect_date_col); "
+            f"the claim names {p['date_col']!r}"
+        )
+    prod = (p["tokens_col"], p["params_col"])
+    missing = [c for c in [*prod, *p["tasks"].values()] if c not in headers]
+    if missing:
+        raise ValueError(f"{csv_path}: columns {missing} are missing")
+    C, per, ym_all = [], [], []
+    for r in rows:
+        ym = A.cu.parse_year_month(r.get(date_col, ""))
+        ym_all.append(ym)
+        c = A.cu.compute_flops(r, headers, logC_col=None, prod_cols=prod, mult=float(p["multiplier"]))
+        pid = A.pu.assign_period_index_period4(*ym) if (ym is not None and np.isfinite(c) and c > 0.0) else -1
+        per.append(pid)
+        C.append(float(c) if pid >= 0 else float("nan"))
+    C = np.asarray(C, float)
+    z = np.array([math.log10(c) if np.isfinite(c) else float("nan") for c in C])
+    Y = {label: np.array([_num(r.get(col)) for r in rows], float) for label, col in p["tasks"].items()}
+    return {
+        "rows": rows,
+        "headers": headers,
+        "date_col": date_col,
+        "C": C,
+        "z": z,
+        "per": np.asarray(per, int),
+        "Y": Y,
+        "year_months": ym_all,
+    }
+
+
+def check_periods(A, p: dict, data: dict) -> dict:
+    """The claim's periods and rolling pairs must be the ones their code hard-codes."""
+    bounds = A.sig.PERIOD4_BOUNDS
+    claimed = p["periods"]
+    dated = [ym for ym in data["year_months"] if ym is not None]
+    first, last = min(dated), max(dated)
+    problems = []
+    if len(claimed) != len(bounds):
+        problems.append(f"{len(claimed)} periods claimed, their code has {len(bounds)}")
+    for cl, b in zip(claimed, bounds):
+        _, lo, hi = b
+        c_lo, c_hi = cl[1], cl[2]
+        if c_lo is None:
+            ok_lo = tuple(lo) <= first
+        else:
+            ok_lo = tuple(int(v) for v in c_lo.split("-")) == tuple(lo)
+        if c_hi is None:
+            ok_hi = tuple(hi) >= last
+        else:
+            ok_hi = tuple(int(v) for v in c_hi.split("-")) == tuple(hi)
+        if not (ok_lo and ok_hi):
+            problems.append(f"period {cl[0]} = {c_lo}..{c_hi} is not their {b[0]} = {lo}..{hi}")
+    pairs = [tuple(s) for s in A.pu.normalize_period4_splits_single()]
+    want = [(i, i + 1) for i in range(len(claimed) - 1)]
+    if pairs != want:
+        problems.append(f"their single-period splits are {pairs}, the claim's rolling pairs {want}")
+    if problems:
+        raise OutsideTheirCodeError(
+            "the claim's periods are not those of the authors' code (their scripts cannot take others): "
+            + "; ".join(problems)
+        )
+    return {
+        "their_bounds": [[b[0], list(b[1]), list(b[2])] for b in bounds],
+        "scheme": A.sig._PERIOD4_SCHEME,
+        "pairs": [list(x) for x in pairs],
+        "labels": {cl[0]: b[0] for cl, b in zip(claimed, bounds)},
+        "dated_range": [list(first), list(last)],
+    }
+
+
+def split_sets(data: dict, label: str, train_pid: int, val_pid: int) -> dict:
+    """One task on one pair, as their scripts select it: all of the training period, overlap validation."""
+    z, C, per, y = data["z"], data["C"], data["per"], data["Y"][label]
+    ok = np.isfinite(z) & np.isfinite(y)
+    mtr, mva = ok & (per == train_pid), ok & (per == val_pid)
+    z_tr, z_va = z[mtr], z[mva]
+    lo, hi = float(max(z_tr.min(), z_va.min())), float(min(z_tr.max(), z_va.max()))
+    keep = (z_va >= lo) & (z_va <= hi)
+    return {
+        "z_tr": z_tr,
+        "C_tr": C[mtr],
+        "y_tr": y[mtr],
+        "z_va": z_va[keep],
+        "C_va": C[mva][keep],
+        "y_va": y[mva][keep],
+        "n_val_before_overlap": int(mva.sum()),
+        "overlap": [lo, hi],
+    }
+
+
+def fit_native(A, C_tr, y_tr, *, tau, kappa, lam) -> dict:
+    """The sigmoid ``fit_sigmoid_frontier`` fits: same z, order and ``fit_sigmoid_enhanced`` arguments."""
+    z = np.log10(np.maximum(np.asarray(C_tr, float), 1e-300))
+    order = np.argsort(z)
+    z, y = z[order], np.asarray(y_tr, float)[order]
+    res = A.sqo.fit_sigmoid_enhanced(z, y, tau=tau, kappa_final=kappa, lambda_b=lam, **CLI_FIT_ARGS)
+    if not res.success or not np.all(np.isfinite(res.params)):
+        raise RuntimeError(f"fit_sigmoid_enhanced failed: {res.info}")
+    y0, L, z_star, log_b = (float(v) for v in res.params)
+    beta = math.exp(log_b)
+    gaps = bound_gaps((y0, L, z_star, log_b), box(A.sqo, z))
+    return {
+        "native": np.asarray(res.params, float),
+        "params": {"y0": y0, "L": L, "a": -beta * z_star, "beta": beta},
+        "params_native": {"y0": y0, "L": L, "z_star": z_star, "log_b": log_b},
+        "objective": float(res.objective),
+        "bounds_active": [name for name, gap in gaps.items() if abs(gap) <= ACTIVE_TOL],
+        "z_range": [float(z[0]), float(z[-1])],
+    }
+
+
+def bound_summary(fits: list[dict]) -> dict:
+    """How many fits sit on each limit of their box."""
+    out: dict[str, int] = {}
+    for f in fits:
+        for name in f["bounds_active"]:
+            out[name] = out.get(name, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def write_table(path: str, headers: list[str], rows) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=headers)
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)

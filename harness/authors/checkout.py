@@ -1,0 +1,314 @@
+"""The authors' code at its pinned commit: the pins, and the sparse checkout in ``vendor/``.
+
+* Pins (``data/upstream.yaml``) name a repository URL, a commit and the paths
+  a sparse checkout needs. The URL is always the public one; a local mirror,
+  if any, is git's business (``url.<mirror>.insteadOf <url>``).
+* :func:`checkout` clones the pin into ``vendor/<name>`` (no checkout),
+  sparse-checks-out its ``paths`` (non-cone patterns, ``/<path>``) and
+  detaches HEAD at the pinned commit. :func:`verify_checkout` runs before
+  every use and refuses a missing, moved, re-pointed or modified checkout,
+  and one holding anything but the pinned tree (untracked or ignored files,
+  ``__pycache__``, empty folders).
+
+This is the only module that runs git.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path, PurePosixPath
+from typing import Annotated
+
+import git
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError, field_validator
+
+from ..core.errors import UpstreamError
+from ..core.paths import PINS_FILE, VENDOR_DIR, shown
+from ..core.schema import did_you_mean as _did_you_mean
+from ..core.schema import format_validation_error
+
+__all__ = ["Pin", "load_pins", "find_pin", "checkout", "verify_checkout", "verified_tree", "PINS_FILE", "VENDOR_DIR"]
+
+GIT_ENV = {"GIT_TERMINAL_PROMPT": "0"}  # never wait for credentials
+MIRROR_HINT = (
+    "without network access, point git at a local mirror (docs/authors-arm.md):"
+    " git config --global url.<mirror>.insteadOf {url}"
+)
+
+
+# -- pins ---------------------------------------------------------------------------------------------------
+
+
+class Pin(BaseModel):
+    """One pinned repository: where it is, which commit, which paths to check out."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    url: str = Field(min_length=1)
+    commit: str = Field(pattern=r"^[0-9a-f]{40}$", description="full 40-hex commit id")
+    paths: list[str] = Field(min_length=1)
+
+    @field_validator("paths")
+    @classmethod
+    def _relative_paths(cls, paths: list[str]) -> list[str]:
+        for p in paths:
+            if not p.strip("/") or p.startswith("/") or ".." in Path(p).parts:
+                raise ValueError(f"paths must be relative paths inside the repository, got {p!r}")
+        return paths
+
+    def sparse_patterns(self) -> list[str]:
+        """Non-cone sparse-checkout patterns: ``/<path>``, anchored at the repository root."""
+        return ["/" + p for p in self.paths]
+
+
+PinName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
+_PINS = TypeAdapter(dict[PinName, Pin])
+
+
+def load_pins(path: str | Path = PINS_FILE) -> dict[str, Pin]:
+    """Every pin in ``path``; :class:`UpstreamError` names the file and each bad field."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UpstreamError(f"{path}: the file of upstream pins does not exist") from None
+    except yaml.YAMLError as exc:
+        raise UpstreamError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(raw, dict):
+        raise UpstreamError(f"{path}: expected a mapping of pin names to pins, got {type(raw).__name__}")
+    try:
+        return _PINS.validate_python(raw)
+    except ValidationError as err:
+        raise UpstreamError(f"{path}: " + "; ".join(format_validation_error(err))) from None
+
+
+def find_pin(name: str, pins_file: str | Path = PINS_FILE) -> Pin:
+    pins = load_pins(pins_file)
+    if name not in pins:
+        raise UpstreamError(
+            f"{pins_file}: no upstream pin named '{name}'{_did_you_mean(name, pins)};"
+            f" known: {', '.join(sorted(pins)) or 'none'}"
+        )
+    return pins[name]
+
+
+# -- checkout -----------------------------------------------------------------------------------------------
+
+
+def _open_repo(dest: Path, fix: str) -> git.Repo:
+    try:
+        return git.Repo(dest)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise UpstreamError(f"{shown(dest)} is not a git repository; {fix}") from None
+
+
+def _origin_url(repo: git.Repo) -> str | None:
+    try:
+        return repo.git.config("--get", "remote.origin.url")
+    except git.GitCommandError:
+        return None
+
+
+def _local_changes(repo: git.Repo) -> list[str]:
+    """Everything in the work tree that is not the checked-out tree, as ``git status --porcelain`` lines.
+
+    Ignored files count (``!!``): a module planted and listed in
+    ``.git/info/exclude``, or a stale ``__pycache__``, would be imported as
+    readily as an untracked one. Folders that hold no tracked file (git lists
+    none of them when they are empty) count as untracked. No optional lock is
+    taken, so the check does not rewrite ``.git/index``.
+    """
+    with repo.git.custom_environment(GIT_OPTIONAL_LOCKS="0"):
+        out = repo.git.status("--porcelain", "--ignored", "--untracked-files=all")
+        tracked = repo.git.ls_files("-z").split("\0")
+    lines = [line for line in out.splitlines() if line.strip()]
+    listed = [line[3:] for line in lines]
+    stray = [
+        d for d in _stray_folders(Path(repo.working_tree_dir), tracked) if not any(p.startswith(d) for p in listed)
+    ]
+    return lines + ["?? " + d for d in stray]
+
+
+def _stray_folders(root: Path, tracked: list[str]) -> list[str]:
+    """Folders under ``root`` (``.git`` aside) that no tracked path lies in, as ``name/``."""
+    needed = {str(PurePosixPath(t).parent) for t in tracked if t} | {"."}
+    needed |= {str(p) for n in list(needed) for p in PurePosixPath(n).parents}
+    stray = []
+    for dirpath, dirnames, _ in os.walk(root):
+        rel = Path(dirpath).relative_to(root).as_posix()
+        for d in sorted(dirnames):
+            sub = d if rel == "." else f"{rel}/{d}"
+            if rel == "." and d == ".git":
+                dirnames.remove(d)
+            elif sub not in needed:
+                stray.append(sub + "/")
+                dirnames.remove(d)  # what it holds is git's to list (as untracked or ignored), or nothing
+    return stray
+
+
+def _describe_changes(lines: list[str], limit: int = 6) -> str:
+    kinds = {"??": "untracked ", "!!": "ignored "}
+    shown = ", ".join(kinds.get(ln[:2], "changed ") + ln[3:] for ln in lines[:limit])
+    return shown + (f" and {len(lines) - limit} more" if len(lines) > limit else "")
+
+
+def _git_failure(exc: git.GitCommandError) -> str:
+    """git's own error lines, without gitpython's wrapping and clone's progress line."""
+    text = (exc.stderr or "").strip().removeprefix("stderr:").strip().strip("'")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("Cloning into")]
+    return " ".join(lines) or str(exc)
+
+
+def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: str | Path = PINS_FILE) -> Path:
+    """Clone (or reuse) ``vendor_dir/<pin_name>`` and check out the pin, sparse and detached.
+
+    An existing clone is reused if it is a clone of the pin's URL without
+    local changes; it is fetched if it lacks the commit. Returns the path of
+    the verified checkout.
+    """
+    pin = find_pin(pin_name, pins_file)
+    dest = Path(vendor_dir) / pin_name
+    fix = f"remove {shown(dest)} and run `make vendor`"
+    fresh = not dest.exists()
+    try:
+        if fresh:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                repo = git.Repo.clone_from(pin.url, dest, no_checkout=True, env=GIT_ENV)
+            except git.GitCommandError as exc:
+                raise UpstreamError(
+                    f"could not clone {pin.url} into {shown(dest)}: {_git_failure(exc)};"
+                    f" {MIRROR_HINT.format(url=pin.url)}"
+                ) from None
+        else:
+            repo = _open_repo(dest, fix)
+        with repo:
+            found = _origin_url(repo)
+            if found != pin.url:
+                raise UpstreamError(f"{shown(dest)} is a clone of {found}, expected {pin.url}; {fix}")
+            changes = [] if fresh else _local_changes(repo)  # a fresh --no-checkout clone lists every file as deleted
+            if changes:
+                raise UpstreamError(f"{shown(dest)} has local changes ({_describe_changes(changes)}); {fix}")
+            with repo.git.custom_environment(**GIT_ENV):
+                if not _has_commit(repo, pin.commit):
+                    repo.git.fetch("--quiet", "origin")
+                if not _has_commit(repo, pin.commit):
+                    raise UpstreamError(f"commit {pin.commit} is not in {pin.url} (fetched into {shown(dest)})")
+            repo.git.sparse_checkout("set", "--no-cone", *pin.sparse_patterns())
+            repo.git.checkout("--quiet", "--detach", pin.commit)
+    except git.GitCommandError as exc:
+        raise UpstreamError(
+            f"git failed while checking out {pin.url} at {pin.commit} in {shown(dest)}: {_git_failure(exc)};"
+            f" {MIRROR_HINT.format(url=pin.url)}"
+        ) from None
+    return verify_checkout(pin_name, vendor_dir, pins_file=pins_file)
+
+
+def _has_commit(repo: git.Repo, commit: str) -> bool:
+    try:
+        repo.git.cat_file("-e", f"{commit}^{{commit}}")
+        return True
+    except git.GitCommandError:
+        return False
+
+
+def _blob_id(data: bytes) -> str:
+    """git's object id of a blob holding ``data``: sha1 of ``blob <len>\\0<data>``."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _disk_mismatches(root: Path, repo: git.Repo, commit: str, paths: list[str]) -> tuple[list[str], str]:
+    """The pinned tree's files (under ``paths``) whose bytes on disk are not the commit's blob, and a
+    sha256 of what is on disk (each path, mode and blob id of its bytes).
+
+    Neither the index nor ``git status`` is trusted: ``update-index --assume-unchanged`` or
+    ``--skip-worktree`` hides an edit from both, and a timestamp can be set back. Each file is read
+    and hashed as git would hash it.
+    """
+    listing = repo.git.ls_tree("-r", "-z", "--full-tree", commit, "--", *paths)
+    bad, material = [], hashlib.sha256()
+    for entry in filter(None, listing.split("\0")):
+        meta, rel = entry.split("\t", 1)
+        mode, kind, blob = meta.split()
+        if kind != "blob":
+            continue  # a submodule's commit: nothing of it is checked out
+        path = root / rel
+        try:
+            if mode == "120000":
+                found = _blob_id(os.readlink(path).encode()) if path.is_symlink() else None
+            elif path.is_symlink() or not path.is_file():
+                found = None
+            else:
+                found = _blob_id(path.read_bytes())
+                if (mode == "100755") != bool(path.stat().st_mode & 0o111):
+                    found = None
+        except OSError:
+            found = None
+        if found != blob:
+            bad.append(rel)
+        material.update(f"{mode} {found} {rel}\0".encode())
+    return bad, material.hexdigest()
+
+
+def verify_checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: str | Path = PINS_FILE) -> Path:
+    """Check that ``vendor_dir/<pin_name>`` is the pin, untouched; return its path (see :func:`verified_tree`)."""
+    return verified_tree(pin_name, vendor_dir, pins_file=pins_file)[0]
+
+
+def verified_tree(
+    pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: str | Path = PINS_FILE
+) -> tuple[Path, str]:
+    """Check that ``vendor_dir/<pin_name>`` is the pin, untouched; return its path and the sha256 of the bytes
+    on disk (what the authors' arm will run; a cache key includes it).
+
+    Refused, with what was found and how to fix it: a missing folder, a folder
+    that is not a git repository or is a clone of another URL, HEAD not at the
+    pinned commit, sparse paths other than the pin's, and any modified, staged,
+    deleted, untracked or ignored file (``__pycache__`` and ``.pyc`` included:
+    the authors' arm would import them) and any folder holding no tracked file.
+    """
+    pin = find_pin(pin_name, pins_file)
+    dest = Path(vendor_dir) / pin_name
+    fix = f"remove {shown(dest)} and run `make vendor`"
+    if not dest.exists():
+        raise UpstreamError(
+            f"no checkout of '{pin_name}' at {shown(dest)}; run `make vendor` (it clones {pin.url} at {pin.commit})"
+        )
+    try:
+        with _open_repo(dest, fix) as repo:
+            found = _origin_url(repo)
+            if found != pin.url:
+                raise UpstreamError(f"{shown(dest)} is a clone of {found}, expected {pin.url}; {fix}")
+            try:
+                head = repo.git.rev_parse("--verify", "--quiet", "HEAD^{commit}")
+            except git.GitCommandError:
+                head = None
+            if head != pin.commit:
+                raise UpstreamError(
+                    f"{shown(dest)}: HEAD is {head[:7] if head else 'not a commit'}, expected {pin.commit};"
+                    " run `make vendor` to check out the pinned commit"
+                )
+            try:
+                sparse = repo.git.sparse_checkout("list").splitlines()
+            except git.GitCommandError:
+                sparse = None
+            if sparse != pin.sparse_patterns():
+                raise UpstreamError(
+                    f"{shown(dest)}: sparse-checkout paths are {sparse or 'not set (full checkout)'},"
+                    f" expected {pin.sparse_patterns()}; run `make vendor`"
+                )
+            changes = _local_changes(repo)
+            if changes:
+                raise UpstreamError(f"{shown(dest)} has local changes ({_describe_changes(changes)}); {fix}")
+            altered, on_disk = _disk_mismatches(dest, repo, pin.commit, pin.paths)
+            if altered:
+                more = f" and {len(altered) - 6} more" if len(altered) > 6 else ""
+                raise UpstreamError(
+                    f"{shown(dest)}: {', '.join(altered[:6])}{more} on disk differ from the pinned commit"
+                    f" {pin.commit[:7]} although git reports no change (hidden by --assume-unchanged or"
+                    f" --skip-worktree?); {fix}"
+                )
+    except git.GitCommandError as exc:
+        raise UpstreamError(f"git failed while checking {shown(dest)}: {_git_failure(exc)}; {fix}") from None
+    return dest, on_disk

@@ -1,0 +1,533 @@
+"""``make claims`` as a build: which claims are up to date, running the others, writing what they produced.
+
+:func:`run_claims` plans (:mod:`harness.build.plan`; :mod:`harness.build.keys` says
+what each report depends on and why it is stale), runs the stale claims and,
+with ``--studies`` (``make claims``), the stale coverage studies first, all as
+one build on ``-j`` cores (:mod:`harness.build.schedule`: threads of this process,
+one pool of tasks, the authors' requests started at once), re-renders the
+reports whose templates or drawing changed, and writes each claim's outputs
+as soon as it is done: ``<id>.json``, ``<id>.md`` and its figures together or
+not at all (:func:`harness.core.fileio.write_together`). :func:`status_claims`
+says what a run would do and why, running nothing. A run poorer than the
+report already there (the authors' arm did not run where the report has it)
+goes beside it, under ``<out>/.degraded/``. Nothing is written for a claim
+that failed.
+
+This module decides and writes; it prints nothing. What a user should read
+goes to the ``console`` it is given (:class:`Console`: the command line
+prints it), with the exit status the command returns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import threading
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from ..core.paths import RUN_LOG_DIR
+from .plan import Planned, StudyPlan, check_ids, current_record, pins_of, plan, tables_of
+
+__all__ = [
+    "Console",
+    "ClaimOutput",
+    "run_claims",
+    "status_claims",
+    "calibrate_claims",
+    "render_claims",
+    "records",
+    "write_index",
+    "tables_of",
+    "pins_of",
+    "check_ids",
+]
+
+EXIT_OK, EXIT_ERROR, EXIT_DEGRADED = 0, 2, 3
+DEGRADED_DIR = ".degraded"
+
+
+class Console(Protocol):
+    def info(self, message: str) -> None: ...  # a result line (standard output)
+
+    def note(self, message: str) -> None: ...  # what happens (standard error)
+
+    def error(self, message: str) -> None: ...  # what went wrong (standard error)
+
+
+@dataclass
+class ClaimOutput:
+    """What a claim's run produced, for the parent to write (a worker never writes into the project)."""
+
+    path: Path
+    id: str | None = None
+    json: str = ""
+    md: str = ""
+    figures: dict[str, bytes] = field(default_factory=dict)
+    log: dict = field(default_factory=dict)
+    verdict: str | None = None
+    reimpl: str | None = None
+    upstream: str | None = None
+    upstream_reason: str | None = None
+    error: str | None = None
+
+
+def _upstream_options(args):
+    if args.no_upstream:
+        return None
+    from ..authors.upstream import UpstreamOptions
+
+    return UpstreamOptions(
+        force=args.force_upstream,
+        timeout_s=args.upstream_timeout,
+        auto_checkout=True,
+        sandbox=args.sandbox,
+        pins_file=Path(args.pins),
+        vendor_dir=Path(args.vendor),
+        jobs=args.jobs,
+    )
+
+
+def _job(job: Planned, args, verbose: bool, study: threading.Event | None = None) -> ClaimOutput:
+    """Run one claim (in a thread of the build, with its executor); everything the parent needs to write its
+    outputs (this never writes into the reports). ``study``: set once the claim's coverage study is written
+    (the build's): the claim's resampling waits for it, and its build key takes the study's new hash."""
+    from ..parallel import fanout
+    from ..core import progress
+    from .keys import study_sha
+    from ..core.errors import HarnessError
+    from ..rendering.figures import draw_figures
+    from ..core.record import record_json
+    from ..rendering.render import render_report
+    from .runner import run_claim
+    from .schedule import DRAWING
+
+    path = job.path
+    progress.start(path.stem, verbose=verbose)
+
+    def before_resampling() -> None:
+        if study is not None:
+            study.wait()
+            job.deps["run"]["calibration"] = study_sha(job.spec.id)
+
+    try:
+        result = run_claim(
+            path,
+            tables_of(args),
+            upstream_options=_upstream_options(args),
+            build=job.deps,
+            before_resampling=before_resampling,
+        )
+        record = result.record
+        with DRAWING:
+            figures = draw_figures(record)
+        record = record.model_copy(update={"figures": [f for f, _ in figures]})
+        ex = fanout.current()
+        log = {**result.log, "executor": ex.describe(), **({"workers": ex.workers_seen()} if ex.kind == "dask" else {})}
+        return ClaimOutput(
+            path=path,
+            id=record.claim.id,
+            json=record_json(record),
+            md=render_report(record),
+            figures={f.path: data for f, data in figures},
+            log=log,
+            verdict=record.verdict.verdict,
+            reimpl=record.arms.reimpl.status,
+            upstream=record.arms.upstream.status,
+            upstream_reason=record.arms.upstream.reason,
+        )
+    except HarnessError as exc:  # the claim named in every message (a table's problem is the claim's to solve)
+        return ClaimOutput(path=path, error=str(exc) if str(path) in str(exc) else f"{path}: {exc}")
+    except Exception:  # a crash: say where; the other claims go on
+        return ClaimOutput(path=path, error=f"{path}: the run crashed; no report was written\n{traceback.format_exc()}")
+
+
+def _write_pair(out: Path, cid: str, json_text: str, md: str, figures: dict[str, bytes]) -> None:
+    """Replace ``<id>.json``, ``<id>.md`` and the figures together, and remove the claim's figures that are no
+    longer drawn: all of them or none (:func:`harness.core.fileio.write_together`)."""
+    from ..core.fileio import write_together
+
+    stale = tuple(
+        p.relative_to(out).as_posix()
+        for p in (out / "figures" / cid).glob("*.svg")
+        if p.relative_to(out).as_posix() not in figures
+    )
+    files = {**figures, f"{cid}.json": json_text.encode("utf-8"), f"{cid}.md": md.encode("utf-8")}
+    write_together(out, cid, files, remove=stale)
+
+
+def _log(cid: str, log: dict) -> None:
+    from ..core.fileio import atomic_write_text
+
+    with contextlib.suppress(OSError):  # the run log is a convenience; its loss is no error
+        atomic_write_text(RUN_LOG_DIR / f"{cid}.json", json.dumps(log, indent=1, default=str) + "\n")
+
+
+def _finish(res: ClaimOutput, args, has_upstream: bool, console: Console) -> int:
+    """Write one claim's outputs, or put them beside the report when they are poorer; say one line.
+
+    Decided under the project's write lock against the record there *now* (re-read: another run or a
+    ``render`` may have written it since this run was planned), so a poorer run never overwrites a fresher
+    report. A record that cannot be believed (unreadable, old schema, edited) is taken to have had the
+    authors' arm: only a run that has it, too, replaces it.
+    """
+    from ..core.fileio import project_lock
+
+    if res.error is not None:
+        console.error(res.error)
+        return EXIT_ERROR
+    out, cid = Path(args.out), res.id
+    _log(cid, res.log)
+    seconds = res.log.get("total_seconds", 0.0)
+    with project_lock(shared=False, journaled=True):
+        existing, broken = current_record(out, cid)
+        if res.reimpl != "ok" and (existing is not None or broken):
+            console.error(
+                f"{cid}: the re-implementation could not run; {out / (cid + '.json')} and its report were left as"
+                " they were"
+            )
+            return EXIT_ERROR
+        had = existing.arms.upstream.status == "ok" if existing is not None else bool(broken and has_upstream)
+        poorer = had and res.upstream != "ok"
+        where = out / DEGRADED_DIR if (poorer and not args.accept_degraded) else out
+        try:
+            _write_pair(where, cid, res.json, res.md, res.figures)
+        except OSError as exc:
+            console.error(f"{where / (cid + '.md')}: {unwritable(exc)}; nothing was written for {cid}")
+            return EXIT_ERROR
+    # The reason the authors' arm did not run is said once: on the result line, or in the error that says
+    # where a poorer report went.
+    up = res.upstream if (res.upstream == "ok" or where != out) else f"{res.upstream}: {res.upstream_reason}"
+    console.info(f"{cid}: {res.verdict} -> {where / (cid + '.md')}; authors' code: {up}; {seconds:.0f} s")
+    if where != out:
+        than = f"the one in {out}" if existing is not None else f"a run with it, since {broken}"
+        console.error(
+            f"{cid}: the authors' arm did not run ({res.upstream}: {res.upstream_reason}), so this report is "
+            f"poorer than {than}; it was written to {where} instead; --accept-degraded lets it replace "
+            "the report"
+        )
+        return EXIT_DEGRADED
+    return EXIT_OK
+
+
+def rerender(cid: str, out: Path, console: Console) -> int:
+    """The report and figures of ``out/<cid>.json`` drawn again from the record alone; its render hashes updated.
+
+    The record is read, and the report written, under one hold of the project's write lock: a run that
+    writes the claim meanwhile waits, so its fresh report is never replaced by one drawn from the old record.
+    A record that cannot be believed (unreadable, old schema, edited, or without the digest of its content)
+    is not drawn.
+    """
+    from .keys import render_dependencies
+    from ..core.errors import HarnessError
+    from ..rendering.figures import draw_figures
+    from ..core.fileio import project_lock
+    from ..core.record import read_record, record_json
+    from ..rendering.render import render_report
+    from .schedule import DRAWING
+
+    out = Path(out)
+    with project_lock(shared=False, journaled=True):
+        try:
+            existing = read_record(out / f"{cid}.json")
+        except HarnessError as exc:
+            hint = f"; run `python -m harness run {cid}` first" if "no run record" in str(exc) else ""
+            console.error(f"{exc}{hint}")
+            return EXIT_ERROR
+        build = {**existing.build, "render": render_dependencies(existing.claim.protocol)}
+        try:
+            with DRAWING:
+                figures = draw_figures(existing)
+            record = existing.model_copy(update={"build": build, "figures": [f for f, _ in figures]})
+            md = render_report(record)
+        except Exception as exc:  # a record older than today's templates or findings: say so in one line
+            first = (str(exc).splitlines() or [""])[0]
+            console.error(
+                f"{cid}: the report could not be drawn from its record ({type(exc).__name__}: {first});"
+                f" run `python -m harness run {cid}` again"
+            )
+            return EXIT_ERROR
+        try:
+            _write_pair(out, cid, record_json(record), md, {f.path: d for f, d in figures})
+        except OSError as exc:
+            console.error(f"{out / (cid + '.md')}: {unwritable(exc)}; the report and its record were left as they were")
+            return EXIT_ERROR
+    return EXIT_OK
+
+
+@dataclass
+class StudyOutput:
+    """What a coverage study's thread did: the line to print, or the error."""
+
+    id: str
+    line: str = ""
+    error: str | None = None
+
+
+def _study_job(study: StudyPlan, args, verbose: bool, folder: Path, done: threading.Event | None) -> StudyOutput:
+    """Measure one claim's coverage study and write it into ``folder`` (the claim's run waits for it: ``done``)."""
+    import time
+
+    from ..core import progress
+    from ..resampling.calibration import run_study
+    from ..core.errors import HarnessError
+    from .runner import measurement_arm
+    from .schedule import DRAWING
+    from ..rendering.study_files import write_study
+
+    spec = study.spec
+    progress.start(f"{spec.id} study", verbose=verbose)
+    t0 = time.perf_counter()
+    try:
+        tables = tables_of(args)
+        result = run_study(spec, tables, tables.lock, measurement_arm(spec, tables))
+        with DRAWING:
+            write_study(result, folder)
+    except HarnessError as exc:
+        return StudyOutput(spec.id, error=f"{spec.path}: {exc}")
+    except OSError as exc:  # an unwritable folder, a full disk: the study there is left as it was
+        where = folder / f"{spec.id}.json"
+        return StudyOutput(spec.id, error=f"{where}: {unwritable(exc)}; the study there was left as it was")
+    except Exception:  # a crash: say where; the claims go on
+        return StudyOutput(spec.id, error=f"{spec.path}: the coverage study crashed\n{traceback.format_exc()}")
+    finally:
+        if done is not None:
+            done.set()
+    calls, seconds = result["statistic_calls"]["total"], time.perf_counter() - t0
+    return StudyOutput(
+        spec.id,
+        line=f"{spec.id}: calibration written to {folder / (spec.id + '.md')} ({result['n_replicates']} data sets, "
+        f"{calls} statistic calls, {seconds:.0f} s, {calls / max(seconds, 1e-9):.1f} calls/s)",
+    )
+
+
+def _execute(jobs: list[Planned], studies: list[StudyPlan], args, verbose: bool, folder: Path):
+    """Run the studies and the claims as one build (:mod:`harness.build.schedule`); yield each output as it is done.
+
+    The studies come first in order, the claims' tasks first in priority (first come, first served among
+    the claims; a claim's resampling waits for its own study); one after the other, the slowest protocol goes
+    first, and the studies' tasks go slowest protocol's study first. Nothing here depends on ``-j`` but the
+    time: every claim and every study runs from its own seeds.
+    """
+    if not jobs and not studies:
+        return
+    from functools import partial
+
+    from ..core.cores import CLAIM_WORK, STUDY_WORK
+    from ..parallel.fanout import executor_from
+    from .schedule import Piece, concurrent, machine, run_pieces
+
+    executor = executor_from(args.executor, jobs=args.jobs)
+    done = {st.spec.id: threading.Event() for st in studies}
+    pieces = [
+        Piece(f"{st.spec.id} study", partial(_study_job, st, args, verbose, folder, done[st.spec.id]), (STUDY_WORK, r))
+        for r, st in enumerate(sorted(studies, key=lambda st: -st.spec.protocol.card.cost))
+    ]
+    order = sorted(jobs, key=lambda j: -j.spec.protocol.card.cost)  # one after the other: slowest first
+    pieces += [Piece(j.id, partial(_job, j, args, verbose, done.get(j.id)), (CLAIM_WORK, 0)) for j in order]
+    with machine(executor, args.jobs) as ex:
+        for _, out in run_pieces(pieces, at_once=concurrent(ex, args.jobs)):
+            yield out
+
+
+def _say_plan(plan_: list[Planned], studies: list[StudyPlan], console: Console, *, would: bool = False) -> None:
+    """Each claim's line: up to date, re-render or re-run with the reasons; each study to measure, why."""
+    run, draw = ("would re-run", "would re-render") if would else ("re-run", "re-render")
+    for st in studies:
+        console.note(f"{st.spec.id}: coverage study: {st.why}; {'would be measured' if would else 'measuring it'}")
+    for item in plan_:
+        if item.run:
+            console.note(f"{item.id}: {run}: {'; '.join(item.run)}")
+        elif item.render:
+            console.note(f"{item.id}: {draw}: {'; '.join(item.render)}")
+        else:
+            console.note(f"{item.id}: up to date")
+
+
+def _planned(args, paths: list[Path], console: Console):
+    """The plan (:func:`harness.build.plan.plan`) with ``--executor`` checked first; None (said) when neither can be
+    had."""
+    from ..core.errors import HarnessError
+
+    try:
+        _check_executor(args)
+        return plan(args, paths, console)
+    except HarnessError as exc:
+        console.error(str(exc))
+        return None
+
+
+def _check_executor(args) -> None:
+    """``--executor`` is checked even when nothing is to run (a typo is refused at once)."""
+    from ..parallel.fanout import executor_from
+
+    executor_from(getattr(args, "executor", None), jobs=args.jobs)
+
+
+def run_claims(args, paths: list[Path], console: Console, *, verbose: bool) -> int:
+    """Bring the reports of ``paths`` up to date (with ``args.studies``, their coverage studies first, in the same
+    build); the exit status of ``run``."""
+    from ..core import progress
+    from ..resampling.calibration import STUDY_DIR
+    from ..core.errors import HarnessError
+    from ..core.fileio import recover, recovered_line
+
+    progress.enable(verbose=verbose)
+    for name in recover(args.out):
+        console.note(recovered_line(name))
+    planned = _planned(args, paths, console)
+    if planned is None:
+        return EXIT_ERROR
+    plan_, studies, failed = planned
+    status = EXIT_ERROR if failed else EXIT_OK
+    _say_plan(plan_, studies, console)
+    jobs = [item for item in plan_ if item.run]
+    for item in plan_:
+        if item.render and not item.run:
+            status = max(status, rerender(item.id, Path(args.out), console))
+    try:
+        for res in _execute(jobs, studies, args, verbose, STUDY_DIR):
+            if isinstance(res, StudyOutput):
+                status = _said_study(res, console, status)
+                continue
+            has_upstream = bool(next(j for j in jobs if j.path == res.path).spec.claim.upstream)
+            status = max(status, _finish(res, args, has_upstream, console))  # written as soon as it is done
+    except HarnessError as exc:  # the executor could not be had (a Dask scheduler, a wrong worker)
+        console.error(str(exc))
+        status = EXIT_ERROR
+    if jobs or plan_:
+        status = max(status, write_index(Path(args.out), console))
+    return status
+
+
+def _said_study(res: StudyOutput, console: Console, status: int) -> int:
+    if res.error is not None:
+        console.error(res.error)
+        return max(status, EXIT_ERROR)
+    console.info(res.line)
+    return status
+
+
+def status_claims(args, paths: list[Path], console: Console) -> int:
+    """What ``run`` (``args.studies``: ``make claims``) would do and why, without doing it: exit 0 when nothing
+    is to do, 1 when something is, 2 when a claim file cannot be read."""
+    planned = _planned(args, paths, console)
+    if planned is None:
+        return EXIT_ERROR
+    plan_, studies, failed = planned
+    _say_plan(plan_, studies, console, would=True)
+    if failed:
+        return EXIT_ERROR
+    return 1 if studies or any(item.run or item.render for item in plan_) else EXIT_OK
+
+
+def records(out: Path, console: Console, problems: list[str] | None = None):
+    """``(path, Record)`` of every readable record in ``out``; an unreadable or edited one is said, skipped and
+    named in ``problems``."""
+    from ..core.errors import HarnessError
+    from ..core.fileio import recover
+    from ..core.record import read_record
+
+    recover(out)
+    for f in sorted(out.glob("*.json")):
+        try:
+            yield f, read_record(f)
+        except HarnessError as exc:
+            console.error(str(exc))
+            if problems is not None:
+                problems.append(f.name)
+
+
+def render_claims(out: Path, paths: list[Path], console: Console) -> int:
+    """Draw reports again from their records: no protocol, no data, no scipy (a record names its template)."""
+    failed = 0
+    for path in paths:
+        if rerender(path.stem, out, console) != EXIT_OK:  # a claim's id is its file's name
+            failed += 1
+            continue
+        console.info(f"rendered {out / (path.stem + '.md')}")
+    index = write_index(out, console)
+    return EXIT_ERROR if failed else index
+
+
+def write_index(out: Path, console: Console) -> int:
+    """Rewrite ``out/README.md`` from the records, under the write lock, when it changed; left as it is (and said,
+    exit status 2) while a record cannot be read, since an index without that claim's row would be wrong, or when
+    it cannot be written."""
+    from ..core.fileio import atomic_write_text, project_lock
+    from ..rendering.index import index_markdown
+
+    with project_lock(shared=False, journaled=True):
+        problems: list[str] = []
+        found = [r for _, r in records(out, console, problems)]
+        if problems:
+            console.error(
+                f"{out / 'README.md'} was left as it was: {', '.join(problems)} cannot be read"
+                f" ({'its row' if len(problems) == 1 else 'their rows'} would be lost)"
+            )
+            return EXIT_ERROR
+        if found:
+            text, index = index_markdown(found), out / "README.md"
+            with contextlib.suppress(OSError):
+                if index.read_text(encoding="utf-8") == text:
+                    return EXIT_OK  # as it is: not even its time changes
+            try:
+                atomic_write_text(index, text)
+            except OSError as exc:
+                console.error(f"{index}: {unwritable(exc)}; the index was left as it was")
+                return EXIT_ERROR
+    return EXIT_OK
+
+
+def unwritable(exc: OSError) -> str:
+    """Why a file could not be written, in words: the system's reason, and the file or folder it named."""
+    from ..core.fileio import failed_path
+
+    named = failed_path(exc)
+    return f"could not be written: {exc.strerror or exc}" + (f" (in {named})" if named is not None else "")
+
+
+def calibrate_claims(args, paths: list[Path], console: Console) -> int:
+    """Run the coverage study of every claim in ``paths`` that asks for one and whose study is absent or out
+    of date (``--force``: all of them), as one build (the studies at once on ``-j`` cores); write each beside
+    the reports, under ``calibration/``."""
+    from ..core import progress
+    from ..resampling.calibration import STUDY_DIR, read_study
+    from ..core.datalock import load_lock
+    from ..core.errors import HarnessError
+    from ..claimfiles.spec import load_claim
+
+    progress.enable(verbose=False)
+    try:
+        _check_executor(args)
+    except HarnessError as exc:
+        console.error(str(exc))
+        return EXIT_ERROR
+    lock, tables = load_lock(args.lock), tables_of(args)
+    folder = Path(getattr(args, "out", None) or STUDY_DIR.parent) / "calibration"
+    status, studies = EXIT_OK, []
+    for path in paths:
+        try:
+            spec = load_claim(path, lock=lock, tables=tables)
+        except HarnessError as exc:
+            console.error(str(exc))
+            status = EXIT_ERROR
+            continue
+        state, _ = read_study(spec, lock, folder)
+        if state == "not asked":
+            continue
+        if state == "measured" and not args.force:
+            console.note(f"{spec.id}: calibration up to date")
+            continue
+        console.note(f"{spec.id}: calibration: {state}; running the study")
+        studies.append(StudyPlan(spec, state))
+    try:
+        for res in _execute([], studies, args, sys.stderr.isatty(), folder):
+            status = _said_study(res, console, status)
+    except HarnessError as exc:
+        console.error(str(exc))
+        status = EXIT_ERROR
+    return status

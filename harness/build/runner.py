@@ -1,0 +1,339 @@
+"""Run one claim: both arms, the judgement of targets and controls, the findings, the verdict.
+
+:func:`run_claim` returns a :class:`RunResult`: the typed run record (what
+the claim and its inputs determine; see :mod:`harness.core.record`) and the run
+log (timings, cache hits, the authors' stdout and stderr: what this machine
+and this moment add), which never goes into a committed file.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import re
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from ..parallel import fanout
+from ..core import progress
+from ..claimfiles.claim_yaml import spec_sha256
+from ..verdicts.common_findings import MeasurementFacts, common_findings
+from ..core.datalock import Tables
+from ..core.errors import ProtocolError
+from ..verdicts.invariants import check_record
+from ..verdicts.judging import arm_disagreements, judge_controls, judge_targets
+from ..resampling.multiverse import multiverse_finding, run_multiverse
+from ..core.paths import PROJECT_ROOT
+from ..protocols.base import Context, Measurement
+from ..core.provenance import package_versions, project_state
+from ..core.record import Arm, ArmControl, Arms, ClaimInfo, InputTable, MultiverseRecord, Provenance, Record, Robustness, plain, typed_facts
+from ..resampling.robustness import run_bootstrap
+from ..claimfiles.spec import ClaimSpec, load_claim
+from ..verdicts.verdict import decide_verdict
+
+__all__ = ["run_claim", "assemble_record", "measurement_arm", "RunResult", "scrub_paths"]
+
+
+@dataclass
+class RunResult:
+    record: Record
+    log: dict[str, Any] = field(default_factory=dict)
+
+
+def scrub_paths(text: str | None, data_root: Path | None = None) -> str | None:
+    """``text`` without absolute local paths: the project root becomes relative, the data root
+    ``<data root>``, temporary folders ``<scratch>``."""
+    if text is None:
+        return None
+    roots = [(str(PROJECT_ROOT) + "/", ""), (str(PROJECT_ROOT), ".")]
+    if data_root is not None:
+        roots.insert(0, (str(data_root), "<data root>"))
+    for prefix, repl in roots:
+        text = text.replace(prefix, repl)
+    tmp = re.escape(tempfile.gettempdir().rstrip("/"))
+    return re.sub(tmp + r"/[^\s'\"]*", "<scratch>", text)
+
+
+def _generators(seed: int, n_controls: int) -> list[np.random.Generator]:
+    """Independent, reproducible streams: one for the measurement, one per control."""
+    return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(1 + n_controls)]
+
+
+def _arm(
+    status: str,
+    reason: str | None,
+    base: Measurement | None = None,
+    controls: dict | None = None,
+    confinement: dict | None = None,
+) -> Arm:
+    values = plain(base.values) if base is not None else {}
+    details = plain(base.details) if base is not None else {}
+    return Arm(
+        status=status,
+        reason=reason,
+        values=values,
+        details=details,
+        controls={k: ArmControl(values=plain(m.values), details=plain(m.details)) for k, m in (controls or {}).items()},
+        confinement=plain(confinement or {}),
+    )
+
+
+def _run_reimpl(spec: ClaimSpec, tables: Tables, log: dict) -> Arm:
+    protocol, params = spec.protocol, spec.params
+    gens = _generators(spec.claim.seed, len(spec.claim.controls))
+    t0 = time.perf_counter()
+    progress.stage("re-implementation: measurement")
+    try:
+        base = protocol.measure(params, tables, gens[0])
+    except ProtocolError as exc:
+        log["reimpl_seconds"] = time.perf_counter() - t0
+        return _arm("could not run", str(exc))
+    log["reimpl_seconds"] = time.perf_counter() - t0
+    controls = {}
+    for ctl, rng in zip(spec.claim.controls, gens[1:]):
+        progress.stage(f"re-implementation: control {ctl.id}")
+        t1 = time.perf_counter()
+        controls[ctl.id] = protocol.control(ctl.control, spec.control_params[ctl.id], params, tables, rng, base)
+        log.setdefault("control_seconds", {})[ctl.id] = time.perf_counter() - t1
+    return _arm("ok", None, base, controls)
+
+
+def measurement_arm(spec: ClaimSpec, tables: Tables) -> Arm:
+    """The re-implementation's measurement alone (no control), from the run's own measurement stream: the fits
+    a resampling starts from (:mod:`harness.resampling.calibration`)."""
+    base = spec.protocol.measure(spec.params, tables, _generators(spec.claim.seed, len(spec.claim.controls))[0])
+    return _arm("ok", None, base)
+
+
+def _run_upstream(spec: ClaimSpec, tables: Tables, options, log: dict) -> tuple[Arm, dict]:
+    """The authors' arm as an :class:`~harness.core.record.Arm`, and where their code came from (url, commit)."""
+    if options is None:
+        return _arm("not run", "the authors' arm was switched off for this run by --no-upstream"), {}
+    from ..authors.upstream import run_upstream_arm  # touches git and subprocesses: imported only when used
+
+    progress.stage("authors' code: started")
+    res = run_upstream_arm(spec, spec.protocol, spec.params, tables, options=options)
+    log.update(
+        {
+            "upstream_seconds": res.seconds,
+            "upstream_request_seconds": res.request_seconds,
+            "upstream_watch_note": res.watch_note,
+            "upstream_cached": res.cached,
+            "upstream_leftovers_killed": res.leftovers_killed,  # varies between runs: never in the record
+            "upstream_stdout": res.stdout,
+            "upstream_stderr": res.stderr,
+            "upstream_commit": res.commit,
+            "upstream_url": res.url,
+            "upstream_ended_at": time.time(),  # the run log's: when the last request ended (benchmarks)
+        }
+    )
+    progress.stage(f"authors' code: {res.status}" + (" (from the cache)" if res.cached else ""))
+    controls = {k: Measurement(v["values"], v.get("details", {})) for k, v in res.controls.items()}
+    base = Measurement(res.values, res.details) if res.ok else None
+    arm = _arm(res.status, scrub_paths(res.reason, tables.root), base, controls, res.confinement)
+    return arm, ({"url": res.url, "commit": res.commit} if res.ok else {})
+
+
+def _check_vocabulary(spec: ClaimSpec, arm: Arm, who: str) -> None:
+    """A measurement must use only declared names: an undeclared one is a bug in the protocol or adapter."""
+    if not arm.ok:
+        return
+    extra = sorted(set(arm.values) - set(spec.vocabulary))
+    for cid, c in arm.controls.items():
+        extra += sorted(f"{cid}: {k}" for k in set(c.values) - set(spec.control_vocabularies[cid]))
+    if extra:
+        raise ProtocolError(
+            f"{spec.path}: the {who} reported quantities protocol '{spec.protocol.name}' does not declare: {extra[:8]}"
+        )
+
+
+def _check_findings(spec: ClaimSpec, findings: dict) -> None:
+    declared = spec.protocol.FINDINGS
+    for name, f in findings.items():
+        if name not in declared or f.state not in declared[name]:
+            raise ProtocolError(
+                f"protocol '{spec.protocol.name}' stated finding {name!r} in state {f.state!r}, "
+                f"which it does not declare"
+            )
+        try:
+            typed_facts(name, f.state, f.facts)  # its facts model, where the protocol declares one
+        except ValidationError as exc:
+            raise ProtocolError(
+                f"protocol '{spec.protocol.name}' stated finding {name!r} in state {f.state!r} with facts its "
+                f"model does not accept: {' '.join(str(exc).split())[:400]}"
+            ) from None
+
+
+def _quantity_labels(spec: ClaimSpec) -> dict[str, str]:
+    labels = {name: q.label for name, q in spec.vocabulary.items()}
+    for vocab in spec.control_vocabularies.values():
+        for name, q in vocab.items():
+            labels.setdefault(name, q.label)
+    return labels
+
+
+def run_claim(
+    path_or_spec: str | Path | ClaimSpec,
+    tables: Tables,
+    *,
+    upstream_options=None,
+    build: dict | None = None,
+    before_resampling: Callable[[], None] | None = None,
+) -> RunResult:
+    """Run a claim file and return its record and run log.
+
+    The authors' arm (a subprocess) runs in a thread beside the
+    re-implementation; in a build that shares one pool (:func:`harness.parallel.fanout.shared`) the multiverse runs
+    beside it too, and the bootstrap beside the multiverse, once the authors' arm is done and
+    ``before_resampling`` (the build: wait for the claim's coverage study) has returned. Every part has its
+    own seed, so the order changes no byte. ``build`` (:func:`harness.build.keys.dependencies`) is stored
+    in the record. Raises :class:`~harness.core.errors.HarnessError` for a bad
+    claim or bad inputs; an arm that cannot run is recorded, not raised.
+    """
+    spec = path_or_spec if isinstance(path_or_spec, ClaimSpec) else load_claim(path_or_spec, tables=tables)
+    log: dict[str, Any] = {"claim": spec.id}
+    t_start = time.perf_counter()
+    project_state()  # measured before anything is written (and cached)
+    tables.describe(spec.claim.inputs)  # verify the inputs before either arm reads them
+    spec.protocol.data_summary(spec.params, tables)
+    with ThreadPoolExecutor(max_workers=2) as pool:  # threads see this one's executor, priority and progress
+        upstream_job = pool.submit(contextvars.copy_context().run, _run_upstream, spec, tables, upstream_options, log)
+        reimpl = _run_reimpl(spec, tables, log)
+        beside = None
+        if reimpl.ok and fanout.current()._shared:
+            beside = pool.submit(contextvars.copy_context().run, _multiverse, spec, tables, log)
+        upstream, upstream_source = upstream_job.result()
+        if before_resampling is not None:
+            before_resampling()
+        t_boot = time.perf_counter()
+        robustness = run_bootstrap(spec, tables, reimpl, judge_targets(spec, reimpl, upstream))
+        log["bootstrap_seconds"] = time.perf_counter() - t_boot
+        if beside is not None:
+            multiverse = beside.result()
+        else:
+            multiverse = _multiverse(spec, tables, log) if reimpl.ok else None
+    record = assemble_record(
+        spec,
+        tables,
+        reimpl,
+        upstream,
+        upstream_source=upstream_source,
+        build=build,
+        robustness=robustness,
+        multiverse=multiverse,
+    )
+    log["total_seconds"] = time.perf_counter() - t_start
+    return RunResult(record=record, log=log)
+
+
+def _multiverse(spec: ClaimSpec, tables: Tables, log: dict) -> MultiverseRecord | None:
+    t0 = time.perf_counter()
+    try:
+        return run_multiverse(spec, tables)
+    finally:
+        log["multiverse_seconds"] = time.perf_counter() - t0
+
+
+def assemble_record(
+    spec: ClaimSpec,
+    tables: Tables,
+    reimpl: Arm,
+    upstream: Arm,
+    *,
+    upstream_source: dict | None = None,
+    build: dict | None = None,
+    robustness: Robustness | None = None,
+    multiverse: MultiverseRecord | None = None,
+) -> Record:
+    """Judge both arms' measurements and state the findings: the run record.
+
+    Everything after the arms have run, so that a record can also be assembled
+    from given arms (the tests use it to see how a report reads with an arm
+    that answered otherwise).
+    """
+    _check_vocabulary(spec, reimpl, "re-implementation")
+    _check_vocabulary(spec, upstream, "authors' arm")
+    state, claim, protocol = project_state(), spec.claim, spec.protocol
+    inputs = [InputTable(**t) for t in tables.describe(claim.inputs)]
+    data = plain(protocol.data_summary(spec.params, tables))
+    targets = judge_targets(spec, reimpl, upstream)
+    controls = judge_controls(spec, reimpl, upstream)
+    disagreements = arm_disagreements(targets)
+    verdict = decide_verdict(reimpl, upstream, targets, controls, disagreements)
+    findings = common_findings(reimpl, upstream, targets, controls, disagreements, robustness)
+    findings["multiverse"] = multiverse_finding(multiverse)
+    plots = {}
+    missing = sorted(n for n, q in spec.vocabulary.items() if q.arm != "upstream" and n not in reimpl.values)
+    findings["measurement"] = MeasurementFacts(missing=missing[:20], n_missing=len(missing)).stated(
+        "incomplete" if (reimpl.ok and missing) else "complete"
+    )
+    if reimpl.ok and not missing:  # a protocol's findings rest on every value it declares
+        ctx = Context(
+            spec=spec,
+            params=spec.params,
+            data=data,
+            reimpl=reimpl,
+            upstream=upstream,
+            targets=targets,
+            controls=controls,
+            tables=tables,
+            verdict=verdict,
+            verdict_if=lambda other: decide_verdict(reimpl, upstream, other, controls, disagreements),
+        )
+        own = protocol.findings(ctx)
+        _check_findings(spec, own)
+        findings.update(own)
+        plots = plain(protocol.plots(ctx))
+    try:
+        rel_path = spec.path.resolve().relative_to(PROJECT_ROOT).as_posix()
+    except ValueError:
+        rel_path = spec.path.name
+    packages = package_versions()
+    source = (upstream_source or {}) if upstream.ok else {}
+    record = Record(
+        claim=ClaimInfo(
+            id=claim.id,
+            title=claim.title,
+            claim=claim.claim,
+            locator=claim.locator,
+            protocol=claim.protocol,
+            path=rel_path,
+            spec_sha256=spec_sha256(spec.path),
+            params=spec.params.model_dump(mode="json"),
+            seed=claim.seed,
+            upstream=claim.upstream,
+            inputs=list(claim.inputs),
+            limitations=list(claim.limitations),
+            figures=claim.figures,
+        ),
+        inputs=inputs,
+        data=data,
+        provenance=Provenance(
+            project_commit=state["commit"],
+            project_dirty=state["dirty"],
+            project_error=state["error"],
+            python=packages["python"],
+            packages={k: v for k, v in packages.items() if k != "python"},
+            upstream_url=source.get("url"),
+            upstream_commit=source.get("commit"),
+        ),
+        arms=Arms(reimpl=reimpl, upstream=upstream),
+        quantities=_quantity_labels(spec),
+        targets=targets,
+        controls=controls,
+        findings=findings,
+        verdict=verdict,
+        robustness=robustness,
+        multiverse=multiverse,
+        plots=plots,
+        build=build or {},
+    )
+    check_record(record)  # a record whose findings contradict its numbers is a bug: never written, never rendered
+    return record

@@ -1,0 +1,469 @@
+"""Claim files: YAML read with a safe loader into frozen, typed objects, checked all at once.
+
+A claim file is data. It names a registered protocol and its parameters, the
+input tables it reads (by their names in the data lock), the paper's targets
+with tolerances and reasons, the destructive controls with what must happen
+under each, its own limitations, and its seed. It never names code to run.
+
+Every problem in a file is reported at once, each with its path in the file::
+
+    claims/x.yaml: targets[2].tolerance: must be >= 0, got -0.001
+
+This module holds the schema (:class:`Claim` and its parts; the schema is
+strict: a quoted number is not a number) and :func:`load_claim`, which runs
+the checks, each kept where its concern is:
+
+* :mod:`harness.claimfiles.claim_yaml`: the hardened YAML reader (YAML 1.2 core schema,
+  sizes, depth, anchors, tags, encodings, control characters, the literal text
+  of every number);
+* here: an ``id`` other than the file's name, unknown protocols, controls,
+  tables, columns (checked against the table headers when the tables are at
+  hand) and upstream pins;
+* :mod:`harness.claimfiles.claim_vocabulary`: any target, control or comparison that names
+  a quantity its protocol cannot measure (with "did you mean");
+* :mod:`harness.claimfiles.claim_checks`: two targets under one label, a compute axis or
+  evaluation point that cannot be training compute in the unit given, score
+  columns above 1 without ``scale: percent`` (with the tables at hand), and the
+  warnings (a tolerance of 0 on a printed decimal: :attr:`ClaimSpec.warnings`);
+* :mod:`harness.claimfiles.multiverse_spec`: the analysis choices a multiverse varies;
+* :mod:`harness.claimfiles.budgets`: counts that together ask for more work than a claim
+  may.
+
+A problem in one part of the file hides none in the others: what validates is
+still checked (:func:`~harness.core.schema.validate_lenient`).
+
+The loaded claim (:class:`ClaimSpec`) carries the *validated* protocol and
+control parameters, the vocabulary of quantities, and the literal text of
+every number as the file writes it (``0.700`` keeps its three decimals).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, model_validator
+
+from ..core.errors import SpecError
+from ..core.quantities import Quantity
+from ..core.schema import (
+    Count,
+    Label,
+    Number,
+    Strict,
+    Text,
+    did_you_mean,
+    format_validation_error,
+    shorten,
+    unknown_name,
+    validate_lenient,
+    validate_plain,
+)
+from ..protocols.base import Protocol
+from ..stats.methods import METHODS
+from .budgets import budget_checks
+from .claim_checks import eval_point_problems, input_data_problems, label_problems, tolerance_warnings
+from .claim_vocabulary import partial_vocabularies, vocabulary_checks
+from .claim_yaml import read_claim_yaml
+from .multiverse_spec import (
+    MULTIVERSE_BUDGET,
+    Alternative,
+    Multiverse,
+    check_data_choices,
+    check_multiverse,
+    multiverse_grid,
+    same_value,
+    specification_params,
+)
+from .registry import PROTOCOLS
+
+__all__ = [
+    "Claim",
+    "ClaimSpec",
+    "Target",
+    "Control",
+    "Condition",
+    "Bootstrap",
+    "Comparison",
+    "load_claim",
+    "MULTIVERSE_BUDGET",
+    "Multiverse",
+    "Alternative",
+    "multiverse_grid",
+    "specification_params",
+    "same_value",
+]
+
+Relation = Literal["~", "<", "<=", ">", ">=", "abs<"]
+
+
+class Target(Strict):
+    """One number or relation the paper asserts.
+
+    ``relation: "~"`` (the default) means the measured ``quantity`` must lie
+    within ``tolerance`` of ``paper``. Any other relation compares the measured
+    quantity with ``value`` (a number) or with ``other`` (a second measured
+    quantity), e.g. ``gamma > 0`` or ``a < b``.
+    """
+
+    quantity: Label = Field(min_length=1)
+    label: Label | None = None
+    relation: Relation = "~"
+    paper: Number | None = None
+    tolerance: Number | None = Field(default=None, ge=0)
+    value: Number | None = None
+    other: Label | None = None
+    reason: Text = Field(min_length=1)
+    role: Literal["headline", "supporting"] = "headline"
+
+    @model_validator(mode="after")
+    def _relation_fields(self):
+        if self.relation == "~":
+            if self.paper is None:
+                raise ValueError("relation '~' needs a numeric 'paper' value")
+            if self.tolerance is None:
+                raise ValueError("relation '~' needs a 'tolerance' (a number >= 0)")
+            if self.value is not None or self.other is not None:
+                raise ValueError("relation '~' takes 'paper' and 'tolerance', not 'value'/'other'")
+        elif (self.value is None) == (self.other is None):
+            raise ValueError(f"relation '{self.relation}' needs exactly one of 'value' or 'other'")
+        return self
+
+
+class Condition(Strict):
+    """What must happen to some quantities under a control for it to count as broken.
+
+    The compared number is, per quantity, ``measure`` of the control's value
+    against ``reference``: ``value`` (the control's value itself), ``shift``
+    (control - reference), ``abs_shift`` (|control - reference|) or ``ratio``
+    (control / reference). ``reference`` is the claim's unperturbed
+    measurement in the same arm (``baseline``) or the paper's value
+    (``paper``). Every listed quantity must satisfy ``op value``.
+    """
+
+    quantities: list[Label] = Field(min_length=1)
+    measure: Literal["value", "shift", "abs_shift", "ratio"] = "value"
+    reference: Literal["baseline", "paper"] = "baseline"
+    op: Relation
+    value: Number
+
+    @model_validator(mode="after")
+    def _op(self):
+        if self.op == "~":
+            raise ValueError("a control condition needs a comparison (< <= > >= abs<), not '~'")
+        return self
+
+
+class Control(Strict):
+    """A destructive control: a change that must break the result."""
+
+    id: str = Field(pattern=r"^[a-z0-9_]{1,60}$")
+    control: Label = Field(min_length=1)
+    params: dict[str, Any] = Field(default_factory=dict)
+    changes: Text = Field(min_length=1)
+    must: list[Condition] = Field(default_factory=list)
+    must_fail_targets: bool = False
+
+    @model_validator(mode="after")
+    def _has_expectation(self):
+        if not self.must and not self.must_fail_targets:
+            raise ValueError("a control needs 'must' conditions or 'must_fail_targets: true'")
+        return self
+
+
+class Comparison(Strict):
+    """An ordering the claim asserts, checked in every bootstrap resample: ``left relation right``."""
+
+    left: Label
+    relation: Literal["<", "<=", ">", ">="]
+    right: Label | Number
+    label: Label | None = None
+
+
+#: The interval methods a claim file may name (:data:`harness.stats.methods.METHODS`).
+IntervalMethod = Literal[tuple(METHODS)]
+
+
+class Calibration(Strict):
+    """A coverage study of the claim's interval methods on its own design (``python -m harness calibrate``).
+
+    ``params`` replaces some of the claim's parameters in the study's design only (fewer tasks, to make it
+    cheaper): every quantity the study measures must still be measured by it.
+    """
+
+    replicates: Count = Field(100, ge=10, le=1000, description="R, simulated data sets (each with the claim's B)")
+    methods: list[IntervalMethod] = Field(
+        default_factory=lambda: ["percentile", "basic", "bca"], min_length=1, description="methods to measure"
+    )
+    params: dict[str, Any] = Field(default_factory=dict, description="the claim's parameters, changed for the study")
+
+
+class Bootstrap(Strict):
+    """A resampling of the claim's measurement: clusters of rows drawn with replacement."""
+
+    n_resamples: Count = Field(ge=10, le=100_000)
+    seed: Count = Field(ge=0)
+    cluster_col: Label = Field(description="column whose value names a row's cluster (its base model)")
+    level: Number = Field(0.95, gt=0, lt=1, description="coverage of the two-sided intervals of the values")
+    alpha: Number = Field(0.05, gt=0, lt=0.5, description="one-sided level of the decision on each asserted ordering")
+    quantities: list[Label] = Field(default_factory=list, description="values to give an interval for")
+    comparisons: list[Comparison] = Field(default_factory=list)
+    method: IntervalMethod = Field(
+        "basic",
+        description="the interval method: percentile, basic (reflected), bca (a 20-group cluster jackknife) or "
+        "subsampling (m = ceil(G^(2/3)) clusters without replacement)",
+    )
+    calibration: Calibration | None = None
+
+    @model_validator(mode="after")
+    def _method_studied(self):
+        if self.calibration is not None and self.method not in self.calibration.methods:
+            raise ValueError(
+                f"the claim's interval method {self.method!r} must be among those its calibration measures "
+                f"({', '.join(self.calibration.methods)})"
+            )
+        return self
+
+
+#: The longest short title a claim file may give (the report's heading and the index's first column).
+MAX_TITLE_CHARS = 80
+
+
+class Claim(Strict):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,99}$")
+    title: Label | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_TITLE_CHARS,
+        description="a short title: the report's heading and the index's entry (the claim is printed under it)",
+    )
+    claim: Text = Field(min_length=1)
+    locator: Text = Field(min_length=1)
+    protocol: Label
+    params: dict[str, Any] = Field(default_factory=dict)
+    inputs: list[Label] = Field(min_length=1)
+    upstream: Label | None = None
+    seed: Count = Field(ge=0)
+    targets: list[Target] = Field(min_length=1)
+    controls: list[Control] = Field(default_factory=list)
+    bootstrap: Bootstrap | None = None
+    multiverse: Multiverse | None = None
+    figures: bool = True
+    limitations: list[Text] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ClaimSpec:
+    """A claim file, validated against its protocol: what the runner and the adapters receive."""
+
+    path: Path
+    claim: Claim
+    protocol: Any  # harness.protocols.base.Protocol
+    params: Any  # the protocol's validated parameter model
+    control_params: dict[str, Any]  # control id -> validated parameter model
+    vocabulary: dict[str, Quantity]
+    control_vocabularies: dict[str, dict[str, Quantity]]
+    texts: dict[tuple, str] = field(default_factory=dict)  # path in the file -> a number as written
+    warnings: tuple[str, ...] = ()  # what validate says but does not refuse (harness.claimfiles.claim_checks)
+
+    @property
+    def id(self) -> str:
+        return self.claim.id
+
+    @property
+    def seed(self) -> int:
+        return self.claim.seed
+
+    @property
+    def upstream(self) -> str | None:
+        return self.claim.upstream
+
+    @property
+    def inputs(self) -> list[str]:
+        return self.claim.inputs
+
+    @property
+    def controls(self) -> list[Control]:
+        return self.claim.controls
+
+    @property
+    def targets(self) -> list[Target]:
+        return self.claim.targets
+
+    def text_of(self, *path) -> str | None:
+        """A scalar exactly as the file writes it (``("targets", 2, "paper")`` -> ``"0.539"``)."""
+        return self.texts.get(tuple(path))
+
+    def label_of(self, name: str) -> str:
+        """The reader-facing label of a quantity of the measurement or of any control."""
+        if name in self.vocabulary:
+            return self.vocabulary[name].label
+        for vocab in self.control_vocabularies.values():
+            if name in vocab:
+                return vocab[name].label
+        return name
+
+
+# -- the checks ---------------------------------------------------------------------------------------------
+
+
+def _protocol_checks(raw: dict, protocol, problems: list[str]):
+    """Validate the protocol's parameters and every control's; return (params, {control index: params})."""
+    params, cparams = None, {}
+    try:
+        params = validate_plain(protocol.Params, raw.get("params") or {})
+    except ValidationError as err:
+        problems += format_validation_error(err, prefix="params", model=protocol.Params)
+    controls = raw.get("controls")
+    for i, ctl in enumerate(controls if isinstance(controls, list) else []):
+        if not isinstance(ctl, dict) or "control" not in ctl:
+            continue
+        kind = ctl["control"]
+        model = protocol.controls.get(kind)
+        if model is None:
+            problems.append(
+                f"controls[{i}].control: unknown control {shorten(kind)} for protocol "
+                f"'{protocol.name}'{did_you_mean(kind, protocol.controls)}; "
+                f"known: {', '.join(sorted(protocol.controls))}"
+            )
+            continue
+        try:
+            cparams[i] = validate_plain(model, ctl.get("params") or {})
+        except ValidationError as err:
+            problems += format_validation_error(err, prefix=f"controls[{i}].params", model=model)
+    return params, cparams
+
+
+def _bootstrap_checks(claim: Claim, params, protocol, tables, problems: list[str]) -> None:
+    """The bootstrap needs a protocol that resamples, and its cluster column in the protocol's first table."""
+    if claim.bootstrap is None or params is None:
+        return
+    c = claim.bootstrap.calibration
+    if c is not None and c.params:
+        try:
+            validate_plain(protocol.Params, {**params.model_dump(mode="json"), **c.params})
+        except ValidationError as err:
+            problems += format_validation_error(err, prefix="bootstrap.calibration.params")
+    if type(protocol).resampling is Protocol.resampling:
+        problems.append(f"bootstrap: protocol '{protocol.name}' has no bootstrap")
+        return
+    tabs = protocol.columns(params)
+    if tables is not None and tabs and tabs[0][1] in claim.inputs:
+        header = tables.header(tabs[0][1])
+        col = claim.bootstrap.cluster_col
+        if col not in header:
+            problems.append(
+                f"bootstrap.cluster_col: column {shorten(col)} is not in table {tabs[0][1]!r}"
+                f"{did_you_mean(col, header)}"
+            )
+
+
+def _input_checks(
+    path: Path, claim: Claim, params, protocol, lock, tables, problems: list[str], inputs_known: bool = True
+) -> None:
+    names = set(lock.tables) if lock is not None else None
+    if names is not None:
+        for i, name in enumerate(claim.inputs):
+            if name not in names:
+                problems.append(unknown_name(f"inputs[{i}]", name, names, "a table in the data lock"))
+    if params is None:
+        return
+    for where, table, columns in protocol.columns(params):
+        if names is not None and table not in names:
+            problems.append(unknown_name(f"params.{where}", table, names, "a table in the data lock"))
+            continue
+        if inputs_known and table not in claim.inputs:
+            problems.append(f"params.{where}: table {table!r} is not listed in inputs")
+            continue
+        if tables is None or not columns:
+            continue
+        header = tables.header(table)
+        for param, col in columns.items():
+            if col not in header:
+                problems.append(
+                    f"params.{param}: column {shorten(col)} is not in table {table!r}{did_you_mean(col, header)}"
+                )
+
+
+def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimSpec:
+    """Read and validate one claim file; raise :class:`SpecError` listing every problem.
+
+    ``lock`` (a :class:`~harness.core.datalock.DataLock`) checks the inputs and the
+    tables named in the parameters; ``tables`` (verified
+    :class:`~harness.core.datalock.Tables`) also checks the column names against
+    the table headers; ``pins`` (a mapping of pin names) checks ``upstream``.
+    """
+    if tables is not None and lock is None:
+        lock = tables.lock
+    path = Path(path)
+    raw, texts = read_claim_yaml(path)
+    problems: list[str] = []
+    bad: set[str] = set()  # what of the file did not validate: the checks that read it are skipped
+    try:
+        claim = validate_plain(Claim, raw)
+    except ValidationError as err:
+        problems += format_validation_error(err, model=Claim)
+        claim, bad = validate_lenient(Claim, raw)  # the rest of the file is still checked (one typo hides nothing)
+    raw_id = raw.get("id")
+    if isinstance(raw_id, str) and path.suffix in (".yaml", ".yml") and raw_id != path.stem:
+        problems.append(
+            f"id: {shorten(raw_id)} must be the file's name without '.yaml' ({path.stem!r}), so that a "
+            "claim's report cannot overwrite another's"
+        )
+
+    proto_name = raw.get("protocol")
+    card = PROTOCOLS.get(proto_name) if isinstance(proto_name, str) else None
+    protocol = card.protocol if card is not None else None
+    if isinstance(proto_name, str) and protocol is None:
+        problems.append(unknown_name("protocol", proto_name, PROTOCOLS, "a registered protocol"))
+    params, cparams = (None, {})
+    if protocol is not None:
+        params, cparams = _protocol_checks(raw, protocol, problems)
+    if protocol is not None:
+        _input_checks(path, claim, params, protocol, lock, tables, problems, inputs_known="inputs" not in bad)
+        _bootstrap_checks(claim, params, protocol, tables, problems)
+        if pins is not None and claim.upstream is not None and claim.upstream not in pins:
+            problems.append(unknown_name("upstream", claim.upstream, pins, "a pin in data/upstream.yaml"))
+        ids = [c.id for c in claim.controls if c.id is not None]
+        for dup in sorted({x for x in ids if ids.count(x) > 1}):
+            problems.append(f"controls: id '{dup}' is used more than once")
+    vocab, cvocabs = {}, {}
+    warnings: list[str] = []
+    if params is not None:
+        problems += eval_point_problems(params)
+        if tables is not None:
+            data_problems, data_warnings = input_data_problems(params, tables)
+            problems, warnings = problems + data_problems, warnings + data_warnings
+    if params is not None:
+        pdump = params.model_dump(mode="json")
+        vocab = card.vocabulary(pdump)
+        cvocabs = {
+            i: card.control_vocabulary(claim.controls[i].control, pdump, m.model_dump(mode="json"))
+            for i, m in cparams.items()
+        }
+        vocabulary_checks(claim, vocab, cvocabs, problems, bad)
+        problems += label_problems(claim, vocab)
+        check_multiverse(claim, params, protocol, vocab, problems)
+        check_data_choices(claim, params, protocol, problems)
+        budget_checks(claim, params, cparams, problems)
+        warnings += tolerance_warnings(claim, texts)
+    elif protocol is not None:
+        # the parameters have problems of their own: the names the claim uses are still checked, against the
+        # vocabulary of the parameters as far as they go, so that every kind of problem is said at once
+        partial = partial_vocabularies(card, protocol, raw.get("params"), claim, cparams)
+        if partial is not None:
+            vocabulary_checks(claim, *partial, problems, bad)
+    if problems:
+        raise SpecError(path, problems)
+    return ClaimSpec(
+        path=path,
+        claim=claim,
+        protocol=protocol,
+        params=params,
+        control_params={claim.controls[i].id: m for i, m in cparams.items()},
+        vocabulary=vocab,
+        control_vocabularies={claim.controls[i].id: v for i, v in cvocabs.items()},
+        texts=texts,
+        warnings=tuple(warnings),
+    )

@@ -1,0 +1,473 @@
+"""The run record: one typed, versioned document per claim, the single source of truth.
+
+A run of a claim produces a :class:`Record`: the claim as run, its inputs with
+their hashes, both arms' measurements, each target's and control's outcome,
+the *findings* (named facts about the data, each with the numbers it rests
+on), the verdict with its reasons, and provenance. The Markdown report is
+rendered from a record alone (:mod:`harness.rendering.render`), so a record read back
+from disk gives the same report as the run that wrote it.
+
+This module is the only way records are written (:func:`write_record`) and
+read (:func:`read_record`). It knows nothing of protocols, data or scipy.
+
+A record holds only what the claim and its inputs determine: no timing, no
+host name, no temporary path, no cache state (those go to the run log).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from . import seal
+from .errors import HarnessError
+from .fileio import atomic_write_text
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Record",
+    "ClaimInfo",
+    "InputTable",
+    "Provenance",
+    "Arm",
+    "ArmControl",
+    "Arms",
+    "ArmTarget",
+    "TargetOutcome",
+    "ConditionRow",
+    "ConditionOutcome",
+    "ArmControlOutcome",
+    "ControlOutcome",
+    "Finding",
+    "Verdict",
+    "Figure",
+    "Robustness",
+    "MultiverseSpecification",
+    "MultiverseRecord",
+    "plain",
+    "finding",
+    "Facts",
+    "declares",
+    "facts_model",
+    "typed_facts",
+    "one_line_reason",
+    "RUN_LOG_HINT",
+    "record_json",
+    "write_record",
+    "read_record",
+]
+
+SCHEMA_VERSION = 2
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Finding(_Model):
+    """A named fact about the data: its ``state`` (one of the states its producer declares) and the
+    numbers and names it rests on. A template words a finding; it never decides one."""
+
+    state: str
+    facts: dict[str, Any] = Field(default_factory=dict)
+
+
+def finding(state: str, **facts) -> Finding:
+    """A :class:`Finding` whose facts are plain JSON values (:func:`plain`)."""
+    return Finding(state=state, facts=plain(facts))
+
+
+class Facts(_Model):
+    """The facts of one finding in some of its states, declared beside the code that states it
+    (:func:`declares`): that code builds the model and states it (:meth:`stated`), so a fact missing, extra or
+    of the wrong type fails where the finding is made; templates (:func:`harness.rendering.render.render_report`) and
+    invariants (:mod:`harness.verdicts.invariants`) read it back through :func:`typed_facts`, as checked fields. The
+    record keeps the facts as plain JSON: the model changes no byte of it."""
+
+    def stated(self, state: str) -> Finding:
+        """The finding in ``state``, which must be one of the states this model is declared for."""
+        declared = getattr(type(self), "declared", None)
+        if declared is None or state not in declared[1]:
+            raise ValueError(f"{type(self).__name__} is not declared for the state {state!r}: {declared}")
+        return Finding(state=state, facts=plain(self.model_dump()))
+
+
+_DECLARED: dict[tuple[str, str], type[Facts]] = {}
+
+
+def declares(name: str, *states: str):
+    """Class decorator: the :class:`Facts` model of the finding ``name`` in ``states`` (a verdict's reasons are
+    the finding ``verdict``, one state each)."""
+
+    def register(cls: type[Facts]) -> type[Facts]:
+        for state in states:
+            if _DECLARED.get((name, state), cls) is not cls:
+                raise ValueError(f"finding {name!r} in state {state!r} is declared twice")
+            _DECLARED[(name, state)] = cls
+        cls.declared = (name, states)
+        return cls
+
+    return register
+
+
+def facts_model(name: str, state: str) -> type[Facts] | None:
+    """The model declared for the finding ``name`` in ``state``, if any."""
+    return _DECLARED.get((name, state))
+
+
+def typed_facts(name: str, state: str, facts: dict) -> Facts | dict:
+    """The facts of the finding ``name`` in ``state`` as its declared model (validated), or as they are where
+    no model is declared."""
+    model = _DECLARED.get((name, state))
+    return facts if model is None else model.model_validate(facts)
+
+
+class ClaimInfo(_Model):
+    id: str
+    title: str | None = None  # the claim file's short title (the report's heading); the claim itself under it
+    claim: str
+    locator: str
+    protocol: str
+    path: str  # relative to the project root, e.g. claims/002_table1_boundary_1e24.yaml
+    spec_sha256: str
+    params: dict[str, Any]
+    seed: int
+    upstream: str | None
+    inputs: list[str]
+    limitations: list[str]
+    figures: bool = True
+
+
+class InputTable(_Model):
+    name: str
+    path: str  # relative to the data root
+    sha256: str
+    rows: int
+    provenance: str
+
+
+class Provenance(_Model):
+    project_commit: str | None
+    project_dirty: bool | None
+    project_error: str | None = None
+    python: str
+    packages: dict[str, str | None]
+    upstream_url: str | None = None
+    upstream_commit: str | None = None
+
+
+class ArmControl(_Model):
+    values: dict[str, float | None] = Field(default_factory=dict)
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+#: Where a failed arm's full text (a traceback, the tail of stderr) is kept: the run log, never the record.
+RUN_LOG_HINT = "full text in the run log, .cache/runs/<claim id>.json"
+_EXCEPTION_LINE = re.compile(
+    r"^(?:[A-Za-z_][\w.]*\.)?[A-Z][A-Za-z0-9_]*(?:Error|Exception|Exit|Interrupt|Failure)\b(?::.*)?$"
+)
+_STDERR_TAIL = re.compile(r"[;:,]?\s*(?:the )?last lines of stderr:?\s*$")
+MAX_REASON_CHARS = 300
+
+
+def one_line_reason(text: str | None) -> str | None:
+    """Why an arm did not run, in one line: a multi-line reason (an adapter's crash with the tail of its
+    stderr, a Python traceback) becomes its first sentence and the exception's type and message, with
+    where the full text is kept (:data:`RUN_LOG_HINT`). A one-line reason is returned as it is."""
+    if text is None:
+        return None
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if len(lines) <= 1 and "Traceback (most recent call last)" not in text:
+        return lines[0] if lines else text.strip()
+    head = _STDERR_TAIL.sub("", lines[0]).rstrip(" ;:,")
+    if head.startswith("Traceback (most recent call last)"):
+        head = "the authors' code raised an exception"
+    exc = next((line for line in reversed(lines[1:]) if _EXCEPTION_LINE.match(line)), None)
+    if exc is None:  # no exception line: the last line of the tail stands for it
+        exc = lines[-1] if len(lines) > 1 else None
+    out = head if exc is None else f"{head}: {exc}"
+    if len(out) > MAX_REASON_CHARS:
+        out = out[: MAX_REASON_CHARS - 1].rstrip() + "…"
+    return f"{out} ({RUN_LOG_HINT})"
+
+
+class Arm(_Model):
+    """One arm's measurement (``status`` "ok"), or why there is none.
+
+    ``reason`` is one line (:func:`one_line_reason`): a crash's traceback is kept in the run log, and the
+    record, and so every report, holds only its exception's type and message.
+    """
+
+    status: Literal["ok", "not run", "could not run"]
+    reason: str | None = None
+    values: dict[str, float | None] = Field(default_factory=dict)
+    details: dict[str, Any] = Field(default_factory=dict)
+    controls: dict[str, ArmControl] = Field(default_factory=dict)
+    #: How the authors' code was confined (:mod:`harness.authors.confine`): filesystem, network, memory, processes.
+    confinement: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("reason")
+    @classmethod
+    def _one_line(cls, reason: str | None) -> str | None:
+        return one_line_reason(reason)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+class Arms(_Model):
+    reimpl: Arm
+    upstream: Arm
+
+
+class ArmTarget(_Model):
+    """One arm's reading of a target."""
+
+    value: float | None = None
+    other_value: float | None = None
+    holds: bool | None = None  # None: not measured
+    delta: float | None = None  # value - paper, for a target with a tolerance
+    beyond: float | None = None  # |delta| - tolerance, where positive
+
+
+class TargetOutcome(_Model):
+    quantity: str
+    quantity_label: str
+    title: str  # the claim file's label, or the quantity's label
+    role: Literal["headline", "supporting"]
+    relation: str
+    requirement: str  # the relation actually tested, derived from the target
+    paper: float | None = None
+    paper_text: str | None = None  # as the claim file writes it (its precision)
+    tolerance: float | None = None
+    tolerance_text: str | None = None
+    value: float | None = None
+    value_text: str | None = None
+    other: str | None = None
+    other_label: str | None = None
+    reason: str
+    judged_on: Literal["reimpl", "upstream"]
+    decimals: int  # decimals for printing measured values
+    reimpl: ArmTarget
+    upstream: ArmTarget
+    outcome: Literal["holds", "fails", "unmeasured"]  # on the arm it is judged on
+
+
+class ConditionRow(_Model):
+    quantity: str
+    quantity_label: str
+    control_value: float | None
+    reference_value: float | None
+    measured: float | None
+    holds: bool
+
+
+class ConditionOutcome(_Model):
+    measure: str
+    reference: str
+    op: str
+    threshold: float
+    requirement: str
+    rows: list[ConditionRow]
+    holds: bool
+
+
+class ArmControlOutcome(_Model):
+    ran: bool
+    broke: bool | None = None
+    conditions: list[ConditionOutcome] = Field(default_factory=list)
+    targets_failed: bool | None = None
+
+
+class ControlOutcome(_Model):
+    id: str
+    control: str
+    params: dict[str, Any]
+    changes: str
+    must_fail_targets: bool
+    reimpl: ArmControlOutcome
+    upstream: ArmControlOutcome
+
+
+class Verdict(_Model):
+    verdict: Literal["reproduced", "partially reproduced", "not reproduced", "inconclusive", "could not run"]
+    reasons: list[Finding]
+
+
+class Figure(_Model):
+    """A figure of the report: an SVG beside it, and where it goes in the report (``section``)."""
+
+    name: str
+    path: str  # relative to the report's folder, e.g. figures/002_table1_boundary_1e24/boundaries.svg
+    caption: str  # one line: what to look at
+    section: Literal["result", "controls", "after_controls", "arms", "multiverse"] = "result"
+    missing: list[str] = Field(default_factory=list)  # what could not be drawn (an arm that did not run)
+
+
+class Robustness(_Model):
+    state: Literal["supported", "contradicted", "inconclusive", "not assessed", "mixed", "intervals only", "not run"]
+    facts: dict[str, Any] = Field(default_factory=dict)
+
+
+#: How a specification reads an assertion of the claim: on the claim's side, on the other side, or on either
+#: side within the measurement's own Monte Carlo error of the threshold (a permutation p-value near the level).
+Reading = Literal["holds", "fails", "unsettled"]
+
+
+class MultiverseSpecification(_Model):
+    """One specification of a claim's multiverse: its choices, the re-implementation's values, and its reading of
+    each assertion of the claim (in the order of :attr:`MultiverseRecord.assertions`)."""
+
+    choices: dict[str, Any]
+    paper: bool  # the paper's own specification
+    estimand: bool = False  # another estimand: shown apart, not counted among the analysis specifications
+    status: Literal["ok", "could not run"]
+    reason: str | None = None
+    values: dict[str, float | None] = Field(default_factory=dict)
+    readings: list[Reading | None] = Field(default_factory=list)  # per assertion (None: a value is missing)
+    reading: Reading | None = None  # fails if one fails, else unsettled if one is, else holds (None: not judged)
+    curve: float | None = None  # the value the specification curve sorts by
+    curve_lo: float | None = None  # its interval, where the protocol gives one
+    curve_hi: float | None = None
+
+
+class MultiverseRecord(_Model):
+    """A claim's multiverse as run (:mod:`harness.resampling.multiverse`): what was varied, what each specification is
+    judged on, every specification, and the curve's test under the null where the protocol has one."""
+
+    curve: str  # the quantity the curve sorts by
+    curve_label: str
+    choices: list[dict[str, Any]]  # analysis choices: name, words, why, paper_text, alternatives [value, text, ...]
+    estimands: list[dict[str, Any]] = Field(default_factory=list)  # the other estimands' choices, described alike
+    assertions: list[dict[str, Any]]  # what a specification is judged on: label, kind, left, relation, right, margin
+    targets: list[dict[str, Any]]  # the headline value targets, shown as movement: title, quantity, paper, tolerance
+    excluded: int = 0
+    left_out: list[str] = Field(
+        default_factory=list
+    )  # parameters each specification changes from the claim to stay cheap
+    specifications: list[MultiverseSpecification]
+    joint_null: dict[str, Any] | None = None  # harness.resampling.multiverse.joint_null_record
+
+
+class Record(_Model):
+    schema_version: Literal[2] = SCHEMA_VERSION
+    claim: ClaimInfo
+    inputs: list[InputTable]
+    data: dict[str, Any]
+    provenance: Provenance
+    arms: Arms
+    quantities: dict[str, str]  # reader-facing labels of the quantities this record names
+    targets: list[TargetOutcome]
+    controls: list[ControlOutcome]
+    findings: dict[str, Finding]
+    verdict: Verdict
+    robustness: Robustness | None = None
+    multiverse: MultiverseRecord | None = None
+    plots: dict[str, Any] = Field(default_factory=dict)  # what the figures are drawn from
+    figures: list[Figure] = Field(default_factory=list)
+    build: dict[str, Any] = Field(default_factory=dict)  # hashes of what produced it (harness.build.keys)
+
+    @model_validator(mode="after")
+    def _run_log_named(self):
+        """A reason's pointer to the run log names this claim's file (``.cache/runs/<id>.json``)."""
+        own = RUN_LOG_HINT.replace("<claim id>", self.claim.id)
+        arms = {}
+        for name in ("reimpl", "upstream"):
+            arm = getattr(self.arms, name)
+            if arm.reason and RUN_LOG_HINT in arm.reason:
+                arms[name] = arm.model_copy(update={"reason": arm.reason.replace(RUN_LOG_HINT, own)})
+        if arms:
+            object.__setattr__(self, "arms", self.arms.model_copy(update=arms))
+        return self
+
+
+def plain(obj: Any) -> Any:
+    """JSON types only: numpy scalars and arrays become Python numbers and lists; NaN and inf become None."""
+    if isinstance(obj, dict):
+        return {str(k): plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain(v) for v in obj]
+    if hasattr(obj, "tolist") and not isinstance(obj, (str, bytes)):  # numpy arrays and scalars
+        return plain(obj.tolist())
+    if isinstance(obj, bool) or obj is None or isinstance(obj, (str, int)):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    return obj
+
+
+#: The key, in a record's ``build``, of the sha256 of the record's own content (everything else in it).
+CONTENT_KEY = "content"
+
+
+class RecordEdited(HarnessError):
+    """A record whose content is not what the run that wrote it wrote (edited by hand, or damaged)."""
+
+
+def content_digest(dump: dict) -> str:
+    """sha256 of a record's JSON content, its ``build.content`` left out (the digest stored there)."""
+    build = dump.get("build")
+    body = {**dump, "build": {k: v for k, v in build.items() if k != CONTENT_KEY} if isinstance(build, dict) else build}
+    return seal.digest(body)
+
+
+def sealed(record: Record) -> bool:
+    """Whether the record carries the digest of its content (every record this harness writes does, and
+    :func:`read_record` reads no other)."""
+    return isinstance(record.build.get(CONTENT_KEY), str)
+
+
+def record_json(record: Record) -> str:
+    """The record's canonical JSON text (key order as in the model, one-space indent, final newline), with the
+    digest of its content stored in its ``build`` (:func:`read_record` checks it)."""
+    dump = record.model_dump(mode="json")
+    dump["build"] = {**{k: v for k, v in dump["build"].items() if k != CONTENT_KEY}, CONTENT_KEY: content_digest(dump)}
+    return json.dumps(dump, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_record(record: Record, path: str | Path) -> Path:
+    """Write ``record`` to ``path`` atomically."""
+    return atomic_write_text(path, record_json(record))
+
+
+def read_record(path: str | Path) -> Record:
+    """Read, check and validate a record; :class:`HarnessError` names the file and what is wrong.
+
+    The one way a committed record is read (``run``'s poorer-than check and plan, ``render``, ``list``, the
+    index, ``diff``): one whose content does not match its seal, or that carries none, is refused
+    (:class:`RecordEdited`), wherever it is read.
+    """
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise HarnessError(f"{path}: no run record here") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise HarnessError(f"{path}: not a readable JSON run record ({exc})") from None
+    if not isinstance(raw, dict) or raw.get("schema_version") != SCHEMA_VERSION:
+        found = raw.get("schema_version", raw.get("schema")) if isinstance(raw, dict) else type(raw).__name__
+        raise HarnessError(f"{path}: schema_version {found!r}, expected {SCHEMA_VERSION}; run the claim again")
+    build = raw.get("build")
+    stored = build.get(CONTENT_KEY) if isinstance(build, dict) else None
+    found = "unsealed" if stored is None else ("sealed" if stored == content_digest(raw) else "edited")
+    if found == "edited":
+        raise RecordEdited(
+            f"{path}: the record was edited after it was written (its content does not match the digest stored"
+            " with its build key); run the claim again"
+        )
+    if found == "unsealed":  # a seal removed is no better than a seal broken: everything that reads records refuses
+        raise RecordEdited(
+            f"{path}: the record carries no digest of its content (written before records were sealed, or edited"
+            " and its digest removed); run the claim again"
+        )
+    try:
+        return Record.model_validate(raw)
+    except ValidationError as err:
+        first = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors()[:5])
+        raise HarnessError(f"{path}: not a valid run record: {first}") from None

@@ -1,0 +1,232 @@
+"""``harness diff``: what changed in the records since a git ref (verdicts, targets, controls).
+
+Records of the first layout (schema 1) are compared on their values only.
+
+Each value has a band inside which a move is not a new result, and ``diff`` reports only moves beyond it:
+
+- a target's value (either arm): a fraction (``--fraction``, default 0.1) of the target's tolerance; a target
+  without one (a relation such as ``p > 0.05``): :data:`RELATIVE_MOVE` of its size, above the rounding of an
+  optimiser solved to convergence and below any digit a report prints;
+- the measured error of an asserted ordering's decision (a share of simulated data sets): twice the Monte
+  Carlo standard error of the difference of the two shares, ``2 sqrt(se_old**2 + se_new**2)`` with ``se =
+  sqrt(p (1 - p) / R)`` as the record holds it;
+- a verdict, a target's outcome, a control's result and a resampling label have no band: any change counts.
+
+A move is printed with as many significant digits as it takes to tell the two values apart (at least
+three), not as raw floats, and a share as the report prints it (a percentage with one decimal,
+``76.0% -> 75.0%``, more decimals only when one is not enough to tell them apart); the moves inside their bands
+are counted, and ``exact=True`` (``--exact``) prints every difference at full precision instead.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from ..core.paths import PROJECT_ROOT
+from ..core.record import CONTENT_KEY, Record, content_digest, read_record
+from .render import agree, count_of, fmt_pct
+
+__all__ = ["compare", "diff_records"]
+
+
+def _comparable(rec: Record) -> dict:
+    """What ``diff`` compares: the verdict, each target's values per arm and outcome, each control's result."""
+    return {
+        "schema": rec.schema_version,
+        "verdict": rec.verdict.verdict,
+        "targets": {
+            f"{t.quantity}|{t.relation}": {
+                "title": t.title,
+                "reimpl": t.reimpl.value,
+                "upstream": t.upstream.value,
+                "outcome": t.outcome,
+            }
+            for t in rec.targets
+        },
+        "controls": {c.id: c.reimpl.broke for c in rec.controls},
+        "robustness": _robustness(rec.robustness),
+    }
+
+
+def _robustness(r) -> dict | None:
+    """A record's resampling state and, per asserted ordering, its label and its decision's measured error with
+    that error's MC standard error."""
+    if r is None:
+        return None
+    comps = r.facts.get("comparisons") or []
+    return {
+        "state": r.state,
+        "orderings": {
+            c["label"]: (c.get("state"), c.get("error"), c.get("error_mc_se"))
+            for c in comps
+            if isinstance(c, dict) and isinstance(c.get("label"), str)
+        },
+    }
+
+
+def _comparable_v1(d: dict) -> dict:
+    """The same view of a record in the first layout (``"schema": 1``), so that a diff across the redesign
+    shows whether any number moved. Its targets carry no outcome: only values are compared."""
+    return {
+        "schema": d.get("schema"),
+        "verdict": d.get("verdict"),
+        "targets": {
+            f"{t['name']}|{t['relation']}": {
+                "title": t.get("label") or t["name"],
+                "reimpl": t.get("reimpl"),
+                "upstream": t.get("upstream"),
+                "outcome": None,
+            }
+            for t in d.get("targets", [])
+            if isinstance(t, dict) and "name" in t and "relation" in t
+        },
+        "controls": {c["id"]: c.get("broke") for c in d.get("controls", []) if isinstance(c, dict) and "id" in c},
+        "robustness": None,
+    }
+
+
+def _git_record(ref: str, rel: str) -> tuple[dict | None, str]:
+    """The record at ``ref`` in the form :func:`diff_records` compares, or ``None`` and why not (with a note
+    when it is compared without a seal); one whose seal does not match its content is not compared."""
+    res = subprocess.run(["git", "show", f"{ref}:{rel}"], cwd=PROJECT_ROOT, capture_output=True, text=True)
+    if res.returncode != 0:
+        return None, f"no record at {ref}"
+    try:
+        data = json.loads(res.stdout)
+    except ValueError as exc:
+        return None, f"the record at {ref} is not JSON ({exc})"
+    build = data.get("build") if isinstance(data, dict) else None
+    stored = build.get(CONTENT_KEY) if isinstance(build, dict) else None
+    if stored is not None and stored != content_digest(data):
+        return None, f"the record at {ref} was edited after it was written (its content does not match its seal)"
+    try:
+        rec = Record.model_validate(data)
+    except (ValueError, TypeError):
+        pass
+    else:  # a record without a seal at an older ref predates sealed records (or was edited): compared, and said
+        return _comparable(rec), ("" if stored is not None else f"the record at {ref} carries no seal")
+    if isinstance(data, dict) and data.get("schema") == 1:
+        return _comparable_v1(data), ""
+    return None, f"the record at {ref} is in a layout this harness does not read"
+
+
+#: A target without a tolerance (a relation such as ``p > 0.05``) has moved when its value changes by more
+#: than this share of its size: below it, the change is the optimiser's rounding, not a new result.
+RELATIVE_MOVE = 1e-4
+
+
+def _moved(a: float, b: float, tolerance: float | None, fraction: float) -> float:
+    """How far a target's value may move before ``diff`` reports it."""
+    if tolerance:
+        return tolerance * fraction
+    return max(RELATIVE_MOVE * max(abs(a), abs(b)), 1e-12)
+
+
+def _apart(a, b, exact: bool, fmt=lambda x, d: f"{x:.{d}g}", digits=range(3, 18)) -> str:
+    """``a -> b`` printed by ``fmt(x, d)`` at the fewest ``digits`` that tell them apart (significant digits,
+    at least 3, by default); full precision if ``exact`` or when no number of digits does."""
+    if not exact and a is not None and b is not None:
+        for d in digits:
+            sa, sb = fmt(a, d), fmt(b, d)
+            if sa != sb:
+                return f"{sa} -> {sb}"
+    return f"{a!r} -> {b!r}"
+
+
+def _share_apart(a: float, b: float, exact: bool) -> str:
+    """Two shares as the report prints them (``fmt_pct(x, 1)``), more decimals only when needed."""
+    return _apart(a, b, exact, fmt=fmt_pct, digits=range(1, 16))
+
+
+def _share_band(old: tuple, new: tuple) -> float:
+    """Twice the MC standard error of the difference of two shares (0 when none is known)."""
+    se = [x[1] if isinstance(x[1], int | float) else 0.0 for x in (old, new)]
+    return 2.0 * (se[0] ** 2 + se[1] ** 2) ** 0.5
+
+
+def compare(old: dict, rec: Record, *, fraction: float = 0.1, exact: bool = False) -> tuple[list[str], int]:
+    """What changed from ``old`` (the :func:`_comparable` view of an earlier record) to ``rec``: one line each,
+    and how many values moved within their band (not listed; with ``exact`` every difference is listed)."""
+    now = _comparable(rec)
+    tolerance = {f"{t.quantity}|{t.relation}": t.tolerance for t in rec.targets}
+    items, inside = [], 0
+    if old["schema"] != now["schema"]:
+        items.append(f"record layout {old['schema']} -> {now['schema']} (outcomes of targets not compared)")
+    if old["verdict"] != now["verdict"]:
+        items.append(f"verdict {old['verdict']} -> {now['verdict']}")
+    for key, t in now["targets"].items():
+        o = old["targets"].get(key)
+        if o is None:
+            items.append(f"target added: {t['title']}")
+            continue
+        for arm in ("reimpl", "upstream"):
+            a, b = o[arm], t[arm]
+            if (a is None) != (b is None) or (a is not None and abs(a - b) > _moved(a, b, tolerance[key], fraction)):
+                items.append(f"{t['title']} ({arm}): {_apart(a, b, exact)}")
+            elif a is not None and a != b:
+                if exact:
+                    items.append(f"{t['title']} ({arm}, within its band): {_apart(a, b, exact)}")
+                else:
+                    inside += 1
+        if o["outcome"] is not None and o["outcome"] != t["outcome"]:
+            items.append(f"{t['title']}: {o['outcome']} -> {t['outcome']}")
+    items += [f"target removed: {o['title']}" for key, o in old["targets"].items() if key not in now["targets"]]
+    for cid, broke in now["controls"].items():
+        if cid in old["controls"] and old["controls"][cid] != broke:
+            items.append(f"control {cid}: broke {old['controls'][cid]} -> {broke}")
+    ro, rn = old.get("robustness"), now.get("robustness")
+    if ro and rn:
+        if ro["state"] != rn["state"]:
+            items.append(f"resampling: {ro['state']} -> {rn['state']}")
+        for label, (state, error, se) in rn.get("orderings", {}).items():
+            prev = ro.get("orderings", {}).get(label)
+            if prev is None:
+                continue
+            if prev[0] != state:
+                items.append(f"resampling of {label}: {prev[0]} -> {state}")
+            if prev[1] is None or error is None or prev[1] == error:
+                continue
+            moves = _share_apart(prev[1], error, exact)
+            if abs(error - prev[1]) > _share_band(prev[1:], (error, se)):
+                items.append(f"measured error of the decision on {label}: {moves}")
+            elif exact:
+                items.append(f"measured error of the decision on {label} (within twice its MC error): {moves}")
+            else:
+                inside += 1
+    return items, inside
+
+
+def diff_records(out: Path, ref: str, *, fraction: float = 0.1, exact: bool = False) -> tuple[list[str], bool]:
+    """Verdicts that changed, targets that moved by more than ``fraction`` of their tolerance, controls
+    that changed outcome: the current records against those at git ``ref``."""
+    lines, changed = [], False
+    for f in sorted(Path(out).glob("*.json")):
+        rec = read_record(f)  # refuses an edited or unsealed record (exit 2)
+        cid = rec.claim.id
+        try:
+            rel = f.resolve().relative_to(PROJECT_ROOT).as_posix()
+        except ValueError:
+            old, why = None, "the record is outside the repository"
+        else:
+            old, why = _git_record(ref, rel)
+        if old is None:
+            lines.append(f"{cid}: not compared ({why})")
+            changed = True
+            continue
+        items, inside = compare(old, rec, fraction=fraction, exact=exact)
+        band = (
+            f" ({count_of(inside, 'value')} moved within {agree(inside, 'its', 'their')} band, not shown: "
+            "--exact shows them)"
+            if inside
+            else ""
+        )
+        band += f" ({why})" if why else ""
+        if items:
+            changed = True
+            lines.append(f"{cid}:{band}")
+            lines += [f"  {i}" for i in items]
+        else:
+            lines.append(f"{cid}: unchanged{band}")
+    return lines, changed

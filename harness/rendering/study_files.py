@@ -1,0 +1,127 @@
+"""The files of a claim's coverage study (``reports/calibration/<id>.json``, ``.md``, ``.svg``): render-side,
+apart from :mod:`harness.resampling.calibration`, so that drawing code is never part of what a run's key covers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..resampling.calibration import STUDY_DIR
+
+__all__ = ["write_study", "sealed_study_json"]
+
+
+def sealed_study_json(result: dict) -> str:
+    """The study's JSON text with its seal (:mod:`harness.core.seal`):
+    :func:`harness.resampling.calibration.read_study` refuses a study whose content no longer matches it (edited
+    by hand, by a merge or a tool), or one without it."""
+    import json
+
+    from ..core.seal import sealed_text
+    from ..stats.calibration import study_json
+
+    return sealed_text(json.loads(study_json(result)))
+
+
+def write_study(result: dict, folder: Path = STUDY_DIR) -> dict[str, bytes]:
+    """The study's files (``<id>.json``, sealed, ``<id>.md``, ``<id>.svg``), relative to ``folder``, written
+    together."""
+    from ..core.fileio import write_together
+    from .render import render_study
+
+    cid = result["claim"]
+    svg = _figure(result)
+    files = {
+        f"{cid}.json": sealed_study_json(result).encode("utf-8"),
+        f"{cid}.md": render_study(result, f"{cid}.svg").encode("utf-8"),
+        f"{cid}.svg": svg,
+    }
+    write_together(folder, f"calibration-{cid}", files)
+    return files
+
+
+def _colour(name: str) -> str:
+    from ..stats.methods import METHODS
+
+    m = METHODS.get(name)
+    return m.colour if m is not None else "black"
+
+
+def _short(label: str, width: int = 48) -> str:
+    return label if len(label) <= width else label[: width - 1] + "…"
+
+
+def _figure(result: dict) -> bytes:
+    """Per asserted ordering, each method's measured error of "supported" against the nominal level and its
+    limit; per quantity, each method's coverage against the nominal level, the trusted range and what an ideal
+    percentile interval of B draws reaches. Every point with two Monte Carlo standard errors."""
+    from matplotlib.lines import Line2D
+
+    from .figures import new_figure, style, svg_bytes
+
+    cov = result["coverage"]
+    qs = list(cov)
+    methods = list(next(iter(cov.values())))
+    orderings = result.get("orderings") or []
+    n_top = len(orderings) * len(methods)
+    n_bottom = len(qs) * len(methods)
+    with style():
+        fig = new_figure(9.0, 0.2 * (n_top + n_bottom) + 0.35 * (len(orderings) + len(qs)) + 2.2)
+        fig.get_layout_engine().set(w_pad=0.15, h_pad=0.1)
+        heights = [max(n_top, 1) + len(orderings), n_bottom + len(qs)] if orderings else [1]
+        axes = fig.subplots(len(heights), 1, gridspec_kw={"height_ratios": heights}, squeeze=False)[:, 0]
+        if orderings:
+            ax = axes[0]
+            alpha = result["decisions"][orderings[0]["quantity"]][methods[0]]["alpha"]
+            limit = orderings[0]["by_method"][methods[0]]["limit"]
+            ax.axvline(alpha, color="black", lw=0.8, ls="--", label=f"nominal one-sided level {alpha:.0%}")
+            ax.axvspan(0.0, limit, color="#e8f3e8", zorder=0, label=f"trusted: at most {limit:.1%}")
+            y, ticks, names = 0, [], []
+            for o in reversed(orderings):
+                for m in methods:
+                    d = o["by_method"][m]
+                    se = d["error_mc_se"]
+                    ax.errorbar(
+                        [d["error"]], [y], xerr=[[2 * se], [2 * se]], fmt="o", ms=4, color=_colour(m), capsize=2
+                    )
+                    y += 1
+                ticks.append(y - (len(methods) + 1) / 2)
+                names.append(_short(o["label"]))
+                y += 0.6
+            ax.set_yticks(ticks)
+            ax.set_yticklabels(names)
+            ax.set_xlim(0.0, max(0.3, max(o["by_method"][m]["error"] for o in orderings for m in methods) + 0.05))
+            ax.set_title("Decisions on the asserted orderings", loc="left", fontsize=9)
+            ax.set_xlabel(
+                f"called supported where the difference is 0 ({result['n_replicates']} data sets, ±2 MC s.e.)"
+            )
+            ax.legend(loc="lower right", fontsize=7, frameon=False)
+        ax = axes[-1]
+        lo, hi = result["calibrated_range"]
+        ax.axvspan(lo, hi, color="#e8f3e8", zorder=0, label=f"trusted range [{lo:.0%}, {hi:.0%}]")
+        ax.axvline(result["nominal_level"], color="black", lw=0.8, ls="--", label="nominal level")
+        ideal = result["reference"]["ideal_percentile_at_B"]["coverage"]
+        ax.axvline(
+            ideal, color="#888888", lw=0.8, ls=":", label=f"ideal percentile interval at B = {result['n_resamples']}"
+        )
+        y, ticks, names = 0, [], []
+        for q in reversed(qs):
+            for m in methods:
+                row = cov[q][m]
+                c, se = row["coverage"], row["mc_se"]
+                ax.errorbar([c], [y], xerr=[[2 * se], [2 * se]], fmt="o", ms=4, color=_colour(m), capsize=2)
+                y += 1
+            ticks.append(y - (len(methods) + 1) / 2)
+            names.append(_short(result["labels"].get(q, q)))
+            y += 0.6
+        ax.set_yticks(ticks)
+        ax.set_yticklabels(names)
+        ax.set_title("Two-sided intervals of the values", loc="left", fontsize=9)
+        ax.set_xlabel(
+            f"coverage of the {result['nominal_level']:.0%} interval ({result['n_replicates']} data sets, ±2 MC s.e.)"
+        )
+        ax.set_xlim(-0.02, 1.02)
+        handles = ax.get_legend_handles_labels()[0] + [
+            Line2D([], [], marker="o", ls="none", color=_colour(m), label=m) for m in methods
+        ]
+        ax.legend(handles=handles, loc="lower left", fontsize=7, frameon=False)
+        return svg_bytes(fig)

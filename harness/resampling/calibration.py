@@ -1,0 +1,238 @@
+"""How far a claim's resampling can be trusted: the coverage of its interval methods, measured on its own design.
+
+A claim's ``bootstrap:`` block may ask for a study (``calibration:``). ``python -m harness calibrate`` (``make
+calibration``) runs it with :func:`harness.stats.calibration.coverage_study`: data sets drawn from the claim's
+own data by resampling its clusters (the empirical world, in which the truth is the statistic on the full
+data: exact), on each of them the claim's measurement and every interval method, and the share of data sets
+whose 95% interval covers the truth, with its Monte Carlo error; and, for each comparison the claim asserts, how
+often the one-sided decision on it would call it supported in a null world where its difference is exactly 0
+(the decision's own error rate) and the least difference it detects with 80% power. Each data set is
+resampled as often as the claim's bootstrap resamples the real data (its ``n_resamples``). The study is
+written beside the reports (``reports/calibration/<id>.json``, ``.md`` and a figure) and keyed by what it
+depends on (the claim's parameters and bootstrap, its tables, the code of its protocol): :func:`read_study`
+tells the claim's run whether it is there and up to date.
+
+What is studied: the claim's interval quantities and, for each comparison it asserts, the difference of its
+two sides (``comparison[i]``: ``left - right``), whose interval is what a comparison's resampling rests on.
+Every data set is a task of the fan-out layer (:mod:`harness.parallel.fanout`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from ..core.decisions import claimed_side
+from ..core.paths import REPORTS_DIR
+
+__all__ = [
+    "CALIBRATED",
+    "STUDY_DIR",
+    "comparison_name",
+    "design",
+    "study_key",
+    "read_study",
+    "run_study",
+]
+
+#: A method counts as calibrated on a quantity when its measured coverage at nominal 0.95 lies in this range.
+CALIBRATED = (0.90, 0.99)
+STUDY_DIR = REPORTS_DIR / "calibration"
+
+
+def comparison_name(i: int) -> str:
+    """The resampled difference of comparison ``i`` (its left side minus its right)."""
+    return f"comparison[{i}]"
+
+
+def with_differences(indices, rng, *, statistic, comparisons):
+    """``statistic`` plus, for each ``(left, relation, right)``, ``comparison[i] = left - right``."""
+    return _differences(dict(statistic(indices, rng)), comparisons)
+
+
+def _differences(out: dict, comparisons) -> dict:
+    for i, (left, _, right) in enumerate(comparisons):
+        r = out.get(right, math.nan) if isinstance(right, str) else float(right)
+        out[comparison_name(i)] = out.get(left, math.nan) - r
+    return out
+
+
+def rebased_with_differences(indices, rng, *, rebase, comparisons):
+    """A protocol's ``rebase`` (:class:`harness.protocols.base.Resampling`) with the comparisons' differences:
+    the values on these rows with theirs, and the statistic of their resamples with theirs."""
+    values, statistic = rebase(indices, rng)
+    values = _differences(dict(values), comparisons)
+    return values, partial(with_differences, statistic=statistic, comparisons=comparisons)
+
+
+def _comparisons(b) -> list[tuple]:
+    return [(c.left, c.relation, c.right) for c in b.comparisons]
+
+
+@dataclass(frozen=True)
+class Design:
+    """What the study and the claim's bootstrap resample: rows, clusters, the statistic with the differences."""
+
+    n_rows: int
+    cluster_labels: object
+    statistic: object
+    rows: str
+    quantities: tuple[str, ...]
+    rebase: object = None
+
+
+def design(spec, tables, reimpl, params=None) -> Design:
+    """The claim's resampling (its protocol's, from the re-implementation's fits) with the comparisons'
+    differences added; ``params`` replaces the claim's parameters (the study's narrower design)."""
+    b = spec.claim.bootstrap
+    res = spec.protocol.resampling(params or spec.params, tables, reimpl, cluster_col=b.cluster_col)
+    comps = _comparisons(b)
+    stat = partial(with_differences, statistic=res.statistic, comparisons=comps)
+    names = list(b.quantities) or [t.quantity for t in spec.claim.targets if t.role == "headline" and t.relation == "~"]
+    names += [comparison_name(i) for i in range(len(comps))]
+    rebase = None if res.rebase is None else partial(rebased_with_differences, rebase=res.rebase, comparisons=comps)
+    return Design(res.n_rows, res.cluster_labels, stat, res.rows, tuple(names), rebase)
+
+
+def study_key(spec, lock) -> str:
+    """sha256 of what a claim's study depends on: its parameters, bootstrap block, tables and protocol code."""
+    from ..claimfiles.registry import PROTOCOLS
+    from ..core.codegraph import HARNESS, digest, run_files
+
+    b = spec.claim.bootstrap
+    material = {
+        "params": spec.params.model_dump(mode="json"),
+        "bootstrap": b.model_dump(mode="json"),
+        "data": {name: lock.tables[name].sha256 for name in spec.claim.inputs if name in lock.tables},
+        "code": digest(
+            run_files(PROTOCOLS[spec.protocol.name])
+            + [
+                HARNESS / f
+                for f in ("resampling/calibration.py", "stats/calibration.py", "stats/methods.py", "stats/intervals.py")
+            ]
+        ),
+    }
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def study_path(claim_id: str, folder: Path = STUDY_DIR) -> Path:
+    return Path(folder) / f"{claim_id}.json"
+
+
+def read_study(spec, lock, folder: Path = STUDY_DIR) -> tuple[str, dict | None]:
+    """``(state, study)``: "measured" (there and up to date), "absent", "stale", "unreadable", or "edited" /
+    "unsealed" (its content does not match its seal, or it carries none: :mod:`harness.core.seal`)."""
+    from ..core.seal import seal_problem
+
+    path = study_path(spec.id, folder)
+    if spec.claim.bootstrap is None or spec.claim.bootstrap.calibration is None:
+        return "not asked", None
+    if not path.is_file():
+        return "absent", None
+    try:
+        study = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "unreadable", None
+    sealed, _ = seal_problem(study, "coverage study")
+    if sealed != "sealed":
+        return sealed, None
+    if study.get("key") != study_key(spec, lock):
+        return "stale", study
+    return "measured", study
+
+
+def run_study(spec, tables, lock, reimpl) -> dict:
+    """The claim's coverage study: its design, its methods, R data sets of B resamples each, on the fan-out.
+    ``reimpl`` is the re-implementation's measurement (:func:`harness.build.runner.measurement_arm`): the fits every
+    resample starts from."""
+    from ..core.schema import validate_plain
+    from ..parallel.fanout import Mapper
+    from ..stats.calibration import coverage_study
+    from ..stats.methods import METHODS
+
+    b, c = spec.claim.bootstrap, spec.claim.bootstrap.calibration
+    params = (
+        validate_plain(spec.protocol.Params, {**spec.params.model_dump(mode="json"), **c.params}) if c.params else None
+    )
+    d = design(spec, tables, reimpl, params)
+    result = coverage_study(
+        d,
+        seed=b.seed,
+        n_replicates=c.replicates,
+        n_resamples=b.n_resamples,
+        level=b.level,
+        alpha=b.alpha,
+        quantities=d.quantities,
+        methods=[METHODS[n] for n in c.methods],
+        map_fn=Mapper("calibration data sets"),
+        name=f"claim {spec.id}",
+    )
+    labels = {q: spec.label_of(q) for q in d.quantities}
+    labels.update(
+        {comparison_name(i): (c2.label or f"{c2.left} {c2.relation} {c2.right}") for i, c2 in enumerate(b.comparisons)}
+    )
+    lo, hi = CALIBRATED
+    for per in result["coverage"].values():
+        for row in per.values():
+            row["calibrated"] = lo <= row["coverage"] <= hi
+    orderings = [
+        _ordering_errors(result, comparison_name(i), labels[comparison_name(i)], claimed_side(c2.relation), b.method)
+        for i, c2 in enumerate(b.comparisons)
+    ]
+    return {
+        "claim": spec.id,
+        "key": study_key(spec, lock),
+        "method_of_the_claim": b.method,
+        "calibrated_range": list(CALIBRATED),
+        "labels": labels,
+        "orderings": orderings,
+        "narrowed": dict(c.params or {}),
+        **result,
+    }
+
+
+def _ordering_errors(result: dict, quantity: str, label: str, side: int, claim_method: str) -> dict:
+    """One asserted ordering's decision, per method: the measured rate at which it calls the ordering supported
+    (``error``) or contradicted (``error_against``) where the difference is 0, the limit, whether the error is
+    within it, and the least difference detected with 80% power."""
+    mine, theirs = ("below", "above") if side < 0 else ("above", "below")
+    by_method = {}
+    for m, row in result["decisions"][quantity].items():
+        by_method[m] = {
+            "error": row[f"supports_{mine}"],
+            "error_mc_se": row[f"supports_{mine}_mc_se"],
+            "error_against": row[f"supports_{theirs}"],
+            "error_against_mc_se": row[f"supports_{theirs}_mc_se"],
+            "limit": row["limit"],
+            "calibrated": row[f"supports_{mine}"] <= row["limit"],
+            "detectable": row[f"detectable_{mine}"],
+        }
+    return {
+        "quantity": quantity,
+        "label": label,
+        "side": "below" if side < 0 else "above",
+        "by_method": by_method,
+        "claim_method": claim_method,
+        "claim_calibrated": by_method.get(claim_method, {}).get("calibrated"),
+    }
+
+
+def stale_reasons(spec, lock, folder: Path = STUDY_DIR) -> list[str]:
+    state, _ = read_study(spec, lock, folder)
+    return (
+        []
+        if state in ("measured", "not asked")
+        else [
+            {
+                "absent": "no study yet",
+                "stale": "its design changed",
+                "unreadable": "its file is unreadable",
+                "edited": "its file was edited after it was written (its content does not match its seal)",
+                "unsealed": "its file carries no seal (written before studies were sealed, or edited)",
+            }[state]
+        ]
+    )

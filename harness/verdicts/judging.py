@@ -1,0 +1,216 @@
+"""Judging a claim's targets and controls on each arm, and comparing the arms: the outcomes the verdict rule
+(:mod:`harness.verdicts.verdict`) reads.
+
+Every comparison of a value with a target goes through the one target rule
+(:mod:`harness.core.relations`); the requirement a target tests is worded here, in
+symbols, with the numbers as the claim file writes them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from ..core.record import ArmControlOutcome, ArmTarget, ConditionOutcome, ConditionRow, ControlOutcome, TargetOutcome
+from ..core.relations import literal_decimals, relation_holds, target_holds, within_tolerance
+
+if TYPE_CHECKING:
+    from ..claimfiles.spec import ClaimSpec
+
+__all__ = ["judge_targets", "judge_controls", "arm_disagreements", "requirement_text", "target_reading"]
+
+
+def _finite(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def requirement_text(relation: str, *, paper_text=None, tolerance_text=None, value_text=None, other_label=None) -> str:
+    """The relation a target tests, in symbols: ``within 0.0005 of 0.828``, ``< 0.05``, ``|x| < 0.0002``."""
+    if relation == "~":
+        if tolerance_text is not None and float(tolerance_text) == 0:
+            return f"= {paper_text}"
+        return f"within {tolerance_text} of {paper_text}"
+    rhs = other_label if other_label is not None else value_text
+    if relation == "abs<":
+        return f"magnitude < {rhs}"
+    return f"{relation} {rhs}"
+
+
+def _number_text(spec: ClaimSpec, path: tuple, value) -> str | None:
+    if value is None:
+        return None
+    return spec.text_of(*path) or f"{value:g}"
+
+
+def _arm_reading(t, values: dict | None, ok: bool) -> ArmTarget:
+    if not ok or values is None:
+        return ArmTarget()
+    v = values.get(t.quantity)
+    if not _finite(v):
+        return ArmTarget()
+    if t.relation == "~":
+        delta = v - t.paper
+        holds = target_holds("~", v, paper=t.paper, tolerance=t.tolerance)
+        return ArmTarget(value=v, holds=holds, delta=delta, beyond=None if holds else abs(delta) - t.tolerance)
+    rhs = t.value if t.other is None else values.get(t.other)
+    if not _finite(rhs):
+        return ArmTarget(value=v)
+    return ArmTarget(value=v, other_value=rhs if t.other else None, holds=target_holds(t.relation, v, rhs=rhs))
+
+
+def target_reading(t, values: dict | None, ok: bool = True) -> ArmTarget:
+    """One arm's reading of the claim file's target ``t`` on measured ``values``: the one target rule
+    (:func:`harness.core.relations.target_holds`), used by every judgement of a target (arms, multiverse)."""
+    return _arm_reading(t, values, ok)
+
+
+def judge_targets(spec: ClaimSpec, reimpl, upstream) -> list[TargetOutcome]:
+    """One outcome per target: both arms' readings and the outcome on the arm it is judged on."""
+    out = []
+    for i, t in enumerate(spec.claim.targets):
+        q = spec.vocabulary[t.quantity]
+        judged_on = "upstream" if q.arm == "upstream" else "reimpl"
+        mine = _arm_reading(t, reimpl.values, reimpl.ok)
+        theirs = _arm_reading(t, upstream.values, upstream.ok)
+        judged = theirs if judged_on == "upstream" else mine
+        texts = {
+            "paper_text": _number_text(spec, ("targets", i, "paper"), t.paper),
+            "tolerance_text": _number_text(spec, ("targets", i, "tolerance"), t.tolerance),
+            "value_text": _number_text(spec, ("targets", i, "value"), t.value),
+        }
+        other_label = spec.label_of(t.other) if t.other else None
+        out.append(
+            TargetOutcome(
+                quantity=t.quantity,
+                quantity_label=q.label,
+                title=t.label or q.label,
+                role=t.role,
+                relation=t.relation,
+                requirement=requirement_text(t.relation, other_label=other_label, **texts),
+                paper=t.paper,
+                tolerance=t.tolerance,
+                value=t.value,
+                other=t.other,
+                other_label=other_label,
+                reason=t.reason,
+                judged_on=judged_on,
+                decimals=max(4, literal_decimals(texts["paper_text"]) + 1) if t.relation == "~" else 4,
+                reimpl=mine,
+                upstream=theirs,
+                outcome="unmeasured" if judged.holds is None else ("holds" if judged.holds else "fails"),
+                **texts,
+            )
+        )
+    return out
+
+
+def _measured(measure: str, v: float, ref: float | None) -> float | None:
+    if measure == "value":
+        return v
+    if not _finite(ref):
+        return None
+    if measure == "shift":
+        return v - ref
+    if measure == "abs_shift":
+        return abs(v - ref)
+    return v / ref if ref else None  # ratio
+
+
+def _judge_control_arm(spec: ClaimSpec, ctl, control_values: dict | None, baseline: dict) -> ArmControlOutcome:
+    if control_values is None:
+        return ArmControlOutcome(ran=False)
+    paper = {t.quantity: t.paper for t in spec.claim.targets if t.relation == "~"}
+    conditions = []
+    for i, cond in enumerate(ctl.must):
+        rows = []
+        for q in cond.quantities:
+            v = control_values.get(q)
+            ref = baseline.get(q) if cond.reference == "baseline" else paper.get(q)
+            measured = _measured(cond.measure, v, ref) if _finite(v) else None
+            rows.append(
+                ConditionRow(
+                    quantity=q,
+                    quantity_label=spec.label_of(q),
+                    control_value=v if _finite(v) else None,
+                    reference_value=ref if (cond.measure != "value" and _finite(ref)) else None,
+                    measured=measured,
+                    holds=measured is not None and relation_holds(cond.op, measured, cond.value),
+                )
+            )
+        idx = spec.claim.controls.index(ctl)
+        threshold = spec.text_of("controls", idx, "must", i, "value") or f"{cond.value:g}"
+        what = {
+            "value": "",
+            "shift": "shift from the",
+            "abs_shift": "size of the shift from the",
+            "ratio": "ratio to the",
+        }[cond.measure]
+        ref_words = (
+            ""
+            if cond.measure == "value"
+            else (" unperturbed run" if cond.reference == "baseline" else " paper's value")
+        )
+        op = "magnitude <" if cond.op == "abs<" else cond.op
+        conditions.append(
+            ConditionOutcome(
+                measure=cond.measure,
+                reference=cond.reference,
+                op=cond.op,
+                threshold=cond.value,
+                requirement=f"{what}{ref_words} {op} {threshold}".strip(),
+                rows=rows,
+                holds=all(r.holds for r in rows),
+            )
+        )
+    broke = all(c.holds for c in conditions)
+    targets_failed = None
+    if ctl.must_fail_targets:
+        readings = [_arm_reading(t, control_values, True) for t in spec.claim.targets]
+        targets_failed = all(r.holds is False for r in readings)
+        broke = broke and targets_failed
+    return ArmControlOutcome(ran=True, broke=broke, conditions=conditions, targets_failed=targets_failed)
+
+
+def judge_controls(spec: ClaimSpec, reimpl, upstream) -> list[ControlOutcome]:
+    """Whether each control broke the result as the claim file says it must, in each arm."""
+    out = []
+    for ctl in spec.claim.controls:
+        arms = {}
+        for name, arm in (("reimpl", reimpl), ("upstream", upstream)):
+            cv = arm.controls.get(ctl.id) if arm.ok else None
+            arms[name] = _judge_control_arm(spec, ctl, cv.values if cv is not None else None, arm.values)
+        out.append(
+            ControlOutcome(
+                id=ctl.id,
+                control=ctl.control,
+                params=spec.control_params[ctl.id].model_dump(mode="json"),
+                changes=ctl.changes,
+                must_fail_targets=ctl.must_fail_targets,
+                **arms,
+            )
+        )
+    return out
+
+
+def arm_disagreements(targets: list[TargetOutcome]) -> list[dict]:
+    """Targets on which the two arms differ by more than the target's tolerance, or on a relation's truth."""
+    out = []
+    for t in targets:
+        a, b = t.reimpl, t.upstream
+        if a.value is None or b.value is None:
+            continue
+        beyond = t.relation == "~" and not within_tolerance(a.value - b.value, t.tolerance)
+        differ = t.relation != "~" and a.holds is not None and b.holds is not None and a.holds != b.holds
+        if beyond or differ:
+            out.append(
+                {
+                    "title": t.title,
+                    "quantity": t.quantity,
+                    "reimpl": a.value,
+                    "upstream": b.value,
+                    "difference": a.value - b.value,
+                    "tolerance_text": t.tolerance_text if beyond else None,
+                    "decimals": t.decimals,
+                }
+            )
+    return out
