@@ -95,13 +95,13 @@ def _job(job: Planned, args, verbose: bool, study: threading.Event | None = None
     """Run one claim (in a thread of the build, with its executor); everything the parent needs to write its
     outputs (this never writes into the reports). ``study``: set once the claim's coverage study is written
     (the build's): the claim's resampling waits for it, and its build key takes the study's new hash."""
-    from ..parallel import fanout
     from ..core import progress
-    from .keys import study_sha
     from ..core.errors import HarnessError
-    from ..rendering.figures import draw_figures
     from ..core.record import record_json
+    from ..parallel import fanout
+    from ..rendering.figures import draw_figures
     from ..rendering.render import render_report
+    from .keys import study_sha
     from .runner import run_claim
     from .schedule import DRAWING
 
@@ -221,12 +221,12 @@ def rerender(cid: str, out: Path, console: Console) -> int:
     A record that cannot be believed (unreadable, old schema, edited, or without the digest of its content)
     is not drawn.
     """
-    from .keys import render_dependencies
     from ..core.errors import HarnessError
-    from ..rendering.figures import draw_figures
     from ..core.fileio import project_lock
     from ..core.record import read_record, record_json
+    from ..rendering.figures import draw_figures
     from ..rendering.render import render_report
+    from .keys import render_dependencies
     from .schedule import DRAWING
 
     out = Path(out)
@@ -272,11 +272,11 @@ def _study_job(study: StudyPlan, args, verbose: bool, folder: Path, done: thread
     import time
 
     from ..core import progress
-    from ..resampling.calibration import run_study
     from ..core.errors import HarnessError
+    from ..rendering.study_files import write_study
+    from ..resampling.calibration import run_study
     from .runner import measurement_arm
     from .schedule import DRAWING
-    from ..rendering.study_files import write_study
 
     spec = study.spec
     progress.start(f"{spec.id} study", verbose=verbose)
@@ -371,9 +371,9 @@ def run_claims(args, paths: list[Path], console: Console, *, verbose: bool) -> i
     """Bring the reports of ``paths`` up to date (with ``args.studies``, their coverage studies first, in the same
     build); the exit status of ``run``."""
     from ..core import progress
-    from ..resampling.calibration import STUDY_DIR
     from ..core.errors import HarnessError
     from ..core.fileio import recover, recovered_line
+    from ..resampling.calibration import STUDY_DIR
 
     progress.enable(verbose=verbose)
     for name in recover(args.out):
@@ -494,11 +494,11 @@ def calibrate_claims(args, paths: list[Path], console: Console) -> int:
     """Run the coverage study of every claim in ``paths`` that asks for one and whose study is absent or out
     of date (``--force``: all of them), as one build (the studies at once on ``-j`` cores); write each beside
     the reports, under ``calibration/``."""
+    from ..claimfiles.spec import load_claim
     from ..core import progress
-    from ..resampling.calibration import STUDY_DIR, read_study
     from ..core.datalock import load_lock
     from ..core.errors import HarnessError
-    from ..claimfiles.spec import load_claim
+    from ..resampling.calibration import STUDY_DIR, read_study
 
     progress.enable(verbose=False)
     try:

@@ -78,8 +78,8 @@ def _study_measured(record) -> bool:
 def _from_record(path: Path, out: Path, lock, pins, tables, args) -> Planned | None:
     """The plan of a claim found up to date from its record alone, or None (then the full plan decides). Its
     input tables are still verified against the lock (a table altered since says so through the full plan)."""
-    from .keys import claim_dependencies, stale_reasons
     from ..core.errors import HarnessError
+    from .keys import claim_dependencies, stale_reasons
 
     existing, _ = current_record(out, path.stem)  # read_record refuses a record without its seal, or edited
     if existing is None or existing.claim.id != path.stem:
@@ -102,8 +102,8 @@ def _from_record(path: Path, out: Path, lock, pins, tables, args) -> Planned | N
 def _load(paths: list[Path], lock, pins, tables, console) -> tuple[dict[Path, object], int]:
     if not paths:
         return {}, 0
-    from ..core.errors import HarnessError
     from ..claimfiles.spec import load_claim
+    from ..core.errors import HarnessError
 
     specs, failed = {}, 0
     for path in paths:
@@ -136,9 +136,9 @@ def plan(args, paths: list[Path], console) -> tuple[list[Planned], list[StudyPla
     """``(claims, studies, failed)``: each claim with why it must run or be drawn again (both empty: up to
     date); the coverage studies the build measures first (with ``args.studies``); how many claim files could
     not be read. Problems are said on ``console``."""
-    from .keys import dependencies, stale_reasons
-    from ..resampling.calibration import stale_reasons as study_reasons
     from ..core.datalock import load_lock
+    from ..resampling.calibration import stale_reasons as study_reasons
+    from .keys import dependencies, stale_reasons
 
     lock, pins, tables = load_lock(args.lock), pins_of(args), tables_of(args)
     out = Path(args.out)

@@ -21,21 +21,33 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from ..parallel import fanout
-from ..core import progress
 from ..claimfiles.claim_yaml import spec_sha256
-from ..verdicts.common_findings import MeasurementFacts, common_findings
+from ..claimfiles.spec import ClaimSpec, load_claim
+from ..core import progress
 from ..core.datalock import Tables
 from ..core.errors import ProtocolError
+from ..core.paths import PROJECT_ROOT
+from ..core.provenance import package_versions, project_state
+from ..core.record import (
+    Arm,
+    ArmControl,
+    Arms,
+    ClaimInfo,
+    InputTable,
+    MultiverseRecord,
+    Provenance,
+    Record,
+    Robustness,
+    plain,
+    typed_facts,
+)
+from ..parallel import fanout
+from ..protocols.base import Context, Measurement
+from ..resampling.multiverse import multiverse_finding, run_multiverse
+from ..resampling.robustness import run_bootstrap
+from ..verdicts.common_findings import MeasurementFacts, common_findings
 from ..verdicts.invariants import check_record
 from ..verdicts.judging import arm_disagreements, judge_controls, judge_targets
-from ..resampling.multiverse import multiverse_finding, run_multiverse
-from ..core.paths import PROJECT_ROOT
-from ..protocols.base import Context, Measurement
-from ..core.provenance import package_versions, project_state
-from ..core.record import Arm, ArmControl, Arms, ClaimInfo, InputTable, MultiverseRecord, Provenance, Record, Robustness, plain, typed_facts
-from ..resampling.robustness import run_bootstrap
-from ..claimfiles.spec import ClaimSpec, load_claim
 from ..verdicts.verdict import decide_verdict
 
 __all__ = ["run_claim", "assemble_record", "measurement_arm", "RunResult", "scrub_paths"]
