@@ -27,7 +27,6 @@ import re
 from pathlib import Path
 
 from ..core.codegraph import HARNESS, closure, digest, run_files
-from ..core.codegraph import adapter_files as adapter_files_of
 from ..core.paths import PROJECT_ROOT
 from ..core.provenance import package_versions
 
@@ -38,7 +37,6 @@ __all__ = [
     "render_dependencies",
     "stale_reasons",
     "code_files",
-    "adapter_files",
     "render_files",
     "template_files",
     "RENDER_CODE",
@@ -57,11 +55,6 @@ def _card(protocol: str):
     from ..claimfiles.registry import PROTOCOLS
 
     return PROTOCOLS[protocol]
-
-
-def adapter_files(protocol: str) -> list[Path]:
-    """:func:`harness.core.codegraph.adapter_files` of the protocol named ``protocol``."""
-    return adapter_files_of(_card(protocol))
 
 
 def code_files(protocol: str) -> list[Path]:
