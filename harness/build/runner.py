@@ -175,7 +175,7 @@ def _check_findings(spec: ClaimSpec, findings: dict) -> None:
                 f"which it does not declare"
             )
         try:
-            typed_facts(name, f.state, f.facts)  # its facts model, where the protocol declares one
+            typed_facts(name, f.state, f.facts, spec.protocol.name)  # its facts model (findings.py)
         except ValidationError as exc:
             raise ProtocolError(
                 f"protocol '{spec.protocol.name}' stated finding {name!r} in state {f.state!r} with facts its "

@@ -21,7 +21,12 @@ task's files are in lm-evaluation-harness:
     :mod:`harness.authors.upstream` in a confined subprocess.
 ``figures.py`` (optional)
     ``draw(record) -> [(Figure, svg bytes)]``, from the record alone.
-``invariants.py`` (optional)
+``findings.py``
+    one :class:`~harness.core.record.Facts` model per finding, with the states
+    it is declared for (:func:`~harness.core.record.declares`): what the
+    protocol's ``FINDINGS`` are, and the checked fields a template and an
+    invariant read (pydantic only, so that rendering stays light).
+``invariants.py``
     ``INVARIANTS``: what each of the protocol's findings asserts about the
     record (:mod:`harness.verdicts.invariants`), checked before a report is rendered;
     standard library only.
@@ -98,6 +103,10 @@ class ProtocolCard:
 
     def control_vocabulary(self, kind: str, params: dict, control_params: dict) -> dict:
         return self.quantities.control_vocabulary(kind, params, control_params)
+
+    def findings(self) -> Any:
+        """The folder's ``findings.py`` imported (its models declared), or ``None`` when it has none."""
+        return None if self.module_file("findings") is None else self._module("findings")
 
     @property
     def invariants(self) -> Any:

@@ -307,13 +307,16 @@ def _tidy(text: str) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _type_facts(context: dict) -> None:
+def _type_facts(context: dict, protocol: str) -> None:
     """The facts of every finding whose producer declares a model (:func:`harness.core.record.declares`) as that
     model, so that a template reads them as checked fields (a fact it misspells is an error, not a blank)."""
+    from ..claimfiles.registry import PROTOCOLS
     from ..verdicts import common_findings, verdict  # noqa: F401  (their declarations)
 
+    if protocol in PROTOCOLS:
+        PROTOCOLS[protocol].findings()  # the protocol's own declarations
     for name, f in context["findings"].items():
-        f["facts"] = typed_facts(name, f["state"], f["facts"])
+        f["facts"] = typed_facts(name, f["state"], f["facts"], protocol)
     for r in context["verdict"]["reasons"]:
         r["facts"] = typed_facts("verdict", r["state"], r["facts"])
 
@@ -331,7 +334,7 @@ def render_report(record: Record, templates_dir: str | Path = TEMPLATES_DIR, *, 
     if check:
         check_record(record)
     context = record.model_dump(mode="json")
-    _type_facts(context)
+    _type_facts(context, record.claim.protocol)
     template = environment(templates_dir).get_template(PROTOCOLS[record.claim.protocol].template)
     return _tidy(template.render(**context))
 

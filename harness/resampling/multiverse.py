@@ -24,7 +24,7 @@ Where the protocol has a test (:attr:`Protocol.JOINT_NULL`) and the claim asks f
 curve is tested as a whole under the null (Simonsohn, Simmons & Nelson 2020): the share of significant
 specifications and the median effect, each against its distribution over data sets drawn under the
 protocol's own null with every analysis specification run on each (:meth:`Protocol.joint_null`), from the
-claim file's seed. The verdict does not depend on any of it.
+seed of its ``joint_null:`` (``multiverse.joint_null.seed``). The verdict does not depend on any of it.
 """
 
 from __future__ import annotations

@@ -38,8 +38,9 @@ from __future__ import annotations
 import math
 
 from ..claimfiles.multiverse_spec import same_value
-from ..core.record import Finding, MultiverseRecord, plain
+from ..core.record import Finding, MultiverseRecord
 from ..core.relations import within_tolerance
+from ..verdicts.common_findings import MULTIVERSE_STATES, Multiverse, MultiverseNotRun
 
 __all__ = [
     "multiverse_finding",
@@ -52,16 +53,6 @@ __all__ = [
     "SAME_RTOL",
 ]
 
-#: The states of the ``multiverse`` finding.
-MULTIVERSE_STATES = (
-    "not_run",
-    "holds_across_choices",
-    "depends_on_choices",
-    "holds_in_none",
-    "within_noise",
-    "values_only",
-    "none_judged",
-)
 #: The paper's specification is *at an edge* of the curve when it is among the lowest or highest this share
 #: of the specifications that ran (at least the single lowest or highest), else *typical*.
 EDGE_SHARE = 0.1
@@ -338,7 +329,7 @@ def _state(mv: MultiverseRecord, t: dict) -> str:
 def multiverse_finding(mv: MultiverseRecord | None) -> Finding:
     """How the claim fares across its multiverse, in states a report words (see the module docstring)."""
     if mv is None:
-        return Finding(state="not_run", facts={"why": "the claim file declares no multiverse"})
+        return MultiverseNotRun(why="the claim file declares no multiverse").stated("not_run")
     analysis = [s for s in mv.specifications if not s.estimand]
     ran = [s for s in analysis if s.status == "ok"]
     reps = [ran[g[0]] for g in distinct_groups(ran)]
@@ -389,7 +380,7 @@ def multiverse_finding(mv: MultiverseRecord | None) -> Finding:
         "joint_null": _joint_null_facts(mv.joint_null),
         "failed": [{"choices": s.choices, "reason": s.reason} for s in analysis if s.status != "ok"][:5],
     }
-    return Finding(state=state, facts=plain(facts))
+    return Multiverse.of(state, **facts)
 
 
 def analysis_choices_label(f: Finding | None) -> str:

@@ -2,21 +2,27 @@
 arms compare, how the authors' arm fared, and how the claim's asserted orderings fare under resampling.
 
 Computed here from the judged outcomes (:mod:`harness.verdicts.judging`), never in a template; a protocol's own
-findings come from its folder.
+findings come from its folder. The multiverse's finding is made in :mod:`harness.resampling.multiverse_finding`;
+its models are declared here, in the layer the checks can read.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ..core.decisions import ORDERING_STATES
-from ..core.record import ControlOutcome, Facts, Finding, TargetOutcome, declares
+from ..core.record import ControlOutcome, Facts, Finding, Num, Row, TargetOutcome, declares
 
-__all__ = ["common_findings", "resampling_finding", "authors_arm_finding", "OUTSIDE_THEIR_CODE", "MeasurementFacts"]
-
-Num = int | float
-Row = dict[str, Any]  # a row of a table a template lays out (its columns named by the producer below)
+__all__ = [
+    "common_findings",
+    "MULTIVERSE_STATES",
+    "Multiverse",
+    "MultiverseNotRun",
+    "resampling_finding",
+    "authors_arm_finding",
+    "OUTSIDE_THEIR_CODE",
+    "MeasurementFacts",
+]
 
 
 @declares("resampling", "not_run")
@@ -121,6 +127,77 @@ class MeasurementFacts(Facts):
 
     missing: list[str]
     n_missing: int
+
+
+#: The states of the ``multiverse`` finding.
+MULTIVERSE_STATES = (
+    "not_run",
+    "holds_across_choices",
+    "depends_on_choices",
+    "holds_in_none",
+    "within_noise",
+    "values_only",
+    "none_judged",
+)
+
+
+@declares("multiverse", "not_run")
+class MultiverseNotRun(Facts):
+    """Why the claim has no multiverse."""
+
+    why: str
+
+
+@declares("multiverse", *MULTIVERSE_STATES[1:])
+class Multiverse(Facts):
+    """The claim across its analysis specifications, stated by
+    :func:`harness.resampling.multiverse_finding.multiverse_finding` (declared here, with the findings every
+    report states, so that the checks read it typed): the tally of the distinct ones (``n`` counts every analysis
+    specification), the choices, the assertions and value targets, the curve, the other estimands shown apart,
+    and the curve under the null where the record holds it."""
+
+    n: int
+    n_distinct: int
+    k: int
+    fails: int
+    unsettled: int
+    undetermined: int
+    n_ran: int
+    n_failed: int
+    n_excluded: int
+    left_out: list[str]
+    n_choices: int
+    n_assertions: int
+    few_assertions: bool
+    few_targets: bool
+    n_targets: int
+    paper_reading: str | None
+    paper_ran: bool
+    flips: list[str]
+    n_flips: int
+    depends_on: list[str]
+    alone: bool
+    inert: list[str]
+    n_inert: int
+    choices: list[Row]
+    assertions: list[Row]
+    targets: list[Row]
+    n_moving: int
+    widest: Row | None
+    curve: str
+    curve_label: str
+    curve_lo: Num | None
+    curve_hi: Num | None
+    n_curve: int
+    paper_curve: Num | None
+    paper_rank: int | None
+    paper_position: str | None
+    at_edge: bool
+    has_interval: bool
+    estimands: list[Row]
+    n_estimands: int
+    joint_null: Row | None
+    failed: list[Row]
 
 
 def resampling_finding(robustness) -> Finding:

@@ -66,11 +66,15 @@ class Stated:
     facts: Any
 
 
-def stated(name: str, f: Finding) -> Stated:
-    """``f``, the finding ``name`` (``verdict.<state>`` for a verdict's reason), as the checks read it."""
+def stated(name: str, f: Finding, protocol: str | None = None) -> Stated:
+    """``f``, the finding ``name`` (``verdict.<state>`` for a verdict's reason) of a record of ``protocol``, as the
+    checks read it."""
+    from ..claimfiles.registry import PROTOCOLS
     from . import common_findings, verdict  # noqa: F401  (the models they declare)
 
-    return Stated(f.state, typed_facts(name.split(".")[0], f.state, f.facts))
+    if protocol in PROTOCOLS:
+        PROTOCOLS[protocol].findings()  # the protocol's own models
+    return Stated(f.state, typed_facts(name.split(".")[0], f.state, f.facts, protocol))
 
 
 Check = Callable[["View", Stated], "tuple[bool, dict] | None"]
@@ -141,7 +145,7 @@ class View:
 
     def finding(self, name: str) -> Stated | None:
         f = self.record.findings.get(name)
-        return None if f is None else stated(name, f)
+        return None if f is None else stated(name, f, self.record.claim.protocol)
 
     def targets(self, title: str | None = None, quantity: str | None = None):
         return [
@@ -355,13 +359,13 @@ def _multiverse(v: View, f: Stated):
             reps.append(s)
     k, fails = sum(r.reading == "holds" for r in reps), sum(r.reading == "fails" for r in reps)
     unsettled = sum(r.reading == "unsettled" for r in reps)
-    if (x["k"], x["n_distinct"], x["fails"], x["unsettled"]) != (k, len(reps), fails, unsettled):
+    if (x.k, x.n_distinct, x.fails, x.unsettled) != (k, len(reps), fails, unsettled):
         bad.append("k of n distinct")
     want_state = _mv_expected_state(len(mv.assertions), k, fails, unsettled)
     if f.state != want_state:
         bad.append("state")
     (paper,) = [s for s in mv.specifications if s.paper]
-    for c in x["choices"]:
+    for c in x.choices:
         name = c["name"]
         alone = [
             s
@@ -370,9 +374,9 @@ def _multiverse(v: View, f: Stated):
             and all(s.choices[o] == paper.choices[o] for o in s.choices if o != name)
         ]
         flips = paper.status == "ok" and any({s.reading, paper.reading} == {"holds", "fails"} for s in alone)
-        if flips != c["flips"] or (name in x["flips"]) != flips:
+        if flips != c["flips"] or (name in x.flips) != flips:
             bad.append(f"flip of {name}")
-    jn, jf = mv.joint_null, x.get("joint_null")
+    jn, jf = mv.joint_null, x.joint_null
     if (jn is None) != (jf is None):
         bad.append("joint null")
     elif jn is not None:
@@ -386,7 +390,7 @@ def _multiverse(v: View, f: Stated):
         if not (same(p_share, jf["p_share"]) and same(p_median, jf["p_median"])):
             bad.append("joint null p-values")
     curve = sorted(s.curve for s in ran if s.curve is not None)
-    if x["paper_rank"] is not None and sum(c < paper.curve for c in curve) + 1 != x["paper_rank"]:
+    if x.paper_rank is not None and sum(c < paper.curve for c in curve) + 1 != x.paper_rank:
         bad.append("paper's rank")
     return not bad, {"k": k, "n_distinct": len(reps), "expected": want_state, "contradicted": bad}
 
@@ -457,7 +461,7 @@ def problems(record: Record, declared: Invariants | None = None) -> list[str]:
     out = []
     for name, recorded in _findings(record):
         try:
-            f = stated(name, recorded)
+            f = stated(name, recorded, record.claim.protocol)
         except ValidationError as exc:
             why = " ".join(str(exc).split())[:300]
             out.append(f"finding {name!r} ({recorded.state}): its facts do not fit its model: {why}")

@@ -56,6 +56,18 @@ def _findings_declared(card):
         assert isinstance(states, tuple) and states and all(isinstance(s, str) for s in states), name
 
 
+def _findings_typed(card):
+    """``findings.py`` declares one facts model per finding (:func:`harness.core.record.declares`), for exactly
+    the states of ``FINDINGS``, so that templates and invariants read checked fields."""
+    from harness.core.record import declared_findings
+
+    assert card.findings() is not None, "no findings.py (a facts model for each finding and its states)"
+    declared = {(n, s) for n, states in declared_findings(card.name).items() for s in states}
+    wanted = {(n, s) for n, states in card.protocol.FINDINGS.items() for s in states}
+    assert not wanted - declared, f"findings.py declares no model for {sorted(wanted - declared)}"
+    assert not declared - wanted, f"findings.py declares models for states FINDINGS lacks: {sorted(declared - wanted)}"
+
+
 def _every_state_asserts_something(card):
     """``invariants.py`` declares what each (finding, state) asserts about the record: required, so that no
     state can be worded while the record's numbers say otherwise."""
@@ -101,6 +113,7 @@ CHECKS = [
     _quantities_module,
     _template,
     _findings_declared,
+    _findings_typed,
     _every_state_asserts_something,
     _choices_have_roles,
     _figures,

@@ -23,15 +23,15 @@ def _z(v) -> float:
 def _result(v, f):
     bad = [
         r["label"]
-        for r in f.facts["rows"]
+        for r in f.facts.rows
         if not same(r["reimpl"], v.value(Q.boundary(r["label"])))
         or not same(r["upstream"], v.value(Q.boundary(r["label"]), "upstream") if v.ok("upstream") else None)
     ]
     paper = [t for t in v.record.targets if t.relation == "~" and t.quantity.startswith("boundary.")]
     counts = {
-        "n_paper": (f.facts["n_paper"], len(paper)),
-        "n_holding_reimpl": (f.facts["n_holding_reimpl"], sum(t.reimpl.holds is True for t in paper)),
-        "n_models": (f.facts["n_models"], v.n_models),
+        "n_paper": (f.facts.n_paper, len(paper)),
+        "n_holding_reimpl": (f.facts.n_holding_reimpl, sum(t.reimpl.holds is True for t in paper)),
+        "n_models": (f.facts.n_models, v.n_models),
     }
     wrong = {k: a for k, (a, b) in counts.items() if a != b}
     return not bad and not wrong, {"rows not the arms' values": bad, "counts off": wrong}
@@ -41,21 +41,21 @@ def _result(v, f):
 def _all_within(v, f):
     paper = [t for t in v.record.targets if t.relation == "~" and t.quantity.startswith("boundary.")]
     want = bool(paper) and all(t.reimpl.holds is True for t in paper)
-    return f.facts["all_holding_reimpl"] == want, {"stated": f.facts["all_holding_reimpl"], "in the record": want}
+    return f.facts.all_holding_reimpl == want, {"stated": f.facts.all_holding_reimpl, "in the record": want}
 
 
 @INVARIANTS.asserts("eval_support", "beyond", "the evaluation point lies above the largest z")
 def _beyond(v, f):
-    return _z(v) > f.facts["z_max"] and f.facts["n_at_or_above"] == 0, {
+    return _z(v) > f.facts.z_max and f.facts.n_at_or_above == 0, {
         "z_eval": _z(v),
-        "z_max": f.facts["z_max"],
-        "n_at_or_above": f.facts["n_at_or_above"],
+        "z_max": f.facts.z_max,
+        "n_at_or_above": f.facts.n_at_or_above,
     }
 
 
 @INVARIANTS.asserts("eval_support", "below", "the evaluation point lies below the smallest z")
 def _below(v, f):
-    return _z(v) < f.facts["z_min"], {"z_eval": _z(v), "z_min": f.facts["z_min"]}
+    return _z(v) < f.facts.z_min, {"z_eval": _z(v), "z_min": f.facts.z_min}
 
 
 @INVARIANTS.asserts(
@@ -65,23 +65,23 @@ def _below(v, f):
 )
 def _edge(v, f):
     edge = 1.0 / (1.0 - v.params["tau"])
-    ok = f.facts["z_min"] <= _z(v) <= f.facts["z_max"] and f.facts["n_at_or_above"] < edge
-    ok = ok and same(f.facts["expected_above"], f.facts["n_at_or_above"] * (1.0 - v.params["tau"]))
-    return ok, {"z_eval": _z(v), "n_at_or_above": f.facts["n_at_or_above"], "1/(1 - tau)": edge}
+    ok = f.facts.z_min <= _z(v) <= f.facts.z_max and f.facts.n_at_or_above < edge
+    ok = ok and same(f.facts.expected_above, f.facts.n_at_or_above * (1.0 - v.params["tau"]))
+    return ok, {"z_eval": _z(v), "n_at_or_above": f.facts.n_at_or_above, "1/(1 - tau)": edge}
 
 
 @INVARIANTS.asserts("eval_support", "edge", "the point is in the top thin-tail share of the data: its upper edge")
 def _at_the_edge(v, f):
-    share = f.facts["n_at_or_above"] / f.facts["n_models"]
-    return share < f.facts["thin_share"], {"share": share, "thin_share": f.facts["thin_share"]}
+    share = f.facts.n_at_or_above / f.facts.n_models
+    return share < f.facts.thin_share, {"share": share, "thin_share": f.facts.thin_share}
 
 
 @INVARIANTS.asserts(
     "eval_support", "small_table", "the point is not at the edge: at least the thin-tail share lie at or above it"
 )
 def _small_table(v, f):
-    share = f.facts["n_at_or_above"] / f.facts["n_models"]
-    return share >= f.facts["thin_share"], {"share": share, "thin_share": f.facts["thin_share"]}
+    share = f.facts.n_at_or_above / f.facts.n_models
+    return share >= f.facts.thin_share, {"share": share, "thin_share": f.facts.thin_share}
 
 
 @INVARIANTS.asserts(
@@ -89,26 +89,26 @@ def _small_table(v, f):
 )
 def _in_data(v, f):
     edge = 1.0 / (1.0 - v.params["tau"])
-    ok = f.facts["z_min"] <= _z(v) <= f.facts["z_max"] and f.facts["n_at_or_above"] >= edge
-    return ok, {"z_eval": _z(v), "n_at_or_above": f.facts["n_at_or_above"], "1/(1 - tau)": edge}
+    ok = f.facts.z_min <= _z(v) <= f.facts.z_max and f.facts.n_at_or_above >= edge
+    return ok, {"z_eval": _z(v), "n_at_or_above": f.facts.n_at_or_above, "1/(1 - tau)": edge}
 
 
 @INVARIANTS.asserts("eval_support", "upper_tail", "under the thin-tail share of the models lie at or above it")
 def _thin(v, f):
-    share = f.facts["n_at_or_above"] / f.facts["n_models"]
-    return share < f.facts["thin_share"], {"share": share, "thin_share": f.facts["thin_share"]}
+    share = f.facts.n_at_or_above / f.facts.n_models
+    return share < f.facts.thin_share, {"share": share, "thin_share": f.facts.thin_share}
 
 
 @INVARIANTS.asserts("eval_support", "inside", "at least the thin-tail share of the models lie at or above it")
 def _inside(v, f):
-    share = f.facts["n_at_or_above"] / f.facts["n_models"]
-    return share >= f.facts["thin_share"], {"share": share, "thin_share": f.facts["thin_share"]}
+    share = f.facts.n_at_or_above / f.facts.n_models
+    return share >= f.facts.thin_share, {"share": share, "thin_share": f.facts.thin_share}
 
 
 @INVARIANTS.asserts("eval_support", _ALL, "its counts are the record's")
 def _counts(v, f):
-    ok = f.facts["n_models"] == v.n_models and 0 <= f.facts["n_at_or_above"] <= f.facts["n_models"]
-    return ok, {"n_models": f.facts["n_models"], "in the record": v.n_models}
+    ok = f.facts.n_models == v.n_models and 0 <= f.facts.n_at_or_above <= f.facts.n_models
+    return ok, {"n_models": f.facts.n_models, "in the record": v.n_models}
 
 
 @INVARIANTS.asserts("start_robustness", "not_run", "the claim asks for no other start")
@@ -121,27 +121,27 @@ def _start(v, f):
     x = f.facts
     mine = v.value(Q.ALT_START_MAX_SHIFT)
     theirs = v.value(Q.ALT_START_MAX_SHIFT, "upstream") if v.ok("upstream") else None
-    ok = same(x["reimpl_shift"], mine) and x["reimpl_within"] == within_tolerance(mine, x["tolerance"])
-    ok = ok and same(x["upstream_shift"], theirs)
-    want = None if theirs is None else within_tolerance(theirs, x["tolerance"])
-    ok = ok and x["upstream_within"] == want
-    return ok, {"shift": mine, "authors' shift": theirs, "tolerance": x["tolerance"]}
+    ok = same(x.reimpl_shift, mine) and x.reimpl_within == within_tolerance(mine, x.tolerance)
+    ok = ok and same(x.upstream_shift, theirs)
+    want = None if theirs is None else within_tolerance(theirs, x.tolerance)
+    ok = ok and x.upstream_within == want
+    return ok, {"shift": mine, "authors' shift": theirs, "tolerance": x.tolerance}
 
 
 @INVARIANTS.asserts("start_robustness", "measured", "a cause is named for the authors' values only where they move")
 def _start_causes(v, f):
     x = f.facts
-    causes = x.get("upstream_causes") or []
+    causes = x.upstream_causes or []
     moved = [label for g in causes for label in g["labels"]]
     shifts = [abs(v.value(Q.boundary(k), "upstream") - v.value(Q.alt_start_boundary(k), "upstream")) for k in moved]
-    ok = (not causes or x["upstream_within"] is False) and all(d > x["tolerance"] for d in shifts)
-    return ok, {"labels": moved, "shifts": shifts, "tolerance": x["tolerance"]}
+    ok = (not causes or x.upstream_within is False) and all(d > x.tolerance for d in shifts)
+    return ok, {"labels": moved, "shifts": shifts, "tolerance": x.tolerance}
 
 
 @INVARIANTS.asserts("control_shifts", "measured", "each control's shifts are its boundaries' distances")
 def _control_shifts(v, f):
     bad = []
-    for row in f.facts["controls"]:
+    for row in f.facts.controls:
         c = v.control(row["id"])
         if c is None or not c.reimpl.ran or (row["n"] and not (row["min"] <= row["mean"] <= row["max"])):
             bad.append(row["id"])
@@ -150,9 +150,9 @@ def _control_shifts(v, f):
 
 @INVARIANTS.asserts("explanation", "explained", "the authors' arm ran, and each row's cause is what its numbers say")
 def _explained(v, f):
-    gap_limit = f.facts["objective_gap"]
+    gap_limit = f.facts.objective_gap
     bad = []
-    for r in f.facts["rows"]:
+    for r in f.facts.rows:
         cause = r["cause"]
         if cause == "same_optimum" and r["objective_gap"] > gap_limit:
             bad.append(f"{r['label']}: same optimum, gap {r['objective_gap']:.3g}")
@@ -173,8 +173,8 @@ def _explained(v, f):
             bad.append(f"{r['label']}: a difference explained although both reach one optimum")
         if not same(r["upstream"], v.value(Q.boundary(r["label"]), "upstream")):
             bad.append(f"{r['label']}: not the authors' value")
-    shown = {r["label"] for r in f.facts["differing"]} | set((f.facts["setting"] or {}).get("labels", []))
-    want = {r["label"] for r in f.facts["rows"] if r["cause"] not in ("same_optimum", "different_data")}
+    shown = {r["label"] for r in f.facts.differing} | set((f.facts.setting or {}).get("labels", []))
+    want = {r["label"] for r in f.facts.rows if r["cause"] not in ("same_optimum", "different_data")}
     if shown != want:
         bad.append(f"worded {sorted(shown)}, differing {sorted(want)}")
     return v.ok("upstream") and not bad, {"rows": bad}
@@ -201,7 +201,7 @@ def _own_same(v, f):
 def _own_differs(v, f):
     own = v.record.arms.upstream.details.get("own_setting") or {}
     changed = [k for k in ("tau", "kappa", "lam") if not same(own.get(k), v.params[k], rel=1e-12)]
-    return v.ok("upstream") and changed == [c["name"] for c in f.facts["changed"]], {"changed": changed}
+    return v.ok("upstream") and changed == [c["name"] for c in f.facts.changed], {"changed": changed}
 
 
 @INVARIANTS.asserts(
@@ -211,7 +211,7 @@ def _own_differs(v, f):
 )
 def _own_rows(v, f):
     bad = []
-    for r in f.facts["rows"]:
+    for r in f.facts.rows:
         ts = v.targets(title=r["title"])
         if not any(t.reimpl.holds is False and t.upstream.holds is False for t in ts):
             bad.append(f"{r['title']}: not missed by both arms")
@@ -220,7 +220,7 @@ def _own_rows(v, f):
                 bad.append(f"{r['title']}: 'within' is not its distance ({arm})")
         if r["closed"] != (r["upstream_within"] or r["reimpl_within"] or bool(r["reimpl_boxed_within"])):
             bad.append(f"{r['title']}: 'closed'")
-    closes = all(r["closed"] for r in f.facts["rows"])
+    closes = all(r["closed"] for r in f.facts.rows)
     if (f.state == "closes") != closes:
         bad.append("state")
     return not bad, {"contradicted": bad}

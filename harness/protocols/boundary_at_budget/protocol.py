@@ -19,7 +19,7 @@ from ...core.relations import target_holds, within_tolerance
 from ...core.schema import Number
 from ...parallel.fanout import Mapper
 from ...stats.sigmoid import SigmoidQuantileRegressor, sigmoid_boundary, sigmoid_objective
-from ..base import Choice, Context, Measurement, Protocol, finding
+from ..base import Choice, Context, Measurement, Protocol
 from ..leaderboard import (
     DATA_CHOICES,
     ESTIMATOR_CHOICES,
@@ -34,6 +34,7 @@ from ..leaderboard import (
     task_data,
 )
 from . import CARD
+from . import findings as F
 from . import quantities as Q
 
 __all__ = ["BoundaryParams", "BoundaryAtBudget", "THIN_TAIL_SHARE", "OBJECTIVE_GAP", "AUTHORS_KAPPA_STAGES"]
@@ -149,14 +150,7 @@ class BoundaryAtBudget(Protocol):
             "the claim names the budget (its table is at one compute); another budget is another number",
         ),
     }
-    FINDINGS = {
-        "result": ("measured",),
-        "eval_support": ("inside", "upper_tail", "edge", "small_table", "beyond", "below"),
-        "start_robustness": ("not_run", "measured"),
-        "control_shifts": ("measured",),
-        "explanation": ("explained",),
-        "own_setting": ("not_reported", "same", "no_common_miss", "closes", "does_not_close"),
-    }
+    FINDINGS = F.FINDINGS
 
     def columns(self, params: BoundaryParams):
         return leaderboard_columns(params)
@@ -266,7 +260,7 @@ class BoundaryAtBudget(Protocol):
         deltas = [abs(t.reimpl.delta) for t in paper.values() if t.reimpl.delta is not None]
         deltas_up = [abs(t.upstream.delta) for t in paper.values() if t.upstream.delta is not None]
         tolerances = sorted({t.tolerance_text for t in paper.values()})
-        return finding(
+        return F.Result.of(
             "measured",
             budget=Q.budget_text(p.eval_x),
             eval_x=p.eval_x,
@@ -323,12 +317,12 @@ class BoundaryAtBudget(Protocol):
             "tau": tau,
         }
         if z_eval > d["z_max"]:
-            return finding("beyond", **facts)
+            return F.EvalSupport.of("beyond", **facts)
         if z_eval < d["z_min"]:
-            return finding("below", **facts)
+            return F.EvalSupport.of("below", **facts)
         if n_above < edge:
-            return finding("edge" if n_above / n < THIN_TAIL_SHARE else "small_table", **facts)
-        return finding("upper_tail" if n_above / n < THIN_TAIL_SHARE else "inside", **facts)
+            return F.EvalSupport.of("edge" if n_above / n < THIN_TAIL_SHARE else "small_table", **facts)
+        return F.EvalSupport.of("upper_tail" if n_above / n < THIN_TAIL_SHARE else "inside", **facts)
 
     def _start_robustness(self, ctx: Context):
         """How far the other start moves the boundaries, against the smallest tolerance, or, for a claim without
@@ -336,14 +330,14 @@ class BoundaryAtBudget(Protocol):
         beyond it, why (:meth:`_authors_start_causes`), so that the report names the cause it measured."""
         p = ctx.params
         if not p.robustness_cold_start:
-            return finding("not_run")
+            return F.StartRobustnessNotRun.of("not_run")
         tols = sorted(((t.tolerance, t.tolerance_text) for t in self._paper(ctx).values()), key=lambda x: x[0])
         tol, tol_text = tols[0] if tols else (PRINTED, None)
         mine = ctx.reimpl.values[Q.ALT_START_MAX_SHIFT]
         theirs = ctx.upstream.values.get(Q.ALT_START_MAX_SHIFT) if ctx.upstream.ok else None
         upstream_within = None if theirs is None else within_tolerance(theirs, tol)
         causes = self._authors_start_causes(ctx, tol) if upstream_within is False else []
-        return finding(
+        return F.StartRobustness.of(
             "measured",
             alternative="cold" if p.warm_start else "warm",
             reimpl_shift=mine,
@@ -424,7 +418,7 @@ class BoundaryAtBudget(Protocol):
                     "max": max(shifts, default=None),
                 }
             )
-        return finding("measured", controls=rows)
+        return F.ControlShifts.of("measured", controls=rows)
 
     def _own_setting(self, ctx: Context):
         """Where both arms miss a published value, the cause it can measure: the setting the authors' own code
@@ -439,7 +433,7 @@ class BoundaryAtBudget(Protocol):
         """
         own = ctx.upstream.details.get("own_setting") if ctx.upstream.ok else None
         if not own:
-            return finding("not_reported")
+            return F.OwnSettingNotReported.of("not_reported")
         p = ctx.params
         names = ("tau", "kappa", "lam")
         changed = [k for k in names if not math.isclose(float(own[k]), float(getattr(p, k)), rel_tol=1e-12)]
@@ -456,11 +450,11 @@ class BoundaryAtBudget(Protocol):
             "path": own.get("path"),
         }
         if not changed:
-            return finding("same", **facts)
+            return F.OwnSetting.of("same", **facts)
         paper = self._paper(ctx)
         missed = [t for t in paper.values() if t.reimpl.holds is False and t.upstream.holds is False]
         if not missed or not own.get("boundaries"):
-            return finding("no_common_miss", **facts)
+            return F.OwnSetting.of("no_common_miss", **facts)
         data = task_data(leaderboard_frame(ctx.tables, p), p)
         rng = np.random.default_rng(ctx.spec.seed)
         z_eval = math.log10(p.eval_x)
@@ -500,7 +494,7 @@ class BoundaryAtBudget(Protocol):
         for r in rows:
             r["closed"] = r["upstream_within"] or r["reimpl_within"] or bool(r["reimpl_boxed_within"])
         closes = all(r["closed"] for r in rows)
-        return finding(
+        return F.OwnSettingRefit.of(
             "closes" if closes else "does_not_close",
             **facts,
             rows=rows,
@@ -617,7 +611,7 @@ class BoundaryAtBudget(Protocol):
                 "largest_gap": max(r["at_setting_gap"] for r in by_setting),
                 "largest_difference": max(abs(r["difference"]) for r in by_setting),
             }
-        return finding(
+        return F.Explanation.of(
             "explained",
             rows=rows,
             differing=[r for r in differing if r["cause"] != "setting"],

@@ -39,7 +39,7 @@ from ...stats.estimator_comparison import (
     ispline_knot_sensitivity,
     shuffled_z_advantage,
 )
-from ..base import Choice, Context, Measurement, Protocol, ProtocolParams, finding
+from ..base import Choice, Context, Measurement, Protocol, ProtocolParams
 from ..leaderboard import DATA_CHOICES, ESTIMATOR_CHOICES, EstimatorParams, LeaderboardParams, leaderboard_columns
 from ..periods import (
     PeriodParams,
@@ -52,6 +52,7 @@ from ..periods import (
     split_tail_support,
 )
 from . import CARD
+from . import findings as F
 from . import quantities as Q
 
 __all__ = ["EstimatorComparisonParams", "BetaZero", "ShuffleZ", "EstimatorComparison"]
@@ -142,16 +143,7 @@ class EstimatorComparison(Protocol):
         ),
         **DATA_CHOICES,
     }
-    FINDINGS = {
-        "summary": ("measured",),
-        "table": ("measured",),
-        "comparisons": ("measured",),
-        "ood_reading": ("better_calibrated", "not_better_calibrated"),
-        "box": ("measured",),
-        "beta_zero": ("measured",),
-        "shuffle_z": ("measured",),
-        "knots": ("measured",),
-    }
+    FINDINGS = F.FINDINGS
 
     def columns(self, params):
         return leaderboard_columns(params, date_col=params.date_col)
@@ -374,7 +366,7 @@ class EstimatorComparison(Protocol):
                 for name, t in sig.items()
                 if t.reimpl.holds is False and target_holds("~", v[Q.boxed(name)], paper=t.paper, tolerance=t.tolerance)
             ]
-        return finding("measured", **facts)
+        return F.Summary.of("measured", **facts)
 
     def _table(self, ctx, v, uv, cells):
         rows = [
@@ -399,7 +391,7 @@ class EstimatorComparison(Protocol):
             }
             for t in cells.values()
         ]
-        return finding(
+        return F.Table.of(
             "measured",
             rows=rows,
             cells=cell_rows,
@@ -423,7 +415,7 @@ class EstimatorComparison(Protocol):
             for t in ctx.targets
             if t.relation != "~"
         ]
-        return finding(
+        return F.Comparisons.of(
             "measured",
             rows=rows,
             ood_gap=v["gap.pinball_ood"],
@@ -467,7 +459,7 @@ class EstimatorComparison(Protocol):
             "n_pairs": len(keys),
             "n_pairs_better": len(better),
         }
-        return finding("better_calibrated" if c > 0 else "not_better_calibrated", **facts)
+        return F.OodReading.of("better_calibrated" if c > 0 else "not_better_calibrated", **facts)
 
     def _box(self, ctx, v, uv, cells, pv):
         boxed = ctx.reimpl.details["boxed"]
@@ -532,7 +524,7 @@ class EstimatorComparison(Protocol):
                 if uv.get(Q.metric(m, "ispline")) is not None
             ]
             facts["ispline_arm_gap"] = max(isp) if isp else None
-        return finding("measured", **facts)
+        return F.Box.of("measured", **facts)
 
     def _beta_zero(self, ctx, c, v):
         cv = ctx.reimpl.controls[c.id].values
@@ -546,7 +538,7 @@ class EstimatorComparison(Protocol):
             }
             for m in METRICS
         ]
-        return finding(
+        return F.BetaZero.of(
             "measured",
             id=c.id,
             rows=rows,
@@ -576,7 +568,7 @@ class EstimatorComparison(Protocol):
                 shuffled_ahead=level - shuffled,
                 real_ahead=level - v[Q.metric("pinball_id", "sigmoid")],
             )
-        return finding("measured", **facts)
+        return F.ShuffleZ.of("measured", **facts)
 
     def _knots(self, ctx, v):
         rows = ctx.reimpl.details["knot_rows"]
@@ -592,7 +584,7 @@ class EstimatorComparison(Protocol):
             orderings.append({"name": name, "what": what, "state": state, "positive_at": positive_at})
         ids = [r["pinball_id"] for r in rows]
         oods = [r["calibration_ood"] for r in rows]
-        return finding(
+        return F.Knots.of(
             "measured",
             spread_exceeds_gap=max(ids) - min(ids) > abs(v["gap.pinball_id"]),
             rows=rows,

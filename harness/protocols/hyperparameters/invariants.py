@@ -27,21 +27,21 @@ def _summary(v, f):
     claimed, others = _SUMMARY[f.state]
     within = v.params["within"]
     c, n = v.value("claimed.max_dev"), v.value("others.n_within")
-    ok = (c <= within) == claimed and (n > 0) == others and f.facts["n_others_within"] == n
-    ok = ok and len(f.facts["within_settings"]) == n and same(f.facts["closest_max_dev"], v.value("others.min_max_dev"))
+    ok = (c <= within) == claimed and (n > 0) == others and f.facts.n_others_within == n
+    ok = ok and len(f.facts.within_settings) == n and same(f.facts.closest_max_dev, v.value("others.min_max_dev"))
     return ok, {"claimed.max_dev": c, "within": within, "others within": n}
 
 
 @INVARIANTS.asserts("audit", "all_found", "the authors' arm read every cited line and found it")
 def _all_found(v, f):
-    return v.ok("upstream") and f.facts["n_found"] == f.facts["n"], {"n": f.facts["n"], "found": f.facts["n_found"]}
+    return v.ok("upstream") and f.facts.n_found == f.facts.n, {"n": f.facts.n, "found": f.facts.n_found}
 
 
 @INVARIANTS.asserts("audit", "some_failed", "the authors' arm read the lines and the named ones were not found")
 def _some_failed(v, f):
     x = f.facts
-    ok = v.ok("upstream") and x["n_found"] < x["n"] and len(x["failed"]) == x["n"] - x["n_found"] == x["n_failed"]
-    return ok, {"n": x["n"], "found": x["n_found"], "failed": x["failed"]}
+    ok = v.ok("upstream") and x.n_found < x.n and len(x.failed) == x.n - x.n_found == x.n_failed
+    return ok, {"n": x.n, "found": x.n_found, "failed": x.failed}
 
 
 @INVARIANTS.asserts("audit", "not_checked", "the authors' arm did not report the audit")
@@ -63,13 +63,15 @@ def _loss_not(v, f):
 
 @INVARIANTS.asserts("sweeps", "measured", "every grid value has its row")
 def _sweeps(v, f):
-    bad = [p for p in ("tau", "kappa", "lam") if [r["value"] for r in f.facts[p]] != list(v.params[f"{p}_grid"])]
+    bad = [
+        p for p in ("tau", "kappa", "lam") if [r["value"] for r in getattr(f.facts, p)] != list(v.params[f"{p}_grid"])
+    ]
     return not bad, {"grids off": bad}
 
 
 @INVARIANTS.asserts("tau_tracking", ("tracks", "does_not_track"), "tracking is coverage rising with the level")
 def _tau(v, f):
-    rows = sorted(v.finding("sweeps").facts["tau"], key=lambda r: r["value"])
+    rows = sorted(v.finding("sweeps").facts.tau, key=lambda r: r["value"])
     covs = [r["coverage_mean"] for r in rows]
     rising = all(b > a for a, b in zip(covs, covs[1:]))
     return rising == (f.state == "tracks"), {"coverage by level": covs}
@@ -83,14 +85,14 @@ def _quirks_not_run(v, f):
 @INVARIANTS.asserts("upstream_quirks", ("none", "some"), "the authors' arm ran, and 'some' names a quirk")
 def _quirks(v, f):
     x = f.facts
-    some = bool(x["stage"] or x["beta_min"] or x["beta_max"])
-    ok = v.ok("upstream") and some == (f.state == "some") and not any(_RAW_KEY.search(s["setting"]) for s in x["stage"])
-    return ok, {"stage": x["stage"], "beta_min": x["beta_min"]}
+    some = bool(x.stage or x.beta_min or x.beta_max)
+    ok = v.ok("upstream") and some == (f.state == "some") and not any(_RAW_KEY.search(s["setting"]) for s in x.stage)
+    return ok, {"stage": x.stage, "beta_min": x.beta_min}
 
 
 @INVARIANTS.asserts("steep_slopes", ("none", "some"), "'some' names a steep slope")
 def _steep(v, f):
-    return bool(f.facts["rows"]) == (f.state == "some"), {"rows": f.facts["rows"]}
+    return bool(f.facts.rows) == (f.state == "some"), {"rows": f.facts.rows}
 
 
 _MEAN_SUM = {"mean_only": (True, False), "sum_only": (False, True), "both": (True, True), "neither": (False, False)}
@@ -100,13 +102,13 @@ _MEAN_SUM = {"mean_only": (True, False), "sum_only": (False, True), "both": (Tru
 def _mean_or_sum(v, f):
     mean, total = _MEAN_SUM[f.state]
     x = f.facts
-    ok = (x["mean_max_dev"] <= x["within"]) == mean and (x["sum_max_dev"] <= x["within"]) == total
-    ok = ok and same(x["mean_max_dev"], v.value("claimed.max_dev"))
-    return ok, {"mean": x["mean_max_dev"], "sum": x["sum_max_dev"], "within": x["within"]}
+    ok = (x.mean_max_dev <= x.within) == mean and (x.sum_max_dev <= x.within) == total
+    ok = ok and same(x.mean_max_dev, v.value("claimed.max_dev"))
+    return ok, {"mean": x.mean_max_dev, "sum": x.sum_max_dev, "within": x.within}
 
 
 @INVARIANTS.asserts("control_move", "measured", "its values are the control's")
 def _control(v, f):
     x = f.facts
-    cv = v.control_value(x["id"], "claimed.coverage_mean")
-    return same(x["coverage_to"], cv), {"stated": x["coverage_to"], "control": cv}
+    cv = v.control_value(x.id, "claimed.coverage_mean")
+    return same(x.coverage_to, cv), {"stated": x.coverage_to, "control": cv}

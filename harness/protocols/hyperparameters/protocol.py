@@ -34,7 +34,7 @@ from ...core.schema import Count, Label, Number, RelativePath
 from ...parallel.fanout import Mapper
 from ...stats.sigmoid import BETA_MAX
 from ...stats.sweep import fit_setting, hyperparameter_sweep
-from ..base import Context, Measurement, Protocol, ProtocolParams, finding
+from ..base import Context, Measurement, Protocol, ProtocolParams
 from ..leaderboard import (
     DATA_CHOICES,
     ESTIMATOR_CHOICES,
@@ -48,6 +48,7 @@ from ..leaderboard import (
     task_data,
 )
 from . import CARD
+from . import findings as F
 from . import quantities as Q
 
 __all__ = ["AuditEntry", "HyperParams", "Hyperparameters", "STEEP"]
@@ -173,17 +174,7 @@ class Hyperparameters(Protocol):
             "asks which setting fits another table",
         ),
     }
-    FINDINGS = {
-        "summary": ("only_claimed", "claimed_and_others", "not_claimed", "neither"),
-        "audit": ("all_found", "some_failed", "not_checked"),
-        "loss": ("checked", "not_checked"),
-        "sweeps": ("measured",),
-        "tau_tracking": ("tracks", "does_not_track"),
-        "upstream_quirks": ("none", "some", "not_run"),
-        "steep_slopes": ("none", "some"),
-        "mean_or_sum": ("mean_only", "sum_only", "both", "neither"),
-        "control_move": ("measured",),
-    }
+    FINDINGS = F.FINDINGS
 
     def columns(self, params):
         return leaderboard_columns(params)
@@ -278,7 +269,7 @@ class Hyperparameters(Protocol):
             Q.setting_text(param, x) for param, x in others if v[Q.sweep(param, x, "max_dev")] <= p.within
         ]
         out = {
-            "summary": finding(
+            "summary": F.Summary.of(
                 state,
                 within_settings=within_settings,
                 tau=p.tau,
@@ -297,13 +288,15 @@ class Hyperparameters(Protocol):
         }
         out["audit"] = self._audit(ctx, uv, ud)
         out["loss"] = (
-            finding("checked", **ud["loss"]) if "loss" in ud else finding("not_checked", reason=ctx.upstream.reason)
+            F.Loss.of("checked", **ud["loss"])
+            if "loss" in ud
+            else F.LossNotChecked.of("not_checked", reason=ctx.upstream.reason)
         )
         out["sweeps"] = self._sweeps(ctx, v, uv)
         taus = sorted(p.tau_grid)
         covs = [v[Q.sweep("tau", t, "coverage_mean")] for t in taus]
         tau_gaps = [c - t for c, t in zip(covs, taus)]
-        out["tau_tracking"] = finding(
+        out["tau_tracking"] = F.TauTracking.of(
             "tracks" if all(b > a for a, b in zip(covs, covs[1:])) else "does_not_track",
             largest=max(abs(g) for g in tau_gaps),
             covers_above=min(tau_gaps) > 0,
@@ -316,12 +309,12 @@ class Hyperparameters(Protocol):
                 labels = [k for k, b in row["beta"].items() if b >= STEEP * BETA_MAX]
                 if labels:
                     steep.append({"setting": Q.setting_text(param, row["value"]), "labels": labels})
-        out["steep_slopes"] = finding("some" if steep else "none", rows=steep, ceiling=BETA_MAX)
+        out["steep_slopes"] = F.SteepSlopes.of("some" if steep else "none", rows=steep, ceiling=BETA_MAX)
         out["mean_or_sum"] = self._mean_or_sum(ctx, v)
         for c in ctx.controls:
             if c.control == "tau_override" and c.reimpl.ran:
                 cv = ctx.reimpl.controls[c.id].values
-                out["control_move"] = finding(
+                out["control_move"] = F.ControlMove.of(
                     "measured",
                     id=c.id,
                     coverage_from=v["claimed.coverage_mean"],
@@ -335,10 +328,10 @@ class Hyperparameters(Protocol):
     @staticmethod
     def _audit(ctx, uv, ud):
         if "audit" not in ud:
-            return finding("not_checked", n=len(ctx.params.source_audit), reason=ctx.upstream.reason)
+            return F.AuditNotChecked.of("not_checked", n=len(ctx.params.source_audit), reason=ctx.upstream.reason)
         a = ud["audit"]
         failed = [e for e in a["entries"] if not e["found"]]
-        return finding(
+        return F.Audit.of(
             "some_failed" if failed else "all_found",
             n=a["n"],
             n_found=a["n_found"],
@@ -363,7 +356,7 @@ class Hyperparameters(Protocol):
                 }
                 for x in xs
             ]
-        return finding(
+        return F.Sweeps.of(
             "measured",
             tau=rows["tau"],
             kappa=rows["kappa"],
@@ -377,7 +370,7 @@ class Hyperparameters(Protocol):
     @staticmethod
     def _quirks(ud, claimed):
         if "settings" not in ud:
-            return finding("not_run", ran=False, stage=[], beta_min=[], beta_max=[])
+            return F.UpstreamQuirksNotRun.of("not_run", ran=False, stage=[], beta_min=[], beta_max=[])
         q, settings = ud["quirks"], ud["settings"]
 
         def words(key: str) -> str:  # "tau=0.98,kappa=10,lam=0.001" -> "κ = 10" (what differs from the claim)
@@ -396,7 +389,7 @@ class Hyperparameters(Protocol):
         ]
         beta_max = [b for b in beta_max if b["labels"]]
         some = bool(stage or beta_min or beta_max)
-        return finding(
+        return F.UpstreamQuirks.of(
             "some" if some else "none",
             ran=True,
             stage=stage,
@@ -427,7 +420,7 @@ class Hyperparameters(Protocol):
         sum_dev = control_values(fits, p.reference)["claimed.max_dev"]
         mean_ok, sum_ok = v["claimed.max_dev"] <= p.within, sum_dev <= p.within
         state = {(True, False): "mean_only", (False, True): "sum_only", (True, True): "both", (False, False): "neither"}
-        return finding(
+        return F.MeanOrSum.of(
             state[(mean_ok, sum_ok)],
             n=n,
             n_lam=n * p.lam,

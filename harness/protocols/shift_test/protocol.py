@@ -37,8 +37,9 @@ from ...core.errors import DataError
 from ...core.schema import Count, IsoDate, Label, Number
 from ...stats.power import shift_test_power
 from ...stats.shift import eps_sensitivity, inflation_control, merge_aa_exports, relabel_control, shift_test
-from ..base import Choice, Context, Measurement, Protocol, ProtocolParams, finding
+from ..base import Choice, Context, Measurement, Protocol, ProtocolParams
 from . import CARD
+from . import findings as F
 
 __all__ = ["ShiftParams", "PowerParams", "InflatePost", "RelabelGroups", "ShiftTest", "MC_SIDE_SDS"]
 
@@ -160,23 +161,7 @@ class ShiftTest(Protocol):
     }
     INTERVALS = {"gamma": ("gamma_lo", "gamma_hi")}
     JOINT_NULL = {"effect": "gamma", "p_value": "p_value"}
-    FINDINGS = {
-        "summary": ("measured",),
-        "result": ("measured",),
-        "monte_carlo": ("single", "side_settled", "side_uncertain"),
-        "null_centre": (
-            "both_not_significant",
-            "only_classical_significant",
-            "only_permutation_significant",
-            "both_significant",
-        ),
-        "eps_sensitivity": ("same_side", "crosses"),
-        "power": ("adequate", "underpowered", "rejected", "not_run"),
-        "planted": ("detected", "missed"),
-        "relabelled": ("measured",),
-        "upper_bound": ("not_rejected", "rejected"),
-        "gamma_interval": ("excludes_zero", "includes_zero"),
-    }
+    FINDINGS = F.FINDINGS
 
     def columns(self, params: ShiftParams):
         return [
@@ -291,7 +276,7 @@ class ShiftTest(Protocol):
         p, v = ctx.params, ctx.reimpl.values
         uv = ctx.upstream.values if ctx.upstream.ok else {}
         out = {
-            "summary": finding(
+            "summary": F.Summary.of(
                 "measured",
                 gamma=v["gamma"],
                 odds_ratio=v["odds_ratio"],
@@ -335,7 +320,7 @@ class ShiftTest(Protocol):
                     "paper": "; ".join(t.requirement for t in paper) or None,
                 }
             )
-        out["result"] = finding(
+        out["result"] = F.Result.of(
             "measured",
             rows=rows,
             n_merged=v["n_merged"],
@@ -349,7 +334,7 @@ class ShiftTest(Protocol):
         out["monte_carlo"] = self._monte_carlo(ctx, v, uv)
         df = v["n_support"] - 3
         perm_sig, classical_sig = v["p_value"] < p.alpha, v["p_classical"] < p.alpha
-        out["null_centre"] = finding(
+        out["null_centre"] = F.NullCentre.of(
             {
                 (False, False): "both_not_significant",
                 (False, True): "only_classical_significant",
@@ -370,7 +355,7 @@ class ShiftTest(Protocol):
         )
         sens = ctx.reimpl.details["eps_sensitivity"]
         sides = {r["p_value"] < p.alpha for r in sens}
-        out["eps_sensitivity"] = finding(
+        out["eps_sensitivity"] = F.EpsSensitivity.of(
             "same_side" if len(sides) == 1 else "crosses",
             rows=sens,
             alpha=p.alpha,
@@ -388,7 +373,7 @@ class ShiftTest(Protocol):
             cv = ctx.reimpl.controls[c.id].values
             cu = ctx.upstream.controls[c.id].values if (ctx.upstream.ok and c.id in ctx.upstream.controls) else {}
             if c.control == "inflate_post":
-                out["planted"] = finding(
+                out["planted"] = F.Planted.of(
                     "detected" if cv["p_value"] < p.alpha else "missed",
                     id=c.id,
                     shift=c.params["shift"],
@@ -400,7 +385,7 @@ class ShiftTest(Protocol):
                     upstream_detected=None if cu.get("p_value") is None else cu["p_value"] < p.alpha,
                 )
             elif c.control == "relabel_groups":
-                out["relabelled"] = finding(
+                out["relabelled"] = F.Relabelled.of(
                     "measured",
                     id=c.id,
                     n=c.params["n_draws"],
@@ -410,7 +395,7 @@ class ShiftTest(Protocol):
                     upstream_sd=cu.get("gamma_sd"),
                     observed=v["gamma"],
                 )
-        out["upper_bound"] = finding(
+        out["upper_bound"] = F.UpperBound.of(
             "rejected" if v["p_value"] < p.alpha else "not_rejected",
             se=v["se"],
             upper95=v["upper95"],
@@ -430,7 +415,7 @@ class ShiftTest(Protocol):
         p = ctx.params
         pw = ctx.reimpl.details.get("power")
         at = pw["linear"]["at_observed"] if pw is not None else {}
-        return finding(
+        return F.GammaInterval.of(
             "excludes_zero" if v["gamma_lo"] > 0 or v["gamma_hi"] < 0 else "includes_zero",
             gamma=v["gamma"],
             lo=v["gamma_lo"],
@@ -451,12 +436,12 @@ class ShiftTest(Protocol):
     def _monte_carlo(ctx: Context, v: dict, uv: dict):
         p = ctx.params
         if "p_value_precise" not in v:
-            return finding("single", mc_se=ctx.reimpl.details["test"]["p_value_mc_se"])
+            return F.MonteCarloSingle.of("single", mc_se=ctx.reimpl.details["test"]["p_value_mc_se"])
         limit = v["p_value_precise"]
         sd = math.sqrt(limit * (1 - limit) / p.n_perm)
         paper = next((t for t in ctx.targets if t.quantity == "p_value" and t.relation == "~"), None)
         settled = abs(limit - p.alpha) > MC_SIDE_SDS * sd
-        return finding(
+        return F.MonteCarlo.of(
             "side_settled" if settled else "side_uncertain",
             limit=limit,
             n_perm_precise=p.n_perm_precise,
@@ -478,7 +463,7 @@ class ShiftTest(Protocol):
         is no null result to weigh)."""
         pw = ctx.reimpl.details.get("power")
         if pw is None:
-            return finding("not_run")
+            return F.PowerNotRun.of("not_run")
         main, alt = pw["linear"], pw["strata"]
         target = ctx.params.power.target
         at = main["at_observed"]
@@ -488,7 +473,7 @@ class ShiftTest(Protocol):
         ]
         minimal = main["minimal_shift"]
         rejected = v["p_value"] < ctx.params.alpha
-        return finding(
+        return F.Power.of(
             "rejected" if rejected else ("adequate" if at["power"] >= target else "underpowered"),
             p_value=v["p_value"],
             power_reached=at["power"] >= target,

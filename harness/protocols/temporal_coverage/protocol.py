@@ -50,7 +50,7 @@ from ...core.relations import relation_holds, target_holds
 from ...core.schema import Count, Label, Number
 from ...parallel.fanout import Mapper
 from ...stats.temporal_coverage import relabelled_coverage, temporal_coverage
-from ..base import Context, Measurement, Protocol, ProtocolParams, finding
+from ..base import Context, Measurement, Protocol, ProtocolParams
 from ..leaderboard import DATA_CHOICES, ESTIMATOR_CHOICES, EstimatorParams, LeaderboardParams, leaderboard_columns
 from ..periods import (
     PeriodParams,
@@ -63,6 +63,7 @@ from ..periods import (
     split_tail_support,
 )
 from . import CARD
+from . import findings as F
 from . import quantities as Q
 
 __all__ = ["TemporalParams", "RelabelPeriods", "TemporalCoverage", "BOX_CLOSES"]
@@ -190,20 +191,7 @@ class TemporalCoverage(Protocol):
         "tau": replace(ESTIMATOR_CHOICES["tau"], follows=("exceed_rate",)),
         **DATA_CHOICES,
     }
-    FINDINGS = {
-        "groups": ("measured",),
-        "coverage_table": ("measured",),
-        "in_sample": ("all_covered", "some_under"),
-        "split_table": ("measured",),
-        "drift_splits": ("measured",),
-        "stable_splits": ("none_negative", "some_negative"),
-        "arm_split_gap": ("measured",),
-        "bin_averaged": ("same_outcomes", "outcomes_change"),
-        "stable_bins": ("none_negative", "some_negative"),
-        "box": ("measured",),
-        "box_arms": ("no_difference", "differ"),
-        "relabelled": ("none_under", "some_under"),
-    }
+    FINDINGS = F.FINDINGS
 
     def columns(self, params: TemporalParams):
         return leaderboard_columns(params, date_col=params.date_col)
@@ -302,7 +290,7 @@ class TemporalCoverage(Protocol):
         drift = list(p.drift_tasks)
         stable = [x for x in labels if x not in drift]
         out = {}
-        out["groups"] = finding(
+        out["groups"] = F.Groups.of(
             "measured",
             drift=drift,
             stable=stable,
@@ -325,7 +313,7 @@ class TemporalCoverage(Protocol):
                 for x in drift
             ],
         )
-        out["coverage_table"] = finding(
+        out["coverage_table"] = F.CoverageTable.of(
             "measured",
             rows=[
                 {
@@ -348,8 +336,10 @@ class TemporalCoverage(Protocol):
         )
         ins = {x: v[Q.in_sample(x)] for x in labels}
         under = [{"label": x, "value": ins[x]} for x in labels if ins[x] < 0]
-        out["in_sample"] = finding("some_under" if under else "all_covered", smallest=min(ins.values()), under=under)
-        out["split_table"] = finding(
+        out["in_sample"] = F.InSample.of(
+            "some_under" if under else "all_covered", smallest=min(ins.values()), under=under
+        )
+        out["split_table"] = F.SplitTable.of(
             "measured",
             splits=[{"t": t, "n": int(round(v[Q.n_validation(t)]))} for t in ts],
             rows=[
@@ -361,19 +351,19 @@ class TemporalCoverage(Protocol):
                 for x in labels
             ],
         )
-        out["drift_splits"] = finding(
+        out["drift_splits"] = F.DriftSplits.of(
             "measured", rows=[self._split_pattern(x, [v[Q.split(t, x)] for t in ts], ts) for x in drift]
         )
         neg = [{"label": x, "t": t} for x in stable for t in ts if v[Q.split(t, x)] < 0]
-        out["stable_splits"] = finding(
+        out["stable_splits"] = F.StableSplits.of(
             "some_negative" if neg else "none_negative", negatives=neg, by_task=_by_task(neg, stable)
         )
         if uv:
             gaps = [abs(v[Q.split(t, x)] - uv[Q.split(t, x)]) for x in labels for t in ts if Q.split(t, x) in uv]
-            out["arm_split_gap"] = finding("measured", largest=max(gaps) if gaps else None, n=len(gaps))
+            out["arm_split_gap"] = F.ArmSplitGap.of("measured", largest=max(gaps) if gaps else None, n=len(gaps))
         out["bin_averaged"] = self._bin_averaged(ctx, labels, ts)
         neg_b = [{"label": x, "t": t} for x in stable for t in ts if v[Q.bin_averaged(Q.split(t, x))] < 0]
-        out["stable_bins"] = finding(
+        out["stable_bins"] = F.StableBins.of(
             "some_negative" if neg_b else "none_negative", negatives=neg_b, by_task=_by_task(neg_b, stable)
         )
         if p.box_check is not None:
@@ -464,7 +454,7 @@ class TemporalCoverage(Protocol):
             }
             for x in labels
         ]
-        return finding(
+        return F.BinAveraged.of(
             "outcomes_change" if changed else "same_outcomes",
             rows=rows,
             changed=changed,
@@ -497,7 +487,7 @@ class TemporalCoverage(Protocol):
             judged = bv is not None and t.relation != "~" and t.other is None and t.reimpl.holds is not None
             if judged and relation_holds(t.relation, bv, t.value) != t.reimpl.holds:
                 flips.append(t.title)
-        return finding(
+        return F.Box.of(
             "measured",
             box=boxed["box"],
             n_keep=boxed["n_keep"],
@@ -516,7 +506,7 @@ class TemporalCoverage(Protocol):
         differ = [n for n, e in expl.items() if abs(e["gap"]) > 1e-12]
         closes = [n for n in differ if expl[n]["closed"] is not None and expl[n]["closed"] > BOX_CLOSES]
         rest = [abs(expl[n]["gap"]) for n in differ if n not in closes]
-        return finding(
+        return F.BoxArms.of(
             "differ" if differ else "no_difference",
             n_compared=len(expl),
             n_differ=len(differ),
@@ -531,7 +521,7 @@ class TemporalCoverage(Protocol):
         cv, cd = ctx.reimpl.controls[c.id].values, ctx.reimpl.controls[c.id].details
         means = {x: cv[Q.signed_coverage(x)] for x in labels}
         under = [{"label": x, "value": means[x]} for x in labels if means[x] < 0]
-        return finding(
+        return F.Relabelled.of(
             "some_under" if under else "none_under",
             id=c.id,
             n=len(cd["separation_each"]),
