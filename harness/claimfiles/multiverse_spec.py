@@ -52,16 +52,23 @@ MULTIVERSE_BUDGET = 64
 class Alternative(Strict):
     """One alternative of a choice: the parameter's value, and why a reviewer would accept it."""
 
-    value: bool | Count | Number | Label
-    reason: Text = Field(min_length=1)
+    value: bool | Count | Number | Label = Field(
+        description="a value of the choice's parameter, one the protocol can take; no value may be written twice"
+    )
+    reason: Text = Field(min_length=1, description="why a reviewer would accept this value, shown in the report")
 
 
 class JointNull(Strict):
     """The specification curve tested under the null (Simonsohn, Simmons & Nelson 2020): ``n_datasets`` data sets
     drawn under the protocol's own null, every analysis specification's test run on each, from ``seed``."""
 
-    n_datasets: Count = Field(200, ge=20, le=5000)
-    seed: Count = Field(ge=0)
+    n_datasets: Count = Field(
+        200,
+        ge=20,
+        le=5000,
+        description="data sets drawn under the protocol's null, every analysis specification's test run on each",
+    )
+    seed: Count = Field(ge=0, description="seed of the null data sets' draws, apart from the claim's `seed`")
 
 
 class Multiverse(Strict):
@@ -76,12 +83,35 @@ class Multiverse(Strict):
     headline target's). ``joint_null`` asks for the curve's test under the null, where the protocol has a test.
     """
 
-    choices: dict[Label, list[Alternative]] = Field(min_length=1)
-    estimands: dict[Label, list[Alternative]] = Field(default_factory=dict)
-    exclude: list[dict[Label, bool | Count | Number | Label]] = Field(default_factory=list)
-    max_specifications: Count = Field(ge=2, le=MULTIVERSE_BUDGET)
-    curve: Label | None = None
-    joint_null: JointNull | None = None
+    choices: dict[Label, list[Alternative]] = Field(
+        min_length=1,
+        description="analysis choices the protocol declares (parameter names), each with at least two alternatives, "
+        "the claim's own value among them: their full factorial, less `exclude`, is the specifications counted",
+    )
+    estimands: dict[Label, list[Alternative]] = Field(
+        default_factory=dict,
+        description="estimands the protocol declares, each with at least two alternatives, the claim's own value "
+        "among them: each other value is run once, every analysis choice at the claim's, and shown apart",
+    )
+    exclude: list[dict[Label, bool | Count | Number | Label]] = Field(
+        default_factory=list,
+        description="combinations of analysis choices left out: an entry names some choices and one alternative of "
+        "each, and drops every specification that matches it (never the claim's own)",
+    )
+    max_specifications: Count = Field(
+        ge=2,
+        le=MULTIVERSE_BUDGET,
+        description="the claim's budget: the specifications left after `exclude` plus the other estimands' runs may "
+        "not exceed it",
+    )
+    curve: Label | None = Field(
+        None,
+        description="the measured quantity the specification curve shows and sorts by (default: the first headline "
+        "target's quantity, else the first target's)",
+    )
+    joint_null: JointNull | None = Field(
+        None, description="asks for the curve's test under the null (only where the protocol has a test)"
+    )
 
 
 def multiverse_grid(choices: dict[str, list], exclude: list[dict]) -> list[dict]:

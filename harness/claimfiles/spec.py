@@ -107,15 +107,49 @@ class Target(Strict):
     quantity), e.g. ``gamma > 0`` or ``a < b``.
     """
 
-    quantity: Label = Field(min_length=1)
-    label: Label | None = None
-    relation: Relation = "~"
-    paper: Number | None = None
-    tolerance: Number | None = Field(default=None, ge=0)
-    value: Number | None = None
-    other: Label | None = None
-    reason: Text = Field(min_length=1)
-    role: Literal["headline", "supporting"] = "headline"
+    quantity: Label = Field(
+        min_length=1,
+        description="the measured quantity, by its name in the protocol's vocabulary (e.g. `boundary.IFEval`); "
+        "judged on the authors' arm when the vocabulary gives it to that arm, else on the re-implementation",
+    )
+    label: Label | None = Field(
+        None,
+        description="the target's row title in the report (default: the quantity's own label); no two targets may "
+        "share one",
+    )
+    relation: Relation = Field(
+        "~",
+        description="`~`: the quantity within `tolerance` of `paper`; otherwise `quantity relation value` or "
+        "`quantity relation other` (`abs<`: its magnitude below the right side)",
+    )
+    paper: Number | None = Field(
+        None,
+        description="the paper's value (required by `~`), printed as the file writes it; a control condition with "
+        "`reference: paper` measures from it",
+    )
+    tolerance: Number | None = Field(
+        default=None,
+        ge=0,
+        description="how far the measured value may lie from `paper` (required by `~`); also how far the two arms' "
+        "values may differ before the arms are said to disagree",
+    )
+    value: Number | None = Field(
+        None, description="the number a relation other than `~` compares the quantity with (or give `other`)"
+    )
+    other: Label | None = Field(
+        None,
+        description="a second measured quantity a relation other than `~` compares the quantity with, in the same "
+        "arm (or give `value`)",
+    )
+    reason: Text = Field(
+        min_length=1, description="why the target is set as it is (its tolerance or relation), shown in the report"
+    )
+    role: Literal["headline", "supporting"] = Field(
+        "headline",
+        description="a failing `headline` target makes the verdict *not reproduced* (*partially reproduced* when it "
+        "is judged on the re-implementation and the authors' code meets it); a failing `supporting` target makes it "
+        "at most *partially reproduced*",
+    )
 
     @model_validator(mode="after")
     def _relation_fields(self):
@@ -142,11 +176,24 @@ class Condition(Strict):
     (``paper``). Every listed quantity must satisfy ``op value``.
     """
 
-    quantities: list[Label] = Field(min_length=1)
-    measure: Literal["value", "shift", "abs_shift", "ratio"] = "value"
-    reference: Literal["baseline", "paper"] = "baseline"
-    op: Relation
-    value: Number
+    quantities: list[Label] = Field(
+        min_length=1, description="quantities the control measures; each must satisfy the condition"
+    )
+    measure: Literal["value", "shift", "abs_shift", "ratio"] = Field(
+        "value",
+        description="the number compared, per quantity: the control's `value`, its `shift` (control - reference), "
+        "`abs_shift` (|control - reference|) or `ratio` (control / reference)",
+    )
+    reference: Literal["baseline", "paper"] = Field(
+        "baseline",
+        description="what `shift`, `abs_shift` and `ratio` measure from: the unperturbed measurement in the same "
+        "arm (`baseline`) or the `paper` value of the quantity's `~` target; unused with `measure: value`",
+    )
+    op: Relation = Field(
+        description="the comparison of the measured number with `value` (`abs<`: its magnitude below `value`); "
+        "`~` is refused"
+    )
+    value: Number = Field(description="the threshold the measured number is compared with")
 
     @model_validator(mode="after")
     def _op(self):
@@ -158,12 +205,30 @@ class Condition(Strict):
 class Control(Strict):
     """A destructive control: a change that must break the result."""
 
-    id: str = Field(pattern=r"^[a-z0-9_]{1,60}$")
-    control: Label = Field(min_length=1)
-    params: dict[str, Any] = Field(default_factory=dict)
-    changes: Text = Field(min_length=1)
-    must: list[Condition] = Field(default_factory=list)
-    must_fail_targets: bool = False
+    id: str = Field(
+        pattern=r"^[a-z0-9_]{1,60}$",
+        description="the control's name in the report and the record; no two controls of a claim may share one",
+    )
+    control: Label = Field(
+        min_length=1,
+        description="the kind of control: one the protocol registers (its `params` are listed below, by protocol)",
+    )
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="the control's parameters, validated against its kind's fields"
+    )
+    changes: Text = Field(
+        min_length=1, description="what the control changes, in words: printed under its id in the report"
+    )
+    must: list[Condition] = Field(
+        default_factory=list,
+        description="conditions that must all hold on the control's measurement for it to count as broken (a "
+        "control needs these or `must_fail_targets: true`)",
+    )
+    must_fail_targets: bool = Field(
+        False,
+        description="also require every target to fail on the control's measurement (the control must measure "
+        "every target's quantity)",
+    )
 
     @model_validator(mode="after")
     def _has_expectation(self):
@@ -175,10 +240,12 @@ class Control(Strict):
 class Comparison(Strict):
     """An ordering the claim asserts, checked in every bootstrap resample: ``left relation right``."""
 
-    left: Label
-    relation: Literal["<", "<=", ">", ">="]
-    right: Label | Number
-    label: Label | None = None
+    left: Label = Field(description="the measured quantity on the left of the ordering")
+    relation: Literal["<", "<=", ">", ">="] = Field(description="the ordering asserted: `left relation right`")
+    right: Label | Number = Field(description="a second measured quantity, or a number")
+    label: Label | None = Field(
+        None, description="the ordering's name in the report (default: the ordering written out from its sides)"
+    )
 
 
 #: The interval methods a claim file may name (:data:`harness.stats.methods.METHODS`).
@@ -202,19 +269,36 @@ class Calibration(Strict):
 class Bootstrap(Strict):
     """A resampling of the claim's measurement: clusters of rows drawn with replacement."""
 
-    n_resamples: Count = Field(ge=10, le=100_000)
-    seed: Count = Field(ge=0)
+    n_resamples: Count = Field(
+        ge=10,
+        le=100_000,
+        description="B, resamples drawn (cluster bootstrap resamples, or subsamples for `subsampling`); the coverage "
+        "study resamples each of its data sets as often",
+    )
+    seed: Count = Field(
+        ge=0,
+        description="seed of the resampling's draws (resamples, jackknife groups, subsamples) and of the coverage "
+        "study, apart from the claim's `seed`",
+    )
     cluster_col: Label = Field(description="column whose value names a row's cluster (its base model)")
     level: Number = Field(0.95, gt=0, lt=1, description="coverage of the two-sided intervals of the values")
     alpha: Number = Field(0.05, gt=0, lt=0.5, description="one-sided level of the decision on each asserted ordering")
     quantities: list[Label] = Field(default_factory=list, description="values to give an interval for")
-    comparisons: list[Comparison] = Field(default_factory=list)
+    comparisons: list[Comparison] = Field(
+        default_factory=list,
+        description="orderings the claim asserts, each given a one-sided decision at `alpha` on its resampled "
+        "difference `left - right`",
+    )
     method: IntervalMethod = Field(
         "basic",
         description="the interval method: percentile, basic (reflected), bca (a 20-group cluster jackknife) or "
         "subsampling (m = ceil(G^(2/3)) clusters without replacement)",
     )
-    calibration: Calibration | None = None
+    calibration: Calibration | None = Field(
+        None,
+        description="asks for a coverage study of the interval methods on the claim's design; without a measured, "
+        "up-to-date study each ordering is *not assessed*",
+    )
 
     @model_validator(mode="after")
     def _method_studied(self):
@@ -231,26 +315,69 @@ MAX_TITLE_CHARS = 80
 
 
 class Claim(Strict):
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,99}$")
+    id: str = Field(
+        pattern=r"^[a-z0-9][a-z0-9_-]{0,99}$",
+        description="the claim's name, which must be the file's name without `.yaml`: its report is `<id>.md` and "
+        "`<id>.json`",
+    )
     title: Label | None = Field(
         None,
         min_length=1,
         max_length=MAX_TITLE_CHARS,
         description="a short title: the report's heading and the index's entry (the claim is printed under it)",
     )
-    claim: Text = Field(min_length=1)
-    locator: Text = Field(min_length=1)
-    protocol: Label
-    params: dict[str, Any] = Field(default_factory=dict)
-    inputs: list[Label] = Field(min_length=1)
-    upstream: Label | None = None
-    seed: Count = Field(ge=0)
-    targets: list[Target] = Field(min_length=1)
-    controls: list[Control] = Field(default_factory=list)
-    bootstrap: Bootstrap | None = None
-    multiverse: Multiverse | None = None
-    figures: bool = True
-    limitations: list[Text] = Field(default_factory=list)
+    claim: Text = Field(
+        min_length=1,
+        description="the claim in full: printed under the title (the report's heading when there is no title)",
+    )
+    locator: Text = Field(
+        min_length=1, description="where the paper makes the claim (e.g. `Table 1`), kept in the record"
+    )
+    protocol: Label = Field(
+        description="the registered protocol that measures the claim (`harness/claimfiles/registry.py`)"
+    )
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the protocol's parameters, validated against its fields (listed below, under the protocol's name)",
+    )
+    inputs: list[Label] = Field(
+        min_length=1,
+        description="the tables the claim reads, by their names in the data lock (`data/lock.yaml`): verified before "
+        "either arm reads them; every table `params` names must be listed",
+    )
+    upstream: Label | None = Field(
+        None,
+        description="the pin in `data/upstream.yaml` of the authors' code that the authors' arm runs; without it, "
+        "that arm is not run",
+    )
+    seed: Count = Field(
+        ge=0,
+        description="the run's seed: the measurement and each control draw from their own stream spawned from it "
+        "(every multiverse specification from the measurement's), and the authors' adapter is given it",
+    )
+    targets: list[Target] = Field(
+        min_length=1, description="the numbers and relations the paper asserts: the verdict rests on them"
+    )
+    controls: list[Control] = Field(
+        default_factory=list,
+        description="destructive controls; one that does not break in the re-implementation makes the verdict at "
+        "most *partially reproduced*",
+    )
+    bootstrap: Bootstrap | None = Field(
+        None, description="a resampling of the measurement by clusters of rows (the verdict does not depend on it)"
+    )
+    multiverse: Multiverse | None = Field(
+        None,
+        description="the analysis choices and estimands the claim could have made otherwise, each run by the "
+        "re-implementation (the verdict does not depend on it)",
+    )
+    figures: bool = Field(
+        True, description="whether the report draws its figures; `false` draws none (nor the specification curve)"
+    )
+    limitations: list[Text] = Field(
+        default_factory=list,
+        description="the claim's own limitations, each a bullet of the report's Limitations section",
+    )
 
 
 @dataclass(frozen=True)

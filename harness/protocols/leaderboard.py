@@ -80,7 +80,7 @@ Box = tuple[Number, Number]
 class TauOverride(ProtocolParams):
     """A control that refits at another quantile level, everything else as claimed."""
 
-    tau: Number = Field(gt=0, lt=1)
+    tau: Number = Field(gt=0, lt=1, description="the quantile level the control refits at instead of the claim's `tau`")
 
 
 #: A compute column's unit, and the factor that turns it into the harness's unit (1e21 FLOPs, so z = log10 x).
@@ -90,8 +90,10 @@ COMPUTE_UNITS = {"FLOPs": 1e-21, "1e21 FLOPs": 1.0}
 class ComputeColumn(ProtocolParams):
     """A column that holds training compute itself (the Epoch AI tables' ``training_compute_flop``), and its unit."""
 
-    column: Label
-    unit: Literal["FLOPs", "1e21 FLOPs"]
+    column: Label = Field(description="column of the table holding each row's training compute")
+    unit: Literal["FLOPs", "1e21 FLOPs"] = Field(
+        description="the column's unit: `FLOPs` (multiplied by 1e-21) or `1e21 FLOPs` (read as is)"
+    )
 
     @property
     def scale(self) -> float:
@@ -106,10 +108,22 @@ class LeaderboardParams(ProtocolParams):
     that holds compute itself with its declared unit; ``z = log10(x)`` with ``x`` in units of 1e21 FLOPs.
     """
 
-    table: Label = "oll"
-    tokens_col: Label | None = "Pretraining tokens (T)"
-    params_col: Label | None = "#Params (B)"
-    multiplier: Number = Field(6.0, gt=0)
+    table: Label = Field("oll", description="name in `data/lock.yaml` of the input table the rows are read from")
+    tokens_col: Label | None = Field(
+        "Pretraining tokens (T)",
+        description="the proxy's column of pretraining tokens (in T for units of 1e21 FLOPs at multiplier 6); "
+        "not with `compute`",
+    )
+    params_col: Label | None = Field(
+        "#Params (B)",
+        description="the proxy's column of parameter counts (in B for units of 1e21 FLOPs at multiplier 6); "
+        "not with `compute`",
+    )
+    multiplier: Number = Field(
+        6.0,
+        gt=0,
+        description="the factor of the compute proxy `multiplier * tokens * params`; not with `compute`",
+    )
     compute: ComputeColumn | None = Field(None, description="a column of compute, instead of the proxy")
     tasks: dict[Label, Label] = Field(min_length=1, description="benchmark label -> score column")
     scale: Literal["fraction", "percent"] = Field(
@@ -152,11 +166,24 @@ class LeaderboardParams(ProtocolParams):
 class EstimatorParams(ProtocolParams):
     """The sigmoid estimator's hyperparameters and optimiser settings."""
 
-    tau: Number = Field(gt=0, lt=1)
-    kappa: Number = Field(gt=0, le=1e6)
-    lam: Number = Field(ge=0, le=1e6)
-    warm_start: bool = True
-    n_random: Count = Field(4, ge=0, le=1000)
+    tau: Number = Field(gt=0, lt=1, description="the quantile level the sigmoid boundary estimates")
+    kappa: Number = Field(
+        gt=0,
+        le=1e6,
+        description="the smoothing of the pinball loss `log(1 + exp(kappa u)) / kappa + (tau - 1) u` (larger: "
+        "closer to the sharp check loss)",
+    )
+    lam: Number = Field(
+        ge=0, le=1e6, description="the ridge: `lam * beta**2` added to the mean loss, a penalty on the slope only"
+    )
+    warm_start: bool = Field(
+        True,
+        description="solve each fit through the warm-up stages in (tau, kappa), capped at the target, before the "
+        "target itself; `false` solves at the target alone (cold start)",
+    )
+    n_random: Count = Field(
+        4, ge=0, le=1000, description="random starts of each fit beside the 9 deterministic (midpoint, slope) starts"
+    )
 
     def loss(self) -> dict[str, float]:
         """The objective's settings: ``{"tau", "kappa", "lam"}``."""

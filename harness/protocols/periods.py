@@ -26,12 +26,27 @@ __all__ = [
 class PeriodParams(BoxParams):
     """Which column dates a model, and the chronological periods (label, first month, last month)."""
 
-    date_col: Label = "Upload To Hub Date"
+    date_col: Label = Field(
+        "Upload To Hub Date",
+        description="column dating each model (read to the month), which puts it in a period; rows in no period "
+        "are left out",
+    )
     periods: list[tuple[Label, Label | None, Label | None]] = Field(
         min_length=2, description="(label, first month 'YYYY-MM' or null, last month or null), in order"
     )
-    n_bins: Count = Field(10, ge=1, le=1000)
-    min_bin_size: Count = Field(30, ge=1)
+    n_bins: Count = Field(
+        10,
+        ge=1,
+        le=1000,
+        description="K, the target number of equal-mass bins of z (models of equal z never split) of the binned "
+        "statistics",
+    )
+    min_bin_size: Count = Field(
+        30,
+        ge=1,
+        description="m, the fewest models in a bin: bins fill to `max(ceil(N / K), m)` models and a smaller bin is "
+        "merged into its smaller neighbour",
+    )
 
     @field_validator("periods")
     @classmethod

@@ -229,7 +229,7 @@ def stale_reasons(spec, lock, folder: Path = STUDY_DIR) -> list[str]:
         else [
             {
                 "absent": "no study yet",
-                "stale": "its design changed",
+                "stale": "what it depends on changed (its design, its tables or the code it runs)",
                 "unreadable": "its file is unreadable",
                 "edited": "its file was edited after it was written (its content does not match its seal)",
                 "unsealed": "its file carries no seal (written before studies were sealed, or edited)",

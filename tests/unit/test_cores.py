@@ -62,7 +62,10 @@ def test_a_slot_held_by_another_checkout_does_not_hold_this_one():
         holder.wait()
 
 
-def test_a_wait_for_a_slot_says_what_it_waits_for_and_again_while_it_lasts(fast_waits, capsys):
+def test_a_wait_for_a_slot_says_what_it_waits_for_and_again_while_it_lasts(fast_waits, capsys, tmp_path, monkeypatch):
+    # slots of its own: under make test another worker's authors' run may take this checkout's slot the moment
+    # the holder lets it go, and the wait would then (rightly) go on
+    monkeypatch.setattr(cores, "SLOTS_DIR", tmp_path / "slots")
     cores.SLOTS_DIR.mkdir(parents=True, exist_ok=True)
     holder = _holder(cores.SLOTS_DIR / "slot-0.lock")
     got = threading.Event()

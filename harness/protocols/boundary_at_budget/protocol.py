@@ -89,7 +89,11 @@ def _authors_last_stage(fit: dict, p) -> tuple[float, float]:
 
 class BoundaryParams(LeaderboardParams, EstimatorParams, BoxParams):
     eval_x: Number = Field(gt=0, description="compute budget in units of 1e21 FLOPs")
-    robustness_cold_start: bool = True
+    robustness_cold_start: bool = Field(
+        True,
+        description="also refit every task from the other start (cold when `warm_start`, warm when not) and report "
+        "the largest shift of a boundary",
+    )
 
 
 def _fit_task(job) -> tuple[float, dict]:

@@ -63,7 +63,12 @@ METRICS, ESTIMATORS = Q.METRICS, Q.ESTIMATORS
 class EstimatorComparisonParams(LeaderboardParams, EstimatorParams, PeriodParams):
     ispline_intervals: Count = Field(3, ge=1, le=50, description="quantile intervals of the training z for the knots")
     ispline_lam: Number = Field(1e-4, ge=0, description="ridge on the I-spline weights")
-    knot_grid: list[Count] = Field(default_factory=lambda: [2, 3, 4, 5, 6], min_length=1)
+    knot_grid: list[Count] = Field(
+        default_factory=lambda: [2, 3, 4, 5, 6],
+        min_length=1,
+        description="knot counts (distinct, 1 to 50) the I-spline is also fitted at; an OOD loss gap no larger "
+        "than the spread of its OOD pinball loss over them is a tie",
+    )
     n_shuffles: Count = Field(5, ge=1, le=1000, description="shuffles of shuffle_z when its own params omit it")
 
     @field_validator("knot_grid")

@@ -58,23 +58,48 @@ STEEP = 0.999
 
 
 class AuditEntry(ProtocolParams):
-    file: RelativePath = Field(min_length=1)
-    line: Count = Field(ge=1)
-    expect: str = Field(min_length=1)
-    constant: Label = Field(min_length=1)
-    match: Literal["substring", "regex"] = "substring"
+    file: RelativePath = Field(min_length=1, description="file of the authors' checkout, relative to its root")
+    line: Count = Field(ge=1, description="1-based number of the cited line in `file`")
+    expect: str = Field(
+        min_length=1, description="what the line must contain: a substring, or a regular expression with `regex`"
+    )
+    constant: Label = Field(min_length=1, description="the constant the line is cited for")
+    match: Literal["substring", "regex"] = Field(
+        "substring",
+        description="`substring`: `expect` must occur in the line; `regex`: `re.search(expect, line)` must match",
+    )
 
 
 class HyperParams(LeaderboardParams, EstimatorParams):
-    eval_x: Number = Field(gt=0)
+    eval_x: Number = Field(
+        gt=0, description="compute budget in units of 1e21 FLOPs at which boundaries are compared with `reference`"
+    )
     reference: dict[Label, Number] = Field(min_length=1, description="published boundary values at eval_x, by task")
-    within: Number = Field(gt=0)
-    tau_grid: list[Number] = Field(min_length=1)
-    kappa_grid: list[Number] = Field(min_length=1)
-    lam_grid: list[Number] = Field(min_length=1)
-    beta_task: Label
-    loss_grid_points: Count = Field(200_001, ge=3, le=10_000_001)
-    source_audit: list[AuditEntry] = Field(default_factory=list)
+    within: Number = Field(
+        gt=0,
+        description="a setting whose largest distance from `reference` is at most this counts in `others.n_within`",
+    )
+    tau_grid: list[Number] = Field(
+        min_length=1, description="tau values of the one-at-a-time sweep (each in (0, 1)), kappa and lam as claimed"
+    )
+    kappa_grid: list[Number] = Field(
+        min_length=1, description="kappa values of the one-at-a-time sweep (each in (0, 1e6]), tau and lam as claimed"
+    )
+    lam_grid: list[Number] = Field(
+        min_length=1, description="lam values of the one-at-a-time sweep (each in [0, 1e6]), tau and kappa as claimed"
+    )
+    beta_task: Label = Field(description="task label whose fitted slope every setting of the sweep reports")
+    loss_grid_points: Count = Field(
+        200_001,
+        ge=3,
+        le=10_000_001,
+        description="odd number of residuals on [-1, 1] at which the authors' loss function is checked against "
+        "the printed formula and the sharp check loss",
+    )
+    source_audit: list[AuditEntry] = Field(
+        default_factory=list,
+        description="lines of the authors' pinned checkout that must say what the claim expects, checked in their arm",
+    )
 
     @model_validator(mode="after")
     def _grids(self):

@@ -55,9 +55,15 @@ class PowerParams(ProtocolParams):
     """The measured power of the test: planted shifts on a grid, fresh data and permutations per replicate."""
 
     shifts: list[Number] = Field(min_length=2, description="planted shifts (logits), increasing")
-    n_replicates: Count = Field(200, ge=20, le=100_000)
-    n_perm: Count = Field(1000, ge=99, le=100_000)
-    target: Number = Field(0.8, gt=0, lt=1)
+    n_replicates: Count = Field(
+        200, ge=20, le=100_000, description="R, simulated data sets (residual bootstrap of the fitted model) per shift"
+    )
+    n_perm: Count = Field(
+        1000, ge=99, le=100_000, description="fresh permutations of the release labels in each replicate's test"
+    )
+    target: Number = Field(
+        0.8, gt=0, lt=1, description="the power the minimal detectable shift (`power.min_detectable`) must reach"
+    )
 
     @field_validator("shifts")
     @classmethod
@@ -68,22 +74,47 @@ class PowerParams(ProtocolParams):
 
 
 class ShiftParams(ProtocolParams):
-    math_table: Label
-    aime_table: Label
-    key: Label = "model_id"
-    x_col: Label
-    y_col: Label
-    date_col: Label
+    math_table: Label = Field(
+        description="name in `data/lock.yaml` of the input table of the earlier benchmark's (MATH-500) scores"
+    )
+    aime_table: Label = Field(
+        description="name in `data/lock.yaml` of the input table of the later benchmark's (AIME-2025) scores and "
+        "the release dates"
+    )
+    key: Label = Field(
+        "model_id", description="column naming a model in both tables (once in each), on which they are joined"
+    )
+    x_col: Label = Field(description="column of the earlier benchmark's score in `math_table`, in percent")
+    y_col: Label = Field(description="column of the later benchmark's score in `aime_table`, in percent")
+    date_col: Label = Field(
+        description="column of a model's release date in `aime_table`; a model dated on or after `cutoff` is "
+        "post-release"
+    )
     cutoff: IsoDate = Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="release date of the later benchmark")
-    eps: Number = Field(gt=0, lt=0.5)
-    n_bins: Count = Field(ge=1, le=1000)
-    n_perm: Count = Field(ge=1, le=1_000_000)
+    eps: Number = Field(
+        gt=0, lt=0.5, description="scores, as fractions, are clipped to [eps, 1 - eps] before the logit"
+    )
+    n_bins: Count = Field(
+        ge=1,
+        le=1000,
+        description="quantile strata of logit(earlier benchmark) on the support, within which the release labels "
+        "are permuted (fewer when quantile edges tie)",
+    )
+    n_perm: Count = Field(
+        ge=1,
+        le=1_000_000,
+        description="permutations of the release labels; the p-value is `(1 + #{gamma_perm >= gamma}) / (n_perm + 1)`",
+    )
     alpha: Number = Field(gt=0, lt=1, description="significance level the claim reads its p-value against")
-    eps_grid: list[Number] = Field(min_length=1)
+    eps_grid: list[Number] = Field(
+        min_length=1, description="clips (each in (0, 0.5)) at which the test is rerun for the eps sensitivity table"
+    )
     n_perm_precise: Count = Field(
         0, ge=0, le=10_000_000, description="a second, larger permutation count for the p-value's limit (0: skip)"
     )
-    power: PowerParams | None = None
+    power: PowerParams | None = Field(
+        None, description="measure the test's power at planted shifts (left out: power is not measured)"
+    )
 
     @field_validator("eps_grid")
     @classmethod
@@ -94,11 +125,16 @@ class ShiftParams(ProtocolParams):
 
 
 class InflatePost(ProtocolParams):
-    shift: Number = Field(ge=-20, le=20)
+    shift: Number = Field(ge=-20, le=20, description="added to logit(later benchmark) of every post-release model")
 
 
 class RelabelGroups(ProtocolParams):
-    n_draws: Count = Field(200, ge=2, le=100_000)
+    n_draws: Count = Field(
+        200,
+        ge=2,
+        le=100_000,
+        description="random relabellings of the release groups over the support (no strata, group sizes kept)",
+    )
 
 
 def _merged(params: ShiftParams, tables):

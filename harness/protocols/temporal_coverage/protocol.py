@@ -103,7 +103,13 @@ class TemporalParams(LeaderboardParams, EstimatorParams, PeriodParams):
 
 
 class RelabelPeriods(ProtocolParams):
-    n_relabellings: Count = Field(5, ge=1, le=1000)
+    n_relabellings: Count = Field(
+        5,
+        ge=1,
+        le=1000,
+        description="random permutations of the period labels among the models, each refitted; values are means "
+        "over them",
+    )
 
 
 def _fit_kwargs(params: TemporalParams) -> dict:
