@@ -112,16 +112,21 @@ def test_no_sentence_of_a_kind_issue_28_found(variant, kind, folder, tables):
 
 
 def test_the_corpus_spans_every_protocol():
+    """Every protocol that claims/ uses has variants in its own file, ``tests/e2e/corpus/<protocol>.py``, each the
+    edit of a claim of that protocol, and every claim file a variant edits has at least two (so that no template
+    reads true at one setting only)."""
     from claimset import PATHS, PREFIXES
-    from corpus import by_protocol
+    from corpus import BY_PROTOCOL, by_claim
 
     from harness.claimfiles.spec import load_claim
 
-    counts = by_protocol()
-    assert set(counts) <= set(PREFIXES)  # each variant is of a claim in claims/
     protocol = {prefix: load_claim(path).protocol.name for prefix, path in zip(PREFIXES, PATHS)}
-    covered = {protocol[base] for base in counts}
-    assert set(protocol.values()) <= covered, "a protocol of claims/ has no variant in the corpus"
+    missing = sorted(set(protocol.values()) - set(BY_PROTOCOL))
+    assert not missing, f"protocols of claims/ without variants: add tests/e2e/corpus/<name>.py for {missing}"
+    counts = by_claim()
+    assert set(counts) <= set(PREFIXES), sorted(set(counts) - set(PREFIXES))  # each variant is of a claim in claims/
+    elsewhere = [(v.id, name) for name, vs in BY_PROTOCOL.items() for v in vs if protocol[v.base] != name]
+    assert not elsewhere, f"variants in the file of a protocol their claim does not use: {elsewhere}"
     assert all(n >= 2 for n in counts.values()), counts
 
 
