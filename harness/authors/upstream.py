@@ -52,7 +52,7 @@ from ..core.codegraph import HARNESS, LAUNCHER, adapter_closure, digest
 from ..core.errors import UpstreamError
 from ..core.fileio import atomic_write_bytes, atomic_write_text, project_lock, snapshot_after
 from ..core.numerics import pinned_env
-from ..core.paths import PROJECT_ROOT, shown
+from ..core.paths import PROJECT_ROOT, scrub_paths, shown
 from ..core.schema import format_validation_error
 from . import confine as confine_guards
 from .checkout import PINS_FILE, VENDOR_DIR, checkout, find_pin, verified_tree
@@ -196,17 +196,6 @@ def _tail(path: Path, limit: int = OUTPUT_TAIL_CHARS) -> str:
     return text if len(text) <= limit else "[... truncated ...]\n" + text[-limit:]
 
 
-def _scrub(obj, scratch: Path):
-    """``obj`` with the scratch folder shown as ``<scratch>`` and project paths relative, in every string."""
-    if isinstance(obj, str):
-        return obj.replace(str(scratch), "<scratch>").replace(str(PROJECT_ROOT) + os.sep, "")
-    if isinstance(obj, dict):
-        return {k: _scrub(v, scratch) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_scrub(v, scratch) for v in obj]
-    return obj
-
-
 def _child_env(scratch: Path) -> dict[str, str]:
     """A minimal environment: nothing of the caller's PYTHON*/MPL* settings leaks in.
 
@@ -340,8 +329,10 @@ def _run_adapter(
                 seconds = time.perf_counter() - t0
         finally:
             guards.teardown()
-        run = _scrub(
-            {"seconds": seconds, "stdout": _tail(scratch / "stdout"), "stderr": _tail(scratch / "stderr")}, scratch
+        run = scrub_paths(
+            {"seconds": seconds, "stdout": _tail(scratch / "stdout"), "stderr": _tail(scratch / "stderr")},
+            scratch=scratch,
+            any_temp=False,
         )
         run["confinement"], run["leftovers_killed"] = guards.describe(), len(stray_before - left)
         if left:
@@ -375,7 +366,7 @@ def _run_adapter(
             return _failed(
                 f"the answer of the adapter {adapter.name} is not JSON of the expected shape: {problems}", **run
             )
-        answer = _scrub(answer.model_dump(), scratch)
+        answer = scrub_paths(answer.model_dump(), scratch=scratch, any_temp=False)
     unhashed = sorted(set(launched.harness_modules) - set(adapter.code))
     if unhashed:
         return _failed(

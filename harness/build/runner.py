@@ -9,8 +9,6 @@ and this moment add), which never goes into a committed file.
 from __future__ import annotations
 
 import contextvars
-import re
-import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -26,7 +24,7 @@ from ..claimfiles.spec import ClaimSpec, load_claim
 from ..core import progress
 from ..core.datalock import Tables
 from ..core.errors import ProtocolError
-from ..core.paths import PROJECT_ROOT
+from ..core.paths import PROJECT_ROOT, scrub_paths
 from ..core.provenance import package_versions, project_state
 from ..core.record import (
     Arm,
@@ -50,27 +48,13 @@ from ..verdicts.invariants import check_record
 from ..verdicts.judging import arm_disagreements, judge_controls, judge_targets
 from ..verdicts.verdict import decide_verdict
 
-__all__ = ["run_claim", "assemble_record", "measurement_arm", "RunResult", "scrub_paths"]
+__all__ = ["run_claim", "assemble_record", "measurement_arm", "RunResult"]
 
 
 @dataclass
 class RunResult:
     record: Record
     log: dict[str, Any] = field(default_factory=dict)
-
-
-def scrub_paths(text: str | None, data_root: Path | None = None) -> str | None:
-    """``text`` without absolute local paths: the project root becomes relative, the data root
-    ``<data root>``, temporary folders ``<scratch>``."""
-    if text is None:
-        return None
-    roots = [(str(PROJECT_ROOT) + "/", ""), (str(PROJECT_ROOT), ".")]
-    if data_root is not None:
-        roots.insert(0, (str(data_root), "<data root>"))
-    for prefix, repl in roots:
-        text = text.replace(prefix, repl)
-    tmp = re.escape(tempfile.gettempdir().rstrip("/"))
-    return re.sub(tmp + r"/[^\s'\"]*", "<scratch>", text)
 
 
 def _generators(seed: int, n_controls: int) -> list[np.random.Generator]:
@@ -149,7 +133,7 @@ def _run_upstream(spec: ClaimSpec, tables: Tables, options, log: dict) -> tuple[
     progress.stage(f"authors' code: {res.status}" + (" (from the cache)" if res.cached else ""))
     controls = {k: Measurement(v["values"], v.get("details", {})) for k, v in res.controls.items()}
     base = Measurement(res.values, res.details) if res.ok else None
-    arm = _arm(res.status, scrub_paths(res.reason, tables.root), base, controls, res.confinement)
+    arm = _arm(res.status, scrub_paths(res.reason, data_root=tables.root), base, controls, res.confinement)
     return arm, ({"url": res.url, "commit": res.commit} if res.ok else {})
 
 

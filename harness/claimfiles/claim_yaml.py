@@ -199,7 +199,7 @@ def _fmt_path(path: tuple) -> str:
     return out or "(top level)"
 
 
-def _values(obj, path: tuple, problems: list[str]) -> None:
+def _check_values(obj, path: tuple, problems: list[str]) -> None:
     """Every number finite; no text (key or value) with a control character, bidi override or lone surrogate."""
     if isinstance(obj, float) and not math.isfinite(obj):
         problems.append(f"{_fmt_path(path)}: must be a finite number, got {obj!r}")
@@ -216,13 +216,13 @@ def _values(obj, path: tuple, problems: list[str]) -> None:
                 problems.append(
                     f"{_fmt_path(path)}: the key {shorten(k)} holds {forbidden_char(k)}, a forbidden character"
                 )
-            _values(v, path + (k,), problems)
+            _check_values(v, path + (k,), problems)
     elif isinstance(obj, list):
         for i, v in enumerate(obj):
-            _values(v, path + (i,), problems)
+            _check_values(v, path + (i,), problems)
 
 
-def _plain(text: str, limit: int = 400) -> str:
+def _one_line(text: str, limit: int = 400) -> str:
     """A message of the YAML reader on one line, its forbidden characters shown as escapes, cut to ``limit``."""
     text = " ".join(text.split())
     text = "".join(c if not forbidden_char(c) else f"\\u{ord(c):04x}" for c in text)
@@ -310,13 +310,13 @@ def read_claim_yaml(path: Path) -> tuple[Any, dict]:
     except _Refused as exc:
         raise SpecError(path, [exc.line()]) from None
     except yaml.YAMLError as exc:
-        raise SpecError(path, [f"not valid YAML: {_plain(str(exc))}"]) from None
+        raise SpecError(path, [f"not valid YAML: {_one_line(str(exc))}"]) from None
     finally:
         if loader is not None:
             loader.dispose()
     if not isinstance(raw, dict):
         raise SpecError(path, [f"(top level): expected a mapping of keys, got {type(raw).__name__}"])
-    _values(raw, (), problems)
+    _check_values(raw, (), problems)
     if problems:
         raise SpecError(path, problems)
     return raw, texts

@@ -1,5 +1,8 @@
-"""Where the project's folders are, and how a path is shown. Imports nothing, so the command line can start fast."""
+"""Where the project's folders are, and how a path is shown. Imports nothing heavy, so the command line can start
+fast."""
 
+import re
+import tempfile
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -17,3 +20,28 @@ def shown(path) -> str:
         return str(Path(path).resolve().relative_to(PROJECT_ROOT))
     except ValueError:
         return str(path)
+
+
+def scrub_paths(obj, *, scratch: Path | None = None, data_root: Path | None = None, any_temp: bool = True):
+    """``obj`` (a string, or a dict or list of them, at any depth) without absolute local paths, so that nothing
+    of this machine reaches a record or a report: the data root becomes ``<data root>``, ``scratch``
+    ``<scratch>``, the project's own paths relative (the project itself ``.``) and, with ``any_temp``, any other
+    path in the temporary folder ``<scratch>`` as a whole. Other values are returned as they are. The one scrubber
+    of the harness: the reason an arm gives (any path), the output and the answer of the authors' code (their
+    scratch folder and the project only: an answer's other paths are data, and what reaches a record from the
+    output does so as a reason)."""
+    if isinstance(obj, dict):
+        return {k: scrub_paths(v, scratch=scratch, data_root=data_root, any_temp=any_temp) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [scrub_paths(v, scratch=scratch, data_root=data_root, any_temp=any_temp) for v in obj]
+    if not isinstance(obj, str):
+        return obj
+    pairs = [(data_root, "<data root>"), (scratch, "<scratch>")]
+    for prefix, repl in [(str(path), repl) for path, repl in pairs if path is not None] + [
+        (str(PROJECT_ROOT) + "/", ""),
+        (str(PROJECT_ROOT), "."),
+    ]:
+        obj = obj.replace(prefix, repl)
+    if not any_temp:
+        return obj
+    return re.sub(re.escape(tempfile.gettempdir().rstrip("/")) + r"/[^\s'\"]*", "<scratch>", obj)

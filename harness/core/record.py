@@ -17,13 +17,13 @@ host name, no temporary path, no cache state (those go to the run log).
 from __future__ import annotations
 
 import json
-import math
 import re
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..stats.plain import plain
 from . import seal
 from .errors import HarnessError
 from .fileio import atomic_write_text
@@ -426,21 +426,6 @@ class Record(_Model):
         if arms:
             object.__setattr__(self, "arms", self.arms.model_copy(update=arms))
         return self
-
-
-def plain(obj: Any) -> Any:
-    """JSON types only: numpy scalars and arrays become Python numbers and lists; NaN and inf become None."""
-    if isinstance(obj, dict):
-        return {str(k): plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [plain(v) for v in obj]
-    if hasattr(obj, "tolist") and not isinstance(obj, (str, bytes)):  # numpy arrays and scalars
-        return plain(obj.tolist())
-    if isinstance(obj, bool) or obj is None or isinstance(obj, (str, int)):
-        return obj
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    return obj
 
 
 #: The key, in a record's ``build``, of the sha256 of the record's own content (everything else in it).

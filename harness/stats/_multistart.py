@@ -1,4 +1,5 @@
-"""What the boundary estimators' multi-start schemes share: the warm-up stages and the input check.
+"""What the boundary estimators' multi-start schemes share: the warm-up stages (their inputs are checked by
+:mod:`harness.stats._inputs`).
 
 Every start is solved on the first stage of a (tau, kappa) continuation; the best ``n_keep`` are
 carried through the remaining stages; the lowest final objective wins. Each estimator solves its
@@ -7,9 +8,7 @@ stages with :func:`harness.stats._newton.active_set_newton`.
 
 from __future__ import annotations
 
-import numpy as np
-
-__all__ = ["WARMUP_SCHEDULE", "warmup_stages", "check_zy"]
+__all__ = ["WARMUP_SCHEDULE", "warmup_stages"]
 
 #: Warm-up stages (tau, kappa) run before the final stage, as in the
 #: published pipeline's continuation; the final stage is the target (tau, kappa).
@@ -22,13 +21,3 @@ def warmup_stages(tau: float, kappa: float, warm_start: bool) -> list[tuple[floa
         return [(tau, kappa)]
     warm = [(min(t, tau), min(k, kappa)) for t, k in WARMUP_SCHEDULE]
     return [s for s in warm if s != (tau, kappa)] + [(tau, kappa)]
-
-
-def check_zy(z, y) -> tuple[np.ndarray, np.ndarray]:
-    z = np.asarray(z, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if z.ndim != 1 or z.shape != y.shape:
-        raise ValueError(f"z and y must be 1-d of equal length, got {z.shape} and {y.shape}")
-    if z.size < 4 or not (np.all(np.isfinite(z)) and np.all(np.isfinite(y))):
-        raise ValueError("need at least 4 finite (z, y) points")
-    return z, y

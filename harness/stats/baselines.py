@@ -30,6 +30,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import expit
 
+from ._inputs import check_y, check_zy
 from .binning import assign_to_bins, equal_mass_left_edges
 from .pinball import check_loss_settings, smoothed_pinball_loss
 
@@ -39,21 +40,6 @@ __all__ = [
     "LossMinimisingConstantRegressor",
     "BinwiseQuantileRegressor",
 ]
-
-
-def _check_y(y) -> np.ndarray:
-    y = np.asarray(y, dtype=float)
-    if y.ndim != 1 or y.size == 0 or not np.all(np.isfinite(y)):
-        raise ValueError(f"y must be a non-empty finite 1-d array, got shape {y.shape}")
-    return y
-
-
-def _check_zy(z, y) -> tuple[np.ndarray, np.ndarray]:
-    z = np.asarray(z, dtype=float)
-    y = _check_y(y)
-    if z.shape != y.shape or not np.all(np.isfinite(z)):
-        raise ValueError(f"z must be finite with the shape of y, got {z.shape} and {y.shape}")
-    return z, y
 
 
 def smoothed_pinball_constant(y, tau: float, kappa: float, lower: float = 0.0, upper: float = 1.0) -> float:
@@ -80,7 +66,7 @@ def smoothed_pinball_constant(y, tau: float, kappa: float, lower: float = 0.0, u
     >>> round(smoothed_pinball_constant([0.5, 0.5], 0.9, 10.0), 10), round(0.5 + float(np.log(9)) / 10, 10)
     (0.7197224577, 0.7197224577)
     """
-    y = _check_y(y)
+    y = check_y(y)
     n = y.size
 
     def slope(c: float) -> float:  # np.mean's sum and division without its wrapper (the same bits)
@@ -107,7 +93,7 @@ class ConstantQuantileRegressor:
 
     def fit(self, z, y):
         check_loss_settings(tau=self.tau)
-        _, y = _check_zy(z, y)
+        _, y = check_zy(z, y)
         self.params_ = {"c": float(np.quantile(y, self.tau))}
         return self
 
@@ -132,7 +118,7 @@ class LossMinimisingConstantRegressor:
 
     def fit(self, z, y):
         check_loss_settings(tau=self.tau, kappa=self.kappa)
-        _, y = _check_zy(z, y)
+        _, y = check_zy(z, y)
         c = smoothed_pinball_constant(y, self.tau, self.kappa)
         self.params_ = {"c": c}
         self.objective_ = float(np.mean(smoothed_pinball_loss(y - c, self.tau, self.kappa)))
@@ -174,7 +160,7 @@ class BinwiseQuantileRegressor:
 
     def fit(self, z, y):
         check_loss_settings(tau=self.tau, kappa=self.kappa)
-        z, y = _check_zy(z, y)
+        z, y = check_zy(z, y)
         left = equal_mass_left_edges(z, self.n_bins, self.min_bin_size, closing_group=self.closing_group)
         bins = assign_to_bins(z, left)
         levels = [smoothed_pinball_constant(y[bins == b], self.tau, self.kappa) for b in range(left.size)]

@@ -137,6 +137,7 @@ import numpy as np
 
 from .intervals import SUBSAMPLE_RULE, Interval, cluster_jackknife, cluster_subsample
 from .methods import Basic, BCa, Percentile, Subsampling, decision_interval, needed
+from .plain import plain
 from .resample import cluster_bootstrap, cluster_bootstrap_indices, cluster_ids_from_labels
 
 __all__ = [
@@ -539,7 +540,7 @@ def coverage_study(
             "sd": float(statistics.stdev(e)) if len(e) > 1 else None,
             "bias": (_mean(e) - truth[q]) if e else None,
         }
-    return _plain(
+    return plain(
         {
             "kind": "coverage study",
             "world": WORLD,
@@ -614,21 +615,9 @@ def coverage_study(
     )
 
 
-def _plain(obj):
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    if isinstance(obj, (np.generic, np.ndarray)):
-        return _plain(obj.tolist())
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    return obj
-
-
 def study_json(result: dict) -> str:
     """The study's canonical JSON text (insertion order, one-space indent, ``nan`` as ``null``, final newline)."""
-    return json.dumps(_plain(result), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    return json.dumps(plain(result), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def coverage_table(result: dict) -> str:

@@ -80,7 +80,8 @@ from scipy.interpolate import BSpline
 from scipy.optimize import nnls
 from scipy.special import expit
 
-from ._multistart import check_zy, warmup_stages
+from ._inputs import check_zy
+from ._multistart import warmup_stages
 from ._newton import NewtonResult, active_set_newton
 from ._ties import Ties
 from .pinball import LossPoints, check_loss_settings, smoothed_pinball_loss
@@ -397,7 +398,7 @@ class ISplineQuantileRegressor:
         check_loss_settings(tau=self.tau, kappa=self.kappa, lam=self.lam)
         if isinstance(self.n_intervals, bool) or int(self.n_intervals) != self.n_intervals or self.n_intervals < 1:
             raise ValueError(f"n_intervals must be a positive integer, got {self.n_intervals!r}")
-        z, y = check_zy(z, y)
+        z, y = check_zy(z, y, min_points=4)
         bp = quantile_breakpoints(z, self.n_intervals)
         final = _Natural.of(z, y, bp, self.degree, self.tau, self.kappa, self.lam)
         if init is not None:

@@ -59,8 +59,9 @@ import copy
 import numpy as np
 from scipy.special import expit
 
+from ._inputs import check_zy
 from ._levels import Levels, optimal_levels
-from ._multistart import WARMUP_SCHEDULE, check_zy, warmup_stages
+from ._multistart import WARMUP_SCHEDULE, warmup_stages
 from ._newton import NewtonResult, active_set_newton
 from ._ties import Ties
 from .pinball import LossPoints, check_loss_settings, smoothed_pinball_loss
@@ -370,7 +371,7 @@ class SigmoidQuantileRegressor:
         self
         """
         check_loss_settings(tau=self.tau, kappa=self.kappa, lam=self.lam)
-        z, y = check_zy(z, y)
+        z, y = check_zy(z, y, min_points=4)
         if self.box is not None and not 0 < self.box[0] < self.box[1]:
             raise ValueError(f"box must be (beta_min, beta_max) with 0 < beta_min < beta_max, got {self.box}")
         if counts is not None:

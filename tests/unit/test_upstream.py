@@ -932,3 +932,28 @@ def test_the_count_of_processes_left_behind_goes_to_the_run_log_not_the_record(c
     assert arms[0].ok and arms[0] == arms[1] and "leftovers_killed" not in arms[0].confinement
     assert [log["upstream_cached"] for log in logs] == [False, True]
     assert logs[0]["upstream_leftovers_killed"] >= 1 and logs[1]["upstream_leftovers_killed"] == 0
+
+
+def test_one_scrubber_leaves_no_local_path_at_any_depth(tmp_path):
+    """``core.paths.scrub_paths`` (the reasons an arm gives, the authors' output and answer): the data root, the
+    scratch folder, any other temporary path and the project's own paths, in strings at any depth; numbers kept."""
+    import tempfile
+
+    from harness.core.paths import PROJECT_ROOT, scrub_paths
+
+    scratch, data = tmp_path / "scratch", Path("/srv/data-root")
+    other = Path(tempfile.gettempdir()) / "pytest-x" / "y.txt"
+    obj = {
+        "why": f"read {data}/oll.csv in {scratch}/launch.py from {PROJECT_ROOT}/harness/cli.py; {other} left",
+        "rows": [[f"{PROJECT_ROOT}", 3.5], {"cwd": str(scratch)}],
+        "n": 7,
+    }
+    got = scrub_paths(obj, scratch=scratch, data_root=data)
+    assert got == {
+        "why": "read <data root>/oll.csv in <scratch>/launch.py from harness/cli.py; <scratch> left",
+        "rows": [[".", 3.5], {"cwd": "<scratch>"}],
+        "n": 7,
+    }
+    assert scrub_paths(None) is None and scrub_paths("no path here") == "no path here"
+    # an answer's other paths are data: only the scratch folder and the project go
+    assert scrub_paths([str(other), f"{scratch}/a"], scratch=scratch, any_temp=False) == [str(other), "<scratch>/a"]

@@ -135,7 +135,8 @@ def _boundary_fits(indices, rng, *, z, Y, labels, inits, options, z_eval) -> tup
     return out, params
 
 
-def _values(cells: dict, fits: dict, prefix: str = "") -> dict:
+def _boundary_values(cells: dict, fits: dict, prefix: str = "") -> dict:
+    """The flat value names of each task's boundary and its fit's coverage (``prefix``: the boxed fits')."""
     out = {prefix + Q.boundary(k): v for k, v in cells.items()}
     out.update({prefix + Q.coverage(k): f["coverage"] for k, f in fits.items()})
     return out
@@ -169,7 +170,7 @@ class BoundaryAtBudget(Protocol):
         data = task_data(leaderboard_frame(tables, params), params)
         z_eval = math.log10(params.eval_x)
         cells, fits = _fit_all(data, params, rng, z_eval)
-        values = _values(cells, fits)
+        values = _boundary_values(cells, fits)
         z_all = next(iter(data.values()))[0]
         details = {"fits": fits, "z_eval": z_eval, "n_at_or_above_eval": int(np.sum(z_all >= z_eval))}
         if params.robustness_cold_start:
@@ -186,7 +187,7 @@ class BoundaryAtBudget(Protocol):
     def control(self, kind, cparams: TauOverride, params: BoundaryParams, tables, rng, baseline):
         data = task_data(leaderboard_frame(tables, params), params)
         cells, fits = _fit_all(data, params, rng, math.log10(params.eval_x), tau=cparams.tau)
-        return Measurement(_values(cells, fits), {"fits": fits})
+        return Measurement(_boundary_values(cells, fits), {"fits": fits})
 
     def tail_support(self, params: BoundaryParams, tables, reimpl) -> dict:
         """What carries each boundary: the models above it, at or above the budget, and above it there."""

@@ -126,7 +126,7 @@ def _fit_kwargs(params: TemporalParams) -> dict:
     }
 
 
-def _values(res: dict, labels: list[str], *, counts: bool = True) -> dict[str, float]:
+def _coverage_values(res: dict, labels: list[str], *, counts: bool = True) -> dict[str, float]:
     """The flat value names of the module docstring from one :func:`temporal_coverage` result."""
     v = {}
     for label in labels:
@@ -163,7 +163,7 @@ def _coverage_on(indices, rng, *, frame, tasks, labels, inits, kwargs) -> tuple[
     res = temporal_coverage(
         df, tasks, rng=rng, sigmoid_options={"n_random": 0}, n_relabellings=0, inits=inits, **kwargs
     )
-    return _values(res, labels, counts=False), {(f["task"], f["t"]): f["params"] for f in res["fitted"]}
+    return _coverage_values(res, labels, counts=False), {(f["task"], f["t"]): f["params"] for f in res["fitted"]}
 
 
 def bin_averaged_counterpart(name: str) -> str | None:
@@ -214,7 +214,7 @@ class TemporalCoverage(Protocol):
         res = temporal_coverage(
             df, params.tasks, rng=rng, sigmoid_options=sigmoid_options(params), n_relabellings=0, **_fit_kwargs(params)
         )
-        values = _values(res, labels)
+        values = _coverage_values(res, labels)
         details = {"splits": res["splits"], "tasks": res["tasks"], "groups": res["groups"], "fitted": res["fitted"]}
         if params.box_check is not None:
             boxed = temporal_coverage(
@@ -225,7 +225,7 @@ class TemporalCoverage(Protocol):
                 n_relabellings=0,
                 **_fit_kwargs(params),
             )
-            values.update({Q.boxed(k): x for k, x in _values(boxed, labels, counts=False).items()})
+            values.update({Q.boxed(k): x for k, x in _coverage_values(boxed, labels, counts=False).items()})
             outside = outside_box(df, params, res["fitted"])
             split_of = {(r["task"], r["t"]): r for r in res["splits"]}
             boxed_split_of = {(r["task"], r["t"]): r for r in boxed["splits"]}
