@@ -19,8 +19,9 @@ Conventions (each one is a choice where several exist):
 * OLS with classical (homoskedastic) standard errors,
   ``sigma^2 = RSS / (n - 3)``, ``R^2 = 1 - RSS / TSS`` (centred);
 * p-value: one-sided (``gamma > 0``) stratified permutation test. The
-  ``post`` label is permuted within 10 quantile bins of ``logit(MATH)`` in the
-  support (``pandas.qcut`` semantics, ``duplicates="drop"``), and
+  ``post`` label is permuted within ``n_bins`` quantile bins of ``logit(MATH)``
+  in the support (the claim's, 10 in the paper; ``pandas.qcut`` semantics,
+  ``duplicates="drop"``, so tied edges can leave fewer), and
   ``p = (1 + #{gamma_perm >= gamma_obs}) / (n_perm + 1)``;
 * interval for ``gamma``: the same test inverted (:func:`inverted_interval`),
   the shifts ``gamma0`` it rejects on neither side at ``alpha``.
