@@ -50,7 +50,6 @@ __all__ = [
     "MultiverseSpecification",
     "MultiverseRecord",
     "plain",
-    "finding",
     "Facts",
     "Num",
     "Row",
@@ -79,11 +78,6 @@ class Finding(_Model):
 
     state: str
     facts: dict[str, Any] = Field(default_factory=dict)
-
-
-def finding(state: str, **facts) -> Finding:
-    """A :class:`Finding` whose facts are plain JSON values (:func:`plain`)."""
-    return Finding(state=state, facts=plain(facts))
 
 
 #: A number a finding states (an int stays an int in the record, a float a float).

@@ -9,7 +9,8 @@ computation, each with its own parameter schema.
 After both arms have run and every target and control has been judged, the
 protocol states its **findings** (:meth:`Protocol.findings`): named facts
 about the data, each in one of the states the protocol declares in
-``FINDINGS``, with the numbers it rests on. The report's template only words
+``FINDINGS``, with the numbers it rests on, each stated through the facts model
+its folder's ``findings.py`` declares for it (:class:`harness.core.record.Facts`). The report's template only words
 findings; every comparison with a threshold, every count, every "largest" or
 "inside" is decided here.
 
@@ -27,11 +28,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..core.record import Arm, ControlOutcome, Finding, TargetOutcome, Verdict, finding
+from ..core.record import Arm, ControlOutcome, Finding, TargetOutcome, Verdict
 from ..core.schema import Strict
 from .card import ProtocolCard
 
-__all__ = ["Measurement", "Protocol", "ProtocolParams", "Context", "Resampling", "Choice", "CHOICE_ROLES", "finding"]
+__all__ = ["Measurement", "Protocol", "ProtocolParams", "Context", "Resampling", "Choice", "CHOICE_ROLES"]
 
 
 class ProtocolParams(Strict):
@@ -151,7 +152,7 @@ class Protocol:
     card: ClassVar[ProtocolCard]
     Params: ClassVar[type[ProtocolParams]]
     controls: ClassVar[dict[str, type[ProtocolParams]]] = {}
-    #: Every finding this protocol can state, with its possible states.
+    #: Every finding this protocol can state, with its possible states: its ``findings.py``'s declarations.
     FINDINGS: ClassVar[dict[str, tuple[str, ...]]] = {}
     #: The choices a claim's multiverse may vary, by parameter name (:class:`Choice`), each an estimand or an
     #: analysis choice.
