@@ -114,15 +114,9 @@ class OwnSetting(Facts):
 
 
 @declares("own_setting", "closes", "does_not_close")
-class OwnSettingRefit(Facts):
-    """The authors' own setting, refitted there for every published value both arms miss."""
+class OwnSettingRefit(OwnSetting):
+    """The authors' own setting (its facts first), refitted there for every published value both arms miss."""
 
-    tau: Num
-    kappa: Num
-    lam: Num
-    changed: list[Row]
-    where: list[Row]
-    path: str | None
     rows: list[Row]
     titles: list[str]
     one: bool
