@@ -21,7 +21,7 @@ its name, vocabulary, adapter and figures come from there.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar
@@ -191,8 +191,15 @@ class Protocol:
         """The protocol's findings, each named in :attr:`FINDINGS` and in one of its declared states."""
         return {}
 
-    def resampling(self, params: ProtocolParams, tables, reimpl, *, cluster_col: str) -> Resampling:
-        """The rows, their clusters and the statistic of one resample, for the claim's bootstrap."""
+    def resampling(
+        self, params: ProtocolParams, tables, reimpl, *, cluster_col: str, quantities: Sequence[str] | None = None
+    ) -> Resampling:
+        """The rows, their clusters and the statistic of one resample, for the claim's bootstrap.
+
+        ``quantities`` are the values the bootstrap and the coverage study read (``None``: all). The statistic
+        gives each of them, equal to what it gives when not narrowed, and may leave out the others: a protocol
+        skips the work that only they need (an estimator no quantity is of, a variant no one reads). Checked
+        for every claim by ``tests/e2e/test_resampling_narrowed.py``."""
         from ..core.errors import ProtocolError
 
         raise ProtocolError(f"protocol '{self.name}' has no bootstrap")

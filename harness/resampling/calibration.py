@@ -85,14 +85,22 @@ class Design:
     rebase: object = None
 
 
+def resampled_quantities(spec) -> list[str]:
+    """The quantities a claim's bootstrap gives an interval of: its ``quantities``, else its headline targets
+    read against the paper."""
+    b = spec.claim.bootstrap
+    return list(b.quantities) or [t.quantity for t in spec.claim.targets if t.role == "headline" and t.relation == "~"]
+
+
 def design(spec, tables, reimpl, params=None) -> Design:
     """The claim's resampling (its protocol's, from the re-implementation's fits) with the comparisons'
     differences added; ``params`` replaces the claim's parameters (the study's narrower design)."""
     b = spec.claim.bootstrap
-    res = spec.protocol.resampling(params or spec.params, tables, reimpl, cluster_col=b.cluster_col)
     comps = _comparisons(b)
+    names = resampled_quantities(spec)
+    read = list(dict.fromkeys(names + [side for c in comps for side in (c[0], c[2]) if isinstance(side, str)]))
+    res = spec.protocol.resampling(params or spec.params, tables, reimpl, cluster_col=b.cluster_col, quantities=read)
     stat = partial(with_differences, statistic=res.statistic, comparisons=comps)
-    names = list(b.quantities) or [t.quantity for t in spec.claim.targets if t.role == "headline" and t.relation == "~"]
     names += [comparison_name(i) for i in range(len(comps))]
     rebase = None if res.rebase is None else partial(rebased_with_differences, rebase=res.rebase, comparisons=comps)
     return Design(res.n_rows, res.cluster_labels, stat, res.rows, tuple(names), rebase)

@@ -40,7 +40,7 @@ from ..stats.influence import influence, without_each
 from ..stats.intervals import cluster_jackknife, cluster_subsample
 from ..stats.methods import decision_interval, method_named, needed
 from ..stats.resample import BootstrapDraws, cluster_bootstrap, cluster_ids_from_labels, concat_draws
-from .calibration import CALIBRATED, Design, comparison_name, design, read_study
+from .calibration import CALIBRATED, Design, comparison_name, design, read_study, resampled_quantities
 
 __all__ = ["run_bootstrap", "CHUNK", "N_INFLUENTIAL"]
 
@@ -236,7 +236,7 @@ def run_bootstrap(spec, tables, reimpl, targets) -> Robustness:
     study_state, study = read_study(spec, tables.lock)
     measured = study if study_state == "measured" else None
 
-    quantities = list(b.quantities) or [t.quantity for t in targets if t.role == "headline" and t.relation == "~"]
+    quantities = resampled_quantities(spec)
     by_target = {t.quantity: t for t in targets}
     intervals = []
     for name in quantities:

@@ -146,6 +146,7 @@ def baseline_comparison(
     n_shuffles: int = 1,
     map_fn: Callable | None = None,
     inits: Mapping[str, Mapping[tuple[str, int], Mapping[str, float]]] | None = None,
+    estimators: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Table 2: four estimators on every task-period pair, plus the two controls.
 
@@ -175,6 +176,11 @@ def baseline_comparison(
         ``{"sigmoid" | "ispline": {(task, t): params}}``: start those fits of the real
         splits from these parameters (one solve; a bootstrap resample starts from the
         full-sample fits).
+    estimators : sequence of str, optional
+        Fit and score only these keys of :data:`ESTIMATORS` (default: all), as a bootstrap that reads only
+        some of them does. Every estimator's generators are still spawned, in the same order, so the fits
+        made are those of a full run; the table, ``per_pair`` and ``fitted`` hold only these, and an
+        advantage whose constant or sigmoid is left out is ``None``.
 
     Returns
     -------
@@ -213,11 +219,18 @@ def baseline_comparison(
         df, task_cols, splits, rng, n_shuffles, period_col=period_col, periods=periods
     )
 
-    jobs_spec = [(k, splits) for k in ("constant", "constant_loss_min", "binwise", "ispline", "sigmoid")]
+    kinds = ("constant", "constant_loss_min", "binwise", "ispline", "sigmoid")
+    made = kinds if estimators is None else tuple(k for k in kinds if k in estimators)
+    unknown = sorted(set(estimators or ()) - set(kinds))
+    if unknown:
+        raise ValueError(f"unknown estimators {unknown}; known: {list(kinds)}")
+    jobs_spec = [(k, splits) for k in kinds]
     jobs_spec += [("sigmoid", sh) for sh in shuffled_sets]
     jobs, owners = [], []
     for i, (kind, sp) in enumerate(jobs_spec):
-        children = rng.spawn(len(sp))
+        children = rng.spawn(len(sp))  # spawned for every estimator, fitted or not: the streams stay put
+        if sp is splits and kind not in made:
+            continue
         starts = [(inits or {}).get(kind, {}).get((s.task, s.t)) if sp is splits else None for s in sp]
         jobs += [(kind, opts[kind], s.z_train, s.y_train, g, st) for s, g, st in zip(sp, children, starts)]
         owners += [i] * len(sp)
@@ -226,16 +239,22 @@ def baseline_comparison(
 
     per_pair = []
     ev = {"n_bins": n_bins, "min_bin_size": min_bin_size, "closing_group": closing_group}
-    bins = [split_bins(s, **ev) for s in splits]  # the five estimators share the real splits' bins
+    bins = [split_bins(s, **ev) for s in splits]  # the estimators share the real splits' bins
     for (kind, sp), fs in zip(jobs_spec[:5], fits_by_spec[:5]):
-        per_pair += _evaluated(sp, fs, kind, bins, tau=tau, kappa=kappa, **ev)
-    table = _table(per_pair, list(ESTIMATORS))
+        if kind in made:
+            per_pair += _evaluated(sp, fs, kind, bins, tau=tau, kappa=kappa, **ev)
+    table = _table(per_pair, [k for k in ESTIMATORS if k in made])
 
     def id_pinball(kind):
         return np.array([r["pinball_id"] for r in per_pair if r["estimator"] == kind])
 
-    adv_real = float(np.mean(id_pinball("constant") - id_pinball("sigmoid")))
-    adv_lm_real = float(np.mean(id_pinball("constant_loss_min") - id_pinball("sigmoid")))
+    def advantage(kind, sigmoid_rows):
+        if kind not in made or sigmoid_rows.size == 0:
+            return None
+        return float(np.mean(id_pinball(kind) - sigmoid_rows))
+
+    adv_real = advantage("constant", id_pinball("sigmoid"))
+    adv_lm_real = advantage("constant_loss_min", id_pinball("sigmoid"))
     sh_rows = [
         _evaluated(
             sp,
@@ -250,12 +269,10 @@ def baseline_comparison(
         for sp, fs in zip(shuffled_sets, fits_by_spec[5:])
     ]
     # the constants do not depend on z: their ID losses on shuffled data equal the real ones
-    adv_sh = [float(np.mean(id_pinball("constant") - np.array([r["pinball_id"] for r in rows]))) for rows in sh_rows]
-    adv_lm_sh = [
-        float(np.mean(id_pinball("constant_loss_min") - np.array([r["pinball_id"] for r in rows]))) for rows in sh_rows
-    ]
+    adv_sh = [advantage("constant", np.array([r["pinball_id"] for r in rows])) for rows in sh_rows]
+    adv_lm_sh = [advantage("constant_loss_min", np.array([r["pinball_id"] for r in rows])) for rows in sh_rows]
     fitted = []
-    for kind in ("sigmoid", "ispline"):
+    for kind in (k for k in ("sigmoid", "ispline") if k in made):
         for s, m in zip(splits, fits_by_spec[[k for k, _ in jobs_spec].index(kind)]):
             fitted.append(
                 {
@@ -274,10 +291,10 @@ def baseline_comparison(
         "shuffled_z": {
             "n": len(sh_rows),
             "advantage_real": adv_real,
-            "advantage_shuffled": _mean(adv_sh) if adv_sh else None,
+            "advantage_shuffled": _mean(adv_sh) if adv_sh and None not in adv_sh else None,
             "advantage_shuffled_each": adv_sh,
             "advantage_vs_loss_min_real": adv_lm_real,
-            "advantage_vs_loss_min_shuffled": _mean(adv_lm_sh) if adv_lm_sh else None,
+            "advantage_vs_loss_min_shuffled": _mean(adv_lm_sh) if adv_lm_sh and None not in adv_lm_sh else None,
             "sigmoid_shuffled": {m: _mean([r[m] for rows in sh_rows for r in rows]) for m in _METRICS}
             if sh_rows
             else {},

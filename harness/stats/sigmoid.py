@@ -55,6 +55,7 @@ point per evaluation; :class:`harness.stats.pinball.LossPoints`).
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from scipy.special import expit
@@ -165,11 +166,16 @@ class _Problem:
             self.A = np.vstack([A, [[0.0, 0.0, -1.0, 0.0], [0.0, 0.0, 1.0, 0.0]]])
             self.b = np.r_[b[:3], -box[0], box[1], -float(z[0]), float(z[-1])]
 
-    def with_stage(self, tau: float, kappa: float) -> _Problem:
-        """The same data and constraints at another ``(tau, kappa)``."""
+    def with_stage(self, tau: float, kappa: float, lam: float | None = None) -> _Problem:
+        """The same data and constraints at another ``(tau, kappa)`` (and ridge ``lam``, when given)."""
         out = copy.copy(self)
         out.tau, out.kappa = tau, kappa
-        out.points = LossPoints(self.y, tau, kappa, self.ties, self.counts)
+        out.lam = self.lam if lam is None else lam
+        out.points = (
+            self.points
+            if (tau, kappa) == (self.tau, self.kappa)
+            else LossPoints(self.y, tau, kappa, self.ties, self.counts)
+        )
         return out
 
     # -- coordinates ------------------------------------------------------------
@@ -261,6 +267,13 @@ class _Problem:
         return optimal_levels(
             expit(t), self.points, starts[:, :2], const=self.lam * beta[:, 0] ** 2, ftol=SCREEN_FTOL, keep=keep
         )
+
+
+def _checked_counts(counts, z: np.ndarray) -> np.ndarray:
+    counts = np.asarray(counts, dtype=float)
+    if counts.shape != z.shape or not np.all((counts >= 1) & (counts == np.floor(counts))):
+        raise ValueError(f"counts must be one positive integer per row ({z.size}), got shape {counts.shape}")
+    return counts
 
 
 class SigmoidQuantileRegressor:
@@ -375,18 +388,22 @@ class SigmoidQuantileRegressor:
         if self.box is not None and not 0 < self.box[0] < self.box[1]:
             raise ValueError(f"box must be (beta_min, beta_max) with 0 < beta_min < beta_max, got {self.box}")
         if counts is not None:
-            counts = np.asarray(counts, dtype=float)
             if init is None:
                 raise ValueError("counts are for a fit started from init (a resample's); the multistart takes none")
-            if counts.shape != z.shape or not np.all((counts >= 1) & (counts == np.floor(counts))):
-                raise ValueError(f"counts must be one positive integer per row ({z.size}), got shape {counts.shape}")
+            counts = _checked_counts(counts, z)
         final = _Problem(z, y, self.tau, self.kappa, self.lam, self.box, counts)
         if init is not None:
-            best = final.solve(final.from_natural(*(float(init[k]) for k in ("y0", "L", "a", "beta"))))
-            n_iter = best.nit
-        else:
-            stages = [final.with_stage(t, k) for t, k in warmup_stages(self.tau, self.kappa, self.warm_start)]
-            best, n_iter = self._multistart(stages, self._starts(z, y, final))
+            return self._solved(final, init)
+        stages = [final.with_stage(t, k) for t, k in warmup_stages(self.tau, self.kappa, self.warm_start)]
+        best, n_iter = self._multistart(stages, self._starts(z, y, final))
+        return self._finish(final, best, n_iter)
+
+    def _solved(self, final: _Problem, init: dict):
+        """One Newton solve of ``final`` from the natural parameters ``init``."""
+        best = final.solve(final.from_natural(*(float(init[k]) for k in ("y0", "L", "a", "beta"))))
+        return self._finish(final, best, best.nit)
+
+    def _finish(self, final: _Problem, best: NewtonResult, n_iter: int):
         y0, L, a, beta = final.natural(best.x)
         self.params_ = {"y0": y0, "L": L, "a": a, "beta": beta}
         self.objective_ = float(best.fun)
@@ -414,6 +431,28 @@ class SigmoidQuantileRegressor:
             else:
                 finals.append(res)
         return min(finals, key=lambda r: r.fun), n_iter
+
+    @classmethod
+    def refit_settings(cls, z, y, settings: Sequence[Mapping], inits: Sequence[Mapping], *, counts=None) -> list:
+        """``[cls(**setting).fit(z, y, init=init, counts=counts) for setting, init in zip(settings, inits)]``,
+        fit for fit, with the points checked, sorted and grouped once and each ``(tau, kappa)``'s loss terms
+        made once: a bootstrap resample refitting several loss settings (``tau``, ``kappa``, ``lam``; other
+        options as the constructor's, without ``rng``: no start is drawn) from their full-sample fits."""
+        out, problems = [], {}
+        base = None
+        for setting, init in zip(settings, inits, strict=True):
+            model = cls(**setting)
+            check_loss_settings(tau=model.tau, kappa=model.kappa, lam=model.lam)
+            if base is None:
+                zc, yc = check_zy(z, y, min_points=4)
+                c = None if counts is None else _checked_counts(counts, zc)
+                base = _Problem(zc, yc, model.tau, model.kappa, model.lam, model.box, c)
+            if model.box != base.box:
+                raise ValueError(f"every setting must share the box, got {model.box} and {base.box}")
+            key = (model.tau, model.kappa)
+            stage = problems.setdefault(key, base.with_stage(*key))
+            out.append(model._solved(stage.with_stage(*key, lam=model.lam), init))
+        return out
 
     def predict(self, z) -> np.ndarray:
         p = self.params_

@@ -100,20 +100,21 @@ def rolling_splits(
     pairs = rolling_pairs(periods)
     # each period's rows once (an object comparison per row), not once per task and pair
     rows_of = {p: period == p for p in dict.fromkeys(p for _, a, b in pairs for p in (a, b))}
+    z_ok = np.isfinite(z_all)
     out = []
     for label, col in task_cols.items():
         y_all = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
-        ok = np.isfinite(y_all) & np.isfinite(z_all)
+        ok = np.isfinite(y_all) & z_ok
+        scored = {p: (ok & rows).nonzero()[0] for p, rows in rows_of.items()}  # each period's rows, in row order
         for t, p_tr, p_va in pairs:
-            tr, va = ok & rows_of[p_tr], ok & rows_of[p_va]
-            if tr.sum() < 4 or va.sum() < 1:
-                raise ValueError(f"{label}: period {p_tr} has {tr.sum()} and {p_va} has {va.sum()} scored rows")
-            lo, hi = overlap_interval(z_all[tr], z_all[va])
-            keep = va & (z_all >= lo) & (z_all <= hi)
+            tr, va = scored[p_tr], scored[p_va]
+            if tr.size < 4 or va.size < 1:
+                raise ValueError(f"{label}: period {p_tr} has {tr.size} and {p_va} has {va.size} scored rows")
+            z_tr, z_va = z_all[tr], z_all[va]
+            lo, hi = overlap_interval(z_tr, z_va)
+            keep = va[(z_va >= lo) & (z_va <= hi)]
             out.append(
-                RollingSplit(
-                    label, t, p_tr, p_va, z_all[tr], y_all[tr], z_all[keep], y_all[keep], int(va.sum()), (lo, hi)
-                )
+                RollingSplit(label, t, p_tr, p_va, z_tr, y_all[tr], z_all[keep], y_all[keep], int(va.size), (lo, hi))
             )
     return out
 

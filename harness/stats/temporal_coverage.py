@@ -32,26 +32,33 @@ from .splits import task_map as _task_map
 __all__ = ["temporal_coverage", "relabelled_coverage"]
 
 
-def _coverage_rows(splits, fits, *, tau, n_bins, min_bin_size, closing_group) -> list[dict[str, Any]]:
-    """Per-split coverage statistics of fitted boundaries."""
+def _coverage_rows(splits, fits, *, tau, n_bins, min_bin_size, closing_group, binned=True) -> list[dict[str, Any]]:
+    """Per-split coverage statistics of fitted boundaries (the bin-averaged ones ``None`` unless ``binned``)."""
     rows = []
     for s, m in zip(splits, fits):
         q_tr, q_va = m.predict(s.z_train), m.predict(s.z_val)
-        val_bins = equal_mass_bins(s.z_val, n_bins, min_bin_size, closing_group=closing_group)
-        val_in_train_bins = assign_to_bins(
-            s.z_val, equal_mass_left_edges(s.z_train, n_bins, min_bin_size, closing_group=closing_group)
-        )
-        rows.append(
-            {
-                **s.describe(),
-                "n_above": count_above(s.y_val, q_va),
-                "signed_coverage": signed_coverage_error(s.y_val, q_va, tau),
-                "in_sample": signed_coverage_error(s.y_train, q_tr, tau),
-                "bin_averaged": binned_signed_coverage_error(s.y_val, q_va, val_bins, tau),
-                "bin_averaged_train_bins": binned_signed_coverage_error(s.y_val, q_va, val_in_train_bins, tau),
-            }
-        )
+        row = {
+            **s.describe(),
+            "n_above": count_above(s.y_val, q_va),
+            "signed_coverage": signed_coverage_error(s.y_val, q_va, tau),
+            "in_sample": signed_coverage_error(s.y_train, q_tr, tau),
+            "bin_averaged": None,
+            "bin_averaged_train_bins": None,
+        }
+        if binned:
+            val_bins = equal_mass_bins(s.z_val, n_bins, min_bin_size, closing_group=closing_group)
+            val_in_train_bins = assign_to_bins(
+                s.z_val, equal_mass_left_edges(s.z_train, n_bins, min_bin_size, closing_group=closing_group)
+            )
+            row["bin_averaged"] = binned_signed_coverage_error(s.y_val, q_va, val_bins, tau)
+            row["bin_averaged_train_bins"] = binned_signed_coverage_error(s.y_val, q_va, val_in_train_bins, tau)
+        rows.append(row)
     return rows
+
+
+def _mean_or_none(values) -> float | None:
+    """The mean, ``None`` where a value was not computed (a variant left out)."""
+    return None if any(v is None for v in values) else _mean(values)
 
 
 def _summarise_coverage(rows, task_order, drift_tasks, *, exceed_rate) -> dict[str, Any]:
@@ -64,8 +71,8 @@ def _summarise_coverage(rows, task_order, drift_tasks, *, exceed_rate) -> dict[s
             "group": "drift" if task in drift_tasks else "stable",
             "signed_coverage": _mean([x["signed_coverage"] for x in r]),
             "in_sample": _mean([x["in_sample"] for x in r]),
-            "bin_averaged": _mean([x["bin_averaged"] for x in r]),
-            "bin_averaged_train_bins": _mean([x["bin_averaged_train_bins"] for x in r]),
+            "bin_averaged": _mean_or_none([x["bin_averaged"] for x in r]),
+            "bin_averaged_train_bins": _mean_or_none([x["bin_averaged_train_bins"] for x in r]),
             "n_above": int(k),
             "n": int(n),
             "share_above": k / n,
@@ -75,9 +82,9 @@ def _summarise_coverage(rows, task_order, drift_tasks, *, exceed_rate) -> dict[s
     stable = [t for t in task_order if t not in drift_tasks]
     groups = {}
     for key in ("signed_coverage", "bin_averaged", "bin_averaged_train_bins", "in_sample"):
-        d = _mean([per_task[t][key] for t in drift])
-        s = _mean([per_task[t][key] for t in stable])
-        groups[key] = {"drift": d, "stable": s, "separation": s - d}
+        d = _mean_or_none([per_task[t][key] for t in drift])
+        s = _mean_or_none([per_task[t][key] for t in stable])
+        groups[key] = {"drift": d, "stable": s, "separation": None if d is None or s is None else s - d}
     return {"tasks": per_task, "groups": groups}
 
 
@@ -100,6 +107,7 @@ def temporal_coverage(
     n_relabellings: int = 5,
     map_fn: Callable | None = None,
     inits: Mapping[tuple[str, int], Mapping[str, float]] | None = None,
+    binned: bool = True,
 ) -> dict[str, Any]:
     """Out-of-period coverage of the sigmoid boundary, with the relabelling control.
 
@@ -129,6 +137,9 @@ def temporal_coverage(
     inits : mapping, optional
         ``{(task, t): params}``: start each fit of the real periods from these
         parameters (one solve; a bootstrap resample starts from the full-sample fits).
+    binned : bool
+        ``False`` leaves the bin-averaged variants out (``None`` wherever they would be), for a bootstrap
+        that reads none of them.
 
     Returns
     -------
@@ -166,6 +177,7 @@ def temporal_coverage(
         "min_bin_size": min_bin_size,
         "closing_group": closing_group,
         "exceed_rate": exceed_rate,
+        "binned": binned,
     }
     frames = [df] + _relabelled_frames(df, period_col, rng, n_relabellings)
     results, fitted = _coverage_runs(
@@ -275,6 +287,7 @@ def _coverage_runs(
     closing_group,
     exceed_rate,
     inits=None,
+    binned=True,
 ):
     """All frames' sigmoid fits in one batch; ``[(rows, summary), ...]`` and the first frame's fits."""
     all_splits = [rolling_splits(f, task_cols, period_col=period_col, periods=periods) for f in frames]
@@ -291,6 +304,7 @@ def _coverage_runs(
             n_bins=n_bins,
             min_bin_size=min_bin_size,
             closing_group=closing_group,
+            binned=binned,
         )
         start += len(sp)
         results.append((rows, _summarise_coverage(rows, list(task_cols), set(drift_tasks), exceed_rate=exceed_rate)))

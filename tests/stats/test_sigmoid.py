@@ -280,3 +280,39 @@ def test_counts_are_refused_without_init_and_when_not_positive_integers():
     for bad in (np.zeros(z.size), np.full(z.size, 1.5), np.ones(z.size - 1)):
         with pytest.raises(ValueError, match="counts"):
             m.fit(z, y, init=init, counts=bad)
+
+
+@pytest.mark.parametrize("counted", [False, True], ids=["rows", "rows-with-counts"])
+def test_refit_settings_gives_each_settings_own_fit(counted):
+    # Several loss settings refitted to the same points share their sorting: fit for fit the same numbers as
+    # one regressor per setting (==, not approx: the same operations on the same arrays).
+    z, y = _toy(600)
+    counts = np.random.default_rng(5).integers(1, 4, z.size) if counted else None
+    settings = [
+        {"tau": 0.98, "kappa": 50.0, "lam": 1e-3},
+        {"tau": 0.98, "kappa": 50.0, "lam": 1e-2},  # the first's loss terms, another ridge
+        {"tau": 0.95, "kappa": 50.0, "lam": 1e-3},
+        {"tau": 0.98, "kappa": 100.0, "lam": 1e-3},
+    ]
+    inits = [SigmoidQuantileRegressor(rng=np.random.default_rng(0), **s).fit(z, y).params_ for s in settings]
+    shared = SigmoidQuantileRegressor.refit_settings(z, y, settings, inits, counts=counts)
+    for s, init, got in zip(settings, inits, shared):
+        one = SigmoidQuantileRegressor(**s).fit(z, y, init=init, counts=counts)
+        assert (got.params_, got.objective_, got.n_iter_, got.converged_) == (
+            one.params_,
+            one.objective_,
+            one.n_iter_,
+            one.converged_,
+        ), s
+
+
+def test_refit_settings_refuses_what_one_fit_refuses():
+    z, y = _toy(100)
+    init = {"y0": 0.1, "L": 0.6, "a": -2.0, "beta": 1.2}
+    s = {"tau": 0.98, "kappa": 50.0, "lam": 1e-3}
+    with pytest.raises(ValueError, match="box"):
+        SigmoidQuantileRegressor.refit_settings(z, y, [s, {**s, "box": (0.05, 50.0)}], [init, init])
+    with pytest.raises(ValueError, match="counts"):
+        SigmoidQuantileRegressor.refit_settings(z, y, [s], [init], counts=np.zeros(z.size))
+    with pytest.raises(ValueError):
+        SigmoidQuantileRegressor.refit_settings(z, y, [s, s], [init])

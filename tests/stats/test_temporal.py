@@ -230,3 +230,46 @@ def test_estimator_table_and_shuffled_advantage_agree_with_baseline_comparison()
     assert sh["n"] == 2 and sh["advantage_mean"] == pytest.approx(np.mean(sh["advantage_each"]))
     real_adv = full["table"]["constant"]["pinball_id"] - full["table"]["sigmoid"]["pinball_id"]
     assert real_adv > 0 and sh["advantage_mean"] < real_adv / 3
+
+
+def test_a_narrowed_comparison_fits_only_its_estimators_and_gives_their_numbers():
+    # A bootstrap that reads only the sigmoid and the I-spline fits only them; every generator is still spawned,
+    # so their numbers are those of the full comparison, to the bit.
+    df = _synthetic(6, 120)
+    kw = {
+        "sigmoid_options": FAST_SIGMOID,
+        "ispline_options": {"n_random": 1, "n_keep": 2},
+        "n_shuffles": 0,
+        "lam": 1e-3,
+        "ispline_lam": 1e-4,
+        "n_bins": 4,
+        "min_bin_size": 20,
+        **PAPER,
+    }
+    full = baseline_comparison(df, ["stable", "drift"], rng=np.random.default_rng(0), **kw)
+    narrow = baseline_comparison(
+        df, ["stable", "drift"], rng=np.random.default_rng(0), estimators=["sigmoid", "ispline"], **kw
+    )
+    assert set(narrow["table"]) == {"sigmoid", "ispline"}
+    assert narrow["table"] == {k: full["table"][k] for k in ("ispline", "sigmoid")}
+    assert narrow["fitted"] == full["fitted"]
+    assert {r["estimator"] for r in narrow["per_pair"]} == {"sigmoid", "ispline"}
+    assert narrow["shuffled_z"]["advantage_real"] is None
+    with pytest.raises(ValueError, match="unknown estimators"):
+        baseline_comparison(df, ["stable"], rng=np.random.default_rng(0), estimators=["spline"], **kw)
+
+
+def test_coverage_without_the_binned_variants_keeps_every_other_number():
+    df = _synthetic(7, 150)
+    kw = {"drift_tasks": ["drift"], "sigmoid_options": FAST_SIGMOID, "n_relabellings": 0, "lam": 1e-3, **PAPER}
+    full = temporal_coverage(df, ["stable", "drift"], rng=np.random.default_rng(0), **kw)
+    bare = temporal_coverage(df, ["stable", "drift"], rng=np.random.default_rng(0), binned=False, **kw)
+    binned = ("bin_averaged", "bin_averaged_train_bins")
+    for a, b in zip(full["splits"], bare["splits"]):
+        assert {k: v for k, v in a.items() if k not in binned} == {k: v for k, v in b.items() if k not in binned}
+        assert all(b[k] is None for k in binned)
+    for task in ("stable", "drift"):
+        assert bare["tasks"][task]["signed_coverage"] == full["tasks"][task]["signed_coverage"]
+        assert all(bare["tasks"][task][k] is None for k in binned)
+    assert bare["groups"]["signed_coverage"] == full["groups"]["signed_coverage"]
+    assert bare["groups"]["bin_averaged"] == {"drift": None, "stable": None, "separation": None}

@@ -100,6 +100,19 @@ def _figures(card):
         assert callable(getattr(card._module("figures"), "draw", None)), "figures.py has no draw(record)"
 
 
+def _resampling(card):
+    """A protocol with a bootstrap takes what the bootstrap reads (``quantities=``), as :meth:`Protocol.resampling`
+    says: the caller always passes it (``tests/e2e/test_resampling_narrowed.py`` checks what the narrowed statistic
+    gives)."""
+    method = type(card.protocol).resampling
+    if method is Protocol.resampling:
+        pytest.skip("no resampling: the protocol has no bootstrap")
+    params = inspect.signature(method).parameters
+    assert "quantities" in params, "resampling() takes no quantities= (the values the bootstrap reads)"
+    assert params["quantities"].kind is inspect.Parameter.KEYWORD_ONLY, "quantities must be keyword-only"
+    assert params["quantities"].default is None, "quantities must default to None (every value)"
+
+
 def _adapter(card):
     """An adapter, where there is one, runs a request and puts the requests' answers together."""
     if card.module_file("adapter") is None:
@@ -117,6 +130,7 @@ CHECKS = [
     _every_state_asserts_something,
     _choices_have_roles,
     _figures,
+    _resampling,
     _adapter,
 ]
 

@@ -195,11 +195,12 @@ class BoundaryAtBudget(Protocol):
         fits = {label: f["params"] for label, f in reimpl.details["fits"].items()}
         return budget_tail_support(data, fits, math.log10(params.eval_x), name=Q.boundary)
 
-    def resampling(self, params: BoundaryParams, tables, reimpl, *, cluster_col: str):
+    def resampling(self, params: BoundaryParams, tables, reimpl, *, cluster_col: str, quantities=None):
         from ..base import Resampling
 
         frame = leaderboard_frame(tables, params)
-        labels = list(params.tasks)
+        # the tasks whose boundary is read (all when none is named): the others are not refitted
+        labels = [k for k in params.tasks if quantities is None or Q.boundary(k) in quantities] or list(params.tasks)
         Y = np.column_stack([frame[params.tasks[k]].to_numpy(dtype=float) for k in labels])
         options = params.estimator(n_random=0)  # each resample starts from the full-sample optimum
         design = dict(

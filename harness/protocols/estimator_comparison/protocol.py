@@ -88,7 +88,25 @@ class ShuffleZ(ProtocolParams):
 
 
 def _gaps(t: dict[str, dict[str, float]]) -> dict[str, float]:
-    return {name: t[a][m] - t[b][m] for name, (m, a, b) in Q.GAPS.items()}
+    """The gaps of :data:`Q.GAPS` whose two estimators are in the table ``t``."""
+    return {name: t[a][m] - t[b][m] for name, (m, a, b) in Q.GAPS.items() if a in t and b in t}
+
+
+def _estimators_read(quantities) -> list[str] | None:
+    """The estimators the values ``quantities`` are of (a gap is of two): all (``None``) when ``quantities`` is,
+    or names a value that is neither an estimator's metric nor a gap."""
+    if quantities is None:
+        return None
+    out = set()
+    for name in quantities:
+        metric, _, estimator = name.partition(".")
+        if name in Q.GAPS:
+            out.update(Q.GAPS[name][1:])
+        elif metric in METRICS and estimator in ESTIMATORS:
+            out.add(estimator)
+        else:
+            return None
+    return [e for e in ESTIMATORS if e in out]
 
 
 def _eval_kwargs(params) -> dict:
@@ -114,13 +132,13 @@ def _inits(fitted: list[dict]) -> dict:
     }
 
 
-def _table_on(indices, rng, *, frame, tasks, inits, kwargs) -> tuple[dict, dict]:
+def _table_on(indices, rng, *, frame, tasks, inits, kwargs, estimators=None) -> tuple[dict, dict]:
     """Table 2 on the rows ``indices``, each sigmoid and I-spline fit started from ``inits``: its values, and
-    the fits' parameters (``inits`` in kind)."""
+    the fits' parameters (``inits`` in kind). ``estimators``: only theirs (default: every estimator's)."""
     df = frame.iloc[indices].reset_index(drop=True)
-    res = baseline_comparison(df, tasks, rng=rng, n_shuffles=0, inits=inits, **kwargs)
+    res = baseline_comparison(df, tasks, rng=rng, n_shuffles=0, inits=inits, estimators=estimators, **kwargs)
     table = res["table"]
-    out = {Q.metric(m, e): table[e][m] for e in ESTIMATORS for m in METRICS}
+    out = {Q.metric(m, e): table[e][m] for e in ESTIMATORS if e in table for m in METRICS}
     out.update(_gaps(table))
     return out, _inits(res["fitted"])
 
@@ -273,7 +291,7 @@ class EstimatorComparison(Protocol):
         fits = {(f["task"], f["t"]): f["params"] for f in reimpl.details["fitted"] if f["estimator"] == "sigmoid"}
         return split_tail_support(tables, params, fits)
 
-    def resampling(self, params: EstimatorComparisonParams, tables, reimpl, *, cluster_col: str):
+    def resampling(self, params: EstimatorComparisonParams, tables, reimpl, *, cluster_col: str, quantities=None):
         from ..base import Resampling
 
         df = period_frame(tables, params)
@@ -288,7 +306,11 @@ class EstimatorComparison(Protocol):
             **_eval_kwargs(params),
             "map_fn": None,
         }
+        # the estimators no read value is of are not fitted on a resample
         design = dict(frame=df[keep], tasks=params.tasks, inits=inits, kwargs=kwargs)
+        estimators = _estimators_read(quantities)
+        if estimators is not None:
+            design["estimators"] = estimators
         return Resampling.of_fits(
             len(df),
             df[cluster_col].to_numpy(dtype=object),

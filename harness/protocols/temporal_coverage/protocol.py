@@ -156,14 +156,15 @@ def _coverage_values(res: dict, labels: list[str], *, counts: bool = True) -> di
     return v
 
 
-def _coverage_on(indices, rng, *, frame, tasks, labels, inits, kwargs) -> tuple[dict, dict]:
-    """The whole analysis on the rows ``indices``, each fit started from ``inits``: its values, and its fits'
-    parameters (``inits`` in kind)."""
+def _coverage_on(indices, rng, *, frame, tasks, labels, inits, kwargs, binned=True) -> tuple[dict, dict]:
+    """The whole analysis on the rows ``indices``, each fit started from ``inits``: its values (without the
+    bin-averaged ones unless ``binned``), and its fits' parameters (``inits`` in kind)."""
     df = frame.iloc[indices].reset_index(drop=True)
     res = temporal_coverage(
-        df, tasks, rng=rng, sigmoid_options={"n_random": 0}, n_relabellings=0, inits=inits, **kwargs
+        df, tasks, rng=rng, sigmoid_options={"n_random": 0}, n_relabellings=0, inits=inits, binned=binned, **kwargs
     )
-    return _coverage_values(res, labels, counts=False), {(f["task"], f["t"]): f["params"] for f in res["fitted"]}
+    values = {k: v for k, v in _coverage_values(res, labels, counts=False).items() if v is not None}
+    return values, {(f["task"], f["t"]): f["params"] for f in res["fitted"]}
 
 
 def bin_averaged_counterpart(name: str) -> str | None:
@@ -266,7 +267,7 @@ class TemporalCoverage(Protocol):
         fits = {(f["task"], f["t"]): f["params"] for f in reimpl.details["fitted"]}
         return split_tail_support(tables, params, fits)
 
-    def resampling(self, params: TemporalParams, tables, reimpl, *, cluster_col: str):
+    def resampling(self, params: TemporalParams, tables, reimpl, *, cluster_col: str, quantities=None):
         from ..base import Resampling
 
         df = period_frame(tables, params)
@@ -278,6 +279,8 @@ class TemporalCoverage(Protocol):
             labels=list(params.tasks),
             inits=inits,
             kwargs={**_fit_kwargs(params), "map_fn": None},
+            # the bin-averaged variants are computed on a resample only where one of them is read
+            binned=quantities is None or any(q.startswith(Q.bin_averaged("")) for q in quantities),
         )
         return Resampling.of_fits(
             len(df),
