@@ -383,10 +383,8 @@ class SigmoidQuantileRegressor:
         -------
         self
         """
-        check_loss_settings(tau=self.tau, kappa=self.kappa, lam=self.lam)
+        self._check_settings()
         z, y = check_zy(z, y, min_points=4)
-        if self.box is not None and not 0 < self.box[0] < self.box[1]:
-            raise ValueError(f"box must be (beta_min, beta_max) with 0 < beta_min < beta_max, got {self.box}")
         if counts is not None:
             if init is None:
                 raise ValueError("counts are for a fit started from init (a resample's); the multistart takes none")
@@ -397,6 +395,11 @@ class SigmoidQuantileRegressor:
         stages = [final.with_stage(t, k) for t, k in warmup_stages(self.tau, self.kappa, self.warm_start)]
         best, n_iter = self._multistart(stages, self._starts(z, y, final))
         return self._finish(final, best, n_iter)
+
+    def _check_settings(self) -> None:
+        check_loss_settings(tau=self.tau, kappa=self.kappa, lam=self.lam)
+        if self.box is not None and not 0 < self.box[0] < self.box[1]:
+            raise ValueError(f"box must be (beta_min, beta_max) with 0 < beta_min < beta_max, got {self.box}")
 
     def _solved(self, final: _Problem, init: dict):
         """One Newton solve of ``final`` from the natural parameters ``init``."""
@@ -438,20 +441,20 @@ class SigmoidQuantileRegressor:
         fit for fit, with the points checked, sorted and grouped once and each ``(tau, kappa)``'s loss terms
         made once: a bootstrap resample refitting several loss settings (``tau``, ``kappa``, ``lam``; other
         options as the constructor's, without ``rng``: no start is drawn) from their full-sample fits."""
-        out, problems = [], {}
-        base = None
+        out, stages, base = [], {}, None
         for setting, init in zip(settings, inits, strict=True):
             model = cls(**setting)
-            check_loss_settings(tau=model.tau, kappa=model.kappa, lam=model.lam)
+            model._check_settings()
             if base is None:
                 zc, yc = check_zy(z, y, min_points=4)
                 c = None if counts is None else _checked_counts(counts, zc)
                 base = _Problem(zc, yc, model.tau, model.kappa, model.lam, model.box, c)
-            if model.box != base.box:
+            elif model.box != base.box:
                 raise ValueError(f"every setting must share the box, got {model.box} and {base.box}")
             key = (model.tau, model.kappa)
-            stage = problems.setdefault(key, base.with_stage(*key))
-            out.append(model._solved(stage.with_stage(*key, lam=model.lam), init))
+            if key not in stages:
+                stages[key] = base.with_stage(*key)
+            out.append(model._solved(stages[key].with_stage(*key, lam=model.lam), init))
         return out
 
     def predict(self, z) -> np.ndarray:

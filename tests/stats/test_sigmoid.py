@@ -312,6 +312,10 @@ def test_refit_settings_refuses_what_one_fit_refuses():
     s = {"tau": 0.98, "kappa": 50.0, "lam": 1e-3}
     with pytest.raises(ValueError, match="box"):
         SigmoidQuantileRegressor.refit_settings(z, y, [s, {**s, "box": (0.05, 50.0)}], [init, init])
+    with pytest.raises(ValueError, match="box must be"):
+        SigmoidQuantileRegressor.refit_settings(z, y, [{**s, "box": (50.0, 0.05)}], [init])
+    with pytest.raises(ValueError, match="tau"):
+        SigmoidQuantileRegressor.refit_settings(z, y, [{**s, "tau": 1.5}], [init])
     with pytest.raises(ValueError, match="counts"):
         SigmoidQuantileRegressor.refit_settings(z, y, [s], [init], counts=np.zeros(z.size))
     with pytest.raises(ValueError):
