@@ -116,6 +116,17 @@ def test_a_tie_asserts_the_knot_spread():
     assert any("a tie on OOD loss" in p for p in found), found
 
 
+def test_a_convention_whose_refit_gave_no_number_reaches_nothing():
+    # the summed convention's refit may give a NaN boundary, stated as None: read as not within reach, as the
+    # producer reads it (nan <= within is false), not a TypeError in the check
+    rec = _record("004")
+    mean_ok = rec.findings["mean_or_sum"].facts["mean_max_dev"] <= rec.findings["mean_or_sum"].facts["within"]
+    fine = _with(rec, "mean_or_sum", state="mean_only" if mean_ok else "neither", sum_max_dev=None)
+    assert not [p for p in problems(fine) if "mean_or_sum" in p]
+    wrong = _with(rec, "mean_or_sum", state="both" if mean_ok else "sum_only", sum_max_dev=None)
+    assert any("'mean_or_sum' in state" in p for p in problems(wrong)), problems(wrong)
+
+
 def test_the_renderer_refuses_a_contradiction_and_names_it():
     rec = _with(_record("000"), "upper_bound", state="rejected")
     with pytest.raises(InvariantError) as info:
