@@ -123,7 +123,7 @@ def _job(job: Planned, args, verbose: bool, study: threading.Event | None = None
         )
         record = result.record
         with DRAWING:
-            figures = draw_figures(record)
+            figures = draw_figures(record, result.plots)
         record = record.model_copy(update={"figures": [f for f, _ in figures]})
         ex = fanout.current()
         log = {**result.log, "executor": ex.describe(), **({"workers": ex.workers_seen()} if ex.kind == "dask" else {})}
@@ -214,47 +214,34 @@ def _finish(res: ClaimOutput, args, has_upstream: bool, console: Console) -> int
 
 
 def rerender(cid: str, out: Path, console: Console) -> int:
-    """The report and figures of ``out/<cid>.json`` drawn again from the record alone; its render hashes updated.
-
-    The record is read, and the report written, under one hold of the project's write lock: a run that
-    writes the claim meanwhile waits, so its fresh report is never replaced by one drawn from the old record.
-    A record that cannot be believed (unreadable, old schema, edited, or without the digest of its content)
-    is not drawn.
-    """
+    """The report ``out/<cid>.md`` worded again from its record alone: the record and the figures (drawn when the
+    claim ran) are left as they are. A record that cannot be believed is not worded."""
+    from ..core.fileio import atomic_write_text
     from ..core.errors import HarnessError
-    from ..core.fileio import project_lock
-    from ..core.record import read_record, record_json
-    from ..rendering.figures import draw_figures
+    from ..core.record import read_record
     from ..rendering.render import render_report
-    from .keys import render_dependencies
-    from .schedule import DRAWING
 
     out = Path(out)
-    with project_lock(shared=False, journaled=True):
-        try:
-            existing = read_record(out / f"{cid}.json")
-        except HarnessError as exc:
-            hint = f"; run `python -m harness run {cid}` first" if "no run record" in str(exc) else ""
-            console.error(f"{exc}{hint}")
-            return EXIT_ERROR
-        build = {**existing.build, "render": render_dependencies(existing.claim.protocol)}
-        try:
-            with DRAWING:
-                figures = draw_figures(existing)
-            record = existing.model_copy(update={"build": build, "figures": [f for f, _ in figures]})
-            md = render_report(record)
-        except Exception as exc:  # a record older than today's templates or findings: say so in one line
-            first = (str(exc).splitlines() or [""])[0]
-            console.error(
-                f"{cid}: the report could not be drawn from its record ({type(exc).__name__}: {first});"
-                f" run `python -m harness run {cid}` again"
-            )
-            return EXIT_ERROR
-        try:
-            _write_pair(out, cid, record_json(record), md, {f.path: d for f, d in figures})
-        except OSError as exc:
-            console.error(f"{out / (cid + '.md')}: {unwritable(exc)}; the report and its record were left as they were")
-            return EXIT_ERROR
+    try:
+        record = read_record(out / f"{cid}.json")
+    except HarnessError as exc:
+        hint = f"; run `python -m harness run {cid}` first" if "no run record" in str(exc) else ""
+        console.error(f"{exc}{hint}")
+        return EXIT_ERROR
+    try:
+        md = render_report(record)
+    except Exception as exc:  # a record older than today's templates: say so in one line
+        first = (str(exc).splitlines() or [""])[0]
+        console.error(
+            f"{cid}: the report could not be worded from its record ({type(exc).__name__}: {first});"
+            f" run `python -m harness run {cid}` again"
+        )
+        return EXIT_ERROR
+    try:
+        atomic_write_text(out / f"{cid}.md", md)
+    except OSError as exc:
+        console.error(f"{out / (cid + '.md')}: {unwritable(exc)}; the report was left as it was")
+        return EXIT_ERROR
     return EXIT_OK
 
 

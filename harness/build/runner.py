@@ -1,9 +1,10 @@
-"""Run one claim: both arms, the judgement of targets and controls, the findings, the verdict.
+"""Run one claim: both arms, the judgement of targets and controls, the verdict, the protocol's evidence.
 
 :func:`run_claim` returns a :class:`RunResult`: the typed run record (what
-the claim and its inputs determine; see :mod:`harness.core.record`) and the run
-log (timings, cache hits, the authors' stdout and stderr: what this machine
-and this moment add), which never goes into a committed file.
+the claim and its inputs determine; see :mod:`harness.core.record`), what its
+figures are drawn from (never stored), and the run log (timings, cache hits,
+the authors' stdout and stderr: what this machine and this moment add), which
+never goes into a committed file.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import ValidationError
-
 from ..claimfiles.claim_yaml import spec_sha256
 from ..claimfiles.spec import ClaimSpec, load_claim
 from ..core import progress
@@ -37,14 +36,11 @@ from ..core.record import (
     Record,
     Robustness,
     plain,
-    typed_facts,
 )
 from ..parallel import fanout
 from ..protocols.base import Context, Measurement
-from ..resampling.multiverse import multiverse_finding, run_multiverse
+from ..resampling.multiverse import run_multiverse
 from ..resampling.robustness import run_bootstrap
-from ..verdicts.common_findings import MeasurementFacts, common_findings
-from ..verdicts.invariants import check_record
 from ..verdicts.judging import arm_disagreements, judge_controls, judge_targets
 from ..verdicts.verdict import decide_verdict
 
@@ -55,11 +51,13 @@ __all__ = ["run_claim", "assemble_record", "measurement_arm", "RunResult"]
 class RunResult:
     record: Record
     log: dict[str, Any] = field(default_factory=dict)
+    plots: dict[str, Any] = field(default_factory=dict)  # what the figures are drawn from (Protocol.plots)
 
 
-def _generators(seed: int, n_controls: int) -> list[np.random.Generator]:
-    """Independent, reproducible streams: one for the measurement, one per control."""
-    return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(1 + n_controls)]
+def _generators(seed: int, n_controls: int, extra: int = 0) -> list[np.random.Generator]:
+    """Independent, reproducible streams: one for the measurement, one per control, then ``extra`` more (the
+    evidence's); a stream's seed depends on its index only, so adding one changes no other."""
+    return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(1 + n_controls + extra)]
 
 
 def _arm(
@@ -150,23 +148,6 @@ def _check_vocabulary(spec: ClaimSpec, arm: Arm, who: str) -> None:
         )
 
 
-def _check_findings(spec: ClaimSpec, findings: dict) -> None:
-    declared = spec.protocol.FINDINGS
-    for name, f in findings.items():
-        if name not in declared or f.state not in declared[name]:
-            raise ProtocolError(
-                f"protocol '{spec.protocol.name}' stated finding {name!r} in state {f.state!r}, "
-                f"which it does not declare"
-            )
-        try:
-            typed_facts(name, f.state, f.facts, spec.protocol.name)  # its facts model (findings.py)
-        except ValidationError as exc:
-            raise ProtocolError(
-                f"protocol '{spec.protocol.name}' stated finding {name!r} in state {f.state!r} with facts its "
-                f"model does not accept: {' '.join(str(exc).split())[:400]}"
-            ) from None
-
-
 def _quantity_labels(spec: ClaimSpec) -> dict[str, str]:
     labels = {name: q.label for name, q in spec.vocabulary.items()}
     for vocab in spec.control_vocabularies.values():
@@ -215,7 +196,7 @@ def run_claim(
             multiverse = beside.result()
         else:
             multiverse = _multiverse(spec, tables, log) if reimpl.ok else None
-    record = assemble_record(
+    record, plots = assemble_record(
         spec,
         tables,
         reimpl,
@@ -226,7 +207,7 @@ def run_claim(
         multiverse=multiverse,
     )
     log["total_seconds"] = time.perf_counter() - t_start
-    return RunResult(record=record, log=log)
+    return RunResult(record=record, log=log, plots=plots)
 
 
 def _multiverse(spec: ClaimSpec, tables: Tables, log: dict) -> MultiverseRecord | None:
@@ -247,8 +228,9 @@ def assemble_record(
     build: dict | None = None,
     robustness: Robustness | None = None,
     multiverse: MultiverseRecord | None = None,
-) -> Record:
-    """Judge both arms' measurements and state the findings: the run record.
+) -> tuple[Record, dict]:
+    """Judge both arms' measurements, decide the verdict, measure the protocol's evidence: the run record, and
+    what its figures are drawn from.
 
     Everything after the arms have run, so that a record can also be assembled
     from given arms (the tests use it to see how a report reads with an arm
@@ -261,31 +243,14 @@ def assemble_record(
     data = plain(protocol.data_summary(spec.params, tables))
     targets = judge_targets(spec, reimpl, upstream)
     controls = judge_controls(spec, reimpl, upstream)
-    disagreements = arm_disagreements(targets)
-    verdict = decide_verdict(reimpl, upstream, targets, controls, disagreements)
-    findings = common_findings(reimpl, upstream, targets, controls, disagreements, robustness)
-    findings["multiverse"] = multiverse_finding(multiverse)
-    plots = {}
+    verdict = decide_verdict(reimpl, upstream, targets, controls, arm_disagreements(targets))
+    labels = _quantity_labels(spec)
     missing = sorted(n for n, q in spec.vocabulary.items() if q.arm != "upstream" and n not in reimpl.values)
-    findings["measurement"] = MeasurementFacts(missing=missing[:20], n_missing=len(missing)).stated(
-        "incomplete" if (reimpl.ok and missing) else "complete"
-    )
-    if reimpl.ok and not missing:  # a protocol's findings rest on every value it declares
-        ctx = Context(
-            spec=spec,
-            params=spec.params,
-            data=data,
-            reimpl=reimpl,
-            upstream=upstream,
-            targets=targets,
-            controls=controls,
-            tables=tables,
-            verdict=verdict,
-            verdict_if=lambda other: decide_verdict(reimpl, upstream, other, controls, disagreements),
-        )
-        own = protocol.findings(ctx)
-        _check_findings(spec, own)
-        findings.update(own)
+    evidence, plots = {}, {}
+    if reimpl.ok and not missing:  # a protocol's evidence and figures rest on every value it declares
+        ctx = Context(spec, spec.params, data, reimpl, upstream, targets, controls, tables, verdict)
+        rng = _generators(claim.seed, len(claim.controls), extra=1)[-1]
+        evidence = plain(protocol.evidence(ctx, rng))
         plots = plain(protocol.plots(ctx))
     try:
         rel_path = spec.path.resolve().relative_to(PROJECT_ROOT).as_posix()
@@ -324,12 +289,11 @@ def assemble_record(
         quantities=_quantity_labels(spec),
         targets=targets,
         controls=controls,
-        findings=findings,
         verdict=verdict,
+        unmeasured=[labels.get(n, n) for n in missing],
+        evidence=evidence,
         robustness=robustness,
         multiverse=multiverse,
-        plots=plots,
         build=build or {},
     )
-    check_record(record)  # a record whose findings contradict its numbers is a bug: never written, never rendered
-    return record
+    return record, plots

@@ -2,8 +2,8 @@
 
 A run of a claim produces a :class:`Record`: the claim as run, its inputs with
 their hashes, both arms' measurements, each target's and control's outcome,
-the *findings* (named facts about the data, each with the numbers it rests
-on), the verdict with its reasons, and provenance. The Markdown report is
+what the protocol measured for its report (``evidence``), the verdict with
+its reasons, and provenance. The Markdown report is
 rendered from a record alone (:mod:`harness.rendering.render`), so a record read back
 from disk gives the same report as the run that wrote it.
 
@@ -43,21 +43,13 @@ __all__ = [
     "ConditionOutcome",
     "ArmControlOutcome",
     "ControlOutcome",
-    "Finding",
+    "Reason",
     "Verdict",
     "Figure",
     "Robustness",
     "MultiverseSpecification",
     "MultiverseRecord",
     "plain",
-    "Facts",
-    "Num",
-    "Row",
-    "declares",
-    "declared_findings",
-    "scope_of",
-    "facts_model",
-    "typed_facts",
     "one_line_reason",
     "RUN_LOG_HINT",
     "record_json",
@@ -72,94 +64,12 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Finding(_Model):
-    """A named fact about the data: its ``state`` (one of the states its producer declares) and the
-    numbers and names it rests on. A template words a finding; it never decides one."""
+class Reason(_Model):
+    """One reason of a verdict (:mod:`harness.verdicts.verdict`): what decided it, and the targets or controls it
+    names (their titles or ids, in the claim file's order)."""
 
     state: str
-    facts: dict[str, Any] = Field(default_factory=dict)
-
-
-#: A number a finding states (an int stays an int in the record, a float a float).
-Num = int | float
-#: A row of a table a template lays out, its columns named by the finding's producer.
-Row = dict[str, Any]
-
-
-class Facts(_Model):
-    """The facts of one finding in some of its states, declared beside the code that states it
-    (:func:`declares`): that code builds the model and states it (:meth:`stated`, or :meth:`of` from plain values),
-    so a fact missing, extra or of the wrong type fails where the finding is made; templates
-    (:func:`harness.rendering.render.render_report`) and invariants (:mod:`harness.verdicts.invariants`) read it
-    back through :func:`typed_facts`, as checked fields. The record keeps the facts as plain JSON: the model
-    changes no byte of it (its fields in the order the producer states them). A fact a producer states only in
-    some runs is a field with a default (``None``): where it is not stated it stays out of the record, not
-    written as ``null``, and reads back as its default."""
-
-    def stated(self, state: str) -> Finding:
-        """The finding in ``state``, which must be one of the states this model is declared for."""
-        declared = getattr(type(self), "declared", None)
-        if declared is None or state not in declared[1]:
-            raise ValueError(f"{type(self).__name__} is not declared for the state {state!r}: {declared}")
-        return Finding(state=state, facts=plain(self.model_dump(exclude_unset=True)))
-
-    @classmethod
-    def of(cls, state: str, **facts) -> Finding:
-        """The finding in ``state`` with these facts, made plain first (numpy numbers become Python's, NaN None)
-        and then checked against the model."""
-        return cls.model_validate(plain(facts)).stated(state)
-
-
-#: The declared models by (scope, finding, state): the scope is the protocol whose folder declares the model
-#: (``harness/protocols/<name>/findings.py``), ``None`` for the findings every report states.
-_DECLARED: dict[tuple[str | None, str, str], type[Facts]] = {}
-
-
-def scope_of(module: str) -> str | None:
-    """The protocol a module belongs to (``harness.protocols.shift_test.findings`` -> ``shift_test``), ``None``
-    for a module outside any protocol's folder: two protocols may name their findings alike."""
-    parts = module.split(".")
-    at = len(parts) - 1 - parts[::-1].index("protocols") if "protocols" in parts else -1
-    return parts[at + 1] if 0 <= at < len(parts) - 2 else None
-
-
-def declares(name: str, *states: str):
-    """Class decorator: the :class:`Facts` model of the finding ``name`` in ``states`` (a verdict's reasons are
-    the finding ``verdict``, one state each), in the scope of the module that declares it (:func:`scope_of`)."""
-
-    def register(cls: type[Facts]) -> type[Facts]:
-        scope = scope_of(cls.__module__)
-        for state in states:
-            if _DECLARED.get((scope, name, state), cls) is not cls:
-                where = f"protocol {scope!r}" if scope else "the common findings"
-                raise ValueError(f"finding {name!r} in state {state!r} is declared twice in {where}")
-            _DECLARED[(scope, name, state)] = cls
-        cls.declared = (name, states)
-        return cls
-
-    return register
-
-
-def declared_findings(scope: str | None) -> dict[str, tuple[str, ...]]:
-    """The findings declared in ``scope`` with their states, in the order they were declared: a protocol's
-    ``FINDINGS`` (:class:`harness.protocols.base.Protocol`)."""
-    out: dict[str, tuple[str, ...]] = {}
-    for where, name, state in _DECLARED:
-        if where == scope:
-            out[name] = (*out.get(name, ()), state)
-    return out
-
-
-def facts_model(name: str, state: str, protocol: str | None = None) -> type[Facts] | None:
-    """The model declared for the finding ``name`` in ``state``: the protocol's own, else a common one."""
-    return _DECLARED.get((protocol, name, state)) or _DECLARED.get((None, name, state))
-
-
-def typed_facts(name: str, state: str, facts: dict, protocol: str | None = None) -> Facts | dict:
-    """The facts of the finding ``name`` in ``state`` as its declared model (validated), or as they are where
-    no model is declared (the protocol's models must have been imported: its card's ``findings()``)."""
-    model = facts_model(name, state, protocol)
-    return facts if model is None else model.model_validate(facts)
+    titles: list[str] = Field(default_factory=list)
 
 
 class ClaimInfo(_Model):
@@ -332,7 +242,7 @@ class ControlOutcome(_Model):
 
 class Verdict(_Model):
     verdict: Literal["reproduced", "partially reproduced", "not reproduced", "inconclusive", "could not run"]
-    reasons: list[Finding]
+    reasons: list[Reason]
 
 
 class Figure(_Model):
@@ -400,11 +310,11 @@ class Record(_Model):
     quantities: dict[str, str]  # reader-facing labels of the quantities this record names
     targets: list[TargetOutcome]
     controls: list[ControlOutcome]
-    findings: dict[str, Finding]
     verdict: Verdict
     robustness: Robustness | None = None
     multiverse: MultiverseRecord | None = None
-    plots: dict[str, Any] = Field(default_factory=dict)  # what the figures are drawn from
+    unmeasured: list[str] = Field(default_factory=list)  # quantities the re-implementation declares, not measured
+    evidence: dict[str, Any] = Field(default_factory=dict)  # what the protocol measured for its report (Protocol.evidence)
     figures: list[Figure] = Field(default_factory=list)
     build: dict[str, Any] = Field(default_factory=dict)  # hashes of what produced it (harness.build.keys)
 

@@ -6,13 +6,12 @@ controls refer to (``values``, named by :mod:`harness.core.quantities`), plus
 JSON-able ``details``. Controls are named perturbations of the same
 computation, each with its own parameter schema.
 
-After both arms have run and every target and control has been judged, the
-protocol states its **findings** (:meth:`Protocol.findings`): named facts
-about the data, each in one of the states the protocol declares in
-``FINDINGS``, with the numbers it rests on, each stated through the facts model
-its folder's ``findings.py`` declares for it (:class:`harness.core.record.Facts`). The report's template only words
-findings; every comparison with a threshold, every count, every "largest" or
-"inside" is decided here.
+After both arms have run and every target and control has been judged, a
+protocol may measure what its report rests on beyond its quantities
+(:meth:`Protocol.evidence`, with its own random stream), and gives what its
+figures are drawn from (:meth:`Protocol.plots`, drawn at once, never stored).
+The report's facts are derived from the record by the folder's ``results.py``
+(:mod:`harness.rendering.results`).
 
 One protocol, one folder (:mod:`harness.protocols.card`): the implementation
 knows its folder by its :class:`~harness.protocols.card.ProtocolCard`, and
@@ -21,14 +20,14 @@ its name, vocabulary, adapter and figures come from there.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ..core.record import Arm, ControlOutcome, Finding, TargetOutcome, Verdict
+from ..core.record import Arm, ControlOutcome, TargetOutcome, Verdict
 from ..core.schema import Strict
 from .card import ProtocolCard
 
@@ -47,9 +46,8 @@ class Measurement:
 
 @dataclass(frozen=True)
 class Context:
-    """Everything a protocol's findings may rest on: the claim, both arms, the judged targets and controls, and
-    the verdict (a protocol never decides it: :mod:`harness.verdicts.verdict` does, and ``verdict_if`` asks it
-    what other outcomes of the targets would give, with the controls and the comparison of the arms as they are)."""
+    """Everything a protocol's evidence and figures may rest on: the claim, both arms, the judged targets and
+    controls, the verdict (decided by :mod:`harness.verdicts.verdict`, never by a protocol), the tables."""
 
     spec: Any  # harness.claimfiles.spec.ClaimSpec
     params: ProtocolParams
@@ -60,7 +58,6 @@ class Context:
     controls: list[ControlOutcome]
     tables: Any  # harness.core.datalock.Tables
     verdict: Verdict
-    verdict_if: Callable[[list[TargetOutcome]], Verdict]
 
     def target(self, quantity: str) -> TargetOutcome | None:
         return next((t for t in self.targets if t.quantity == quantity), None)
@@ -143,7 +140,7 @@ def _refitted_from(indices, rng, *, fits, design, start):
 
 
 class Protocol:
-    """Subclass, set the class attributes, implement :meth:`measure`, :meth:`control` and :meth:`findings`.
+    """Subclass, set the class attributes, implement :meth:`measure` and :meth:`control`.
 
     ``card`` is the folder's :class:`~harness.protocols.card.ProtocolCard`; the
     module ends with ``PROTOCOL = <the subclass>()``.
@@ -152,8 +149,6 @@ class Protocol:
     card: ClassVar[ProtocolCard]
     Params: ClassVar[type[ProtocolParams]]
     controls: ClassVar[dict[str, type[ProtocolParams]]] = {}
-    #: Every finding this protocol can state, with its possible states: its ``findings.py``'s declarations.
-    FINDINGS: ClassVar[dict[str, tuple[str, ...]]] = {}
     #: The choices a claim's multiverse may vary, by parameter name (:class:`Choice`), each an estimand or an
     #: analysis choice.
     CHOICES: ClassVar[dict[str, Choice]] = {}
@@ -187,8 +182,10 @@ class Protocol:
         """Row counts and other facts about the inputs that the report's setup shows."""
         return {}
 
-    def findings(self, ctx: Context) -> dict[str, Finding]:
-        """The protocol's findings, each named in :attr:`FINDINGS` and in one of its declared states."""
+    def evidence(self, ctx: Context, rng: np.random.Generator) -> dict[str, Any]:
+        """What the report rests on beyond the measured quantities (a refit of the authors' fits on a shared
+        objective, a count in the tables), measured once when the claim runs, from its own stream ``rng``;
+        plain JSON, stored as the record's ``evidence`` and read by the folder's ``results.py``."""
         return {}
 
     def resampling(
@@ -229,6 +226,6 @@ class Protocol:
     JOINT_NULL: ClassVar[dict[str, str] | None] = None
 
     def plots(self, ctx: Context) -> dict[str, Any]:
-        """What the report's figures are drawn from (curve grids, histograms), stored in the record so that
-        :mod:`harness.rendering.figures` needs nothing else."""
+        """What the report's figures are drawn from (curve grids, histograms): drawn when the claim runs
+        (:mod:`harness.rendering.figures`), never stored in the record."""
         return {}

@@ -8,8 +8,8 @@ task's files are in lm-evaluation-harness:
     so that rendering a report, planning a build and running the authors'
     code (which imports the vocabulary) load nothing heavy.
 ``protocol.py``
-    the parameter schema, ``measure``, ``control``, the findings with their
-    declared states, optionally ``resampling`` and ``plots``; it ends with
+    the parameter schema, ``measure``, ``control``, optionally ``evidence``,
+    ``resampling`` and ``plots``; it ends with
     ``PROTOCOL = <its Protocol subclass>()``.
 ``quantities.py``
     ``vocabulary(params)`` and ``control_vocabulary(kind, params, control_params)``
@@ -20,16 +20,10 @@ task's files are in lm-evaluation-harness:
     ``run(request) -> answer``: the authors' code at the pinned commit, run by
     :mod:`harness.authors.upstream` in a confined subprocess.
 ``figures.py`` (optional)
-    ``draw(record) -> [(Figure, svg bytes)]``, from the record alone.
-``findings.py``
-    one :class:`~harness.core.record.Facts` model per finding, with the states
-    it is declared for (:func:`~harness.core.record.declares`): what the
-    protocol's ``FINDINGS`` are, and the checked fields a template and an
-    invariant read (pydantic only, so that rendering stays light).
-``invariants.py``
-    ``INVARIANTS``: what each of the protocol's findings asserts about the
-    record (:mod:`harness.verdicts.invariants`), checked before a report is rendered;
-    standard library only.
+    ``draw(record, plots) -> [(Figure, svg bytes)]``, drawn when the claim runs.
+``results.py`` (optional)
+    ``Results``: the facts its report states, each derived once from the
+    record (:mod:`harness.rendering.results`); no math, no data.
 
 Its report template is ``templates/<name>.md.j2``, the one file of a protocol
 outside its folder. The registry (:mod:`harness.claimfiles.registry`) lists the folders,
@@ -104,19 +98,8 @@ class ProtocolCard:
     def control_vocabulary(self, kind: str, params: dict, control_params: dict) -> dict:
         return self.quantities.control_vocabulary(kind, params, control_params)
 
-    def findings(self) -> Any:
-        """The folder's ``findings.py`` imported (its models declared), or ``None`` when it has none."""
-        return None if self.module_file("findings") is None else self._module("findings")
-
-    @property
-    def invariants(self) -> Any:
-        """The folder's :class:`~harness.verdicts.invariants.Invariants`, or ``None`` when it declares none."""
-        if self.module_file("invariants") is None:
-            return None
-        return self._module("invariants").INVARIANTS
-
-    def draw(self, record) -> list:
-        """The figures of ``record``: ``[(Figure, svg bytes)]`` (none when the folder draws none)."""
+    def draw(self, record, plots: dict) -> list:
+        """The figures of ``record`` from ``plots``: ``[(Figure, svg bytes)]`` (none when the folder draws none)."""
         if self.module_file("figures") is None:
             return []
-        return self._module("figures").draw(record)
+        return self._module("figures").draw(record, plots)

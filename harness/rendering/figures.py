@@ -1,19 +1,15 @@
-"""Figures of a report, drawn with matplotlib (Agg) from its run record alone: what every protocol shares.
+"""Figures of a report, drawn with matplotlib (Agg) when the claim runs: what every protocol shares.
 
-:func:`draw_figures` returns ``[(Figure, svg bytes), ...]`` for a record; the
-caller writes them under ``reports/figures/<claim id>/`` beside the report.
-Each protocol draws its own in its folder's ``figures.py`` (``draw(record)``,
+:func:`draw_figures` returns ``[(Figure, svg bytes), ...]`` for a record and
+what its protocol's ``plots`` gave (never stored in the record); the caller
+writes them under ``reports/figures/<claim id>/`` beside the report. Each
+protocol draws its own in its folder's ``figures.py`` (``draw(record, plots)``,
 reached through its card); a protocol without one gets no figure. This module
-holds the style, the colours of the arms, the drawing helpers and the reading
-of what the protocols store.
-
-What a figure needs is in ``record.plots`` (written by the protocol's
-``plots`` method during the run), in the arms' values and in the judged
-targets and controls, so ``python -m harness render`` redraws every figure
-without data, protocols or scipy. A drawing function draws what the record
-has: an arm that did not run, a control that was not run, leave their marks
-out and the figure says so in :attr:`~harness.core.record.Figure.missing`; a
-record without plot data (the re-implementation did not run) gets no figure.
+holds the style, the colours of the arms and the drawing helpers. A drawing
+function draws what it has: an arm that did not run, a control that was not
+run, leave their marks out and the figure says so in
+:attr:`~harness.core.record.Figure.missing`; without plot data (the
+re-implementation did not run) a protocol draws no figure.
 
 Byte-identical SVG for the same record and package versions: matplotlib's
 own defaults (no user ``matplotlibrc``), :data:`RC` on top (a fixed
@@ -95,16 +91,17 @@ STABLE_COLORS = ["#2c7fb8", "#41ab5d", "#756bb1", "#17becf", "#636363", "#1b9e77
 Z_LABEL = "z = log₁₀(FLOPs / 10²¹)"
 
 
-def draw_figures(record: Record) -> list[tuple[Figure, bytes]]:
-    """Every figure of ``record`` (none when the claim file turns figures off or the record has no plot data)."""
+def draw_figures(record: Record, plots: dict) -> list[tuple[Figure, bytes]]:
+    """Every figure of ``record`` (none when the claim file turns figures off; none of the protocol's without
+    plot data)."""
     from ..claimfiles.registry import PROTOCOLS
 
     if not record.claim.figures:
         return []
     out = []
     with style():
-        if record.plots:
-            out += PROTOCOLS[record.claim.protocol].draw(record)
+        if plots:
+            out += PROTOCOLS[record.claim.protocol].draw(record, plots)
         if record.multiverse is not None:
             out.append(specification_curve(record))
     return out

@@ -1,23 +1,30 @@
 """The index of the verdicts, ``reports/README.md``, and the one-line summaries ``list`` prints.
 
-The index leads with one row per claim (its short title, the verdict and why, the resampling label,
-the analysis-choices label, whether the authors' code ran) and then says once the setup every report shares
-(``templates/_shared_setup.md.j2``), which each report links to instead of repeating it.
+One row per claim (its short title, the verdict and why, the resampling and analysis-choices labels, whether
+the authors' code ran), then the terms every report uses, defined once (each report links here), then the
+setup the reports share (``templates/index.md.j2``).
 """
 
 from __future__ import annotations
 
 from ..core.record import Record
-from ..resampling.multiverse_finding import analysis_choices_label
+from .results import results_for
 
 __all__ = ["summary_rows", "index_markdown", "short_title", "why"]
 
 #: A claim without a ``title`` is shown by its first words, cut at a word's end within this many characters.
 TITLE_CHARS = 80
 
-_RESAMPLING = {"intervals_only": "intervals only", "not_run": "not run"}
-#: The states of one asserted ordering, in the order the index counts them.
-_ORDERING_STATES = ("supported", "contradicted", "inconclusive", "not_assessed")
+_WHY = {
+    "reimpl_could_not_run": "the re-implementation did not run",
+    "unmeasured": "not measured: {}",
+    "headline_missed": "headline target fails: {}",
+    "rescued_by_authors": "{} met only by the authors' code",
+    "supporting_missed": "supporting target fails: {}",
+    "controls_unbroken": "control did not break: {}",
+    "arms_disagree": "the arms disagree on {}",
+    "all_hold": "every target holds",
+}
 
 
 def short_title(record: Record, limit: int = TITLE_CHARS) -> str:
@@ -40,104 +47,38 @@ def _names(titles: list[str], most: int = 2) -> str:
 
 def why(record: Record) -> str:
     """The reason for the verdict in a few words, from the verdict's reasons (the report says it in full)."""
-    parts = []
-    for r in record.verdict.reasons:
-        f = r.facts
-        if r.state == "reimpl_could_not_run":
-            parts.append("the re-implementation did not run")
-        elif r.state == "unmeasured":
-            parts.append(f"not measured: {_names(f['titles'])}")
-        elif r.state == "headline_missed":
-            fails = "headline target fails" if len(f["titles"]) == 1 else "headline targets fail"
-            parts.append(f"{fails}: {_names(f['titles'])}")
-        elif r.state == "rescued_by_authors":
-            parts.append(f"{_names(f['titles'])} met only by the authors' code")
-        elif r.state == "supporting_missed":
-            fails = "supporting target fails" if len(f["titles"]) == 1 else "supporting targets fail"
-            parts.append(f"{fails}: {_names(f['titles'])}")
-        elif r.state == "controls_unbroken":
-            broke = "control did not break" if len(f["ids"]) == 1 else "controls did not break"
-            parts.append(f"{broke}: {_names(f['ids'])}")
-        elif r.state == "arms_disagree":
-            parts.append(f"the arms disagree on {_names(f['titles'])}")
-        elif r.state == "all_hold":
-            n = f["n_targets"]
-            held = "the one target holds" if n == 1 else ("both targets hold" if n == 2 else f"all {n} targets hold")
-            parts.append(held + (", the authors' code agrees" if f.get("upstream_ran") else ""))
-    return "; ".join(parts)
-
-
-def _resampling(record: Record) -> str:
-    """The resampling label in a few words: the state of the one ordering, or how many orderings have each."""
-    f = record.findings.get("resampling")
-    if f is None:
-        return record.robustness.state if record.robustness else "not run"
-    if f.state in _RESAMPLING:
-        return _RESAMPLING[f.state]
-    if f.facts["one_comparison"]:
-        return f.state.replace("_", " ")
-    counts = [f"{f.facts['n_' + s]} {s.replace('_', ' ')}" for s in _ORDERING_STATES if f.facts["n_" + s]]
-    return f"{f.facts['n_comparisons']} orderings: " + ", ".join(counts)
+    return "; ".join(_WHY[r.state].format(_names(r.titles)) for r in record.verdict.reasons)
 
 
 def summary_rows(records: list[Record]) -> list[dict]:
     rows = []
-    for r in sorted(records, key=lambda r: r.claim.id):
+    for rec in sorted(records, key=lambda r: r.claim.id):
+        r = results_for(rec)
         rows.append(
             {
-                "id": r.claim.id,
-                "title": short_title(r),
-                "claim": r.claim.claim,
-                "verdict": r.verdict.verdict,
-                "why": why(r),
-                "robustness": _resampling(r),
-                "choices": analysis_choices_label(r.findings.get("multiverse")),
-                "upstream": r.arms.upstream.status,
-                "n_targets": len(r.targets),
-                "n_holding": sum(t.outcome == "holds" for t in r.targets),
+                "id": rec.claim.id,
+                "title": short_title(rec),
+                "claim": rec.claim.claim,
+                "verdict": rec.verdict.verdict,
+                "why": why(rec),
+                "robustness": r.resampling_label,
+                "choices": r.choices_label,
+                "upstream": rec.arms.upstream.status,
+                "n_targets": len(rec.targets),
+                "n_holding": r.n_holding,
             }
         )
     return rows
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
 def index_markdown(records: list[Record]) -> str:
-    """``reports/README.md``: every claim with its verdict and why, then the setup the reports share."""
-    from .render import environment
+    """``reports/README.md``: every claim with its verdict and why, the terms, the shared setup."""
+    from .render import _tidy, environment
 
-    lines = [
-        "# Verdicts",
-        "",
-        "Generated by `python -m harness run` from the run records in this folder; do not edit.",
-        "",
-        "| claim | verdict | why | targets holding | resampling | analysis choices | authors' code |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for row in summary_rows(records):
-        upstream = "ran" if row["upstream"] == "ok" else row["upstream"]
-        lines.append(
-            f"| [{_cell(row['title'])}]({row['id']}.md) | {row['verdict']} | {_cell(row['why'])} | "
-            f"{row['n_holding']} of {row['n_targets']} | {row['robustness']} | {_cell(row['choices'])} | {upstream} |"
-        )
-    lines += [
-        "",
-        "Each report leads with its verdict and the reason for it; the targets, controls, resampling and the "
-        "comparison of the two arms follow, with the diagnostics folded under *details*.",
-        "",
-    ]
     studies = [
-        f"[{r.claim.id}]({r.robustness.facts['calibration']['study']})"
+        (r.claim.id, r.robustness.facts["calibration"]["study"])
         for r in sorted(records, key=lambda r: r.claim.id)
         if r.robustness is not None and (r.robustness.facts.get("calibration") or {}).get("study")
     ]
-    if studies:
-        lines += [
-            "The resampling labels rest on coverage studies of each claim's own design, which measure how often "
-            "each decision errs: " + ", ".join(studies) + ".",
-            "",
-        ]
-    shared = environment().get_template("_shared_setup.md.j2").render()
-    return "\n".join(lines) + "\n" + shared.strip() + "\n"
+    page = environment().get_template("index.md.j2").render(rows=summary_rows(records), studies=studies)
+    return _tidy(page)

@@ -1,9 +1,9 @@
 """Markdown reports rendered with jinja2 from a run record, and nothing else.
 
 The template of a record is its protocol's (the card's ``template``); it receives the
-record's fields (``claim``, ``targets``, ``controls``, ``findings``, ...) and
-only words them: the filters here format numbers, they never compare them
-with a threshold. Undefined variables are errors (``StrictUndefined``), so a
+record's results object ``r`` (:mod:`harness.rendering.results`: every fact, derived
+once from the record) and the record's fields, and only words them: the filters
+here format numbers, they never compare them with a threshold. Undefined variables are errors (``StrictUndefined``), so a
 template that asks for something the record lacks fails loudly instead of
 printing a blank. This module imports no protocol, no data and no scipy.
 
@@ -24,7 +24,7 @@ from pathlib import Path
 import jinja2
 
 from ..core.quantities import number_text
-from ..core.record import Record, typed_facts
+from ..core.record import Record
 from ..core.schema import CONTROL_CHARS
 
 __all__ = ["render_report", "environment", "md", "TEMPLATES_DIR", "FILTERS"]
@@ -260,12 +260,6 @@ FILTERS = {
 }
 
 
-@jinja2.pass_context
-def _finding(context, name: str):
-    """The finding ``name`` of the record, or ``None`` when the record states no such finding."""
-    return context["findings"].get(name)
-
-
 def environment(templates_dir: str | Path = TEMPLATES_DIR) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir)),
@@ -276,7 +270,6 @@ def environment(templates_dir: str | Path = TEMPLATES_DIR) -> jinja2.Environment
         autoescape=False,
     )
     env.filters.update(FILTERS)
-    env.globals.update(finding=_finding)
     return env
 
 
@@ -307,36 +300,14 @@ def _tidy(text: str) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _type_facts(context: dict, protocol: str) -> None:
-    """The facts of every finding whose producer declares a model (:func:`harness.core.record.declares`) as that
-    model, so that a template reads them as checked fields (a fact it misspells is an error, not a blank)."""
+def render_report(record: Record, templates_dir: str | Path = TEMPLATES_DIR) -> str:
+    """The Markdown report of a run record: its protocol's template, given the record's results object."""
     from ..claimfiles.registry import PROTOCOLS
-    from ..verdicts import common_findings, verdict  # noqa: F401  (their declarations)
+    from .results import results_for
 
-    if protocol in PROTOCOLS:
-        PROTOCOLS[protocol].findings()  # the protocol's own declarations
-    for name, f in context["findings"].items():
-        f["facts"] = typed_facts(name, f["state"], f["facts"], protocol)
-    for r in context["verdict"]["reasons"]:
-        r["facts"] = typed_facts("verdict", r["state"], r["facts"])
-
-
-def render_report(record: Record, templates_dir: str | Path = TEMPLATES_DIR, *, check: bool = True) -> str:
-    """The Markdown report of a run record.
-
-    The record's findings are checked against its numbers first
-    (:func:`harness.verdicts.invariants.check_record`): a record whose findings contradict it is not rendered.
-    ``check=False`` words a record as it is, for the tests of one template's wording of a state in isolation.
-    """
-    from ..claimfiles.registry import PROTOCOLS
-    from ..verdicts.invariants import check_record
-
-    if check:
-        check_record(record)
     context = record.model_dump(mode="json")
-    _type_facts(context, record.claim.protocol)
     template = environment(templates_dir).get_template(PROTOCOLS[record.claim.protocol].template)
-    return _tidy(template.render(**context))
+    return _tidy(template.render(r=results_for(record), **context))
 
 
 def render_study(study: dict, figure: str, templates_dir: str | Path = TEMPLATES_DIR) -> str:

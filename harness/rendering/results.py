@@ -1,0 +1,354 @@
+"""What a report states, each fact derived once from its record: the results object.
+
+As statsmodels' results classes do (``cache_readonly`` on a fit's stored primitives), a :class:`Results` holds
+a :class:`~harness.core.record.Record` and derives each fact the report states once, as a cached property;
+the template only chooses words for them. This class derives what every report states (the verdict's basis,
+the targets, the controls, the two arms, the resampling and the analysis choices); a protocol's folder
+subclasses it in ``results.py`` with its own facts. Nothing here fits, reads a table or imports the math:
+what a fact needs beyond arithmetic on recorded values is measured when the claim runs
+(``Protocol.evidence``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from functools import cached_property
+
+from ..claimfiles.multiverse_spec import same_value
+from ..core.record import ControlOutcome, Record, TargetOutcome
+from ..core.relations import within_tolerance
+
+__all__ = ["Results", "results_for", "same_results", "SAME_RTOL", "SAME_ATOL"]
+
+#: Two specifications' values are one result when every pair is within these (relative, absolute): an
+#: optimiser's noise (004's six refits agree to about 1e-11) is not a different result.
+SAME_RTOL, SAME_ATOL = 1e-6, 1e-9
+
+#: An exception as a one-line reason gives it: its type, then its message.
+_EXCEPTION = re.compile(r"(?:^|[:;] )(?:[A-Za-z_][\w]*\.)*([A-Z][A-Za-z0-9_]*(?:Error|Exception|Exit|Interrupt))")
+
+
+def same_results(a: dict, b: dict) -> bool:
+    """Whether two specifications' values are one result (:data:`SAME_RTOL`, :data:`SAME_ATOL`)."""
+    if a.keys() != b.keys():
+        return False
+    for k, x in a.items():
+        y = b[k]
+        if (x is None) != (y is None):
+            return False
+        if x is not None and abs(x - y) > SAME_ATOL + SAME_RTOL * max(abs(x), abs(y)):
+            return False
+    return True
+
+
+def results_for(record: Record) -> Results:
+    """The results object of a record: its protocol's (``harness.protocols.<name>.results.Results``), else this
+    module's."""
+    try:
+        module = importlib.import_module(f"harness.protocols.{record.claim.protocol}.results")
+    except ModuleNotFoundError:
+        return Results(record)
+    return module.Results(record)
+
+
+class Results:
+    """The facts every report states, each derived once from ``record``."""
+
+    def __init__(self, record: Record):
+        self.record = record
+        self.claim = record.claim
+        self.params = record.claim.params
+        self.data = record.data
+        arms = record.arms
+        self.authors_ran = arms.upstream.ok
+        self.mine = arms.reimpl.values
+        self.theirs = arms.upstream.values if self.authors_ran else {}
+        self.mine_details = arms.reimpl.details
+        self.their_details = arms.upstream.details if self.authors_ran else {}
+        self.evidence = record.evidence
+
+    def target(self, quantity: str) -> TargetOutcome | None:
+        return next((t for t in self.record.targets if t.quantity == quantity), None)
+
+    def control(self, control_id: str) -> ControlOutcome | None:
+        return next((c for c in self.record.controls if c.id == control_id), None)
+
+    def control_values(self, control_id: str, arm: str = "reimpl") -> dict:
+        a = getattr(self.record.arms, arm)
+        c = a.controls.get(control_id)
+        return c.values if (c is not None and a.ok) else {}
+
+    # -- the verdict and its basis ----------------------------------------------------------------------
+
+    @cached_property
+    def complete(self) -> bool:
+        """The re-implementation ran and measured every quantity its protocol declares (a protocol's own facts
+        rest on all of them; ``record.unmeasured`` names the others)."""
+        return self.record.arms.reimpl.ok and not self.record.unmeasured
+
+    @cached_property
+    def targets(self) -> list[dict]:
+        """One row per target: how it is judged, each arm's value, and whether each arm meets it."""
+        return [
+            {
+                "title": t.title,
+                "role": t.role,
+                "requirement": t.requirement,
+                "decimals": t.decimals,
+                "judged_on": t.judged_on,
+                "outcome": t.outcome,
+                "mine": t.reimpl.value,
+                "theirs": t.upstream.value if self.authors_ran else None,
+                "mine_holds": t.reimpl.holds,
+                "theirs_holds": t.upstream.holds if self.authors_ran else None,
+                "reason": t.reason,
+            }
+            for t in self.record.targets
+        ]
+
+    @cached_property
+    def n_holding(self) -> int:
+        return sum(t["outcome"] == "holds" for t in self.targets)
+
+    @cached_property
+    def n_theirs_holding(self) -> int | None:
+        """How many targets the authors' code meets (``None`` where it did not run)."""
+        if not self.authors_ran:
+            return None
+        return sum(t["theirs_holds"] is True for t in self.targets)
+
+    @cached_property
+    def reasons(self) -> list[dict]:
+        """The verdict's reasons, each with the target rows (or control ids) it names."""
+        by_title = {t["title"]: t for t in self.targets}
+        return [
+            {"state": r.state, "titles": r.titles, "targets": [by_title[x] for x in r.titles if x in by_title]}
+            for r in self.record.verdict.reasons
+        ]
+
+    @cached_property
+    def target_reasons(self) -> list[dict]:
+        """The targets' reasons, each text once, with the titles that give it."""
+        groups: dict[str, list[str]] = {}
+        for t in self.record.targets:
+            groups.setdefault(t.reason, []).append(t.title)
+        return [{"titles": titles, "reason": reason} for reason, titles in groups.items()]
+
+    # -- controls ---------------------------------------------------------------------------------------
+
+    @cached_property
+    def controls(self) -> list[dict]:
+        """Per control: whether it broke in each arm, and per condition how many quantities meet it and the range
+        measured (the re-implementation's)."""
+        out = []
+        for c in self.record.controls:
+            conditions = []
+            for i, cond in enumerate(c.reimpl.conditions):
+                measured = [r.measured for r in cond.rows if r.measured is not None]
+                theirs = c.upstream.conditions[i] if c.upstream.ran and i < len(c.upstream.conditions) else None
+                conditions.append(
+                    {
+                        "requirement": cond.requirement,
+                        "n": len(cond.rows),
+                        "n_met": sum(r.holds for r in cond.rows),
+                        "lo": min(measured) if measured else None,
+                        "hi": max(measured) if measured else None,
+                        "theirs_n_met": sum(r.holds for r in theirs.rows) if theirs else None,
+                    }
+                )
+            out.append(
+                {
+                    "id": c.id,
+                    "changes": c.changes,
+                    "ran": c.reimpl.ran,
+                    "broke": c.reimpl.broke,
+                    "theirs_ran": c.upstream.ran,
+                    "theirs_broke": c.upstream.broke if c.upstream.ran else None,
+                    "must_fail_targets": c.must_fail_targets,
+                    "targets_failed": c.reimpl.targets_failed,
+                    "conditions": conditions,
+                }
+            )
+        return out
+
+    # -- the two arms -----------------------------------------------------------------------------------
+
+    @cached_property
+    def authors(self) -> dict:
+        """How the authors' arm fared: ``ran``, ``switched_off``, ``no_pin``, ``no_adapter``, ``outside`` (the
+        adapter found the claim outside what their code can do; ``words`` its message), ``crashed``
+        (``exception`` its type), ``timed_out`` or ``failed``."""
+        arm = self.record.arms.upstream
+        text = arm.reason or ""
+        if arm.ok:
+            return {"state": "ran"}
+        if arm.status == "not run":
+            state = "no_pin" if "no upstream pin" in text else "no_adapter" if "has no adapter" in text else "switched_off"
+            return {"state": state}
+        if "did not finish within" in text:
+            return {"state": "timed_out"}
+        m = _EXCEPTION.search(text)
+        if m and m.group(1) == "OutsideTheirCodeError":
+            words = text[m.end() :].lstrip(": ").split(": ", 1)[0].split(" (full text")[0].rstrip(" .;")
+            return {"state": "outside", "words": words}
+        return {"state": "crashed", "exception": m.group(1)} if m else {"state": "failed"}
+
+    @cached_property
+    def agreement(self) -> dict:
+        """How the arms compare on the targets both measured: ``agree`` (within every target's tolerance, and on
+        every relation), ``disagree``, ``nothing_shared``, or ``not_compared`` (an arm did not run). This is the
+        arms against each other; each arm against the paper is :attr:`targets`."""
+        if not (self.record.arms.reimpl.ok and self.authors_ran):
+            return {"state": "not_compared", "n": 0, "disagree": []}
+        both = [t for t in self.record.targets if t.reimpl.value is not None and t.upstream.value is not None]
+        disagree = []
+        for t in both:
+            a, b = t.reimpl, t.upstream
+            if (t.relation == "~" and not within_tolerance(a.value - b.value, t.tolerance)) or (
+                t.relation != "~" and a.holds is not None and b.holds is not None and a.holds != b.holds
+            ):
+                disagree.append(
+                    {"title": t.title, "mine": a.value, "theirs": b.value, "decimals": t.decimals + 1}
+                )
+        gaps = [(abs(t.reimpl.value - t.upstream.value), t.title) for t in both]
+        largest = max(gaps, default=(None, None))
+        state = "disagree" if disagree else ("agree" if both else "nothing_shared")
+        return {"state": state, "n": len(both), "disagree": disagree, "largest": largest[0], "largest_title": largest[1]}
+
+    # -- resampling -------------------------------------------------------------------------------------
+
+    @cached_property
+    def resampling(self) -> dict | None:
+        """The bootstrap's reading of each ordering the claim asserts (``None`` where it was not run): its label,
+        the rows of the orderings, the coverage study it rests on."""
+        rb = self.record.robustness
+        if rb is None or rb.state == "not run":
+            return None
+        f = rb.facts
+        rows = [
+            {
+                k: c.get(k)
+                for k in ("label", "state", "difference", "bound", "bound_against", "error", "error_mc_se", "limit")
+            }
+            | {"carried_by": [x.get("cluster") for x in c.get("carried_by") or []], "detectable": c.get("detectable")}
+            for c in f.get("comparisons", [])
+        ]
+        return {
+            "label": rb.state,
+            "orderings": rows,
+            "alpha": f.get("alpha"),
+            "n_resamples": f.get("n_resamples"),
+            "n_clusters": f.get("n_clusters"),
+            "cluster_col": f.get("cluster_col"),
+            "method_words": f.get("method_words"),
+            "study": f.get("calibration") or {},
+            "intervals": [
+                {k: i.get(k) for k in ("label", "estimate", "lo", "hi", "coverage", "calibrated", "decimals")}
+                for i in f.get("intervals", [])
+            ],
+        }
+
+    # -- analysis choices -------------------------------------------------------------------------------
+
+    @cached_property
+    def multiverse(self) -> dict | None:
+        """How the claim fares across its analysis specifications (``None`` where it declares none).
+
+        Specifications whose values agree within :data:`SAME_RTOL` / :data:`SAME_ATOL` are one result; the state
+        is of those distinct results: ``holds_across_choices`` (none fails), ``depends_on_choices`` (some hold,
+        some fail: ``depends_on`` names the choices the failing ones change), ``holds_in_none``, ``within_noise``
+        (none holds and none fails), ``values_only`` (the claim asserts no relation), ``none_judged``. A choice
+        none of whose alternatives changes any result is ``inert``."""
+        mv = self.record.multiverse
+        if mv is None:
+            return None
+        analysis = [s for s in mv.specifications if not s.estimand]
+        ran = [s for s in analysis if s.status == "ok"]
+        reps: list = []
+        for s in ran:
+            if not any(same_results(r.values, s.values) for r in reps):
+                reps.append(s)
+        paper = next(s for s in analysis if s.paper)
+        k = sum(s.reading == "holds" for s in reps)
+        fails = [s for s in reps if s.reading == "fails"]
+        unsettled = sum(s.reading == "unsettled" for s in reps)
+        if not mv.assertions:
+            state = "values_only"
+        elif k + len(fails) + unsettled == 0:
+            state = "none_judged"
+        elif not fails:
+            state = "holds_across_choices" if k else "within_noise"
+        else:
+            state = "depends_on_choices" if k else "holds_in_none"
+        choices = []
+        for c in mv.choices:
+            name = c["name"]
+            moved = [s for s in ran if not same_value(s.choices[name], paper.choices[name])]
+            alone = [
+                s
+                for s in moved
+                if all(same_value(s.choices[o], paper.choices[o]) for o in s.choices if o != name)
+            ]
+            choices.append(
+                {
+                    "name": name,
+                    "words": c["words"],
+                    "paper_text": c["paper_text"],
+                    "alternatives": [a["text"] for a in c["alternatives"] if not a["paper"]],
+                    "inert": bool(alone) and all(same_results(s.values, paper.values) for s in alone),
+                    "in_failing": any(not same_value(s.choices[name], paper.choices[name]) for s in fails),
+                }
+            )
+        targets = []
+        for t in mv.targets:
+            vals = [s.values[t["quantity"]] for s in reps if s.values.get(t["quantity"]) is not None]
+            if vals:
+                lo, hi = min(vals), max(vals)
+                outside = max(abs(lo - t["paper"]), abs(hi - t["paper"]))
+                targets.append(
+                    {"title": t["title"], "lo": lo, "hi": hi, "within": within_tolerance(outside, t["tolerance"])}
+                )
+        return {
+            "state": state,
+            "k": k,
+            "fails": len(fails),
+            "unsettled": unsettled,
+            "n_distinct": len(reps),
+            "n_ran": len(ran),
+            "n": len(analysis),
+            "assertions": [a["label"] for a in mv.assertions],
+            "depends_on": [c["name"] for c in choices if c["in_failing"]] if state == "depends_on_choices" else [],
+            "inert": [c["name"] for c in choices if c["inert"]],
+            "choices": choices,
+            "targets": targets,
+            "paper_reading": paper.reading if paper.status == "ok" else None,
+            "rows": [
+                {"choices": s.choices, "values": s.values, "reading": s.reading, "paper": s.paper}
+                for s in reps
+            ],
+            "curve_label": mv.curve_label,
+            "curve": mv.curve,
+        }
+
+    # -- the labels of the index ------------------------------------------------------------------------
+
+    @cached_property
+    def resampling_label(self) -> str:
+        return "not run" if self.resampling is None else self.resampling["label"]
+
+    @cached_property
+    def choices_label(self) -> str:
+        """The analysis choices' reading in a few words (the index, ``harness list``)."""
+        m = self.multiverse
+        if m is None:
+            return "not run"
+        of = f"{m['k']} of {m['n_distinct']} distinct"
+        return {
+            "holds_across_choices": f"holds across choices ({of})",
+            "depends_on_choices": f"depends on {', '.join(m['depends_on'])} ({of})",
+            "holds_in_none": f"holds in none ({of})",
+            "within_noise": f"within Monte Carlo error ({of})",
+            "values_only": f"values only ({m['n_distinct']} distinct)",
+            "none_judged": "not judged",
+        }[m["state"]]
