@@ -17,8 +17,8 @@ the test rejects), ``p_classical`` (one-sided t-test of gamma = 0, n - 3
 degrees of freedom); with ``n_perm_precise``,
 ``p_value_precise`` and ``null_mean_precise``; with ``power``,
 ``power.at_observed`` and ``power.min_detectable`` (the measured power of the
-test on its own design, :mod:`harness.stats.power`). Details: the null's
-``null_sd``, the strata used (``n_bins_used``), the test at each clip
+test on its own design, :mod:`harness.stats.power`). Details: the strata
+the permutations kept (``n_bins_used``), the test at each clip
 (``eps_sensitivity``) and the power studies' summaries (``power``); the
 report's facts are derived from them in :mod:`.results`.
 
@@ -279,7 +279,7 @@ class ShiftTest(Protocol):
             # The textbook alternative: one-sided t-test of gamma = 0 with n - 3 degrees of freedom.
             "p_classical": float(student_t.sf(res["t"], res["n"] - 3)),
         }
-        details = {"null_sd": res["null_sd"], "n_bins_used": res["n_bins_used"]}
+        details = {"n_bins_used": res["n_bins_used"]}
         if params.n_perm_precise:
             precise = shift_test(
                 x, y, post, rng=copy.deepcopy(start), eps=params.eps, n_bins=params.n_bins, n_perm=params.n_perm_precise

@@ -19,8 +19,6 @@ __all__ = ["Results", "UNDECIDED_SES", "decision", "mc_se"]
 
 #: A Monte Carlo estimate within this many of its standard errors of its level is ``"undecided"`` against it.
 UNDECIDED_SES = 2.0
-#: The permutation null is off centre when its mean lies at least this many of its standard deviations from 0.
-NULL_OFF_CENTRE = 0.25
 
 
 def mc_se(p: float, n: int) -> float:
@@ -94,11 +92,9 @@ class Results(BaseResults):
         return "agree" if self.p_values[-1]["decision"] == self.permutation_decision else "differ"
 
     @cached_property
-    def null(self) -> dict:
-        """The stratified permutation null of this run: its centre (mean permuted γ), spread, and whether the
-        centre is off zero by at least :data:`NULL_OFF_CENTRE` of the spread."""
-        mean, sd = self.mine["null_mean"], self.mine_details["null_sd"]
-        return {"mean": mean, "sd": sd, "off_centre": abs(mean) >= NULL_OFF_CENTRE * sd}
+    def n_strata(self) -> int:
+        """The strata the permutations kept (the claim's ``n_bins``, fewer where quantile edges tie)."""
+        return self.mine_details["n_bins_used"]
 
     @cached_property
     def eps_rows(self) -> list[dict]:
@@ -136,7 +132,7 @@ class Results(BaseResults):
         """The measured power on the claim's own design (None where the claim asks for none). ``state``:
         ``"rejected"`` where :attr:`permutation_decision` is below the level (no null result to weigh), else the
         power at the fitted γ against the target: ``"adequate"``, ``"underpowered"`` or ``"undecided"`` (within
-        Monte Carlo error of it). ``size``: the power at no shift, where the grid holds 0."""
+        Monte Carlo error of it)."""
         pw = self.mine_details.get("power")
         if pw is None:
             return None
@@ -144,8 +140,6 @@ class Results(BaseResults):
         at, target = main["at_observed"], self.params["power"]["target"]
         vs_target = decision(at["power"], at["mc_se"], target)
         state = {"below": "underpowered", "above": "adequate", "undecided": "undecided"}[vs_target]
-        curve = main["curve"]
-        zero = curve["shifts"].index(0.0) if 0.0 in curve["shifts"] else None
         return {
             "state": "rejected" if self.permutation_decision == "below" else state,
             "target": target,
@@ -157,8 +151,6 @@ class Results(BaseResults):
             "min_detectable_lo": main["minimal_shift_range"]["lo"],
             "min_detectable_hi": main["minimal_shift_range"]["hi"],
             "max_power": main["minimal_shift"]["max_power"],
-            "size": None if zero is None else curve["power"][zero],
-            "size_se": None if zero is None else curve["mc_se"][zero],
             "coverage": at["coverage"],
             "coverage_se": at["coverage_mc_se"],
             "strata_shift": pw["strata"]["at_observed"]["shift"],
