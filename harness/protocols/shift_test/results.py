@@ -155,7 +155,6 @@ class Results(BaseResults):
             "coverage_se": at["coverage_mc_se"],
             "strata_shift": pw["strata"]["at_observed"]["shift"],
             "strata_power": pw["strata"]["at_observed"]["power"],
-            "strata_min_detectable": pw["strata"]["minimal_shift"]["shift"],
         }
 
     @cached_property
