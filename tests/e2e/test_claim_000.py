@@ -7,6 +7,7 @@ import pytest
 from harness.build.runner import run_claim
 from harness.core.record import record_json
 from harness.rendering.render import render_report
+from harness.rendering.results import results_for
 
 pytestmark = pytest.mark.e2e
 
@@ -44,17 +45,16 @@ def test_controls_break(record):
     # shift by algebra (OLS is linear in y and the support depends on x only).
     assert infl["gamma"] - record.arms.reimpl.values["gamma"] == pytest.approx(0.8, abs=1e-9)
     assert infl["p_value"] == pytest.approx(1 / 2001)
-    assert record.findings["planted"].state == "detected"
+    assert results_for(record).planted["synthetic_inflation"]["decision"] == "below"
 
 
-def test_power_is_measured_and_worded_from_the_finding(record):
-    f = record.findings["power"]
+def test_power_is_measured_on_the_claims_design(record):
+    pw = results_for(record).power
     # Measured on the claim's own design (harness.stats.power): at the observed gamma (0.58) the test
     # detects a shift of that size only about half the time; the helper's 1000-replicate run gave 0.58
     # +- 0.016 and the 80% shift near 0.96. With 400 replicates and 1000 permutations: 0.5 +- 0.1.
-    assert f.state == "underpowered" and f.facts["at_observed"] == pytest.approx(0.55, abs=0.1)
-    assert 0.7 < f.facts["min_detectable"] < 1.3
-    assert record.findings["upper_bound"].state == "not_rejected"  # the test did not reject: the power weighs it
+    assert pw["state"] == "underpowered" and pw["at_observed"] == pytest.approx(0.55, abs=0.1)
+    assert 0.7 < pw["min_detectable"] < 1.3
 
 
 def test_the_gamma_interval_is_the_test_inverted_and_covers_on_the_claims_design(record):
@@ -62,13 +62,21 @@ def test_the_gamma_interval_is_the_test_inverted_and_covers_on_the_claims_design
     the test does not reject, and in the power study's 400 data sets drawn from the fitted Equation 3 at the
     observed γ it covers that γ at least at its nominal level, within three Monte Carlo standard errors (the test
     is conservative on this design: it rejects 2.75% at no shift against 5%)."""
-    f = record.findings["gamma_interval"]
+    r = results_for(record)
     v = record.arms.reimpl.values
-    assert f.state == "includes_zero" and v["gamma_lo"] < 0 < v["gamma"] < v["gamma_hi"]
-    assert f.facts["level"] == pytest.approx(0.9)
-    se = (0.9 * 0.1 / f.facts["n_replicates"]) ** 0.5
-    assert f.facts["coverage"] >= 0.9 - 3 * se, f.facts["coverage"]
-    assert f.facts["coverage_at"] == pytest.approx(v["gamma"], abs=1e-9)
+    assert not r.interval["excludes_zero"] and v["gamma_lo"] < 0 < v["gamma"] < v["gamma_hi"]
+    assert r.interval["level"] == pytest.approx(0.9)
+    se = (0.9 * 0.1 / r.power["n_replicates"]) ** 0.5
+    assert r.power["coverage"] >= 0.9 - 3 * se, r.power["coverage"]
+
+
+def test_every_permutation_p_value_carries_its_monte_carlo_error_and_a_decided_side(record):
+    """Issue 37, kind 4: 0.1429 from 2000 permutations has s.e. sqrt(p (1 - p) / 2000) = 0.0078, 12 of them above
+    0.05; the 100,000-permutation limit 0.1316 (s.e. 0.0011) is above too; the t-test alone is below."""
+    rows = {row["source"]: row for row in results_for(record).p_values}
+    assert rows["run"]["mc_se"] == pytest.approx(0.0078, abs=1e-4) and rows["run"]["decision"] == "above"
+    assert rows["precise"]["n_perm"] == 100_000 and rows["precise"]["decision"] == "above"
+    assert rows["t_test"]["decision"] == "below" and results_for(record).tests_agree == "differ"
 
 
 def test_the_multiverse_counts_analysis_choices_and_tests_the_curve_under_the_null(record):
@@ -90,8 +98,9 @@ def test_eps_sensitivity_and_null_centre_are_reported(record):
     assert rows[0]["gamma"] == pytest.approx(0.58, abs=0.005) and rows[-1]["gamma"] == pytest.approx(0.31, abs=0.01)
     # UPSTREAM.md: the within-bin permutation null is centred near +0.29.
     assert record.arms.reimpl.values["null_mean"] == pytest.approx(0.29, abs=0.03)
-    assert record.findings["eps_sensitivity"].state == "same_side" and record.verdict.verdict == "reproduced"
-    assert record.findings["null_centre"].state == "only_classical_significant"
+    r = results_for(record)
+    assert r.eps_reading == "same" and {e["decision"] for e in r.eps_rows} == {"above"}
+    assert r.n_strata == 10 and record.verdict.verdict == "reproduced"
 
 
 def test_same_seed_same_record(record, tables):

@@ -161,16 +161,6 @@ def test_a_falsified_source_line_in_the_singular():
     assert "only 10 say what the claim file" in md and "skill_frontier/core/sigmoid.py:63 does not" in md
 
 
-def test_power_words_follow_the_state():
-    rec = _record("000")
-    low = render_report(_with_finding(rec, "power", state="underpowered", at_observed=0.31))
-    assert "**underpowered**" in low and "informative against a shift of that size" not in low
-    high = render_report(_with_finding(rec, "power", state="adequate", at_observed=0.93))
-    assert "underpowered" not in high and "informative against a shift of that size" in high
-    rejected = render_report(_with_finding(rec, "power", state="rejected", at_observed=0.6))
-    assert "there is no null result to weigh" in rejected and "weighs little" not in rejected
-
-
 def test_rendering_is_a_pure_function_of_the_record():
     for prefix in PREFIXES:
         if not sorted(REPORTS.glob(f"{prefix}*.json")):
@@ -551,25 +541,6 @@ def test_a_label_resting_on_an_error_near_its_limit_says_it_is_a_close_call():
     assert "; a close call)" in md and f"For “{label}” the measured error lies within two" in md
     md = _as_state(rec, "supported", rows=[clear])
     assert "close call" not in md and "lies within two of its Monte Carlo" not in md
-
-
-def test_every_p_value_of_the_shift_test_is_named():
-    """Five numbers are p-values for one γ (this run's, the authors', the converged one, the paper's, the t-test's):
-    the lead says which it prints and puts the t-test's beside it; the result names each (issue 28)."""
-    rec = _record("000")
-    s = rec.findings["summary"].facts
-    md = render_report(rec)
-    lead = md.split(" ## ")[0]
-    assert f"**{s['p_value']:.4f}** from this run's {s['n_perm']} within-stratum permutations" in lead
-    if s["upstream_p"] is not None:
-        assert f"{s['upstream_p']:.4f} in the authors' code, from its own permutations" in lead
-    if s["classical_significant"] != s["significant"]:
-        assert f"The textbook t-test of γ = 0 gives p = {s['p_classical']:.4f}" in lead
-    result = md.split("## Result")[1].split("## Targets")[0]
-    assert "The p-values for the observed γ, and where each comes from" in result
-    for p in (s["p_value"], s["p_precise"], s["p_classical"]):
-        if p is not None:
-            assert f"**{p:.4f}**:" in result
 
 
 def test_one_target_and_two_in_words():

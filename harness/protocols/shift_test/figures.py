@@ -83,14 +83,14 @@ def _shift_null(record: Record) -> list[tuple[Figure, bytes]]:
             )
         elif c["kind"] == "relabel_groups":
             ax.errorbar(
-                [c["mean"]],
+                [c["gamma_mean"]],
                 [top * 1.12],
-                xerr=[c["sd"]],
+                xerr=[c["gamma_sd"]],
                 fmt="s",
                 color="#9467bd",
                 ms=5,
                 capsize=3,
-                label=f"relabelling control: mean γ ± sd over {c['n']} random labellings",
+                label=f"relabelling control: mean γ ± sd over {c['n_draws']} random labellings",
             )
     ax.set_ylim(0, top * 1.2)
     ax.set_xlabel("γ, post-release shift of logit(AIME-2025) at fixed logit(MATH-500) (logits)")
@@ -167,7 +167,7 @@ def _shift_power(record: Record) -> list[tuple[Figure, bytes]]:
         ),
     ):
         cur = pw[key]
-        s, pv, se = (np.asarray(cur[k], dtype=float) for k in ("shifts", "power", "mc_se"))
+        s, pv, se = (np.asarray(cur["curve"][k], dtype=float) for k in ("shifts", "power", "mc_se"))
         ax.errorbar(s, pv, yerr=1.96 * se, capsize=2, ms=4, lw=1.2, label=label, **style)
         at = cur["at_observed"]
         ax.plot([at["shift"]], [at["power"]], marker="D", ms=7, mfc="white", mec=style["color"], mew=1.4, ls="none")
@@ -183,9 +183,9 @@ def _shift_power(record: Record) -> list[tuple[Figure, bytes]]:
         fontsize=7.5,
         color=REIMPL["color"],
     )
-    if pw["linear"].get("min_detectable") is not None:
-        md = pw["linear"]["min_detectable"]
-        rng_ = pw["linear"].get("min_detectable_range") or {}
+    if pw["linear"]["minimal_shift"]["shift"] is not None:
+        md = pw["linear"]["minimal_shift"]["shift"]
+        rng_ = pw["linear"]["minimal_shift_range"]
         if rng_.get("lo") is not None and rng_.get("hi") is not None:
             ax.hlines(pw["target"], rng_["lo"], rng_["hi"], color="black", lw=3, alpha=0.35)
         span = (

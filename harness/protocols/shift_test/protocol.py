@@ -17,7 +17,10 @@ the test rejects), ``p_classical`` (one-sided t-test of gamma = 0, n - 3
 degrees of freedom); with ``n_perm_precise``,
 ``p_value_precise`` and ``null_mean_precise``; with ``power``,
 ``power.at_observed`` and ``power.min_detectable`` (the measured power of the
-test on its own design, :mod:`harness.stats.power`).
+test on its own design, :mod:`harness.stats.power`). Details: the strata
+the permutations kept (``n_bins_used``), the test at each clip
+(``eps_sensitivity``) and the power studies' summaries (``power``); the
+report's facts are derived from them in :mod:`.results`.
 
 Controls: ``inflate_post`` (add ``shift`` to logit(later benchmark) of every
 post-release model: values ``gamma``, ``p_value``; the condition a claim
@@ -31,24 +34,21 @@ from __future__ import annotations
 import copy
 import math
 
+import numpy as np
 from pydantic import Field, field_validator
 
-from ...core.errors import DataError
+from ...core.errors import DataError, ProtocolError
 from ...core.schema import Count, IsoDate, Label, Number
 from ...stats.power import shift_test_power
 from ...stats.shift import eps_sensitivity, inflation_control, merge_aa_exports, relabel_control, shift_test
 from ..base import Choice, Context, Measurement, Protocol, ProtocolParams
 from . import CARD
-from . import findings as F
 
 __all__ = ["ShiftParams", "PowerParams", "InflatePost", "RelabelGroups", "ShiftTest", "MC_SIDE_SDS"]
 
 #: Which side of alpha a permutation p-value falls on is settled when its limit lies more than this many
 #: Monte Carlo standard deviations (at the claim's permutation count) away from alpha.
 MC_SIDE_SDS = 4.0
-#: The permutation null is "not centred on zero" when its mean lies at least this many of its own standard deviations
-#: from zero (a quarter: a shift of the reference a reader would see on the null's histogram).
-NULL_OFF_CENTRE = 0.25
 
 
 class PowerParams(ProtocolParams):
@@ -173,6 +173,18 @@ def _arrays(params, tables):
     return m[params.x_col].to_numpy(float), m[params.y_col].to_numpy(float), m["post"].to_numpy(bool)
 
 
+def _power_kept(study: dict) -> dict:
+    """What the report of a power study (:func:`harness.stats.power.shift_test_power`) reads: the curve, the power
+    and the interval's coverage at the fitted shift, the minimal detectable shift and its range."""
+    at = ("shift", "power", "mc_se", "coverage", "coverage_mc_se")
+    return {
+        "curve": {k: study["curve"][k] for k in ("shifts", "power", "mc_se")},
+        "at_observed": {k: study["at_observed"][k] for k in at},
+        "minimal_shift": {k: study["minimal_shift"][k] for k in ("shift", "max_power")},
+        "minimal_shift_range": study["minimal_shift_range"],
+    }
+
+
 class ShiftTest(Protocol):
     card = CARD
     Params = ShiftParams
@@ -197,7 +209,6 @@ class ShiftTest(Protocol):
     }
     INTERVALS = {"gamma": ("gamma_lo", "gamma_hi")}
     JOINT_NULL = {"effect": "gamma", "p_value": "p_value"}
-    FINDINGS = F.FINDINGS
 
     def columns(self, params: ShiftParams):
         return [
@@ -218,8 +229,7 @@ class ShiftTest(Protocol):
 
     def decision_margin(self, params: ShiftParams, quantity: str, threshold: float) -> float | None:
         """A permutation p-value's side of a level is settled beyond :data:`MC_SIDE_SDS` Monte Carlo standard
-        deviations of a p-value whose limit is the level, ``sqrt(t (1 - t) / n_perm)`` (the rule of the finding
-        ``monte_carlo``)."""
+        deviations of a p-value whose limit is the level, ``sqrt(t (1 - t) / n_perm)``."""
         if quantity != "p_value" or not 0 < threshold < 1:
             return None
         return MC_SIDE_SDS * math.sqrt(threshold * (1 - threshold) / params.n_perm)
@@ -269,14 +279,17 @@ class ShiftTest(Protocol):
             # The textbook alternative: one-sided t-test of gamma = 0 with n - 3 degrees of freedom.
             "p_classical": float(student_t.sf(res["t"], res["n"] - 3)),
         }
-        details = {"test": res}
+        details = {"n_bins_used": res["n_bins_used"]}
         if params.n_perm_precise:
             precise = shift_test(
                 x, y, post, rng=copy.deepcopy(start), eps=params.eps, n_bins=params.n_bins, n_perm=params.n_perm_precise
             )
             values["p_value_precise"] = precise["p_value"]
             values["null_mean_precise"] = precise["null_mean"]
-        details["eps_sensitivity"] = eps_sensitivity(x, y, post, rng=start, eps_grid=params.eps_grid, **kw)
+        details["eps_sensitivity"] = [
+            {k: r[k] for k in ("eps", "n", "gamma", "se", "p_value")}
+            for r in eps_sensitivity(x, y, post, rng=start, eps_grid=params.eps_grid, **kw)
+        ]
         if params.power is not None:
             pw = params.power
             pkw = {
@@ -292,7 +305,7 @@ class ShiftTest(Protocol):
             strata = shift_test_power(x, y, post, rng=rng, mean_model="strata", **pkw)
             values["power.at_observed"] = main["at_observed"]["power"]
             values["power.min_detectable"] = main["minimal_shift"]["shift"]
-            details["power"] = {"linear": main, "strata": strata}
+            details["power"] = {"linear": _power_kept(main), "strata": _power_kept(strata)}
         return Measurement(values, details)
 
     def control(self, kind, cparams, params: ShiftParams, tables, rng, baseline):
@@ -301,325 +314,49 @@ class ShiftTest(Protocol):
             res = inflation_control(
                 x, y, post, rng=rng, shift=cparams.shift, eps=params.eps, n_bins=params.n_bins, n_perm=params.n_perm
             )
-            return Measurement({"gamma": res["gamma"], "p_value": res["p_value"]}, {"test": res})
+            return Measurement({"gamma": res["gamma"], "p_value": res["p_value"]}, {"null_mean": res["null_mean"]})
         res = relabel_control(x, y, post, rng=rng, n_draws=cparams.n_draws, eps=params.eps)
-        res.pop("gammas")
-        return Measurement({"gamma_mean": res["mean"], "gamma_sd": res["sd"]}, res)
-
-    # -- findings ---------------------------------------------------------------------------------------
-
-    def findings(self, ctx: Context) -> dict:
-        p, v = ctx.params, ctx.reimpl.values
-        uv = ctx.upstream.values if ctx.upstream.ok else {}
-        out = {
-            "summary": F.Summary.of(
-                "measured",
-                gamma=v["gamma"],
-                odds_ratio=v["odds_ratio"],
-                p_value=v["p_value"],
-                n_support=v["n_support"],
-                positive=v["gamma"] > 0,
-                significant=v["p_value"] < p.alpha,
-                alpha=p.alpha,
-                upstream_gamma=uv.get("gamma"),
-                upstream_p=uv.get("p_value"),
-                cutoff=p.cutoff,
-                # every p-value the report prints for this one test, so that the lead can name each
-                n_perm=p.n_perm,
-                p_precise=v.get("p_value_precise"),
-                n_perm_precise=p.n_perm_precise,
-                p_classical=v["p_classical"],
-                classical_significant=v["p_classical"] < p.alpha,
-                paper_p_text=next(
-                    (t.paper_text for t in ctx.targets if t.quantity == "p_value" and t.relation == "~"), None
-                ),
-            )
-        }
-        rows = []
-        for key, digits in (
-            ("n_merged", 0),
-            ("n_support", 0),
-            ("slope", 4),
-            ("gamma", 4),
-            ("se", 4),
-            ("t", 4),
-            ("p_value", 4),
-            ("r2", 4),
-        ):
-            paper = [t for t in ctx.targets if t.quantity == key]
-            rows.append(
-                {
-                    "label": ctx.spec.label_of(key),
-                    "reimpl": v[key],
-                    "upstream": uv.get(key),
-                    "digits": digits,
-                    "paper": "; ".join(t.requirement for t in paper) or None,
-                }
-            )
-        out["result"] = F.Result.of(
-            "measured",
-            rows=rows,
-            n_merged=v["n_merged"],
-            n_support=v["n_support"],
-            n_pre=v["n_pre"],
-            n_post=v["n_post"],
-            n_perm=p.n_perm,
-            n_bins=p.n_bins,
-            mc_se=ctx.reimpl.details["test"]["p_value_mc_se"],
-        )
-        out["monte_carlo"] = self._monte_carlo(ctx, v, uv)
-        df = v["n_support"] - 3
-        perm_sig, classical_sig = v["p_value"] < p.alpha, v["p_classical"] < p.alpha
-        out["null_centre"] = F.NullCentre.of(
-            {
-                (False, False): "both_not_significant",
-                (False, True): "only_classical_significant",
-                (True, False): "only_permutation_significant",
-                (True, True): "both_significant",
-            }[(perm_sig, classical_sig)],
-            null_mean=v["null_mean"],
-            null_sd=ctx.reimpl.details["test"]["null_sd"],
-            # off centre: the null's mean at least NULL_OFF_CENTRE of its own standard deviation from zero
-            off_centre=abs(v["null_mean"]) >= NULL_OFF_CENTRE * ctx.reimpl.details["test"]["null_sd"],
-            off_centre_sds=NULL_OFF_CENTRE,
-            upstream_null_mean=uv.get("null_mean"),
-            t=v["t"],
-            df=df,
-            p_classical=v["p_classical"],
-            p_value=v["p_value"],
-            alpha=p.alpha,
-        )
-        sens = ctx.reimpl.details["eps_sensitivity"]
-        sides = {r["p_value"] < p.alpha for r in sens}
-        out["eps_sensitivity"] = F.EpsSensitivity.of(
-            "same_side" if len(sides) == 1 else "crosses",
-            rows=sens,
-            alpha=p.alpha,
-            below=[r["eps"] for r in sens if r["p_value"] < p.alpha],
-            claimed_eps=p.eps,
-            gamma_min=min(r["gamma"] for r in sens),
-            gamma_max=max(r["gamma"] for r in sens),
-            p_min=min(r["p_value"] for r in sens),
-            p_max=max(r["p_value"] for r in sens),
-        )
-        out["power"] = self._power(ctx, v)
-        for c in ctx.controls:
-            if not c.reimpl.ran:
-                continue
-            cv = ctx.reimpl.controls[c.id].values
-            cu = ctx.upstream.controls[c.id].values if (ctx.upstream.ok and c.id in ctx.upstream.controls) else {}
-            if c.control == "inflate_post":
-                out["planted"] = F.Planted.of(
-                    "detected" if cv["p_value"] < p.alpha else "missed",
-                    id=c.id,
-                    shift=c.params["shift"],
-                    gamma=cv["gamma"],
-                    p_value=cv["p_value"],
-                    alpha=p.alpha,
-                    upstream_gamma=cu.get("gamma"),
-                    upstream_p=cu.get("p_value"),
-                    upstream_detected=None if cu.get("p_value") is None else cu["p_value"] < p.alpha,
-                )
-            elif c.control == "relabel_groups":
-                out["relabelled"] = F.Relabelled.of(
-                    "measured",
-                    id=c.id,
-                    n=c.params["n_draws"],
-                    mean=cv["gamma_mean"],
-                    sd=cv["gamma_sd"],
-                    upstream_mean=cu.get("gamma_mean"),
-                    upstream_sd=cu.get("gamma_sd"),
-                    observed=v["gamma"],
-                )
-        out["upper_bound"] = F.UpperBound.of(
-            "rejected" if v["p_value"] < p.alpha else "not_rejected",
-            se=v["se"],
-            upper95=v["upper95"],
-            n_support=v["n_support"],
-            p_value=v["p_value"],
-            alpha=p.alpha,
-        )
-        out["gamma_interval"] = self._gamma_interval(ctx, v)
-        return out
-
-    @staticmethod
-    def _gamma_interval(ctx: Context, v: dict):
-        """The interval for γ from inverting the test, and how often it covered the shift in the power study's
-        data sets drawn at the fitted γ (its coverage measured on this design), where the power study ran."""
-        from scipy.stats import t as student_t  # here, as in measure: a warm build imports no scipy.stats
-
-        p = ctx.params
-        pw = ctx.reimpl.details.get("power")
-        at = pw["linear"]["at_observed"] if pw is not None else {}
-        return F.GammaInterval.of(
-            "excludes_zero" if v["gamma_lo"] > 0 or v["gamma_hi"] < 0 else "includes_zero",
-            gamma=v["gamma"],
-            lo=v["gamma_lo"],
-            hi=v["gamma_hi"],
-            level=1.0 - 2.0 * p.alpha,
-            one_sided=1.0 - p.alpha,
-            alpha=p.alpha,
-            n_perm=p.n_perm,
-            coverage=at.get("coverage"),
-            coverage_mc_se=at.get("coverage_mc_se"),
-            coverage_at=at.get("shift"),
-            n_replicates=p.power.n_replicates if pw is not None else None,
-            se_lo=v["gamma"] - student_t.ppf(1 - p.alpha, v["n_support"] - 3) * v["se"],
-            se_hi=v["gamma"] + student_t.ppf(1 - p.alpha, v["n_support"] - 3) * v["se"],
-        )
-
-    @staticmethod
-    def _monte_carlo(ctx: Context, v: dict, uv: dict):
-        p = ctx.params
-        if "p_value_precise" not in v:
-            return F.MonteCarloSingle.of("single", mc_se=ctx.reimpl.details["test"]["p_value_mc_se"])
-        limit = v["p_value_precise"]
-        sd = math.sqrt(limit * (1 - limit) / p.n_perm)
-        paper = next((t for t in ctx.targets if t.quantity == "p_value" and t.relation == "~"), None)
-        settled = abs(limit - p.alpha) > MC_SIDE_SDS * sd
-        return F.MonteCarlo.of(
-            "side_settled" if settled else "side_uncertain",
-            limit=limit,
-            n_perm_precise=p.n_perm_precise,
-            n_perm=p.n_perm,
-            sd=sd,
-            alpha=p.alpha,
-            sds=MC_SIDE_SDS,
-            paper_text=paper.paper_text if paper else None,
-            paper_sds=abs(paper.paper - limit) / sd if paper else None,
-            paper_side=None if paper is None else ("above" if paper.paper > limit else "below"),
-            upstream_sds=abs(uv["p_value"] - limit) / sd if "p_value" in uv else None,
-            upstream_side=None if "p_value" not in uv else ("above" if uv["p_value"] > limit else "below"),
-        )
-
-    @staticmethod
-    def _power(ctx: Context, v: dict):
-        """The test's measured power at the observed shift: ``adequate`` or ``underpowered`` against the claim's
-        target when the test did not reject (how much its null result weighs), ``rejected`` when it did (there
-        is no null result to weigh)."""
-        pw = ctx.reimpl.details.get("power")
-        if pw is None:
-            return F.PowerNotRun.of("not_run")
-        main, alt = pw["linear"], pw["strata"]
-        target = ctx.params.power.target
-        at = main["at_observed"]
-        curve = [
-            {"shift": s, "power": pw_, "mc_se": se}
-            for s, pw_, se in zip(main["curve"]["shifts"], main["curve"]["power"], main["curve"]["mc_se"])
-        ]
-        minimal = main["minimal_shift"]
-        rejected = v["p_value"] < ctx.params.alpha
-        return F.Power.of(
-            "rejected" if rejected else ("adequate" if at["power"] >= target else "underpowered"),
-            p_value=v["p_value"],
-            power_reached=at["power"] >= target,
-            target=target,
-            alpha=ctx.params.alpha,
-            n_replicates=ctx.params.power.n_replicates,
-            n_perm=ctx.params.power.n_perm,
-            curve=curve,
-            observed=at["shift"],
-            at_observed=at["power"],
-            at_observed_se=at["mc_se"],
-            min_detectable=minimal["shift"],
-            min_detectable_lo=main["minimal_shift_range"]["lo"],
-            min_detectable_hi=main["minimal_shift_range"]["hi"],
-            min_detectable_z=main["minimal_shift_range"]["z"],
-            max_power=minimal["max_power"],
-            size=curve[0]["power"] if curve[0]["shift"] == 0 else None,
-            strata_observed=alt["at_observed"]["shift"],
-            strata_at_observed=alt["at_observed"]["power"],
-            strata_at_observed_se=alt["at_observed"]["mc_se"],
-            strata_min_detectable=alt["minimal_shift"]["shift"],
-        )
+        return Measurement({"gamma_mean": res["mean"], "gamma_sd": res["sd"]})
 
     # -- figures ----------------------------------------------------------------------------------------
 
     def plots(self, ctx: Context) -> dict:
-        """The permutation null as a histogram (kept by the test itself), the observed and control gammas, the
-        eps sensitivity of both arms and the measured power curve."""
-        p, v, test = ctx.params, ctx.reimpl.values, ctx.reimpl.details["test"]
+        """What the figures draw: the permutation null (the test rerun on the measurement's own stream, that of
+        :func:`harness.build.runner._generators`, so that its histogram is the recorded test's), both arms' γ and
+        null centres, the controls, the ε table of both arms and the power curves."""
+        p, v = ctx.params, ctx.reimpl.values
         uv = ctx.upstream.values if ctx.upstream.ok else {}
-        up_test = ctx.upstream.details.get("test", {}) if ctx.upstream.ok else {}
+        x, y, post = _arrays(p, ctx.tables)
+        stream = np.random.default_rng(np.random.SeedSequence(ctx.spec.claim.seed).spawn(1)[0])
+        test = shift_test(x, y, post, rng=stream, eps=p.eps, n_bins=p.n_bins, n_perm=p.n_perm)
+        if test["p_value"] != v["p_value"]:
+            raise ProtocolError(
+                f"the permutation null redrawn for the figure gives p = {test['p_value']!r}, the measurement "
+                f"{v['p_value']!r}: the figure's stream is not the measurement's"
+            )
         controls = []
         for c in ctx.controls:
-            if not c.reimpl.ran:
-                continue
-            cv = ctx.reimpl.controls[c.id].values
-            cu = ctx.upstream.controls[c.id].values if (ctx.upstream.ok and c.id in ctx.upstream.controls) else {}
-            if c.control == "inflate_post":
-                controls.append(
-                    {
-                        "id": c.id,
-                        "kind": c.control,
-                        "shift": c.params["shift"],
-                        "gamma": cv["gamma"],
-                        "p_value": cv["p_value"],
-                        "null_mean": ctx.reimpl.controls[c.id].details["test"]["null_mean"],
-                        "upstream_gamma": cu.get("gamma"),
-                        "upstream_p": cu.get("p_value"),
-                    }
-                )
-            elif c.control == "relabel_groups":
-                controls.append(
-                    {
-                        "id": c.id,
-                        "kind": c.control,
-                        "n": c.params["n_draws"],
-                        "mean": cv["gamma_mean"],
-                        "sd": cv["gamma_sd"],
-                        "upstream_mean": cu.get("gamma_mean"),
-                        "upstream_sd": cu.get("gamma_sd"),
-                    }
-                )
+            if c.reimpl.ran:
+                m = ctx.reimpl.controls[c.id]
+                controls.append({"kind": c.control, **c.params, **m.values, **m.details})
         keys = ("eps", "gamma", "p_value")
         eps = {
-            "reimpl": [{k: r[k] for k in keys} for r in ctx.reimpl.details["eps_sensitivity"]],
-            "upstream": (
-                [{k: r[k] for k in keys} for r in ctx.upstream.details.get("eps_sensitivity", [])]
-                if ctx.upstream.ok
-                else None
-            ),
+            arm: [{k: r[k] for k in keys} for r in a.details.get("eps_sensitivity", [])] if a.ok else None
+            for arm, a in (("reimpl", ctx.reimpl), ("upstream", ctx.upstream))
         }
-        power = None
-        if "power" in ctx.reimpl.details:
-            pw = ctx.reimpl.details["power"]
-            power = {
-                "target": p.power.target,
-                "n_replicates": p.power.n_replicates,
-                "n_perm": p.power.n_perm,
-                **{
-                    k: {
-                        "shifts": pw[k]["curve"]["shifts"],
-                        "power": pw[k]["curve"]["power"],
-                        "mc_se": pw[k]["curve"]["mc_se"],
-                        "at_observed": pw[k]["at_observed"],
-                        "min_detectable": pw[k]["minimal_shift"]["shift"],
-                        "min_detectable_range": pw[k]["minimal_shift_range"],
-                    }
-                    for k in ("linear", "strata")
-                },
-            }
+        pw = ctx.reimpl.details.get("power")
         return {
             "alpha": p.alpha,
             "n_perm": p.n_perm,
             "n_bins": p.n_bins,
             "eps": p.eps,
-            "null": {**test["null_histogram"], "mean": test["null_mean"], "sd": test["null_sd"]},
+            "null": test["null_histogram"],
             "gamma": {"reimpl": v["gamma"], "upstream": uv.get("gamma")},
-            "p_value": {
-                "reimpl": v["p_value"],
-                "upstream": uv.get("p_value"),
-                "precise": v.get("p_value_precise"),
-                "n_perm_precise": p.n_perm_precise,
-            },
+            "p_value": {"reimpl": v["p_value"], "upstream": uv.get("p_value")},
             "null_mean": {"reimpl": v["null_mean"], "upstream": uv.get("null_mean")},
-            "upstream_null_quantiles": {
-                q: up_test[f"gamma_perm_{q}"] for q in ("q05", "q50", "q95") if f"gamma_perm_{q}" in up_test
-            },
             "controls": controls,
             "eps_sensitivity": eps,
-            "power": power,
+            "power": None if pw is None else {"target": p.power.target, "n_replicates": p.power.n_replicates, **pw},
             "gamma_interval": {"lo": v["gamma_lo"], "hi": v["gamma_hi"], "level": 1.0 - 2.0 * p.alpha},
         }
 

@@ -1,0 +1,181 @@
+"""The facts the report of ``shift_test`` states, each derived once from the record (Equation 3's shift test).
+
+A permutation p-value is a Monte Carlo estimate of the exact permutation p-value: it carries its Monte Carlo
+standard error ``sqrt(p (1 - p) / n_perm)``, and its decision against the claim's level is one of ``"below"``,
+``"above"`` or ``"undecided"`` (within :data:`UNDECIDED_SES` of its standard errors of the level, where another
+permutation stream could land on the other side). The measured power is read against its target the same way.
+Standard library and the rendering base only.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cached_property
+
+from ...rendering.results import Results as BaseResults
+from .quantities import SHIFT_STATS
+
+__all__ = ["Results", "UNDECIDED_SES", "decision", "mc_se"]
+
+#: A Monte Carlo estimate within this many of its standard errors of its level is ``"undecided"`` against it.
+UNDECIDED_SES = 2.0
+
+
+def mc_se(p: float, n: int) -> float:
+    """Monte Carlo standard error of a proportion ``p`` estimated from ``n`` draws, ``sqrt(p (1 - p) / n)``."""
+    return math.sqrt(p * (1.0 - p) / n)
+
+
+def decision(value: float, se: float, level: float) -> str:
+    """``"below"`` or ``"above"`` ``level``, or ``"undecided"`` when ``|value - level| <= UNDECIDED_SES * se``
+    (an exact value, ``se == 0``, is never undecided: it is below or not)."""
+    if se > 0 and abs(value - level) <= UNDECIDED_SES * se:
+        return "undecided"
+    return "below" if value < level else "above"
+
+
+class Results(BaseResults):
+    """``shift_test``: the regression, every p-value of γ with its decision, the clip table, the power study."""
+
+    @cached_property
+    def alpha(self) -> float:
+        return self.params["alpha"]
+
+    @cached_property
+    def regression(self) -> list[dict]:
+        """The fit of Equation 3, one row per quantity: both arms' values (``theirs`` None where theirs did not
+        run) and the digits to print."""
+        digits = {"n_merged": 0, "n_support": 0, "slope": 4, "gamma": 4, "se": 4, "t": 4, "r2": 4}
+        return [
+            {"label": SHIFT_STATS[k], "mine": self.mine[k], "theirs": self.theirs.get(k), "digits": d}
+            for k, d in digits.items()
+        ]
+
+    def _permutation(self, source: str, p: float, n_perm: int, null_centre: float | None = None) -> dict:
+        se = mc_se(p, n_perm)
+        return {
+            "source": source,
+            "n_perm": n_perm,
+            "p": p,
+            "mc_se": se,
+            "decision": decision(p, se, self.alpha),
+            "null_centre": null_centre,
+        }
+
+    @cached_property
+    def p_values(self) -> list[dict]:
+        """Every p-value of the observed γ, in this order: this run's (the one the targets judge), the authors'
+        run's, the precise run's (``n_perm_precise``), each with its Monte Carlo s.e. and decision, where they ran;
+        last the textbook one-sided t-test's (exact: s.e. 0, ``n_perm`` None). ``null_centre``: the γ the test
+        weighs the observed one against (the mean permuted γ; 0 for the t-test)."""
+        n, n_precise, v = self.params["n_perm"], self.params["n_perm_precise"], self.mine
+        rows = [self._permutation("run", v["p_value"], n, v["null_mean"])]
+        if "p_value" in self.theirs:
+            rows.append(self._permutation("authors", self.theirs["p_value"], n, self.theirs.get("null_mean")))
+        if "p_value_precise" in v:
+            rows.append(self._permutation("precise", v["p_value_precise"], n_precise, v["null_mean_precise"]))
+        t_test = {"source": "t_test", "n_perm": None, "p": v["p_classical"], "mc_se": 0.0, "null_centre": 0.0}
+        return [*rows, {**t_test, "decision": decision(v["p_classical"], 0.0, self.alpha)}]
+
+    @cached_property
+    def permutation_decision(self) -> str:
+        """The permutation test's decision from its most precise p-value (the precise run's where it ran)."""
+        rows = {r["source"]: r for r in self.p_values}
+        return rows.get("precise", rows["run"])["decision"]
+
+    @cached_property
+    def tests_agree(self) -> str:
+        """``"agree"`` or ``"differ"``: the t-test's decision against the permutation test's; ``"undecided"``
+        where the permutation test's is."""
+        if self.permutation_decision == "undecided":
+            return "undecided"
+        return "agree" if self.p_values[-1]["decision"] == self.permutation_decision else "differ"
+
+    @cached_property
+    def n_strata(self) -> int:
+        """The strata the permutations kept (the claim's ``n_bins``, fewer where quantile edges tie)."""
+        return self.mine_details["n_bins_used"]
+
+    @cached_property
+    def eps_rows(self) -> list[dict]:
+        """The test at each clip ε of the scores, with each p-value's Monte Carlo s.e. and decision."""
+        n = self.params["n_perm"]
+        out = []
+        for r in self.mine_details["eps_sensitivity"]:
+            se = mc_se(r["p_value"], n)
+            out.append({**r, "mc_se": se, "decision": decision(r["p_value"], se, self.alpha)})
+        return out
+
+    @cached_property
+    def eps_reading(self) -> str:
+        """``"same"`` (every clip decided, all alike), ``"crosses"`` (some clip below the level, another above) or
+        ``"undecided"`` (no crossing, but some clip within Monte Carlo error of the level)."""
+        sides = {r["decision"] for r in self.eps_rows}
+        if {"below", "above"} <= sides:
+            return "crosses"
+        return "undecided" if "undecided" in sides else "same"
+
+    @cached_property
+    def eps_gamma_range(self) -> tuple[float, float]:
+        gammas = [r["gamma"] for r in self.eps_rows]
+        return min(gammas), max(gammas)
+
+    @cached_property
+    def interval(self) -> dict:
+        """The ``1 - 2 alpha`` interval for γ from inverting the test on its own permutations; its lower end is
+        the one-sided ``1 - alpha`` bound, so it excludes 0 exactly where this run's p is below alpha."""
+        lo, hi = self.mine["gamma_lo"], self.mine["gamma_hi"]
+        return {"lo": lo, "hi": hi, "level": 1 - 2 * self.alpha, "one_sided": 1 - self.alpha, "excludes_zero": lo > 0}
+
+    @cached_property
+    def power(self) -> dict | None:
+        """The measured power on the claim's own design (None where the claim asks for none). ``state``:
+        ``"rejected"`` where :attr:`permutation_decision` is below the level (no null result to weigh), else the
+        power at the fitted γ against the target: ``"adequate"``, ``"underpowered"`` or ``"undecided"`` (within
+        Monte Carlo error of it)."""
+        pw = self.mine_details.get("power")
+        if pw is None:
+            return None
+        cfg, main = self.params["power"], pw["linear"]
+        at, target = main["at_observed"], self.params["power"]["target"]
+        vs_target = decision(at["power"], at["mc_se"], target)
+        state = {"below": "underpowered", "above": "adequate", "undecided": "undecided"}[vs_target]
+        return {
+            "state": "rejected" if self.permutation_decision == "below" else state,
+            "target": target,
+            "n_replicates": cfg["n_replicates"],
+            "n_perm": cfg["n_perm"],
+            "at_observed": at["power"],
+            "at_observed_se": at["mc_se"],
+            "min_detectable": main["minimal_shift"]["shift"],
+            "min_detectable_lo": main["minimal_shift_range"]["lo"],
+            "min_detectable_hi": main["minimal_shift_range"]["hi"],
+            "max_power": main["minimal_shift"]["max_power"],
+            "coverage": at["coverage"],
+            "coverage_se": at["coverage_mc_se"],
+            "strata_shift": pw["strata"]["at_observed"]["shift"],
+            "strata_power": pw["strata"]["at_observed"]["power"],
+        }
+
+    @cached_property
+    def power_rows(self) -> list[dict]:
+        """The power curve, one row per planted shift, Equation 3's and the sensitivity version's (one intercept
+        per stratum) side by side."""
+        pw = self.mine_details.get("power")
+        if pw is None:
+            return []
+        a, b = pw["linear"]["curve"], pw["strata"]["curve"]
+        return [
+            {"shift": s, "power": p, "mc_se": se, "strata_power": sp, "strata_mc_se": sse}
+            for s, p, se, sp, sse in zip(a["shifts"], a["power"], a["mc_se"], b["power"], b["mc_se"])
+        ]
+
+    @cached_property
+    def planted(self) -> dict[str, dict]:
+        """Each planted-shift control (``inflate_post``) by id: its p-value with Monte Carlo s.e. and decision."""
+        out = {}
+        for c in self.record.controls:
+            values = self.control_values(c.id)
+            if c.control == "inflate_post" and "p_value" in values:
+                out[c.id] = self._permutation("run", values["p_value"], self.params["n_perm"])
+        return out
