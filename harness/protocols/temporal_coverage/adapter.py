@@ -54,7 +54,7 @@ kappa (``fit_sigmoid_predictor``'s default ``kappa_final``) and lambda
 ``box_check`` belong to the re-implementation (their box is
 reported in details instead).
 
-Details: per (task, split) the counts and values above, the per-bin rows, and
+Details: per (task, split) the counts and values above (not the per-bin rows: plot data), and
 the sigmoid their pipeline fits -- ``fit_sigmoid_enhanced`` called as
 ``fit_sigmoid_frontier`` calls it, on the training sets rebuilt with their
 loaders (``read_csv_rows``, ``compute_flops``, ``parse_year_month``,
@@ -160,16 +160,7 @@ def _read_bins(path: str) -> list[dict]:
             below = n * hat
             if abs(below - round(below)) > COUNT_TOL:
                 raise RuntimeError(f"{path}: bin {r['bin_id']} n={n} hat_tau={hat} is not a whole count")
-            out.append(
-                {
-                    "bin": int(r["bin_id"]),
-                    "z_lo": float(r["z_lo"]),
-                    "z_hi": float(r["z_hi"]),
-                    "n": n,
-                    "hat_tau": hat,
-                    "n_below": int(round(below)),
-                }
-            )
+            out.append({"n": n, "hat_tau": hat, "n_below": int(round(below))})
     return out
 
 
@@ -194,7 +185,6 @@ def read_outputs(A, p: dict, out_base: str, n_splits: int) -> list[dict]:
                     "signed_coverage": below_va / n_va - tau,
                     "in_sample": below_tr / n_tr - tau,
                     "bin_averaged": float(np.mean([b["hat_tau"] - tau for b in va])),
-                    "bins_val": va,
                 }
             )
     return rows
