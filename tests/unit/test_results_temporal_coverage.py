@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from harness.protocols.temporal_coverage import quantities as Q
-from harness.protocols.temporal_coverage.results import ARM_GAP, Results
+from harness.protocols.temporal_coverage.results import ARM_GAP, Results, differ
 
 TASKS = {"A": "A raw", "B": "B raw", "S": "S raw", "T": "T raw"}
 # per split (t = 1, 2, 3): A is below zero on every split; B only on split 1, which alone carries its negative mean
@@ -112,11 +112,17 @@ def test_targets_judged_over_bins_name_the_outcomes_that_change():
     assert r.bin_targets[2]["bins"] == 0.2 and r.bin_targets[2]["holds_bins"] is True
 
 
+def test_arms_differ_beyond_a_share_of_the_value():
+    # 1.67e-18 against 6.63e-19 differ (a p-value far below any absolute floor); 0.0124 against 0.0124 + 6e-8
+    # does not (the authors' per-bin coverage written with 6 significant digits)
+    assert differ(6.63e-19, 1.67e-18) and not differ(0.0124, 0.0124 + 6e-8) and not differ(0.0, 0.0)
+
+
 def test_the_box_explains_the_arms_gaps_it_closes():
     v = _values()
     name = Q.split(1, "A")
     v["boxed." + name], v["boxed." + Q.signed_coverage("B")] = -0.048, v[Q.signed_coverage("B")]
-    theirs = {name: -0.048, Q.signed_coverage("B"): v[Q.signed_coverage("B")] + ARM_GAP / 2}  # below ARM_GAP
+    theirs = {name: -0.048, Q.signed_coverage("B"): v[Q.signed_coverage("B")] * (1 + ARM_GAP / 2)}  # not apart
     r = _results(mine=v, theirs=theirs)
     (gap,) = r.arm_gaps
     assert (gap["name"], gap["mine"], gap["boxed"], gap["theirs"]) == (name, -0.05, -0.048, -0.048)

@@ -1,43 +1,17 @@
 """Protocol ``temporal_coverage``: does a boundary fitted on one period cover the next? (Section 3, Figure 2)
 
-For each rolling pair (fit on ``P_t`` only, evaluate on ``P_{t+1}`` within the
-overlap of the two z ranges; :mod:`harness.stats.splits`) the sigmoid
-boundary of every task is fitted on the training period, and its coverage of
-the validation period is compared with tau.
+For each rolling pair (fit on ``P_t`` only, evaluate on ``P_{t+1}`` within the overlap of the two z ranges;
+:mod:`harness.stats.splits`) the sigmoid boundary of every task is fitted on the training period, and its coverage
+of the validation period is compared with tau. The values (:mod:`.quantities`, which labels each): per task the
+out-of-period signed coverage error (per split the share of validation models with ``y <= q(z)`` minus tau, pooled
+over models; the mean over splits), the same in sample, the share above the boundary over all splits with its
+one-sided exact binomial p against ``exceed_rate``, each split's error, the paper-figure variants averaged over
+the training period's equal-mass bins, the group means and their difference ``separation``; with ``box_check``,
+every value refitted inside the authors' optimiser box (``boxed.*``: not the paper's model, it measures how much
+that box explains a difference between the arms).
 
-Values (names built by :mod:`harness.core.quantities`; ``<label>`` a task label,
-``t`` = 1, 2, ...):
-
-``signed_coverage.<label>``
-    Out-of-period signed coverage error: per split, the share of the overlap
-    validation models with ``y <= q(z)`` minus tau, pooled over models; the
-    benchmark value is the mean over the splits. Negative = under-coverage.
-``in_sample.<label>``
-    The same on the training period itself, mean over splits.
-``share_above.<label>``, ``binomial_p.<label>``
-    Models above the boundary over all splits, divided by all validation
-    models; one-sided exact binomial p-value of that count against
-    ``exceed_rate``.
-``split<t>.<label>``
-    The signed coverage error of split t.
-``bin_averaged.<name>``
-    The paper-figure variant of ``signed_coverage.<label>``, ``split<t>.<label>``,
-    the group means and the separation: per split, the mean over the
-    *training* period's equal-mass bins of (bin coverage - tau), validation
-    models placed in those bins; mean over splits.
-``group.drift``, ``group.stable``, ``separation``
-    Means of ``signed_coverage`` over the claim's drift tasks and over the
-    others; ``separation = stable - drift``.
-``n_validation.split<t>``
-    Validation models of split t inside the overlap (the fewest over tasks).
-``boxed.<name>``
-    With ``box_check`` set: every value above except the counts, with the
-    sigmoid refitted inside the authors' optimiser box. Not the paper's model;
-    it measures how much that box explains a difference between arms.
-
-Control ``relabel_periods`` (``n_relabellings``): the period labels permuted
-among the models, everything refitted; values ``separation`` and
-``signed_coverage.<label>``, means over the relabellings.
+Control ``relabel_periods`` (``n_relabellings``): the period labels permuted among the models, everything refitted;
+values ``separation`` and ``signed_coverage.<label>``, means over the relabellings.
 """
 
 from __future__ import annotations
