@@ -207,14 +207,7 @@ class TemporalCoverage(Protocol):
         )
         values = {"separation": res["separation_mean"]}
         values.update({Q.signed_coverage(k): x for k, x in res["signed_coverage_mean"].items()})
-        return Measurement(
-            values,
-            {
-                "separation_each": res["separation"],
-                "groups_each": res["groups"],
-                "signed_coverage_each": res["signed_coverage"],
-            },
-        )
+        return Measurement(values, {"separation_each": res["separation"]})  # the range the report gives
 
     def tail_support(self, params: TemporalParams, tables, reimpl) -> dict:
         """What carries each split's boundary: the training models above it, and the later models above it."""
@@ -247,8 +240,7 @@ class TemporalCoverage(Protocol):
     # -- figures ----------------------------------------------------------------------------------------
 
     def plots(self, ctx: Context) -> dict:
-        """Signed coverage error per benchmark and split for both arms (pooled and bin-averaged), the groups,
-        and the relabel_periods control's per-relabelling values."""
+        """Signed coverage error per benchmark and split for both arms, pooled and bin-averaged."""
         p, v = ctx.params, ctx.reimpl.values
         uv = ctx.upstream.values if ctx.upstream.ok else {}
         ts = [s["t"] for s in ctx.data["splits"]]
@@ -270,34 +262,6 @@ class TemporalCoverage(Protocol):
                 "bin_averaged_mean": v[Q.bin_averaged(Q.signed_coverage(x))],
                 "bin_averaged_mean_upstream": uv.get(Q.bin_averaged(Q.signed_coverage(x))),
             }
-        control = None
-        for c in ctx.controls:
-            if c.control != "relabel_periods" or not c.reimpl.ran:
-                continue
-            cv, cd = ctx.reimpl.controls[c.id].values, ctx.reimpl.controls[c.id].details
-            cu = ctx.upstream.controls[c.id] if (ctx.upstream.ok and c.id in ctx.upstream.controls) else None
-            control = {
-                "id": c.id,
-                "n": len(cd["separation_each"]),
-                "separation": cv["separation"],
-                "separation_each": cd["separation_each"],
-                "signed": {x: cv[Q.signed_coverage(x)] for x in p.tasks},
-                "signed_each": {x: [e[x] for e in cd["signed_coverage_each"]] for x in p.tasks},
-                "upstream_separation": cu.values.get("separation") if cu else None,
-                "upstream_signed": {x: cu.values.get(Q.signed_coverage(x)) for x in p.tasks} if cu else None,
-                "conditions": [
-                    {
-                        "measure": cond.measure,
-                        "reference": cond.reference,
-                        "op": cond.op,
-                        "threshold": cond.threshold,
-                        "quantity": row.quantity,
-                    }
-                    for cond in c.reimpl.conditions
-                    for row in cond.rows
-                ],
-            }
-            break
         return {
             "tau": p.tau,
             "drift": drift,
@@ -307,13 +271,6 @@ class TemporalCoverage(Protocol):
                 for s in ctx.data["splits"]
             ],
             "tasks": tasks,
-            "groups": {
-                "drift": v["group.drift"],
-                "stable": v["group.stable"],
-                "separation": v["separation"],
-                "upstream_separation": uv.get("separation"),
-            },
-            "control": control,
         }
 
 
