@@ -126,8 +126,10 @@ def test_the_box_explains_the_arms_gaps_it_closes():
     r = _results(mine=v, theirs=theirs)
     (gap,) = r.arm_gaps
     assert (gap["name"], gap["mine"], gap["boxed"], gap["theirs"]) == (name, -0.05, -0.048, -0.048)
-    assert r.box_residual == 0.0
-    assert _results(mine=_values(), theirs=theirs).box_residual is None  # no boxed refit: nothing to say of a box
+    assert r.box_unexplained == []
+    assert _results(mine=_values(), theirs=theirs).box_unexplained is None  # no boxed refit: nothing to say of it
+    v["boxed." + name] = -0.049  # the box moves the value only part of the way
+    assert _results(mine=v, theirs=theirs).box_unexplained == [name]
 
 
 def test_a_box_refit_on_the_other_side_of_a_target_flips_it():

@@ -28,6 +28,8 @@ def differ(mine: float, theirs: float) -> bool:
 class Results(BaseResults):
     """``temporal_coverage``: signed coverage errors of earlier boundaries on later models."""
 
+    arm_gap = ARM_GAP
+
     @cached_property
     def drift(self) -> list[str]:
         return list(self.params["drift_tasks"])
@@ -174,11 +176,12 @@ class Results(BaseResults):
         ]
 
     @cached_property
-    def box_residual(self) -> float | None:
-        """The largest distance between the refit inside the box and the authors' value, over :attr:`arm_gaps`
-        (``None``: no gap, or no boxed refit)."""
-        gaps = [abs(r["boxed"] - r["theirs"]) for r in self.arm_gaps if r["boxed"] is not None]
-        return max(gaps) if gaps and len(gaps) == len(self.arm_gaps) else None
+    def box_unexplained(self) -> list[str] | None:
+        """The values of :attr:`arm_gaps` on which the refit inside the authors' box still :func:`differ` from the
+        authors' (``None``: no boxed refit of every one of them)."""
+        if any(r["boxed"] is None for r in self.arm_gaps):
+            return None
+        return [r["label"] for r in self.arm_gaps if differ(r["boxed"], r["theirs"])]
 
     @cached_property
     def relabelled(self) -> list[dict]:
