@@ -361,30 +361,6 @@ def test_one_other_setting_within_reach_in_the_singular():
     )
 
 
-def test_a_stable_benchmark_under_covering_on_one_split():
-    rec = _record("001")
-    md = render_report(
-        _with_finding(
-            rec,
-            "stable_splits",
-            state="some_negative",
-            negatives=[{"label": "MMLU-Pro", "t": 1}],
-            by_task=[{"label": "MMLU-Pro", "splits": [1], "one": True}],
-        )
-    )
-    assert "MMLU-Pro under-covers on split 1." in md and "under-cover on a split" not in md
-
-
-def test_a_changed_outcome_names_the_target_as_a_title():
-    rec = _record("001")
-    md = render_report(
-        _with_finding(
-            rec, "bin_averaged", state="outcomes_change", changed=["MMLU-Pro does not under-cover"], verdict="x"
-        )
-    )
-    assert "the outcome changes for *MMLU-Pro does not under-cover* and the verdict would be **x**" in md
-
-
 def test_no_figure_names_a_table_the_claim_does_not_give():
     """The hyperparameters figure says 'the reference', a boundary figure without paper values no paper ×."""
     from harness.rendering.figures import draw_figures

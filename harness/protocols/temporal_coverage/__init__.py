@@ -6,4 +6,4 @@ The folder holds all of it (see :mod:`harness.protocols.card`); its report templ
 
 from ..card import ProtocolCard
 
-CARD = ProtocolCard(__name__, cost=3, figures=("coverage_by_split", "shuffled_time"))
+CARD = ProtocolCard(__name__, cost=3, figures=("coverage_by_split",))

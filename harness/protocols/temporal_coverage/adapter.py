@@ -1,76 +1,56 @@
 """Authors' arm of protocol ``temporal_coverage`` (claim 001: non-stationary boundaries, Figure 2).
 
-Runs inside the pinned checkout (see ``harness/authors/adapters/_launch.py``); imports
-the authors' code from it, and from the harness only its protocol's quantity
-names and the shared drivers :mod:`harness.authors.adapters.authors_periods` (their
-period loaders and checks, the refit for parameters) and
+Runs inside the pinned checkout (``harness/authors/adapters/_launch.py``); imports the authors' code from it, and
+from the harness only its protocol's quantity names and the shared drivers
+:mod:`harness.authors.adapters.authors_periods` (their period loaders and checks, the refit for parameters) and
 :mod:`harness.authors.adapters.authors_sigmoid` (their fitter's CLI arguments and box).
 
-The numbers come from their script, run in-process into a scratch folder::
+The numbers come from their script (``main(argv)``), run in-process into a scratch folder::
 
     scripts/evaluate/sigmoid_binned_mae.py --split_mode period4 --train_mode single_k
         --oos_bins train_overlap --tau TAU --bins N_BINS --min_bin_size MIN_BIN_SIZE
         --compute_product_cols TOKENS PARAMS --compute_multiplier M --tasks COLUMNS...
         --csv TABLE --out_base SCRATCH
 
-(``TABLE`` is the claim's table, or for scores in percent a copy with the score columns divided by
-100: :func:`harness.authors.adapters.authors_sigmoid.claim_table`.)
-
-(``main(argv)`` of the module). For each rolling pair ``k`` (fit on ``P_k``
-only, their ``PERIOD4_SPLITS_SINGLE``) and task it writes per-bin CSVs:
-``bins/<task>_bins_train.csv`` (training bins, training models) and
-``bins/<task>_bins_test_overlap.csv`` (the training bins clipped to the
-overlap ``[max(min z_tr, min z_va), min(max z_tr, max z_va)]``, validation
-models). Each row has the bin's ``n`` and ``hat_tau`` = share of its models
-with ``y <= yhat``, where ``yhat`` is their fitted curve (a 400-point grid over
-the training z range) interpolated linearly in x. The bins of each file
-partition its models, so ``round(n * hat_tau)`` summed over bins is the count
-of models on or below the boundary (``hat_tau`` is written to 6 significant
-digits; the rounding is checked).
+(``TABLE``: the claim's table, or for scores in percent a copy with the score columns divided by 100,
+:func:`harness.authors.adapters.authors_sigmoid.claim_table`.) For each rolling pair ``k`` (fit on ``P_k`` only,
+their ``PERIOD4_SPLITS_SINGLE``) and task it writes per-bin CSVs: ``bins/<task>_bins_train.csv`` (training bins,
+training models) and ``bins/<task>_bins_test_overlap.csv`` (the training bins clipped to the overlap
+``[max(min z_tr, min z_va), min(max z_tr, max z_va)]``, validation models). Each row has the bin's ``n`` and
+``hat_tau`` = share of its models with ``y <= yhat``, ``yhat`` their fitted curve (a 400-point grid over the
+training z range) interpolated linearly in x. The bins of each file partition its models, so ``round(n * hat_tau)``
+summed over bins counts the models on or below the boundary (``hat_tau`` has 6 significant digits; the rounding is
+checked).
 
 Not in their code (UPSTREAM.md), computed here from those counts:
 
-* ``split<t>.<label>`` = pooled share of the overlap validation models with
-  ``y <= yhat`` minus tau; ``signed_coverage.<label>`` = mean over the splits;
-* ``in_sample.<label>``: the same on the training period (train bins);
-* ``share_above.<label>`` = sum over splits of ``#(y > yhat)`` / sum of n;
-  ``binomial_p.<label>`` = ``scipy.stats.binomtest(k, n, exceed_rate,
-  alternative="greater")``;
-* ``bin_averaged.<label>``: per split the mean over the non-empty
-  ``test_overlap`` bins (the training bins, as the paper's Figure 2) of
-  ``hat_tau - tau``, then the mean over splits;
-* ``group.drift`` / ``group.stable`` (means of ``signed_coverage`` over the
-  ``drift_tasks`` / the others), ``separation`` = stable - drift;
-* ``n_validation.split<t>`` (overlap validation models; the same for every
-  task when no score is missing, else the smallest, with all in details).
+* ``split<t>.<label>`` = pooled share of the overlap validation models with ``y <= yhat`` minus tau;
+  ``signed_coverage.<label>`` = mean over the splits; ``in_sample.<label>``: the same on the training period;
+* ``share_above.<label>`` = sum over splits of ``#(y > yhat)`` / sum of n; ``binomial_p.<label>`` =
+  ``scipy.stats.binomtest(k, n, exceed_rate, alternative="greater")``;
+* ``bin_averaged.<label>``: per split the mean over the non-empty ``test_overlap`` bins (the training bins, as the
+  paper's Figure 2) of ``hat_tau - tau``, then the mean over splits;
+* ``group.drift`` / ``group.stable`` (means of ``signed_coverage`` over ``drift_tasks`` / the others),
+  ``separation`` = stable - drift; ``n_validation.split<t>`` (overlap validation models, the fewest over tasks).
 
-Parameters their script cannot take are checked against the constants of
-their code, and the run is refused on a mismatch: the periods (their
-``PERIOD4_BOUNDS``; an open end of the claim matches their ``(1900, 1)``
-sentinel when no model is dated before it), the rolling pairs
-(``normalize_period4_splits_single``), the date column (``detect_date_col``),
-kappa (``fit_sigmoid_predictor``'s default ``kappa_final``) and lambda
-(``skill_frontier.core.sigmoid.LAMBDA_B``). ``warm_start``, ``n_random`` and
-``box_check`` belong to the re-implementation (their box is
-reported in details instead).
+Parameters their script cannot take are checked against the constants of their code, and the run is refused on a
+mismatch: the periods (their ``PERIOD4_BOUNDS``; an open end of the claim matches their ``(1900, 1)`` sentinel when
+no model is dated before it), the rolling pairs (``normalize_period4_splits_single``), the date column
+(``detect_date_col``), kappa (``fit_sigmoid_predictor``'s default ``kappa_final``) and lambda
+(``skill_frontier.core.sigmoid.LAMBDA_B``). ``warm_start``, ``n_random`` and ``box_check`` belong to the
+re-implementation.
 
-Details: per (task, split) the counts and values above, the per-bin rows, and
-the sigmoid their pipeline fits -- ``fit_sigmoid_enhanced`` called as
-``fit_sigmoid_frontier`` calls it, on the training sets rebuilt with their
-loaders (``read_csv_rows``, ``compute_flops``, ``parse_year_month``,
-``assign_period_index_period4``) -- with ``params_native`` (y0, L, z*, log b),
-``params`` (y0, L, a, beta), ``bounds_active`` (limits of their box within
-1e-8: ``z*=z_min``, ``z*=z_max``, ``beta=0.05``, ``beta=50``, ...) and
-``check`` (the rebuilt set sizes against the script's bins, and the count on
-or below the exact ``q(z)`` against the script's count through the
-interpolated curve).
+Details: per (task, split) the counts and values above (not the per-bin rows), and the sigmoid their pipeline
+fits -- ``fit_sigmoid_enhanced`` called as ``fit_sigmoid_frontier`` calls it, on the training sets rebuilt with
+their loaders (``read_csv_rows``, ``compute_flops``, ``parse_year_month``, ``assign_period_index_period4``) -- with
+``params_native`` (y0, L, z*, log b), ``params`` (y0, L, a, beta), ``bounds_active`` (limits of their box within
+1e-8: ``z*=z_min``, ``beta=0.05``, ...) and ``check`` (the rebuilt set sizes against the script's bins, and the
+count on or below the exact ``q(z)`` against the script's count through the interpolated curve).
 
-Control ``relabel_periods {n_relabellings}``: the upload dates are permuted
-among the models that have a period (finite compute proxy and a date inside
-one), by ``numpy.random.default_rng(request["seed"])``, so every period keeps
-its size; the table is written to the scratch folder with the permuted date
-column and their script is run on it again. Values ``separation`` and
-``signed_coverage.<label>``, means over the relabellings.
+Control ``relabel_periods {n_relabellings}``: the upload dates are permuted among the models that have a period
+(finite compute proxy and a date inside one) by ``numpy.random.default_rng(request["seed"])``, so every period
+keeps its size; the table is written with the permuted date column and their script is run on it again. Values
+``separation`` and ``signed_coverage.<label>``, means over the relabellings.
 """
 
 from __future__ import annotations
@@ -95,9 +75,6 @@ from . import quantities as Q
 
 SCRIPT = "scripts/evaluate/sigmoid_binned_mae.py"
 COUNT_TOL = 1e-3  # |n * hat_tau - round(n * hat_tau)| allowed (hat_tau is written with 6 significant digits)
-
-
-# -- the authors' code --------------------------------------------------------------------------------------
 
 
 # -- their script and its outputs ---------------------------------------------------------------------------
@@ -160,16 +137,7 @@ def _read_bins(path: str) -> list[dict]:
             below = n * hat
             if abs(below - round(below)) > COUNT_TOL:
                 raise RuntimeError(f"{path}: bin {r['bin_id']} n={n} hat_tau={hat} is not a whole count")
-            out.append(
-                {
-                    "bin": int(r["bin_id"]),
-                    "z_lo": float(r["z_lo"]),
-                    "z_hi": float(r["z_hi"]),
-                    "n": n,
-                    "hat_tau": hat,
-                    "n_below": int(round(below)),
-                }
-            )
+            out.append({"n": n, "hat_tau": hat, "n_below": int(round(below))})
     return out
 
 
@@ -194,7 +162,6 @@ def read_outputs(A, p: dict, out_base: str, n_splits: int) -> list[dict]:
                     "signed_coverage": below_va / n_va - tau,
                     "in_sample": below_tr / n_tr - tau,
                     "bin_averaged": float(np.mean([b["hat_tau"] - tau for b in va])),
-                    "bins_val": va,
                 }
             )
     return rows

@@ -1,4 +1,4 @@
-"""Figures of ``temporal_coverage``: signed coverage error by split, and the relabelled-time control.
+"""The figure of ``temporal_coverage``: signed coverage error by split, both arms, pooled and over bins.
 
 Drawn from the record alone (see :mod:`harness.rendering.figures`).
 """
@@ -11,10 +11,8 @@ import numpy as np
 
 from ...core.record import Figure, Record
 from ...rendering.figures import (
-    CONTROL,
     DRIFT_COLORS,
     STABLE_COLORS,
-    UPSTREAM,
     done,
     legend_handles,
     new_figure,
@@ -131,81 +129,6 @@ def _coverage_by_split(record: Record) -> list[tuple[Figure, bytes]]:
     return [done(record, "coverage_by_split", fig, caption=caption, section="result", missing=missing)]
 
 
-def _shuffled_time(record: Record) -> list[tuple[Figure, bytes]]:
-    P = record.plots
-    C = P.get("control")
-    if not C:
-        return []
-    colors = _task_colors(P)
-    order = P["drift"] + P["stable"]
-    fig = new_figure(7.4, 3.3)
-    ax, ax_s = fig.subplots(1, 2, width_ratios=[3.2, 1])
-    xs = np.arange(len(order), dtype=float)
-    for i, x in enumerate(order):
-        T = P["tasks"][x]
-        each = np.asarray(C["signed_each"][x], dtype=float)
-        ax.plot(np.full(each.size, i + 0.15), each, "o", ms=3, color=CONTROL["color"], alpha=0.7)
-        ax.plot([i + 0.15], [C["signed"][x]], "_", ms=14, mew=2, color=CONTROL["color"])
-        ax.plot([i - 0.15], [T["mean"]], "D", ms=6, color=colors[x])
-        if T.get("mean_upstream") is not None:
-            ax.plot([i - 0.15], [T["mean_upstream"]], "D", ms=10, mfc="none", mec=colors[x], mew=1.1)
-        if C.get("upstream_signed") and C["upstream_signed"].get(x) is not None:
-            ax.plot([i + 0.15], [C["upstream_signed"][x]], "_", ms=14, mew=1.2, color=UPSTREAM["color"])
-    ax.axhline(0, color="black", lw=0.8)
-    ax.set_xticks(xs, [f"{x}\n({P['tasks'][x]['group']})" for x in order], fontsize=7.5)
-    ax.set_ylabel("signed coverage error")
-    sep_each = np.asarray(C["separation_each"], dtype=float)
-    real = P["groups"]["separation"]
-    ax_s.plot(np.full(sep_each.size, 1.0), sep_each, "o", ms=3, color=CONTROL["color"], alpha=0.7)
-    ax_s.plot([1.0], [C["separation"]], "_", ms=14, mew=2, color=CONTROL["color"])
-    ax_s.plot([0.0], [real], "D", ms=6, color="black")
-    if P["groups"].get("upstream_separation") is not None:
-        ax_s.plot([0.0], [P["groups"]["upstream_separation"]], "D", ms=10, mfc="none", mec="black", mew=1.1)
-    if C.get("upstream_separation") is not None:
-        ax_s.plot([1.0], [C["upstream_separation"]], "_", ms=14, mew=1.2, color=UPSTREAM["color"])
-    for cond in C.get("conditions", []):
-        if cond["quantity"] == "separation" and cond["measure"] == "ratio" and cond["reference"] == "baseline":
-            ax_s.axhline(real * cond["threshold"], color="#a03020", lw=0.8, ls="--")
-            ax_s.text(
-                0.5,
-                real * cond["threshold"],
-                f"must fall below\n{cond['threshold']:g} × real",
-                fontsize=7,
-                color="#a03020",
-                va="bottom",
-                ha="center",
-            )
-    ax_s.axhline(0, color="black", lw=0.8)
-    ax_s.set_xlim(-0.5, 1.5)
-    ax_s.set_xticks([0.0, 1.0], ["real", "shuffled"], fontsize=7.5)
-    ax_s.set_ylabel("separation, stable − drift")
-    handles = legend_handles(
-        {"color": "0.3", "marker": "D", "ms": 6, "ls": "none", "label": "real periods (hollow: authors' code)"},
-        {
-            "color": CONTROL["color"],
-            "marker": "o",
-            "ms": 3,
-            "ls": "none",
-            "label": f"each of {C['n']} relabellings (bar: mean)",
-        },
-        {
-            "color": UPSTREAM["color"],
-            "marker": "_",
-            "ms": 14,
-            "mew": 1.2,
-            "ls": "none",
-            "label": "authors' code: mean relabelled",
-        },
-    )
-    fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
-    missing = [] if C.get("upstream_signed") else upstream_missing(record, "the authors' relabelled values")
-    caption = (
-        "The relabelled-periods control, the period labels shuffled among the models: look at whether the drift "
-        "benchmarks' under-coverage and the stable − drift gap vanish once time is cut from the models."
-    )
-    return [done(record, "shuffled_time", fig, caption=caption, section="controls", missing=missing)]
-
-
 def draw(record: Record) -> list[tuple[Figure, bytes]]:
     """Every figure of a ``temporal_coverage`` record."""
-    return [*_coverage_by_split(record), *_shuffled_time(record)]
+    return _coverage_by_split(record)

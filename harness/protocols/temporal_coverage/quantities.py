@@ -17,6 +17,7 @@ __all__ = [
     "split",
     "group",
     "bin_averaged",
+    "bin_averaged_counterpart",
     "n_validation",
     "split_numbers",
     "SEPARATION",
@@ -57,6 +58,13 @@ def bin_averaged(name: str) -> str:
     """The bin-averaged (paper-figure) counterpart of a signed-coverage quantity:
     ``bin_averaged.<label>`` for ``signed_coverage.<label>``, else ``bin_averaged.<name>``."""
     return f"bin_averaged.{name.removeprefix('signed_coverage.')}"
+
+
+def bin_averaged_counterpart(name: str) -> str | None:
+    """The bin-averaged counterpart of a signed-coverage quantity (None when it has none: a count, a p-value)."""
+    if name.startswith(("signed_coverage.", "split", "group.")) or name == SEPARATION:
+        return bin_averaged(name)
+    return None
 
 
 def n_validation(t: int) -> str:

@@ -5,6 +5,7 @@ and groups, and periods the authors' scripts cannot take.
 from __future__ import annotations
 
 from harness.core.record import Arm
+from harness.rendering.results import results_for
 
 from . import Variant, chain, only_tasks, set_params
 
@@ -47,7 +48,7 @@ TEMPORAL = [
         "c001_tau90",
         "001",
         chain(_temporal_cheap, _tau(0.9)),
-        lambda rec: abs(rec.findings["groups"].facts["exceed_rate"] - 0.1) < 1e-12,
+        lambda rec: abs(results_for(rec).params["exceed_rate"] - 0.1) < 1e-12,
         slow=True,
     ),
     Variant("c001_tau50", "001", chain(_temporal_cheap, _tau(0.5)), slow=True),
