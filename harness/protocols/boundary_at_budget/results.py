@@ -23,6 +23,19 @@ THIN_TAIL_SHARE = 0.2
 #: Without a tolerance to judge the other start against: half a unit of the fourth decimal the tables print.
 PRINTED = 0.5e-4
 
+#: The limits of the authors' optimiser box in words (``beta=0.05``: the slope at 0.05).
+_LIMITS = {
+    "z*=z_min": "midpoint at the lowest z",
+    "z*=z_max": "midpoint at the highest z",
+    "y0=0": "floor at 0",
+    "L=0": "flat curve",
+    "y0+L=1": "top at 1",
+}
+
+
+def _limit_words(name: str) -> str:
+    return f"slope at {name.partition('=')[2]}" if name.startswith("beta=") else _LIMITS.get(name, name)
+
 
 def _largest(values) -> float | None:
     values = [abs(v) for v in values if v is not None]
@@ -190,7 +203,7 @@ class Results(BaseResults):
                     "mine_boxed": self.mine.get(Q.boxed(name)),
                     "mine_at_their_setting": e["reimpl_at_authors_setting"],
                     "their_kappa": e["authors_kappa"],
-                    "their_limits": e["bounds_active"],
+                    "their_limits": [_limit_words(b) for b in e["bounds_active"]],
                 }
             )
         return out
