@@ -157,7 +157,7 @@ class BoundaryAtBudget(Protocol):
         cells, fits = _fit_all(data, params, rng, z_eval)
         values = _boundary_values(cells, fits)
         z_all = next(iter(data.values()))[0]
-        details = {"fits": fits, "z_eval": z_eval, "n_at_or_above_eval": int(np.sum(z_all >= z_eval))}
+        details = {"fits": fits, "n_at_or_above_eval": int(np.sum(z_all >= z_eval))}
         if params.robustness_cold_start:
             alt, alt_fits = _fit_all(data, params, rng, z_eval, warm_start=not params.warm_start)
             values.update({Q.alt_start_boundary(k): v for k, v in alt.items()})
