@@ -107,8 +107,6 @@ def _fit_all(data, params, rng, z_eval, **overrides):
 def _boundary_fits(indices, rng, *, z, Y, labels, inits, options, z_eval) -> tuple[dict, dict]:
     """Every task's boundary refitted on the rows ``indices`` from ``inits`` and read off at ``z_eval``, and
     the fits' parameters (``inits`` in kind)."""
-    from ...stats.sigmoid import SigmoidQuantileRegressor
-
     rows, counts = np.unique(indices, return_counts=True)  # a row drawn k times is fitted once, counted k times
     zi, out, params = z[rows], {}, {}
     for j, label in enumerate(labels):
