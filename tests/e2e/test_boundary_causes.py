@@ -19,6 +19,7 @@ from harness.build.runner import _run_reimpl, assemble_record
 from harness.claimfiles.spec import load_claim
 from harness.core.record import Arm
 from harness.rendering.render import render_report
+from harness.rendering.results import results_for
 
 pytestmark = pytest.mark.e2e
 
@@ -58,10 +59,11 @@ def _authors_like(spec, tables):
 def test_the_start_and_the_comparison_name_one_cause(tmp_path, tables):
     spec = load_claim(_claim(tmp_path, kappa=20.0, box_check=None), tables=tables)
     rec = assemble_record(spec, tables, _run_reimpl(spec, tables, {}), _authors_like(spec, tables))
-    causes = rec.findings["start_robustness"].facts["upstream_causes"]
+    r = results_for(rec)
+    causes = r.start["causes"]
     assert [g["cause"] for g in causes] == ["setting"] and causes[0]["authors_kappa"] == 25.0
-    assert rec.findings["explanation"].facts["setting"]["all"]  # the comparison blames the same setting
+    assert all(e["cause"] == "setting" for e in r.arm_rows)  # the comparison blames the same setting
     md = " ".join(render_report(rec).split())  # the templates wrap prose where they like
-    assert "move because the two starts fit different settings" in md
-    assert "where their optimiser stopped" not in md and "stopped before the minimum" not in md
-    assert "their box" not in md.split("## Agreement between the two arms")[1].split("<details>")[0]
+    assert "their warm start ends at κ = 25, their cold start fits the claim's κ" in md
+    assert "stops short" not in md and "stopped short" not in md
+    assert "their optimiser's limits" not in md and "inside their limits" not in md  # no box_check: not measured

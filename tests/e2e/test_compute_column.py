@@ -16,6 +16,7 @@ import yaml
 
 from harness.claimfiles.spec import load_claim
 from harness.core.errors import SpecError
+from harness.rendering.results import results_for
 from harness.stats.sigmoid import sigmoid_boundary
 
 #: The Epoch tasks whose committed curve the authors' code gives back on the committed points, and how close:
@@ -133,11 +134,11 @@ def test_a_small_table_is_not_called_the_edge_of_its_data(tmp_path, tables):
     spec, _ = _epoch_claim_at_paper_lambda(tmp_path, tables)
     mine = _run_reimpl(spec, tables, {})
     rec = assemble_record(spec, tables, mine, Arm(status="not run", reason="switched off"))
-    f = rec.findings["eval_support"]
-    assert f.state == "small_table" and f.facts["n_at_or_above"] == 23 and f.facts["n_models"] == 65
-    assert f.facts["expected_above"] == pytest.approx(23 * 0.02)
-    md = render_report(rec)
-    assert "upper edge" not in md and "23 of the 65 models" in md and "0.46 of those 23" in md
+    s = results_for(rec).support
+    assert s["state"] == "small_table" and s["n_at_or_above"] == 23 and s["n_models"] == 65
+    assert s["expected_above"] == pytest.approx(23 * 0.02)
+    md = " ".join(render_report(rec).split())
+    assert "upper edge" not in md and "23 of 65 models lie at or above z = 4.00, fewer than the 50" in md
 
 
 @pytest.mark.upstream
@@ -159,13 +160,13 @@ def test_both_arms_miss_at_the_papers_lambda_and_the_authors_own_setting_closes_
     theirs = Arm(status="ok", values=res.values, details=res.details, controls={})
     rec = assemble_record(spec, tables, _run_reimpl(spec, tables, {}), theirs)
     assert rec.verdict.verdict == "not reproduced"
-    f = rec.findings["own_setting"]
-    assert f.state == "closes" and [c["name"] for c in f.facts["changed"]] == ["lam"]
-    (row,) = f.facts["rows"]
-    assert abs(row["upstream"] - paper) > 0.01 and abs(row["reimpl"] - paper) > 0.01  # both miss at 1e-3
-    assert row["upstream_gap"] < 1e-4 and row["reimpl_boxed_gap"] < 1e-4  # and both come back at 1e-4
-    lead = render_report(rec).split("\n## ")[0]
-    assert "at the claim's λ = 0.001" in lead and "fits this table at λ = 10⁻⁴" in lead
+    f = results_for(rec).own_setting
+    assert f["state"] == "closes" and [c["name"] for c in f["changed"]] == ["lam"]
+    (row,) = f["rows"]
+    assert abs(row["theirs"] - paper) > 0.01 and abs(row["mine"] - paper) > 0.01  # both miss at 1e-3
+    assert abs(row["theirs_at_own"] - paper) < 1e-4 and abs(row["mine_boxed_at_own"] - paper) < 1e-4  # both back
+    lead = " ".join(render_report(rec).split("\n## ")[0].split())
+    assert "at the claim's λ = 0.001" in lead and "authors' own λ = 10⁻⁴" in lead
 
 
 def test_the_own_setting_is_not_blamed_where_no_value_is_missed(tmp_path, tables):
@@ -178,6 +179,6 @@ def test_the_own_setting_is_not_blamed_where_no_value_is_missed(tmp_path, tables
     own = {"tau": 0.98, "kappa": 50.0, "lam": 1e-3, "where": {"lam": "x.py:1"}, "path": "epoch_script"}
     theirs = Arm(status="ok", values=dict(mine.values), details={"own_setting": own}, controls={})
     rec = assemble_record(spec, tables, mine, theirs)
-    assert rec.findings["own_setting"].state == "no_common_miss"
+    assert results_for(rec).own_setting["state"] == "no_common_miss"
     same = Arm(status="ok", values=dict(mine.values), details={"own_setting": {**own, "lam": 1e-4}}, controls={})
-    assert assemble_record(spec, tables, mine, same).findings["own_setting"].state == "same"
+    assert results_for(assemble_record(spec, tables, mine, same)).own_setting is None  # the claim's own setting

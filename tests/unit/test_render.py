@@ -91,39 +91,6 @@ def test_an_exceptions_text_never_reaches_the_prose(prefix):
     assert "OutsideTheirCodeError" not in shown and "adapter.py" not in shown
 
 
-def test_evaluation_point_beyond_the_data():
-    md = render_report(_with_finding(_record("002"), "eval_support", state="beyond", z_eval=5.0, n_at_or_above=0))
-    assert "lies **beyond** every observed model" in md
-    assert "lies inside the observed range" not in md and "thin upper tail" not in md
-    assert "extrapolations outside the observed compute range" in md
-
-
-def test_evaluation_point_at_the_edge_is_not_a_thin_tail():
-    md = render_report(_with_finding(_record("002"), "eval_support", state="edge", n_at_or_above=1, share=1 / 3663))
-    assert "at the **upper edge** of the data" in md and "only 1 model of 3663 sits at or above it" in md
-    assert "fewer than the 50 it takes" in md  # 1/(1 - 0.98), a count, not "50.0"
-    assert "thin upper tail" not in md and "0.0%" not in md
-
-
-def test_a_small_table_is_not_at_its_edge():
-    """Every point of a table under 1/(1 - tau) rows has fewer models above it than the edge rule asks: the report
-    says the table is small, never that a point a third of the way down the data is at its edge (issue 28)."""
-    rec = _with_finding(
-        _record("002"),
-        "eval_support",
-        state="small_table",
-        n_at_or_above=23,
-        n_models=40,
-        share=23 / 40,
-        expected_above=0.46,
-        expected_above_all=0.8,
-        small_table=True,
-    )
-    md = render_report(rec)
-    assert "upper edge" not in md and "23 of the 40 models" in md and "The table is small" in md
-    assert "0.46 of those 23 models (and 0.80 of the whole table)" in md
-
-
 def test_numbers_as_a_reader_reads_them():
     from harness.core.quantities import budget_text, power_of_ten
     from harness.rendering.render import cap, every, fmt_auto, fmt_general, fmt_num, fmt_sci, fmt_signed

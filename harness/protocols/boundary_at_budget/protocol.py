@@ -15,7 +15,6 @@ import math
 import numpy as np
 from pydantic import Field
 
-from ...core.relations import target_holds, within_tolerance
 from ...core.schema import Number
 from ...parallel.fanout import Mapper
 from ...stats.sigmoid import SigmoidQuantileRegressor, sigmoid_boundary, sigmoid_objective
@@ -34,37 +33,24 @@ from ..leaderboard import (
     task_data,
 )
 from . import CARD
-from . import findings as F
 from . import quantities as Q
 
-__all__ = ["BoundaryParams", "BoundaryAtBudget", "THIN_TAIL_SHARE", "OBJECTIVE_GAP", "AUTHORS_KAPPA_STAGES"]
+__all__ = ["BoundaryParams", "BoundaryAtBudget", "OBJECTIVE_GAP", "AUTHORS_KAPPA_STAGES"]
 
-#: The evaluation point rests on a thin upper tail when fewer than this share of the models lie at or above it.
-THIN_TAIL_SHARE = 0.2
-#: Two optima whose objectives differ by less than this are the same optimum for the report (the optimisers'
-#: own tolerances are about 1e-9 on these objectives).
+#: Two optima whose objectives differ by less than this are the same optimum (the optimisers' own tolerances are
+#: about 1e-9 on these objectives).
 OBJECTIVE_GAP = 1e-7
-#: Without a tolerance to judge the other start against, half a unit of the fourth decimal the tables print.
-PRINTED = 0.5e-4
 #: The authors' continuation in kappa (skill_frontier/core/sigmoid_quantile_optimizer.py, lines 201-202 at the
 #: pinned commit): ``[10, 25, kappa_final]``, keeping a stage only where kappa rises, so that a kappa at or
 #: below 25 is never reached and their last stage runs at 25. In tau every stage is kept up to tau itself.
 AUTHORS_KAPPA_STAGES = (10.0, 25.0)
-
-_BOUND_WORDS = {
-    "z*=z_min": "midpoint at the lowest z",
-    "z*=z_max": "midpoint at the highest z",
-    "y0=0": "floor at 0",
-    "L=0": "flat curve",
-    "y0+L=1": "top at 1",
-}
+#: The settings the authors' code path may read otherwise than the claim (their arm's ``own_setting``).
+_OWN = ("tau", "kappa", "lam")
 
 
-def _bound_words(name: str) -> str:
-    """A limit of the authors' box in words (``beta=0.05`` is the slope at 0.05)."""
-    if name.startswith("beta="):
-        return f"slope at {name.partition('=')[2]}"
-    return _BOUND_WORDS.get(name, name)
+def _vector(q: dict) -> list[float]:
+    """A fit's parameters in the order the objective takes them."""
+    return [q[k] for k in ("y0", "L", "a", "beta")]
 
 
 def _closer(value: float | None, target: float, gap: float) -> bool:
@@ -121,8 +107,6 @@ def _fit_all(data, params, rng, z_eval, **overrides):
 def _boundary_fits(indices, rng, *, z, Y, labels, inits, options, z_eval) -> tuple[dict, dict]:
     """Every task's boundary refitted on the rows ``indices`` from ``inits`` and read off at ``z_eval``, and
     the fits' parameters (``inits`` in kind)."""
-    from ...stats.sigmoid import SigmoidQuantileRegressor
-
     rows, counts = np.unique(indices, return_counts=True)  # a row drawn k times is fitted once, counted k times
     zi, out, params = z[rows], {}, {}
     for j, label in enumerate(labels):
@@ -155,7 +139,6 @@ class BoundaryAtBudget(Protocol):
             "the claim names the budget (its table is at one compute); another budget is another number",
         ),
     }
-    FINDINGS = F.FINDINGS
 
     def columns(self, params: BoundaryParams):
         return leaderboard_columns(params)
@@ -172,7 +155,7 @@ class BoundaryAtBudget(Protocol):
         cells, fits = _fit_all(data, params, rng, z_eval)
         values = _boundary_values(cells, fits)
         z_all = next(iter(data.values()))[0]
-        details = {"fits": fits, "z_eval": z_eval, "n_at_or_above_eval": int(np.sum(z_all >= z_eval))}
+        details = {"fits": fits, "n_at_or_above_eval": int(np.sum(z_all >= z_eval))}
         if params.robustness_cold_start:
             alt, alt_fits = _fit_all(data, params, rng, z_eval, warm_start=not params.warm_start)
             values.update({Q.alt_start_boundary(k): v for k, v in alt.items()})
@@ -219,354 +202,67 @@ class BoundaryAtBudget(Protocol):
             design,
         )
 
-    # -- findings ---------------------------------------------------------------------------------------
+    # -- evidence: what the report rests on beyond the arms' values, measured when the claim runs ---------
 
-    def findings(self, ctx: Context) -> dict:
-        out = {
-            "result": self._result(ctx),
-            "eval_support": self._eval_support(ctx),
-            "start_robustness": self._start_robustness(ctx),
-        }
-        if ctx.controls:
-            out["control_shifts"] = self._control_shifts(ctx)
-        if ctx.upstream.ok:
-            out["explanation"] = self._explanation(ctx)
-        out["own_setting"] = self._own_setting(ctx)
+    def evidence(self, ctx: Context, rng: np.random.Generator) -> dict:
+        """Why the authors' values differ from the re-implementation's and move with their start, and the
+        re-implementation refitted at the authors' own setting where both arms miss a published value.
+
+        ``arms``: per benchmark, both optima scored on the one objective both minimise, the setting the
+        authors' code last fitted, and the measured ``cause`` (:meth:`_arm_cause`). ``their_starts``: per
+        benchmark, why the authors' two starts give different values (:meth:`_start_cause`). ``own_setting``:
+        per benchmark both arms miss, the re-implementation refitted at the setting the authors' code path reads
+        (``reimpl``, and ``boxed`` inside their box where the claim measures it). Refits draw from ``rng`` (the
+        claim's stream for this hook), the arms' and the own setting's from a child each."""
+        if not ctx.upstream.ok:
+            return {}
+        p = ctx.params
+        data = task_data(leaderboard_frame(ctx.tables, p), p)
+        rng_arms, rng_own = rng.spawn(2)
+        out = {"arms": self._arms(ctx, data, rng_arms)}
+        alt = ctx.upstream.details.get("alt_start_fits")
+        if p.robustness_cold_start and alt:
+            out["their_starts"] = self._their_starts(ctx, data, alt)
+        own = self._own_setting_refits(ctx, data, rng_own)
+        if own:
+            out["own_setting"] = own
         return out
 
-    def _paper(self, ctx: Context) -> dict:
-        """Paper value (and its text) of each task's boundary, where a target gives one."""
-        out = {}
-        for t in ctx.targets:
-            if t.relation == "~" and t.quantity.startswith("boundary."):
-                out[t.quantity] = t
-        return out
+    def _arms(self, ctx: Context, data, rng) -> list[dict]:
+        """Both optima on one objective, benchmark by benchmark, with the cause of their difference:
 
-    def _result(self, ctx: Context):
-        p, mine, theirs = ctx.params, ctx.reimpl.values, ctx.upstream.values
-        paper = self._paper(ctx)
-        tau_ctl = next((c for c in ctx.controls if c.control == "tau_override" and c.reimpl.ran), None)
-        ctl_values = ctx.reimpl.controls[tau_ctl.id].values if tau_ctl else {}
-        rows = []
-        for label in p.tasks:
-            name = Q.boundary(label)
-            t = paper.get(name)
-            cv = ctl_values.get(name)
-            rows.append(
-                {
-                    "label": label,
-                    "reimpl": mine.get(name),
-                    "upstream": theirs.get(name),
-                    "paper_text": t.paper_text if t else None,
-                    "delta": t.reimpl.delta if t else None,
-                    "control": cv,
-                    "control_minus_paper": (cv - t.paper) if (t and cv is not None) else None,
-                }
-            )
-        deltas = [abs(t.reimpl.delta) for t in paper.values() if t.reimpl.delta is not None]
-        deltas_up = [abs(t.upstream.delta) for t in paper.values() if t.upstream.delta is not None]
-        tolerances = sorted({t.tolerance_text for t in paper.values()})
-        return F.Result.of(
-            "measured",
-            budget=Q.budget_text(p.eval_x),
-            eval_x=p.eval_x,
-            z_eval=math.log10(p.eval_x),
-            n_models=ctx.data["oll_rows_with_compute"],
-            n_tasks=len(p.tasks),
-            rows=rows,
-            n_paper=len(paper),
-            one_paper=len(paper) == 1,
-            all_paper=len(paper) == len(p.tasks),
-            largest_reimpl=max(deltas) if deltas else None,
-            largest_upstream=max(deltas_up) if deltas_up else None,
-            tolerances=tolerances,
-            n_holding_reimpl=sum(t.reimpl.holds is True for t in paper.values()),
-            n_holding_upstream=sum(t.upstream.holds is True for t in paper.values()),
-            all_holding_reimpl=bool(paper) and all(t.reimpl.holds is True for t in paper.values()),
-            all_holding_upstream=bool(paper) and all(t.upstream.holds is True for t in paper.values()),
-            control_id=tau_ctl.id if tau_ctl else None,
-            control_tau=tau_ctl.params["tau"] if tau_ctl else None,
-        )
-
-    def _eval_support(self, ctx: Context):
-        """Where the evaluation point sits in the data, and how many models stand behind the boundary there.
-
-        ``beyond`` / ``below``: outside every model's z. Inside the data, ``edge_models`` = 1/(1 - tau) is how many
-        models it takes for one of them, on average, to lie above a tau-quantile; with fewer than that at or
-        above the point (``n_at_or_above < edge_models``) the boundary there rests on no model above it. Where
-        the point is also in the top :data:`THIN_TAIL_SHARE` of the data, that is because it sits at the
-        **upper edge** (``edge``); where it is not, the point is well inside the data and the table is simply
-        small (``small_table``: in a table of 65 models a third of them at or above z = 4 are still fewer than
-        the 50 a 0.98-quantile needs; the same holds of nearly every point of such a table). With at least
-        that many: a thin upper tail (``upper_tail``, under :data:`THIN_TAIL_SHARE` of the models) or
-        ``inside``. ``expected_above`` is how many of the models at or above the point a tau-quantile leaves
-        above it on average, ``n_at_or_above * (1 - tau)``; ``expected_above_all`` the same for the whole table.
-        """
-        z_eval, d = math.log10(ctx.params.eval_x), ctx.data
-        n_above = ctx.reimpl.details["n_at_or_above_eval"]
-        n = d["oll_rows_with_compute"]
-        tau = ctx.params.tau
-        edge = 1.0 / (1.0 - tau)
-        facts = {
-            "z_eval": z_eval,
-            "z_min": d["z_min"],
-            "z_max": d["z_max"],
-            "n_at_or_above": n_above,
-            "n_models": n,
-            "share": n_above / n,
-            "thin_share": THIN_TAIL_SHARE,
-            "edge_models": edge,
-            "edge_models_count": math.ceil(edge - 1e-9),
-            "expected_above": n_above * (1.0 - tau),
-            "expected_above_all": n * (1.0 - tau),
-            "small_table": n < edge,
-            "tau": tau,
-        }
-        if z_eval > d["z_max"]:
-            return F.EvalSupport.of("beyond", **facts)
-        if z_eval < d["z_min"]:
-            return F.EvalSupport.of("below", **facts)
-        if n_above < edge:
-            return F.EvalSupport.of("edge" if n_above / n < THIN_TAIL_SHARE else "small_table", **facts)
-        return F.EvalSupport.of("upper_tail" if n_above / n < THIN_TAIL_SHARE else "inside", **facts)
-
-    def _start_robustness(self, ctx: Context):
-        """How far the other start moves the boundaries, against the smallest tolerance, or, for a claim without
-        one, against the precision the report prints (:data:`PRINTED`); and, where the authors' values move
-        beyond it, why (:meth:`_authors_start_causes`), so that the report names the cause it measured."""
-        p = ctx.params
-        if not p.robustness_cold_start:
-            return F.StartRobustnessNotRun.of("not_run")
-        tols = sorted(((t.tolerance, t.tolerance_text) for t in self._paper(ctx).values()), key=lambda x: x[0])
-        tol, tol_text = tols[0] if tols else (PRINTED, None)
-        mine = ctx.reimpl.values[Q.ALT_START_MAX_SHIFT]
-        theirs = ctx.upstream.values.get(Q.ALT_START_MAX_SHIFT) if ctx.upstream.ok else None
-        upstream_within = None if theirs is None else within_tolerance(theirs, tol)
-        causes = self._authors_start_causes(ctx, tol) if upstream_within is False else []
-        return F.StartRobustness.of(
-            "measured",
-            alternative="cold" if p.warm_start else "warm",
-            reimpl_shift=mine,
-            upstream_shift=theirs,
-            tolerance=tol,
-            tolerance_text=tol_text,
-            against="tolerance" if tols else "printed",
-            reimpl_within=within_tolerance(mine, tol),
-            upstream_within=upstream_within,
-            upstream_causes=causes,
-            objective_gap=OBJECTIVE_GAP,
-        )
-
-    def _authors_start_causes(self, ctx: Context, tol: float) -> list[dict]:
-        """Why the authors' values move with the start, benchmark by benchmark, grouped by cause:
-
-        ``setting``: their warm start's last stage ran at another (tau, kappa) than the claim's (their schedule,
-        :data:`AUTHORS_KAPPA_STAGES`), while their cold start fits the claim's: the two starts fit different
-        objectives; ``stopped``: both fit the claim's setting, and one start's optimum has an objective more
-        than :data:`OBJECTIVE_GAP` above the other's on the shared objective (``short``: which start stopped
-        short); ``flat``: both reach the same objective within :data:`OBJECTIVE_GAP`, at different points.
-        """
-        p, up = ctx.params, ctx.upstream
-        fits, alt = up.details.get("fits", {}), up.details.get("alt_start_fits", {})
-        data = task_data(leaderboard_frame(ctx.tables, p), p)
-        order, kw = ("y0", "L", "a", "beta"), p.loss()
-        groups: dict[tuple, dict] = {}
-        for label, (z, y) in data.items():
-            main_v, alt_v = up.values.get(Q.boundary(label)), up.values.get(Q.alt_start_boundary(label))
-            if main_v is None or alt_v is None or within_tolerance(main_v - alt_v, tol) or label not in alt:
-                continue
-            warm, cold = (fits[label], alt[label]) if p.warm_start else (alt[label], fits[label])
-            stage = _authors_last_stage({**warm, "continuation": True}, p)
-            if not (math.isclose(stage[0], p.tau) and math.isclose(stage[1], p.kappa)):
-                key = ("setting", stage[1])
-            else:
-                obj_warm = sigmoid_objective([warm["params"][k] for k in order], z, y, **kw)
-                obj_cold = sigmoid_objective([cold["params"][k] for k in order], z, y, **kw)
-                if abs(obj_warm - obj_cold) <= OBJECTIVE_GAP:
-                    key = ("flat", None)
-                else:
-                    key = ("stopped", "warm" if obj_warm > obj_cold else "cold")
-            g = groups.setdefault(key, {"cause": key[0], "labels": [], "shift": 0.0})
-            g["labels"].append(label)
-            g["shift"] = max(g["shift"], abs(main_v - alt_v))
-            if key[0] == "setting":
-                g["authors_kappa"] = key[1]
-            if key[0] == "stopped":
-                g["short"] = key[1]
-        return list(groups.values())
-
-    def _control_shifts(self, ctx: Context):
-        """How far each control moves the boundaries: from the paper's values where the targets give them, else
-        from the re-implementation's own unperturbed values."""
-        paper = self._paper(ctx)
-        rows = []
-        for c in ctx.controls:
-            if not c.reimpl.ran:
-                continue
-            vals = ctx.reimpl.controls[c.id].values
-            if paper:
-                shifts = [abs(vals[name] - t.paper) for name, t in paper.items() if vals.get(name) is not None]
-            else:
-                base = ctx.reimpl.values
-                shifts = [
-                    abs(vals[Q.boundary(k)] - base[Q.boundary(k)])
-                    for k in ctx.params.tasks
-                    if vals.get(Q.boundary(k)) is not None
-                ]
-            rows.append(
-                {
-                    "id": c.id,
-                    "tau": c.params.get("tau"),
-                    "n": len(shifts),
-                    "from_paper": bool(paper),
-                    "mean": float(np.mean(shifts)) if shifts else None,
-                    "min": min(shifts, default=None),
-                    "max": max(shifts, default=None),
-                }
-            )
-        return F.ControlShifts.of("measured", controls=rows)
-
-    def _own_setting(self, ctx: Context):
-        """Where both arms miss a published value, the cause it can measure: the setting the authors' own code
-        path fits this table with (read from their code by their arm, ``details.own_setting``), refitted.
-
-        ``not_reported``: their arm did not run or did not report it; ``same``: it is the claim's own setting;
-        ``no_common_miss``: it differs, but no published value is missed by both arms; ``closes``: it differs,
-        and refitted there (both arms, and the re-implementation inside the authors' box where the claim
-        measures it) every published value both arms miss at the claim's setting comes back within its
-        tolerance in at least one of them (``closed``; the authors' code may stay a hair outside where it does
-        at the claim's own setting too); ``does_not_close``: some does not.
-        """
-        own = ctx.upstream.details.get("own_setting") if ctx.upstream.ok else None
-        if not own:
-            return F.OwnSettingNotReported.of("not_reported")
-        p = ctx.params
-        names = ("tau", "kappa", "lam")
-        changed = [k for k in names if not math.isclose(float(own[k]), float(getattr(p, k)), rel_tol=1e-12)]
-        where: dict[str, list[str]] = {}  # the file and lines that state each changed value, file by file
-        for k in changed:
-            file, _, line = own["where"][k].rpartition(":")
-            where.setdefault(file, []).append(line)
-        facts = {
-            "tau": own["tau"],
-            "kappa": own["kappa"],
-            "lam": own["lam"],
-            "changed": [{"name": k, "own": own[k], "claim": getattr(p, k), "where": own["where"][k]} for k in changed],
-            "where": [{"file": f, "lines": lines} for f, lines in where.items()],
-            "path": own.get("path"),
-        }
-        if not changed:
-            return F.OwnSetting.of("same", **facts)
-        paper = self._paper(ctx)
-        missed = [t for t in paper.values() if t.reimpl.holds is False and t.upstream.holds is False]
-        if not missed or not own.get("boundaries"):
-            return F.OwnSetting.of("no_common_miss", **facts)
-        data = task_data(leaderboard_frame(ctx.tables, p), p)
-        rng = np.random.default_rng(ctx.spec.seed)
-        z_eval = math.log10(p.eval_x)
-        options = p.estimator(tau=own["tau"], kappa=own["kappa"], lam=own["lam"])
-        rows = []
-        for t in missed:
-            label = t.quantity.partition(".")[2]
-            z, y = data[label]
-            mine = float(SigmoidQuantileRegressor(rng=rng, **options).fit(z, y).predict(z_eval))
-            boxed = None
-            if p.box_check is not None:  # and inside their box, where the claim measures it
-                model = SigmoidQuantileRegressor(rng=rng, **options, box=tuple(p.box_check)).fit(z, y)
-                boxed = float(model.predict(z_eval))
-            theirs = own["boundaries"][label]
-            rows.append(
-                {
-                    "label": label,
-                    "title": t.title,
-                    "paper": t.paper,
-                    "paper_text": t.paper_text,
-                    "tolerance": t.tolerance,
-                    "reimpl": t.reimpl.value,
-                    "upstream": t.upstream.value,
-                    "reimpl_at_own": mine,
-                    "upstream_at_own": theirs,
-                    "upstream_gap": abs(theirs - t.paper),
-                    "reimpl_gap": abs(mine - t.paper),
-                    "upstream_within": target_holds("~", theirs, paper=t.paper, tolerance=t.tolerance),
-                    "reimpl_within": target_holds("~", mine, paper=t.paper, tolerance=t.tolerance),
-                    "reimpl_boxed_at_own": boxed,
-                    "reimpl_boxed_gap": None if boxed is None else abs(boxed - t.paper),
-                    "reimpl_boxed_within": None
-                    if boxed is None
-                    else target_holds("~", boxed, paper=t.paper, tolerance=t.tolerance),
-                }
-            )
-        for r in rows:
-            r["closed"] = r["upstream_within"] or r["reimpl_within"] or bool(r["reimpl_boxed_within"])
-        closes = all(r["closed"] for r in rows)
-        return F.OwnSettingRefit.of(
-            "closes" if closes else "does_not_close",
-            **facts,
-            rows=rows,
-            titles=[r["title"] for r in rows],
-            one=len(rows) == 1,
-            n_rows=len(rows),
-            n_closed=sum(r["closed"] for r in rows),
-            n_upstream_within=sum(r["upstream_within"] for r in rows),
-            n_reimpl_within=sum(r["reimpl_within"] for r in rows),
-            largest_miss=max(max(abs(r["reimpl"] - r["paper"]), abs(r["upstream"] - r["paper"])) for r in rows),
-            smallest_miss=min(min(abs(r["reimpl"] - r["paper"]), abs(r["upstream"] - r["paper"])) for r in rows),
-            upstream_gap=max(r["upstream_gap"] for r in rows),
-            reimpl_gap=max(r["reimpl_gap"] for r in rows),
-            reimpl_within=all(r["reimpl_within"] for r in rows),
-            boxed=p.box_check is not None,
-            reimpl_boxed_gap=None if p.box_check is None else max(r["reimpl_boxed_gap"] for r in rows),
-            n_reimpl_boxed_within=None if p.box_check is None else sum(r["reimpl_boxed_within"] for r in rows),
-        )
-
-    def _explanation(self, ctx: Context):
-        """Why the arms' values differ, benchmark by benchmark: both optima scored on one objective, the setting
-        the authors' code actually fitted (their schedule of stages), and the re-implementation refitted inside
-        the authors' box. Each row gets one ``cause``:
-
-        ``same_optimum``: their optimum's objective is within :data:`OBJECTIVE_GAP` of the re-implementation's;
-        ``setting``: their last stage ran at another (tau, kappa) than the claim's, and the re-implementation
-        refitted there moves more than half the way to their value; ``box``: the refit inside their box does;
-        ``optimiser_short``: at the claim's own setting, even inside their box the re-implementation reaches a
-        lower objective than theirs; ``unexplained``: none of these (``box_measured`` says whether the box was
-        tried: without ``box_check`` it was not). Before any of these, ``different_data``: their fit is not of
-        the re-implementation's data (another number of points, or their curve covers another share of these
-        points than of theirs, as when one arm reads the scores on another scale), so the two optima cannot be
-        scored on one objective.
-        """
-        p = ctx.params
-        data = task_data(leaderboard_frame(ctx.tables, p), p)
-        kw = p.loss()
+        ``different_data``: the authors' fit is not of these points (another count, or their curve covers another
+        share of these points than of theirs, as when one arm reads another scale), so the optima cannot be
+        scored on one objective; ``same_optimum``: their objective is within :data:`OBJECTIVE_GAP` of the
+        re-implementation's; ``setting``: their last stage ran at another (tau, kappa) than the claim's and the
+        re-implementation refitted there moves more than half the way to their value; ``box``: the refit inside
+        their box does; ``optimiser_short``: at the claim's setting, even inside their box the re-implementation
+        reaches a lower objective than theirs; ``unexplained``: none of these."""
+        p, kw = ctx.params, ctx.params.loss()
         mine_fits, their_fits = ctx.reimpl.details["fits"], ctx.upstream.details.get("fits", {})
         boxed_fits = ctx.reimpl.details.get("boxed_fits", {})
-        rng = np.random.default_rng(ctx.spec.seed)
         rows = []
         for label, (z, y) in data.items():
-            theirs = their_fits.get(label, {}).get("params")
-            if not theirs:
+            fit = their_fits.get(label, {})
+            if not fit.get("params"):
                 continue
-            order = ("y0", "L", "a", "beta")
-            obj_mine = sigmoid_objective([mine_fits[label]["params"][k] for k in order], z, y, **kw)
-            obj_theirs = sigmoid_objective([theirs[k] for k in order], z, y, **kw)
-            fit = their_fits[label]
+            obj_mine = sigmoid_objective(_vector(mine_fits[label]["params"]), z, y, **kw)
+            obj_theirs = sigmoid_objective(_vector(fit["params"]), z, y, **kw)
             stage = _authors_last_stage(fit, p)
-            active = fit.get("bounds_active", [])
-            name = Q.boundary(label)
-            mine_v, their_v = ctx.reimpl.values[name], ctx.upstream.values[name]
-            boxed_v = ctx.reimpl.values.get(Q.boxed(name))
-            obj_boxed = boxed_fits[label]["objective"] if label in boxed_fits else None
             differs = not (math.isclose(stage[0], p.tau) and math.isclose(stage[1], p.kappa))
             at_stage = None
             if differs:
                 model = SigmoidQuantileRegressor(rng=rng, **p.estimator(tau=stage[0], kappa=stage[1])).fit(z, y)
                 at_stage = float(model.predict(math.log10(p.eval_x)))
-            gap = abs(mine_v - their_v)
-            # the same data? their fit's points and its coverage of them, against the re-implementation's data
-            their_cov = float(np.mean(y <= sigmoid_boundary(z, *(theirs[k] for k in order))))
+            their_cov = float(np.mean(y <= sigmoid_boundary(z, *_vector(fit["params"]))))
             same_data = fit.get("n", z.size) == z.size and (
                 fit.get("coverage") is None or abs(their_cov - fit["coverage"]) <= 2.0 / z.size
             )
+            name = Q.boundary(label)
+            mine_v, their_v = ctx.reimpl.values[name], ctx.upstream.values[name]
+            boxed_v = ctx.reimpl.values.get(Q.boxed(name))
+            obj_boxed = boxed_fits[label]["objective"] if label in boxed_fits else None
+            gap = abs(mine_v - their_v)
             if not same_data:
                 cause = "different_data"
             elif obj_theirs - obj_mine <= OBJECTIVE_GAP:
@@ -582,54 +278,66 @@ class BoundaryAtBudget(Protocol):
             rows.append(
                 {
                     "label": label,
-                    "reimpl": mine_v,
-                    "upstream": their_v,
-                    "difference": mine_v - their_v,
+                    "cause": cause,
                     "objective_reimpl": obj_mine,
                     "objective_upstream": obj_theirs,
-                    "objective_gap": obj_theirs - obj_mine,
-                    "bounds_active": [_bound_words(b) for b in active],
+                    "objective_reimpl_boxed": obj_boxed,
+                    "bounds_active": list(fit.get("bounds_active", [])),
                     "authors_tau": stage[0],
                     "authors_kappa": stage[1],
-                    "setting_differs": differs,
                     "reimpl_at_authors_setting": at_stage,
-                    "at_setting_gap": None if at_stage is None else abs(at_stage - their_v),
-                    "reimpl_boxed": boxed_v,
-                    "objective_reimpl_boxed": obj_boxed,
-                    "short_by": (obj_theirs - obj_boxed) if obj_boxed is not None else None,
-                    "box_measured": boxed_v is not None,
-                    "n_upstream": fit.get("n"),
-                    "n_reimpl": int(z.size),
-                    "coverage_upstream": fit.get("coverage"),
-                    "coverage_of_theirs_here": their_cov,
-                    "cause": cause,
                 }
             )
-        differing = [r for r in rows if r["cause"] not in ("same_optimum", "different_data")]
-        by_setting = [r for r in differing if r["cause"] == "setting"]
-        setting = None
-        if by_setting:
-            setting = {
-                "labels": [r["label"] for r in by_setting],
-                "all": len(by_setting) == len(rows),
-                "one": len(by_setting) == 1,
-                "kappas": sorted({r["authors_kappa"] for r in by_setting}),
-                "largest_gap": max(r["at_setting_gap"] for r in by_setting),
-                "largest_difference": max(abs(r["difference"]) for r in by_setting),
-            }
-        return F.Explanation.of(
-            "explained",
-            rows=rows,
-            differing=[r for r in differing if r["cause"] != "setting"],
-            setting=setting,
-            n_differing=len(differing),
-            different_data=[r["label"] for r in rows if r["cause"] == "different_data"],
-            box_measured=p.box_check is not None,
-            box=list(p.box_check) if p.box_check else None,
-            objective_gap=OBJECTIVE_GAP,
-            kappa_stages=list(AUTHORS_KAPPA_STAGES),
-            warm_start=p.warm_start,
-        )
+        return rows
+
+    def _their_starts(self, ctx: Context, data, alt: dict) -> list[dict]:
+        """Why the authors' two starts give different values, benchmark by benchmark: ``setting``: their warm
+        start's last stage ran at another (tau, kappa) than the claim's (their schedule,
+        :data:`AUTHORS_KAPPA_STAGES`) while the cold start fits the claim's; ``stopped``: both fit the claim's
+        setting and one start's optimum is more than :data:`OBJECTIVE_GAP` above the other's on the shared
+        objective (``short``: which start); ``flat``: both reach the same objective, at different points."""
+        p, kw = ctx.params, ctx.params.loss()
+        fits, rows = ctx.upstream.details.get("fits", {}), []
+        for label, (z, y) in data.items():
+            if label not in alt or label not in fits:
+                continue
+            warm, cold = (fits[label], alt[label]) if p.warm_start else (alt[label], fits[label])
+            stage = _authors_last_stage({**warm, "continuation": True}, p)
+            row = {"label": label, "authors_kappa": stage[1], "short": None}
+            if not (math.isclose(stage[0], p.tau) and math.isclose(stage[1], p.kappa)):
+                row["cause"] = "setting"
+            else:
+                obj_warm = sigmoid_objective(_vector(warm["params"]), z, y, **kw)
+                obj_cold = sigmoid_objective(_vector(cold["params"]), z, y, **kw)
+                if abs(obj_warm - obj_cold) <= OBJECTIVE_GAP:
+                    row["cause"] = "flat"
+                else:
+                    row["cause"], row["short"] = "stopped", "warm" if obj_warm > obj_cold else "cold"
+            rows.append(row)
+        return rows
+
+    def _own_setting_refits(self, ctx: Context, data, rng) -> dict:
+        """The re-implementation refitted at the setting the authors' code path reads (their arm's
+        ``details.own_setting``), for every published value both arms miss, where that setting differs from the
+        claim's: ``{label: {"reimpl", "boxed"}}`` (``boxed``: inside their box, ``None`` without ``box_check``)."""
+        own, p = ctx.upstream.details.get("own_setting"), ctx.params
+        same = own and all(math.isclose(float(own[k]), float(getattr(p, k)), rel_tol=1e-12) for k in _OWN)
+        if not own or not own.get("boundaries") or same:
+            return {}
+        options = p.estimator(**{k: float(own[k]) for k in _OWN})
+        z_eval, out = math.log10(p.eval_x), {}
+        for t in ctx.targets:
+            if not (t.quantity.startswith("boundary.") and t.reimpl.holds is False and t.upstream.holds is False):
+                continue
+            z, y = data[t.quantity.partition(".")[2]]
+            mine = float(SigmoidQuantileRegressor(rng=rng, **options).fit(z, y).predict(z_eval))
+            boxed = None
+            if p.box_check is not None:
+                boxed = float(
+                    SigmoidQuantileRegressor(rng=rng, **options, box=tuple(p.box_check)).fit(z, y).predict(z_eval)
+                )
+            out[t.quantity.partition(".")[2]] = {"reimpl": mine, "boxed": boxed}
+        return out
 
     # -- figures ----------------------------------------------------------------------------------------
 
@@ -647,7 +355,7 @@ class BoundaryAtBudget(Protocol):
         p = ctx.params
         data = task_data(leaderboard_frame(ctx.tables, p), p)
         z_eval = math.log10(p.eval_x)
-        paper = self._paper(ctx)
+        paper = {t.quantity: t for t in ctx.targets if t.relation == "~" and t.quantity.startswith("boundary.")}
         ctl = next((c for c in ctx.controls if c.control == "tau_override" and c.reimpl.ran), None)
         z_all = np.concatenate([z for z, _ in data.values()])
         y_all = np.concatenate([y for _, y in data.values()])

@@ -6,7 +6,19 @@ percent scores, the claim's own settings moved).
 
 from __future__ import annotations
 
+from harness.rendering.results import results_for
+
 from . import Variant, all_of, chain, only_tasks, refit_arm, set_params, state_is, verdict_is, within_paper
+
+
+def _support(state: str, at_or_above_over: int = -1):
+    """Where the evaluation point sits in the data (and, optionally, more than so many models at or above it)."""
+
+    def expect(rec):
+        s = results_for(rec).support
+        assert s["state"] == state and s["n_at_or_above"] > at_or_above_over, (state, s)
+
+    return expect
 
 
 def _boundary_relations(raw):
@@ -64,13 +76,11 @@ BOUNDARY = [
         "c002_inside_1e23",
         "002",
         _at(100),
-        all_of(
-            state_is("eval_support", "inside"), lambda rec: rec.findings["eval_support"].facts["n_at_or_above"] > 2000
-        ),
+        _support("inside", 2000),
     ),
-    Variant("c002_edge_1e25", "002", _at(1e4), state_is("eval_support", "edge")),
-    Variant("c002_beyond_1e26", "002", _at(1e5), state_is("eval_support", "beyond")),
-    Variant("c002_below_1e18", "002", _at(1e-3), state_is("eval_support", "below")),
+    Variant("c002_edge_1e25", "002", _at(1e4), _support("edge")),
+    Variant("c002_beyond_1e26", "002", _at(1e5), _support("beyond")),
+    Variant("c002_below_1e18", "002", _at(1e-3), _support("below")),
     Variant(
         "c002_tau50",
         "002",
@@ -84,12 +94,7 @@ BOUNDARY = [
         "002",
         set_params(kappa=20.0, box_check=None),
         extra_arms=_kappa_schedule_arm,
-        expect_arms={
-            "authors_at_25": lambda rec: (
-                rec.findings["explanation"].facts["setting"]["all"]
-                and not rec.findings["explanation"].facts["differing"]
-            )
-        },
+        expect_arms={"authors_at_25": lambda rec: all(r["cause"] == "setting" for r in results_for(rec).arm_rows)},
         notes="the authors' schedule never reaches κ = 20",
     ),
     Variant("c002_kappa200", "002", set_params(kappa=200.0, box_check=None, robustness_cold_start=False)),

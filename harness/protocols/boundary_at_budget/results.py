@@ -1,0 +1,253 @@
+"""Results of ``boundary_at_budget``: the facts its report states, each derived once from the record.
+
+Rendering layer: arithmetic on recorded values (the arms' values and details, the targets, the evidence the claim
+run measured), no fit. The report keeps two comparisons apart: each arm against the paper
+(:attr:`Results.against_paper`) and the arms against each other (:attr:`Results.between_arms`); and two gaps:
+a difference of boundaries (a score) and a difference of objectives (a loss), never in one column.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cached_property
+
+from ...core.quantities import budget_text
+from ...core.relations import target_holds, within_tolerance
+from ...rendering.results import Results as BaseResults
+from . import quantities as Q
+
+__all__ = ["Results", "THIN_TAIL_SHARE", "PRINTED"]
+
+#: The evaluation point rests on a thin upper tail when fewer than this share of the models lie at or above it.
+THIN_TAIL_SHARE = 0.2
+#: Without a tolerance to judge the other start against: half a unit of the fourth decimal the tables print.
+PRINTED = 0.5e-4
+
+#: The limits of the authors' optimiser box in words (``beta=0.05``: the slope at 0.05).
+_LIMITS = {
+    "z*=z_min": "midpoint at the lowest z",
+    "z*=z_max": "midpoint at the highest z",
+    "y0=0": "floor at 0",
+    "L=0": "flat curve",
+    "y0+L=1": "top at 1",
+}
+
+
+def _limit_words(name: str) -> str:
+    return f"slope at {name.partition('=')[2]}" if name.startswith("beta=") else _LIMITS.get(name, name)
+
+
+def _largest(values) -> float | None:
+    values = [abs(v) for v in values if v is not None]
+    return max(values) if values else None
+
+
+class Results(BaseResults):
+    """boundary_at_budget: each benchmark's boundary at the budget, both arms, the paper, the τ control."""
+
+    @cached_property
+    def labels(self) -> list[str]:
+        return list(self.params["tasks"])
+
+    @cached_property
+    def budget(self) -> str:
+        return budget_text(self.params["eval_x"])
+
+    @cached_property
+    def z_eval(self) -> float:
+        return math.log10(self.params["eval_x"])
+
+    @cached_property
+    def paper(self) -> dict:
+        """The targets that give a published value of a boundary, by quantity."""
+        return {t.quantity: t for t in self.record.targets if t.relation == "~" and t.quantity.startswith("boundary.")}
+
+    @cached_property
+    def tau_control(self) -> dict | None:
+        """The τ-override control whose re-implementation ran: ``{"id", "tau"}``, else ``None``."""
+        c = next((c for c in self.record.controls if c.control == "tau_override" and c.reimpl.ran), None)
+        return {"id": c.id, "tau": c.params["tau"]} if c else None
+
+    @cached_property
+    def rows(self) -> list[dict]:
+        """One row per benchmark: both arms' boundaries, the paper's, each arm's difference from it, the control's."""
+        ctl = self.control_values(self.tau_control["id"]) if self.tau_control else {}
+        out = []
+        for label in self.labels:
+            name, t = Q.boundary(label), self.paper.get(Q.boundary(label))
+            mine, theirs, cv = self.mine.get(name), self.theirs.get(name), ctl.get(name)
+            out.append(
+                {
+                    "label": label,
+                    "mine": mine,
+                    "theirs": theirs,
+                    "paper_text": t.paper_text if t else None,
+                    "mine_minus_paper": t.reimpl.delta if t else None,
+                    "theirs_minus_paper": t.upstream.delta if t else None,
+                    "control": cv,
+                    "control_minus_paper": (cv - t.paper) if (t and cv is not None) else None,
+                }
+            )
+        return out
+
+    @cached_property
+    def against_paper(self) -> dict:
+        """Each arm against the published values, counted apart: how many lie within their tolerance, and the
+        largest distance. ``theirs_*`` is ``None`` where the authors' arm did not run."""
+        ts = list(self.paper.values())
+        return {
+            "n": len(ts),
+            "mine_within": sum(t.reimpl.holds is True for t in ts),
+            "mine_largest": _largest(t.reimpl.delta for t in ts),
+            "theirs_within": sum(t.upstream.holds is True for t in ts) if self.authors_ran else None,
+            "theirs_largest": _largest(t.upstream.delta for t in ts) if self.authors_ran else None,
+        }
+
+    @cached_property
+    def between_arms(self) -> dict | None:
+        """The arms against each other (not against the paper): their largest difference on a boundary, where,
+        and whether every boundary with a tolerance lies within it of the other arm's. ``None`` without theirs."""
+        pairs = [
+            (k, self.mine[Q.boundary(k)], self.theirs.get(Q.boundary(k)))
+            for k in self.labels
+            if self.theirs.get(Q.boundary(k)) is not None
+        ]
+        if not pairs:
+            return None
+        label, a, b = max(pairs, key=lambda x: abs(x[1] - x[2]))
+        tols = {k: t.tolerance for k, t in ((q.partition(".")[2], t) for q, t in self.paper.items())}
+        return {
+            "largest": abs(a - b),
+            "label": label,
+            "within": all(within_tolerance(a - b, tols[k]) for k, a, b in pairs if k in tols) if tols else None,
+        }
+
+    @cached_property
+    def support(self) -> dict:
+        """Where the evaluation point sits in the data and how many models stand behind the boundary there.
+
+        ``state``: ``beyond`` / ``below`` every model's z; inside the data, ``edge_models`` = 1/(1 - τ) models
+        are needed for one, on average, to lie above a τ-quantile: with fewer at or above the point it is
+        ``edge`` where they are under :data:`THIN_TAIL_SHARE` of the table, else ``small_table``; with enough,
+        ``upper_tail`` under that share, else ``inside``. ``expected_above``: n_at_or_above × (1 − τ)."""
+        n, n_above = self.data["oll_rows_with_compute"], self.mine_details["n_at_or_above_eval"]
+        tau = self.params["tau"]
+        z_min, z_max, edge = self.data["z_min"], self.data["z_max"], 1.0 / (1.0 - tau)
+        thin = n_above / n < THIN_TAIL_SHARE
+        if self.z_eval > z_max:
+            state = "beyond"
+        elif self.z_eval < z_min:
+            state = "below"
+        elif n_above < edge:
+            state = "edge" if thin else "small_table"
+        else:
+            state = "upper_tail" if thin else "inside"
+        return {
+            "state": state,
+            "z_min": z_min,
+            "z_max": z_max,
+            "n_at_or_above": n_above,
+            "n_models": n,
+            "share": n_above / n,
+            "thin_share": THIN_TAIL_SHARE,
+            "edge_models": math.ceil(edge - 1e-9),
+            "expected_above": n_above * (1.0 - tau),
+        }
+
+    @cached_property
+    def start(self) -> dict | None:
+        """How far the other start moves each arm's boundaries, against the smallest tolerance (or
+        :data:`PRINTED` without one), and, where the authors' move beyond it, the measured cause per group of
+        benchmarks. ``None`` where the claim asks for no other start."""
+        if not self.params.get("robustness_cold_start"):
+            return None
+        tols = sorted(((t.tolerance, t.tolerance_text) for t in self.paper.values()), key=lambda x: x[0])
+        tol, tol_text = tols[0] if tols else (PRINTED, None)
+        mine, theirs = self.mine[Q.ALT_START_MAX_SHIFT], self.theirs.get(Q.ALT_START_MAX_SHIFT)
+        causes: dict[tuple, dict] = {}
+        for row in self.evidence.get("their_starts", []):
+            a, b = self.theirs.get(Q.boundary(row["label"])), self.theirs.get(Q.alt_start_boundary(row["label"]))
+            if a is None or b is None or within_tolerance(a - b, tol):
+                continue
+            g = causes.setdefault((row["cause"], row["authors_kappa"], row["short"]), {**row, "labels": []})
+            g["labels"].append(row["label"])
+        return {
+            "alternative": "cold" if self.params["warm_start"] else "warm",
+            "mine": mine,
+            "theirs": theirs,
+            "tolerance": tol,
+            "tolerance_text": tol_text,
+            "mine_within": within_tolerance(mine, tol),
+            "theirs_within": None if theirs is None else within_tolerance(theirs, tol),
+            "causes": [{k: g[k] for k in ("cause", "labels", "authors_kappa", "short")} for g in causes.values()],
+        }
+
+    @cached_property
+    def arm_rows(self) -> list[dict]:
+        """Per benchmark both arms measure: the difference of their boundaries (a score) and of their optima's
+        objectives on the one objective both minimise (a loss), apart, with the cause the claim run measured."""
+        out = []
+        for e in self.evidence.get("arms", []):
+            name = Q.boundary(e["label"])
+            mine, theirs = self.mine[name], self.theirs[name]
+            boxed_obj = e["objective_reimpl_boxed"]
+            out.append(
+                {
+                    "label": e["label"],
+                    "cause": e["cause"],
+                    "boundary_gap": theirs - mine,
+                    "objective_gap": e["objective_upstream"] - e["objective_reimpl"],
+                    "boxed_objective_gap": None if boxed_obj is None else e["objective_upstream"] - boxed_obj,
+                    "mine": mine,
+                    "theirs": theirs,
+                    "mine_boxed": self.mine.get(Q.boxed(name)),
+                    "mine_at_their_setting": e["reimpl_at_authors_setting"],
+                    "their_kappa": e["authors_kappa"],
+                    "their_limits": [_limit_words(b) for b in e["bounds_active"]],
+                }
+            )
+        return out
+
+    @cached_property
+    def arm_causes(self) -> list[dict]:
+        """The benchmarks whose optima differ (any cause but ``same_optimum``), with their rows."""
+        return [r for r in self.arm_rows if r["cause"] != "same_optimum"]
+
+    @cached_property
+    def own_setting(self) -> dict | None:
+        """The setting the authors' code path reads where it differs from the claim's, and, for every published
+        value both arms miss, both arms refitted there: ``state`` ``no_common_miss`` (none is missed by both),
+        ``closes`` (each comes back within its tolerance in some arm) or ``does_not_close``. ``None`` where
+        their arm did not report it or it is the claim's."""
+        own = self.their_details.get("own_setting") if self.authors_ran else None
+        if not own:
+            return None
+        changed = [
+            {"name": k, "own": own[k], "claim": self.params[k], "where": own["where"][k]}
+            for k in ("tau", "kappa", "lam")
+            if not math.isclose(float(own[k]), float(self.params[k]), rel_tol=1e-12)
+        ]
+        if not changed:
+            return None
+        refits = self.evidence.get("own_setting", {})
+        rows = []
+        for label, r in refits.items():
+            t = self.paper[Q.boundary(label)]
+            theirs = own["boundaries"][label]
+            within = [target_holds("~", v, paper=t.paper, tolerance=t.tolerance) for v in (theirs, r["reimpl"])]
+            if r["boxed"] is not None:
+                within.append(target_holds("~", r["boxed"], paper=t.paper, tolerance=t.tolerance))
+            rows.append(
+                {
+                    "label": label,
+                    "paper_text": t.paper_text,
+                    "mine": t.reimpl.value,
+                    "theirs": t.upstream.value,
+                    "mine_at_own": r["reimpl"],
+                    "mine_boxed_at_own": r["boxed"],
+                    "theirs_at_own": theirs,
+                    "closed": any(within),
+                }
+            )
+        state = "no_common_miss" if not rows else "closes" if all(r["closed"] for r in rows) else "does_not_close"
+        return {"state": state, "changed": changed, "path": own.get("path"), "rows": rows}
