@@ -84,7 +84,7 @@ TARGETS = [
 
 
 def _results(*, box=True, authors=True, targets=TARGETS):
-    details = {"n_pairs": 2, "pair_gaps": PAIRS, "knot_rows": KNOTS}
+    details = {"pair_gaps": PAIRS, "knot_rows": KNOTS}
     if box:
         details["boxed"] = {"box": [0.05, 50.0], "free_fits_outside": OUTSIDE}
     r = results.Results.__new__(results.Results)

@@ -210,7 +210,6 @@ class EstimatorComparison(Protocol):
         )
         by_k = {r["n_intervals"]: r for r in ks["rows"]} | {params.ispline_intervals: table["ispline"]}
         details = {
-            "n_pairs": res["n_pairs"],
             # the sigmoid and I-spline fits: the starts of the bootstrap's refits and what the tail table reads
             "fitted": [{k: f[k] for k in ("task", "t", "estimator", "params")} for f in res["fitted"]],
             "pair_gaps": _pair_gaps(res["per_pair"]),
@@ -369,7 +368,7 @@ class EstimatorComparison(Protocol):
         return {
             "tau": ctx.params.tau,
             "kappa": ctx.params.kappa,
-            "n_pairs": ctx.reimpl.details["n_pairs"],
+            "n_pairs": len(ctx.reimpl.details["pair_gaps"]),
             "rows": rows,
             "cells": cells,
         }
