@@ -70,8 +70,9 @@ Controls (neither is in their code):
   depend on z, so its ID loss is the CSV's ``L_null``. Value ``advantage.id``
   = mean over shuffles of the mean over pairs of ``L_null - L_sigmoid``.
 
-The record keeps neither the CSV rows nor the per-pair metrics (the values are their means), nor the shuffles'
-per-pair losses (``advantage_each`` is their mean per shuffle).
+The record keeps per pair only their sigmoid's fit: not the CSV rows, the per-pair metrics (the values are their
+means), knots and checks (summarised in ``settings`` and ``check``), nor the shuffles' per-pair losses
+(``advantage_each`` is their mean per shuffle).
 """
 
 from __future__ import annotations
@@ -475,8 +476,8 @@ def combine(request: dict, answers: list[dict]) -> dict:
             },
         }
     ordered = {c["id"]: controls[c["id"]] for c in request.get("controls", [])}
-    # the per-pair metrics are the values' terms and the CSV rows their source: neither is kept in the record
-    kept = ("task", "t", "sigmoid_fit", "ispline_knots", "check")
-    per_pair = [{k: x[k] for k in kept} for x in main["details"]["per_pair"]]
+    # kept per pair: their sigmoid's fit; the metrics are the values' terms, the CSV rows their source, the
+    # knots and checks summarised in ``settings`` and ``check``
+    per_pair = [{k: x[k] for k in ("task", "t", "sigmoid_fit")} for x in main["details"]["per_pair"]]
     details = {**main["details"], "per_pair": per_pair, "requests": len(answers)}
     return {"values": main["values"], "details": details, "controls": ordered}
