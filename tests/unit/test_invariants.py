@@ -108,14 +108,6 @@ def test_a_thin_tail_asserts_the_share_it_rests_on():
     assert any("'eval_support' in state 'inside'" in p and "share" in p for p in found), found
 
 
-def test_a_tie_asserts_the_knot_spread():
-    rec = _record("003")
-    f = rec.findings["ood_reading"]
-    other = "behind" if f.facts["loss_reading"] == "tie" else "tie"
-    found = problems(_with(rec, "ood_reading", loss_reading=other))
-    assert any("a tie on OOD loss" in p for p in found), found
-
-
 def test_a_convention_whose_refit_gave_no_number_reaches_nothing():
     # the summed convention's refit may give a NaN boundary, stated as None: read as not within reach, as the
     # producer reads it (nan <= within is false), not a TypeError in the check

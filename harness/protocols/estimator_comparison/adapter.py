@@ -40,8 +40,7 @@ must be 3 and ``ispline_lam`` that default. ``knot_grid`` (a knot-count
 sensitivity), ``warm_start``, ``n_random`` and ``box_check``
 belong to the re-implementation (their box is reported in details instead).
 
-Details: ``per_pair`` (every column of both rows of each CSV) with, per pair,
-the sigmoid their pipeline fits (``fit_sigmoid_enhanced`` called as
+Details: ``per_pair``, per pair: the sigmoid their pipeline fits (``fit_sigmoid_enhanced`` called as
 ``fit_sigmoid_frontier`` calls it on the training set rebuilt with their
 loaders): parameters, objective, ``bounds_active`` (limits of their box
 within 1e-8: ``z*=z_min``/``z*=z_max`` = the edges of the training z range,
@@ -70,6 +69,10 @@ Controls (neither is in their code):
   it (``interpolate_curve``, ``smooth_pinball_loss``). Their constant does not
   depend on z, so its ID loss is the CSV's ``L_null``. Value ``advantage.id``
   = mean over shuffles of the mean over pairs of ``L_null - L_sigmoid``.
+
+The record keeps per pair only their sigmoid's fit: not the CSV rows, the per-pair metrics (the values are their
+means), knots and checks (summarised in ``settings`` and ``check``), nor the shuffles' per-pair losses
+(``advantage_each`` is their mean per shuffle).
 """
 
 from __future__ import annotations
@@ -455,6 +458,7 @@ def combine(request: dict, answers: list[dict]) -> dict:
     for part, a in zip(_controls(request), rest):
         if part.get("beta_zero"):
             d = dict(a["details"])
+            d["per_pair"] = [{k: r[k] for k in ("task", "t", "constant", "quantile_constant")} for r in d["per_pair"]]
             controls[part["control"]] = {"values": d.pop("values"), "details": d}
         else:
             shuffles.setdefault(part["control"], []).append(a["details"])
@@ -469,8 +473,11 @@ def combine(request: dict, answers: list[dict]) -> dict:
                 "shuffled_periods": each[0]["shuffled_periods"],
                 "how": "compute proxy permuted among the models of each training period (shared by tasks); their "
                 "sigmoid refitted (fit_sigmoid_predictor) and its ID loss compared with the real L_null",
-                "sigmoid_pinball_id_each": [d["losses"] for d in each],
             },
         }
     ordered = {c["id"]: controls[c["id"]] for c in request.get("controls", [])}
-    return {"values": main["values"], "details": {**main["details"], "requests": len(answers)}, "controls": ordered}
+    # kept per pair: their sigmoid's fit; the metrics are the values' terms, the CSV rows their source, the
+    # knots and checks summarised in ``settings`` and ``check``
+    per_pair = [{k: x[k] for k in ("task", "t", "sigmoid_fit")} for x in main["details"]["per_pair"]]
+    details = {**main["details"], "per_pair": per_pair, "requests": len(answers)}
+    return {"values": main["values"], "details": details, "controls": ordered}

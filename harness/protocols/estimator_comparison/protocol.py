@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from ...core.relations import target_holds, within_tolerance
 from ...core.schema import Count, Number
 from ...parallel.fanout import Mapper
 from ...stats.estimator_comparison import (
@@ -43,7 +42,6 @@ from ..base import Choice, Context, Measurement, Protocol, ProtocolParams
 from ..leaderboard import DATA_CHOICES, ESTIMATOR_CHOICES, EstimatorParams, LeaderboardParams, leaderboard_columns
 from ..periods import (
     PeriodParams,
-    box_explanation,
     boxed_options,
     outside_box,
     period_frame,
@@ -52,7 +50,6 @@ from ..periods import (
     split_tail_support,
 )
 from . import CARD
-from . import findings as F
 from . import quantities as Q
 
 __all__ = ["EstimatorComparisonParams", "BetaZero", "ShuffleZ", "EstimatorComparison"]
@@ -66,8 +63,8 @@ class EstimatorComparisonParams(LeaderboardParams, EstimatorParams, PeriodParams
     knot_grid: list[Count] = Field(
         default_factory=lambda: [2, 3, 4, 5, 6],
         min_length=1,
-        description="knot counts (distinct, 1 to 50) the I-spline is also fitted at; an OOD loss gap no larger "
-        "than the spread of its OOD pinball loss over them is a tie",
+        description="knot counts (distinct, 1 to 50) the I-spline is also fitted at, to show whether each asserted "
+        "ordering holds at every one",
     )
     n_shuffles: Count = Field(5, ge=1, le=1000, description="shuffles of shuffle_z when its own params omit it")
 
@@ -90,6 +87,14 @@ class ShuffleZ(ProtocolParams):
 def _gaps(t: dict[str, dict[str, float]]) -> dict[str, float]:
     """The gaps of :data:`Q.GAPS` whose two estimators are in the table ``t``."""
     return {name: t[a][m] - t[b][m] for name, (m, a, b) in Q.GAPS.items() if a in t and b in t}
+
+
+def _pair_gaps(per_pair: list[dict]) -> list[dict]:
+    """Every gap of :data:`Q.GAPS` on each task-period pair alone (Table 2's cells are their means)."""
+    by: dict[tuple, dict] = {}
+    for r in per_pair:
+        by.setdefault((r["task"], r["t"]), {}).update({Q.metric(m, r["estimator"]): r[m] for m in METRICS})
+    return [{"task": task, "t": t, **Q.gap_values(v)} for (task, t), v in by.items()]
 
 
 def _estimators_read(quantities) -> list[str] | None:
@@ -118,10 +123,6 @@ def _eval_kwargs(params) -> dict:
         "min_bin_size": params.min_bin_size,
         "map_fn": Mapper("fits of the splits"),
     }
-
-
-def _sign_word(x: float | None, positive: str, negative: str) -> str | None:
-    return None if x is None else (positive if x > 0 else negative)
 
 
 def _inits(fitted: list[dict]) -> dict:
@@ -166,7 +167,6 @@ class EstimatorComparison(Protocol):
         ),
         **DATA_CHOICES,
     }
-    FINDINGS = F.FINDINGS
 
     def columns(self, params):
         return leaderboard_columns(params, date_col=params.date_col)
@@ -208,24 +208,13 @@ class EstimatorComparison(Protocol):
             if others
             else {"rows": []}
         )
-        by_k = {r["n_intervals"]: r for r in ks["rows"]}
-        by_k[params.ispline_intervals] = {"n_intervals": params.ispline_intervals, **table["ispline"]}
-        rows = []
-        for k in sorted(by_k):
-            g = _gaps({**table, "ispline": by_k[k]})
-            rows.append(
-                {
-                    **by_k[k],
-                    "claimed": k == params.ispline_intervals,
-                    **{name: g[name] for name in ("gap.pinball_id", "gap.pinball_ood", "gap.calibration_ood")},
-                }
-            )
+        by_k = {r["n_intervals"]: r for r in ks["rows"]} | {params.ispline_intervals: table["ispline"]}
         details = {
-            "n_pairs": res["n_pairs"],
-            "table": table,
-            "per_pair": res["per_pair"],
-            "fitted": res["fitted"],
-            "knot_rows": rows,
+            # the sigmoid and I-spline fits: the starts of the bootstrap's refits and what the tail table reads
+            "fitted": [{k: f[k] for k in ("task", "t", "estimator", "params")} for f in res["fitted"]],
+            "pair_gaps": _pair_gaps(res["per_pair"]),
+            # the I-spline's four metrics at every knot count of the grid (the claimed one is the table's)
+            "knot_rows": [{"n_intervals": k, **{m: by_k[k][m] for m in METRICS}} for k in sorted(by_k)],
         }
         if params.box_check is not None:
             boxed = estimator_table(
@@ -245,15 +234,9 @@ class EstimatorComparison(Protocol):
             outside = outside_box(df, params, free)
             for o in outside:
                 key = (o["task"], o["t"])
-                o.update({m: mine_pp[key][m] for m in METRICS})
-                o.update({f"boxed_{m}": box_pp[key][m] for m in METRICS})
-            details["boxed"] = {
-                "box": list(params.box_check),
-                "n_keep": boxed_options(params)["n_keep"],
-                "per_pair": boxed["per_pair"],
-                "fitted": boxed["fitted"],
-                "free_fits_outside": outside,
-            }
+                o.update({m: mine_pp[key][m] for m in ("pinball_id", "pinball_ood")})
+                o.update({f"boxed_{m}": box_pp[key][m] for m in ("pinball_id", "pinball_ood")})
+            details["boxed"] = {"box": list(params.box_check), "free_fits_outside": outside}
         return Measurement(values, details)
 
     def control(self, kind, cparams, params: EstimatorComparisonParams, tables, rng, baseline):
@@ -267,10 +250,7 @@ class EstimatorComparison(Protocol):
                 rng=rng,
                 **_eval_kwargs(params),
             )
-            return Measurement(
-                {Q.metric(m, "sigmoid"): res["table"][m] for m in METRICS},
-                {"table": res["table"], "fitted": res["fitted"]},
-            )
+            return Measurement({Q.metric(m, "sigmoid"): res["table"][m] for m in METRICS})
         n = cparams.n_shuffles or params.n_shuffles
         res = shuffled_z_advantage(
             df,
@@ -317,312 +297,6 @@ class EstimatorComparison(Protocol):
             "the dated leaderboard rows (every period resampled together)",
             _table_on,
             design,
-        )
-
-    # -- findings ---------------------------------------------------------------------------------------
-
-    def findings(self, ctx: Context) -> dict:
-        v, uv = ctx.reimpl.values, (ctx.upstream.values if ctx.upstream.ok else {})
-        cells = {t.quantity: t for t in ctx.targets if t.relation == "~"}
-        pv = {name: t.paper for name, t in cells.items()}
-        # the differences the claim draws, computed from the paper's own cells where it prints both
-        for name, (m, a, b) in Q.GAPS.items():
-            if Q.metric(m, a) in pv and Q.metric(m, b) in pv:
-                pv[name] = pv[Q.metric(m, a)] - pv[Q.metric(m, b)]
-        out = {
-            "summary": self._summary(ctx, v, uv, cells),
-            "table": self._table(ctx, v, uv, cells),
-            "comparisons": self._comparisons(ctx, v, uv, pv),
-            "ood_reading": self._ood_reading(ctx, v, uv, pv),
-            "knots": self._knots(ctx, v),
-        }
-        if ctx.params.box_check is not None:
-            out["box"] = self._box(ctx, v, uv, cells, pv)
-        for c in ctx.controls:
-            if not c.reimpl.ran:
-                continue
-            if c.control == "beta_zero":
-                out["beta_zero"] = self._beta_zero(ctx, c, v)
-            elif c.control == "shuffle_z":
-                out["shuffle_z"] = self._shuffle_z(ctx, c, v)
-        return out
-
-    def _summary(self, ctx, v, uv, cells):
-        def paper(name):
-            return cells[name].paper_text if name in cells else None
-
-        missed = [
-            {
-                "title": t.title,
-                "role": t.role,
-                "value": t.reimpl.value,
-                "requirement": t.requirement,
-                "beyond": t.reimpl.beyond,
-                "decimals": t.decimals + 1,
-            }
-            for t in ctx.targets
-            if t.outcome == "fails"
-        ]
-        facts = {
-            "n_pairs": ctx.reimpl.details["n_pairs"],
-            "n_tasks": len(ctx.params.tasks),
-            "n_splits": len(ctx.data["splits"]),
-            "missed": missed,
-        }
-        for m in ("pinball_id", "pinball_ood"):
-            for e in ("sigmoid", "ispline"):
-                name = Q.metric(m, e)
-                facts[f"{m}_{e}"] = v[name]
-                facts[f"{m}_{e}_paper"] = paper(name)
-                facts[f"{m}_{e}_upstream"] = uv.get(name)
-        facts["has_paper"] = any(
-            facts[f"{m}_{e}_paper"] is not None for m in ("pinball_id", "pinball_ood") for e in ("sigmoid", "ispline")
-        )
-        if ctx.params.box_check is not None:
-            sig = {name: t for name, t in cells.items() if name.endswith(".sigmoid")}
-            facts["boxed_pinball_id"] = v[Q.boxed(Q.metric("pinball_id", "sigmoid"))]
-            facts["boxed_pinball_ood"] = v[Q.boxed(Q.metric("pinball_ood", "sigmoid"))]
-            facts["n_boxed_cells"] = len(sig)
-            facts["boxed_missed"] = [
-                t.title
-                for name, t in sig.items()
-                if not target_holds("~", v[Q.boxed(name)], paper=t.paper, tolerance=t.tolerance)
-            ]
-            facts["boxed_rescues"] = [
-                t.title
-                for name, t in sig.items()
-                if t.reimpl.holds is False and target_holds("~", v[Q.boxed(name)], paper=t.paper, tolerance=t.tolerance)
-            ]
-        return F.Summary.of("measured", **facts)
-
-    def _table(self, ctx, v, uv, cells):
-        rows = [
-            {
-                "estimator": Q.ESTIMATOR_NAMES[e].capitalize() if e == "sigmoid" else Q.ESTIMATOR_NAMES[e],
-                **{m: v[Q.metric(m, e)] for m in METRICS},
-                **{f"{m}_upstream": uv.get(Q.metric(m, e)) for m in METRICS},
-                **{
-                    f"{m}_paper": cells[Q.metric(m, e)].paper_text if Q.metric(m, e) in cells else None for m in METRICS
-                },
-            }
-            for e in ESTIMATORS
-        ]
-        cell_rows = [
-            {
-                "title": t.title,
-                "role": t.role,
-                "delta_reimpl": t.reimpl.delta,
-                "delta_upstream": t.upstream.delta,
-                "tolerance_text": t.tolerance_text,
-                "holds": t.reimpl.holds,
-            }
-            for t in cells.values()
-        ]
-        return F.Table.of(
-            "measured",
-            rows=rows,
-            cells=cell_rows,
-            n_cells=len(cells),
-            all_holding=bool(cells) and all(t.reimpl.holds is True for t in cells.values()),
-            n_holding=sum(t.reimpl.holds is True for t in cells.values()),
-            n_holding_upstream=sum(t.upstream.holds is True for t in cells.values()),
-        )
-
-    def _comparisons(self, ctx, v, uv, pv):
-        rows = [
-            {
-                "title": t.title,
-                "reimpl": t.reimpl.value,
-                "upstream": t.upstream.value,
-                "paper": pv.get(t.quantity),
-                "requirement": t.requirement,
-                "holds": t.reimpl.holds,
-                "holds_upstream": t.upstream.holds,
-            }
-            for t in ctx.targets
-            if t.relation != "~"
-        ]
-        return F.Comparisons.of(
-            "measured",
-            rows=rows,
-            ood_gap=v["gap.pinball_ood"],
-            ood_gap_upstream=uv.get("gap.pinball_ood"),
-            ood_gap_paper=pv.get("gap.pinball_ood"),
-        )
-
-    def _ood_reading(self, ctx, v, uv, pv):
-        """What "generalizing better out of distribution" can mean here.
-
-        The state is whether the sigmoid's OOD calibration error is below the I-spline's. ``loss_reading``
-        says how the OOD pinball losses compare: ``tie`` when their gap is no larger than what the I-spline's
-        own unpinned knot count moves its OOD loss by over the claim's ``knot_grid`` (the paper cannot have
-        told the two apart), else ``behind`` or ``ahead``. ``n_pairs_better``: the task-period pairs on which
-        the sigmoid's OOD calibration error is the lower, of ``n_pairs``.
-        """
-        g, c = v["gap.pinball_ood"], v["gap.calibration_ood"]
-        knots = ctx.reimpl.details["knot_rows"]
-        spread = max(r["pinball_ood"] for r in knots) - min(r["pinball_ood"] for r in knots)
-        loss_reading = "tie" if abs(g) <= spread else ("behind" if g > 0 else "ahead")
-        pairs = ctx.reimpl.details["per_pair"]
-        by = {(r["task"], r["t"], r["estimator"]): r for r in pairs}
-        keys = sorted({(r["task"], r["t"]) for r in pairs})
-        better = [k for k in keys if by[(*k, "sigmoid")]["calibration_ood"] < by[(*k, "ispline")]["calibration_ood"]]
-        facts = {
-            "loss_gap": abs(g),
-            "loss_signed": g,
-            "loss_reading": loss_reading,
-            "knot_spread": spread,
-            "n_knot_counts": len(knots),
-            "loss_word": _sign_word(g, "behind", "ahead of"),
-            "loss_gap_upstream": None if uv.get("gap.pinball_ood") is None else abs(uv["gap.pinball_ood"]),
-            "loss_word_upstream": _sign_word(uv.get("gap.pinball_ood"), "behind", "ahead of"),
-            "loss_gap_paper": None if pv.get("gap.pinball_ood") is None else abs(pv["gap.pinball_ood"]),
-            "loss_word_paper": _sign_word(pv.get("gap.pinball_ood"), "behind", "ahead of"),
-            "calibration_gap": abs(c),
-            "calibration_signed": c,
-            "calibration_word": _sign_word(c, "leads", "trails"),
-            "calibration_upstream": uv.get("gap.calibration_ood"),
-            "calibration_paper": pv.get("gap.calibration_ood"),
-            "n_pairs": len(keys),
-            "n_pairs_better": len(better),
-        }
-        return F.OodReading.of("better_calibrated" if c > 0 else "not_better_calibrated", **facts)
-
-    def _box(self, ctx, v, uv, cells, pv):
-        boxed = ctx.reimpl.details["boxed"]
-        n_pairs = ctx.reimpl.details["n_pairs"]
-        rows = []
-        for m in METRICS:
-            name = Q.metric(m, "sigmoid")
-            t = cells.get(name)
-            bv = v[Q.boxed(name)]
-            rows.append(
-                {
-                    "title": t.title if t else ctx.spec.label_of(name),
-                    "reimpl": v[name],
-                    "boxed": bv,
-                    "upstream": uv.get(name),
-                    "paper_text": t.paper_text if t else None,
-                    "boxed_within": target_holds("~", bv, paper=t.paper, tolerance=t.tolerance) if t else None,
-                }
-            )
-        gap_rows = [
-            {
-                "title": ctx.spec.label_of(n),
-                "reimpl": v[n],
-                "boxed": v[Q.boxed(n)],
-                "upstream": uv.get(n),
-                "paper": pv.get(n),
-            }
-            for n in ("gap.pinball_id", "gap.pinball_ood", "gap.calibration_ood")
-        ]
-        outside = boxed["free_fits_outside"]
-        largest = max(outside, key=lambda o: abs(o["pinball_ood"] - o["boxed_pinball_ood"]), default=None)
-        change = abs(largest["pinball_ood"] - largest["boxed_pinball_ood"]) if largest else None
-        shift = abs(v[Q.metric("pinball_ood", "sigmoid")] - v[Q.boxed(Q.metric("pinball_ood", "sigmoid"))])
-        t_ood = cells.get(Q.metric("pinball_ood", "sigmoid"))
-        facts = {
-            "box": boxed["box"],
-            "n_keep": boxed["n_keep"],
-            "n_pairs": n_pairs,
-            "rows": rows,
-            "gap_rows": gap_rows,
-            "outside": outside,
-            "largest": None
-            if largest is None
-            else {
-                "task": largest["task"],
-                "t": largest["t"],
-                "midpoint": largest["midpoint"],
-                "change": change,
-                "per_mean": change / n_pairs,
-            },
-            "total_shift": shift,
-            "ood_cell_tolerance": t_ood.tolerance_text if t_ood else None,
-            "ood_cell_moves_beyond_tolerance": bool(t_ood and not within_tolerance(shift, t_ood.tolerance)),
-        }
-        if uv:
-            names = [Q.metric(m, "sigmoid") for m in METRICS]
-            expl = box_explanation(v, uv, names)
-            facts["arms"] = [{"title": ctx.spec.label_of(n), **e} for n, e in expl.items()]
-            isp = [
-                abs(v[Q.metric(m, "ispline")] - uv[Q.metric(m, "ispline")])
-                for m in METRICS
-                if uv.get(Q.metric(m, "ispline")) is not None
-            ]
-            facts["ispline_arm_gap"] = max(isp) if isp else None
-        return F.Box.of("measured", **facts)
-
-    def _beta_zero(self, ctx, c, v):
-        cv = ctx.reimpl.controls[c.id].values
-        rows = [
-            {
-                "metric": Q.METRIC_NAMES[m],
-                "sigmoid": v[Q.metric(m, "sigmoid")],
-                "beta_zero": cv[Q.metric(m, "sigmoid")],
-                "change": cv[Q.metric(m, "sigmoid")] - v[Q.metric(m, "sigmoid")],
-                "constant": v[Q.metric(m, "constant")],
-            }
-            for m in METRICS
-        ]
-        return F.BetaZero.of(
-            "measured",
-            id=c.id,
-            rows=rows,
-            calibration_ood=cv[Q.metric("calibration_ood", "sigmoid")],
-            calibration_ood_constant=v[Q.metric("calibration_ood", "constant")],
-        )
-
-    def _shuffle_z(self, ctx, c, v):
-        cv, cd = ctx.reimpl.controls[c.id].values, ctx.reimpl.controls[c.id].details
-        facts = {
-            "id": c.id,
-            "n": cd["n"],
-            "real": v["advantage.id"],
-            "shuffled": cv["advantage.id"],
-            "smallest": min(cd["advantage_each"]),
-            "largest": max(cd["advantage_each"]),
-            "ratio": cv["advantage.id"] / v["advantage.id"] if v["advantage.id"] else None,
-            "level": None,
-        }
-        bz = next((x for x in ctx.controls if x.control == "beta_zero" and x.reimpl.ran), None)
-        if bz is not None:
-            level = ctx.reimpl.controls[bz.id].values[Q.metric("pinball_id", "sigmoid")]
-            shuffled = v[Q.metric("pinball_id", "constant")] - cv["advantage.id"]
-            facts.update(
-                level=level,
-                shuffled_sigmoid=shuffled,
-                shuffled_ahead=level - shuffled,
-                real_ahead=level - v[Q.metric("pinball_id", "sigmoid")],
-            )
-        return F.ShuffleZ.of("measured", **facts)
-
-    def _knots(self, ctx, v):
-        rows = ctx.reimpl.details["knot_rows"]
-        words = {
-            "gap.pinball_id": "the sigmoid's ID pinball loss is above the I-spline's",
-            "gap.pinball_ood": "the sigmoid's OOD pinball loss is above the I-spline's",
-            "gap.calibration_ood": "the sigmoid is better calibrated OOD than the I-spline",
-        }
-        orderings = []
-        for name, what in words.items():
-            positive_at = [r["n_intervals"] for r in rows if r[name] > 0]
-            state = "always" if len(positive_at) == len(rows) else ("never" if not positive_at else "changes")
-            orderings.append({"name": name, "what": what, "state": state, "positive_at": positive_at})
-        ids = [r["pinball_id"] for r in rows]
-        oods = [r["calibration_ood"] for r in rows]
-        return F.Knots.of(
-            "measured",
-            spread_exceeds_gap=max(ids) - min(ids) > abs(v["gap.pinball_id"]),
-            rows=rows,
-            counts=[r["n_intervals"] for r in rows],
-            orderings=orderings,
-            id_min=min(ids),
-            id_max=max(ids),
-            ood_cal_min=min(oods),
-            ood_cal_max=max(oods),
-            id_spread=max(ids) - min(ids),
-            id_gap=v["gap.pinball_id"],
         )
 
     # -- figures ----------------------------------------------------------------------------------------
@@ -694,7 +368,7 @@ class EstimatorComparison(Protocol):
         return {
             "tau": ctx.params.tau,
             "kappa": ctx.params.kappa,
-            "n_pairs": ctx.reimpl.details["n_pairs"],
+            "n_pairs": len(ctx.reimpl.details["pair_gaps"]),
             "rows": rows,
             "cells": cells,
         }

@@ -1,0 +1,143 @@
+"""Results of ``estimator_comparison``: Table 2, the orderings the claim asserts and the authors' box, each derived
+once from the record (see :mod:`harness.rendering.results`). Arithmetic on recorded values only.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from ...core.relations import relation_holds, target_holds
+from ...rendering.results import Results as BaseResults
+from . import quantities as Q
+
+__all__ = ["Results"]
+
+
+class Results(BaseResults):
+    """estimator_comparison: the facts its report states, each derived once from the record."""
+
+    @cached_property
+    def _cells(self) -> dict:
+        """The claim's value targets (``~``) by quantity: the cells of Table 2 it pins."""
+        return {t.quantity: t for t in self.record.targets if t.relation == "~"}
+
+    @cached_property
+    def n_pairs(self) -> int:
+        return len(self.mine_details["pair_gaps"])
+
+    @cached_property
+    def n_splits(self) -> int:
+        return len(self.data["splits"])
+
+    @cached_property
+    def n_tasks(self) -> int:
+        return len(self.params["tasks"])
+
+    @cached_property
+    def table(self) -> list[dict]:
+        """Table 2, one row per estimator: ``estimator`` and, per metric, ``{"mine", "theirs", "paper"}``
+        (``theirs``: ``None`` where the authors' arm did not run; ``paper``: the claim file's printed cell,
+        ``None`` where it pins none)."""
+
+        def cell(name: str) -> dict:
+            t = self._cells.get(name)
+            return {"mine": self.mine.get(name), "theirs": self.theirs.get(name), "paper": t.paper_text if t else None}
+
+        return [
+            {"estimator": Q.ESTIMATOR_NAMES[e].capitalize(), **{m: cell(Q.metric(m, e)) for m in Q.METRICS}}
+            for e in Q.ESTIMATORS
+        ]
+
+    @cached_property
+    def knots(self) -> list[dict]:
+        """The I-spline at each knot count of ``knot_grid``: ``n_intervals``, ``claimed`` (the claim's own count),
+        its four metrics, and every difference of :data:`Q.GAPS` with the other estimators as measured."""
+        claimed = self.params["ispline_intervals"]
+        return [
+            {
+                **row,
+                "claimed": row["n_intervals"] == claimed,
+                **Q.gap_values({**self.mine, **{Q.metric(m, "ispline"): row[m] for m in Q.METRICS}}),
+            }
+            for row in self.mine_details["knot_rows"]
+        ]
+
+    def _paper_gap(self, name: str) -> float | None:
+        """A difference of :data:`Q.GAPS` from the paper's printed cells, where the claim file pins both."""
+        m, a, b = Q.GAPS[name]
+        pa, pb = self._cells.get(Q.metric(m, a)), self._cells.get(Q.metric(m, b))
+        return pa.paper - pb.paper if pa and pb else None
+
+    @cached_property
+    def orderings(self) -> list[dict]:
+        """The orderings the claim file's targets assert, and no other: its relation targets on a difference of
+        :data:`Q.GAPS` against a number. One rule reads them all: the target's relation applied to the difference
+        of Table 2's means (the target's own outcome, ``holds`` / ``holds_theirs``), then the same relation to
+        the difference on each task-period pair alone (``pairs`` of ``n_pairs``) and at each knot count of the
+        I-spline (``knots`` of ``n_knots``). ``mine`` / ``theirs`` / ``paper``: the difference (``paper`` from
+        its printed cells, ``None`` where it prints one of them or none)."""
+        pair_gaps, knots = self.mine_details["pair_gaps"], self.knots
+        rows = []
+        for t in self.record.targets:
+            if t.relation == "~" or t.quantity not in Q.GAPS or t.other is not None:
+                continue
+            rows.append(
+                {
+                    "title": t.title,
+                    "requirement": t.requirement,
+                    "mine": t.reimpl.value,
+                    "theirs": t.upstream.value,
+                    "paper": self._paper_gap(t.quantity),
+                    "holds": t.reimpl.holds,
+                    "holds_theirs": t.upstream.holds,
+                    "pairs": sum(relation_holds(t.relation, p[t.quantity], t.value) for p in pair_gaps),
+                    "n_pairs": len(pair_gaps),
+                    "knots": sum(relation_holds(t.relation, k[t.quantity], t.value) for k in knots),
+                    "n_knots": len(knots),
+                }
+            )
+        return rows
+
+    @cached_property
+    def box(self) -> dict | None:
+        """The sigmoid refitted inside the authors' optimiser box (``box_check``); ``None`` without it.
+
+        ``bounds``: the slope's limits (the midpoint ``-a/beta`` is also kept inside the training z); ``outside``:
+        the free fits the box excludes, as measured; per sigmoid cell, ``rows``: ``title``, ``mine``, ``boxed``,
+        ``theirs``, ``paper`` (printed), ``within`` (the boxed value within the cell's tolerance, ``None``
+        without a paper cell) and ``removed``, the share of the difference between the arms that the box removes,
+        ``1 - |boxed - theirs| / |mine - theirs|`` (``None`` where the arms agree exactly or the authors' arm did
+        not run); ``rescued`` / ``missed``: the titles of the cells the free fit misses and the box meets, and of
+        those the box misses."""
+        boxed = self.mine_details.get("boxed")
+        if boxed is None:
+            return None
+        rows = []
+        for m in Q.METRICS:
+            name = Q.metric(m, "sigmoid")
+            t, mine, inside, theirs = (
+                self._cells.get(name),
+                self.mine[name],
+                self.mine[Q.boxed(name)],
+                self.theirs.get(name),
+            )
+            gap = None if theirs is None else mine - theirs
+            rows.append(
+                {
+                    "title": t.title if t else self.record.quantities.get(name, name),
+                    "mine": mine,
+                    "boxed": inside,
+                    "theirs": theirs,
+                    "paper": t.paper_text if t else None,
+                    "within": target_holds("~", inside, paper=t.paper, tolerance=t.tolerance) if t else None,
+                    "free_within": t.reimpl.holds if t else None,
+                    "removed": 1.0 - abs(inside - theirs) / abs(gap) if gap else None,
+                }
+            )
+        return {
+            "bounds": boxed["box"],
+            "outside": boxed["free_fits_outside"],
+            "rows": rows,
+            "rescued": [r["title"] for r in rows if r["free_within"] is False and r["within"]],
+            "missed": [r["title"] for r in rows if r["within"] is False],
+        }
