@@ -302,7 +302,8 @@ class Hyperparameters(Protocol):
             estimator_options={"n_random": p.n_random},
             starts="warm" if p.warm_start else "cold",
         )
-        return {"sum": {"n": n, "ridge": p.lam / n, "max_dev": control_values(fits, p.reference)["claimed.max_dev"]}}
+        gap = control_values(fits, p.reference)["claimed.max_dev"]
+        return {"sum": {"n": n, "ridge": p.lam / n, "max_dev": gap if math.isfinite(gap) else None}}  # NaN: no fit
 
     # -- figures ----------------------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from functools import cached_property
 
+from ...core.quantities import budget_text
 from ...rendering.results import Results as BaseResults
 from . import quantities as Q
 
@@ -31,23 +32,33 @@ class Results(BaseResults):
         return ", ".join(moved) or "the claimed setting"
 
     @cached_property
+    def budget(self) -> str:
+        """The budget the boundaries are compared at, in words (``10²⁴ FLOPs``)."""
+        return budget_text(float(self.params["eval_x"]))
+
+    @cached_property
     def settings(self) -> list[dict]:
-        """One row per probed setting, the claimed one first: its largest gap to the reference in each arm, and
-        whether the re-implementation's lies within the claim's reach."""
+        """One row per probed setting, the claimed one first: its largest gap to the reference (in accuracy) in
+        each arm and whether the re-implementation's lies within the claim's reach; its largest shift from the
+        claimed boundaries and the fitted slope of ``beta_task``."""
         within = float(self.params["within"])
         rows = [("tau", self.claimed["tau"])]
         rows += [(p, float(x)) for p in _PARAMS for x in self.params[f"{p}_grid"] if float(x) != self.claimed[p]]
         out = []
         for p, x in rows:
-            name = self._gap({**self.claimed, p: x})
-            mine = self.mine.get(name)
+            setting = {**self.claimed, p: x}
+            gap, shift, beta = (self._name(setting, stat) for stat in ("max_dev", "max_shift", "beta"))
+            mine = self.mine.get(gap)
             out.append(
                 {
-                    "setting": self._words({**self.claimed, p: x}),
+                    "setting": self._words(setting),
                     "claimed": x == self.claimed[p],
                     "mine": mine,
-                    "theirs": self.theirs.get(name),
+                    "theirs": self.theirs.get(gap),
                     "within": mine is not None and mine <= within,
+                    "shift": self.mine.get(shift),
+                    "beta": self.mine.get(beta),
+                    "theirs_beta": self.theirs.get(beta),
                 }
             )
         return out
@@ -64,7 +75,8 @@ class Results(BaseResults):
         s = self.evidence.get("sum")
         if s is None:
             return None
-        return {**s, "mean_max_dev": self.mine.get(Q.claimed("max_dev"))}
+        within = s["max_dev"] is not None and s["max_dev"] <= float(self.params["within"])
+        return {**s, "within": within}
 
     @cached_property
     def coverage(self) -> list[dict]:
@@ -85,12 +97,6 @@ class Results(BaseResults):
                 }
             )
         return out
-
-    @cached_property
-    def coverage_rises(self) -> bool:
-        """Whether the share of models on or below the curves rises with every step of τ."""
-        above = [r["above"] for r in self.coverage]
-        return all(b < a for a, b in zip(above, above[1:]))
 
     @cached_property
     def audit(self) -> dict | None:
@@ -122,12 +128,18 @@ class Results(BaseResults):
         loss (their arm's numbers; ``None``: not evaluated)."""
         return self.their_details.get("loss")
 
-    def _gap(self, setting: dict) -> str:
-        """The quantity of a setting's largest gap to the reference: the claimed one's, or its sweep row's."""
+    def _name(self, setting: dict, stat: str) -> str:
+        """The quantity of a statistic at a setting: its sweep row's (the claimed setting's row on any grid that
+        holds it, or ``claimed.max_dev``), or ``""`` when no row holds that setting."""
         moved = [p for p in _PARAMS if float(setting[p]) != self.claimed[p]]
-        if not moved:
-            return Q.claimed("max_dev")
-        return Q.sweep(moved[0], float(setting[moved[0]]), "max_dev") if len(moved) == 1 else ""
+        if len(moved) == 1:
+            return Q.sweep(moved[0], float(setting[moved[0]]), stat)
+        if moved:
+            return ""
+        if stat == "max_dev":
+            return Q.claimed(stat)
+        rows = [p for p in _PARAMS if self.claimed[p] in map(float, self.params[f"{p}_grid"])]
+        return Q.sweep(rows[0], self.claimed[rows[0]], stat) if rows else ""
 
     @cached_property
     def departures(self) -> list[dict]:
@@ -140,7 +152,7 @@ class Results(BaseResults):
         def row(setting: dict) -> dict:
             words = self._words(setting)
             if words not in rows:
-                gap = self._gap(setting)
+                gap = self._name(setting, "max_dev")
                 rows[words] = {
                     "setting": words,
                     "mine": self.mine.get(gap),
