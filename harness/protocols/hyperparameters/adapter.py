@@ -38,16 +38,12 @@ from the checkout) and ``loss.literal_max_gap``, ``loss.sharp_sup_gap``,
 formula and the sharp check loss; see :func:`check_code`).
 
 Details: ``settings`` (one entry per distinct setting, keyed
-``tau=<g>,kappa=<g>,lam=<g>``) with, per task, the boundary, coverage,
-``beta``, ``params_native`` (their ``y0, L, z*, log b``), ``objective`` (their
-``FitResult.objective``, at the setting's ``(tau, kappa)``),
+``tau=<g>,kappa=<g>,lam=<g>``) with, per task, the boundary, ``beta``,
 ``bounds_active`` (limits of their box within ``ACTIVE_TOL``, e.g.
 ``beta=0.05``), ``stages`` (the continuation stages ``[tau, kappa]`` that
-actually ran, read from ``FitResult.info["trace"]``), ``last_stage_objective``
-and SLSQP's last message; and per setting ``final_stage`` and
-``final_stage_is_setting`` (whether the last stage ran at the setting's own
-``(tau, kappa)``) and ``n_tasks_beta_at_min``. ``sweeps`` maps each sweep row
-to its setting key; ``quirks`` lists the settings whose last stage is not
+actually ran, read from ``FitResult.info["trace"]``) and ``converged``
+(SLSQP's last stage); and per setting ``final_stage``, ``final_stage_is_setting`` and
+``n_tasks_beta_at_min``. ``quirks`` lists the settings whose last stage is not
 the setting and those where every task sits on the ``beta`` lower bound.
 
 Control ``tau_override {tau}``: the claimed setting at another ``tau``;
@@ -117,6 +113,10 @@ def _control_values(fits, reference):
     }
 
 
+#: What the record keeps of each task's fit (:func:`_fit_task`): what the report and the tests rest on.
+_KEPT = ("boundary", "beta", "bounds_active", "stages", "converged")
+
+
 def _setting_details(s, fits, b_min_name):
     finals = {tuple(f["stages"][-1]) for f in fits.values()}
     final = finals.pop() if len(finals) == 1 else None
@@ -125,7 +125,7 @@ def _setting_details(s, fits, b_min_name):
         "final_stage": list(final) if final is not None else "differs by task",
         "final_stage_is_setting": all(f["stages"][-1] == [s["tau"], s["kappa"]] for f in fits.values()),
         "n_tasks_beta_at_min": sum(b_min_name in f["bounds_active"] for f in fits.values()),
-        "fits": fits,
+        "fits": {k: {x: f[x] for x in _KEPT} for k, f in fits.items()},
     }
 
 
@@ -241,9 +241,7 @@ def combine(request: dict, answers: list[dict]) -> dict:
     c = _summary(claimed_fits, claimed_fits, reference, p["beta_task"])
     values = {Q.claimed(stat): c[stat] for stat in Q.CLAIMED_STATS}
     others, n_within = [], 0
-    sweeps = {}
     for param in ("tau", "kappa", "lam"):
-        sweeps[param] = []
         for v in p[f"{param}_grid"]:
             s = {**claimed, param: float(v)}
             row = _summary(fit(s), claimed_fits, reference, p["beta_task"])
@@ -256,7 +254,6 @@ def combine(request: dict, answers: list[dict]) -> dict:
             if float(v) != claimed[param]:
                 others.append(row["max_dev"])
                 n_within += int(row["max_dev"] <= float(p["within"]))
-            sweeps[param].append({"value": float(v), "setting": setting_key(s), **row})
     if not others:
         raise ValueError("the sweep grids hold no setting other than the claimed one; others.min_max_dev is undefined")
     values[Q.others("min_max_dev")] = min(others)
@@ -281,7 +278,6 @@ def combine(request: dict, answers: list[dict]) -> dict:
     details = {
         "claimed": setting_key(claimed),
         "settings": settings_details,
-        "sweeps": sweeps,
         "quirks": {
             "final_stage_not_setting": sorted(
                 k for k, d in settings_details.items() if not d["final_stage_is_setting"]

@@ -18,6 +18,8 @@
 
 Control ``tau_override`` refits the claimed setting at another tau and gives
 ``claimed.coverage_mean``, ``claimed.max_dev`` and ``claimed.mean_boundary``.
+The evidence (:meth:`Hyperparameters.evidence`) refits the claimed setting as the
+printed sum would weigh its ridge. The report's facts are derived in :mod:`.results`.
 """
 
 from __future__ import annotations
@@ -48,13 +50,9 @@ from ..leaderboard import (
     task_data,
 )
 from . import CARD
-from . import findings as F
 from . import quantities as Q
 
-__all__ = ["AuditEntry", "HyperParams", "Hyperparameters", "STEEP"]
-
-#: A fitted slope at this share of the numerical ceiling is a step, not a sigmoid.
-STEEP = 0.999
+__all__ = ["AuditEntry", "HyperParams", "Hyperparameters"]
 
 
 class AuditEntry(ProtocolParams):
@@ -157,6 +155,17 @@ def sweep_values(sweep: dict, claimed: dict, within: float) -> dict:
     return values
 
 
+def sweep_details(sweep: dict) -> dict:
+    """What the report and the resampling rest on: every distinct setting's fitted parameters by task (in the
+    order first met, the claimed setting first) and the slope's numerical ceiling."""
+    settings = {}
+    for r in [sweep["claimed"]] + [r for rs in sweep["sweeps"].values() for r in rs]:
+        settings.setdefault(
+            Q.setting_key(r), {"tau": r["tau"], "kappa": r["kappa"], "lam": r["lam"], "fits": r["params"]}
+        )
+    return {"claimed": Q.setting_key(sweep["claimed"]), "settings": settings, "beta_ceiling": BETA_MAX}
+
+
 def _sweep_fits(indices, rng, *, z, Y, labels, settings, reference, z_eval, claimed_key) -> tuple[dict, dict]:
     """Every setting's boundaries on the rows ``indices``, each fit started from ``settings``' parameters: the
     largest gap to the reference at the claimed setting and the smallest over the others, and the fits
@@ -202,7 +211,6 @@ class Hyperparameters(Protocol):
             "asks which setting fits another table",
         ),
     }
-    FINDINGS = F.FINDINGS
 
     def columns(self, params):
         return leaderboard_columns(params)
@@ -224,7 +232,7 @@ class Hyperparameters(Protocol):
             starts="warm" if params.warm_start else "cold",
             map_fn=Mapper("fits of the settings"),
         )
-        return Measurement(sweep_values(sweep, params.loss(), params.within), {"sweep": sweep})
+        return Measurement(sweep_values(sweep, params.loss(), params.within), sweep_details(sweep))
 
     def control(self, kind, cparams: TauOverride, params: HyperParams, tables, rng, baseline):
         data = task_data(leaderboard_frame(tables, params), params)
@@ -239,13 +247,13 @@ class Hyperparameters(Protocol):
             estimator_options={"n_random": params.n_random},
             starts="warm" if params.warm_start else "cold",
         )
-        return Measurement(control_values(fits, params.reference), {"fits": fits})
+        return Measurement(control_values(fits, params.reference))
 
     def tail_support(self, params: HyperParams, tables, reimpl) -> dict:
         """What carries each boundary of the claimed setting: the models above it, at or above the budget, and
         above it there."""
         data = task_data(leaderboard_frame(tables, params), params)
-        fits = reimpl.details["sweep"]["claimed"]["params"]
+        fits = reimpl.details["settings"][reimpl.details["claimed"]]["fits"]
         return budget_tail_support(data, fits, math.log10(params.eval_x), name=lambda label: f"{label} (claimed)")
 
     def resampling(self, params: HyperParams, tables, reimpl, *, cluster_col: str, quantities=None):
@@ -254,12 +262,10 @@ class Hyperparameters(Protocol):
 
         frame = leaderboard_frame(tables, params)
         labels = list(params.tasks)
-        sweep = reimpl.details["sweep"]
-        rows = [sweep["claimed"]] + [r for rs in sweep["sweeps"].values() for r in rs]
-        settings = {}
-        for r in rows:
-            setting = {"tau": r["tau"], "kappa": r["kappa"], "lam": r["lam"]}
-            settings.setdefault(Q.setting_key(setting), (setting, r["params"]))
+        settings = {
+            key: ({p: s[p] for p in ("tau", "kappa", "lam")}, s["fits"])
+            for key, s in reimpl.details["settings"].items()
+        }
         design = dict(
             z=frame["z"].to_numpy(dtype=float),
             Y=np.column_stack([frame[params.tasks[k]].to_numpy(dtype=float) for k in labels]),
@@ -278,187 +284,26 @@ class Hyperparameters(Protocol):
             start="settings",
         )
 
-    # -- findings ---------------------------------------------------------------------------------------
+    # -- evidence -------------------------------------------------------------------------------------
 
-    def findings(self, ctx: Context) -> dict:
-        p, v = ctx.params, ctx.reimpl.values
-        uv, ud = (ctx.upstream.values, ctx.upstream.details) if ctx.upstream.ok else ({}, {})
-        claimed = p.loss()
-        others = [(param, x) for param, xs in _grids(p).items() for x in xs if x != claimed[param]]
-        closest = min(others, key=lambda s: v[Q.sweep(*s, "max_dev")])
-        claimed_within = v["claimed.max_dev"] <= p.within
-        n_within = int(v["others.n_within"])
-        state = {
-            (True, False): "only_claimed",
-            (True, True): "claimed_and_others",
-            (False, True): "not_claimed",
-            (False, False): "neither",
-        }[(claimed_within, n_within > 0)]
-        within_settings = [
-            Q.setting_text(param, x) for param, x in others if v[Q.sweep(param, x, "max_dev")] <= p.within
-        ]
-        out = {
-            "summary": F.Summary.of(
-                state,
-                within_settings=within_settings,
-                tau=p.tau,
-                kappa=p.kappa,
-                lam=p.lam,
-                claimed_max_dev=v["claimed.max_dev"],
-                claimed_within=claimed_within,
-                within=p.within,
-                n_others=len(others),
-                n_others_within=n_within,
-                closest=Q.setting_text(*closest),
-                closest_max_dev=v["others.min_max_dev"],
-                eval_x=p.eval_x,
-                budget=budget_text(p.eval_x),
-            )
-        }
-        out["audit"] = self._audit(ctx, uv, ud)
-        out["loss"] = (
-            F.Loss.of("checked", **ud["loss"])
-            if "loss" in ud
-            else F.LossNotChecked.of("not_checked", reason=ctx.upstream.reason)
-        )
-        out["sweeps"] = self._sweeps(ctx, v, uv)
-        taus = sorted(p.tau_grid)
-        covs = [v[Q.sweep("tau", t, "coverage_mean")] for t in taus]
-        tau_gaps = [c - t for c, t in zip(covs, taus)]
-        out["tau_tracking"] = F.TauTracking.of(
-            "tracks" if all(b > a for a, b in zip(covs, covs[1:])) else "does_not_track",
-            largest=max(abs(g) for g in tau_gaps),
-            covers_above=min(tau_gaps) > 0,
-            n_levels=len(taus),
-        )
-        out["upstream_quirks"] = self._quirks(ud, claimed)
-        steep = []
-        for param, rows in ctx.reimpl.details["sweep"]["sweeps"].items():
-            for row in rows:
-                labels = [k for k, b in row["beta"].items() if b >= STEEP * BETA_MAX]
-                if labels:
-                    steep.append({"setting": Q.setting_text(param, row["value"]), "labels": labels})
-        out["steep_slopes"] = F.SteepSlopes.of("some" if steep else "none", rows=steep, ceiling=BETA_MAX)
-        out["mean_or_sum"] = self._mean_or_sum(ctx, v)
-        for c in ctx.controls:
-            if c.control == "tau_override" and c.reimpl.ran:
-                cv = ctx.reimpl.controls[c.id].values
-                out["control_move"] = F.ControlMove.of(
-                    "measured",
-                    id=c.id,
-                    coverage_from=v["claimed.coverage_mean"],
-                    coverage_to=cv["claimed.coverage_mean"],
-                    boundary_from=v["claimed.mean_boundary"],
-                    boundary_to=cv["claimed.mean_boundary"],
-                    max_dev=cv["claimed.max_dev"],
-                )
-        return out
-
-    @staticmethod
-    def _audit(ctx, uv, ud):
-        if "audit" not in ud:
-            return F.AuditNotChecked.of("not_checked", n=len(ctx.params.source_audit), reason=ctx.upstream.reason)
-        a = ud["audit"]
-        failed = [e for e in a["entries"] if not e["found"]]
-        return F.Audit.of(
-            "some_failed" if failed else "all_found",
-            n=a["n"],
-            n_found=a["n_found"],
-            n_failed=len(failed),
-            entries=a["entries"],
-            failed=[f"{e['file']}:{e['line']}" for e in failed],
-        )
-
-    def _sweeps(self, ctx, v, uv):
-        p = ctx.params
-        rows = {}
-        for param, xs in _grids(p).items():
-            rows[param] = [
-                {
-                    "value": x,
-                    "setting": Q.setting_text(param, x),
-                    "claimed": x == p.loss()[param],
-                    **{stat: v[Q.sweep(param, x, stat)] for stat in Q.SWEEP_STATS},
-                    **{f"{stat}_upstream": uv.get(Q.sweep(param, x, stat)) for stat in Q.SWEEP_STATS},
-                    "coverage_minus_tau": (v[Q.sweep(param, x, "coverage_mean")] - x) if param == "tau" else None,
-                    "log2_over_kappa": math.log(2.0) / x if param == "kappa" else None,
-                }
-                for x in xs
-            ]
-        return F.Sweeps.of(
-            "measured",
-            tau=rows["tau"],
-            kappa=rows["kappa"],
-            lam=rows["lam"],
-            beta_task=p.beta_task,
-            claimed_tau=p.tau,
-            claimed_kappa=p.kappa,
-            claimed_lam=p.lam,
-        )
-
-    @staticmethod
-    def _quirks(ud, claimed):
-        if "settings" not in ud:
-            return F.UpstreamQuirksNotRun.of("not_run", ran=False, stage=[], beta_min=[], beta_max=[])
-        q, settings = ud["quirks"], ud["settings"]
-
-        def words(key: str) -> str:  # "tau=0.98,kappa=10,lam=0.001" -> "κ = 10" (what differs from the claim)
-            setting = dict(part.split("=") for part in key.split(","))
-            moved = [Q.setting_text(k, float(x)) for k, x in setting.items() if float(x) != claimed[k]]
-            return ", ".join(moved) or "the claimed setting"
-
-        stage = [{"setting": words(k), "final_stage": settings[k]["final_stage"]} for k in q["final_stage_not_setting"]]
-        beta_min = [words(k) for k in q["all_tasks_beta_at_min"]]
-        beta_max = [
-            {
-                "setting": words(k),
-                "labels": [lab for lab, f in st["fits"].items() if q["beta_max_bound"] in f["bounds_active"]],
-            }
-            for k, st in settings.items()
-        ]
-        beta_max = [b for b in beta_max if b["labels"]]
-        some = bool(stage or beta_min or beta_max)
-        return F.UpstreamQuirks.of(
-            "some" if some else "none",
-            ran=True,
-            stage=stage,
-            beta_min=beta_min,
-            beta_min_bound=q["beta_bound"].partition("=")[2] or q["beta_bound"],
-            beta_max=beta_max,
-            beta_max_bound=q["beta_max_bound"].partition("=")[2] or q["beta_max_bound"],
-        )
-
-    @staticmethod
-    def _mean_or_sum(ctx, v):
-        """Which convention gives the reference: the code's mean with ridge lambda (the claimed fit), or the
-        printed sum with the same lambda, which is the mean with ridge lambda / n, fitted here at that ridge."""
-        p, n = ctx.params, ctx.data["oll_rows_with_compute"]
-        equivalent = p.lam / n
+    def evidence(self, ctx: Context, rng: np.random.Generator) -> dict:
+        """Section 2.1 prints the loss as a sum over the n models plus λΩ(θ); both arms minimise the mean plus
+        λβ². The printed sum with λ is the mean with ridge λ / n: the claimed (τ, κ) refitted at that ridge, and
+        the largest gap of its boundaries to the reference."""
+        p, n = ctx.params, int(ctx.data["oll_rows_with_compute"])
         data = task_data(leaderboard_frame(ctx.tables, p), p)
-        rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(ctx.spec.seed).spawn(len(data))]
         fits = fit_setting(
             data,
             tau=p.tau,
             kappa=p.kappa,
-            lam=equivalent,
-            rngs=rngs,
+            lam=p.lam / n,
+            rngs=rng.spawn(len(data)),
             z_eval=math.log10(p.eval_x),
             estimator_options={"n_random": p.n_random},
             starts="warm" if p.warm_start else "cold",
         )
-        sum_dev = control_values(fits, p.reference)["claimed.max_dev"]
-        mean_ok, sum_ok = v["claimed.max_dev"] <= p.within, sum_dev <= p.within
-        state = {(True, False): "mean_only", (False, True): "sum_only", (True, True): "both", (False, False): "neither"}
-        return F.MeanOrSum.of(
-            state[(mean_ok, sum_ok)],
-            n=n,
-            n_lam=n * p.lam,
-            lam=p.lam,
-            equivalent=equivalent,
-            mean_max_dev=v["claimed.max_dev"],
-            sum_max_dev=sum_dev,
-            within=p.within,
-        )
+        gap = control_values(fits, p.reference)["claimed.max_dev"]
+        return {"sum": {"n": n, "ridge": p.lam / n, "max_dev": gap if math.isfinite(gap) else None}}  # NaN: no fit
 
     # -- figures ----------------------------------------------------------------------------------------
 
