@@ -12,10 +12,10 @@ LAYERS = (
     ("protocols", "the interface a protocol fills in, and each protocol's measurement"),
     ("claimfiles", "reading a claim file into typed objects; the registry of protocols"),
     ("authors", "the authors' code at its pinned commit, each request run confined and cached"),
-    ("verdicts", "targets and controls judged, the verdict rule, the findings and their checks"),
+    ("verdicts", "targets and controls judged, and the verdict rule"),
     ("resampling", "the bootstrap and its decisions, the coverage studies, the multiverse"),
     ("rendering", "reports, figures, the index and the studies' files, from records alone"),
     ("build", "one claim's run, what is stale and why, one pool for the whole build"),
 )
 #: The layer of a file in a protocol's folder, by its name (any other file there is in ``protocols``).
-PROTOCOL_FILES = {"adapter.py": "authors", "invariants.py": "verdicts", "figures.py": "rendering"}
+PROTOCOL_FILES = {"adapter.py": "authors", "results.py": "rendering", "figures.py": "rendering"}

@@ -329,6 +329,7 @@ class Results:
             ],
             "curve_label": mv.curve_label,
             "curve": mv.curve,
+            "joint_null": mv.joint_null,
         }
 
     # -- the labels of the index ------------------------------------------------------------------------

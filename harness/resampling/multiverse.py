@@ -18,7 +18,7 @@ p-value) and it lies within that error of the threshold, on either side: its sid
 by the measurement. An ordering or a relation computed without Monte Carlo error is read by its sign, the
 only reading available without a bootstrap per specification. A value target (``relation: "~"``) is not
 judged per specification: the finding shows how far the value moves across specifications against the
-paper's value, in units of its tolerance (:mod:`harness.resampling.multiverse_finding`).
+paper's value, in units of its tolerance (:attr:`harness.rendering.results.Results.multiverse`).
 
 Where the protocol has a test (:attr:`Protocol.JOINT_NULL`) and the claim asks for it (``joint_null:``), the
 curve is tested as a whole under the null (Simonsohn, Simmons & Nelson 2020): the share of significant
@@ -42,21 +42,25 @@ from ..core.relations import relation_holds
 from ..core.schema import validate_plain
 from ..parallel import fanout
 from ..parallel.fanout import Task
-from .multiverse_finding import EDGE_SHARE, MULTIVERSE_STATES, multiverse_finding
 
 __all__ = [
     "run_multiverse",
-    "multiverse_finding",
     "read_assertion",
     "specification_reading",
-    "MULTIVERSE_STATES",
-    "EDGE_SHARE",
+    "curve_p_value",
     "NULL_CHUNK",
 ]
 
 #: Data sets of the joint null per fan-out task: large, since a task computes the strata and draws the permutations
 #: of each support it meets once for all its data sets.
 NULL_CHUNK = 100
+
+
+def curve_p_value(observed: float, null) -> float:
+    """One-sided p-value of a statistic of the curve against its null draws, ``(1 + #{T_r >= T}) / (R + 1)``
+    (a draw within rounding of ``T`` counts as at least as large)."""
+    null = np.asarray(null, dtype=float)
+    return float((1 + np.sum(null >= observed - 1e-12 * max(1.0, abs(observed)))) / (null.size + 1))
 
 
 def _measure_one(protocol_name: str, params: dict, tables, seed_seq, names: list[str]) -> dict:
@@ -321,9 +325,9 @@ def _joint_null(spec, tables, params_of: list[dict], specs: list) -> dict | None
             "effect_label": spec.label_of(eff),
             "p_value": pv,
             "n_specifications": len(specs),
-            "observed_significant": int(sum(s.values[pv] < alpha for s in specs)),
-            "observed_median": float(np.median(observed_effect)),
-            "null_significant": significant.sum(axis=1).tolist(),
-            "null_median": np.median(effect, axis=1).tolist(),
+            "observed_significant": (k := int(sum(s.values[pv] < alpha for s in specs))),
+            "observed_median": (med := float(np.median(observed_effect))),
+            "significant_p": curve_p_value(k, significant.sum(axis=1)),
+            "median_p": curve_p_value(med, np.median(effect, axis=1)),
         }
     )

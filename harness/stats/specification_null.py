@@ -15,7 +15,7 @@ unchanged. Every specification is then run on each data set as on the real label
 support, its strata, its ``n_perm`` stratified permutations, the test's +1 convention and tie rule), so the
 curve's statistics under the null are those of the same procedure. With ``R`` data sets, the one-sided
 p-value of an observed statistic ``T`` is ``(1 + #{T_r >= T}) / (R + 1)``
-(:func:`harness.resampling.multiverse_finding.curve_p_value`).
+(:func:`harness.resampling.multiverse.curve_p_value`).
 
 Why it is cheap. The scores do not change between data sets, only the labels, so for one specification the
 residual ``r = M y`` of the response on ``[1, x]`` is shared by every data set (Frisch-Waugh-Lovell, as in

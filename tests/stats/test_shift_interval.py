@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.resampling.multiverse_finding import curve_p_value
+from harness.resampling.multiverse import curve_p_value
 from harness.stats.shift import (
     _inverted_by_counting,
     clipped_logit,

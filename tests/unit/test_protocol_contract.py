@@ -3,8 +3,8 @@
 As scikit-learn's ``parametrize_with_checks`` runs the same checks over every estimator, these run over every
 protocol of the registry (:data:`harness.claimfiles.registry.PROTOCOLS`), so that a new folder, added as
 ``docs/adding-a-protocol.md`` says, is told here what it still lacks, by name, before any claim uses it. The
-other tests derive their lists from the registry and the cards; none keeps a copy of a protocol's figures,
-findings or choices.
+other tests derive their lists from the registry and the cards; none keeps a copy of a protocol's figures
+or choices.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def _protocol_module(card):
     assert issubclass(p.Params, ProtocolParams), "Params must subclass harness.protocols.base.ProtocolParams"
     for kind, schema in p.controls.items():
         assert issubclass(schema, ProtocolParams), f"control {kind!r}: its schema must subclass ProtocolParams"
-    for method in ("measure", "findings") + (("control",) if p.controls else ()):
+    for method in ("measure",) + (("control",) if p.controls else ()):
         assert getattr(type(p), method) is not getattr(Protocol, method), f"Protocol.{method} is not implemented"
 
 
@@ -48,39 +48,14 @@ def _template(card):
     assert '{% extends "base.md.j2" %}' in path.read_text(encoding="utf-8"), f"{card.template} must extend base.md.j2"
 
 
-def _findings_declared(card):
-    """``FINDINGS`` names every finding with the states it can take."""
-    findings = card.protocol.FINDINGS
-    assert findings, "the protocol declares no finding (FINDINGS is empty)"
-    for name, states in findings.items():
-        assert isinstance(states, tuple) and states and all(isinstance(s, str) for s in states), name
+def _results(card):
+    """``results.py``, where there is one, subclasses the shared results object (what the template reads)."""
+    from harness.rendering.results import Results
 
-
-def _findings_typed(card):
-    """``findings.py`` declares one facts model per finding (:func:`harness.core.record.declares`), for exactly
-    the states of ``FINDINGS``, so that templates and invariants read checked fields."""
-    from harness.core.record import declared_findings
-
-    assert card.findings() is not None, "no findings.py (a facts model for each finding and its states)"
-    declared = {(n, s) for n, states in declared_findings(card.name).items() for s in states}
-    wanted = {(n, s) for n, states in card.protocol.FINDINGS.items() for s in states}
-    assert not wanted - declared, f"findings.py declares no model for {sorted(wanted - declared)}"
-    assert not declared - wanted, f"findings.py declares models for states FINDINGS lacks: {sorted(declared - wanted)}"
-
-
-def _every_state_asserts_something(card):
-    """``invariants.py`` declares what each (finding, state) asserts about the record: required, so that no
-    state can be worded while the record's numbers say otherwise."""
-    inv = card.invariants
-    assert inv is not None, "no invariants.py with INVARIANTS (what each finding's states assert)"
-    declared = inv.declared()
-    missing = [
-        (name, state)
-        for name, states in card.protocol.FINDINGS.items()
-        for state in states
-        if (name, state) not in declared and (name, None) not in declared
-    ]
-    assert not missing, f"no invariant for {missing}"
+    if card.module_file("results") is None:
+        pytest.skip("no results.py: the template reads the shared results object")
+    cls = getattr(card._module("results"), "Results", None)
+    assert isinstance(cls, type) and issubclass(cls, Results), "results.py has no Results(harness.rendering.results.Results)"
 
 
 def _choices_have_roles(card):
@@ -125,9 +100,7 @@ CHECKS = [
     _protocol_module,
     _quantities_module,
     _template,
-    _findings_declared,
-    _findings_typed,
-    _every_state_asserts_something,
+    _results,
     _choices_have_roles,
     _figures,
     _resampling,
@@ -143,11 +116,14 @@ def test_protocol_contract(name, check):
 
 
 def test_the_contract_can_fail():
-    """A folder without invariants is told so by name (the check is not vacuous)."""
+    """A folder whose results.py lacks the results object is told so by name (the check is not vacuous)."""
 
     class Bare:
-        package, name, invariants = "harness.protocols.bare", "bare", None
-        protocol = type("P", (), {"FINDINGS": {"result": ("measured",)}})()
+        def module_file(self, module):
+            return PROJECT_ROOT / "harness" / "__init__.py"
 
-    with pytest.raises(AssertionError, match="no invariants.py"):
-        _every_state_asserts_something(Bare())
+        def _module(self, module):
+            return object()
+
+    with pytest.raises(AssertionError, match="results.py has no Results"):
+        _results(Bare())

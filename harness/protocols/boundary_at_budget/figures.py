@@ -29,8 +29,7 @@ from ...rendering.figures import (
 __all__ = ["draw"]
 
 
-def _boundaries(record: Record) -> list[tuple[Figure, bytes]]:
-    P = record.plots
+def _boundaries(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     labels = list(P.get("tasks", {}))
     if not labels:
         return []
@@ -157,6 +156,6 @@ def _boundaries(record: Record) -> list[tuple[Figure, bytes]]:
     return [done(record, "boundaries", fig, caption=caption, section="result", missing=missing)]
 
 
-def draw(record: Record) -> list[tuple[Figure, bytes]]:
+def draw(record: Record, plots: dict) -> list[tuple[Figure, bytes]]:
     """Every figure of a ``boundary_at_budget`` record."""
-    return [*_boundaries(record)]
+    return [*_boundaries(record, plots)]

@@ -22,8 +22,7 @@ from ...rendering.figures import (
 __all__ = ["draw"]
 
 
-def _estimators(record: Record) -> list[tuple[Figure, bytes]]:
-    P = record.plots
+def _estimators(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     rows = P.get("rows")
     if not rows:
         return []
@@ -99,10 +98,10 @@ def _estimators(record: Record) -> list[tuple[Figure, bytes]]:
 BOXED = {"color": "#2a9d4b", "label": "re-implementation in the authors' box"}
 
 
-def _differences(record: Record) -> list[tuple[Figure, bytes]]:
+def _differences(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     """The headline cells' distances from the paper in units of their tolerance: the differences of about
     1e-5 that decide the verdict, which the other figure's scale cannot show."""
-    cells = record.plots.get("cells") or []
+    cells = P.get("cells") or []
     if not cells:
         return []
     fig = new_figure(6.4, 0.42 * len(cells) + 1.3)
@@ -146,6 +145,6 @@ def _differences(record: Record) -> list[tuple[Figure, bytes]]:
     return [done(record, "differences", fig, caption=caption, section="result", missing=missing)]
 
 
-def draw(record: Record) -> list[tuple[Figure, bytes]]:
+def draw(record: Record, plots: dict) -> list[tuple[Figure, bytes]]:
     """Every figure of a ``estimator_comparison`` record."""
-    return [*_estimators(record), *_differences(record)]
+    return [*_estimators(record, plots), *_differences(record, plots)]

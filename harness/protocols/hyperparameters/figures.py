@@ -50,8 +50,7 @@ def _position(value: float, grid: list[float], xs) -> float:
     return exact[0] + 0.25 if exact else float(np.interp(value, g, x))
 
 
-def _sweeps(record: Record) -> list[tuple[Figure, bytes]]:
-    P = record.plots
+def _sweeps(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     sweeps = P.get("sweeps")
     if not sweeps:
         return []
@@ -146,6 +145,6 @@ def _sweeps(record: Record) -> list[tuple[Figure, bytes]]:
     return [done(record, "sweeps", fig, caption=caption, section="result", missing=missing)]
 
 
-def draw(record: Record) -> list[tuple[Figure, bytes]]:
+def draw(record: Record, plots: dict) -> list[tuple[Figure, bytes]]:
     """Every figure of a ``hyperparameters`` record."""
-    return [*_sweeps(record)]
+    return [*_sweeps(record, plots)]

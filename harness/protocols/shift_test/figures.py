@@ -14,8 +14,7 @@ from ...rendering.render import fmt_general
 __all__ = ["draw"]
 
 
-def _shift_null(record: Record) -> list[tuple[Figure, bytes]]:
-    P = record.plots
+def _shift_null(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     null = P.get("null")
     if not null:
         return []
@@ -111,8 +110,7 @@ def _shift_null(record: Record) -> list[tuple[Figure, bytes]]:
     return [done(record, "null", fig, caption=caption, section="result", missing=missing)]
 
 
-def _shift_eps(record: Record) -> list[tuple[Figure, bytes]]:
-    P = record.plots
+def _shift_eps(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     sens = P.get("eps_sensitivity")
     if not sens or not sens.get("reimpl"):
         return []
@@ -151,8 +149,7 @@ def _shift_eps(record: Record) -> list[tuple[Figure, bytes]]:
     return [done(record, "eps_sensitivity", fig, caption=caption, section="result", missing=missing)]
 
 
-def _shift_power(record: Record) -> list[tuple[Figure, bytes]]:
-    P = record.plots
+def _shift_power(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     pw = P.get("power")
     if not pw:
         return []
@@ -221,6 +218,6 @@ def _shift_power(record: Record) -> list[tuple[Figure, bytes]]:
     return [done(record, "power", fig, caption=caption, section="after_controls")]
 
 
-def draw(record: Record) -> list[tuple[Figure, bytes]]:
+def draw(record: Record, plots: dict) -> list[tuple[Figure, bytes]]:
     """Every figure of a ``shift_test`` record."""
-    return [*_shift_null(record), *_shift_eps(record), *_shift_power(record)]
+    return [*_shift_null(record, plots), *_shift_eps(record, plots), *_shift_power(record, plots)]

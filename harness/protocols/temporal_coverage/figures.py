@@ -68,8 +68,7 @@ def _coverage_panel(ax, P: dict, colors: dict, keys: tuple[str, str, str, str], 
     ax.set_title(title)
 
 
-def _coverage_by_split(record: Record) -> list[tuple[Figure, bytes]]:
-    P = record.plots
+def _coverage_by_split(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     if not P.get("tasks"):
         return []
     colors = _task_colors(P)
@@ -129,6 +128,6 @@ def _coverage_by_split(record: Record) -> list[tuple[Figure, bytes]]:
     return [done(record, "coverage_by_split", fig, caption=caption, section="result", missing=missing)]
 
 
-def draw(record: Record) -> list[tuple[Figure, bytes]]:
+def draw(record: Record, plots: dict) -> list[tuple[Figure, bytes]]:
     """Every figure of a ``temporal_coverage`` record."""
-    return _coverage_by_split(record)
+    return _coverage_by_split(record, plots)
