@@ -120,9 +120,7 @@ def _run_upstream(spec: ClaimSpec, tables: Tables, options, log: dict) -> tuple[
         {
             "upstream_seconds": res.seconds,
             "upstream_request_seconds": res.request_seconds,
-            "upstream_watch_note": res.watch_note,
             "upstream_cached": res.cached,
-            "upstream_leftovers_killed": res.leftovers_killed,  # varies between runs: never in the record
             "upstream_stdout": res.stdout,
             "upstream_stderr": res.stderr,
             "upstream_commit": res.commit,
