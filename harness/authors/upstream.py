@@ -49,8 +49,8 @@ from ..core.numerics import pinned_env
 from ..core.paths import PROJECT_ROOT, scrub_paths
 from ..core.schema import format_validation_error
 from . import sandbox
-from .sandbox import Limits
 from .checkout import PINS_FILE, VENDOR_DIR, checkout, find_pin, verified_tree
+from .sandbox import Limits
 
 __all__ = ["UpstreamOptions", "UpstreamResult", "run_upstream_arm", "CACHE_DIR"]
 

@@ -243,7 +243,7 @@ class Arm(_Model):
     values: dict[str, float | None] = Field(default_factory=dict)
     details: dict[str, Any] = Field(default_factory=dict)
     controls: dict[str, ArmControl] = Field(default_factory=dict)
-    #: How the authors' code was confined (:mod:`harness.authors.confine`): filesystem, network, memory, processes.
+    #: How the authors' code was confined (:mod:`harness.authors.sandbox`: the same words on every machine).
     confinement: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("reason")
