@@ -154,9 +154,9 @@ def test_a_narrow_study_is_the_same_bytes_serial_and_on_two_processes(path, tabl
     spec = _narrow(load_claim(path), 3, 4)
     reimpl = measurement_arm(spec, tables)
     with fanout.using(executor_from("serial")):
-        serial = study_json(run_study(spec, tables, tables.lock, reimpl))
+        serial = study_json(run_study(spec, tables, reimpl))
     with fanout.using(executor_from("local:2")):
-        pooled = study_json(run_study(spec, tables, tables.lock, reimpl))
+        pooled = study_json(run_study(spec, tables, reimpl))
     assert serial == pooled
     out = json.loads(serial)
     assert out["n_replicates"] == 3 and out["n_resamples"] == 4
