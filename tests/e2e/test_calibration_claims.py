@@ -47,7 +47,6 @@ def _narrow(spec, replicates: int, resamples: int):
     return dataclasses.replace(spec, claim=claim)
 
 
-@pytest.mark.parametrize("path", ASKING, ids=lambda p: p.stem)
 def _locked(folder, spec, lock, study: dict, deps=None) -> None:
     """``study`` written into ``folder`` and locked in its reports folder as a build writes it."""
     file = folder / f"{spec.id}.json"
@@ -56,6 +55,7 @@ def _locked(folder, spec, lock, study: dict, deps=None) -> None:
     update(folder.parent, "studies", spec.id, {"deps": deps or study_deps(spec, lock), "outs": outs})
 
 
+@pytest.mark.parametrize("path", ASKING, ids=lambda p: p.stem)
 def test_a_study_is_absent_stale_unreadable_or_measured(path, tables, tmp_path):
     spec = load_claim(path)
     lock, folder = tables.lock, tmp_path / "calibration"
