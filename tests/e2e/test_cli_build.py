@@ -216,7 +216,7 @@ def test_status_says_what_run_would_do_and_why_and_runs_nothing(tmp_path, capsys
 
 
 def test_a_warm_run_decides_from_the_records_without_importing_a_protocol(fast_reports):
-    """Up to date from the sealed records alone: no claim file parsed, no protocol, numpy, scipy or pandas
+    """Up to date from the lock and the records alone: no claim file parsed, no protocol, numpy, scipy or pandas
     imported."""
     code = (
         "import sys; from harness import cli; "
