@@ -519,7 +519,7 @@ def _run_watched(claim, params, tables, options, pin, where, adapter, inputs, ro
     """The arm's run between the two snapshots: ``(result, [(cache file, result to write to it)])``.
 
     The arm is answered request by request (:func:`_request_parts`), the requests spread over this
-    machine's cores (each in its own confined process, each holding one of this checkout's slots), each
+    machine's cores (each in its own confined process, each holding one of the build's slots), each
     request cached on its own, so an edit that changes one part re-runs one part.
     """
     try:

@@ -197,7 +197,7 @@ def run_claim(
     project_state()  # measured before anything is written (and cached)
     tables.describe(spec.claim.inputs)  # verify the inputs before either arm reads them
     spec.protocol.data_summary(spec.params, tables)
-    with ThreadPoolExecutor(max_workers=2) as pool:  # threads see this one's executor, priority and progress
+    with ThreadPoolExecutor(max_workers=2) as pool:  # threads see this one's executor and progress
         upstream_job = pool.submit(contextvars.copy_context().run, _run_upstream, spec, tables, upstream_options, log)
         reimpl = _run_reimpl(spec, tables, log)
         beside = None
