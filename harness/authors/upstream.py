@@ -423,7 +423,7 @@ def _adapter(protocol, harness_dir: Path) -> _Adapter | None:
     if not own.is_file():
         raise UpstreamError(f"{shown(own)} does not exist")
     folder = own.parent.relative_to(harness_dir).as_posix()
-    patterns = ADAPTER_CODE + tuple(f"{folder}/{n}" for n in ("__init__.py", "quantities.py", "adapter.py"))
+    patterns = ADAPTER_CODE + (name, *(f"{folder}/{n}" for n in ("__init__.py", "quantities.py")))
     files = {f for p in patterns for f in files_of(p, harness_dir)}
     return _Adapter(module, name, harness_dir, digest(files, root=harness_dir))
 
