@@ -105,7 +105,7 @@ def _report_with_authors_arm(tables, out: Path, run_once):
     return rec
 
 
-def test_offline_a_poorer_report_goes_beside_the_committed_one(tmp_path, tables, run_once, capsys):
+def test_offline_a_poorer_report_is_not_written_over_the_committed_one(tmp_path, tables, run_once, capsys):
     out = tmp_path / "reports"
     _report_with_authors_arm(tables, out, run_once)
     before = _files(out, reports_only=True)
