@@ -4,9 +4,9 @@ Exit status of ``run``: 0 when every claim is up to date or ran (whatever its
 verdict); 2 when a claim could not be processed (a bad claim file, missing or
 altered data, an unwritable output, a crash), after the others have been
 processed; 3 when a run was poorer than the committed report (the authors'
-arm could not run where the report has it) and was written beside it, under
-``<out>/.degraded/``, instead of over it. Nothing is written for a claim that
-failed, and the two files of a report are replaced together or not at all.
+arm could not run where the report has it) and was not written. Nothing is
+written for a claim that failed, and the two files of a report are replaced
+together or not at all.
 
 Heavy modules (numpy, scipy, pandas) are imported only once a command runs,
 so ``--help`` is fast.

@@ -8,9 +8,9 @@ This is the only module that runs the adapters (the checkout is
   scratch folder, with a minimal environment and the checkout first on
   ``sys.path``; it reads the adapter's JSON answer and caches successful
   results under ``.cache/upstream/``, keyed by the pin, the input hashes, the
-  request and the hash of every file of the harness the adapter loads (its
-  import closure, :func:`harness.core.codegraph.adapter_files`; the run reports what it
-  loaded, and a file outside that closure voids the answer). Problems with
+  request and the hash of every file of the harness the adapter may load (declared:
+  :data:`harness.core.claimslock.ADAPTER_CODE`; the run reports what it loaded, and a
+  file outside what is declared voids the answer). Problems with
   the checkout or the adapter make the arm "could not run"; they never
   raise, so the other arm and other claims carry on.
 * The adapter reads copies, in its scratch folder, of exactly the table
@@ -42,11 +42,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..core import cores
-from ..core.codegraph import HARNESS, LAUNCHER, adapter_closure, digest
+from ..core.claimslock import ADAPTER_CODE, digest, files_of
 from ..core.errors import UpstreamError
 from ..core.fileio import atomic_write_bytes, atomic_write_text, project_lock
 from ..core.numerics import pinned_env
-from ..core.paths import PROJECT_ROOT, scrub_paths
+from ..core.paths import HARNESS, LAUNCHER, PROJECT_ROOT, scrub_paths, shown
 from ..core.schema import format_validation_error
 from . import sandbox
 from .checkout import PINS_FILE, VENDOR_DIR, checkout, find_pin, verified_tree
@@ -368,10 +368,12 @@ def _adapter(protocol, harness_dir: Path) -> _Adapter | None:
     if module is None:
         return None
     name = "/".join(module.split(".")[1:]) + ".py"
-    files = adapter_closure(module, harness_dir)
-    missing = sorted(str(f) for f in files if not f.is_file())
-    if missing:
-        raise UpstreamError(f"{', '.join(missing)} does not exist")
+    own = harness_dir / name
+    if not own.is_file():
+        raise UpstreamError(f"{shown(own)} does not exist")
+    folder = own.parent.relative_to(harness_dir).as_posix()
+    patterns = ADAPTER_CODE + (name, *(f"{folder}/{n}" for n in ("__init__.py", "quantities.py")))
+    files = {f for p in patterns for f in files_of(p, harness_dir)}
     return _Adapter(module, name, harness_dir, digest(files, root=harness_dir))
 
 
@@ -456,7 +458,7 @@ def _run_parts(claim, params, tables, options, pin, where, adapter, inputs):
     """The arm's run: ``(result, [(cache file, result to write to it)])``.
 
     The arm is answered request by request (:func:`_request_parts`), the requests spread over this
-    machine's cores (each in its own confined process, each holding one of this checkout's slots), each
+    machine's cores (each in its own confined process, each holding one of the build's slots), each
     request cached on its own, so an edit that changes one part re-runs one part.
     """
     try:

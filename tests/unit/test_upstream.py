@@ -27,9 +27,9 @@ from harness.authors import upstream
 from harness.authors.checkout import checkout, load_pins, verify_checkout
 from harness.authors.upstream import UpstreamOptions, run_upstream_arm
 from harness.claimfiles.spec import Claim, ClaimSpec
-from harness.core.codegraph import HARNESS, LAUNCHER
 from harness.core.datalock import DataLock, Tables
 from harness.core.errors import UpstreamError
+from harness.core.paths import HARNESS, LAUNCHER
 from harness.protocols.base import ProtocolParams
 
 ACTOR = git.Actor("Test", "test@example.invalid")
