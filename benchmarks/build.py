@@ -205,7 +205,7 @@ def arm(spec):
     r = run_upstream_arm(spec, spec.protocol, spec.params, tables, options=options)
     if not r.ok and spec.claim.upstream:
         bad.append(f"{spec.id}: {r.status}")
-with cores.budget(jobs):
+with cores.limit(jobs):
     threads = [threading.Thread(target=arm, args=(s,)) for s in specs]
     for t in threads: t.start()
     for t in threads: t.join()

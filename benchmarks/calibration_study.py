@@ -93,7 +93,7 @@ def build_design(name: str, tables):
         fits_per_call = sum(f["task"] in d["tasks"] for f in arm.details["fitted"])
     else:
         fits_per_call = len(d["tasks"])
-    from harness.core.record import read_record  # the checked loader: an edited or unsealed record is refused
+    from harness.core.record import read_record
 
     committed = read_record(PROJECT_ROOT / "reports" / d["claim"].replace(".yaml", ".json")).arms.reimpl.values
     info = {

@@ -7,7 +7,7 @@ draws them)."""
 #: the modules at the top of the package (the command line) sit above every layer.
 LAYERS = (
     ("stats", "the re-implementation, from the paper's equations"),
-    ("core", "folders, errors, schemas, seals, atomic writes, the record, the data lock, the import graph"),
+    ("core", "folders, errors, schemas, atomic writes, the record, the data lock, the build's lock"),
     ("parallel", "every independent unit of work as a task, on local processes or a Dask cluster"),
     ("protocols", "the interface a protocol fills in, and each protocol's measurement"),
     ("claimfiles", "reading a claim file into typed objects; the registry of protocols"),

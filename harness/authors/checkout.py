@@ -10,13 +10,18 @@
   and one holding anything but the pinned tree (untracked or ignored files,
   ``__pycache__``, empty folders).
 
-This is the only module that runs git.
+This is the only module that runs git, and it runs it in an environment of its own
+(:data:`GIT_ENV`, :data:`GIT_OPTIONS`): no system or global configuration (the user's
+``url.*.insteadOf`` mirrors aside, passed on clone and fetch), no replace refs, no hooks and
+no fsmonitor, and a checkout whose own configuration holds anything the harness did not
+write is refused (:func:`_foreign_config`), so that nothing but the pinned objects runs.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 from pathlib import Path, PurePosixPath
 from typing import Annotated
 
@@ -31,7 +36,25 @@ from ..core.schema import format_validation_error
 
 __all__ = ["Pin", "load_pins", "find_pin", "checkout", "verify_checkout", "verified_tree", "PINS_FILE", "VENDOR_DIR"]
 
-GIT_ENV = {"GIT_TERMINAL_PROMPT": "0"}  # never wait for credentials
+GIT_ENV = {
+    "GIT_TERMINAL_PROMPT": "0",  # never wait for credentials
+    "GIT_NO_REPLACE_OBJECTS": "1",  # a replace ref cannot make other objects stand for the pinned ones
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+}
+GIT_OPTIONS = ["core.hooksPath=/dev/null", "core.fsmonitor=false"]
+#: The keys of a checkout's own configuration that clone, sparse-checkout and checkout write; any other is refused.
+OWN_CONFIG = {
+    "core.repositoryformatversion",
+    "core.filemode",
+    "core.bare",
+    "core.logallrefupdates",
+    "core.sparsecheckout",
+    "core.sparsecheckoutcone",
+    "extensions.worktreeconfig",
+    "remote.origin.url",
+    "remote.origin.fetch",
+}
 MIRROR_HINT = (
     "without network access, point git at a local mirror (docs/authors-arm.md):"
     " git config --global url.<mirror>.insteadOf {url}"
@@ -96,11 +119,58 @@ def find_pin(name: str, pins_file: str | Path = PINS_FILE) -> Pin:
 # -- checkout -----------------------------------------------------------------------------------------------
 
 
+def _mirrors() -> list[str]:
+    """The user's ``url.<mirror>.insteadOf`` settings (global configuration), as ``-c`` values for clone and fetch."""
+    try:
+        out = subprocess.run(
+            ["git", "config", "--global", "--get-regexp", r"^url\..*\.insteadof$"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [f"{key}={value}" for key, value in (line.split(" ", 1) for line in out.splitlines() if " " in line)]
+
+
+def _git(repo_or_git, mirrors: bool = False):
+    """``repo.git`` (or a bare :class:`git.Git`) in the harness's git environment."""
+    g = repo_or_git.git if isinstance(repo_or_git, git.Repo) else repo_or_git
+    g.update_environment(**GIT_ENV)
+    g.set_persistent_git_options(c=GIT_OPTIONS + (_mirrors() if mirrors else []))
+    return g
+
+
+def _foreign_config(dest: Path) -> list[str]:
+    """Keys of the checkout's own configuration (``.git/config``, ``.git/config.worktree``) the harness did not
+    write: an ``include``, a hook path, an fsmonitor, a filter... would run code of someone else's."""
+    found = []
+    for name in ("config", "config.worktree"):
+        path = dest / ".git" / name
+        if not path.exists():
+            continue
+        out = subprocess.run(
+            ["git", "config", "--file", str(path), "--list", "--name-only"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **GIT_ENV},
+            timeout=30,
+        ).stdout
+        found += [k for k in out.split() if k not in OWN_CONFIG and not k.startswith("branch.")]
+    return found
+
+
 def _open_repo(dest: Path, fix: str) -> git.Repo:
     try:
-        return git.Repo(dest)
+        repo = git.Repo(dest)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise UpstreamError(f"{shown(dest)} is not a git repository; {fix}") from None
+    foreign = _foreign_config(dest)
+    if foreign:
+        repo.close()
+        raise UpstreamError(f"{shown(dest)}: its git configuration holds {', '.join(foreign[:6])}; {fix}")
+    _git(repo)
+    return repo
 
 
 def _origin_url(repo: git.Repo) -> str | None:
@@ -175,7 +245,8 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
         if fresh:
             dest.parent.mkdir(parents=True, exist_ok=True)
             try:
-                repo = git.Repo.clone_from(pin.url, dest, no_checkout=True, env=GIT_ENV)
+                _git(git.Git(), mirrors=True).clone("--quiet", "--no-checkout", pin.url, str(dest))
+                repo = _open_repo(dest, fix)
             except git.GitCommandError as exc:
                 raise UpstreamError(
                     f"could not clone {pin.url} into {shown(dest)}: {_git_failure(exc)};"
@@ -190,11 +261,11 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
             changes = [] if fresh else _local_changes(repo)  # a fresh --no-checkout clone lists every file as deleted
             if changes:
                 raise UpstreamError(f"{shown(dest)} has local changes ({_describe_changes(changes)}); {fix}")
-            with repo.git.custom_environment(**GIT_ENV):
-                if not _has_commit(repo, pin.commit):
-                    repo.git.fetch("--quiet", "origin")
-                if not _has_commit(repo, pin.commit):
-                    raise UpstreamError(f"commit {pin.commit} is not in {pin.url} (fetched into {shown(dest)})")
+            if not _has_commit(repo, pin.commit):
+                _git(repo, mirrors=True).fetch("--quiet", "origin")
+                _git(repo)
+            if not _has_commit(repo, pin.commit):
+                raise UpstreamError(f"commit {pin.commit} is not in {pin.url} (fetched into {shown(dest)})")
             repo.git.sparse_checkout("set", "--no-cone", *pin.sparse_patterns())
             repo.git.checkout("--quiet", "--detach", pin.commit)
     except git.GitCommandError as exc:

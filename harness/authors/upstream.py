@@ -1,61 +1,56 @@
 """The authors' arm: their code at a pinned commit, run by the protocol's adapter in a subprocess.
 
 This is the only module that runs the adapters (the checkout is
-:mod:`harness.authors.checkout`'s; the guards of :mod:`harness.core.lifecycle` and the
-probe of :mod:`harness.core.sandbox` are the only other processes the arm starts).
+:mod:`harness.authors.checkout`'s).
 
 * :func:`run_upstream_arm` runs ``harness.protocols.<name>.adapter`` through
   ``harness/authors/adapters/_launch.py`` with this interpreter (``-s -P -B``), in a
   scratch folder, with a minimal environment and the checkout first on
   ``sys.path``; it reads the adapter's JSON answer and caches successful
   results under ``.cache/upstream/``, keyed by the pin, the input hashes, the
-  request and the hash of every file of the harness the adapter loads (its
-  import closure, :func:`harness.core.codegraph.adapter_files`; the run reports what it
-  loaded, and a file outside that closure voids the answer). Problems with
+  request and the hash of every file of the harness the adapter may load (declared:
+  :data:`harness.core.claimslock.ADAPTER_CODE`; the run reports what it loaded, and a
+  file outside what is declared voids the answer). Problems with
   the checkout or the adapter make the arm "could not run"; they never
   raise, so the other arm and other claims carry on.
 * The adapter reads copies, in its scratch folder, of exactly the table
   bytes that were verified (:meth:`~harness.core.datalock.Tables.data`), never
-  the files by path. It runs confined (:mod:`harness.core.sandbox`: bubblewrap,
-  seeing only the Python environment, the harness, the checkout and its
-  scratch folder; else :mod:`harness.authors.confine`: Landlock and seccomp, so
-  that it can neither write outside its folder nor stop the harness), and
-  in every case the project's folders that a run reads or
-  writes (``vendor/``, ``reports/``, the cache, the harness's code...), the
-  interpreter's prefix and the data root are compared before and after: a
-  run that changed anything there "could not run" and is not cached. Its
-  processes and its scratch folder go with the run, however the run ends
-  (:mod:`harness.core.lifecycle`).
+  the files by path. It runs under bubblewrap (:mod:`harness.authors.sandbox`:
+  read-only views of the Python environment, the harness, the checkout and its
+  inputs, a size-capped writable tmpfs, no network, a pid namespace that dies
+  with the run, rlimits, bounded reads of its output and answer), or, only when
+  the user asks (``--sandbox none``), unconfined, said in the record.
+* A cached answer is trusted only when it verifies: a bounded regular file
+  whose content matches the sha256 stored with it, made under this confinement.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import importlib.metadata
 import json
 import os
-import signal
-import subprocess
+import stat
 import sys
-import time
-from collections.abc import Mapping
+import tempfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..core import cores, lifecycle, sandbox
-from ..core.codegraph import HARNESS, LAUNCHER, adapter_closure, digest
+from ..core import cores
+from ..core.claimslock import ADAPTER_CODE, digest, files_of
 from ..core.errors import UpstreamError
-from ..core.fileio import atomic_write_bytes, atomic_write_text, project_lock, snapshot_after
+from ..core.fileio import atomic_write_bytes, atomic_write_text, project_lock
 from ..core.numerics import pinned_env
-from ..core.paths import PROJECT_ROOT, scrub_paths, shown
+from ..core.paths import HARNESS, LAUNCHER, PROJECT_ROOT, scrub_paths, shown
 from ..core.schema import format_validation_error
-from . import confine as confine_guards
+from . import sandbox
 from .checkout import PINS_FILE, VENDOR_DIR, checkout, find_pin, verified_tree
+from .sandbox import Limits
 
 __all__ = ["UpstreamOptions", "UpstreamResult", "run_upstream_arm", "CACHE_DIR"]
 
@@ -64,21 +59,17 @@ OUTPUT_TAIL_CHARS = 20_000  # kept of the adapter's stdout and stderr
 REASON_STDERR_LINES = 15  # of stderr quoted in the reason when the adapter crashes
 SCRATCH_PREFIX = "upstream-"  # scratch folders: <tmp>/upstream-<pid>-<random>
 LAUNCH_FLAGS = ("-s", "-P", "-B")  # no user site, no script folder on sys.path, no .pyc written
-# What a run reads or writes in the project: compared before and after the authors' code runs.
-PROJECT_WATCH = ("harness", "claims", "data", "templates", "reports", "vendor", ".cache")
+CACHE_MAX_BYTES = 64 << 20  # a cache entry larger than this is not read
 
 
 @dataclass(frozen=True)
 class UpstreamOptions:
     """How the authors' arm runs. ``auto_checkout`` clones a missing checkout first.
 
-    ``sandbox``: "auto" (bubblewrap where it works here, else unconfined,
-    said in the result), "bubblewrap" (required: without it the arm cannot
-    run) or "none". ``watch``: the folders compared before and after the run,
-    by the label they are shown with (default: the project's folders that a
-    run reads or writes, :data:`PROJECT_WATCH`); the data root,
-    ``vendor_dir``, ``cache_dir`` and the interpreter's prefix are always
-    added. ``harness_dir``: the harness package the adapter imports from.
+    ``sandbox``: "bubblewrap" (where it cannot start here, the arm cannot
+    run) or "none" (unconfined, said in the result). ``limits``: what a run may
+    use besides ``timeout_s``. ``harness_dir``: the harness package the adapter
+    imports from.
     """
 
     enabled: bool = True
@@ -89,8 +80,8 @@ class UpstreamOptions:
     auto_checkout: bool = False
     pins_file: Path = PINS_FILE
     harness_dir: Path = HARNESS
-    sandbox: str = "auto"
-    watch: Mapping[str, Path] | None = None
+    sandbox: str = "bubblewrap"
+    limits: Limits = Limits()
     jobs: int | None = None  # requests run at once (default: this machine's cores)
 
 
@@ -118,9 +109,7 @@ class UpstreamResult:
     stderr: str = ""
     sandbox: str | None = None
     request_seconds: list[float] = field(default_factory=list)  # each request's run (0 when cached)
-    confinement: dict[str, Any] = field(default_factory=dict)  # what held (harness.authors.confine), for the record
-    leftovers_killed: int = 0  # processes it left behind, killed: varies from run to run, so for the run log
-    watch_note: str | None = None  # watched files that changed during the run, not by the authors' code
+    confinement: dict[str, Any] = field(default_factory=dict)  # the profile's words (harness.authors.sandbox)
 
     @property
     def ok(self) -> bool:
@@ -157,7 +146,7 @@ class _Launched(BaseModel):
     harness_modules: list[str]
 
 
-def _cache_key(commit: str, inputs: list[dict], code: dict[str, str], request: dict, tree: str) -> str:
+def _cache_key(commit: str, inputs: list[dict], code: dict[str, str], request: dict, tree: str, confined: dict) -> str:
     """sha256 of everything the answer depends on (input files by hash, not by path; the harness's files the
     adapter loads, by hash; the authors' files as they were on disk when verified, by hash)."""
     versions = {pkg: importlib.metadata.version(pkg) for pkg in ("numpy", "scipy", "pandas")}
@@ -170,30 +159,63 @@ def _cache_key(commit: str, inputs: list[dict], code: dict[str, str], request: d
         "python": sys.version,
         "packages": versions,
         "numerics": pinned_env(os.environ),  # the kernels the answer was computed with
+        "confinement": confined,  # an answer made unconfined is never served to a confined run
     }
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
-def _read_cache(path: Path) -> UpstreamResult | None:
+def _read_bounded(path: Path, limit: int) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file (not a link, FIFO or device) of at most ``limit`` bytes."""
     try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(stored, dict) or stored.get("status") != "ok":
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
         return None
     try:
-        return UpstreamResult.from_json(stored)
-    except TypeError:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(limit + 1)
+    finally:
+        os.close(fd)
+    return data if len(data) <= limit else None
+
+
+def _canonical(result: dict) -> bytes:
+    return json.dumps(result, sort_keys=True, allow_nan=False, separators=(",", ":")).encode()
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number a cached answer may hold")
+
+
+def _read_cache(path: Path, confinement: dict) -> UpstreamResult | None:
+    """The cached answer at ``path`` when it verifies (its sha256, its shape, its confinement); else None, and
+    it is computed again."""
+    data = _read_bounded(path, CACHE_MAX_BYTES)
+    if data is None:
+        return None
+    try:
+        stored = json.loads(data, parse_constant=_no_constant)
+        result = stored["result"]
+        if hashlib.sha256(_canonical(result)).hexdigest() != stored["sha256"]:
+            return None
+        _Answer.model_validate({k: result[k] for k in ("values", "details", "controls")})
+        if result["status"] != "ok" or result["confinement"] != confinement:
+            return None
+        return UpstreamResult.from_json(result)
+    except (ValueError, TypeError, KeyError, ValidationError):
         return None
 
 
 def _write_cache(path: Path, result: UpstreamResult) -> None:
-    atomic_write_text(path, json.dumps(result.to_json(), indent=1, allow_nan=False))
-
-
-def _tail(path: Path, limit: int = OUTPUT_TAIL_CHARS) -> str:
-    text = path.read_bytes().decode("utf-8", errors="replace")
-    return text if len(text) <= limit else "[... truncated ...]\n" + text[-limit:]
+    """Store ``result`` with the sha256 of its canonical JSON; a cache that cannot be written is skipped."""
+    body = json.loads(_canonical(result.to_json()))
+    envelope = {"sha256": hashlib.sha256(_canonical(body)).hexdigest(), "result": body}
+    try:
+        atomic_write_text(path, json.dumps(envelope, indent=1, allow_nan=False))
+    except OSError as exc:
+        warnings.warn(f"the authors' answer was used but not cached: {path}: {exc.strerror or exc}", stacklevel=2)
 
 
 def _child_env(scratch: Path) -> dict[str, str]:
@@ -206,10 +228,9 @@ def _child_env(scratch: Path) -> dict[str, str]:
     so that it does not depend on the CPU either (the authors' I-spline fit
     moves in the sixth significant figure between kernels). The launcher
     runs without ``-E``/``-I`` because they would drop ``PYTHONHASHSEED``;
-    with this environment ``-s -P`` isolate the import path as well.
+    with this environment ``-s -P`` isolate the import path as well. The
+    launcher makes the three folders (under bubblewrap, in its tmpfs).
     """
-    for sub in ("home", "mpl", "tmp"):
-        (scratch / sub).mkdir()
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(scratch / "home"),
@@ -224,12 +245,6 @@ def _child_env(scratch: Path) -> dict[str, str]:
         "MKL_NUM_THREADS": "1",
         **pinned_env(os.environ),
     }
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
 
 
 @dataclass(frozen=True)
@@ -276,97 +291,61 @@ class _Adapter:
         return importlib.import_module(self.module)
 
 
+def _text(data: bytes, scratch: Path) -> str:
+    text = data.decode("utf-8", errors="replace")
+    text = text if len(text) <= OUTPUT_TAIL_CHARS else "[... truncated ...]\n" + text[-OUTPUT_TAIL_CHARS:]
+    return scrub_paths(text, scratch=scratch, any_temp=False)
+
+
 def _run_adapter(
-    checkout_dir: Path,
-    adapter: _Adapter,
-    request: dict,
-    inputs: list[_Input],
-    timeout_s: float,
-    confine: sandbox.Confinement,
+    checkout_dir: Path, adapter: _Adapter, request: dict, inputs: list[_Input], options, confine
 ) -> UpstreamResult:
     """Run the launcher once in a scratch folder; the fields of the result that describe the run."""
     launcher = adapter.harness_dir / LAUNCHER
-    with lifecycle.scratch_folder(SCRATCH_PREFIX) as (scratch, guard):
-        table_files = _write_inputs(scratch / "inputs", inputs)
+    with tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX) as tmp:
+        scratch = Path(tmp) / "work"  # the writable folder (a tmpfs under bubblewrap)
+        scratch.mkdir()
+        table_files = _write_inputs(Path(tmp) / "inputs", inputs)
         request = {**request, "tables": {name: str(path) for name, path in table_files.items()}}
-        req, ans = scratch / "request.json", scratch / "answer.json"
-        atomic_write_text(req, json.dumps(request))
-        env = _child_env(scratch)
-        argv = [str(checkout_dir), str(adapter.harness_dir), adapter.module, str(req), str(ans)]
+        req = atomic_write_text(Path(tmp) / "request.json", json.dumps(request))
+        argv = [str(checkout_dir), str(adapter.harness_dir), adapter.module, str(req)]
         cmd = confine.command(
             [sys.executable, *LAUNCH_FLAGS, str(launcher), *argv],
-            writable=scratch,
-            read_only=[scratch / "inputs"],
-            visible=[checkout_dir, adapter.harness_dir],  # all it reads besides the Python environment
+            scratch,
+            [checkout_dir, adapter.harness_dir, Path(tmp) / "inputs", req],
+            options.limits,
         )
-        timed_out = False
-        guards = confine_guards.guards_for(sandboxed=confine.confined, landlock=confine.landlock)
-        env.update(guards.env())
-        try:
-            with open(scratch / "stdout", "wb") as out, open(scratch / "stderr", "wb") as err:
-                t0 = time.perf_counter()
-                proc = subprocess.Popen(
-                    cmd,
-                    cwd=scratch,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=err,
-                    start_new_session=True,
-                    preexec_fn=guards.preexec(scratch),
-                )
-                guards.close_parent_fds()
-                try:
-                    guard.watch(proc.pid)
-                    rc = proc.wait(timeout=timeout_s)
-                except subprocess.TimeoutExpired:
-                    timed_out, rc = True, None
-                finally:
-                    _kill_group(proc)  # on timeout or interrupt, and any stray child of a finished run
-                    # every process it started (a daemon that left the session too) goes before the answer counts
-                    stray_before = guards.members()
-                    left = guards.kill_all()
-                seconds = time.perf_counter() - t0
-        finally:
-            guards.teardown()
-        run = scrub_paths(
-            {"seconds": seconds, "stdout": _tail(scratch / "stdout"), "stderr": _tail(scratch / "stderr")},
-            scratch=scratch,
-            any_temp=False,
+        out = sandbox.run(
+            cmd,
+            env=_child_env(scratch),
+            cwd=scratch,
+            timeout_s=options.timeout_s,
+            limits=options.limits,
         )
-        run["confinement"], run["leftovers_killed"] = guards.describe(), len(stray_before - left)
-        if left:
-            return _failed(
-                f"{len(left)} process(es) started by the adapter {adapter.name} could not be killed after it ended; "
-                "its answer was discarded",
-                **run,
-            )
-        altered = [i.name for i in inputs if hashlib.sha256(table_files[i.name].read_bytes()).hexdigest() != i.sha256]
-        if timed_out:
-            return _failed(f"the adapter {adapter.name} did not finish within {timeout_s:g} s and was killed", **run)
-        if rc != 0:
-            how = f"was killed by signal {-rc}" if rc < 0 else f"exited with status {rc}"
-            if confine.confined and rc > 128:  # bubblewrap relays a signal as 128 + its number
-                how = f"was killed by signal {rc - 128} (exit status {rc} of its sandbox)"
-            last = "\n".join(run["stderr"].rstrip().splitlines()[-REASON_STDERR_LINES:]) or "(stderr is empty)"
-            return _failed(f"the adapter {adapter.name} {how}; last lines of stderr:\n{last}", **run)
-        if altered:
-            return _failed(
-                f"the adapter {adapter.name} changed its copy of the input table(s) "
-                f"{', '.join(altered)}; its answer was discarded",
-                **run,
-            )
-        try:
-            launched = _Launched.model_validate_json(ans.read_bytes())
-            answer = _Answer.model_validate(launched.answer)
-        except FileNotFoundError:
-            return _failed(f"the adapter {adapter.name} exited without writing its answer", **run)
-        except ValidationError as verr:
-            problems = "; ".join(format_validation_error(verr))
-            return _failed(
-                f"the answer of the adapter {adapter.name} is not JSON of the expected shape: {problems}", **run
-            )
-        answer = scrub_paths(answer.model_dump(), scratch=scratch, any_temp=False)
+        run = {
+            "seconds": out.seconds,
+            "stdout": _text(out.stdout, scratch),
+            "stderr": _text(out.stderr, scratch),
+            "confinement": sandbox.describe(options.limits, confine.confined),
+        }
+    rc = out.returncode
+    if out.stopped:
+        return _failed(f"the adapter {adapter.name} {out.stopped}", **run)
+    if rc != 0:
+        how = f"was killed by signal {-rc}" if rc < 0 else f"exited with status {rc}"
+        if confine.confined and rc > 128:  # bubblewrap relays a signal as 128 + its number
+            how = f"was killed by signal {rc - 128} (exit status {rc} of its sandbox)"
+        last = "\n".join(run["stderr"].rstrip().splitlines()[-REASON_STDERR_LINES:]) or "(stderr is empty)"
+        return _failed(f"the adapter {adapter.name} {how}; last lines of stderr:\n{last}", **run)
+    if out.answer is None:
+        return _failed(f"the adapter {adapter.name} exited without writing its answer", **run)
+    try:
+        launched = _Launched.model_validate_json(out.answer)
+        answer = _Answer.model_validate(launched.answer)
+    except ValidationError as verr:
+        problems = "; ".join(format_validation_error(verr))
+        return _failed(f"the answer of the adapter {adapter.name} is not JSON of the expected shape: {problems}", **run)
+    answer = scrub_paths(answer.model_dump(), scratch=scratch, any_temp=False)
     unhashed = sorted(set(launched.harness_modules) - set(adapter.code))
     if unhashed:
         return _failed(
@@ -383,46 +362,18 @@ def _run_adapter(
     return UpstreamResult(status="ok", **answer, **run)
 
 
-def _label(path: Path) -> str:
-    """How a watched folder is named in a reason: relative to the project, else by its own name."""
-    label = shown(path)
-    return label if label != str(path) else Path(path).name
-
-
-def _watch_roots(options: UpstreamOptions, data_root: Path, tables: list[str] = ()) -> list[sandbox.WatchRoot]:
-    """The folders compared before and after the run: what a run reads or writes, and the interpreter.
-
-    Not the whole project: a developer's edit of a test or a note while
-    ``make claims`` runs must not void the authors' arm.
-    """
-    if options.watch is None:
-        roots = [sandbox.WatchRoot(name, PROJECT_ROOT / name) for name in PROJECT_WATCH]
-    else:
-        roots = [sandbox.WatchRoot(label, Path(path)) for label, path in options.watch.items()]
-    python = Path(sys.prefix)  # the venv the adapter imports from; large: sizes and times only
-    # of the data root, the claim's own tables only (a file added beside them is nobody's business)
-    extra = [(f"<data root>/{rel}", Path(data_root) / rel, True) for rel in tables]
-    extra += [
-        (_label(options.vendor_dir), Path(options.vendor_dir), True),
-        (_label(options.cache_dir), Path(options.cache_dir), True),
-        (shown(python) if python.resolve().is_relative_to(PROJECT_ROOT) else "<python>", python, False),
-    ]
-    for label, path, hashed in extra:
-        if not any(r.covers(path) for r in roots):
-            roots.append(sandbox.WatchRoot(label, path, hashed=hashed))
-    return roots
-
-
 def _adapter(protocol, harness_dir: Path) -> _Adapter | None:
     """The protocol's adapter in the package at ``harness_dir``, with the hashes of what it loads."""
     module = protocol.card.adapter_module
     if module is None:
         return None
     name = "/".join(module.split(".")[1:]) + ".py"
-    files = adapter_closure(module, harness_dir)
-    missing = sorted(shown(f) for f in files if not f.is_file())
-    if missing:
-        raise UpstreamError(f"{', '.join(missing)} does not exist")
+    own = harness_dir / name
+    if not own.is_file():
+        raise UpstreamError(f"{shown(own)} does not exist")
+    folder = own.parent.relative_to(harness_dir).as_posix()
+    patterns = ADAPTER_CODE + (name, *(f"{folder}/{n}" for n in ("__init__.py", "quantities.py")))
+    files = {f for p in patterns for f in files_of(p, harness_dir)}
     return _Adapter(module, name, harness_dir, digest(files, root=harness_dir))
 
 
@@ -460,27 +411,16 @@ def run_upstream_arm(
         return _failed(str(exc))
     where = {"commit": pin.commit, "url": pin.url}
     inputs = _inputs(tables, claim.inputs)
-    roots = _watch_roots(options, tables.root, [t["path"] for t in tables.describe(claim.inputs)])
     try:
         if options.auto_checkout and not (Path(options.vendor_dir) / claim.upstream).exists():
-            with project_lock(shared=False):
+            with project_lock():
                 checkout(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
     except UpstreamError as exc:
         return _failed(str(exc), **where)
-    # No other run writes into the project while the adapter runs, and this run's own writes meanwhile are
-    # recorded and set back before the comparison (fileio's lock and journal): any other change is the adapter's.
-    with project_lock(shared=True):
-        result, to_cache = _run_watched(claim, params, tables, options, pin, where, adapter, inputs, roots)
+    result, to_cache = _run_parts(claim, params, tables, options, pin, where, adapter, inputs)
     for cache_file, part in to_cache:
         _write_cache(cache_file, part)
     return result
-
-
-def _writes_confined(confine) -> bool:
-    """Whether the authors' code could write nowhere but its scratch folder: under bubblewrap, or Landlock."""
-    if isinstance(confine, str):
-        return False
-    return confine.confined or (confine.landlock and confine_guards.landlock_unavailable() is None)
 
 
 def _request_parts(adapter: _Adapter, request: dict) -> list[dict]:
@@ -495,14 +435,15 @@ def _request_parts(adapter: _Adapter, request: dict) -> list[dict]:
 
 
 def _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of) -> tuple[UpstreamResult, Path | None]:
-    key = key_of(sub)
+    if isinstance(confine, str):  # the sandbox cannot be had, and unconfined was not asked for
+        return _failed(confine, sandbox=f"none: {confine}"), None
+    described = sandbox.describe(options.limits, confine.confined)
+    key = key_of(sub, described)
     cache_file = Path(options.cache_dir) / f"{key}.json"
-    if not options.force and (stored := _read_cache(cache_file)) is not None:
-        return dataclasses.replace(stored, cached=True, cache_key=key, leftovers_killed=0), None  # nothing ran
-    if isinstance(confine, str):  # a sandbox was required and cannot be had
-        return _failed(confine, cache_key=key, sandbox=f"none: {confine}"), None
+    if not options.force and (stored := _read_cache(cache_file, described)) is not None:
+        return dataclasses.replace(stored, cached=True, cache_key=key), None  # nothing ran
     with cores.authors_slot():
-        ran = _run_adapter(checkout_dir, adapter, sub, inputs, options.timeout_s, confine)
+        ran = _run_adapter(checkout_dir, adapter, sub, inputs, options, confine)
     return dataclasses.replace(ran, cache_key=key), (cache_file if ran.ok else None)
 
 
@@ -513,15 +454,14 @@ def _parts_label(sub: dict) -> str:
     return ", ".join(f"{k} {v}" for k, v in part.items())
 
 
-def _run_watched(claim, params, tables, options, pin, where, adapter, inputs, roots):
-    """The arm's run between the two snapshots: ``(result, [(cache file, result to write to it)])``.
+def _run_parts(claim, params, tables, options, pin, where, adapter, inputs):
+    """The arm's run: ``(result, [(cache file, result to write to it)])``.
 
     The arm is answered request by request (:func:`_request_parts`), the requests spread over this
-    machine's cores (each in its own confined process, each holding one of this checkout's slots), each
+    machine's cores (each in its own confined process, each holding one of the build's slots), each
     request cached on its own, so an edit that changes one part re-runs one part.
     """
     try:
-        before = sandbox.snapshot(roots)  # before the checkout is verified: any change after the check shows
         checkout_dir, tree = verified_tree(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
     except UpstreamError as exc:
         return _failed(str(exc), **where), []
@@ -537,8 +477,8 @@ def _run_watched(claim, params, tables, options, pin, where, adapter, inputs, ro
     described = tables.describe(claim.inputs)
     requests = _request_parts(adapter, request)
 
-    def key_of(sub):
-        return _cache_key(pin.commit, described, adapter.code, sub, tree)
+    def key_of(sub, confined):
+        return _cache_key(pin.commit, described, adapter.code, sub, tree, confined)
 
     confine = sandbox.confinement(options.sandbox)
     sandbox_name = f"none: {confine}" if isinstance(confine, str) else confine.name
@@ -561,22 +501,6 @@ def _run_watched(claim, params, tables, options, pin, where, adapter, inputs, ro
         result = dataclasses.replace(r, reason=label + (r.reason or ""), sandbox=r.sandbox or sandbox_name, **where)
     else:
         result = _combined(adapter, request, requests, results, where, sandbox_name)
-    escaped = sandbox.changed(before, snapshot_after(before, roots, sandbox.snapshot))
-    if escaped and _writes_confined(confine):
-        # it could not write there (read-only filesystem, or Landlock): someone else changed these meanwhile
-        shown_changes = sandbox.describe_changes(escaped)
-        note = f"changed while the authors' code ran, not by it (it could not write there): {shown_changes}"
-        result = dataclasses.replace(result, watch_note=note)
-    elif escaped:
-        after_all = "" if result.ok else f"; besides, {result.reason}"
-        reason = (
-            f"these changed while the authors' code ran unconfined ({sandbox.describe_changes(escaped)}): the "
-            "adapter {adapter.name} or something else wrote them, which cannot be told apart without a sandbox, "
-            f"so its answer was discarded and nothing was cached{after_all}"
-        ).replace("{adapter.name}", adapter.name)
-        return dataclasses.replace(
-            result, status="could not run", values={}, details={}, controls={}, reason=reason
-        ), []
     return result, [(f, r) for (r, f) in ran if f is not None]  # a good part is kept even if another failed
 
 
@@ -611,7 +535,6 @@ def _combined(adapter, request, requests, results, where, sandbox_name) -> Upstr
         cached=all(r.cached for r in results),
         cache_key=key,
         confinement=_confinement(results),
-        leftovers_killed=sum(r.leftovers_killed for r in results),
         stdout=_joined([r.stdout for r in results]),
         stderr=_joined([r.stderr for r in results]),
         sandbox=sandbox_name,
@@ -620,13 +543,8 @@ def _combined(adapter, request, requests, results, where, sandbox_name) -> Upstr
 
 
 def _confinement(results: list[UpstreamResult]) -> dict:
-    """How the requests that ran were confined (a cached one keeps how it was), for the record: what held, never
-    a count that varies from run to run (``leftovers_killed``, kept in an answer cached before it went to the
-    run log, is left out)."""
-    described = [r.confinement for r in results if r.confinement]
-    if not described:
-        return {}
-    return {k: v for k, v in described[0].items() if k != "leftovers_killed"}
+    """How the requests were confined (a cached one was verified to match), for the record."""
+    return next((r.confinement for r in results if r.confinement), {})
 
 
 def _joined(texts: list[str]) -> str:

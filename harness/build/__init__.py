@@ -1,2 +1,2 @@
-"""The build: one claim's run (``runner``), what is stale and why (``plan``, ``keys``), one pool for every
-claim and study of a build (``schedule``), and ``make claims`` itself (``make``)."""
+"""The build: one claim's run (``runner``), what is stale and why (``plan``, reading the lock of
+:mod:`harness.core.claimslock`), and ``make claims`` itself (``make``)."""

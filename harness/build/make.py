@@ -1,17 +1,16 @@
 """``make claims`` as a build: which claims are up to date, running the others, writing what they produced.
 
-:func:`run_claims` plans (:mod:`harness.build.plan`; :mod:`harness.build.keys` says
-what each report depends on and why it is stale), runs the stale claims and,
-with ``--studies`` (``make claims``), the stale coverage studies first, all as
-one build on ``-j`` cores (:mod:`harness.build.schedule`: threads of this process,
-one pool of tasks, the authors' requests started at once), re-renders the
-reports whose templates or drawing changed, and writes each claim's outputs
-as soon as it is done: ``<id>.json``, ``<id>.md`` and its figures together or
-not at all (:func:`harness.core.fileio.write_together`). :func:`status_claims`
-says what a run would do and why, running nothing. A run poorer than the
-report already there (the authors' arm did not run where the report has it)
-goes beside it, under ``<out>/.degraded/``. Nothing is written for a claim
-that failed.
+:func:`run_claims` plans (:mod:`harness.build.plan`: each claim against its entry in
+the reports' lock, :mod:`harness.core.claimslock`), runs the stale claims and, with
+``--studies`` (``make claims``), the stale coverage studies first, all as one build
+on ``-j`` cores (threads of this process sending their tasks to one pool of ``-j``
+workers, the authors' requests started at once), re-renders the reports whose
+templates or drawing changed, and writes each claim's outputs as soon as it is
+done: ``<id>.json``, ``<id>.md`` and its figures together or not at all
+(:func:`harness.core.fileio.write_together`), then its entry in the lock.
+:func:`status_claims` says what a run would do and why, running nothing. A run
+poorer than the report already there (the authors' arm did not run where the
+report has it) is not written. Nothing is written for a claim that failed.
 
 This module decides and writes; it prints nothing. What a user should read
 goes to the ``console`` it is given (:class:`Console`: the command line
@@ -21,7 +20,10 @@ prints it), with the exit status the command returns.
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import hashlib
 import json
+import queue
 import sys
 import threading
 import traceback
@@ -30,7 +32,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..core.paths import RUN_LOG_DIR
-from .plan import Planned, StudyPlan, check_ids, current_record, pins_of, plan, tables_of
+from .plan import Planned, StudyPlan, check_ids, checked_record, current_record, pins_of, plan, tables_of
 
 __all__ = [
     "Console",
@@ -47,7 +49,8 @@ __all__ = [
 ]
 
 EXIT_OK, EXIT_ERROR, EXIT_DEGRADED = 0, 2, 3
-DEGRADED_DIR = ".degraded"
+#: Held while a figure is drawn (matplotlib's rc context is process-wide).
+DRAWING = threading.Lock()
 
 
 class Console(Protocol):
@@ -64,6 +67,8 @@ class ClaimOutput:
 
     path: Path
     id: str | None = None
+    protocol: str | None = None
+    deps: dict = field(default_factory=dict)  # what the record was made from (the lock's entry)
     json: str = ""
     md: str = ""
     figures: dict[str, bytes] = field(default_factory=dict)
@@ -94,16 +99,16 @@ def _upstream_options(args):
 def _job(job: Planned, args, verbose: bool, study: threading.Event | None = None) -> ClaimOutput:
     """Run one claim (in a thread of the build, with its executor); everything the parent needs to write its
     outputs (this never writes into the reports). ``study``: set once the claim's coverage study is written
-    (the build's): the claim's resampling waits for it, and its build key takes the study's new hash."""
+    (the build's): the claim's resampling waits for it, and its entry in the lock takes the study's new hash."""
     from ..core import progress
+    from ..core.claimslock import file_sha
     from ..core.errors import HarnessError
     from ..core.record import record_json
     from ..parallel import fanout
     from ..rendering.figures import draw_figures
     from ..rendering.render import render_report
-    from .keys import study_sha
+    from ..resampling.calibration import study_path
     from .runner import run_claim
-    from .schedule import DRAWING
 
     path = job.path
     progress.start(path.stem, verbose=verbose)
@@ -111,14 +116,13 @@ def _job(job: Planned, args, verbose: bool, study: threading.Event | None = None
     def before_resampling() -> None:
         if study is not None:
             study.wait()
-            job.deps["run"]["calibration"] = study_sha(job.spec.id)
+            job.deps["study"] = file_sha(study_path(job.spec.id))
 
     try:
         result = run_claim(
             path,
             tables_of(args),
             upstream_options=_upstream_options(args),
-            build=job.deps,
             before_resampling=before_resampling,
         )
         record = result.record
@@ -130,6 +134,8 @@ def _job(job: Planned, args, verbose: bool, study: threading.Event | None = None
         return ClaimOutput(
             path=path,
             id=record.claim.id,
+            protocol=record.claim.protocol,
+            deps=job.deps,
             json=record_json(record),
             md=render_report(record),
             figures={f.path: data for f, data in figures},
@@ -145,9 +151,11 @@ def _job(job: Planned, args, verbose: bool, study: threading.Event | None = None
         return ClaimOutput(path=path, error=f"{path}: the run crashed; no report was written\n{traceback.format_exc()}")
 
 
-def _write_pair(out: Path, cid: str, json_text: str, md: str, figures: dict[str, bytes]) -> None:
+def _write_pair(out: Path, cid: str, protocol: str, deps: dict, json_text: str, md: str, figures: dict) -> None:
     """Replace ``<id>.json``, ``<id>.md`` and the figures together, and remove the claim's figures that are no
-    longer drawn: all of them or none (:func:`harness.core.fileio.write_together`)."""
+    longer drawn: all of them or none (:func:`harness.core.fileio.write_together`); then the claim's entry in the
+    lock: ``deps`` (what the record was made from), what the report is drawn with, the hashes of both files."""
+    from ..core.claimslock import render_deps, update
     from ..core.fileio import write_together
 
     stale = tuple(
@@ -157,6 +165,8 @@ def _write_pair(out: Path, cid: str, json_text: str, md: str, figures: dict[str,
     )
     files = {**figures, f"{cid}.json": json_text.encode("utf-8"), f"{cid}.md": md.encode("utf-8")}
     write_together(out, cid, files, remove=stale)
+    outs = {name: hashlib.sha256(files[name]).hexdigest() for name in (f"{cid}.json", f"{cid}.md")}
+    update(out, "claims", cid, {"protocol": protocol, "deps": deps, "render": render_deps(protocol), "outs": outs})
 
 
 def _log(cid: str, log: dict) -> None:
@@ -167,12 +177,12 @@ def _log(cid: str, log: dict) -> None:
 
 
 def _finish(res: ClaimOutput, args, has_upstream: bool, console: Console) -> int:
-    """Write one claim's outputs, or put them beside the report when they are poorer; say one line.
+    """Write one claim's outputs, unless they are poorer than the report there; say one line.
 
     Decided under the project's write lock against the record there *now* (re-read: another run or a
     ``render`` may have written it since this run was planned), so a poorer run never overwrites a fresher
-    report. A record that cannot be believed (unreadable, old schema, edited) is taken to have had the
-    authors' arm: only a run that has it, too, replaces it.
+    report. A record that cannot be believed (unreadable, old schema, not in the lock, edited) is taken to have
+    had the authors' arm: only a run that has it, too, replaces it.
     """
     from ..core.fileio import project_lock
 
@@ -182,7 +192,7 @@ def _finish(res: ClaimOutput, args, has_upstream: bool, console: Console) -> int
     out, cid = Path(args.out), res.id
     _log(cid, res.log)
     seconds = res.log.get("total_seconds", 0.0)
-    with project_lock(shared=False, journaled=True):
+    with project_lock():
         existing, broken = current_record(out, cid)
         if res.reimpl != "ok" and (existing is not None or broken):
             console.error(
@@ -191,57 +201,59 @@ def _finish(res: ClaimOutput, args, has_upstream: bool, console: Console) -> int
             )
             return EXIT_ERROR
         had = existing.arms.upstream.status == "ok" if existing is not None else bool(broken and has_upstream)
-        poorer = had and res.upstream != "ok"
-        where = out / DEGRADED_DIR if (poorer and not args.accept_degraded) else out
+        if had and res.upstream != "ok" and not args.accept_degraded:
+            than = f"the one in {out}" if existing is not None else f"a run with it, since {broken}"
+            console.error(
+                f"{cid}: the authors' arm did not run ({res.upstream}: {res.upstream_reason}), so this run "
+                f"({res.verdict}) is poorer than {than}; nothing was written; --accept-degraded lets it replace "
+                "the report"
+            )
+            return EXIT_DEGRADED
         try:
-            _write_pair(where, cid, res.json, res.md, res.figures)
+            _write_pair(out, cid, res.protocol, res.deps, res.json, res.md, res.figures)
         except OSError as exc:
-            console.error(f"{where / (cid + '.md')}: {unwritable(exc)}; nothing was written for {cid}")
+            console.error(f"{out / (cid + '.md')}: {unwritable(exc)}; nothing was written for {cid}")
             return EXIT_ERROR
-    # The reason the authors' arm did not run is said once: on the result line, or in the error that says
-    # where a poorer report went.
-    up = res.upstream if (res.upstream == "ok" or where != out) else f"{res.upstream}: {res.upstream_reason}"
-    console.info(f"{cid}: {res.verdict} -> {where / (cid + '.md')}; authors' code: {up}; {seconds:.0f} s")
-    if where != out:
-        than = f"the one in {out}" if existing is not None else f"a run with it, since {broken}"
-        console.error(
-            f"{cid}: the authors' arm did not run ({res.upstream}: {res.upstream_reason}), so this report is "
-            f"poorer than {than}; it was written to {where} instead; --accept-degraded lets it replace "
-            "the report"
-        )
-        return EXIT_DEGRADED
+    up = res.upstream if res.upstream == "ok" else f"{res.upstream}: {res.upstream_reason}"
+    console.info(f"{cid}: {res.verdict} -> {out / (cid + '.md')}; authors' code: {up}; {seconds:.0f} s")
     return EXIT_OK
 
 
 def rerender(cid: str, out: Path, console: Console) -> int:
-    """The report ``out/<cid>.md`` worded again from its record alone: the record and the figures (drawn when the
-    claim ran) are left as they are. A record that cannot be believed is not worded."""
-    from ..core.fileio import atomic_write_text
+    """The report ``out/<cid>.md`` worded again from its record alone, under the project's write lock (a run
+    that writes the claim meanwhile waits); the record and its figures (drawn when the claim ran) are left as
+    they are, and the claim's entry in the lock gains what the report is drawn with and its new hash. A record
+    that cannot be believed (unreadable, old schema, not in the lock, edited) is not worded."""
+    from ..core.claimslock import entry, render_deps, update
     from ..core.errors import HarnessError
-    from ..core.record import read_record
+    from ..core.fileio import atomic_write_text, project_lock
     from ..rendering.render import render_report
 
     out = Path(out)
-    try:
-        record = read_record(out / f"{cid}.json")
-    except HarnessError as exc:
-        hint = f"; run `python -m harness run {cid}` first" if "no run record" in str(exc) else ""
-        console.error(f"{exc}{hint}")
-        return EXIT_ERROR
-    try:
-        md = render_report(record)
-    except Exception as exc:  # a record older than today's templates: say so in one line
-        first = (str(exc).splitlines() or [""])[0]
-        console.error(
-            f"{cid}: the report could not be worded from its record ({type(exc).__name__}: {first});"
-            f" run `python -m harness run {cid}` again"
-        )
-        return EXIT_ERROR
-    try:
-        atomic_write_text(out / f"{cid}.md", md)
-    except OSError as exc:
-        console.error(f"{out / (cid + '.md')}: {unwritable(exc)}; the report was left as it was")
-        return EXIT_ERROR
+    with project_lock():
+        try:
+            record = checked_record(out, cid)
+        except HarnessError as exc:
+            hint = f"; run `python -m harness run {cid}` first" if "no run record" in str(exc) else ""
+            console.error(f"{exc}{hint}")
+            return EXIT_ERROR
+        try:
+            md = render_report(record)
+        except Exception as exc:  # a record older than today's templates: say so in one line
+            first = (str(exc).splitlines() or [""])[0]
+            console.error(
+                f"{cid}: the report could not be worded from its record ({type(exc).__name__}: {first});"
+                f" run `python -m harness run {cid}` again"
+            )
+            return EXIT_ERROR
+        try:
+            atomic_write_text(out / f"{cid}.md", md)
+        except OSError as exc:
+            console.error(f"{out / (cid + '.md')}: {unwritable(exc)}; the report was left as it was")
+            return EXIT_ERROR
+        old = entry(out, "claims", cid)
+        outs = {**old["outs"], f"{cid}.md": hashlib.sha256(md.encode("utf-8")).hexdigest()}
+        update(out, "claims", cid, {**old, "render": render_deps(record.claim.protocol), "outs": outs})
     return EXIT_OK
 
 
@@ -259,20 +271,29 @@ def _study_job(study: StudyPlan, args, verbose: bool, folder: Path, done: thread
     import time
 
     from ..core import progress
+    from ..core.claimslock import update
     from ..core.errors import HarnessError
+    from ..core.fileio import project_lock
     from ..rendering.study_files import write_study
-    from ..resampling.calibration import run_study
+    from ..resampling.calibration import run_study, study_deps
     from .runner import measurement_arm
-    from .schedule import DRAWING
 
     spec = study.spec
     progress.start(f"{spec.id} study", verbose=verbose)
     t0 = time.perf_counter()
     try:
         tables = tables_of(args)
-        result = run_study(spec, tables, tables.lock, measurement_arm(spec, tables))
-        with DRAWING:
-            write_study(result, folder)
+        result = run_study(spec, tables, measurement_arm(spec, tables))
+        with project_lock(), DRAWING:
+            files = write_study(result, folder)
+            name = f"{spec.id}.json"
+            outs = {f"{folder.name}/{name}": hashlib.sha256(files[name]).hexdigest()}
+            update(
+                folder.parent,
+                "studies",
+                spec.id,
+                {"protocol": spec.protocol.name, "deps": study_deps(spec, tables.lock), "outs": outs},
+            )
     except HarnessError as exc:
         return StudyOutput(spec.id, error=f"{spec.path}: {exc}")
     except OSError as exc:  # an unwritable folder, a full disk: the study there is left as it was
@@ -292,32 +313,56 @@ def _study_job(study: StudyPlan, args, verbose: bool, folder: Path, done: thread
 
 
 def _execute(jobs: list[Planned], studies: list[StudyPlan], args, verbose: bool, folder: Path):
-    """Run the studies and the claims as one build (:mod:`harness.build.schedule`); yield each output as it is done.
+    """Run the studies and the claims as one build; yield each output as it is done.
 
-    The studies come first in order, the claims' tasks first in priority (first come, first served among
-    the claims; a claim's resampling waits for its own study); one after the other, the slowest protocol goes
-    first, and the studies' tasks go slowest protocol's study first. Nothing here depends on ``-j`` but the
-    time: every claim and every study runs from its own seeds.
+    Each claim and each study is a thread of this process; every task they send goes to one pool of ``-j``
+    workers (:func:`harness.parallel.fanout.shared`), first come first served, and at most ``-j`` of the
+    authors' processes run at once (:func:`harness.core.cores.limit`). A claim's resampling waits for its own
+    study. With ``-j 1`` or ``--executor serial`` they run one after the other, the studies first. Nothing here
+    changes a byte of the output: every claim and every study runs from its own seeds.
     """
     if not jobs and not studies:
         return
     from functools import partial
 
-    from ..core.cores import CLAIM_WORK, STUDY_WORK
-    from ..parallel.fanout import executor_from
-    from .schedule import Piece, concurrent, machine, run_pieces
+    import scipy.optimize  # noqa: F401  (load every BLAS before limiting its threads)
+    from threadpoolctl import threadpool_limits
 
-    executor = executor_from(args.executor, jobs=args.jobs)
+    from ..core import cores
+    from ..parallel import fanout
+
+    executor = fanout.executor_from(args.executor, jobs=args.jobs)
     done = {st.spec.id: threading.Event() for st in studies}
-    pieces = [
-        Piece(f"{st.spec.id} study", partial(_study_job, st, args, verbose, folder, done[st.spec.id]), (STUDY_WORK, r))
-        for r, st in enumerate(sorted(studies, key=lambda st: -st.spec.protocol.card.cost))
-    ]
+    slowest = sorted(studies, key=lambda st: -st.spec.protocol.card.cost)
+    pieces = [partial(_study_job, st, args, verbose, folder, done[st.spec.id]) for st in slowest]
     order = sorted(jobs, key=lambda j: -j.spec.protocol.card.cost)  # one after the other: slowest first
-    pieces += [Piece(j.id, partial(_job, j, args, verbose, done.get(j.id)), (CLAIM_WORK, 0)) for j in order]
-    with machine(executor, args.jobs) as ex:
-        for _, out in run_pieces(pieces, at_once=concurrent(ex, args.jobs)):
+    pieces += [partial(_job, j, args, verbose, done.get(j.id)) for j in order]
+    with (
+        threadpool_limits(limits=1, user_api="blas"),
+        cores.limit(args.jobs),
+        fanout.shared(executor) as ex,
+        fanout.using(ex),
+    ):
+        if args.jobs <= 1 or ex.kind == "serial" or (ex.kind == "local" and ex.workers <= 1):
+            for piece in pieces:
+                yield piece()
+            return
+        # Daemon threads: an interrupted build does not wait for them; what they started dies with the process.
+        finished: queue.Queue = queue.Queue()
+        for piece in pieces:
+            threading.Thread(target=contextvars.copy_context().run, args=(_body, piece, finished), daemon=True).start()
+        for _ in pieces:
+            out, exc = finished.get()
+            if exc is not None:
+                raise exc
             yield out
+
+
+def _body(piece, finished: queue.Queue) -> None:
+    try:
+        finished.put((piece(), None))
+    except BaseException as exc:  # handed to the thread that waits for the pieces
+        finished.put((None, exc))
 
 
 def _say_plan(plan_: list[Planned], studies: list[StudyPlan], console: Console, *, would: bool = False) -> None:
@@ -412,16 +457,15 @@ def status_claims(args, paths: list[Path], console: Console) -> int:
 
 
 def records(out: Path, console: Console, problems: list[str] | None = None):
-    """``(path, Record)`` of every readable record in ``out``; an unreadable or edited one is said, skipped and
-    named in ``problems``."""
+    """``(path, Record)`` of every readable record in ``out``; one unreadable, not in the lock or edited is said,
+    skipped and named in ``problems``."""
     from ..core.errors import HarnessError
     from ..core.fileio import recover
-    from ..core.record import read_record
 
     recover(out)
     for f in sorted(out.glob("*.json")):
         try:
-            yield f, read_record(f)
+            yield f, checked_record(out, f.stem)
         except HarnessError as exc:
             console.error(str(exc))
             if problems is not None:
@@ -447,7 +491,7 @@ def write_index(out: Path, console: Console) -> int:
     from ..core.fileio import atomic_write_text, project_lock
     from ..rendering.index import index_markdown
 
-    with project_lock(shared=False, journaled=True):
+    with project_lock():
         problems: list[str] = []
         found = [r for _, r in records(out, console, problems)]
         if problems:

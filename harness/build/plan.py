@@ -2,11 +2,11 @@
 run, and which coverage studies must be measured again. Nothing here runs anything (``harness status`` prints
 the plan; ``harness run`` carries it out).
 
-An up-to-date claim is decided from its record alone where that can be done exactly: the record is sealed,
-the claim file's bytes are those it was made from, and every other hash of its build key (tables, harness
-code, pin, packages, coverage study, templates) is today's. Then neither the claim file is parsed nor its
-protocol imported (a warm build stays cheap); anything else goes through the full plan, which reads and
-checks the claim file and says what changed.
+Each claim is compared with its entry in the reports folder's lock (:mod:`harness.core.claimslock`): its
+declared dependencies as they are now against those it was made from, and its record's and report's bytes
+against the hashes the lock names. A claim found up to date from its entry is decided without parsing its
+claim file or importing its protocol (a warm build stays cheap); anything else goes through the full plan,
+which reads and checks the claim file and says what changed.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Planned", "StudyPlan", "plan", "check_ids", "current_record"]
+__all__ = ["Planned", "StudyPlan", "plan", "check_ids", "current_record", "checked_record", "record_deps"]
 
 
 @dataclass
 class Planned:
     path: Path
-    spec: object  # the loaded claim (None when it was found up to date from its record alone)
-    deps: dict
+    spec: object  # the loaded claim (None when it was found up to date from the lock alone)
+    deps: dict  # what its record is made from (:func:`harness.core.claimslock.claim_deps`)
     existing: object  # the Record there now, or None
     run: list[str]  # why it must run
     render: list[str]  # why it must be re-rendered
@@ -34,7 +34,7 @@ class Planned:
 @dataclass
 class StudyPlan:
     """A coverage study the build measures (again): its claim, and why (``no study yet``, ``its design
-    changed``, ``its file is unreadable``, ``forced (--force)``)."""
+    changed``, ``its file was edited``, ``forced (--force)``)."""
 
     spec: object
     why: str
@@ -52,19 +52,52 @@ def check_ids(specs: dict[Path, object]) -> tuple[list[str], set[Path]]:
     return problems, clashing
 
 
-def current_record(out: Path, cid: str):
-    """The record in ``out`` now, and why it cannot be believed: ``(Record, None)``, ``(None, None)`` when there
-    is none, ``(None, reason)`` when it is unreadable, of an old schema or edited."""
+def checked_record(out: Path, cid: str):
+    """The record ``out/<cid>.json``, read and checked against the lock; :class:`HarnessError` says why it
+    cannot be believed (none there, unreadable, of an old schema, not in the lock, or edited)."""
+    from ..core.claimslock import edited, entry
     from ..core.errors import HarnessError
     from ..core.record import read_record
 
-    path = out / f"{cid}.json"
+    path = Path(out) / f"{cid}.json"
+    record = read_record(path)
+    why = edited(out, entry(out, "claims", cid), path.name)
+    if why is not None:
+        raise HarnessError(f"{path}: {why}; run the claim again")
+    return record
+
+
+def current_record(out: Path, cid: str):
+    """The record in ``out`` now, and why it cannot be believed: ``(Record, None)``, ``(None, None)`` when there
+    is none, ``(None, reason)`` when it is unreadable, of an old schema, not in the lock or edited."""
+    from ..core.errors import HarnessError
+
+    path = Path(out) / f"{cid}.json"
     if not (path.is_file() or path.is_symlink()):
         return None, None
     try:
-        return read_record(path), None
+        return checked_record(out, cid), None
     except HarnessError as exc:
-        return None, f"the last record is unreadable or was edited ({exc})"
+        return None, str(exc).removeprefix(f"{path}: ").removesuffix("; run the claim again")
+
+
+def record_deps(path: Path, protocol: str, inputs, upstream, lock, pins) -> dict:
+    """:func:`harness.core.claimslock.claim_deps` of a claim, its coverage study read where the build writes it."""
+    from ..core.claimslock import claim_deps
+    from ..core.provenance import package_versions
+    from ..resampling.calibration import study_path
+
+    return claim_deps(path, protocol, inputs, upstream, lock, pins, package_versions(), study_path(path.stem))
+
+
+def _render_reasons(out: Path, cid: str, found: dict, protocol: str) -> list[str]:
+    """Why the report must be drawn again from its record: its templates or drawing code changed, or it was
+    edited."""
+    from ..core.claimslock import changed, edited, listed, render_deps
+
+    drawn = changed(found.get("render"), render_deps(protocol))
+    md = edited(out, found, f"{cid}.md")
+    return ([f"template or rendering code changed: {listed(drawn)}"] if drawn else []) + ([md] if md else [])
 
 
 def _study_measured(record) -> bool:
@@ -75,13 +108,16 @@ def _study_measured(record) -> bool:
     return (rob.facts.get("calibration") or {}).get("state") in ("measured", "not asked")
 
 
-def _from_record(path: Path, out: Path, lock, pins, tables, args) -> Planned | None:
-    """The plan of a claim found up to date from its record alone, or None (then the full plan decides). Its
-    input tables are still verified against the lock (a table altered since says so through the full plan)."""
+def _from_lock(path: Path, out: Path, lock, pins, tables, args) -> Planned | None:
+    """The plan of a claim found up to date from its lock entry, or None (then the full plan decides). Its input
+    tables are still verified against the data lock (a table altered since says so through the full plan)."""
+    from ..core.claimslock import entry, stale_reasons
     from ..core.errors import HarnessError
-    from .keys import claim_dependencies, stale_reasons
 
-    existing, _ = current_record(out, path.stem)  # read_record refuses a record without its seal, or edited
+    found = entry(out, "claims", path.stem)
+    if found is None or not isinstance(found.get("protocol"), str):
+        return None
+    existing, _ = current_record(out, path.stem)
     if existing is None or existing.claim.id != path.stem:
         return None
     c = existing.claim
@@ -89,14 +125,14 @@ def _from_record(path: Path, out: Path, lock, pins, tables, args) -> Planned | N
         tables.describe(c.inputs)
     except HarnessError:
         return None
-    deps = claim_dependencies(path, c.id, c.protocol, c.inputs, c.upstream, lock, pins)
-    if deps is None or any(stale_reasons(existing.build, deps)):
+    deps = record_deps(path, c.protocol, c.inputs, c.upstream, lock, pins)
+    if stale_reasons(found.get("deps"), deps):
         return None
     if existing.arms.upstream.status != "ok" and not args.no_upstream and c.upstream:
         return None
     if getattr(args, "studies", False) and not _study_measured(existing):
         return None
-    return Planned(path, None, deps, existing, [], [])
+    return Planned(path, None, deps, existing, [], _render_reasons(out, c.id, found, c.protocol))
 
 
 def _load(paths: list[Path], lock, pins, tables, console) -> tuple[dict[Path, object], int]:
@@ -136,9 +172,9 @@ def plan(args, paths: list[Path], console) -> tuple[list[Planned], list[StudyPla
     """``(claims, studies, failed)``: each claim with why it must run or be drawn again (both empty: up to
     date); the coverage studies the build measures first (with ``args.studies``); how many claim files could
     not be read. Problems are said on ``console``."""
+    from ..core.claimslock import entry, stale_reasons
     from ..core.datalock import load_lock
     from ..resampling.calibration import stale_reasons as study_reasons
-    from .keys import dependencies, stale_reasons
 
     lock, pins, tables = load_lock(args.lock), pins_of(args), tables_of(args)
     out = Path(args.out)
@@ -146,7 +182,7 @@ def plan(args, paths: list[Path], console) -> tuple[list[Planned], list[StudyPla
     quick = {}
     if not args.force:
         for path in paths:
-            found = _from_record(path, out, lock, pins, tables, args) if stems.count(path.stem) == 1 else None
+            found = _from_lock(path, out, lock, pins, tables, args) if stems.count(path.stem) == 1 else None
             if found is not None:
                 quick[path] = found
     specs, failed = _load([p for p in paths if p not in quick], lock, pins, tables, console)
@@ -158,15 +194,20 @@ def plan(args, paths: list[Path], console) -> tuple[list[Planned], list[StudyPla
         if path not in specs:
             continue
         spec = specs[path]
-        deps = dependencies(spec, lock, pins)
+        c = spec.claim
+        deps = record_deps(spec.path, spec.protocol.name, c.inputs, c.upstream, lock, pins)
         existing, why = current_record(out, spec.id)
-        run, render = stale_reasons(existing.build if existing else None, deps)
+        found = entry(out, "claims", spec.id) or {}
+        run, render = [], []
         if existing is None:
-            run = [why] if why else ["no report yet"]
+            run = [why or "no report yet"]
         elif args.force:
             run = ["forced (--force)"]
-        elif existing.arms.upstream.status != "ok" and not args.no_upstream and spec.claim.upstream:
-            run = run + ["the authors' arm did not run last time"]
+        else:
+            run = stale_reasons(found.get("deps"), deps)
+            if existing.arms.upstream.status != "ok" and not args.no_upstream and c.upstream:
+                run.append("the authors' arm did not run last time")
+            render = [] if run else _render_reasons(out, spec.id, found, spec.protocol.name)
         stale = study_reasons(spec, lock) if getattr(args, "studies", False) else []
         if stale:
             studies.append(StudyPlan(spec, stale[0]))

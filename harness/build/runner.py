@@ -118,9 +118,7 @@ def _run_upstream(spec: ClaimSpec, tables: Tables, options, log: dict) -> tuple[
         {
             "upstream_seconds": res.seconds,
             "upstream_request_seconds": res.request_seconds,
-            "upstream_watch_note": res.watch_note,
             "upstream_cached": res.cached,
-            "upstream_leftovers_killed": res.leftovers_killed,  # varies between runs: never in the record
             "upstream_stdout": res.stdout,
             "upstream_stderr": res.stderr,
             "upstream_commit": res.commit,
@@ -161,7 +159,6 @@ def run_claim(
     tables: Tables,
     *,
     upstream_options=None,
-    build: dict | None = None,
     before_resampling: Callable[[], None] | None = None,
 ) -> RunResult:
     """Run a claim file and return its record and run log.
@@ -170,8 +167,7 @@ def run_claim(
     re-implementation; in a build that shares one pool (:func:`harness.parallel.fanout.shared`) the multiverse runs
     beside it too, and the bootstrap beside the multiverse, once the authors' arm is done and
     ``before_resampling`` (the build: wait for the claim's coverage study) has returned. Every part has its
-    own seed, so the order changes no byte. ``build`` (:func:`harness.build.keys.dependencies`) is stored
-    in the record. Raises :class:`~harness.core.errors.HarnessError` for a bad
+    own seed, so the order changes no byte. Raises :class:`~harness.core.errors.HarnessError` for a bad
     claim or bad inputs; an arm that cannot run is recorded, not raised.
     """
     spec = path_or_spec if isinstance(path_or_spec, ClaimSpec) else load_claim(path_or_spec, tables=tables)
@@ -180,7 +176,7 @@ def run_claim(
     project_state()  # measured before anything is written (and cached)
     tables.describe(spec.claim.inputs)  # verify the inputs before either arm reads them
     spec.protocol.data_summary(spec.params, tables)
-    with ThreadPoolExecutor(max_workers=2) as pool:  # threads see this one's executor, priority and progress
+    with ThreadPoolExecutor(max_workers=2) as pool:  # threads see this one's executor and progress
         upstream_job = pool.submit(contextvars.copy_context().run, _run_upstream, spec, tables, upstream_options, log)
         reimpl = _run_reimpl(spec, tables, log)
         beside = None
@@ -202,7 +198,6 @@ def run_claim(
         reimpl,
         upstream,
         upstream_source=upstream_source,
-        build=build,
         robustness=robustness,
         multiverse=multiverse,
     )
@@ -225,7 +220,6 @@ def assemble_record(
     upstream: Arm,
     *,
     upstream_source: dict | None = None,
-    build: dict | None = None,
     robustness: Robustness | None = None,
     multiverse: MultiverseRecord | None = None,
 ) -> tuple[Record, dict]:
@@ -294,6 +288,5 @@ def assemble_record(
         evidence=evidence,
         robustness=robustness,
         multiverse=multiverse,
-        build=build or {},
     )
     return record, plots

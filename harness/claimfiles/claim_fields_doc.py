@@ -11,8 +11,7 @@ Usage::
     python -m harness.claimfiles.claim_fields_doc > docs/claim-fields.md
     python -m harness.claimfiles.claim_fields_doc --check      # exit 1 when docs/claim-fields.md is not its output
 
-No module of the harness imports this one: the build keys (:mod:`harness.core.codegraph`) follow imports, so
-it is in no claim's key.
+No module of the harness imports this one, and no claim depends on it (:data:`harness.core.claimslock.NEVER`).
 """
 
 from __future__ import annotations

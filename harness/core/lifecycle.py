@@ -1,4 +1,4 @@
-"""Child processes and scratch folders that die with the run, however the run ends.
+"""Pool workers that die with the run, however the run ends.
 
 A run can end by returning, by an exception, by SIGINT or SIGTERM (what
 ``timeout`` and CI send first) or by SIGKILL (what they send next). On every
@@ -15,16 +15,9 @@ one of these paths nothing the run started may outlive it:
   :func:`process_pool` makes such a pool and, when the block it serves is
   left by an exception (an interrupt included), kills the workers instead of
   waiting for every queued job.
-* :func:`scratch_folder` makes a private temp folder named after its owner
-  (``<prefix><pid>-…``) with a *guard*: a small process of its own session
-  that waits on a pipe from the owner. If the owner dies without saying it
-  has cleaned up (SIGKILL), the pipe closes and the guard kills the process
-  groups it was told about (:meth:`Guard.watch`) and removes the folder.
-  Folders left behind anyway (a guard killed too) are removed by
-  :func:`sweep_stale_scratch` at the next start, once their owner is gone.
 
-This file also runs as the guard (``python lifecycle.py guard ...``): at
-module level it imports the standard library only.
+The authors' code is the sandbox's business (:mod:`harness.authors.sandbox`: bubblewrap's
+``--die-with-parent`` and a process group of its own).
 """
 
 from __future__ import annotations
@@ -32,37 +25,21 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-import select
-import shutil
 import signal
-import stat
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 __all__ = [
     "Terminated",
     "handle_sigterm_as_interrupt",
     "die_with_parent",
     "process_pool",
-    "Guard",
-    "scratch_folder",
-    "sweep_stale_scratch",
-    "process_start_time",
-    "parent_death_preexec",
-    "OWNER_FILE",
 ]
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-OWNER_FILE = ".owner"  # in a scratch folder: "<pid> <start time>" of the process that made it
-STALE_UNOWNED_S = 3600.0  # a folder without an owner file is left this long (it may be being made)
 WATCHDOG_POLL_S = 0.5
-GUARD_POLL_S = 0.5
-GUARD_DONE = b"done\n"
 
 
 # -- signals ------------------------------------------------------------------------------------------------
@@ -85,10 +62,9 @@ def handle_sigterm_as_interrupt(signals=(signal.SIGTERM, signal.SIGHUP)) -> dict
     """Make SIGTERM (and SIGHUP) stop the run the way Ctrl-C does; return the handlers replaced.
 
     Each signal raises :class:`Terminated` (a :class:`KeyboardInterrupt`) in
-    the main thread, so ``finally`` blocks, ``with`` blocks and
-    :func:`scratch_folder` clean up. The first one also restores the default
-    action, so a second signal stops the process at once (the guards and
-    :func:`die_with_parent` then clean up after it). A signal the process
+    the main thread, so ``finally`` and ``with`` blocks clean up. The first
+    one also restores the default action, so a second signal stops the
+    process at once. A signal the process
     ignores (``nohup``) stays ignored. Call it from the main thread, once, at
     the start of the command line's ``main``.
     """
@@ -154,25 +130,6 @@ def _watch_parent(parent: int, sig: int) -> None:
     os.kill(os.getpid(), sig)
 
 
-def parent_death_preexec(sig: int = signal.SIGKILL):
-    """A ``preexec_fn`` for :class:`subprocess.Popen` giving the child ``PR_SET_PDEATHSIG`` (Linux), or None.
-
-    The signal survives ``exec``; a child whose parent died before the call
-    exits at once. It only calls the already-resolved ``prctl``: nothing is
-    imported or allocated between fork and exec.
-    """
-    if _PRCTL is None:
-        return None
-    parent = os.getpid()
-
-    def preexec():
-        _PRCTL(PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
-        if os.getppid() != parent:
-            os._exit(1)
-
-    return preexec
-
-
 @contextlib.contextmanager
 def process_pool(max_workers: int, **kwargs) -> Iterator:
     """A :class:`~concurrent.futures.ProcessPoolExecutor` whose workers die with the run.
@@ -203,182 +160,3 @@ def _stop_pool(pool) -> None:
     for proc in workers:
         with contextlib.suppress(Exception):
             proc.join(timeout=5)
-
-
-# -- scratch folders ------------------------------------------------------------------------------------------
-
-
-def process_start_time(pid: int) -> str | None:
-    """When ``pid`` started (clock ticks since boot, from /proc), or None if it is gone or unknown.
-
-    Together with the pid it names a process: a pid reused later has another start time.
-    """
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            fields = fh.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return None if fields[0] == "Z" else fields[19]
-
-
-def _alive(pid: int, start: str | None) -> bool:
-    if Path("/proc/self/stat").exists():
-        return start is not None and process_start_time(pid) == start
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def sweep_stale_scratch(prefix: str, base: str | Path | None = None) -> list[Path]:
-    """Remove this user's ``<prefix>*`` folders in ``base`` (the temp dir) whose owner process is gone.
-
-    A folder's owner is in its :data:`OWNER_FILE`; one without it is removed
-    only when older than :data:`STALE_UNOWNED_S`. Returns what was removed.
-    """
-    base = Path(base or tempfile.gettempdir())
-    removed = []
-    try:
-        candidates = [p for p in base.iterdir() if p.name.startswith(prefix)]
-    except OSError:
-        return removed
-    for folder in candidates:
-        try:
-            st = folder.lstat()
-        except OSError:
-            continue
-        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
-            continue
-        try:
-            owner = (folder / OWNER_FILE).read_text(encoding="ascii").split()
-            pid, start = int(owner[0]), owner[1]
-        except (OSError, ValueError, IndexError):
-            if time.time() - st.st_mtime < STALE_UNOWNED_S:
-                continue
-        else:
-            if _alive(pid, start):
-                continue
-        shutil.rmtree(folder, ignore_errors=True)
-        removed.append(folder)
-    return removed
-
-
-class Guard:
-    """A process that cleans up after this one if it dies without calling :meth:`close`.
-
-    It runs this file with the same interpreter, in a session of its own
-    (signals to the harness's process group do not reach it), ignoring SIGINT
-    and SIGHUP, with stdout and stderr closed, and waits on a pipe. On
-    :meth:`close` it exits doing nothing; if the pipe closes first, or its
-    parent changes, it SIGKILLs every process group it was given with
-    :meth:`watch` and removes ``folder``.
-    """
-
-    def __init__(self, folder: Path):
-        self.folder = Path(folder)
-        cmd = [
-            sys.executable,
-            "-s",
-            "-P",
-            "-B",
-            str(Path(__file__).resolve()),
-            "guard",
-            str(os.getpid()),
-            str(self.folder),
-        ]
-        self._proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            cwd="/",
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-            start_new_session=True,
-        )
-
-    @property
-    def pid(self) -> int:
-        return self._proc.pid
-
-    def _send(self, data: bytes) -> None:
-        with contextlib.suppress(OSError, ValueError):  # a guard that is gone protects nothing, but stops nothing
-            self._proc.stdin.write(data)
-            self._proc.stdin.flush()
-
-    def watch(self, pgid: int) -> None:
-        """Also kill process group ``pgid`` if this process dies before :meth:`close`."""
-        self._send(f"pgid {int(pgid)}\n".encode())
-
-    def close(self) -> None:
-        """Everything is cleaned up: the guard exits without acting."""
-        self._send(GUARD_DONE)
-        with contextlib.suppress(OSError, ValueError):
-            self._proc.stdin.close()
-        try:
-            self._proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
-
-
-@contextlib.contextmanager
-def scratch_folder(prefix: str) -> Iterator[tuple[Path, Guard]]:
-    """A fresh ``<tmp>/<prefix><pid>-…`` folder and its :class:`Guard`; removed on every way out.
-
-    Stale folders of the same prefix whose owner is gone are swept first. On
-    a normal exit or an exception the folder is removed here and the guard
-    dismissed; if this process is killed, the guard removes it.
-    """
-    from .fileio import atomic_write_text
-
-    sweep_stale_scratch(prefix)
-    folder = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-"))
-    guard = None
-    try:
-        atomic_write_text(folder / OWNER_FILE, f"{os.getpid()} {process_start_time(os.getpid())}\n")
-        guard = Guard(folder)
-        yield folder, guard
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-        if guard is not None and not folder.exists():
-            guard.close()  # else it stays, and removes the folder when this process ends
-
-
-# -- the guard itself -----------------------------------------------------------------------------------------
-
-
-def _guard_main(parent: int, folder: str) -> int:
-    for sig in (signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_IGN)
-    groups: list[int] = []
-    pending = b""
-    while True:
-        ready, _, _ = select.select([0], [], [], GUARD_POLL_S)
-        if ready:
-            chunk = os.read(0, 4096)
-            if not chunk:
-                break  # the owner closed the pipe without saying "done": it died
-            pending += chunk
-            while b"\n" in pending:
-                line, pending = pending.split(b"\n", 1)
-                if line + b"\n" == GUARD_DONE:
-                    return 0
-                if line.startswith(b"pgid "):
-                    groups.append(int(line.split()[1]))
-        elif os.getppid() != parent:
-            break
-    for pgid in groups:
-        with contextlib.suppress(OSError):
-            os.killpg(pgid, signal.SIGKILL)
-    shutil.rmtree(folder, ignore_errors=True)
-    return 0
-
-
-if __name__ == "__main__":
-    if len(sys.argv) != 4 or sys.argv[1] != "guard":
-        print("usage: lifecycle.py guard PARENT_PID FOLDER", file=sys.stderr)
-        sys.exit(2)
-    sys.exit(_guard_main(int(sys.argv[2]), sys.argv[3]))

@@ -6,6 +6,9 @@ import tempfile
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
+HARNESS = PROJECT_ROOT / "harness"
+#: The adapters' launcher, relative to the package: run as a script, so no import names it.
+LAUNCHER = "authors/adapters/_launch.py"
 CLAIMS_DIR = PROJECT_ROOT / "claims"
 REPORTS_DIR = PROJECT_ROOT / "reports"
 DEFAULT_LOCK = PROJECT_ROOT / "data" / "lock.yaml"

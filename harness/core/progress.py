@@ -8,7 +8,7 @@ at most once a minute (:data:`QUIET_EVERY_S`): a stage or a counted loop that
 has been going on for a while says so, and a long run is never silent for
 longer than its slowest step.
 
-A wait (for a slot of the authors' code, for another run's lock) says what it
+A wait (for another run's lock) says what it
 waits for once it has lasted :data:`WAIT_GRACE_S`, and again every
 :data:`WAIT_EVERY_S` seconds, on a terminal or not (:class:`Waiting`).
 

@@ -24,7 +24,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..stats.plain import plain
-from . import seal
 from .errors import HarnessError
 from .fileio import atomic_write_text
 
@@ -153,7 +152,7 @@ class Arm(_Model):
     values: dict[str, float | None] = Field(default_factory=dict)
     details: dict[str, Any] = Field(default_factory=dict)
     controls: dict[str, ArmControl] = Field(default_factory=dict)
-    #: How the authors' code was confined (:mod:`harness.authors.confine`): filesystem, network, memory, processes.
+    #: How the authors' code was confined (:mod:`harness.authors.sandbox`: the same words on every machine).
     confinement: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("reason")
@@ -316,7 +315,6 @@ class Record(_Model):
     unmeasured: list[str] = Field(default_factory=list)  # quantities the re-implementation declares, not measured
     evidence: dict[str, Any] = Field(default_factory=dict)  # what the protocol measured for its report (Protocol.evidence)
     figures: list[Figure] = Field(default_factory=list)
-    build: dict[str, Any] = Field(default_factory=dict)  # hashes of what produced it (harness.build.keys)
 
     @model_validator(mode="after")
     def _run_log_named(self):
@@ -332,33 +330,9 @@ class Record(_Model):
         return self
 
 
-#: The key, in a record's ``build``, of the sha256 of the record's own content (everything else in it).
-CONTENT_KEY = "content"
-
-
-class RecordEdited(HarnessError):
-    """A record whose content is not what the run that wrote it wrote (edited by hand, or damaged)."""
-
-
-def content_digest(dump: dict) -> str:
-    """sha256 of a record's JSON content, its ``build.content`` left out (the digest stored there)."""
-    build = dump.get("build")
-    body = {**dump, "build": {k: v for k, v in build.items() if k != CONTENT_KEY} if isinstance(build, dict) else build}
-    return seal.digest(body)
-
-
-def sealed(record: Record) -> bool:
-    """Whether the record carries the digest of its content (every record this harness writes does, and
-    :func:`read_record` reads no other)."""
-    return isinstance(record.build.get(CONTENT_KEY), str)
-
-
 def record_json(record: Record) -> str:
-    """The record's canonical JSON text (key order as in the model, one-space indent, final newline), with the
-    digest of its content stored in its ``build`` (:func:`read_record` checks it)."""
-    dump = record.model_dump(mode="json")
-    dump["build"] = {**{k: v for k, v in dump["build"].items() if k != CONTENT_KEY}, CONTENT_KEY: content_digest(dump)}
-    return json.dumps(dump, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    """The record's canonical JSON text (key order as in the model, one-space indent, final newline)."""
+    return json.dumps(record.model_dump(mode="json"), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def write_record(record: Record, path: str | Path) -> Path:
@@ -367,12 +341,8 @@ def write_record(record: Record, path: str | Path) -> Path:
 
 
 def read_record(path: str | Path) -> Record:
-    """Read, check and validate a record; :class:`HarnessError` names the file and what is wrong.
-
-    The one way a committed record is read (``run``'s poorer-than check and plan, ``render``, ``list``, the
-    index, ``diff``): one whose content does not match its seal, or that carries none, is refused
-    (:class:`RecordEdited`), wherever it is read.
-    """
+    """Read and validate a record; :class:`HarnessError` names the file and what is wrong. (Whether it was
+    edited since it was written is the build's lock's to say: :func:`harness.build.plan.checked_record`.)"""
     path = Path(path)
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -383,19 +353,6 @@ def read_record(path: str | Path) -> Record:
     if not isinstance(raw, dict) or raw.get("schema_version") != SCHEMA_VERSION:
         found = raw.get("schema_version", raw.get("schema")) if isinstance(raw, dict) else type(raw).__name__
         raise HarnessError(f"{path}: schema_version {found!r}, expected {SCHEMA_VERSION}; run the claim again")
-    build = raw.get("build")
-    stored = build.get(CONTENT_KEY) if isinstance(build, dict) else None
-    found = "unsealed" if stored is None else ("sealed" if stored == content_digest(raw) else "edited")
-    if found == "edited":
-        raise RecordEdited(
-            f"{path}: the record was edited after it was written (its content does not match the digest stored"
-            " with its build key); run the claim again"
-        )
-    if found == "unsealed":  # a seal removed is no better than a seal broken: everything that reads records refuses
-        raise RecordEdited(
-            f"{path}: the record carries no digest of its content (written before records were sealed, or edited"
-            " and its digest removed); run the claim again"
-        )
     try:
         return Record.model_validate(raw)
     except ValidationError as err:

@@ -1,12 +1,12 @@
 """Dask workers that compute what this checkout would: the same code, the same numerics pins, the same packages.
 
 A record's bytes depend on the code that computed it and on the CPU kernels
-it ran with (:mod:`harness.core.numerics`). The build key hashes the client's code;
+it ran with (:mod:`harness.core.numerics`). The lock hashes the client's code;
 a Dask worker imports the harness from wherever it was started, with whatever
 environment its shell had. So before the first task a build asks every worker
 for its *identity* (:func:`identity`): the sha256 of every file of its
-``harness`` package (:func:`harness.core.codegraph.digest`, the digest the build key
-uses, over the whole package a task can load), the pins in its environment and
+``harness`` package (:func:`harness.core.claimslock.digest`, over the whole package
+a task can load), the pins in its environment and
 its package versions; a worker that differs from this process is refused in
 one line that names it and what differs (:func:`check_workers`). A worker that
 joins later is checked by its first task (:func:`harness.parallel.fanout._call_checked`, which asks
@@ -37,11 +37,11 @@ SHOWN = 3
 @cache
 def identity() -> dict:
     """This process's code digest (every file of its ``harness`` package), numerics pins and package versions."""
-    from ..core.codegraph import HARNESS, digest
+    from ..core.claimslock import digest, files_of
     from ..core.numerics import PINNED_ENV
     from ..core.provenance import package_versions
 
-    files = digest(sorted(HARNESS.rglob("*.py")), root=HARNESS.parent)
+    files = digest(files_of("harness/**"))
     return {
         "code": hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest(),
         "files": files,

@@ -28,9 +28,8 @@ not run through here: it stays on this machine, confined (:mod:`harness.authors.
 A build (:func:`harness.build.make.run_claims`) runs its claims and coverage studies
 in threads of one process, and :func:`shared` gives them one pool: every
 claim's fits, resamples and specifications, and every study's data sets, are
-tasks of that pool, each sent when the build has a core for it
-(:class:`harness.core.cores.Cores`: ``-j`` counts the authors' processes too), so a
-claim's work runs on whatever core the others leave idle. On Dask, the workers
+tasks of that pool of ``-j`` workers, first come first served, so a claim's work
+runs on whatever worker the others leave idle. On Dask, the workers
 are checked before the first task and with every task (:mod:`harness.parallel.dask_workers`):
 a worker with other code, other numerics pins or other packages is refused.
 """
@@ -40,9 +39,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
-import threading
 import traceback
-from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, CancelledError, wait
 from dataclasses import dataclass, field
@@ -120,7 +117,7 @@ class Executor:
     workers: int = 1
     address: str | None = None
     _client: list = field(default_factory=list, compare=False, repr=False)  # the Dask client, made once
-    _shared: list = field(default_factory=list, compare=False, repr=False)  # a build's (pool, cores), while it runs
+    _shared: list = field(default_factory=list, compare=False, repr=False)  # a build's pool, while it runs
 
     @property
     def where(self) -> str:
@@ -297,56 +294,29 @@ def _outcome(f, task: Task, ex: Executor) -> _Outcome:
 
 
 def _run_shared(tasks: list[Task], stage: str, ex: Executor) -> list:
-    """The tasks on the build's one pool: each sent when the build has a core for it (by this thread's
-    priority, :data:`harness.core.cores.PRIORITY`), the core given back when it ends; results in task order."""
-    pool, cores = ex._shared[-1]
-    call, n = _caller(ex), len(tasks)
-    counted = threading.Lock()
-    done = [0]
-
-    def finished(_f) -> None:  # in the pool's own thread
-        if cores is not None:
-            cores.give()
-        with counted:
-            done[0] += 1
-
+    """The tasks on the build's one pool, first come first served among the build's threads; results in task
+    order (the first that failed, in that order, raises and the rest are cancelled)."""
+    pool, call, n = ex._shared[-1], _caller(ex), len(tasks)
     futures: list = []
-    unread: deque = deque()
-    results: list[Any] = [None] * n
     try:
-        for i, task in enumerate(tasks):
-            if cores is not None:
-                cores.take()
-            try:
-                f = pool.submit(*call(task))
-            except BaseException:
-                if cores is not None:
-                    cores.give()
-                raise
-            f.add_done_callback(finished)
-            futures.append(f)
-            unread.append(i)
-            while unread and futures[unread[0]].done():  # a failure stops the sending at once
-                j = unread.popleft()
-                results[j] = _unwrap(tasks[j], _outcome(futures[j], tasks[j], ex), ex)
-            progress.step(done[0], n, stage)
-        while unread:
-            j = unread.popleft()
-            results[j] = _unwrap(tasks[j], _outcome(futures[j], tasks[j], ex), ex)
-            progress.step(done[0], n, stage)
+        futures = [pool.submit(*call(task)) for task in tasks]
+        results = []
+        for i, (task, f) in enumerate(zip(tasks, futures)):
+            results.append(_unwrap(task, _outcome(f, task, ex), ex))
+            progress.step(i + 1, n, stage)
+        return results
     except BaseException:
         for f in futures:
             f.cancel()
         raise
-    return results
 
 
 @contextlib.contextmanager
-def shared(executor: Executor, cores=None) -> Iterator[Executor]:
+def shared(executor: Executor) -> Iterator[Executor]:
     """One pool for every fan-out inside the block, from any thread (a build's claims and studies).
 
     Local: ``executor.workers`` processes, all started here (before the build starts its threads: they are
-    forked), each task sent when ``cores`` (:class:`harness.core.cores.Cores`) has a core for it. Dask: the
+    forked), fed first come first served. Dask: the
     scheduler's client, made and its workers checked here (the one client serves every thread). Serial:
     nothing is shared.
     """
@@ -359,7 +329,7 @@ def shared(executor: Executor, cores=None) -> Iterator[Executor]:
 
     with process_pool(executor.workers) as pool:
         pool.submit(int).result()  # starts every worker now
-        executor._shared.append((pool, cores))
+        executor._shared.append(pool)
         try:
             yield executor
         finally:

@@ -20,12 +20,15 @@ are counted, and ``exact=True`` (``--exact``) prints every difference at full pr
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 from pathlib import Path
 
+from ..core.claimslock import LOCK_NAME, edited, entry
+from ..core.errors import HarnessError
 from ..core.paths import PROJECT_ROOT
-from ..core.record import CONTENT_KEY, Record, content_digest, read_record
+from ..core.record import Record, read_record
 from .render import agree, count_of, fmt_pct
 
 __all__ = ["compare", "diff_records"]
@@ -87,26 +90,36 @@ def _comparable_v1(d: dict) -> dict:
     }
 
 
+def _git_show(ref: str, rel: str) -> bytes | None:
+    res = subprocess.run(["git", "show", f"{ref}:{rel}"], cwd=PROJECT_ROOT, capture_output=True)
+    return res.stdout if res.returncode == 0 else None
+
+
 def _git_record(ref: str, rel: str) -> tuple[dict | None, str]:
-    """The record at ``ref`` in the form :func:`diff_records` compares, or ``None`` and why not (with a note
-    when it is compared without a seal); one whose seal does not match its content is not compared."""
-    res = subprocess.run(["git", "show", f"{ref}:{rel}"], cwd=PROJECT_ROOT, capture_output=True, text=True)
-    if res.returncode != 0:
+    """The record at ``ref`` in the form :func:`diff_records` compares, or ``None`` and why not; one whose bytes
+    are not those the lock at ``ref`` names is not compared (a record from before the lock is, and said)."""
+    raw = _git_show(ref, rel)
+    if raw is None:
         return None, f"no record at {ref}"
     try:
-        data = json.loads(res.stdout)
+        data = json.loads(raw)
     except ValueError as exc:
         return None, f"the record at {ref} is not JSON ({exc})"
-    build = data.get("build") if isinstance(data, dict) else None
-    stored = build.get(CONTENT_KEY) if isinstance(build, dict) else None
-    if stored is not None and stored != content_digest(data):
-        return None, f"the record at {ref} was edited after it was written (its content does not match its seal)"
+    try:
+        lock = json.loads(_git_show(ref, (Path(rel).parent / LOCK_NAME).as_posix()) or b"{}")
+        want = lock["claims"][Path(rel).stem]["outs"][Path(rel).name]
+    except (ValueError, KeyError, TypeError):
+        want = None
+    if want is not None and hashlib.sha256(raw).hexdigest() != want:
+        return None, f"the record at {ref} was edited after it was written (its sha256 is not the one in {LOCK_NAME})"
+    if isinstance(data, dict):
+        data.pop("build", None)  # the build keys of a record from before the lock: compared without them
     try:
         rec = Record.model_validate(data)
     except (ValueError, TypeError):
         pass
-    else:  # a record without a seal at an older ref predates sealed records (or was edited): compared, and said
-        return _comparable(rec), ("" if stored is not None else f"the record at {ref} carries no seal")
+    else:
+        return _comparable(rec), ("" if want is not None else f"the record at {ref} is not in its {LOCK_NAME}")
     if isinstance(data, dict) and data.get("schema") == 1:
         return _comparable_v1(data), ""
     return None, f"the record at {ref} is in a layout this harness does not read"
@@ -203,7 +216,10 @@ def diff_records(out: Path, ref: str, *, fraction: float = 0.1, exact: bool = Fa
     that changed outcome: the current records against those at git ``ref``."""
     lines, changed = [], False
     for f in sorted(Path(out).glob("*.json")):
-        rec = read_record(f)  # refuses an edited or unsealed record (exit 2)
+        rec = read_record(f)
+        why = edited(out, entry(out, "claims", f.stem), f.name)
+        if why is not None:  # exit 2
+            raise HarnessError(f"{f}: {why}; run the claim again")
         cid = rec.claim.id
         try:
             rel = f.resolve().relative_to(PROJECT_ROOT).as_posix()

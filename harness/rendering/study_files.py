@@ -7,31 +7,19 @@ from pathlib import Path
 
 from ..resampling.calibration import STUDY_DIR
 
-__all__ = ["write_study", "sealed_study_json"]
-
-
-def sealed_study_json(result: dict) -> str:
-    """The study's JSON text with its seal (:mod:`harness.core.seal`):
-    :func:`harness.resampling.calibration.read_study` refuses a study whose content no longer matches it (edited
-    by hand, by a merge or a tool), or one without it."""
-    import json
-
-    from ..core.seal import sealed_text
-    from ..stats.calibration import study_json
-
-    return sealed_text(json.loads(study_json(result)))
+__all__ = ["write_study"]
 
 
 def write_study(result: dict, folder: Path = STUDY_DIR) -> dict[str, bytes]:
-    """The study's files (``<id>.json``, sealed, ``<id>.md``, ``<id>.svg``), relative to ``folder``, written
-    together."""
+    """The study's files (``<id>.json``, ``<id>.md``, ``<id>.svg``), relative to ``folder``, written together."""
     from ..core.fileio import write_together
+    from ..stats.calibration import study_json
     from .render import render_study
 
     cid = result["claim"]
     svg = _figure(result)
     files = {
-        f"{cid}.json": sealed_study_json(result).encode("utf-8"),
+        f"{cid}.json": study_json(result).encode("utf-8"),
         f"{cid}.md": render_study(result, f"{cid}.svg").encode("utf-8"),
         f"{cid}.svg": svg,
     }

@@ -8,9 +8,10 @@ whose 95% interval covers the truth, with its Monte Carlo error; and, for each c
 often the one-sided decision on it would call it supported in a null world where its difference is exactly 0
 (the decision's own error rate) and the least difference it detects with 80% power. Each data set is
 resampled as often as the claim's bootstrap resamples the real data (its ``n_resamples``). The study is
-written beside the reports (``reports/calibration/<id>.json``, ``.md`` and a figure) and keyed by what it
-depends on (the claim's parameters and bootstrap, its tables, the code of its protocol): :func:`read_study`
-tells the claim's run whether it is there and up to date.
+written beside the reports (``reports/calibration/<id>.json``, ``.md`` and a figure), and the reports' lock
+(:mod:`harness.core.claimslock`) holds what it was made from (the claim's parameters and bootstrap, its tables,
+the code it measures with) and its JSON's sha256: :func:`read_study` tells the claim's run whether it is there,
+unedited and up to date.
 
 What is studied: the claim's interval quantities and, for each comparison it asserts, the difference of its
 two sides (``comparison[i]``: ``left - right``), whose interval is what a comparison's resampling rests on.
@@ -19,7 +20,6 @@ Every data set is a task of the fan-out layer (:mod:`harness.parallel.fanout`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -34,7 +34,8 @@ __all__ = [
     "STUDY_DIR",
     "comparison_name",
     "design",
-    "study_key",
+    "study_deps",
+    "study_path",
     "read_study",
     "run_study",
 ]
@@ -106,54 +107,51 @@ def design(spec, tables, reimpl, params=None) -> Design:
     return Design(res.n_rows, res.cluster_labels, stat, res.rows, tuple(names), rebase)
 
 
-def study_key(spec, lock) -> str:
-    """sha256 of what a claim's study depends on: its parameters, bootstrap block, tables and protocol code."""
-    from ..claimfiles.registry import PROTOCOLS
-    from ..core.codegraph import HARNESS, digest, run_files
+def study_deps(spec, lock) -> dict:
+    """What a claim's study is made from, by hash (:func:`harness.core.claimslock.study_deps`): its parameters and
+    bootstrap block, its tables, the code it measures with."""
+    from ..core.claimslock import study_deps as deps
 
-    b = spec.claim.bootstrap
-    material = {
-        "params": spec.params.model_dump(mode="json"),
-        "bootstrap": b.model_dump(mode="json"),
-        "data": {name: lock.tables[name].sha256 for name in spec.claim.inputs if name in lock.tables},
-        "code": digest(
-            run_files(PROTOCOLS[spec.protocol.name])
-            + [
-                HARNESS / f
-                for f in ("resampling/calibration.py", "stats/calibration.py", "stats/methods.py", "stats/intervals.py")
-            ]
-        ),
-    }
-    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+    design = {"params": spec.params.model_dump(mode="json"), "bootstrap": spec.claim.bootstrap.model_dump(mode="json")}
+    return deps(spec.protocol.name, design, spec.claim.inputs, lock)
 
 
 def study_path(claim_id: str, folder: Path = STUDY_DIR) -> Path:
     return Path(folder) / f"{claim_id}.json"
 
 
-def read_study(spec, lock, folder: Path = STUDY_DIR) -> tuple[str, dict | None]:
-    """``(state, study)``: "measured" (there and up to date), "absent", "stale", "unreadable", or "edited" /
-    "unsealed" (its content does not match its seal, or it carries none: :mod:`harness.core.seal`)."""
-    from ..core.seal import seal_problem
+def _state(spec, lock, folder: Path) -> tuple[str, list[str], dict | None]:
+    """``(state, why, study)``: "not asked", "absent", "unreadable", "edited" (its bytes are not those the lock
+    names), "stale" (not in the lock, or what it is made from changed: ``why``) or "measured"."""
+    from ..core.claimslock import edited, entry, stale_reasons
 
     path = study_path(spec.id, folder)
     if spec.claim.bootstrap is None or spec.claim.bootstrap.calibration is None:
-        return "not asked", None
+        return "not asked", [], None
     if not path.is_file():
-        return "absent", None
+        return "absent", ["no study yet"], None
     try:
         study = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return "unreadable", None
-    sealed, _ = seal_problem(study, "coverage study")
-    if sealed != "sealed":
-        return sealed, None
-    if study.get("key") != study_key(spec, lock):
-        return "stale", study
-    return "measured", study
+        return "unreadable", ["its file is unreadable"], None
+    reports, found = Path(folder).parent, entry(Path(folder).parent, "studies", spec.id)
+    why = stale_reasons((found or {}).get("deps"), study_deps(spec, lock))
+    if why:
+        return "stale", why, study
+    bad = edited(reports, found, f"{Path(folder).name}/{path.name}")
+    if bad:
+        return "edited", [bad], None
+    return "measured", [], study
 
 
-def run_study(spec, tables, lock, reimpl) -> dict:
+def read_study(spec, lock, folder: Path = STUDY_DIR) -> tuple[str, dict | None]:
+    """``(state, study)``: "measured" (there, unedited and up to date), "not asked", "absent", "stale",
+    "unreadable" or "edited" (its bytes are not those the reports' lock names)."""
+    state, _, study = _state(spec, lock, folder)
+    return state, study
+
+
+def run_study(spec, tables, reimpl) -> dict:
     """The claim's coverage study: its design, its methods, R data sets of B resamples each, on the fan-out.
     ``reimpl`` is the re-implementation's measurement (:func:`harness.build.runner.measurement_arm`): the fits every
     resample starts from."""
@@ -193,7 +191,6 @@ def run_study(spec, tables, lock, reimpl) -> dict:
     ]
     return {
         "claim": spec.id,
-        "key": study_key(spec, lock),
         "method_of_the_claim": b.method,
         "calibrated_range": list(CALIBRATED),
         "labels": labels,
@@ -230,17 +227,5 @@ def _ordering_errors(result: dict, quantity: str, label: str, side: int, claim_m
 
 
 def stale_reasons(spec, lock, folder: Path = STUDY_DIR) -> list[str]:
-    state, _ = read_study(spec, lock, folder)
-    return (
-        []
-        if state in ("measured", "not asked")
-        else [
-            {
-                "absent": "no study yet",
-                "stale": "what it depends on changed (its design, its tables or the code it runs)",
-                "unreadable": "its file is unreadable",
-                "edited": "its file was edited after it was written (its content does not match its seal)",
-                "unsealed": "its file carries no seal (written before studies were sealed, or edited)",
-            }[state]
-        ]
-    )
+    """Why the claim's study must be measured again, in words (empty: it need not)."""
+    return _state(spec, lock, folder)[1]

@@ -14,11 +14,11 @@ import pytest
 
 from harness.build.runner import measurement_arm
 from harness.claimfiles.spec import load_claim
+from harness.core.claimslock import file_sha, update
 from harness.core.paths import CLAIMS_DIR, DEFAULT_LOCK
-from harness.core.seal import sealed_text
 from harness.parallel import fanout
 from harness.parallel.fanout import executor_from
-from harness.resampling.calibration import STUDY_DIR, read_study, run_study, study_key
+from harness.resampling.calibration import STUDY_DIR, read_study, run_study, study_deps
 from harness.stats.calibration import study_json
 
 pytestmark = pytest.mark.e2e
@@ -47,24 +47,33 @@ def _narrow(spec, replicates: int, resamples: int):
     return dataclasses.replace(spec, claim=claim)
 
 
+def _locked(folder, spec, lock, study: dict, deps=None) -> None:
+    """``study`` written into ``folder`` and locked in its reports folder as a build writes it."""
+    file = folder / f"{spec.id}.json"
+    file.write_text(json.dumps(study, indent=1), encoding="utf-8")
+    outs = {f"{folder.name}/{file.name}": file_sha(file)}
+    update(folder.parent, "studies", spec.id, {"deps": deps or study_deps(spec, lock), "outs": outs})
+
+
 @pytest.mark.parametrize("path", ASKING, ids=lambda p: p.stem)
 def test_a_study_is_absent_stale_unreadable_or_measured(path, tables, tmp_path):
     spec = load_claim(path)
-    lock = tables.lock
-    assert read_study(spec, lock, tmp_path)[0] == "absent"
-    (tmp_path / f"{spec.id}.json").write_text(sealed_text({"key": "0" * 64}), encoding="utf-8")
-    assert read_study(spec, lock, tmp_path)[0] == "stale"
-    (tmp_path / f"{spec.id}.json").write_text("{not json", encoding="utf-8")
-    assert read_study(spec, lock, tmp_path)[0] == "unreadable"
-    (tmp_path / f"{spec.id}.json").write_text(sealed_text({"key": study_key(spec, lock)}), encoding="utf-8")
-    assert read_study(spec, lock, tmp_path)[0] == "measured"
+    lock, folder = tables.lock, tmp_path / "calibration"
+    folder.mkdir()
+    assert read_study(spec, lock, folder)[0] == "absent"
+    _locked(folder, spec, lock, {}, deps={**study_deps(spec, lock), "design": "0" * 64})
+    assert read_study(spec, lock, folder)[0] == "stale"
+    (folder / f"{spec.id}.json").write_text("{not json", encoding="utf-8")
+    assert read_study(spec, lock, folder)[0] == "unreadable"
+    _locked(folder, spec, lock, {})
+    assert read_study(spec, lock, folder)[0] == "measured"
 
 
 @pytest.mark.parametrize("path", ASKING[:1], ids=lambda p: p.stem)
 def test_an_edited_study_is_refused_and_calibrate_runs_it_again(path, tables, tmp_path, monkeypatch):
     """Issue #29 item 8: every coverage of a study set to 0.95 by hand made `calibrate` say "up to date" and the
-    next run read the edited coverage. Now the study's seal no longer matches: its state is "edited", no coverage
-    is read from it, and `calibrate` runs it again; a study without a seal is refused the same way."""
+    next run read the edited coverage. Now its bytes are not those the lock names: its state is "edited", no
+    coverage is read from it, and `calibrate` runs it again."""
     import harness.claimfiles.spec
     from harness.build import make
     from harness.resampling.calibration import design
@@ -78,7 +87,7 @@ def test_an_edited_study_is_refused_and_calibrate_runs_it_again(path, tables, tm
     lock = tables.lock
     reimpl = measurement_arm(spec, tables)
     names = design(spec, tables, reimpl).quantities
-    study = {"key": study_key(spec, lock), "coverage": {q: {b.method: {"coverage": 0.5, "mc_se": 0.01}} for q in names}}
+    study = {"coverage": {q: {b.method: {"coverage": 0.5, "mc_se": 0.01}} for q in names}}
     folder = tmp_path / "calibration"
     folder.mkdir()
     file = folder / f"{spec.id}.json"
@@ -89,21 +98,17 @@ def test_an_edited_study_is_refused_and_calibrate_runs_it_again(path, tables, tm
             facts = run_bootstrap(spec, tables, reimpl, []).facts
         return facts["calibration"]["state"], {iv["coverage"] for iv in facts["intervals"]}
 
-    file.write_text(sealed_text(study), encoding="utf-8")
+    _locked(folder, spec, lock, study)
     state, read = read_study(spec, lock, folder)
     assert state == "measured" and read["coverage"] == study["coverage"]
-    assert coverages() == ("measured", {0.5})  # a sealed study is read
-    seal = json.loads(file.read_text())["seal"]
+    assert coverages() == ("measured", {0.5})  # a locked study is read
     edited = {
         **study,
         "coverage": {q: {m: {**r, "coverage": 0.95} for m, r in p.items()} for q, p in study["coverage"].items()},
     }
-    file.write_text(json.dumps({**edited, "seal": seal}, indent=1), encoding="utf-8")
+    file.write_text(json.dumps(edited, indent=1), encoding="utf-8")
     assert read_study(spec, lock, folder) == ("edited", None)
     assert coverages() == ("edited", {None})  # the edited coverage is not read
-    file.write_text(json.dumps(edited, indent=1), encoding="utf-8")  # and with its seal removed
-    assert read_study(spec, lock, folder) == ("unsealed", None)
-    assert coverages() == ("unsealed", {None})
 
     # `calibrate` does not call it up to date: it runs the study again, and what it writes reads back
     monkeypatch.setattr(harness.claimfiles.spec, "load_claim", lambda p, **kw: spec)
@@ -111,7 +116,7 @@ def test_an_edited_study_is_refused_and_calibrate_runs_it_again(path, tables, tm
     args = SimpleNamespace(lock=str(DEFAULT_LOCK), data_root=None, out=str(tmp_path), force=False, jobs=1)
     args.executor = "serial"
     assert make.calibrate_claims(args, [path], said) == make.EXIT_OK
-    assert f"{spec.id}: calibration: unsealed; running the study" in said.notes
+    assert f"{spec.id}: calibration: edited; running the study" in said.notes
     assert read_study(spec, lock, folder)[0] == "measured"
 
 
@@ -130,14 +135,14 @@ class _Said:
 
 
 @pytest.mark.parametrize("path", ASKING, ids=lambda p: p.stem)
-def test_the_study_key_follows_the_design(path, tables):
+def test_the_study_dependencies_follow_the_design(path, tables):
     spec = load_claim(path)
-    key = study_key(spec, tables.lock)
-    assert key == study_key(load_claim(path), tables.lock)
-    assert study_key(_narrow(spec, 7, 9), tables.lock) != key  # another study
+    key = study_deps(spec, tables.lock)
+    assert key == study_deps(load_claim(path), tables.lock)
+    assert study_deps(_narrow(spec, 7, 9), tables.lock) != key  # another study
     b = spec.claim.bootstrap
     reseeded = spec.claim.model_copy(update={"bootstrap": b.model_copy(update={"seed": b.seed + 1})})
-    assert study_key(dataclasses.replace(spec, claim=reseeded), tables.lock) != key
+    assert study_deps(dataclasses.replace(spec, claim=reseeded), tables.lock) != key
 
 
 @pytest.mark.parametrize("path", ASKING, ids=lambda p: p.stem)
@@ -154,9 +159,9 @@ def test_a_narrow_study_is_the_same_bytes_serial_and_on_two_processes(path, tabl
     spec = _narrow(load_claim(path), 3, 4)
     reimpl = measurement_arm(spec, tables)
     with fanout.using(executor_from("serial")):
-        serial = study_json(run_study(spec, tables, tables.lock, reimpl))
+        serial = study_json(run_study(spec, tables, reimpl))
     with fanout.using(executor_from("local:2")):
-        pooled = study_json(run_study(spec, tables, tables.lock, reimpl))
+        pooled = study_json(run_study(spec, tables, reimpl))
     assert serial == pooled
     out = json.loads(serial)
     assert out["n_replicates"] == 3 and out["n_resamples"] == 4

@@ -39,9 +39,9 @@ def _blocks() -> list[tuple[str, str, str]]:
 
 KEYS = """
 import json
-from harness.build.keys import dependencies
+from harness.build.plan import record_deps
 from harness.authors.checkout import load_pins
-from harness.core.codegraph import HARNESS
+from harness.core.paths import HARNESS
 from harness.core.datalock import load_lock
 from harness.claimfiles.spec import load_claim
 from harness.authors.upstream import _adapter
@@ -50,7 +50,9 @@ lock, pins, out = load_lock(), load_pins(), {}
 for path in sorted(CLAIMS_DIR.glob("*.yaml")):
     spec = load_claim(path, lock=lock)
     adapter = _adapter(spec.protocol, HARNESS)
-    out[spec.id] = {"build": dependencies(spec, lock, pins), "adapter": adapter.code if adapter else None}
+    c = spec.claim
+    deps = record_deps(spec.path, spec.protocol.name, c.inputs, c.upstream, lock, pins)
+    out[spec.id] = {"record": deps, "adapter": adapter.code if adapter else None}
 print(json.dumps(out))
 """
 
@@ -92,7 +94,8 @@ def test_a_sixth_protocol_is_a_folder_a_template_and_a_registry_line(tmp_path, t
     registry.write_text(text.replace('    "shift_test",\n)', f'    "shift_test",\n    "{NEW_PROTOCOL}",\n)'), "utf-8")
 
     after = json.loads(_harness(copy, tables.root, "-c", KEYS).stdout)
-    assert {k: v for k, v in after.items() if k != "900_mean_score"} == before  # nothing else re-runs
+    assert {k: v for k, v in after.items() if k != "900_mean_score"} == before  # nothing else re-runs (its template
+    # re-renders every report: templates/** is one dependency of each)
 
     done = _harness(copy, tables.root, "-m", "harness", "validate", "--data")
     assert done.returncode == 0, done.stderr

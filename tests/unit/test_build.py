@@ -1,21 +1,39 @@
-"""What a report depends on, and why a claim must run again: exactly the affected claims, with the reason.
+"""What a report depends on, and why a claim or a study must run again: the lock (``claims.lock``) against today's
+files, through the build's own plan. A file is "touched" by changing the hash the lock module reads for it, so
+nothing in the checkout is edited. Every expectation is derived from the claim files in ``claims/``."""
 
-Every expectation is derived from the claim files in ``claims/`` (their protocols and inputs), so the tests
-hold for whatever claims the folder holds.
-"""
-
+import json
+import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from harness.authors.checkout import load_pins
-from harness.build import keys
+from harness.build import plan as planning
 from harness.claimfiles.registry import PROTOCOLS
 from harness.claimfiles.spec import load_claim
+from harness.core import claimslock
 from harness.core.datalock import load_lock
+from harness.core.errors import HarnessError
+from harness.core.paths import DEFAULT_LOCK, PROJECT_ROOT, REPORTS_DIR
+from harness.resampling import calibration
 
-ROOT = Path(__file__).resolve().parents[2]
-CLAIMS = {p.stem: p for p in sorted((ROOT / "claims").glob("*.yaml"))}
+CLAIMS = {p.stem: p for p in sorted((PROJECT_ROOT / "claims").glob("*.yaml"))}
+
+
+class _Said:
+    def __init__(self):
+        self.errors = []
+
+    def info(self, m):
+        pass
+
+    def note(self, m):
+        pass
+
+    def error(self, m):
+        self.errors.append(m)
 
 
 @pytest.fixture(scope="module")
@@ -24,115 +42,131 @@ def specs():
     return {k: load_claim(p, lock=lock) for k, p in CLAIMS.items()}
 
 
-@pytest.fixture(scope="module")
-def deps(specs):
+@pytest.fixture
+def out(tmp_path, specs, tables):
+    """The committed records and studies in a scratch reports folder, locked as a build of today writes them."""
+    out = tmp_path / "reports"
+    (out / "calibration").mkdir(parents=True)
     lock, pins = load_lock(), load_pins()
-    return {k: keys.dependencies(s, lock, pins) for k, s in specs.items()}
+    for cid, spec in specs.items():
+        if not (REPORTS_DIR / f"{cid}.json").is_file():
+            pytest.skip(f"no committed record of {cid}")
+        for name in (f"{cid}.json", f"{cid}.md"):
+            shutil.copy(REPORTS_DIR / name, out / name)
+        c = spec.claim
+        deps = planning.record_deps(spec.path, spec.protocol.name, c.inputs, c.upstream, lock, pins)
+        outs = {n: claimslock.file_sha(out / n) for n in (f"{cid}.json", f"{cid}.md")}
+        entry = {"protocol": c.protocol, "deps": deps, "render": claimslock.render_deps(c.protocol), "outs": outs}
+        claimslock.update(out, "claims", cid, entry)
+        study = calibration.study_path(cid)
+        if study.is_file():
+            shutil.copy(study, out / "calibration" / study.name)
+            outs = {f"calibration/{study.name}": claimslock.file_sha(study)}
+            entry = {"deps": calibration.study_deps(spec, lock), "outs": outs}
+            claimslock.update(out, "studies", cid, entry)
+    return out
 
 
-def _changed(d: dict, part: str, key: str, value="0" * 64) -> dict:
-    run = {**d["run"], part: {**d["run"][part], key: value}}
-    return {**d, "run": run}
+def _plan(out: Path):
+    args = SimpleNamespace(
+        lock=DEFAULT_LOCK, data_root=None, pins=None, out=str(out), force=False, no_upstream=False, studies=False
+    )
+    claims, _, failed = planning.plan(args, list(CLAIMS.values()), _Said())
+    assert failed == 0
+    return {p.id: (p.run, p.render) for p in claims}
 
 
-def _rel(path: Path) -> str:
-    return path.resolve().relative_to(ROOT).as_posix()
+def _studies(out: Path, specs) -> dict[str, list[str]]:
+    lock = load_lock()
+    return {
+        k: calibration.stale_reasons(s, lock, out / "calibration")
+        for k, s in specs.items()
+        if (out / "calibration" / f"{k}.json").is_file()
+    }
 
 
-def test_unchanged_is_up_to_date(deps):
-    for d in deps.values():
-        assert keys.stale_reasons(d, d) == ([], [])
+def _touch(monkeypatch, rel: str) -> None:
+    """Make the lock module read other bytes for the file ``rel`` (relative to the project)."""
+    real = claimslock.file_sha
+    target = (PROJECT_ROOT / rel).resolve()
+    assert target.is_file(), rel
+    monkeypatch.setattr(claimslock, "file_sha", lambda p: "0" * 64 if Path(p).resolve() == target else real(p))
 
 
-def test_no_stored_dependencies_means_a_run():
-    run, _ = keys.stale_reasons(None, {"run": {}, "render": {}})
-    assert run == ["no record of what produced the report"]
+def test_unchanged_is_up_to_date(out, specs):
+    assert all(v == ([], []) for v in _plan(out).values())
+    assert all(why == [] for why in _studies(out, specs).values())
 
 
-def test_a_claim_file_byte(deps):
-    for now in deps.values():
-        stored = {**now, "run": {**now["run"], "claim": "0" * 64}}
-        assert keys.stale_reasons(stored, now)[0] == ["claim file changed"]
+def test_an_edited_record_is_run_again_and_not_read(out, specs):
+    cid = next(iter(CLAIMS))
+    record = out / f"{cid}.json"
+    record.write_text(record.read_text(encoding="utf-8").replace('"reproduced"', '"not reproduced"', 1))
+    planned = _plan(out)
+    (why,) = planned[cid][0]
+    assert why == f"{cid}.json was edited after it was written (its sha256 is not the one in claims.lock)"
+    assert all(v == ([], []) for k, v in planned.items() if k != cid)
+    with pytest.raises(HarnessError, match="was edited after it was written"):
+        planning.checked_record(out, cid)
 
 
-def test_an_input_table_reruns_exactly_the_claims_that_read_it(specs, deps):
-    for table in {t for s in specs.values() for t in s.claim.inputs}:
-        readers = {k for k, s in specs.items() if table in s.claim.inputs}
-        assert {k for k, d in deps.items() if table in d["run"]["data"]} == readers
-        for k in readers:
-            assert keys.stale_reasons(_changed(deps[k], "data", table), deps[k])[0] == [f"data changed: {table}"]
+def test_an_edited_study_is_measured_again(out, specs):
+    studies = _studies(out, specs)
+    if not studies:
+        pytest.skip("no committed study")
+    cid = next(iter(studies))
+    f = out / "calibration" / f"{cid}.json"
+    f.write_text(f.read_text(encoding="utf-8") + " ")
+    (why,) = _studies(out, specs)[cid]
+    assert "was edited after it was written" in why
+
+
+def test_touching_a_template_re_renders_only(out, specs, monkeypatch):
+    template = sorted((PROJECT_ROOT / "templates").iterdir())[0].relative_to(PROJECT_ROOT).as_posix()
+    _touch(monkeypatch, template)
+    for run, render in _plan(out).values():
+        assert run == [] and render == ["template or rendering code changed: templates/**"]
+    assert all(why == [] for why in _studies(out, specs).values())
+
+
+def test_touching_the_math_stales_every_claim_and_study(out, specs, monkeypatch):
+    _touch(monkeypatch, "harness/stats/sigmoid.py")
+    for run, _ in _plan(out).values():
+        assert run == ["harness code changed: harness/stats/**"]
+    studies = _studies(out, specs)
+    assert studies and all(why == ["harness code changed: harness/stats/**"] for why in studies.values())
 
 
 @pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
-def test_a_protocol_folder_reruns_exactly_its_claims(specs, deps, protocol):
-    """Its measurement, vocabulary, card and adapter re-run its claims and no other; its figures re-render them."""
-    card = PROTOCOLS[protocol]
+def test_touching_a_protocols_measurement_stales_only_its_claims_and_studies(out, specs, monkeypatch, protocol):
+    rel = f"harness/protocols/{protocol}/protocol.py"
+    _touch(monkeypatch, rel)
     own = {k for k, s in specs.items() if s.protocol.name == protocol}
-    for module in ("__init__", "protocol", "quantities", "adapter"):
-        f = card.module_file(module)
-        if f is None:
-            continue
-        path = _rel(f)
-        assert {k for k, d in deps.items() if path in d["run"]["code"]} == own, path
-        for k in own:
-            assert keys.stale_reasons(_changed(deps[k], "code", path), deps[k])[0] == [f"harness code changed: {path}"]
-    figures = card.module_file("figures")
-    if figures is not None:
-        path = _rel(figures)
-        assert not any(path in d["run"]["code"] for d in deps.values())
-        assert {k for k, d in deps.items() if path in d["render"]} == own
+    planned = _plan(out)
+    assert {k for k, (run, _) in planned.items() if run} == own
+    assert all(planned[k][0] == [f"harness code changed: {rel}"] for k in own)
+    assert {k for k, why in _studies(out, specs).items() if why} == own & set(_studies(out, specs))
 
 
-def test_the_registry_is_in_no_key(deps):
-    """Adding a protocol (a folder and a registry line) re-runs nothing."""
-    for d in deps.values():
-        assert (
-            "harness/claimfiles/registry.py" not in d["run"]["code"]
-            and "harness/claimfiles/registry.py" not in d["render"]
-        )
+@pytest.mark.parametrize("protocol", sorted(p for p, c in PROTOCOLS.items() if c.module_file("figures")))
+def test_touching_a_protocols_figures_re_renders_only_its_reports(out, specs, monkeypatch, protocol):
+    _touch(monkeypatch, f"harness/protocols/{protocol}/figures.py")
+    own = {k for k, s in specs.items() if s.protocol.name == protocol}
+    planned = _plan(out)
+    assert not any(run for run, _ in planned.values())
+    assert {k for k, (_, render) in planned.items() if render} == own
 
 
-@pytest.mark.parametrize(
-    "path, protocols",
-    [
-        ("harness/stats/shift.py", {"shift_test"}),
-        ("harness/stats/sweep.py", {"hyperparameters"}),
-        (
-            "harness/authors/adapters/authors_sigmoid.py",
-            {"boundary_at_budget", "temporal_coverage", "estimator_comparison", "hyperparameters"},
-        ),  # the adapters that fit their sigmoid
-        ("harness/authors/adapters/authors_periods.py", {"temporal_coverage", "estimator_comparison"}),
-        ("harness/verdicts/verdict.py", set(PROTOCOLS)),
-    ],
-)
-def test_a_shared_file_reruns_exactly_the_claims_that_use_it(specs, deps, path, protocols):
-    using = {k for k, d in deps.items() if path in d["run"]["code"]}
-    assert using == {k for k, s in specs.items() if s.protocol.name in protocols}
-    for k in using:
-        assert keys.stale_reasons(_changed(deps[k], "code", path), deps[k])[0] == [f"harness code changed: {path}"]
+def test_the_registry_and_the_build_are_in_no_dependency(out):
+    lock = json.loads((out / "claims.lock").read_text(encoding="utf-8"))
+    for entry in lock["claims"].values():
+        names = set(entry["deps"]["code"]) | set(entry["render"])
+        assert not any(n.startswith(("harness/build/make", "harness/cli")) for n in names)
+        assert not [f for p in names for f in claimslock.files_of(p) if f.name == "registry.py"]
 
 
-def test_a_template_only_re_renders(specs, deps):
-    for k, d in deps.items():
-        own = f"templates/{specs[k].protocol.card.template}"
-        others = {f"templates/{c.template}" for c in PROTOCOLS.values()} - {own}
-        assert own in d["render"] and not others & set(d["render"])
-        stored = {**d, "render": {**d["render"], own: "0" * 64}}
-        run, render = keys.stale_reasons(stored, d)
-        assert run == [] and render == [f"template or rendering code changed: {own}"]
-
-
-def test_the_pin_and_the_package_versions(deps):
-    for d in deps.values():
-        if d["run"]["upstream_pin"] is not None:
-            stored = {**d, "run": {**d["run"], "upstream_pin": {**d["run"]["upstream_pin"], "commit": "1" * 40}}}
-            assert keys.stale_reasons(stored, d)[0] == ["upstream pin changed"]
-        stored = {**d, "run": {**d["run"], "packages": {**d["run"]["packages"], "numpy": "1.0"}}}
-        (reason,) = keys.stale_reasons(stored, d)[0]
-        assert reason.startswith("package versions changed: numpy 1.0 -> ")
-
-
-def test_drawing_code_is_not_run_code(deps):
-    for d in deps.values():
-        assert "harness/rendering/figures.py" not in d["run"]["code"] and "harness/rendering/figures.py" in d["render"]
-        assert "harness/cli.py" not in d["run"]["code"] and "harness/build/make.py" not in d["run"]["code"]
+def test_the_lock_holds_no_absolute_path_and_sorted_keys(out, tmp_path):
+    text = (out / "claims.lock").read_text(encoding="utf-8")
+    assert str(PROJECT_ROOT) not in text and str(tmp_path) not in text and '"/' not in text
+    data = json.loads(text)
+    assert text == json.dumps(data, indent=1, sort_keys=True) + "\n"

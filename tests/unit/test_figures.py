@@ -132,12 +132,12 @@ def test_read_density():
 
 
 def test_a_change_of_drawing_redraws_and_does_not_rerun():
-    """No protocol imports harness.rendering.figures, so editing a figure leaves every claim's code hash alone."""
-    from harness.build.keys import RENDER_CODE, code_files
-    from harness.claimfiles.registry import PROTOCOLS
+    """The drawing code is declared a dependency of the reports only, never of a record."""
+    from harness.core.claimslock import MEASURING, RECORD_CODE, RENDER_CODE, REPORTING, files_of
 
-    for protocol in PROTOCOLS:
-        assert not {f.name for f in code_files(protocol)} & set(RENDER_CODE), protocol
+    record = {f for p in RECORD_CODE for f in files_of(p)}
+    assert not record & {f for p in RENDER_CODE for f in files_of(p)}
+    assert not set(MEASURING) & set(REPORTING)
 
 
 def test_no_figure_when_turned_off_or_reimpl_missing():

@@ -1,15 +1,54 @@
 """The tree is the architecture: each package of ``harness/`` is a layer (``harness.LAYERS``), and a layer imports
 only itself and the layers below it. Read from every import statement of every file (inside functions too), as
-the build keys read them (:func:`harness.core.codegraph.imports_of`)."""
+:func:`imports_of` reads them."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import harness
-from harness.core.codegraph import HARNESS, imports_of
+from harness.core.paths import HARNESS
 
 ORDER = [name for name, _ in harness.LAYERS]
+
+
+def _module_files(package: Path, parts: list[str]) -> list[Path]:
+    """The file of module ``parts`` of the package folder ``package`` and the ``__init__.py`` of every package on
+    the way (Python runs them)."""
+    out = [package.joinpath(*parts[:i], "__init__.py") for i in range(len(parts))]
+    base = package.joinpath(*parts)
+    out += [c for c in (base.with_suffix(".py"), base / "__init__.py") if parts][:1]
+    return [f for f in out if f.is_file()]
+
+
+def imports_of(path: Path, package: Path = HARNESS) -> set[Path]:
+    """The files of the package folder ``package`` that importing ``path`` loads directly: every import statement
+    of the file, inside functions too, relative (``from ..stats import x``) or absolute (``import harness.x``)."""
+    here = list(path.relative_to(package).parent.parts)
+    out = set(_module_files(package, here))
+    for node in ast.walk(ast.parse(path.read_bytes())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            mod = here[: len(here) - node.level + 1] + (node.module.split(".") if node.module else [])
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "harness":
+            mod = node.module.split(".")[1:]
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] == "harness":
+                    out.update(_module_files(package, a.name.split(".")[1:]))
+            continue
+        else:
+            continue
+        out.update(_module_files(package, mod))
+        for a in node.names:
+            if (package.joinpath(*mod, a.name).with_suffix(".py")).is_file() or (
+                package.joinpath(*mod, a.name) / "__init__.py"
+            ).is_file():
+                out.update(_module_files(package, mod + [a.name]))
+    out.discard(path)
+    return out
+
+
 TOP = len(ORDER)  # the command line, above every layer
 
 
@@ -31,7 +70,7 @@ def _upward(root: Path = HARNESS) -> list[str]:
     return [
         f"{f.relative_to(root)} ({_name(_rank(f, root))}) imports {g.relative_to(root)} ({_name(_rank(g, root))})"
         for f in sorted(root.rglob("*.py"))
-        for g in imports_of(f, root)
+        for g in sorted(imports_of(f, root))
         if _rank(g, root) > _rank(f, root)
     ]
 

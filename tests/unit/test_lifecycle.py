@@ -1,4 +1,4 @@
-"""Children and scratch folders die with the run: real processes, real signals."""
+"""Pool workers die with the run: real processes, real signals."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -122,73 +121,3 @@ def _dead_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     return proc.pid
-
-
-def test_sweep_removes_the_folders_of_owners_that_are_gone(tmp_path):
-    def folder(name, owner=None, age=0.0):
-        path = tmp_path / name
-        path.mkdir()
-        if owner is not None:
-            (path / lifecycle.OWNER_FILE).write_text(owner)
-        if age:
-            os.utime(path, (time.time() - age, time.time() - age))
-        return path
-
-    mine = folder("upstream-1", f"{os.getpid()} {lifecycle.process_start_time(os.getpid())}\n")
-    dead = folder("upstream-2", f"{_dead_pid()} 12345\n")
-    reused = folder("upstream-3", f"{os.getpid()} 1\n")  # our pid, another start time: an earlier owner
-    young = folder("upstream-4")  # being made: its owner file is not written yet
-    old = folder("upstream-5", age=2 * lifecycle.STALE_UNOWNED_S)
-    other = folder("other-6", f"{_dead_pid()} 1\n")
-    removed = lifecycle.sweep_stale_scratch("upstream-", tmp_path)
-    assert sorted(removed) == sorted([dead, reused, old])
-    assert mine.exists() and young.exists() and other.exists() and not dead.exists()
-
-
-def test_a_scratch_folder_is_removed_on_an_exception_and_its_guard_dismissed(tmp_path, monkeypatch):
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    with pytest.raises(RuntimeError), lifecycle.scratch_folder("t-") as (folder, guard):
-        assert folder.parent == tmp_path and folder.name.startswith(f"t-{os.getpid()}-")
-        assert (folder / lifecycle.OWNER_FILE).read_text().split()[0] == str(os.getpid())
-        raise RuntimeError("boom")
-    assert not folder.exists() and not list(tmp_path.iterdir())
-    assert guard._proc.poll() == 0  # dismissed, not acting
-
-
-GUARDED_PARENT = """
-    import subprocess, sys, time
-    from harness.core import lifecycle
-
-    with lifecycle.scratch_folder("t-") as (folder, guard):
-        child = subprocess.Popen(
-            [sys.executable, "-c", "import time; time.sleep(60)", str(folder)], start_new_session=True
-        )
-        guard.watch(child.pid)
-        print(folder, child.pid, flush=True)
-        time.sleep(60)
-"""
-
-
-def test_the_guard_cleans_up_after_a_killed_owner(tmp_path):
-    (tmp_path / "parent.py").write_text(textwrap.dedent(GUARDED_PARENT))
-    scratch = tmp_path / "tmp"
-    scratch.mkdir()
-    parent = subprocess.Popen(
-        [sys.executable, str(tmp_path / "parent.py")],
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "TMPDIR": str(scratch)},
-    )
-    try:
-        folder, child = parent.stdout.readline().split()
-        assert Path(folder).is_dir() and _alive(int(child))
-        parent.kill()
-        parent.wait()
-        deadline = time.monotonic() + 5
-        while (Path(folder).exists() or _alive(int(child))) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not Path(folder).exists() and not _alive(int(child))
-    finally:
-        parent.kill()
-        parent.wait()
-        parent.stdout.close()

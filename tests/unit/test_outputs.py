@@ -2,7 +2,7 @@
 serialised by the project's write lock, the index never losing a row, edited records refused, staging
 leftovers removed by the next command.
 
-The records are the committed ones (copied to a scratch folder and sealed there), so nothing runs a claim.
+The records are the committed ones (copied to a scratch folder and locked there), so nothing runs a claim.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ import pytest
 
 from harness import cli
 from harness.build import make
-from harness.build.plan import plan
+from harness.build.plan import checked_record, plan
+from harness.core.claimslock import LOCK_NAME, file_sha
 from harness.core.errors import HarnessError
 from harness.core.fileio import project_lock
-from harness.core.record import CONTENT_KEY, RecordEdited, read_record, record_json, sealed
+from harness.core.record import read_record, record_json
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = sorted((ROOT / "reports").glob("*.json"))
@@ -75,22 +76,22 @@ def _edit_verdict(path: Path, verdict: str) -> None:
 # -- item 5: an edited record is not believed -------------------------------------------------------------------
 
 
-def test_a_record_written_by_the_harness_is_sealed_and_reads_back(out):
+def test_a_record_named_in_the_lock_reads_back(out):
     for p in out.glob("*.json"):
-        assert sealed(read_record(p))
+        assert checked_record(out, p.stem) == read_record(p)
 
 
 def test_a_hand_edited_record_is_refused_by_read_render_and_list(out, capsys):
     cid = _smallest().stem
     _edit_verdict(out / f"{cid}.json", "not reproduced")
-    with pytest.raises(RecordEdited, match="edited"):
-        read_record(out / f"{cid}.json")
+    with pytest.raises(HarnessError, match="was edited after it was written"):
+        checked_record(out, cid)
     said = _Said()
     assert make.rerender(cid, out, said) == make.EXIT_ERROR and "was edited" in said.errors()
     assert not (out / f"{cid}.md").exists()  # nothing drawn from it
     assert cli.main(["list", "--out", str(out)]) != 0
     err = capsys.readouterr().err
-    assert f"{cid}.json: the record was edited" in err and "Traceback" not in err
+    assert f"{cid}.json was edited after it was written" in err and "Traceback" not in err
 
 
 def test_an_unreadable_record_makes_list_fail(out, capsys):
@@ -99,13 +100,13 @@ def test_an_unreadable_record_makes_list_fail(out, capsys):
     assert "not a readable JSON run record" in capsys.readouterr().err
 
 
-def test_a_record_without_its_digest_is_not_rendered(out):
+def test_a_record_not_in_the_lock_is_not_rendered(out):
     cid = _smallest().stem
-    dump = json.loads(_smallest().read_text(encoding="utf-8"))  # as committed before records were sealed
-    dump["build"].pop(CONTENT_KEY, None)
-    (out / f"{cid}.json").write_text(json.dumps(dump, indent=1), encoding="utf-8")
+    lock = json.loads((out / LOCK_NAME).read_text(encoding="utf-8"))
+    del lock["claims"][cid]
+    (out / LOCK_NAME).write_text(json.dumps(lock), encoding="utf-8")
     said = _Said()
-    assert make.rerender(cid, out, said) == make.EXIT_ERROR and "no digest of its content" in said.errors()
+    assert make.rerender(cid, out, said) == make.EXIT_ERROR and f"{cid}.json is not in {LOCK_NAME}" in said.errors()
 
 
 def _args(out: Path, **kw):
@@ -118,10 +119,11 @@ def test_an_edited_record_is_replaced_only_by_a_run_with_the_authors_arm(out):
     edited = (out / f"{cid}.json").read_bytes()
     said = _Said()
     assert make._finish(_poor(out, cid), _args(out), True, said) == make.EXIT_DEGRADED
-    assert (out / f"{cid}.json").read_bytes() == edited and (out / ".degraded" / f"{cid}.md").read_text() == "fresh\n"
-    assert "was edited" in said.errors()
+    assert (out / f"{cid}.json").read_bytes() == edited and not (out / f"{cid}.md").exists()
+    assert "was edited" in said.errors() and "nothing was written" in said.errors()
+    assert not (out / ".degraded").exists()
     assert make._finish(_good(out, cid), _args(out), True, _Said()) == make.EXIT_OK
-    assert (out / f"{cid}.md").read_text() == "fresh\n" and sealed(read_record(out / f"{cid}.json"))
+    assert (out / f"{cid}.md").read_text() == "fresh\n" and checked_record(out, cid).claim.id == cid
 
 
 def _pristine(cid: str):
@@ -131,7 +133,8 @@ def _pristine(cid: str):
 def _poor(out: Path, cid: str) -> make.ClaimOutput:
     rec = _pristine(cid)
     return make.ClaimOutput(
-        path=Path(f"{cid}.yaml"), id=cid, json=record_json(rec), md="fresh\n", verdict="v", reimpl="ok",
+        path=Path(f"{cid}.yaml"), id=cid, protocol=rec.claim.protocol, json=record_json(rec), md="fresh\n",
+        verdict="v", reimpl="ok",
         upstream="not run", upstream_reason="switched off",
     )  # fmt: skip
 
@@ -270,9 +273,7 @@ def test_a_record_the_templates_cannot_draw_is_one_line_and_keeps_the_index(out,
 
 
 def test_the_lock_is_reentrant_within_a_thread():
-    with project_lock(shared=False), project_lock(shared=False), project_lock(shared=True):
-        pass
-    with project_lock(shared=True), pytest.raises(RuntimeError), project_lock(shared=False):
+    with project_lock(), project_lock(), project_lock():
         pass
 
 
@@ -304,38 +305,30 @@ def test_the_staging_names_are_ignored_by_git():
     assert done.stdout.split() == names
 
 
-# -- issue #29 item 1: a record without its seal is refused wherever a sealed one would be -------------------------
-
-
-def _forge_unsealed(path: Path, verdict: str) -> None:
-    """The forgery of the issue: the verdict changed, and the digest that would give it away deleted."""
-    raw = json.loads(path.read_text(encoding="utf-8"))
-    raw["verdict"]["verdict"] = verdict
-    del raw["build"][CONTENT_KEY]
-    path.write_text(json.dumps(raw, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+# -- issue #29 item 1: an edited record is refused by every reader -------------------------------------------------
 
 
 def _other_claim(cid: str) -> Path:
     return next(ROOT / "claims" / f"{p.stem}.yaml" for p in COMMITTED if p.stem != cid)
 
 
-def test_a_record_without_its_seal_is_refused_by_every_reader(out, capsys):
-    """Forged verdict, `build.content` deleted: `list` printed the forged verdict (exit 0) and rendering another
-    claim wrote it into the index. Now list, render (of that claim or another: the index), diff and the
-    poorer-than check of a run all refuse it, and nothing shows the forged verdict."""
+def test_an_edited_record_is_refused_by_every_reader(out, capsys):
+    """Forged verdict: `list` printed it (exit 0) and rendering another claim wrote it into the index. Now list,
+    render (of that claim or another: the index), diff and the poorer-than check of a run all refuse it (its
+    bytes are not those the lock names), and nothing shows the forged verdict."""
     cid = _smallest().stem
     forged = "could not run" if _pristine(cid).verdict.verdict != "could not run" else "inconclusive"
     said = _Said()
     assert make.write_index(out, said) == make.EXIT_OK
     index = (out / "README.md").read_text(encoding="utf-8")
-    _forge_unsealed(out / f"{cid}.json", forged)
+    _edit_verdict(out / f"{cid}.json", forged)
     kept = (out / f"{cid}.json").read_bytes()
 
-    with pytest.raises(RecordEdited, match="carries no digest of its content"):
-        read_record(out / f"{cid}.json")
+    with pytest.raises(HarnessError, match="was edited after it was written"):
+        checked_record(out, cid)
     assert cli.main(["list", "--out", str(out)]) == 2
     shown, err = capsys.readouterr()
-    assert f"{cid}.json: the record carries no digest" in err and "Traceback" not in err
+    assert f"{cid}.json was edited after it was written" in err and "Traceback" not in err
     assert cid not in shown  # its row is not printed, forged or not
 
     assert cli.main(["render", _other_claim(cid).stem, "--out", str(out)]) == 2  # the index cannot be written
@@ -343,34 +336,35 @@ def test_a_record_without_its_seal_is_refused_by_every_reader(out, capsys):
     assert "README.md was left as it was" in err and f"{cid}.json" in err
     assert (out / "README.md").read_text(encoding="utf-8") == index and forged not in index
 
-    assert make.rerender(cid, out, said) == make.EXIT_ERROR and "no digest of its content" in said.errors()
+    assert make.rerender(cid, out, said) == make.EXIT_ERROR and "was edited" in said.errors()
 
     assert cli.main(["diff", "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert f"{cid}.json: the record carries no digest" in err and "Traceback" not in err
+    assert f"{cid}.json was edited after it was written" in err and "Traceback" not in err
 
     # run: it re-runs the claim, and a poorer run does not replace the record (it may have had the authors' arm)
-    assert make.current_record(out, cid)[0] is None and "no digest" in make.current_record(out, cid)[1]
+    assert make.current_record(out, cid)[0] is None and "was edited" in make.current_record(out, cid)[1]
     assert make._finish(_poor(out, cid), _args(out), True, _Said()) == make.EXIT_DEGRADED
     assert (out / f"{cid}.json").read_bytes() == kept
 
 
-def test_a_sealed_record_at_a_git_ref_whose_seal_is_broken_is_not_compared(monkeypatch):
+def test_a_record_at_a_git_ref_that_its_lock_does_not_name_is_not_compared(monkeypatch):
     from harness.rendering import diff
 
-    rec = read_record(_smallest())
-    raw = json.loads(record_json(rec))
-    raw["verdict"]["verdict"] = "could not run" if rec.verdict.verdict != "could not run" else "inconclusive"
-    shown = {"text": json.dumps(raw)}
-    monkeypatch.setattr(
-        diff.subprocess, "run", lambda *a, **k: SimpleNamespace(returncode=0, stdout=shown["text"], stderr="")
-    )
+    text = _smallest().read_bytes()
+    lock = {"claims": {"x": {"outs": {"x.json": file_sha(_smallest())}}}}
+    shown = {"reports/x.json": text, f"reports/{LOCK_NAME}": json.dumps(lock).encode()}
+    monkeypatch.setattr(diff, "_git_show", lambda ref, rel: shown.get(rel))
+    old, why = diff._git_record("HEAD", "reports/x.json")
+    assert old is not None and why == ""
+    raw = json.loads(text)
+    raw["verdict"]["verdict"] = "could not run" if raw["verdict"]["verdict"] != "could not run" else "inconclusive"
+    shown["reports/x.json"] = json.dumps(raw).encode()
     old, why = diff._git_record("HEAD", "reports/x.json")
     assert old is None and "edited after it was written" in why
-    del raw["build"][CONTENT_KEY]  # an older record, from before records were sealed: compared, and said so
-    shown["text"] = json.dumps(raw)
+    del shown[f"reports/{LOCK_NAME}"]  # an older record, from before the lock: compared, and said so
     old, why = diff._git_record("HEAD", "reports/x.json")
-    assert old is not None and why == "the record at HEAD carries no seal"
+    assert old is not None and why == f"the record at HEAD is not in its {LOCK_NAME}"
 
 
 def test_no_empty_journal_folder_is_left_behind(out):

@@ -181,10 +181,13 @@ def test_render_needs_no_protocol_no_scipy_and_no_data(tmp_path):
     import subprocess
     import sys
 
+    from harness.core.claimslock import file_sha, update
     from harness.core.record import record_json
 
     rec = _record("002")
-    (tmp_path / f"{rec.claim.id}.json").write_text(record_json(rec), encoding="utf-8")  # sealed, as a run writes it
+    written = tmp_path / f"{rec.claim.id}.json"
+    written.write_text(record_json(rec), encoding="utf-8")
+    update(tmp_path, "claims", rec.claim.id, {"outs": {written.name: file_sha(written)}})  # locked, as a run does
     code = (
         "import sys\n"
         "from harness import cli\n"

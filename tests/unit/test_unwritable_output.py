@@ -12,7 +12,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -39,12 +38,12 @@ def _one_line_error(err: str) -> list[str]:
 
 
 def _bwrap() -> str:
-    from harness.core.sandbox import bubblewrap_unavailable
+    from harness.authors.sandbox import bwrap_path, unavailable
 
-    why = bubblewrap_unavailable()
+    why = unavailable()
     if why:
         pytest.skip(f"no working bubblewrap here to make a read-only folder or a full disk: {why}")
-    return shutil.which("bwrap")
+    return bwrap_path()
 
 
 def _harness_in(bind: list[str], args: list[str]) -> subprocess.CompletedProcess:

