@@ -330,9 +330,15 @@ class Record(_Model):
         return self
 
 
+#: A JSON array of scalars as indented text (no bracket or brace inside: a nested array stays as it is).
+_SCALAR_ARRAY = re.compile(r"\[\n\s*([^\[\]{}\n]*(?:\n\s*[^\[\]{}\n]*)*?)\n\s*\]")
+
+
 def record_json(record: Record) -> str:
-    """The record's canonical JSON text (key order as in the model, one-space indent, final newline)."""
-    return json.dumps(record.model_dump(mode="json"), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    """The record's canonical JSON text: key order as in the model, one-space indent, an array of scalars on
+    one line (a string holds no raw newline, so ``,\\n`` only ever separates items), final newline."""
+    text = json.dumps(record.model_dump(mode="json"), indent=1, ensure_ascii=False, allow_nan=False)
+    return _SCALAR_ARRAY.sub(lambda m: "[" + re.sub(r",\n\s*", ", ", m.group(1)) + "]", text) + "\n"
 
 
 def write_record(record: Record, path: str | Path) -> Path:

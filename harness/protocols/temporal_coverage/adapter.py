@@ -364,7 +364,7 @@ def combine(request: dict, answers: list[dict]) -> dict:
             "prediction": "their 400-point curve over the training z range, interpolated linearly in x",
         },
         "periods": periods,
-        "splits": rows,
+        "splits": [{k: v for k, v in x.items() if k not in ("fit", "check")} for x in rows],  # both summarised
         "tasks": per_task,
         "n_validation": n_val,
         "bounds_active_counts": bound_summary([x["fit"] for x in rows]),
