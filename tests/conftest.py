@@ -38,7 +38,7 @@ def claim_path(prefix: str) -> Path:
 
 @pytest.fixture(scope="session")
 def run_once(tables):
-    """``run_once("002", upstream=False)``: the claim's record, with each arm computed once per session.
+    """``run_once("002", upstream=False)``: the claim's record and plot data, each arm computed once per session.
 
     With ``upstream=True`` the authors' arm runs from the pinned checkout (from the project's cache when it
     holds the answer); the test is skipped, with the reason, when the checkout cannot be had. The record
@@ -46,7 +46,7 @@ def run_once(tables):
     """
     from types import SimpleNamespace
 
-    from harness.build.runner import _run_reimpl, _run_upstream, assemble_record
+    from harness.build.runner import _run_reimpl, _run_upstream, assemble_record, plot_data
     from harness.claimfiles.spec import load_claim
     from harness.core.record import Arm
     from harness.resampling.multiverse import run_multiverse
@@ -89,7 +89,7 @@ def run_once(tables):
             robustness=arms[(prefix, "robustness")],
             multiverse=arms[(prefix, "multiverse")],
         )
-        return SimpleNamespace(record=record)
+        return SimpleNamespace(record=record, plots=plot_data(spec, tables, record))
 
     return run
 

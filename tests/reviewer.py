@@ -14,8 +14,8 @@ from (so that numbers in prose can be held against the record's numbers):
   written as a float** ("474.0 models"), **no sentence run into the next**
   ("models).Every");
 * **numbers in prose agree with the record**: every number the harness writes in a sentence is one of the
-  record's numbers (its findings, targets, controls, data, parameters, resampling) in one of the report's
-  formats; a number typed into a template, or computed in one, has no counterpart and is flagged.
+  record's numbers (its targets, controls, data, parameters, evidence, resampling) or its results object's in one
+  of the report's formats; a number typed into a template, or computed in one, has no counterpart and is flagged.
 
 Claim-supplied text (the claim, titles, labels, reasons, changes, limitations) is the claim file's, printed
 as written: it is taken out before the prose checks, which judge the harness's own sentences.
@@ -151,12 +151,17 @@ def _numbers_in(obj, out: set[float]) -> None:
 
 
 def record_numbers(record) -> set[float]:
-    """Every number a report may print: the record's findings, targets, controls, verdict, data, parameters,
-    inputs, resampling, analysis choices (the values a specification sets) and arms' values (not the arms' bulky
-    details)."""
+    """Every number a report may print: the record's targets, controls, verdict, data, parameters, inputs,
+    evidence, resampling, analysis choices and arms' values (not the arms' bulky details), and every fact its
+    results object derives from them (:func:`harness.rendering.results.results_for`): a number typed into a
+    template has no counterpart."""
+    from functools import cached_property
+
+    from harness.rendering.results import results_for
+
     out: set[float] = set()
     dump = record.model_dump(mode="json")
-    for key in ("findings", "targets", "controls", "verdict", "data", "robustness", "inputs", "multiverse"):
+    for key in ("targets", "controls", "verdict", "data", "robustness", "inputs", "multiverse", "evidence"):
         _numbers_in(dump.get(key), out)
     _numbers_in(dump["claim"]["params"], out)
     _numbers_in(dump["claim"]["seed"], out)
@@ -164,11 +169,26 @@ def record_numbers(record) -> set[float]:
         _numbers_in(dump["arms"][arm]["values"], out)
         for c in dump["arms"][arm]["controls"].values():
             _numbers_in(c["values"], out)
+    r = results_for(record)
+    for name in dir(type(r)):
+        if isinstance(getattr(type(r), name, None), cached_property):
+            _numbers_in(_plain(getattr(r, name)), out)
     for x in list(out):  # the signed and percentage forms the templates print
         out.add(-x)
         out.add(100 * x)
         out.add(abs(x))
     return out
+
+
+def _plain(obj):
+    """A results object's fact as dicts, lists and numbers (its records and models dumped)."""
+    if hasattr(obj, "model_dump"):
+        return obj.model_dump(mode="json")
+    if isinstance(obj, dict):
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    return obj
 
 
 def _matches(token: str, numbers: set[float]) -> bool:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from ..claimfiles.claim_yaml import spec_sha256
 from ..claimfiles.spec import ClaimSpec, load_claim
 from ..core import progress
@@ -44,7 +45,7 @@ from ..resampling.robustness import run_bootstrap
 from ..verdicts.judging import arm_disagreements, judge_controls, judge_targets
 from ..verdicts.verdict import decide_verdict
 
-__all__ = ["run_claim", "assemble_record", "measurement_arm", "RunResult"]
+__all__ = ["run_claim", "assemble_record", "plot_data", "measurement_arm", "RunResult"]
 
 
 @dataclass
@@ -192,7 +193,7 @@ def run_claim(
             multiverse = beside.result()
         else:
             multiverse = _multiverse(spec, tables, log) if reimpl.ok else None
-    record, plots = assemble_record(
+    record = assemble_record(
         spec,
         tables,
         reimpl,
@@ -201,6 +202,7 @@ def run_claim(
         robustness=robustness,
         multiverse=multiverse,
     )
+    plots = plot_data(spec, tables, record)
     log["total_seconds"] = time.perf_counter() - t_start
     return RunResult(record=record, log=log, plots=plots)
 
@@ -222,9 +224,8 @@ def assemble_record(
     upstream_source: dict | None = None,
     robustness: Robustness | None = None,
     multiverse: MultiverseRecord | None = None,
-) -> tuple[Record, dict]:
-    """Judge both arms' measurements, decide the verdict, measure the protocol's evidence: the run record, and
-    what its figures are drawn from.
+) -> Record:
+    """Judge both arms' measurements, decide the verdict, measure the protocol's evidence: the run record.
 
     Everything after the arms have run, so that a record can also be assembled
     from given arms (the tests use it to see how a report reads with an arm
@@ -240,12 +241,11 @@ def assemble_record(
     verdict = decide_verdict(reimpl, upstream, targets, controls, arm_disagreements(targets))
     labels = _quantity_labels(spec)
     missing = sorted(n for n, q in spec.vocabulary.items() if q.arm != "upstream" and n not in reimpl.values)
-    evidence, plots = {}, {}
-    if reimpl.ok and not missing:  # a protocol's evidence and figures rest on every value it declares
+    evidence = {}
+    if reimpl.ok and not missing:  # a protocol's evidence rests on every value it declares
         ctx = Context(spec, spec.params, data, reimpl, upstream, targets, controls, tables, verdict)
         rng = _generators(claim.seed, len(claim.controls), extra=1)[-1]
         evidence = plain(protocol.evidence(ctx, rng))
-        plots = plain(protocol.plots(ctx))
     try:
         rel_path = spec.path.resolve().relative_to(PROJECT_ROOT).as_posix()
     except ValueError:
@@ -289,4 +289,24 @@ def assemble_record(
         robustness=robustness,
         multiverse=multiverse,
     )
-    return record, plots
+    return record
+
+
+def plot_data(spec: ClaimSpec, tables: Tables, record: Record) -> dict:
+    """What the protocol's figures are drawn from (:meth:`Protocol.plots`), never stored: none where the
+    re-implementation did not measure every value it declares."""
+    arms = record.arms
+    if not arms.reimpl.ok or record.unmeasured:
+        return {}
+    ctx = Context(
+        spec,
+        spec.params,
+        record.data,
+        arms.reimpl,
+        arms.upstream,
+        record.targets,
+        record.controls,
+        tables,
+        record.verdict,
+    )
+    return plain(spec.protocol.plots(ctx))

@@ -313,7 +313,7 @@ class Record(_Model):
     robustness: Robustness | None = None
     multiverse: MultiverseRecord | None = None
     unmeasured: list[str] = Field(default_factory=list)  # quantities the re-implementation declares, not measured
-    evidence: dict[str, Any] = Field(default_factory=dict)  # what the protocol measured for its report (Protocol.evidence)
+    evidence: dict[str, Any] = Field(default_factory=dict)  # measured for the report (Protocol.evidence)
     figures: list[Figure] = Field(default_factory=list)
 
     @model_validator(mode="after")

@@ -3,8 +3,8 @@
 The template of a record is its protocol's (the card's ``template``); it receives the
 record's results object ``r`` (:mod:`harness.rendering.results`: every fact, derived
 once from the record) and the record's fields, and only words them: the filters
-here format numbers, they never compare them with a threshold. Undefined variables are errors (``StrictUndefined``), so a
-template that asks for something the record lacks fails loudly instead of
+here format numbers, they never compare them with a threshold. Undefined variables
+are errors (``StrictUndefined``), so a template that asks for something the record lacks fails loudly instead of
 printing a blank. This module imports no protocol, no data and no scipy.
 
 Text that comes from a claim file (the claim, its labels, reasons, changes,

@@ -184,7 +184,9 @@ class Results:
         if arm.ok:
             return {"state": "ran"}
         if arm.status == "not run":
-            state = "no_pin" if "no upstream pin" in text else "no_adapter" if "has no adapter" in text else "switched_off"
+            state = (
+                "no_pin" if "no upstream pin" in text else "no_adapter" if "has no adapter" in text else "switched_off"
+            )
             return {"state": state}
         if "did not finish within" in text:
             return {"state": "timed_out"}
@@ -208,13 +210,17 @@ class Results:
             if (t.relation == "~" and not within_tolerance(a.value - b.value, t.tolerance)) or (
                 t.relation != "~" and a.holds is not None and b.holds is not None and a.holds != b.holds
             ):
-                disagree.append(
-                    {"title": t.title, "mine": a.value, "theirs": b.value, "decimals": t.decimals + 1}
-                )
+                disagree.append({"title": t.title, "mine": a.value, "theirs": b.value, "decimals": t.decimals + 1})
         gaps = [(abs(t.reimpl.value - t.upstream.value), t.title) for t in both]
         largest = max(gaps, default=(None, None))
         state = "disagree" if disagree else ("agree" if both else "nothing_shared")
-        return {"state": state, "n": len(both), "disagree": disagree, "largest": largest[0], "largest_title": largest[1]}
+        return {
+            "state": state,
+            "n": len(both),
+            "disagree": disagree,
+            "largest": largest[0],
+            "largest_title": largest[1],
+        }
 
     # -- resampling -------------------------------------------------------------------------------------
 
@@ -257,7 +263,8 @@ class Results:
 
         Specifications whose values agree within :data:`SAME_RTOL` / :data:`SAME_ATOL` are one result; the state
         is of those distinct results: ``holds_across_choices`` (none fails), ``depends_on_choices`` (some hold,
-        some fail: ``depends_on`` names the choices the failing ones change), ``holds_in_none``, ``within_noise``
+        some fail: ``depends_on`` names the choices that alone flip the paper's reading, holds to fails or
+        back, else those the failing ones change), ``holds_in_none``, ``within_noise``
         (none holds and none fails), ``values_only`` (the claim asserts no relation), ``none_judged``. A choice
         none of whose alternatives changes any result is ``inert``."""
         mv = self.record.multiverse
@@ -282,13 +289,12 @@ class Results:
         else:
             state = "depends_on_choices" if k else "holds_in_none"
         choices = []
+        flip = {"holds": "fails", "fails": "holds"}.get(paper.reading if paper.status == "ok" else None)
         for c in mv.choices:
             name = c["name"]
             moved = [s for s in ran if not same_value(s.choices[name], paper.choices[name])]
             alone = [
-                s
-                for s in moved
-                if all(same_value(s.choices[o], paper.choices[o]) for o in s.choices if o != name)
+                s for s in moved if all(same_value(s.choices[o], paper.choices[o]) for o in s.choices if o != name)
             ]
             choices.append(
                 {
@@ -297,6 +303,7 @@ class Results:
                     "paper_text": c["paper_text"],
                     "alternatives": [a["text"] for a in c["alternatives"] if not a["paper"]],
                     "inert": bool(alone) and all(same_results(s.values, paper.values) for s in alone),
+                    "flips": flip is not None and any(s.reading == flip for s in alone),
                     "in_failing": any(not same_value(s.choices[name], paper.choices[name]) for s in fails),
                 }
             )
@@ -318,15 +325,16 @@ class Results:
             "n_ran": len(ran),
             "n": len(analysis),
             "assertions": [a["label"] for a in mv.assertions],
-            "depends_on": [c["name"] for c in choices if c["in_failing"]] if state == "depends_on_choices" else [],
+            "depends_on": (
+                [c["name"] for c in choices if c["flips"]] or [c["name"] for c in choices if c["in_failing"]]
+                if state == "depends_on_choices"
+                else []
+            ),
             "inert": [c["name"] for c in choices if c["inert"]],
             "choices": choices,
             "targets": targets,
             "paper_reading": paper.reading if paper.status == "ok" else None,
-            "rows": [
-                {"choices": s.choices, "values": s.values, "reading": s.reading, "paper": s.paper}
-                for s in reps
-            ],
+            "rows": [{"choices": s.choices, "values": s.values, "reading": s.reading, "paper": s.paper} for s in reps],
             "curve_label": mv.curve_label,
             "curve": mv.curve,
             "joint_null": mv.joint_null,

@@ -10,8 +10,8 @@ from harness import cli
 from harness.build.runner import run_claim
 from harness.core.datalock import DataError, Tables, load_lock
 from harness.core.record import read_record, record_json
-from harness.rendering.results import results_for
 from harness.rendering.render import render_report
+from harness.rendering.results import results_for
 
 pytestmark = pytest.mark.e2e
 

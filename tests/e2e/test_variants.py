@@ -1,10 +1,12 @@
-"""Every protocol's vocabulary is what a run measures. (Claims at other parameters, and the states their
-findings come to, are the corpus's: ``tests/e2e/test_corpus.py``.)"""
+"""Every protocol's vocabulary is what a run measures. (Claims at other parameters, and what their reports
+come to, are the corpus's: ``tests/e2e/test_corpus.py``.)"""
 
 from pathlib import Path
 
 import pytest
 from claimset import params
+
+from harness.rendering.results import results_for
 
 pytestmark = pytest.mark.e2e
 
@@ -23,4 +25,4 @@ def test_each_declared_quantity_is_measured(run_once, prefix):
     assert set(record.arms.reimpl.values) == declared
     for c in spec.claim.controls:
         assert set(record.arms.reimpl.controls[c.id].values) == set(spec.control_vocabularies[c.id])
-    assert record.findings["measurement"].state == "complete"
+    assert record.unmeasured == [] and results_for(record).complete

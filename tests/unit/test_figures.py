@@ -1,4 +1,5 @@
-"""Figures of the reports (issue #10): drawn from the record alone, byte-identical, small, linked.
+"""Figures of the reports: drawn when the claim runs, from its record and its protocol's plot data (never
+stored), byte-identical, small, linked.
 
 The synthetic tests need no data. The ``e2e`` tests run the five claims once (session fixture, the authors'
 arm from the project cache when it can be had, else recorded as not run) and check every figure of every
@@ -35,8 +36,8 @@ from harness.rendering.render import render_report
 
 CLAIMS = sorted((PROJECT_ROOT / "claims").glob("*.yaml"))
 
-#: Largest acceptable ``record.plots`` (its JSON text at the record's indent).
-MAX_PLOTS_BYTES = 60_000
+#: Largest acceptable record (its canonical JSON text): evidence, not pictures.
+MAX_RECORD_BYTES = 100_000
 #: What an absolute local path looks like inside an SVG.
 ABSOLUTE = re.compile(r"(?:file:|[\"'( ]/(?:home|tmp|work|usr|var|root|Users|private)/|[A-Za-z]:\\\\)")
 LINK = re.compile(r"!\[[^\]]*\]\(([^)]+)\)")
@@ -60,13 +61,13 @@ def _record(
     upstream: str = "ok",
     figures: bool = True,
     cid: str = "999_synthetic",
-) -> Record:
+) -> tuple[Record, dict]:
     arm = {
         "ok": Arm(status="ok"),
         "could not run": Arm(status="could not run", reason="synthetic: no run"),
         "not run": Arm(status="not run", reason="synthetic: switched off"),
     }
-    return Record(
+    record = Record(
         claim=ClaimInfo(
             id=cid,
             claim="A synthetic claim.",
@@ -88,10 +89,9 @@ def _record(
         quantities={},
         targets=[],
         controls=[],
-        findings={},
         verdict=Verdict(verdict="inconclusive" if reimpl == "ok" else "could not run", reasons=[]),
-        plots=plots,
     )
+    return record, plots
 
 
 def _sweep_plots(upstream: bool) -> dict:
@@ -131,36 +131,39 @@ def test_read_density():
     assert read_density({**d, "rows": ["1", "0 3"]})[0].tolist() == [[1, 0, 0], [0, 3, 0]]
 
 
-def test_a_change_of_drawing_redraws_and_does_not_rerun():
-    """The drawing code is declared a dependency of the reports only, never of a record."""
-    from harness.core.claimslock import MEASURING, RECORD_CODE, RENDER_CODE, REPORTING, files_of
+def test_a_change_of_drawing_reruns_and_one_of_wording_does_not():
+    """Figures are drawn when the claim runs, from plot data no record keeps: the drawing code is a dependency
+    of the record; the wording code (templates, results objects) only of the report."""
+    from harness.core.claimslock import MEASURING, RECORD_CODE, REPORTING, files_of
 
     record = {f for p in RECORD_CODE for f in files_of(p)}
-    assert not record & {f for p in RENDER_CODE for f in files_of(p)}
+    assert PROJECT_ROOT / "harness" / "rendering" / "figures.py" in record
+    assert "figures.py" in MEASURING and "results.py" in REPORTING
     assert not set(MEASURING) & set(REPORTING)
 
 
 def test_no_figure_when_turned_off_or_reimpl_missing():
-    assert draw_figures(_record("hyperparameters", _sweep_plots(True), figures=False)) == []
-    assert draw_figures(_record("hyperparameters", {}, reimpl="could not run")) == []
+    assert draw_figures(*_record("hyperparameters", _sweep_plots(True), figures=False)) == []
+    assert draw_figures(*_record("hyperparameters", {}, reimpl="could not run")) == []
 
 
 @pytest.mark.parametrize("status", ["could not run", "not run"])
 def test_synthetic_record_without_the_authors_arm(status):
-    record = _record("hyperparameters", _sweep_plots(False), upstream=status)
-    figures = draw_figures(record)
+    figures = draw_figures(*_record("hyperparameters", _sweep_plots(False), upstream=status))
     assert [f.name for f, _ in figures] == ["sweeps"]
     fig, svg = figures[0]
     assert fig.missing and "authors'" in fig.missing[0]
     assert svg.startswith(b"<?xml") and len(svg) < MAX_SVG_BYTES
-    full = draw_figures(_record("hyperparameters", _sweep_plots(True)))
+    full = draw_figures(*_record("hyperparameters", _sweep_plots(True)))
     assert full[0][0].missing == []
 
 
 def test_synthetic_rerender_is_byte_identical():
-    record = _record("hyperparameters", _sweep_plots(True))
+    record, plots = _record("hyperparameters", _sweep_plots(True))
     again = Record.model_validate(json.loads(record_json(record)))
-    assert [b for _, b in draw_figures(record)] == [b for _, b in draw_figures(again)]
+    assert [b for _, b in draw_figures(record, plots)] == [
+        b for _, b in draw_figures(again, json.loads(json.dumps(plots)))
+    ]
 
 
 # -- the five claims -------------------------------------------------------------------------------------
@@ -168,7 +171,7 @@ def test_synthetic_rerender_is_byte_identical():
 
 @pytest.fixture(scope="session")
 def runs(tables, run_once, request):
-    """``{claim id: (spec, record)}`` for every claim (both arms where the checkout can be had), each arm
+    """``{claim id: (spec, record, plots)}`` for every claim (both arms where the checkout can be had), each arm
     computed once per session, figures drawn as the CLI draws them. Without the slow tests (``make test``)
     the heavy claims are left out (tests/claimset.py); ``make test-all`` has them all."""
     from claimset import heavy, slow_selected
@@ -181,19 +184,17 @@ def runs(tables, run_once, request):
             continue
         spec = load_claim(path, tables=tables)
         try:
-            record = run_once(path.stem[:3], upstream=True).record
+            result = run_once(path.stem[:3], upstream=True)
         except pytest.skip.Exception:
-            record = run_once(path.stem[:3]).record
-        figures = draw_figures(record)
-        out[spec.id] = (spec, record.model_copy(update={"figures": [f for f, _ in figures]}))
+            result = run_once(path.stem[:3])
+        figures = draw_figures(result.record, result.plots)
+        out[spec.id] = (spec, result.record.model_copy(update={"figures": [f for f, _ in figures]}), result.plots)
     return out
 
 
-def _variant(spec, record: Record, tables, *, upstream: Arm | None = None, no_controls: bool = False) -> Record:
-    """``record`` with its plot data recomputed as if the authors' arm had not run, or no control had."""
+def _variant(spec, record: Record, tables, *, upstream: Arm | None = None, no_controls: bool = False):
+    """``(record, plots)``: the record and its plot data as if the authors' arm had not run, or no control had."""
     from harness.protocols.base import Context
-    from harness.verdicts.judging import arm_disagreements
-    from harness.verdicts.verdict import decide_verdict
 
     up = upstream or record.arms.upstream
     controls = [] if no_controls else record.controls
@@ -207,10 +208,9 @@ def _variant(spec, record: Record, tables, *, upstream: Arm | None = None, no_co
         controls=controls,
         tables=tables,
         verdict=record.verdict,
-        verdict_if=lambda ts: decide_verdict(record.arms.reimpl, up, ts, controls, arm_disagreements(ts)),
     )
-    return record.model_copy(
-        update={"arms": Arms(reimpl=record.arms.reimpl, upstream=up), "plots": plain(spec.protocol.plots(ctx))}
+    return record.model_copy(update={"arms": Arms(reimpl=record.arms.reimpl, upstream=up)}), plain(
+        spec.protocol.plots(ctx)
     )
 
 
@@ -228,8 +228,8 @@ def _check_svgs(figures, cid: str) -> None:
 
 @pytest.mark.e2e
 def test_each_claim_gets_its_figures(runs):
-    for cid, (spec, record) in runs.items():
-        figures = draw_figures(record)
+    for cid, (spec, record, plots) in runs.items():
+        figures = draw_figures(record, plots)
         assert {f.name for f, _ in figures} == _expected(spec, record), cid
         assert ("specification_curve" in {f.name for f, _ in figures}) == any(
             f.section == "multiverse" for f, _ in figures
@@ -240,20 +240,20 @@ def test_each_claim_gets_its_figures(runs):
 
 
 @pytest.mark.e2e
-def test_plot_data_is_modest(runs):
-    for cid, (_, record) in runs.items():
-        size = len(json.dumps(record.plots, indent=1, ensure_ascii=False).encode())
-        assert 0 < size < MAX_PLOTS_BYTES, f"{cid}: plots take {size} bytes"
+def test_records_are_modest(runs):
+    for cid, (_, record, _) in runs.items():
+        size = len(record_json(record).encode())
+        assert 0 < size < MAX_RECORD_BYTES, f"{cid}: the record takes {size} bytes"
 
 
 @pytest.mark.e2e
 def test_boundary_density_is_the_data(runs, tables):
     from harness.protocols.leaderboard import leaderboard_frame, task_data
 
-    spec, record = runs["002_table1_boundary_1e24"]
+    spec, _, plots = runs["002_table1_boundary_1e24"]
     data = task_data(leaderboard_frame(tables, spec.params), spec.params)
     for label, (z, y) in data.items():
-        d = record.plots["tasks"][label]["density"]
+        d = plots["tasks"][label]["density"]
         counts, extent = read_density(d)
         expected, _, _ = np.histogram2d(z, y, bins=(d["x"][2], d["y"][2]), range=[extent[:2], extent[2:]])
         assert np.array_equal(counts, expected.T), label
@@ -262,13 +262,15 @@ def test_boundary_density_is_the_data(runs, tables):
 
 
 @pytest.mark.e2e
-def test_rerender_is_byte_identical(runs, tmp_path):
-    """Drawn twice, from a record read back from disk, and in a fresh interpreter with a hostile matplotlibrc."""
+def test_redrawing_is_byte_identical(runs, tmp_path):
+    """Drawn twice, from a record and plot data read back from disk, and in a fresh interpreter with a hostile
+    matplotlibrc."""
     hashes = {}
-    for cid, (_, record) in runs.items():
-        first = draw_figures(record)
+    for cid, (_, record, plots) in runs.items():
+        first = draw_figures(record, plots)
         write_record(record, tmp_path / f"{cid}.json")
-        again = draw_figures(read_record(tmp_path / f"{cid}.json"))
+        (tmp_path / f"{cid}.plots.json").write_text(json.dumps(plots), encoding="utf-8")
+        again = draw_figures(read_record(tmp_path / f"{cid}.json"), json.loads(json.dumps(plots)))
         assert [(f, b) for f, b in first] == [(f, b) for f, b in again], cid
         hashes[cid] = {f.path: hashlib.sha256(b).hexdigest() for f, b in first}
     rc = tmp_path / "mplconfig"
@@ -279,12 +281,13 @@ def test_rerender_is_byte_identical(runs, tmp_path):
     )
     script = (
         "import hashlib, json, sys\nfrom harness.core.record import read_record\nfrom harness.rendering.figures import "
-        "draw_figures\nout = {}\nfor p in sys.argv[1:]:\n    r = read_record(p)\n    out[r.claim.id] = "
-        "{f.path: hashlib.sha256(b).hexdigest() for f, b in draw_figures(r)}\nprint(json.dumps(out))\n"
+        "draw_figures\nout = {}\nfor p in sys.argv[1:]:\n    r = read_record(p + '.json')\n"
+        "    plots = json.loads(open(p + '.plots.json').read())\n    out[r.claim.id] = "
+        "{f.path: hashlib.sha256(b).hexdigest() for f, b in draw_figures(r, plots)}\nprint(json.dumps(out))\n"
     )
     env = {**os.environ, "MPLCONFIGDIR": str(rc)}
     done = subprocess.run(
-        [sys.executable, "-c", script, *(str(tmp_path / f"{cid}.json") for cid in runs)],
+        [sys.executable, "-c", script, *(str(tmp_path / cid) for cid in runs)],
         capture_output=True,
         text=True,
         env=env,
@@ -296,8 +299,8 @@ def test_rerender_is_byte_identical(runs, tmp_path):
 
 @pytest.mark.e2e
 def test_report_links_every_figure_and_only_those(runs, tmp_path):
-    for cid, (_, record) in runs.items():
-        figures = draw_figures(record)
+    for cid, (_, record, plots) in runs.items():
+        figures = draw_figures(record, plots)
         record = record.model_copy(update={"figures": [f for f, _ in figures]})
         for fig, svg in figures:
             (tmp_path / fig.path).parent.mkdir(parents=True, exist_ok=True)
@@ -309,7 +312,7 @@ def test_report_links_every_figure_and_only_those(runs, tmp_path):
         for fig, _ in figures:
             assert f"*{fig.caption}*" in md, f"{cid}: caption of {fig.name} not printed"
     on_disk = {p.relative_to(tmp_path).as_posix() for p in (tmp_path / "figures").rglob("*.svg")}
-    linked = {f.path for _, record in runs.values() for f in record.figures}
+    linked = {f.path for _, record, _ in runs.values() for f in record.figures}
     assert on_disk == linked
 
 
@@ -317,9 +320,9 @@ def test_report_links_every_figure_and_only_those(runs, tmp_path):
 @pytest.mark.parametrize("status", ["could not run", "not run"])
 def test_figures_without_the_authors_arm(runs, tables, status):
     missing_arm = Arm(status=status, reason="synthetic: the authors' arm is missing")
-    for cid, (spec, record) in runs.items():
-        variant = _variant(spec, record, tables, upstream=missing_arm)
-        figures = draw_figures(variant)
+    for cid, (spec, record, _) in runs.items():
+        variant, plots = _variant(spec, record, tables, upstream=missing_arm)
+        figures = draw_figures(variant, plots)
         assert {f.name for f, _ in figures} == _expected(spec, variant), cid
         _check_svgs(figures, cid)
         assert any(any("authors'" in m for m in f.missing) for f, _ in figures), cid
@@ -327,8 +330,8 @@ def test_figures_without_the_authors_arm(runs, tables, status):
 
 @pytest.mark.e2e
 def test_figures_without_controls(runs, tables):
-    for cid, (spec, record) in runs.items():
-        figures = draw_figures(_variant(spec, record, tables, no_controls=True))
+    for cid, (spec, record, _) in runs.items():
+        figures = draw_figures(*_variant(spec, record, tables, no_controls=True))
         names = {f.name for f, _ in figures}
         assert names, cid
         assert names <= _expected(spec, record), cid

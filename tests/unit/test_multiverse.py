@@ -21,9 +21,8 @@ from harness.core.schema import Count, Number, validate_plain
 from harness.parallel import fanout
 from harness.protocols.base import Choice, Measurement, Protocol, ProtocolParams
 from harness.rendering.render import render_report
-from harness.resampling.multiverse import multiverse_finding, run_multiverse
-from harness.resampling.multiverse_finding import analysis_choices_label
-from harness.verdicts.invariants import problems
+from harness.rendering.results import Results
+from harness.resampling.multiverse import run_multiverse
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -108,28 +107,30 @@ def _run(spec):
         return run_multiverse(spec, None)
 
 
+def _read(mv):
+    """The results object's reading of a multiverse (all it reads of the record is ``multiverse``)."""
+    r = object.__new__(Results)
+    r.record = SimpleNamespace(multiverse=mv)
+    return r.multiverse
+
+
 def test_a_claim_that_holds_under_every_choice(toy):
     mv = _run(toy(flip=False))
-    f = multiverse_finding(mv)
-    assert f.state == "holds_across_choices"
+    f = _read(mv)
+    assert f["state"] == "holds_across_choices"
     # b changes nothing: nine specifications, three distinct results, b named inert
-    assert (f.facts["k"], f.facts["n_distinct"], f.facts["n"]) == (3, 3, 9)
-    assert f.facts["inert"] == ["b"] and f.facts["flips"] == []
+    assert (f["k"], f["n_distinct"], f["n"]) == (3, 3, 9)
+    assert f["inert"] == ["b"] and f["depends_on"] == []
     assert sum(s.paper for s in mv.specifications) == 1
-    assert analysis_choices_label(f) == "holds across choices (3 of 3)"
 
 
-def test_a_single_choice_that_flips_the_claim_is_named(toy):
-    f = multiverse_finding(_run(toy(flip=True)))
-    assert f.state == "depends_on_choices"
+def test_a_choice_that_flips_the_claim_is_named(toy):
+    f = _read(_run(toy(flip=True)))
+    assert f["state"] == "depends_on_choices"
     # a = 2 and a = 3 give the same x: six distinct results of nine specifications
-    assert (f.facts["k"], f.facts["n_distinct"], f.facts["n"]) == (3, 6, 9)
-    assert f.facts["flips"] == ["a"] and f.facts["depends_on"] == ["a"]  # b moves x, but never across 0
-    by = {c["name"]: c for c in f.facts["choices"]}
-    assert [x["k"] for x in by["a"]["alternatives"]] == [3, 0, 0]
-    assert by["a"]["flipped_by"] == ["2", "3"] and by["b"]["flipped_by"] == []
-    assert not by["b"]["inert"]  # it moves x
-    assert analysis_choices_label(f) == "depends on a (3 of 6)"
+    assert (f["k"], f["n_distinct"], f["n"]) == (3, 6, 9)
+    assert f["depends_on"] == ["a"]  # b moves x, but never across 0
+    assert f["inert"] == []  # b moves x
 
 
 def test_identical_specifications_are_counted_once(toy):
@@ -138,48 +139,47 @@ def test_identical_specifications_are_counted_once(toy):
     mv = _run(toy(flip=False))
     xs = [s.values["x"] - (1.0 + s.choices["a"] + 1.0) for s in mv.specifications]
     assert max(xs) - min(xs) < 1e-15  # one noise draw: the same stream for every specification
-    f = multiverse_finding(mv)
-    alt = {a["text"]: a for a in f.facts["choices"][1]["alternatives"]}
-    assert {a["n"] for a in alt.values()} == {3} and {a["n_distinct"] for a in alt.values()} == {3}
-    assert [a["n_distinct"] for a in f.facts["choices"][0]["alternatives"]] == [1, 1, 1]
+    assert _read(mv)["n_distinct"] == 3
 
 
-def test_a_flip_within_noise_is_not_a_flip(toy):
+def test_values_equal_within_an_optimisers_noise_are_one_result():
+    """Issue 37, kind 2: six results equal to about 1e-11 are one, not "4 distinct"."""
+    from harness.rendering.results import same_results
+
+    assert same_results({"x": 0.5, "y": None}, {"x": 0.5 + 1e-11, "y": None})
+    assert not same_results({"x": 0.5}, {"x": 0.5001}) and not same_results({"x": 0.5}, {"x": None})
+    assert same_results({"x": 0.0}, {"x": 1e-12}) and not same_results({"x": 0.0}, {"x": 1e-6})
+
+
+def test_a_move_within_noise_is_not_a_failure(toy):
     """p = a/20 + b/1000 read against 0.05 with a margin of 0.0195: the paper's p (0.051) is unsettled, a = 2
-    (0.101) holds beyond the margin; with the paper at a = 2, a = 1 lands within the margin (not a flip) and
-    a = 0.4 (0.021) fails beyond it (a flip)."""
+    (0.101) holds beyond the margin; with the paper at a = 2, a = 1 lands within the margin (unsettled) and
+    a = 0.4 (0.021) fails beyond it."""
     target = [{"quantity": "p", "relation": ">", "value": 0.05, "reason": "not significant"}]
     mv = _run(toy(targets=target, choices={"a": _alts([2.0, 1.0, 0.4]), "b": _alts([1.0, 2.0])}, params={"a": 2.0}))
-    f = multiverse_finding(mv)
-    by = {c["name"]: c for c in f.facts["choices"]}
-    assert by["a"]["flipped_by"] == ["0.4"] and by["a"]["unsettled_by"] == ["1"]
     readings = {(s.choices["a"], s.choices["b"]): s.reading for s in mv.specifications}
     assert readings[(1.0, 1.0)] == "unsettled" and readings[(0.4, 1.0)] == "fails" and readings[(2.0, 1.0)] == "holds"
-    assert f.state == "depends_on_choices" and f.facts["flips"] == ["a"]
-    # without the far alternative nothing fails: the move into the band is no flip
-    mv = _run(toy(targets=target, choices={"a": _alts([2.0, 1.0]), "b": _alts([1.0, 2.0])}, params={"a": 2.0}))
-    f = multiverse_finding(mv)
-    assert f.state == "holds_across_choices" and f.facts["flips"] == [] and f.facts["unsettled"] == 2
+    f = _read(mv)
+    assert f["state"] == "depends_on_choices" and f["depends_on"] == ["a"]
+    # without the far alternative nothing fails: the move into the band is no failure
+    f = _read(_run(toy(targets=target, choices={"a": _alts([2.0, 1.0]), "b": _alts([1.0, 2.0])}, params={"a": 2.0})))
+    assert f["state"] == "holds_across_choices" and f["fails"] == 0 and f["unsettled"] == 2
 
 
 def test_a_value_target_is_movement_not_holds(toy):
     target = [{"quantity": "x", "paper": 3.0, "tolerance": 0.5, "reason": "a printed value"}]
-    f = multiverse_finding(_run(toy(targets=target)))
-    assert f.state == "values_only" and f.facts["n_assertions"] == 0
-    (t,) = f.facts["targets"]
-    assert (t["lo"], t["hi"]) == pytest.approx((3.0, 5.0)) and t["spread_tol"] == pytest.approx(4.0)
-    assert t["driver"]["name"] == "a" and t["driver"]["shift"] == pytest.approx(2.0)
-    assert f.facts["widest"]["title"] == "x"
+    f = _read(_run(toy(targets=target)))
+    assert f["state"] == "values_only" and f["assertions"] == []
+    (t,) = f["targets"]
+    assert (t["lo"], t["hi"]) == pytest.approx((3.0, 5.0)) and not t["within"]
 
 
 def test_other_estimands_are_run_apart_and_not_counted(toy):
     mv = _run(toy(flip=False, estimands={"c": _alts([1.0, -5.0])}))
-    f = multiverse_finding(mv)
+    f = _read(mv)
     others = [s for s in mv.specifications if s.estimand]
-    assert [s.choices for s in others] == [{"c": -5.0}]
-    assert f.state == "holds_across_choices" and f.facts["n"] == 9  # the estimand is not among the nine
-    (e,) = f.facts["estimands"]
-    assert e["reading"] == "fails" and e["text"] == "-5" and e["why"] == "the claim names it"
+    assert [s.choices for s in others] == [{"c": -5.0}] and others[0].reading == "fails"
+    assert f["state"] == "holds_across_choices" and f["n"] == 9  # the estimand is not among the nine
 
 
 def test_only_what_a_specification_changes_from_the_claim_is_said_to_be_left_out(toy):
@@ -212,7 +212,7 @@ def test_serial_and_two_local_workers_give_the_same_multiverse(tables):
     assert serial.model_dump() == local.model_dump()
 
 
-# -- findings in a report ------------------------------------------------------------------------------------
+# -- the reading in a report -----------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -296,8 +296,7 @@ def _multiverse(readings: list, status=None, assertions=True) -> MultiverseRecor
 
 
 def _with(record, mv):
-    findings = {**record.findings, "multiverse": multiverse_finding(mv)}
-    return record.model_copy(update={"multiverse": mv, "findings": findings})
+    return record.model_copy(update={"multiverse": mv})
 
 
 def _md(record) -> str:
@@ -305,85 +304,58 @@ def _md(record) -> str:
 
 
 def test_every_specification_holding_is_said_beside_the_verdict(base):
-    rec = _with(base, _multiverse(["holds"] * 6))
-    assert not problems(rec)
-    md = _md(rec)
-    assert "**Analysis choices: holds across choices (6 of 6 distinct specifications).**" in md
-    assert "Every distinct specification of 2 analysis choices keeps “x at least 0”" in md
-    assert "## Analysis choices" in md and "The authors' code is not run per specification" in md
-    assert "Robust" not in md.split("## Setup")[0].replace("Resampling: robust", "")
+    md = _md(_with(base, _multiverse(["holds"] * 6)))
+    assert "Analysis choices](README.md#analysis-choices): holds across choices (6 of 6 distinct).**" in md
+    assert "## Analysis choices" in md and "6 of 6 specifications ran" in md
 
 
-def test_a_choice_that_flips_the_conclusion_is_named(base):
+def test_a_choice_in_the_failing_specifications_is_named(base):
     rec = _with(base, _multiverse(["holds", "holds", "fails", "fails", "fails", "fails"]))
-    assert not problems(rec)
-    md = _md(rec)
-    assert "**Analysis choices: depends on `a` (2 of 6 distinct specifications).**" in md
-    assert "Changing `a` alone, from the paper's specification, makes the claim fail" in md
+    assert "depends on a (2 of 6 distinct)" in _md(rec)
+    assert Results(rec).multiverse["depends_on"] == ["a"]
 
 
-def test_a_failure_only_in_combination_names_the_choices_it_changes(base):
-    md = _md(_with(base, _multiverse(["holds", "holds", "holds", "fails", "holds", "holds"])))
-    assert "depends on `a` and `b` (5 of 6 distinct specifications)" in md
-    assert "No choice changes the reading alone" in md
+def test_a_failure_in_combination_names_each_choice_it_changes(base):
+    rec = _with(base, _multiverse(["holds", "holds", "holds", "fails", "holds", "holds"]))
+    assert "depends on a, b (5 of 6 distinct)" in _md(rec)
 
 
 def test_a_claim_that_holds_in_no_specification(base):
-    md = _md(_with(base, _multiverse(["fails"] * 6)))
-    assert "**Analysis choices: holds in none (0 of 6 distinct specifications).**" in md
-    assert "the paper's own included" in md
+    assert "holds in none (0 of 6 distinct)" in _md(_with(base, _multiverse(["fails"] * 6)))
 
 
 def test_readings_within_noise_are_neither_held_nor_failed(base):
     rec = _with(base, _multiverse(["holds", "unsettled", "holds", "holds", "holds", "holds"]))
-    assert rec.findings["multiverse"].state == "holds_across_choices" and not problems(rec)
-    assert "holds across choices (5 of 6 distinct specifications)" in _md(rec)
+    assert Results(rec).multiverse["state"] == "holds_across_choices"
+    assert "holds across choices (5 of 6 distinct)" in _md(rec)
     rec = _with(base, _multiverse(["unsettled"] * 6))
-    assert rec.findings["multiverse"].state == "within_noise"
-    assert "within Monte Carlo error" in _md(rec)
+    assert Results(rec).multiverse["state"] == "within_noise" and "within Monte Carlo error" in _md(rec)
 
 
 def test_a_claim_of_values_only_reports_movement_without_a_count(base):
     rec = _with(base, _multiverse(["holds"] * 6, assertions=False))
-    assert rec.findings["multiverse"].state == "values_only" and not problems(rec)
+    assert Results(rec).multiverse["state"] == "values_only"
     md = _md(rec)
-    assert "**Analysis choices: values only (6 distinct specifications).**" in md
-    assert "x is small moves from" in md
+    assert "values only (6 distinct)" in md and "| x is small |" in md
 
 
 def test_specifications_that_could_not_run_are_counted_and_said(base):
-    mv = _multiverse(["holds"] * 6, status={5: "could not run"})
-    rec = _with(base, mv)
-    assert rec.findings["multiverse"].state == "holds_across_choices"
-    md = _md(rec)
-    assert "1 specification could not be measured (the first: too few rows) and is left out of the count" in md
+    rec = _with(base, _multiverse(["holds"] * 6, status={5: "could not run"}))
+    assert Results(rec).multiverse["state"] == "holds_across_choices"
+    assert "5 of 6 specifications ran" in _md(rec)
 
 
 def test_without_a_multiverse_nothing_is_said(base):
-    rec = base.model_copy(
-        update={"multiverse": None, "findings": {**base.findings, "multiverse": multiverse_finding(None)}}
-    )
-    md = _md(rec)
-    assert "Analysis choices:" not in md and "## Analysis choices" not in md
-
-
-def test_a_finding_that_contradicts_the_specifications_is_caught(base):
-    rec = _with(base, _multiverse(["holds", "holds", "fails", "fails", "fails", "fails"]))
-    f = rec.findings["multiverse"]
-    bad = f.model_copy(update={"facts": {**f.facts, "k": 3}})
-    found = problems(rec.model_copy(update={"findings": {**rec.findings, "multiverse": bad}}))
-    assert any("multiverse" in p and "k of n" in p for p in found)
-    wrong = f.model_copy(update={"state": "holds_across_choices"})
-    found = problems(rec.model_copy(update={"findings": {**rec.findings, "multiverse": wrong}}))
-    assert any("multiverse" in p and "state" in p for p in found)
+    md = _md(base.model_copy(update={"multiverse": None}))
+    assert "Analysis choices" not in md
 
 
 def test_the_specification_curve_is_byte_identical_on_redraw(base):
     from harness.rendering.figures import draw_figures
 
     rec = _with(base, _multiverse(["holds", "fails", "holds", "fails", "holds", "fails"]))
-    one = [svg for f, svg in draw_figures(rec) if f.name == "specification_curve"]
-    two = [svg for f, svg in draw_figures(rec) if f.name == "specification_curve"]
+    one = [svg for f, svg in draw_figures(rec, {}) if f.name == "specification_curve"]
+    two = [svg for f, svg in draw_figures(rec, {}) if f.name == "specification_curve"]
     assert len(one) == 1 and one == two
     assert b"paper's specification" in one[0]
 
@@ -394,9 +366,9 @@ def test_a_real_claims_curve_is_drawn_again_byte_for_byte_from_its_record_read_b
 
     if base.multiverse is None:
         pytest.skip("claim 000 declares no multiverse")
-    one = dict((f.name, svg) for f, svg in draw_figures(base))
+    one = dict((f.name, svg) for f, svg in draw_figures(base, {}))
     path = write_record(base, tmp_path / "r.json")
-    two = dict((f.name, svg) for f, svg in draw_figures(read_record(path)))
+    two = dict((f.name, svg) for f, svg in draw_figures(read_record(path), {}))
     assert "specification_curve" in one and one["specification_curve"] == two["specification_curve"]
 
 
@@ -417,4 +389,4 @@ def test_the_index_has_an_analysis_choices_column(base):
     header = next(line for line in md.splitlines() if line.startswith("| claim |"))
     assert "| resampling | analysis choices |" in header
     row = next(line for line in md.splitlines() if line.startswith("| [No significant"))
-    assert "| depends on a (2 of 6) |" in row
+    assert "| depends on a (2 of 6 distinct) |" in row

@@ -55,7 +55,9 @@ def _results(card):
     if card.module_file("results") is None:
         pytest.skip("no results.py: the template reads the shared results object")
     cls = getattr(card._module("results"), "Results", None)
-    assert isinstance(cls, type) and issubclass(cls, Results), "results.py has no Results(harness.rendering.results.Results)"
+    assert isinstance(cls, type) and issubclass(cls, Results), (
+        "results.py has no Results(harness.rendering.results.Results)"
+    )
 
 
 def _choices_have_roles(card):

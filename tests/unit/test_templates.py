@@ -1,8 +1,8 @@
-"""Templates word findings; they do not compute them.
+"""Templates word the results object's facts; they do not compute them.
 
 Every template is read with jinja2's own lexer: no arithmetic, no comparison of numbers, no
-accumulators, no aggregation filters. A template may test a finding's state (a string), a boolean
-fact, or whether something is defined or none.
+accumulators, no aggregation filters. A template may test a state (a string), a boolean fact, or
+whether something is defined or none.
 """
 
 from pathlib import Path

@@ -9,7 +9,6 @@ from harness.core.quantities import Quantity
 from harness.core.record import Arm, ArmControl
 from harness.core.relations import literal_decimals
 from harness.protocols.leaderboard import TauOverride
-from harness.verdicts.common_findings import common_findings
 from harness.verdicts.judging import arm_disagreements, judge_controls, judge_targets, requirement_text
 from harness.verdicts.verdict import decide_verdict
 
@@ -108,14 +107,14 @@ def test_supporting_target_failing_is_partial():
 def test_control_that_does_not_break_keeps_it_from_reproduced():
     v = _verdict(GOOD, {"a": 1.2})
     assert v.verdict == "partially reproduced"
-    assert v.reasons[0].state == "controls_unbroken" and v.reasons[0].facts["ids"] == ["c"]
+    assert v.reasons[0].state == "controls_unbroken" and v.reasons[0].titles == ["c"]
 
 
 def test_arms_disagreeing_beyond_tolerance_is_partial():
     # a: 1.0 vs 1.3 differ by 0.3 > 0.1, and g's relation holds in one arm only.
     v = _verdict(GOOD, {"a": 2.0}, upstream={"a": 1.3, "g": -0.5, "p": 1.0, "q": 2.0})
     assert v.verdict == "partially reproduced"
-    assert v.reasons[0].state == "arms_disagree" and v.reasons[0].facts["titles"] == ["quantity a", "quantity g"]
+    assert v.reasons[0].state == "arms_disagree" and v.reasons[0].titles == ["quantity a", "quantity g"]
 
 
 def test_authors_value_just_outside_while_arms_agree_keeps_reproduced():
@@ -125,15 +124,12 @@ def test_authors_value_just_outside_while_arms_agree_keeps_reproduced():
     mine, theirs = _arm({**GOOD, "a": 1.05}, {"c": {"a": 2.0}}), _arm({**GOOD, "a": 1.101}, {"c": {"a": 2.0}})
     targets, controls = judge_targets(spec, mine, theirs), judge_controls(spec, mine, theirs)
     assert decide_verdict(mine, theirs, targets, controls, arm_disagreements(targets)).verdict == "reproduced"
-    agreement = common_findings(mine, theirs, targets, controls, arm_disagreements(targets))["agreement"]
-    assert agreement.state == "agree" and [t["title"] for t in agreement.facts["authors_only_outside"]] == [
-        "quantity a"
-    ]
+    assert [t.upstream.holds for t in targets if t.quantity == "a"] == [False]  # shown in the targets table
 
 
 def test_unmeasured_is_inconclusive_and_no_reimpl_could_not_run():
     v = _verdict({"a": 1.0, "p": 1.0, "q": 2.0}, {"a": 2.0})
-    assert v.verdict == "inconclusive" and v.reasons[0].facts["quantities"] == ["g"]
+    assert v.verdict == "inconclusive" and v.reasons[0].titles == ["quantity g"]
     none = Arm(status="could not run", reason="no optimum")
     assert decide_verdict(none, _arm(None), [], [], []).verdict == "could not run"
 
@@ -144,7 +140,7 @@ def test_a_target_on_the_authors_code_is_judged_on_their_arm():
     targets = judge_targets(spec, mine, theirs)
     assert targets[0].judged_on == "upstream" and targets[0].outcome == "fails"
     v = decide_verdict(mine, theirs, targets, [], [])
-    assert v.verdict == "not reproduced" and v.reasons[0].facts["arms"] == ["upstream"]
+    assert v.verdict == "not reproduced" and v.reasons[0].titles == ["quantity u"]
     assert decide_verdict(mine, _arm(None), judge_targets(spec, mine, _arm(None)), [], []).verdict == "inconclusive"
 
 

@@ -142,9 +142,12 @@ def chain(*edits):
     return edit
 
 
-def state_is(name, *states):
+def resampling_is(*labels):
     def expect(rec):
-        assert rec.findings[name].state in states, (name, rec.findings[name].state, states)
+        from harness.rendering.results import results_for
+
+        label = results_for(rec).resampling_label
+        assert label in labels, (label, labels)
 
     return expect
 

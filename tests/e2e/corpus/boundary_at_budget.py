@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from harness.rendering.results import results_for
 
-from . import Variant, all_of, chain, only_tasks, refit_arm, set_params, state_is, verdict_is, within_paper
+from . import Variant, all_of, chain, only_tasks, refit_arm, resampling_is, set_params, verdict_is, within_paper
 
 
 def _support(state: str, at_or_above_over: int = -1):
@@ -104,7 +104,7 @@ BOUNDARY = [
         "002",
         chain(_false_ordering, set_params(box_check=None, robustness_cold_start=False)),
         # no coverage study of its own design: not assessed, and the lead says the ordering is false in this run
-        state_is("resampling", "not_assessed"),
+        resampling_is("not assessed"),
         bootstrap=True,
     ),
     Variant(
@@ -112,7 +112,7 @@ BOUNDARY = [
         "002",
         chain(_small_bootstrap, set_params(box_check=None, robustness_cold_start=False)),
         # a variant has no coverage study of its own design, so its true ordering is not assessed
-        state_is("resampling", "not_assessed"),
+        resampling_is("not assessed"),
         bootstrap=True,
     ),
 ]
