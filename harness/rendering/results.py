@@ -103,6 +103,8 @@ class Results:
                 "mine_holds": t.reimpl.holds,
                 "theirs_holds": t.upstream.holds if self.authors_ran else None,
                 "reason": t.reason,
+                # a supporting target both arms meet is folded away; a headline or a missed one is in view
+                "folded": t.role == "supporting" and t.outcome == "holds" and t.upstream.holds is not False,
             }
             for t in self.record.targets
         ]

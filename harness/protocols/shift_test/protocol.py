@@ -43,12 +43,10 @@ from ...stats.power import shift_test_power
 from ...stats.shift import eps_sensitivity, inflation_control, merge_aa_exports, relabel_control, shift_test
 from ..base import Choice, Context, Measurement, Protocol, ProtocolParams
 from . import CARD
+from .quantities import MC_SIDE_SDS
 
 __all__ = ["ShiftParams", "PowerParams", "InflatePost", "RelabelGroups", "ShiftTest", "MC_SIDE_SDS"]
 
-#: Which side of alpha a permutation p-value falls on is settled when its limit lies more than this many
-#: Monte Carlo standard deviations (at the claim's permutation count) away from alpha.
-MC_SIDE_SDS = 4.0
 
 
 class PowerParams(ProtocolParams):

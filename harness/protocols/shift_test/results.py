@@ -2,8 +2,9 @@
 
 A permutation p-value is a Monte Carlo estimate of the exact permutation p-value: it carries its Monte Carlo
 standard error ``sqrt(p (1 - p) / n_perm)``, and its decision against the claim's level is one of ``"below"``,
-``"above"`` or ``"undecided"`` (within :data:`UNDECIDED_SES` of its standard errors of the level, where another
-permutation stream could land on the other side). The measured power is read against its target the same way.
+``"above"`` or ``"undecided"`` (within :data:`~harness.protocols.shift_test.quantities.MC_SIDE_SDS` of its standard
+errors of the level, where another permutation stream could land on the other side: the rule the multiverse reads
+each specification by). The measured power is read against its target the same way.
 Standard library and the rendering base only.
 """
 
@@ -13,12 +14,9 @@ import math
 from functools import cached_property
 
 from ...rendering.results import Results as BaseResults
-from .quantities import SHIFT_STATS
+from .quantities import MC_SIDE_SDS, SHIFT_STATS
 
-__all__ = ["Results", "UNDECIDED_SES", "decision", "mc_se"]
-
-#: A Monte Carlo estimate within this many of its standard errors of its level is ``"undecided"`` against it.
-UNDECIDED_SES = 2.0
+__all__ = ["Results", "decision", "mc_se"]
 
 
 def mc_se(p: float, n: int) -> float:
@@ -27,9 +25,9 @@ def mc_se(p: float, n: int) -> float:
 
 
 def decision(value: float, se: float, level: float) -> str:
-    """``"below"`` or ``"above"`` ``level``, or ``"undecided"`` when ``|value - level| <= UNDECIDED_SES * se``
+    """``"below"`` or ``"above"`` ``level``, or ``"undecided"`` when ``|value - level| <= MC_SIDE_SDS * se``
     (an exact value, ``se == 0``, is never undecided: it is below or not)."""
-    if se > 0 and abs(value - level) <= UNDECIDED_SES * se:
+    if se > 0 and abs(value - level) <= MC_SIDE_SDS * se:
         return "undecided"
     return "below" if value < level else "above"
 
