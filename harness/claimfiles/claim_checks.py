@@ -424,7 +424,7 @@ def budget_problems(claim, params) -> tuple[list[str], list[str]]:
     budgets the claim's title and text name: refused where it is the log10 of one (in either unit), the compute
     axis's z written in place of the budget; else a warning (the budgets are read from prose)."""
     eval_x = getattr(params, "eval_x", None)
-    budgets = named_budgets(f"{claim.title or ''} {claim.claim}")
+    budgets = list(dict.fromkeys(named_budgets(f"{claim.title or ''} {claim.claim}")))
     if not isinstance(eval_x, float) or eval_x <= 0 or not budgets:
         return [], []
     if any(math.isclose(eval_x * 1e21, b, rel_tol=1e-6) for b in budgets):

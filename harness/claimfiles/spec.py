@@ -576,9 +576,9 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
     warnings: list[str] = []
     problems += resample_problems(claim)
     if params is not None:
-        problems += eval_point_problems(params)
-        text_problems, text_warnings = budget_problems(claim, params)
-        problems, warnings = problems + text_problems, warnings + text_warnings
+        point_problems = eval_point_problems(params)
+        text_problems, text_warnings = budget_problems(claim, params) if not point_problems else ([], [])
+        problems, warnings = problems + point_problems + text_problems, warnings + text_warnings
         if tables is not None:
             data_problems, data_warnings = input_data_problems(params, tables)
             problems, warnings = problems + data_problems, warnings + data_warnings
