@@ -10,6 +10,12 @@ Called by :func:`harness.claimfiles.spec.load_claim`; each returns lines ``where
   one its target measures (a row of GPQA printed as "MATH Lvl 5").
 * :func:`tolerance_warnings`: a tolerance of 0 on a value the paper prints with decimals. A warning, not an
   error: exact equality is what the file asks for, and a continuous quantity gives it only by chance.
+* :func:`target_kind_problems`: a target on a fraction (a quantity in [0, 1]) that every value in [0, 1] meets,
+  so that it cannot fail (a tolerance of 5 on a p-value); a relation, or an asserted ordering, between
+  quantities of different kinds (a gap and a count).
+* :func:`resample_problems`: too few resamples for the one-sided level of the bootstrap's decisions.
+* :func:`budget_problems`: an evaluation point that is none of the budgets in FLOPs the claim's text names
+  (refused where it is the log10 of one, ``eval_x: 3`` for 10^24 FLOPs; else a warning: prose is read).
 * :func:`eval_point_problems` and :func:`input_data_problems` (the leaderboard protocols, with the tables at
   hand): a compute axis, or an evaluation point, that cannot be training compute in the unit the claim
   gives (:data:`TRAINING_COMPUTE_DECADES`); a score column with values above 1 unless the claim says its
@@ -27,7 +33,7 @@ import re
 import typing
 from decimal import Decimal, InvalidOperation
 
-from ..core.quantities import boxed
+from ..core.quantities import boxed, budget_text
 from ..core.schema import shorten
 
 __all__ = [
@@ -37,6 +43,10 @@ __all__ = [
     "label_problems",
     "tolerance_warnings",
     "eval_point_problems",
+    "budget_problems",
+    "target_kind_problems",
+    "resample_problems",
+    "MIN_TAIL_RESAMPLES",
     "input_data_problems",
     "TRAINING_COMPUTE_DECADES",
 ]
@@ -48,6 +58,8 @@ __all__ = [
 TRAINING_COMPUTE_DECADES = (12.0, 33.0)
 #: The harness's compute unit, 1e21 FLOPs, in decades.
 UNIT_DECADES = 21.0
+#: The fewest resamples a one-sided bootstrap bound at level alpha must have beyond it (:func:`resample_problems`).
+MIN_TAIL_RESAMPLES = 5
 #: How close the part before a name's first dot must be to a measured name's for a suggestion.
 FAMILY_CUTOFF = 0.75
 #: How close the rest of the name must be.
@@ -274,6 +286,82 @@ def tolerance_warnings(claim, texts: dict) -> list[str]:
     return out
 
 
+#: What a quantity of each kind is, in a message (:class:`~harness.core.quantities.Quantity`).
+KIND_WORDS = {
+    "value": "a measured value (a score, a loss, a gap)",
+    "fraction": "a fraction in [0, 1] (a coverage, a share, a p-value)",
+    "count": "a count",
+}
+
+
+def _accepts_all_of_unit_interval(t) -> bool:
+    """Whether target ``t`` is met by every value in [0, 1]: ``~`` whose tolerance reaches both ends, or a
+    relation with ``value`` that every value in [0, 1] satisfies."""
+    if t.relation == "~":
+        return t.paper - t.tolerance <= 0 and t.paper + t.tolerance >= 1
+    if t.value is None:
+        return False
+    v = t.value
+    return {"<": v > 1, "<=": v >= 1, ">": v < 0, ">=": v <= 0, "abs<": v > 1}[t.relation]
+
+
+def target_kind_problems(claim, vocab: dict) -> list[str]:
+    """A target that cannot fail because its quantity is a fraction and every value in [0, 1] meets it, and a
+    target's ``other`` or an ordering's ``right`` of another kind than the quantity it is compared with."""
+    problems = []
+    for i, t in enumerate(claim.targets):
+        q = vocab.get(t.quantity)
+        if q is None:
+            continue
+        if q.kind == "fraction" and _accepts_all_of_unit_interval(t):
+            if t.relation == "~":
+                need = max(t.paper, 1 - t.paper)
+                problems.append(
+                    f"targets[{i}].tolerance: {t.quantity} is {KIND_WORDS['fraction']}, and {_number(t.paper)} ± "
+                    f"{_number(t.tolerance)} covers all of [0, 1], so the target cannot fail; expected a tolerance "
+                    f"below {need:g} (the distance from {_number(t.paper)} to the farther end), found "
+                    f"{_number(t.tolerance)}"
+                )
+            else:
+                problems.append(
+                    f"targets[{i}].value: {t.quantity} is {KIND_WORDS['fraction']}, and every value in [0, 1] is "
+                    f"{t.relation} {_number(t.value)}, so the target cannot fail; expected a value that some value "
+                    f"in [0, 1] fails, found {_number(t.value)}"
+                )
+    pairs = [(f"targets[{i}].other", t.quantity, t.other) for i, t in enumerate(claim.targets)]
+    comparisons = claim.bootstrap.comparisons if claim.bootstrap is not None else []
+    pairs += [(f"bootstrap.comparisons[{k}].right", c.left, c.right) for k, c in enumerate(comparisons)]
+    for where, left, right in pairs:
+        if not isinstance(right, str) or left not in vocab or right not in vocab:
+            continue
+        a, b = vocab[left].kind, vocab[right].kind
+        if a != b:
+            problems.append(
+                f"{where}: a relation compares two quantities of one kind: expected one of {left}'s, "
+                f"{KIND_WORDS[a]}; found {right}, {KIND_WORDS[b]}"
+            )
+    return problems
+
+
+def resample_problems(claim) -> list[str]:
+    """Too few resamples for the bootstrap's one-sided decisions: the bound at level ``alpha`` is the
+    ``alpha``-quantile of the ``B`` resampled differences (numpy's linear quantile), and with fewer than
+    :data:`MIN_TAIL_RESAMPLES` of them beyond it, it is read off one or two extreme resamples (below
+    ``B = 1 / alpha`` it lies between the two smallest)."""
+    b = claim.bootstrap
+    if b is None or not b.comparisons:
+        return []
+    need = math.ceil(round(MIN_TAIL_RESAMPLES / b.alpha, 6))
+    if b.n_resamples >= need:
+        return []
+    return [
+        f"bootstrap.n_resamples: the one-sided bound that decides each of bootstrap.comparisons is the "
+        f"{_number(b.alpha)}-quantile of the resamples, so {b.n_resamples} leave {b.n_resamples * b.alpha:.2g} of "
+        f"them beyond it; expected at least {MIN_TAIL_RESAMPLES} / alpha = {need} (at least {MIN_TAIL_RESAMPLES} "
+        f"beyond the bound, so that it is not read off the one or two most extreme), found {b.n_resamples}"
+    ]
+
+
 # -- the compute axis and the scores (the leaderboard protocols) ---------------------------------------------
 
 
@@ -307,6 +395,52 @@ def eval_point_problems(params) -> list[str]:
     return [
         f"params.eval_x: {_number(eval_x)} is in units of 1e21 FLOPs, so it is {_flops(at)}, outside {_window()}; "
         f"10^24 FLOPs is eval_x: 1000 (was the budget written in FLOPs? then it is eval_x: {_number(eval_x / 1e21)})"
+    ]
+
+
+#: A budget in FLOPs as prose writes it: ``10²⁴ FLOPs``, ``10^24 FLOPs``, ``3 × 10²⁴ FLOPs``, ``1e24 FLOPs``.
+_BUDGET = re.compile(
+    r"(?:(\d+(?:\.\d+)?)\s*[×x]\s*)?10(?:\^\{?(-?\d+(?:\.\d+)?)\}?|([⁰¹²³⁴⁵⁶⁷⁸⁹]+))\s*FLOP"
+    r"|(\d+(?:\.\d+)?)[eE]\+?(\d+)\s*FLOP"
+)
+_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+
+
+def named_budgets(text: str) -> list[float]:
+    """The budgets in FLOPs that ``text`` names (:data:`_BUDGET`), in order."""
+    out = []
+    for m in _BUDGET.finditer(text):
+        mantissa, caret, superscript, e_mantissa, e_exponent = m.groups()
+        if e_mantissa is not None:
+            out.append(float(e_mantissa) * 10.0 ** int(e_exponent))
+        else:
+            exponent = float(caret if caret is not None else superscript.translate(_DIGITS))
+            out.append(float(mantissa or 1) * 10.0**exponent)
+    return out
+
+
+def budget_problems(claim, params) -> tuple[list[str], list[str]]:
+    """``(problems, warnings)`` of an evaluation point (``eval_x``, in units of 1e21 FLOPs) that is none of the
+    budgets the claim's title and text name: refused where it is the log10 of one (in either unit), the compute
+    axis's z written in place of the budget; else a warning (the budgets are read from prose)."""
+    eval_x = getattr(params, "eval_x", None)
+    budgets = list(dict.fromkeys(named_budgets(f"{claim.title or ''} {claim.claim}")))
+    if not isinstance(eval_x, float) or eval_x <= 0 or not budgets:
+        return [], []
+    if any(math.isclose(eval_x * 1e21, b, rel_tol=1e-6) for b in budgets):
+        return [], []
+    named = ", ".join(f"{budget_text(b / 1e21)} (eval_x: {_number(b / 1e21)})" for b in budgets)
+    where = f"params.eval_x: {_number(eval_x)} is in units of 1e21 FLOPs, so it is {budget_text(eval_x)}"
+    for b, (shift, unit) in itertools.product(budgets, ((UNIT_DECADES, "1e21 FLOPs"), (0.0, "FLOPs"))):
+        if math.isclose(eval_x, math.log10(b) - shift, abs_tol=1e-9):
+            return [
+                f"{where}, while the claim names {budget_text(b / 1e21)}, whose log10 in units of {unit} is "
+                f"{_number(eval_x)}: eval_x is the budget, not its log10; expected eval_x: {_number(b / 1e21)}, "
+                f"found {_number(eval_x)}"
+            ], []
+    return [], [
+        f"{where}, none of the budgets the claim's text names: {named} (a warning, not an error: the budgets are "
+        "read from its prose)"
     ]
 
 

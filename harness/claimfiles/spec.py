@@ -63,7 +63,15 @@ from ..core.schema import (
 from ..protocols.base import Protocol
 from ..stats.methods import METHODS
 from .budgets import budget_checks
-from .claim_checks import eval_point_problems, input_data_problems, label_problems, tolerance_warnings
+from .claim_checks import (
+    budget_problems,
+    eval_point_problems,
+    input_data_problems,
+    label_problems,
+    resample_problems,
+    target_kind_problems,
+    tolerance_warnings,
+)
 from .claim_vocabulary import partial_vocabularies, vocabulary_checks
 from .claim_yaml import read_claim_yaml
 from .multiverse_spec import (
@@ -513,6 +521,15 @@ def _input_checks(
                 )
 
 
+def _columns_present(protocol, params, tables) -> bool:
+    """Whether every table the parameters name is locked and holds every column they name (else that is said by
+    :func:`_input_checks`, and the tables are not read further)."""
+    for _, table, columns in protocol.columns(params):
+        if table not in tables.lock.tables or any(c not in tables.header(table) for c in columns.values()):
+            return False
+    return True
+
+
 def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimSpec:
     """Read and validate one claim file; raise :class:`SpecError` listing every problem.
 
@@ -557,11 +574,16 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
             problems.append(f"controls: id '{dup}' is used more than once")
     vocab, cvocabs = {}, {}
     warnings: list[str] = []
+    problems += resample_problems(claim)
     if params is not None:
-        problems += eval_point_problems(params)
+        point_problems = eval_point_problems(params)
+        text_problems, text_warnings = budget_problems(claim, params) if not point_problems else ([], [])
+        problems, warnings = problems + point_problems + text_problems, warnings + text_warnings
         if tables is not None:
             data_problems, data_warnings = input_data_problems(params, tables)
             problems, warnings = problems + data_problems, warnings + data_warnings
+            if _columns_present(protocol, params, tables):
+                problems += protocol.data_problems(params, tables)
     if params is not None:
         pdump = params.model_dump(mode="json")
         vocab = card.vocabulary(pdump)
@@ -571,6 +593,7 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
         }
         vocabulary_checks(claim, vocab, cvocabs, problems, bad)
         problems += label_problems(claim, vocab)
+        problems += target_kind_problems(claim, vocab)
         check_multiverse(claim, params, protocol, vocab, problems)
         check_data_choices(claim, params, protocol, problems)
         budget_checks(claim, params, cparams, problems)

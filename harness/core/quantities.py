@@ -23,6 +23,18 @@ of the internal name) and the ``arm`` that measures it:
     only the authors' arm: a check *of* the authors' code (their loss
     function, their source lines). A target on such a quantity is judged on
     the authors' value.
+
+and its ``kind``, what a claim file may compare it with and which values it can take:
+
+``value``
+    a measured number in the quantity's own units (a score, a loss, a gap, a slope);
+``fraction``
+    a number in [0, 1] (a coverage, a share of models, a p-value, a power);
+``count``
+    a number of models, lines or settings.
+
+A relation between two quantities compares two of one kind, and a target on a fraction must be able to fail
+on some value in [0, 1] (:mod:`harness.claimfiles.claim_checks`).
 """
 
 from __future__ import annotations
@@ -36,6 +48,7 @@ __all__ = ["Quantity", "budget_text", "boxed", "power_of_ten", "number_text"]
 class Quantity(NamedTuple):
     label: str
     arm: str = "both"
+    kind: str = "value"
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")

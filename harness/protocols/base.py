@@ -178,6 +178,12 @@ class Protocol:
     ) -> Measurement:
         raise NotImplementedError
 
+    def data_problems(self, params: ProtocolParams, tables) -> list[str]:
+        """What of the input tables the parameters cannot be measured on, each ``params.<field>: ...`` with what
+        was expected and what was found: the refusals :meth:`measure` would raise, said by ``validate --data``
+        before a run (the tables verified; a column the parameters name is in its table)."""
+        return []
+
     def data_summary(self, params: ProtocolParams, tables) -> dict[str, Any]:
         """Row counts and other facts about the inputs that the report's setup shows."""
         return {}

@@ -12,7 +12,13 @@ import yaml
 from claimset import PATHS
 
 from harness import cli
-from harness.claimfiles.claim_checks import TRAINING_COMPUTE_DECADES, foreign_protocols, near_miss
+from harness.claimfiles.claim_checks import (
+    MIN_TAIL_RESAMPLES,
+    TRAINING_COMPUTE_DECADES,
+    foreign_protocols,
+    named_budgets,
+    near_miss,
+)
 from harness.claimfiles.registry import PROTOCOLS
 from harness.claimfiles.spec import load_claim
 from harness.core.datalock import load_lock
@@ -225,6 +231,130 @@ def test_a_tolerance_of_0_on_a_printed_decimal_is_a_warning_and_validate_still_p
     assert _load(tmp_path, path, raw).warnings == ()
 
 
+# -- targets that cannot fail, relations across kinds, resamples (issue 38) ---------------------------------------
+
+SPECS = {p: load_claim(p, lock=LOCK, pins=PINS) for p in PATHS}
+
+
+def _of_kind(path: Path, kind: str) -> list[str]:
+    return sorted(n for n, q in SPECS[path].vocabulary.items() if q.kind == kind)
+
+
+def test_a_tolerance_wider_than_a_fractions_range_is_refused(tmp_path):
+    found = [
+        (p, i)
+        for p in PATHS
+        for i, t in enumerate(SPECS[p].targets)
+        if t.relation == "~" and SPECS[p].vocabulary[t.quantity].kind == "fraction"
+    ]
+    if not found:
+        pytest.skip("no claim with a '~' target on a fraction")
+    path, i = found[0]
+    raw = _raw(path)
+    raw["targets"][i]["tolerance"] = 5  # a p-value or a coverage within 5 of its paper value: anything passes
+    (line,) = [p for p in _problems(tmp_path, path, raw) if p.startswith(f"targets[{i}].tolerance:")]
+    paper = raw["targets"][i]["paper"]
+    assert "is a fraction in [0, 1]" in line and "cannot fail" in line, line
+    assert f"expected a tolerance below {max(paper, 1 - paper):g}" in line and line.endswith("found 5"), line
+    raw["targets"][i]["tolerance"] = max(paper, 1 - paper) * 0.99  # can still fail at the farther end
+    _load(tmp_path, path, raw)
+
+
+def test_a_relation_every_fraction_meets_is_refused(tmp_path):
+    path = next((p for p in PATHS if _of_kind(p, "fraction")), None)
+    if path is None:
+        pytest.skip("no claim measures a fraction")
+    raw = _raw(path)
+    q = _of_kind(path, "fraction")[0]
+    raw["targets"].append({"quantity": q, "relation": "<", "value": 5, "reason": "percent written for a fraction"})
+    i = len(raw["targets"]) - 1
+    (line,) = [p for p in _problems(tmp_path, path, raw) if p.startswith(f"targets[{i}].value:")]
+    assert "every value in [0, 1] is < 5" in line and line.endswith("found 5"), line
+    raw["targets"][i]["value"] = 0.5
+    raw["targets"][i]["label"] = "a target that can fail"
+    _load(tmp_path, path, raw)
+
+
+def test_a_relation_between_a_gap_and_a_count_is_refused(tmp_path):
+    path = next((p for p in PATHS if _of_kind(p, "count") and _of_kind(p, "value")), None)
+    if path is None:
+        pytest.skip("no claim measures both a count and a value")
+    raw = _raw(path)
+    value, count = _of_kind(path, "value")[0], _of_kind(path, "count")[0]
+    raw["targets"].append({"quantity": value, "relation": "<", "other": count, "reason": "a gap against a count"})
+    i = len(raw["targets"]) - 1
+    (line,) = [p for p in _problems(tmp_path, path, raw) if p.startswith(f"targets[{i}].other:")]
+    assert f"expected one of {value}'s, a measured value" in line and line.endswith(f"found {count}, a count"), line
+    raw["targets"][i]["other"] = _of_kind(path, "value")[1]
+    _load(tmp_path, path, raw)
+
+
+def test_an_ordering_between_quantities_of_two_kinds_is_refused(tmp_path):
+    path = next((p for p in PATHS if RAW[p].get("bootstrap", {}).get("comparisons") and _of_kind(p, "count")), None)
+    if path is None:
+        pytest.skip("no claim with orderings measures a count")
+    raw = _raw(path)
+    left, count = raw["bootstrap"]["comparisons"][0]["left"], _of_kind(path, "count")[0]
+    if SPECS[path].vocabulary[left].kind == "count":
+        pytest.skip("the ordering's left side is a count")
+    raw["bootstrap"]["comparisons"][0]["right"] = count
+    (line,) = [p for p in _problems(tmp_path, path, raw) if p.startswith("bootstrap.comparisons[0].right:")]
+    assert f"found {count}, a count" in line, line
+
+
+def test_too_few_resamples_for_a_one_sided_bound_are_refused(tmp_path):
+    path = next((p for p in PATHS if RAW[p].get("bootstrap", {}).get("comparisons")), None)
+    if path is None:
+        pytest.skip("no claim asserts an ordering")
+    raw = _raw(path)
+    raw["bootstrap"]["n_resamples"] = 12
+    raw["bootstrap"]["alpha"] = 0.05
+    raw["bootstrap"].pop("calibration", None)
+    (line,) = [p for p in _problems(tmp_path, path, raw) if p.startswith("bootstrap.n_resamples:")]
+    # the 0.05-quantile of 12 resamples lies between the two smallest: 0.6 of a resample beyond it
+    assert "so 12 leave 0.6 of them beyond it" in line and line.endswith("found 12"), line
+    assert f"expected at least {MIN_TAIL_RESAMPLES} / alpha = 100" in line, line
+    raw["bootstrap"]["n_resamples"] = 100
+    _load(tmp_path, path, raw)
+    raw["bootstrap"]["alpha"] = 0.01  # a 1% bound asks for five times as many
+    (line,) = [p for p in _problems(tmp_path, path, raw) if p.startswith("bootstrap.n_resamples:")]
+    assert "expected at least 5 / alpha = 500" in line and line.endswith("found 100"), line
+    raw["bootstrap"]["comparisons"] = []  # no decision, no bound
+    raw["bootstrap"]["quantities"] = raw["bootstrap"].get("quantities") or [raw["targets"][0]["quantity"]]
+    _load(tmp_path, path, raw)
+
+
+# -- the evaluation point against the budget the claim names (issue 38) ------------------------------------------
+
+
+def test_the_budgets_a_claims_text_names_are_read_however_written():
+    assert named_budgets("At 10²⁴ FLOPs, and 3 × 10²⁴ FLOPs") == pytest.approx([1e24, 3e24])
+    assert named_budgets("from 10^23 FLOPs to 1e25 FLOPs, 10^{22.5} FLOP") == pytest.approx([1e23, 1e25, 10**22.5])
+    assert named_budgets("1024 FLOPs, 10 FLOPs, at 10²⁴ tokens") == []  # no power of ten, or not compute
+
+
+def test_an_evaluation_point_written_as_the_log_of_the_named_budget_is_refused(tmp_path):
+    path = _leaderboard()
+    raw = _raw(path)
+    if "eval_x" not in raw["params"]:
+        pytest.skip("the claim has no evaluation point")
+    raw["claim"] = "At 10²⁴ FLOPs, the estimated 0.98-quantile boundary reaches 0.539."
+    raw["title"] = "The boundary at 10²⁴ FLOPs"
+    raw["params"]["eval_x"] = 3.0  # z = log10(1e24 / 1e21), written in place of the budget
+    (line,) = [p for p in _problems(tmp_path, path, raw) if p.startswith("params.eval_x:")]
+    assert "3 is in units of 1e21 FLOPs, so it is 3 × 10²¹ FLOPs" in line, line
+    assert "whose log10 in units of 1e21 FLOPs is 3" in line and line.endswith("expected eval_x: 1000, found 3")
+    raw["params"]["eval_x"] = 24.0  # log10 of the budget in FLOPs
+    (line,) = [p for p in _problems(tmp_path, path, raw) if p.startswith("params.eval_x:")]
+    assert "whose log10 in units of FLOPs is 24" in line and line.endswith("found 24"), line
+    raw["params"]["eval_x"] = 3000.0  # another budget: said, not refused (the budget is read from prose)
+    (warning,) = _load(tmp_path, path, raw).warnings
+    assert warning.startswith("params.eval_x: 3000 is in units of 1e21 FLOPs, so it is 3 × 10²⁴ FLOPs, none of")
+    assert "10²⁴ FLOPs (eval_x: 1000)" in warning and "a warning, not an error" in warning
+    raw["params"]["eval_x"] = 1000.0
+    assert _load(tmp_path, path, raw).warnings == ()
+
+
 # -- the compute axis and the scores ------------------------------------------------------------------------------
 
 
@@ -237,6 +367,8 @@ def _epoch(raw: dict, unit: str, eval_x: float | None = 1e4) -> dict:
     if eval_x is not None:
         p["eval_x"] = eval_x
     raw["inputs"] = ["epoch_gpqa_diamond"]
+    raw.pop("title", None)
+    raw["claim"] = "A boundary on Epoch AI's GPQA diamond scores."  # names no budget
     raw["targets"] = [{"quantity": "boundary.GPQA diamond", "paper": 0.5, "tolerance": 0.5, "reason": "any value"}]
     raw.pop("bootstrap", None)
     raw["controls"] = []

@@ -1,5 +1,6 @@
 """The shift test reads its two score columns as percentages: a column of fractions, or a cutoff that leaves
-one release group empty, is a DataError naming the column (or the cutoff), never a traceback."""
+one release group empty, is refused naming the field, by ``validate --data`` and by ``run`` (which load the claim
+with its tables) and by the measurement itself, in the same words; never a traceback."""
 
 from pathlib import Path
 
@@ -8,7 +9,7 @@ import pytest
 
 from harness import cli
 from harness.claimfiles.spec import load_claim
-from harness.core.errors import DataError
+from harness.core.errors import DataError, SpecError
 
 CLAIM = Path(__file__).resolve().parents[2] / "claims" / "000_aime2025_shift_test.yaml"
 
@@ -29,25 +30,41 @@ def _claim(tmp_path, old: str, new: str) -> Path:
     return p
 
 
-def test_a_column_of_fractions_is_a_data_error_naming_it(tmp_path, tables):
-    spec = load_claim(_claim(tmp_path, "x_col: math_500_pct", "x_col: math_500"), tables=tables)
+def _refused_alike(path, tables, words: str) -> str:
+    """``validate --data`` (the claim loaded with its tables) refuses the claim with ``words``, and so does the
+    measurement of the claim loaded without them, in the same words."""
+    with pytest.raises(SpecError) as info:
+        load_claim(path, tables=tables)
+    (line,) = info.value.problems
+    assert line.startswith(words), line
+    spec = load_claim(path)
     with pytest.raises(DataError) as info:
         spec.protocol.measure(spec.params, tables, np.random.default_rng(0))
-    message = str(info.value)
-    assert "column 'math_500' (claim params.x_col) must hold percentages from 0 to 100" in message
-    assert "its values run from 0.14 to 0.994 (fractions? name the column of percentages)" in message
+    assert line in str(info.value)
+    return line
 
 
-def test_the_run_says_so_in_one_line_with_the_claim_file(tmp_path, tables, capsys):
+def test_a_column_of_fractions_is_refused_naming_it(tmp_path, tables):
+    path = _claim(tmp_path, "x_col: math_500_pct", "x_col: math_500")
+    line = _refused_alike(path, tables, "params.x_col: column 'math_500' must hold percentages from 0 to 100")
+    assert "its values run from 0.14 to 0.994 (fractions? name the column of percentages)" in line
+
+
+def test_the_run_says_so_with_the_claim_file(tmp_path, tables, capsys):
     bad = _claim(tmp_path, "y_col: aime_2025_pct", "y_col: aime_2025")
     assert cli.main(["run", "-j", "1", "--no-upstream", "--out", str(tmp_path / "out"), str(bad)]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err
     (line,) = [x for x in err.splitlines() if "aime_2025" in x]
-    assert line.startswith(f"error: {bad}: ") and "(claim params.y_col) must hold percentages" in line
+    assert line.strip().startswith(f"{bad}: params.y_col: column 'aime_2025' must hold percentages"), line
 
 
-def test_a_cutoff_after_every_release_is_a_data_error(tmp_path, tables):
-    spec = load_claim(_claim(tmp_path, 'cutoff: "2025-02-06"', 'cutoff: "2099-01-01"'), tables=tables)
-    with pytest.raises(DataError, match=r"the cutoff 2099-01-01 \(claim params.cutoff\) must split the 115 models"):
-        spec.protocol.measure(spec.params, tables, np.random.default_rng(0))
+def test_a_cutoff_after_every_release_is_refused_by_validate_and_run_alike(tmp_path, tables, capsys):
+    # issue 38: run refused it, validate --data did not
+    path = _claim(tmp_path, 'cutoff: "2025-02-06"', 'cutoff: "2099-01-01"')
+    words = "params.cutoff: 2099-01-01 must split the 115 models found in both tables into two release groups"
+    _refused_alike(path, tables, words)
+    assert cli.main(["validate", "--data", str(path)]) == 2
+    (line,) = [x for x in capsys.readouterr().err.splitlines() if "params.cutoff" in x]
+    assert f"{words}, some dated before it and some on or after it, but 0 are on or after it" in line
+    assert "(their dates run from 2024-02-26 to 2025-08-07)" in line

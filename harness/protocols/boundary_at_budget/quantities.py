@@ -30,7 +30,7 @@ def _cells(p: dict) -> dict[str, Quantity]:
     out = {}
     for label in p["tasks"]:
         out[boundary(label)] = Quantity(f"{label} boundary at {at}")
-        out[coverage(label)] = Quantity(f"share of {label} scores on or below the fitted boundary")
+        out[coverage(label)] = Quantity(f"share of {label} scores on or below the fitted boundary", kind="fraction")
     return out
 
 

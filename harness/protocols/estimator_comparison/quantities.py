@@ -29,6 +29,9 @@ METRIC_NAMES = {
     "calibration_id": "ID calibration error",
     "calibration_ood": "OOD calibration error",
 }
+#: A metric's kind (:class:`~harness.core.quantities.Quantity`): a calibration error, a mean |coverage - τ| over
+#: bins, lies in [0, 1]; a pinball loss is a value.
+KIND = {m: "fraction" if m.startswith("calibration") else "value" for m in METRICS}
 #: The sigmoid's ID pinball advantage over the Constant.
 ADVANTAGE_ID = "advantage.id"
 #: The differences the claim draws: name -> (metric, minuend estimator, subtrahend estimator).
@@ -58,13 +61,13 @@ def vocabulary(p: dict) -> dict[str, Quantity]:
     out = {}
     for e in ESTIMATORS:
         for m in METRICS:
-            out[metric(m, e)] = Quantity(f"{METRIC_NAMES[m]} of the {ESTIMATOR_NAMES[e]}")
+            out[metric(m, e)] = Quantity(f"{METRIC_NAMES[m]} of the {ESTIMATOR_NAMES[e]}", kind=KIND[m])
     for name in GAPS:
         out[name] = Quantity(_gap_label(name))
     if p.get("box_check"):
         for m in METRICS:
             out[boxed(metric(m, "sigmoid"))] = Quantity(
-                f"{METRIC_NAMES[m]} of the sigmoid inside the authors' box", "reimpl"
+                f"{METRIC_NAMES[m]} of the sigmoid inside the authors' box", "reimpl", KIND[m]
             )
         for name in GAPS:
             out[boxed(name)] = Quantity(f"{_gap_label(name)}, sigmoid inside the authors' box", "reimpl")
@@ -73,7 +76,10 @@ def vocabulary(p: dict) -> dict[str, Quantity]:
 
 def control_vocabulary(kind: str, p: dict, c: dict) -> dict[str, Quantity]:
     if kind == "beta_zero":
-        return {metric(m, "sigmoid"): Quantity(f"{METRIC_NAMES[m]} of the sigmoid with β = 0") for m in METRICS}
+        return {
+            metric(m, "sigmoid"): Quantity(f"{METRIC_NAMES[m]} of the sigmoid with β = 0", kind=KIND[m])
+            for m in METRICS
+        }
     if kind == "shuffle_z":
         return {ADVANTAGE_ID: Quantity(f"{_gap_label(ADVANTAGE_ID)}, z shuffled, mean over shuffles")}
     return {}

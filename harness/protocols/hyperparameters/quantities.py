@@ -70,25 +70,27 @@ def others(stat: str) -> str:
 def vocabulary(p: dict) -> dict[str, Quantity]:
     out = {
         claimed("max_dev"): Quantity("largest gap to the reference at the claimed setting"),
-        claimed("coverage_mean"): Quantity("mean coverage at the claimed setting"),
+        claimed("coverage_mean"): Quantity("mean coverage at the claimed setting", kind="fraction"),
         claimed("mean_boundary"): Quantity("mean boundary at the claimed setting"),
         others("min_max_dev"): Quantity("smallest largest-gap to the reference among the other settings"),
-        others("n_within"): Quantity("other settings within reach of the reference"),
+        others("n_within"): Quantity("other settings within reach of the reference", kind="count"),
     }
-    out.update({name: Quantity(label, "upstream") for name, label in {**AUDIT, **LOSS}.items()})
+    out.update({name: Quantity(label, "upstream", "count") for name, label in AUDIT.items()})
+    out.update({name: Quantity(label, "upstream") for name, label in LOSS.items()})
     grids = {"tau": p["tau_grid"], "kappa": p["kappa_grid"], "lam": p["lam_grid"]}
     for param, values in grids.items():
         for v in values:
             at = setting_text(param, v)
             for stat, words in SWEEP_STATS.items():
                 who = f" of {p['beta_task']}" if stat == "beta" else ""
-                out[sweep(param, v, stat)] = Quantity(f"{words}{who} at {at}")
+                kind = "fraction" if stat == "coverage_mean" else "value"
+                out[sweep(param, v, stat)] = Quantity(f"{words}{who} at {at}", kind=kind)
     return out
 
 
 def control_vocabulary(kind: str, p: dict, c: dict) -> dict[str, Quantity]:
     return {
         claimed("max_dev"): Quantity("largest gap to the reference under the control"),
-        claimed("coverage_mean"): Quantity("mean coverage under the control"),
+        claimed("coverage_mean"): Quantity("mean coverage under the control", kind="fraction"),
         claimed("mean_boundary"): Quantity("mean boundary under the control"),
     }

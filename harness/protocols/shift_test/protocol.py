@@ -151,23 +151,34 @@ def _merged(params: ShiftParams, tables):
         raise DataError(f"{files}: {exc} (claim params math_table/aime_table/key/x_col/y_col/date_col)") from None
 
 
-def _arrays(params, tables):
-    m = _merged(params, tables)
-    where = ", ".join(tables.entry(t).path for t in (params.math_table, params.aime_table))
+def _merged_problems(params: ShiftParams, m) -> list[str]:
+    """What the merged tables ``m`` cannot be tested on: a score column not in percent, or a cutoff that leaves
+    one release group empty (said by :func:`_arrays` before a run and by ``validate --data``)."""
+    problems = []
     for param, col in (("x_col", params.x_col), ("y_col", params.y_col)):  # read as percentages (pct / 100)
         lo, hi = float(m[col].min()), float(m[col].max())
         if len(m) and not (lo >= 0 and 1 < hi <= 100):
-            raise DataError(
-                f"{where}: column {col!r} (claim params.{param}) must hold percentages from 0 to 100, but its "
-                f"values run from {lo:g} to {hi:g}"
-                + (" (fractions? name the column of percentages)" if hi <= 1 else "")
+            problems.append(
+                f"params.{param}: column {col!r} must hold percentages from 0 to 100, but its values run from "
+                f"{lo:g} to {hi:g}" + (" (fractions? name the column of percentages)" if hi <= 1 else "")
             )
     n_post = int(m["post"].sum())
     if n_post in (0, len(m)):
-        raise DataError(
-            f"{where}: the cutoff {params.cutoff} (claim params.cutoff) must split the {len(m)} models found in both "
-            f"tables into two release groups, but {n_post} are on or after it"
+        dates = m[params.date_col]
+        span = f" (their dates run from {dates.min():%Y-%m-%d} to {dates.max():%Y-%m-%d})" if len(m) else ""
+        problems.append(
+            f"params.cutoff: {params.cutoff} must split the {len(m)} models found in both tables into two release "
+            f"groups, some dated before it and some on or after it, but {n_post} are on or after it{span}"
         )
+    return problems
+
+
+def _arrays(params, tables):
+    m = _merged(params, tables)
+    problems = _merged_problems(params, m)
+    if problems:
+        where = ", ".join(tables.entry(t).path for t in (params.math_table, params.aime_table))
+        raise DataError(f"{where}: " + "; ".join(problems))
     return m[params.x_col].to_numpy(float), m[params.y_col].to_numpy(float), m["post"].to_numpy(bool)
 
 
@@ -206,6 +217,13 @@ class ShiftTest(Protocol):
         ),
     }
     INTERVALS = {"gamma": ("gamma_lo", "gamma_hi")}
+
+    def data_problems(self, params, tables):
+        try:
+            return _merged_problems(params, _merged(params, tables))
+        except DataError as exc:  # a key named twice in a table
+            return [str(exc)]
+
     JOINT_NULL = {"effect": "gamma", "p_value": "p_value"}
 
     def columns(self, params: ShiftParams):

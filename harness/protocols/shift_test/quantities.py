@@ -29,6 +29,15 @@ SHIFT_STATS = {
     "null_mean": "centre of the permutation null",
     "upper95": "one-sided 95% upper bound on γ",
 }
+#: The kind of each that is not a value (:class:`~harness.core.quantities.Quantity`).
+KINDS = {
+    "n_merged": "count",
+    "n_support": "count",
+    "n_pre": "count",
+    "n_post": "count",
+    "p_value": "fraction",
+    "r2": "fraction",
+}
 #: Control ``inflate_post``: the test again with the planted shift.
 INFLATED = {
     "gamma": "post-release shift γ with the planted shift",
@@ -42,20 +51,22 @@ RELABELLED = {
 
 
 def vocabulary(p: dict) -> dict[str, Quantity]:
-    out = {k: Quantity(v) for k, v in SHIFT_STATS.items()}
-    out["p_classical"] = Quantity("one-sided t-test p-value", "reimpl")
+    out = {k: Quantity(v, kind=KINDS.get(k, "value")) for k, v in SHIFT_STATS.items()}
+    out["p_classical"] = Quantity("one-sided t-test p-value", "reimpl", "fraction")
     level = f"{1 - 2 * p['alpha']:.0%}" if isinstance(p.get("alpha"), (int, float)) else "the"
     out["gamma_lo"] = Quantity(f"lower end of {level} interval for γ (the test inverted)", "reimpl")
     out["gamma_hi"] = Quantity(f"upper end of {level} interval for γ (the test inverted)", "reimpl")
     if p.get("n_perm_precise"):
-        out["p_value_precise"] = Quantity(f"permutation p-value from {p['n_perm_precise']} permutations", "reimpl")
+        out["p_value_precise"] = Quantity(
+            f"permutation p-value from {p['n_perm_precise']} permutations", "reimpl", "fraction"
+        )
         out["null_mean_precise"] = Quantity(f"centre of the null from {p['n_perm_precise']} permutations", "reimpl")
     if p.get("power"):
-        out["power.at_observed"] = Quantity("power of the test at the observed shift", "reimpl")
+        out["power.at_observed"] = Quantity("power of the test at the observed shift", "reimpl", "fraction")
         out["power.min_detectable"] = Quantity("smallest shift detected with the target power", "reimpl")
     return out
 
 
 def control_vocabulary(kind: str, p: dict, c: dict) -> dict[str, Quantity]:
     table = {"inflate_post": INFLATED, "relabel_groups": RELABELLED}.get(kind, {})
-    return {k: Quantity(v) for k, v in table.items()}
+    return {k: Quantity(v, kind=KINDS.get(k, "value")) for k, v in table.items()}

@@ -82,8 +82,8 @@ def _core(p: dict, *, counts: bool, arm_extra: str = "both") -> dict[str, Quanti
     for label in p["tasks"]:
         out[signed_coverage(label)] = Quantity(f"{label} signed coverage error out of period")
         out[in_sample(label)] = Quantity(f"{label} signed coverage error in sample")
-        out[share_above(label)] = Quantity(f"share of later {label} models above the earlier boundary")
-        out[binomial_p(label)] = Quantity(f"binomial p-value of {label}'s exceedances")
+        out[share_above(label)] = Quantity(f"share of later {label} models above the earlier boundary", kind="fraction")
+        out[binomial_p(label)] = Quantity(f"binomial p-value of {label}'s exceedances", kind="fraction")
         out[bin_averaged(signed_coverage(label))] = Quantity(f"{label} signed coverage error, averaged over bins")
         for t in ts:
             out[split(t, label)] = Quantity(f"{label} signed coverage error on split {t}")
@@ -99,7 +99,7 @@ def _core(p: dict, *, counts: bool, arm_extra: str = "both") -> dict[str, Quanti
     out[bin_averaged(SEPARATION)] = Quantity("stable minus drift, averaged over bins", arm_extra)
     if counts:
         for t in ts:
-            out[n_validation(t)] = Quantity(f"later models scored on split {t}")
+            out[n_validation(t)] = Quantity(f"later models scored on split {t}", kind="count")
     return out
 
 
@@ -107,7 +107,7 @@ def vocabulary(p: dict) -> dict[str, Quantity]:
     out = _core(p, counts=True, arm_extra="reimpl")
     if p.get("box_check"):
         for name, q in _core(p, counts=False).items():
-            out[boxed(name)] = Quantity(f"{q.label}, inside the authors' box", "reimpl")
+            out[boxed(name)] = Quantity(f"{q.label}, inside the authors' box", "reimpl", q.kind)
     return out
 
 
