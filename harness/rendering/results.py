@@ -157,6 +157,8 @@ class Results:
                         "lo": min(measured) if measured else None,
                         "hi": max(measured) if measured else None,
                         "theirs_n_met": sum(r.holds for r in theirs.rows) if theirs else None,
+                        "theirs_all": theirs.holds if theirs else None,
+                        "single": len(cond.rows) == 1,
                     }
                 )
             out.append(

@@ -121,9 +121,9 @@ def _coverage_by_split(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     if binned and record.arms.upstream.ok and not any(T.get("bin_averaged_upstream") for T in P["tasks"].values()):
         missing.append("the authors' bin-averaged values per split (their arm reports only the means)")
     caption = (
-        "Signed coverage error out of period, per split and its mean (◆), both arms"
-        + (", pooled over models (left) and averaged over bins as the paper's Figure 2 does (right)" if binned else "")
-        + ": do the drift benchmarks (solid) fall below zero on every split, the stable ones (dashed) not?"
+        "Signed coverage error per split and its mean (◆), both arms"
+        + (", over models (left) and over bins (right)" if binned else "")
+        + "; drifting benchmarks solid, stable ones dashed."
     )
     return [done(record, "coverage_by_split", fig, caption=caption, section="result", missing=missing)]
 
