@@ -149,8 +149,20 @@ def test_touching_a_protocols_measurement_stales_only_its_claims_and_studies(out
 
 
 @pytest.mark.parametrize("protocol", sorted(p for p, c in PROTOCOLS.items() if c.module_file("figures")))
-def test_touching_a_protocols_figures_re_renders_only_its_reports(out, specs, monkeypatch, protocol):
+def test_touching_a_protocols_figures_re_runs_only_its_claims(out, specs, monkeypatch, protocol):
+    """Figures are drawn when a claim runs, from plot data no record keeps: their code is the record's."""
     _touch(monkeypatch, f"harness/protocols/{protocol}/figures.py")
+    own = {k for k, s in specs.items() if s.protocol.name == protocol}
+    planned = _plan(out)
+    assert {k for k, (run, _) in planned.items() if run} == own
+
+
+@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+def test_touching_a_protocols_results_re_renders_only_its_reports(out, specs, monkeypatch, protocol):
+    path = PROJECT_ROOT / f"harness/protocols/{protocol}/results.py"
+    if not path.is_file():
+        pytest.skip(f"{protocol} has no results.py")
+    _touch(monkeypatch, f"harness/protocols/{protocol}/results.py")
     own = {k for k, s in specs.items() if s.protocol.name == protocol}
     planned = _plan(out)
     assert not any(run for run, _ in planned.values())

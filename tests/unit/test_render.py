@@ -173,7 +173,16 @@ def test_render_needs_no_protocol_no_scipy_and_no_data(tmp_path):
 
 EVIL = "a | b <script>alert(1)</script> `code` **bold** _em_ [link](javascript:x) &lt; ~~del~~ \\|"
 #: Record fields whose strings come from a claim file (or are built from its labels).
-CLAIM_TEXT_KEYS = {"claim", "locator", "title", "label", "reason", "changes", "quantity_label", "task", "words"}
+CLAIM_TEXT_KEYS = {
+    "claim",
+    "locator",
+    "title",
+    "label",
+    "reason",
+    "changes",
+    "quantity_label",
+    "words",
+}  # not "task": a key
 
 
 def _evil(obj, key=None):

@@ -63,11 +63,11 @@ def test_no_arithmetic_comparison_or_accumulator(path):
 
 @pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.name)
 def test_lines_stay_readable(path):
-    long = [i for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if len(line) > 100]
+    long = [i for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if len(line) > 120]
     # Markdown table header rows cannot be broken inside a template without changing the output;
-    # everything else stays within 100 characters.
+    # everything else stays within 120 characters (the code's line length).
     long = [i for i in long if not path.read_text(encoding="utf-8").splitlines()[i - 1].startswith("| ")]
-    assert not long, f"{path.name}: lines {long} are longer than 100 characters"
+    assert not long, f"{path.name}: lines {long} are longer than 120 characters"
 
 
 def test_the_lexer_sees_what_the_test_forbids():

@@ -189,6 +189,8 @@ class Results(BaseResults):
         out = []
         for e in self.evidence.get("arms", []):
             name = Q.boundary(e["label"])
+            if name not in self.mine or name not in self.theirs:  # the authors' arm did not run
+                continue
             mine, theirs = self.mine[name], self.theirs[name]
             boxed_obj = e["objective_reimpl_boxed"]
             out.append(

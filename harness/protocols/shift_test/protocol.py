@@ -48,7 +48,6 @@ from .quantities import MC_SIDE_SDS
 __all__ = ["ShiftParams", "PowerParams", "InflatePost", "RelabelGroups", "ShiftTest", "MC_SIDE_SDS"]
 
 
-
 class PowerParams(ProtocolParams):
     """The measured power of the test: planted shifts on a grid, fresh data and permutations per replicate."""
 
