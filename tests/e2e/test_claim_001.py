@@ -126,7 +126,7 @@ def test_relabelling_control_breaks(record, values):
 
 def test_report_sections_and_the_facts_it_rests_on(record):
     md = render_report(record)
-    assert md.startswith(f"# {record.claim.title}\n\n> Unlike the stable boundaries")
+    assert md.startswith("# Unlike the stable boundaries")
     assert "**Verdict: reproduced.**" in md
     for section in ("## Setup", "## Result", "## Limitations", "<summary>Provenance</summary>"):
         assert section in md, section
