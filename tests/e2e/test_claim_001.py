@@ -127,7 +127,7 @@ def test_relabelling_control_breaks(record, values):
 def test_report_sections_and_the_facts_it_rests_on(record):
     md = render_report(record)
     assert md.startswith("# Unlike the stable boundaries")
-    assert "**Verdict: reproduced.**" in md
+    assert "**Verdict: [reproduced](README.md#verdicts).**" in md
     for section in ("## Setup", "## Result", "## Limitations", "<summary>Provenance</summary>"):
         assert section in md, section
     r = results_for(record)

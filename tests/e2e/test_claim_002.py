@@ -8,6 +8,7 @@ import yaml
 
 from harness import cli
 from harness.build.runner import run_claim
+from harness.core.claimslock import file_sha, update
 from harness.core.datalock import DataError, Tables, load_lock
 from harness.core.record import read_record, record_json
 from harness.rendering.render import render_report
@@ -72,7 +73,7 @@ def test_results_state_the_support_of_the_evaluation_point(record):
 def test_report_renders_from_the_record_alone_and_is_stable(record):
     md = render_report(record)
     assert md.startswith("# At 10²⁴ FLOPs")
-    assert "**Verdict: reproduced.**" in md
+    assert "**Verdict: [reproduced](README.md#verdicts).**" in md
     assert "| benchmark | mine | authors' code | paper | mine − paper | authors' − paper |" in md
     assert "| IFEval | 0.8278 |" in md
     assert "## Limitations" in md
@@ -95,7 +96,7 @@ def test_a_wrong_target_is_not_reproduced(tmp_path, tables):
     rec = run_claim(moved, tables, upstream_options=None).record
     assert rec.verdict.verdict == "not reproduced"
     (reason,) = rec.verdict.reasons
-    assert reason.state == "headline_missed" and reason.facts["titles"] == ["MATH Lvl 5"]
+    assert reason.state == "headline_missed" and reason.titles == ["MATH Lvl 5"]
 
 
 def _altered_root(tmp_path, tables) -> Path:
@@ -154,6 +155,9 @@ def test_could_not_run_does_not_replace_a_good_report(tmp_path, record, monkeypa
     good_md, good_json = render_report(record), record_json(record)
     (out / "002_table1_boundary_1e24.md").write_text(good_md, encoding="utf-8")
     (out / "002_table1_boundary_1e24.json").write_text(good_json, encoding="utf-8")
+    update(
+        out, "claims", record.claim.id, {"outs": {f"{record.claim.id}.json": file_sha(out / f"{record.claim.id}.json")}}
+    )
 
     def broken(*args, **kwargs):
         raise ProtocolError("the optimiser returned no finite objective")

@@ -58,7 +58,7 @@ def test_sigmoid_row_against_table2(record, values):
     assert values["pinball_ood.sigmoid"] == pytest.approx(0.004944, abs=2e-6)
     assert record.verdict.verdict == "not reproduced"
     (reason,) = record.verdict.reasons
-    assert reason.state == "headline_missed" and reason.facts["titles"] == ["Sigmoid, OOD pinball"]
+    assert reason.state == "headline_missed" and reason.titles == ["Sigmoid, OOD pinball"]
 
 
 def test_the_authors_box_explains_the_sigmoid_row(record, values):
@@ -102,7 +102,7 @@ def test_controls_break(record, values):
 def test_report_sections(record):
     md = render_report(record)
     assert md.startswith("# Post-training capability boundaries are modeled as sigmoid")
-    assert "**Verdict: not reproduced.**" in md
+    assert "**Verdict: [not reproduced](README.md#verdicts).**" in md
     assert "| ordering | required | mine | authors' code | paper | holds | pairs | knot counts |" in md
     box = results_for(record).box
     # inside the authors' box every sigmoid cell holds, the OOD pinball cell the free fit misses among them

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.core.claimslock import file_sha, update
 from harness.core.record import read_record
 from harness.rendering.diff import _comparable, _comparable_v1, diff_records
 from harness.rendering.diff import compare as _compare_counted
@@ -193,6 +194,9 @@ def test_diff_of_records_outside_the_repository_says_so(tmp_path):
     if not src:
         pytest.skip("no committed record 002*")
     (tmp_path / src[0].name).write_bytes(src[0].read_bytes())
+    update(
+        tmp_path, "claims", src[0].stem, {"outs": {src[0].name: file_sha(tmp_path / src[0].name)}}
+    )  # as a run locks it
     lines, changed = diff_records(tmp_path, "HEAD")
     assert changed and lines == [f"{src[0].stem}: not compared (the record is outside the repository)"]
 

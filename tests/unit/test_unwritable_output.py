@@ -58,7 +58,7 @@ def test_a_read_only_reports_folder_is_one_line_and_exit_2(sealed_reports, comma
     cid = _smallest_claim(out)
     before = _contents(out)
     args = [command, cid, "--out", str(out)] + (
-        ["--no-upstream", "--force", "--executor", "serial"] if command == "run" else []
+        ["--no-upstream", "--accept-degraded", "--force", "--executor", "serial"] if command == "run" else []
     )
     done = _harness_in(["--ro-bind", str(out), str(out)], args)
     assert done.returncode == 2, done.stderr
@@ -74,11 +74,12 @@ def test_a_full_disk_is_one_line_and_exit_2(sealed_reports, tmp_path):
     full = tmp_path / "full"
     full.mkdir()
     script = (
-        f"cp {record} {full}/ && (dd if=/dev/zero of={full}/filler bs=4096 2>/dev/null; true) && "
+        f"cp {record} {sealed_reports}/claims.lock {full}/ && "
+        f"(dd if=/dev/zero of={full}/filler bs=4096 2>/dev/null; true) && "
         f'{sys.executable} -m harness render {cid} --out {full}; echo "status $?" >&2; '
         f"sha256sum {full}/{cid}.json >&2; ls -a {full} >&2"
     )
-    size = str(record.stat().st_size + (64 << 10))
+    size = str(record.stat().st_size + (sealed_reports / "claims.lock").stat().st_size + (64 << 10))
     cmd = [_bwrap(), "--dev-bind", "/", "/", "--size", size, "--tmpfs", str(full), "--", "sh", "-c", script]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert "status 2" in done.stderr, done.stderr
