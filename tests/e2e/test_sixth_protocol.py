@@ -104,7 +104,8 @@ def test_a_sixth_protocol_is_a_folder_a_template_and_a_registry_line(tmp_path, t
     assert done.returncode == 0, done.stderr
     assert "900_mean_score: reproduced" in done.stdout
     report = (copy / "reports" / "900_mean_score.md").read_text(encoding="utf-8")
-    assert "One column, one mean, over 200 models." in report and "**Verdict: [reproduced](README.md#verdicts).**" in report
+    assert "One column, one mean, over 200 models." in report
+    assert "**Verdict: [reproduced](README.md#verdicts).**" in report
     done = _harness(copy, tables.root, "-m", "harness", "render", "900")
     assert done.returncode == 0, done.stderr
     assert (copy / "reports" / "900_mean_score.md").read_text(encoding="utf-8") == report
