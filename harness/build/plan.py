@@ -81,13 +81,13 @@ def current_record(out: Path, cid: str):
         return None, str(exc).removeprefix(f"{path}: ").removesuffix("; run the claim again")
 
 
-def record_deps(path: Path, protocol: str, inputs, upstream, lock, pins) -> dict:
+def record_deps(path: Path, protocol: str, inputs, upstream, lock, pins, paper=None) -> dict:
     """:func:`harness.core.claimslock.claim_deps` of a claim, its coverage study read where the build writes it."""
     from ..core.claimslock import claim_deps
     from ..core.provenance import package_versions
     from ..resampling.calibration import study_path
 
-    return claim_deps(path, protocol, inputs, upstream, lock, pins, package_versions(), study_path(path.stem))
+    return claim_deps(path, protocol, inputs, upstream, lock, pins, package_versions(), study_path(path.stem), paper)
 
 
 def _render_reasons(out: Path, cid: str, found: dict, protocol: str) -> list[str]:
@@ -125,7 +125,7 @@ def _from_lock(path: Path, out: Path, lock, pins, tables, args) -> Planned | Non
         tables.describe(c.inputs)
     except HarnessError:
         return None
-    deps = record_deps(path, c.protocol, c.inputs, c.upstream, lock, pins)
+    deps = record_deps(path, c.protocol, c.inputs, c.upstream, lock, pins, c.paper and c.paper.id)
     if stale_reasons(found.get("deps"), deps):
         return None
     if existing.arms.upstream.status != "ok" and not args.no_upstream and c.upstream:
@@ -195,7 +195,7 @@ def plan(args, paths: list[Path], console) -> tuple[list[Planned], list[StudyPla
             continue
         spec = specs[path]
         c = spec.claim
-        deps = record_deps(spec.path, spec.protocol.name, c.inputs, c.upstream, lock, pins)
+        deps = record_deps(spec.path, spec.protocol.name, c.inputs, c.upstream, lock, pins, c.paper)
         existing, why = current_record(out, spec.id)
         found = entry(out, "claims", spec.id) or {}
         run, render = [], []

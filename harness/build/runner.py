@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..claimfiles.claim_yaml import spec_sha256
+from ..claimfiles.papers import papers_beside
 from ..claimfiles.spec import ClaimSpec, load_claim
 from ..core import progress
 from ..core.datalock import Tables
@@ -33,6 +34,7 @@ from ..core.record import (
     ClaimInfo,
     InputTable,
     MultiverseRecord,
+    PaperRef,
     Provenance,
     Record,
     Robustness,
@@ -53,6 +55,12 @@ class RunResult:
     record: Record
     log: dict[str, Any] = field(default_factory=dict)
     plots: dict[str, Any] = field(default_factory=dict)  # what the figures are drawn from (Protocol.plots)
+
+
+def _paper_ref(path: Path, name: str | None) -> PaperRef | None:
+    """The paper a claim is from, as the record keeps it (its file's id, title and arXiv id with version)."""
+    paper = (papers_beside(path) or {}).get(name) if name else None
+    return None if paper is None else PaperRef(id=paper.id, title=paper.title, arxiv=f"{paper.arxiv}v{paper.version}")
 
 
 def _generators(seed: int, n_controls: int, extra: int = 0) -> list[np.random.Generator]:
@@ -257,6 +265,7 @@ def assemble_record(
             id=claim.id,
             title=claim.title,
             claim=claim.claim,
+            paper=_paper_ref(spec.path, claim.paper),
             locator=claim.locator,
             protocol=claim.protocol,
             path=rel_path,

@@ -84,6 +84,7 @@ from .multiverse_spec import (
     same_value,
     specification_params,
 )
+from .papers import PAPERS, papers_beside
 from .registry import PROTOCOLS
 
 __all__ = [
@@ -338,6 +339,11 @@ class Claim(Strict):
         min_length=1,
         description="the claim in full: printed under the title (the report's heading when there is no title)",
     )
+    paper: Label | None = Field(
+        None,
+        description="the paper the claim is from, by its file in `claims/papers/` (required when the claims folder "
+        "has that folder)",
+    )
     locator: Text = Field(
         min_length=1, description="where the paper makes the claim (e.g. `Table 1`), kept in the record"
     )
@@ -530,6 +536,22 @@ def _columns_present(protocol, params, tables) -> bool:
     return True
 
 
+def _paper_problems(path: Path, claim: Claim, raw: dict) -> list[str]:
+    """The claim's ``paper`` against the paper files beside it: named when there are any, known, and
+    holding the claim's pin."""
+    papers = papers_beside(path)
+    name = raw.get("paper")
+    if papers is None or (name is not None and not isinstance(name, str)):
+        return []
+    if name is None:
+        return [f"paper: missing; expected one of {sorted(papers)} (the files of {path.parent / PAPERS})"]
+    if name not in papers:
+        return [unknown_name("paper", name, papers, f"a paper of {path.parent / PAPERS}")]
+    if claim.upstream is not None and claim.upstream not in papers[name].pins:
+        return [f"upstream: {claim.upstream!r} is not a pin of paper {name!r} (its pins: {papers[name].pins})"]
+    return []
+
+
 def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimSpec:
     """Read and validate one claim file; raise :class:`SpecError` listing every problem.
 
@@ -572,6 +594,7 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
         ids = [c.id for c in claim.controls if c.id is not None]
         for dup in sorted({x for x in ids if ids.count(x) > 1}):
             problems.append(f"controls: id '{dup}' is used more than once")
+    problems += _paper_problems(path, claim, raw)
     vocab, cvocabs = {}, {}
     warnings: list[str] = []
     problems += resample_problems(claim)

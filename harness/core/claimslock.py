@@ -139,14 +139,16 @@ def _folder(protocol: str, names) -> tuple[str, ...]:
 
 
 def claim_deps(
-    claim_file: Path, protocol: str, inputs, upstream: str | None, lock, pins, packages: dict, study: Path
+    claim_file: Path, protocol: str, inputs, upstream: str | None, lock, pins, packages: dict, study: Path, paper=None
 ) -> dict:
     """What a claim's record is made from, by hash: ``lock`` the data lock, ``pins`` the upstream pins,
-    ``study`` its coverage study's JSON file."""
+    ``study`` its coverage study's JSON file, ``paper`` the name of its paper's file (its identity is in the
+    record)."""
     pin = pins[upstream].model_dump(mode="json") if upstream and pins and upstream in pins else None
     code = RECORD_CODE + _folder(protocol, MEASURING) + (AUTHORS_CODE if upstream else ())
     return {
         "claim": file_sha(claim_file),
+        "paper": file_sha(Path(claim_file).parent / "papers" / f"{paper}.yaml") if paper else None,
         "data": {name: lock.tables[name].sha256 for name in sorted(inputs) if name in lock.tables},
         "code": code_hashes(code),
         "packages": packages,
@@ -222,6 +224,8 @@ def stale_reasons(stored: dict | None, now: dict) -> list[str]:
     out = []
     if stored.get("claim") != now.get("claim"):
         out.append("claim file changed")
+    if stored.get("paper") != now.get("paper"):
+        out.append("its paper's file changed")
     if stored.get("design") != now.get("design"):
         out.append("its design changed")
     if data := changed(stored.get("data"), now.get("data")):

@@ -31,6 +31,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "Record",
     "ClaimInfo",
+    "PaperRef",
     "InputTable",
     "Provenance",
     "Arm",
@@ -71,10 +72,17 @@ class Reason(_Model):
     titles: list[str] = Field(default_factory=list)
 
 
+class PaperRef(_Model):
+    id: str  # its file in claims/papers/
+    title: str
+    arxiv: str  # with its version: 2404.10102v2
+
+
 class ClaimInfo(_Model):
     id: str
     title: str | None = None  # the claim file's short title (the report's heading); the claim itself under it
     claim: str
+    paper: PaperRef | None = None
     locator: str
     protocol: str
     path: str  # relative to the project root, e.g. claims/002_table1_boundary_1e24.yaml

@@ -1,8 +1,8 @@
 """The index of the verdicts, ``reports/README.md``, and the one-line summaries ``list`` prints.
 
-One row per claim (its short title, the verdict and why, the resampling and analysis-choices labels, whether
-the authors' code ran), then the terms every report uses, defined once (each report links here), then the
-setup the reports share (``templates/index.md.j2``).
+For each paper (``claims/papers/``), one row per claim (its short title, the verdict and why, the resampling
+and analysis-choices labels, whether the authors' code ran); then the terms every report uses, defined once
+(each report links here); then each paper's setup, which its claims share (``templates/index.md.j2``).
 """
 
 from __future__ import annotations
@@ -71,8 +71,24 @@ def summary_rows(records: list[Record]) -> list[dict]:
     return rows
 
 
+def papers(records: list[Record], known: dict) -> list[dict]:
+    """The papers of ``records`` in the order of their first claim, each with its rows and its setup (from
+    ``known``, the paper files by id; None for a paper whose file is gone); claims of no paper come last."""
+    groups: dict = {}
+    for row, rec in zip(summary_rows(records), sorted(records, key=lambda r: r.claim.id), strict=True):
+        groups.setdefault(rec.claim.paper.id if rec.claim.paper else None, (rec.claim.paper, []))[1].append(row)
+    out = [
+        {"ref": ref, "rows": rows, "setup": getattr(known.get(ref.id), "setup", None)}
+        for pid, (ref, rows) in groups.items()
+        if pid is not None
+    ]
+    return out + ([{"ref": None, "rows": groups[None][1], "setup": None}] if None in groups else [])
+
+
 def index_markdown(records: list[Record]) -> str:
-    """``reports/README.md``: every claim with its verdict and why, the terms, the shared setup."""
+    """``reports/README.md``: every claim with its verdict and why, by paper; the terms; each paper's setup."""
+    from ..claimfiles.papers import load_papers
+    from ..core.paths import CLAIMS_DIR
     from .render import _tidy, environment
 
     studies = [
@@ -80,5 +96,9 @@ def index_markdown(records: list[Record]) -> str:
         for r in sorted(records, key=lambda r: r.claim.id)
         if r.robustness is not None and (r.robustness.facts.get("calibration") or {}).get("study")
     ]
-    page = environment().get_template("index.md.j2").render(rows=summary_rows(records), studies=studies)
+    page = (
+        environment()
+        .get_template("index.md.j2")
+        .render(papers=papers(records, load_papers(CLAIMS_DIR)), studies=studies)
+    )
     return _tidy(page)

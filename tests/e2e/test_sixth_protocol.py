@@ -51,7 +51,7 @@ for path in sorted(CLAIMS_DIR.glob("*.yaml")):
     spec = load_claim(path, lock=lock)
     adapter = _adapter(spec.protocol, HARNESS)
     c = spec.claim
-    deps = record_deps(spec.path, spec.protocol.name, c.inputs, c.upstream, lock, pins)
+    deps = record_deps(spec.path, spec.protocol.name, c.inputs, c.upstream, lock, pins, c.paper)
     out[spec.id] = {"record": deps, "adapter": adapter.code if adapter else None}
 print(json.dumps(out))
 """

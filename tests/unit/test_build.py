@@ -54,7 +54,7 @@ def out(tmp_path, specs, tables):
         for name in (f"{cid}.json", f"{cid}.md"):
             shutil.copy(REPORTS_DIR / name, out / name)
         c = spec.claim
-        deps = planning.record_deps(spec.path, spec.protocol.name, c.inputs, c.upstream, lock, pins)
+        deps = planning.record_deps(spec.path, spec.protocol.name, c.inputs, c.upstream, lock, pins, c.paper)
         outs = {n: claimslock.file_sha(out / n) for n in (f"{cid}.json", f"{cid}.md")}
         entry = {"protocol": c.protocol, "deps": deps, "render": claimslock.render_deps(c.protocol), "outs": outs}
         claimslock.update(out, "claims", cid, entry)
