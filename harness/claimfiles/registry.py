@@ -31,6 +31,7 @@ PROTOCOLS: dict[str, ProtocolCard] = _cards(
     "estimator_comparison",
     "hyperparameters",
     "shift_test",
+    "parametric_loss",
 )
 
 

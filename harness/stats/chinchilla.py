@@ -37,8 +37,6 @@ import numpy as np
 from scipy import optimize, stats
 
 __all__ = [
-    "HOFFMANN_TEX",
-    "HOFFMANN_ROUNDED",
     "HOFFMANN_GRID",
     "keep_below_highest",
     "log_law",
@@ -68,10 +66,6 @@ __all__ = [
     "simulate",
 ]
 
-#: Hoffmann et al.'s estimates from the TeX source, as the notebook holds them: (log A, log B, log E, alpha, beta).
-HOFFMANN_TEX = np.array([6.0073404, 6.0179186, 0.5267228, 0.33917084, 0.2849083])
-#: The same as printed in the body of their paper (A 406.4, B 410.7, E 1.69, alpha 0.34, beta 0.28), logged.
-HOFFMANN_ROUNDED = np.array([np.log(406.4), np.log(410.7), np.log(1.69), 0.34, 0.28])
 
 #: The grid of starts of notebook cell 18, per coordinate of ``theta``: a and b in {0, 5, ..., 25} (6 values),
 #: e in {-1, -0.5, ..., 1} (5), alpha and beta in {0, 0.5, ..., 2} (5 each): 6 * 6 * 5 * 5 * 5 = 4500 starts.
@@ -237,6 +231,7 @@ def fit_grid(
     *,
     delta: float = 1e-3,
     reduce: str = "sum",
+    scale: float = 1.0,
     starts=None,
     finite_differences: bool = False,
 ) -> GridFit:
@@ -247,6 +242,7 @@ def fit_grid(
     rule is absolute in the gradient, which is why the ``"mean"`` objective, 240 times smaller, stops
     early (cells 70-75). With ``finite_differences=True`` the gradient is scipy's default two-point
     difference, as the notebook's cell 18 had it (it passed no ``jac``); the default is the analytic one.
+    ``scale`` multiplies the objective (and its gradient) before L-BFGS-B sees it: the loss scale alone.
 
     Cost: one scipy call per start, not vectorised across starts (L-BFGS-B keeps a state per start); the
     objective and gradient are one pass over the runs (about 25 us on 240). The 4500 starts of
@@ -260,9 +256,14 @@ def fit_grid(
     thetas, objectives = np.empty((k, 5)), np.empty(k)
     nit, success = np.empty(k, dtype=int), np.empty(k, dtype=bool)
     if finite_differences:
-        fun, jac = (lambda th: huber_objective(th, log_n, log_d, log_l, delta=delta, reduce=reduce)[0]), None
+        fun, jac = (lambda th: scale * huber_objective(th, log_n, log_d, log_l, delta=delta, reduce=reduce)[0]), None
     else:
-        fun, jac = (lambda th: huber_objective(th, log_n, log_d, log_l, delta=delta, reduce=reduce)), True
+
+        def fun(th):
+            value, grad = huber_objective(th, log_n, log_d, log_l, delta=delta, reduce=reduce)
+            return scale * value, scale * grad
+
+        jac = True
     for i, x0 in enumerate(starts):
         res = optimize.minimize(fun, x0, jac=jac, method="L-BFGS-B")
         thetas[i], objectives[i], nit[i], success[i] = res.x, res.fun, res.nit, res.success
@@ -373,7 +374,7 @@ class LikelihoodFit:
 
 
 def fit_likelihood(
-    log_n, log_d, log_l, *, delta: float = 1e-3, start=HOFFMANN_TEX, log_scale0: float = 0.0, gtol: float = 1e-5
+    log_n, log_d, log_l, *, delta: float = 1e-3, start, log_scale0: float = 0.0, gtol: float = 1e-5, method="BFGS"
 ) -> LikelihoodFit:
     """Maximum likelihood under :func:`huber_loglik`: BFGS on ``-ell`` in ``(theta, sigma)`` (notebook cell 24).
 
@@ -382,6 +383,7 @@ def fit_likelihood(
     240 runs BFGS ends with "precision loss" (``converged`` False) on a ridge where A and B trade off at
     equal likelihood; E, alpha, beta and the likelihood are well determined. Measured from the TeX start:
     A 482.006, B 2085.43, E 1.81686, alpha 0.34781, beta 0.36585, loglik 879.7731 (cells 24-25 to their digits).
+    ``method`` names another scipy optimiser (``"L-BFGS-B"``) for a second opinion on the same likelihood.
     """
     log_n, log_d, log_l = (np.asarray(v, dtype=float) for v in (log_n, log_d, log_l))
 
@@ -390,7 +392,7 @@ def fit_likelihood(
         return -value, -grad
 
     x0 = np.append(np.asarray(start, dtype=float), log_scale0)
-    res = optimize.minimize(negative, x0, jac=True, method="BFGS", options={"gtol": gtol})
+    res = optimize.minimize(negative, x0, jac=True, method=method, options={"gtol": gtol})
     return LikelihoodFit(
         theta=res.x[:5].copy(),
         log_scale=float(res.x[5]),
@@ -448,7 +450,7 @@ def bootstrap_fits(
     sets drawn with :func:`bootstrap_index_sets` from ``rng``). A resample's objective,
     ``sum_{j in set} huber(r_j)``, is computed as ``sum_i c_i huber(r_i)`` with ``c_i`` the count of run ``i``
     in the set: the same number, over the distinct runs only. The notebook starts every resample at
-    Hoffmann's TeX values (:data:`HOFFMANN_TEX`) with scipy's BFGS defaults (``gtol = 1e-5``).
+    Hoffmann's TeX values with scipy's BFGS defaults (``gtol = 1e-5``).
 
     Cost: one BFGS per resample (median 46 iterations); 4000 resamples of the 240 runs take about 16 s on
     one core. Given the notebook's own 4000 index sets (its legacy ``np.random.seed(42)`` stream) the

@@ -117,7 +117,10 @@ def _measured(measure: str, v: float, ref: float | None) -> float | None:
 
 
 def _judge_control_arm(spec: ClaimSpec, ctl, control_values: dict | None, baseline: dict) -> ArmControlOutcome:
-    if control_values is None:
+    """How one arm fared under a control: not run when the arm gave no answer to it, or measured none of the
+    quantities its conditions name (the authors' code may lack what the control changes)."""
+    named = {q for cond in ctl.must for q in cond.quantities}
+    if control_values is None or (named and not named & control_values.keys()):
         return ArmControlOutcome(ran=False)
     paper = {t.quantity: t.paper for t in spec.claim.targets if t.relation == "~"}
     conditions = []
