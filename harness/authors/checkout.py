@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 from pathlib import Path, PurePosixPath
 from typing import Annotated
@@ -55,6 +56,7 @@ OWN_CONFIG = {
     "remote.origin.url",
     "remote.origin.fetch",
 }
+EXACT_REQUIREMENT = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?==[0-9][A-Za-z0-9.+!_-]*")
 MIRROR_HINT = (
     "without network access, point git at a local mirror (docs/authors-arm.md):"
     " git config --global url.<mirror>.insteadOf {url}"
@@ -65,12 +67,28 @@ MIRROR_HINT = (
 
 
 class Pin(BaseModel):
-    """One pinned repository: where it is, which commit, which paths to check out."""
+    """One pinned repository: where it is, which commit, which paths to check out, and the packages its code needs."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     url: str = Field(min_length=1)
     commit: str = Field(pattern=r"^[0-9a-f]{40}$", description="full 40-hex commit id")
     paths: list[str] = Field(min_length=1)
+    #: The environment its code runs in (:mod:`harness.authors.environment`): every package, at an exact version;
+    #: without it, the harness's own interpreter.
+    packages: list[str] | None = Field(default=None, min_length=1)
+    timeout_s: float | None = Field(default=None, gt=0, description="a request's time limit, in seconds")
+
+    @field_validator("packages")
+    @classmethod
+    def _exact_versions(cls, packages: list[str]) -> list[str]:
+        bad = [p for p in packages if not EXACT_REQUIREMENT.fullmatch(p)]
+        if bad:
+            raise ValueError(f"each package must be name==version (an exact version), got {', '.join(map(repr, bad))}")
+        names = [re.sub(r"[-_.]+", "-", p.split("==")[0]).lower() for p in packages]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"each package must be named once, got {', '.join(twice)} more than once")
+        return packages
 
     @field_validator("paths")
     @classmethod

@@ -20,6 +20,10 @@ This is the only module that runs the adapters (the checkout is
   inputs, a size-capped writable tmpfs, no network, a pid namespace that dies
   with the run, rlimits, bounded reads of its output and answer), or, only when
   the user asks (``--sandbox none``), unconfined, said in the record.
+* A pin that declares ``packages`` runs in the environment built for them
+  (:mod:`harness.authors.environment`, shown read-only in the sandbox), with the pin's
+  ``timeout_s`` when it gives one; the declaration's digest is part of the cache key.
+  Other pins run in the harness's own interpreter.
 * A cached answer is trusted only when it verifies: a bounded regular file
   whose content matches the sha256 stored with it, made under this confinement.
 """
@@ -50,6 +54,7 @@ from ..core.paths import HARNESS, LAUNCHER, PROJECT_ROOT, scrub_paths, shown
 from ..core.schema import format_validation_error
 from . import sandbox
 from .checkout import PINS_FILE, VENDOR_DIR, checkout, find_pin, verified_tree
+from .environment import ENVS_DIR, Environment, environment
 from .sandbox import Limits
 
 __all__ = ["UpstreamOptions", "UpstreamResult", "run_upstream_arm", "CACHE_DIR"]
@@ -83,6 +88,7 @@ class UpstreamOptions:
     sandbox: str = "bubblewrap"
     limits: Limits = Limits()
     jobs: int | None = None  # requests run at once (default: this machine's cores)
+    envs_dir: Path = ENVS_DIR  # the environments pins declare
 
 
 @dataclass(frozen=True)
@@ -146,9 +152,12 @@ class _Launched(BaseModel):
     harness_modules: list[str]
 
 
-def _cache_key(commit: str, inputs: list[dict], code: dict[str, str], request: dict, tree: str, confined: dict) -> str:
+def _cache_key(
+    commit: str, inputs: list[dict], code: dict[str, str], request: dict, tree: str, confined: dict, env: str | None
+) -> str:
     """sha256 of everything the answer depends on (input files by hash, not by path; the harness's files the
-    adapter loads, by hash; the authors' files as they were on disk when verified, by hash)."""
+    adapter loads, by hash; the authors' files as they were on disk when verified, by hash; the digest of the
+    pin's declared environment, when it declares one)."""
     versions = {pkg: importlib.metadata.version(pkg) for pkg in ("numpy", "scipy", "pandas")}
     material = {
         "commit": commit,
@@ -161,6 +170,8 @@ def _cache_key(commit: str, inputs: list[dict], code: dict[str, str], request: d
         "numerics": pinned_env(os.environ),  # the kernels the answer was computed with
         "confinement": confined,  # an answer made unconfined is never served to a confined run
     }
+    if env is not None:
+        material["environment"] = env
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
@@ -298,10 +309,12 @@ def _text(data: bytes, scratch: Path) -> str:
 
 
 def _run_adapter(
-    checkout_dir: Path, adapter: _Adapter, request: dict, inputs: list[_Input], options, confine
+    checkout_dir: Path, adapter: _Adapter, request: dict, inputs: list[_Input], options, confine, env
 ) -> UpstreamResult:
-    """Run the launcher once in a scratch folder; the fields of the result that describe the run."""
+    """Run the launcher once in a scratch folder (with the pin's environment's interpreter when it declares one);
+    the fields of the result that describe the run."""
     launcher = adapter.harness_dir / LAUNCHER
+    python, env_paths = (sys.executable, []) if env is None else (str(env.python), [env.folder, env.base_prefix])
     with tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX) as tmp:
         scratch = Path(tmp) / "work"  # the writable folder (a tmpfs under bubblewrap)
         scratch.mkdir()
@@ -310,9 +323,9 @@ def _run_adapter(
         req = atomic_write_text(Path(tmp) / "request.json", json.dumps(request))
         argv = [str(checkout_dir), str(adapter.harness_dir), adapter.module, str(req)]
         cmd = confine.command(
-            [sys.executable, *LAUNCH_FLAGS, str(launcher), *argv],
+            [python, *LAUNCH_FLAGS, str(launcher), *argv],
             scratch,
-            [checkout_dir, adapter.harness_dir, Path(tmp) / "inputs", req],
+            [checkout_dir, adapter.harness_dir, Path(tmp) / "inputs", req, *env_paths],
             options.limits,
         )
         out = sandbox.run(
@@ -434,7 +447,7 @@ def _request_parts(adapter: _Adapter, request: dict) -> list[dict]:
     return list(plan.parts(request))
 
 
-def _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of) -> tuple[UpstreamResult, Path | None]:
+def _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of, env) -> tuple[UpstreamResult, Path | None]:
     if isinstance(confine, str):  # the sandbox cannot be had, and unconfined was not asked for
         return _failed(confine, sandbox=f"none: {confine}"), None
     described = sandbox.describe(options.limits, confine.confined)
@@ -443,7 +456,7 @@ def _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of) -> t
     if not options.force and (stored := _read_cache(cache_file, described)) is not None:
         return dataclasses.replace(stored, cached=True, cache_key=key), None  # nothing ran
     with cores.authors_slot():
-        ran = _run_adapter(checkout_dir, adapter, sub, inputs, options, confine)
+        ran = _run_adapter(checkout_dir, adapter, sub, inputs, options, confine, env)
     return dataclasses.replace(ran, cache_key=key), (cache_file if ran.ok else None)
 
 
@@ -463,8 +476,13 @@ def _run_parts(claim, params, tables, options, pin, where, adapter, inputs):
     """
     try:
         checkout_dir, tree = verified_tree(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
+        env: Environment | None = None
+        if pin.packages is not None:
+            env = environment(claim.upstream, pin.packages, options.envs_dir)
     except UpstreamError as exc:
         return _failed(str(exc), **where), []
+    if pin.timeout_s is not None:
+        options = dataclasses.replace(options, timeout_s=pin.timeout_s)
     request = {
         "params": params.model_dump(mode="json"),
         "controls": [
@@ -478,19 +496,20 @@ def _run_parts(claim, params, tables, options, pin, where, adapter, inputs):
     requests = _request_parts(adapter, request)
 
     def key_of(sub, confined):
-        return _cache_key(pin.commit, described, adapter.code, sub, tree, confined)
+        return _cache_key(pin.commit, described, adapter.code, sub, tree, confined, env and env.digest)
 
     confine = sandbox.confinement(options.sandbox)
     sandbox_name = f"none: {confine}" if isinstance(confine, str) else confine.name
     n_threads = max(1, min(len(requests), options.jobs or os.cpu_count() or 1))
     if n_threads == 1:
-        ran = [_run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of) for sub in requests]
+        ran = [_run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of, env) for sub in requests]
     else:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=n_threads) as pool:
             futures = [
-                pool.submit(_run_part, checkout_dir, adapter, sub, inputs, options, confine, key_of) for sub in requests
+                pool.submit(_run_part, checkout_dir, adapter, sub, inputs, options, confine, key_of, env)
+                for sub in requests
             ]
             ran = [f.result() for f in futures]
     results = [r for r, _ in ran]

@@ -911,3 +911,105 @@ def test_a_child_of_the_authors_code_does_not_survive_the_run(checked_out):
     r = _arm(w, adapter="orphan.py")
     assert r.status == "ok", r.reason
     assert _gone(f"orphan-marker {w.vendor}", within=2.0), "the detached child outlived the run"
+
+
+# -- a pin's declared environment, and a notebook run through the real path --------------------------------
+
+
+def _declare(w, pin_name="fake", **fields):
+    pins = yaml.safe_load(w.pins.read_text())
+    pins[pin_name].update(fields)
+    w.pins.write_text(yaml.safe_dump(pins))
+
+
+@pytest.fixture
+def bare_env(checked_out, monkeypatch):
+    """The pin declares a package; its environment is a bare venv uv makes offline (nothing installed)."""
+    from harness.authors import environment as envmod
+
+    pytest.importorskip("uv", reason="building an environment needs uv (pip install -e .)")
+    _declare(checked_out, packages=["fakepkg==2"])
+    monkeypatch.setattr(envmod, "_install", lambda pin, packages, python: None)
+    (checked_out.adapters / "prefix.py").write_text(
+        "import sys, fakepkg\n\ndef run(request):\n"
+        "    return {'values': {'value': fakepkg.VALUE}, 'details': {'prefix': sys.prefix}}\n"
+    )
+    return checked_out
+
+
+def test_a_pin_that_declares_packages_runs_in_their_environment(bare_env):
+    w = bare_env
+    envs = w.tmp / "envs"
+    r = _arm(w, adapter="prefix.py", envs_dir=envs)
+    assert r.status == "ok", r.reason
+    (built,) = envs.iterdir()
+    assert r.details["prefix"] == str(built) and r.values == {"value": 2.0}
+    _declare(w, packages=["fakepkg==3"])
+    again = _arm(w, adapter="prefix.py", envs_dir=envs)
+    assert again.cache_key != r.cache_key and not again.cached and len(list(envs.iterdir())) == 2
+
+
+def test_a_pins_time_limit_holds(bare_env):
+    _declare(bare_env, timeout_s=1)
+    r = _arm(bare_env, adapter="hang.py", envs_dir=bare_env.tmp / "envs")
+    assert r.status == "could not run" and "did not finish within 1 s" in r.reason
+
+
+TOY_CELLS = [
+    "x = 2 * k",
+    "raise SystemExit('cell 1 is not named: it must not run')",
+    "import numpy as np\ny = np.arange(x) * factor",
+    "1 / 0",
+]
+
+
+def _notebook_adapter(w, name: str, cells: list[int]):
+    named = [(i, TOY_CELLS[i]) for i in cells]
+    (w.adapters / name).write_text(
+        textwrap.dedent(f"""
+        from harness.authors.adapters.notebook import cell_sha256, run_cells
+
+        def run(request):
+            cells = [(i, cell_sha256(source)) for i, source in {named!r}]
+            setting = f"k, factor = 3, {{request['params']['factor']}}"
+            out = run_cells(request["checkout"], "toy.ipynb", cells, parameters=setting, outputs=["x", "y"])
+            return {{"values": {{"x": out["x"]}}, "details": {{"y": out["y"]}}}}
+        """)
+    )
+
+
+@pytest.fixture
+def notebook(checked_out):
+    """A second pin holding a notebook whose committed outputs are wrong, and the runner in the test's package."""
+    nbformat = pytest.importorskip("nbformat", reason="the notebook runner needs nbformat (pip install -e '.[test]')")
+    pytest.importorskip("nbclient", reason="the notebook runner needs nbclient (pip install -e '.[test]')")
+    pytest.importorskip("ipykernel", reason="the notebook runner needs ipykernel (pip install -e '.[test]')")
+    w = checked_out
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in TOY_CELLS])
+    nb.cells[2].outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "[999]"}, execution_count=3)]
+    with git.Repo.init(w.tmp / "nb-origin") as origin:
+        commit = _commit(origin, {"toy.ipynb": nbformat.writes(nb)}, "toy")
+    pins = yaml.safe_load(w.pins.read_text())
+    pins["nb"] = {"url": str(w.tmp / "nb-origin"), "commit": commit, "paths": ["toy.ipynb"]}
+    w.pins.write_text(yaml.safe_dump(pins))
+    runner = "authors/adapters/notebook.py"
+    shutil.copy(HARNESS / runner, w.adapters.parent / runner)
+    checkout("nb", w.options.vendor_dir, pins_file=w.pins)
+    return w
+
+
+def test_a_notebook_runs_its_named_cells_confined_and_answers_what_they_computed(notebook):
+    _notebook_adapter(notebook, "nb_ok.py", [0, 2])
+    r = _arm(notebook, adapter="nb_ok.py", claim=_claim(upstream="nb"))
+    assert r.status == "ok", r.reason
+    # k = 3, factor = 10 (FakeParams): x = 6, y = 0, 10, ..., 50; the committed output [999] is not read, and
+    # cell 1 (which would stop the kernel) is not run
+    assert r.values == {"x": 6.0} and r.details["y"] == [0, 10, 20, 30, 40, 50]
+    assert "toy.ipynb: cell 2 ran in" in r.stderr
+
+
+def test_a_raising_cell_is_named_with_its_error(notebook):
+    _notebook_adapter(notebook, "nb_raises.py", [0, 3])
+    r = _arm(notebook, adapter="nb_raises.py", claim=_claim(upstream="nb"))
+    assert r.status == "could not run"
+    assert "NotebookError: toy.ipynb: cell 3 raised ZeroDivisionError: division by zero" in r.reason

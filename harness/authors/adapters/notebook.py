@@ -1,0 +1,118 @@
+"""Run chosen cells of the authors' notebook afresh and read back the variables asked for.
+
+Called by an adapter inside the launched process (the pin's environment, confined like every authors'
+arm), with nbformat and nbclient, the Jupyter project's own reader and executor:
+
+* each named cell's source must have the sha256 the adapter states (:func:`cell_sha256`), else
+  :class:`NotebookError` names the notebook, the cell, the hash expected and the hash found;
+* a new notebook is made of the adapter's parameter cell (if any), those cells' sources in the order given,
+  and a last cell that writes the requested expressions as JSON to a file in a temporary folder: nothing
+  of the committed outputs is read, and nothing is written beside the notebook;
+* it runs on a fresh ``python3`` kernel of this environment's ipykernel, in the checkout (relative paths
+  read its files), non-interactively: a timeout per cell, a cell error stops the run (``allow_errors``
+  off) and is raised as :class:`NotebookError` naming the cell and the error's last line, matplotlib's
+  ``Agg`` backend (no display), and the kernel's ZMQ sockets on 127.0.0.1 only;
+* the seconds the kernel took to start and each cell took go to stderr (the run log).
+
+Imports nothing of the harness; nbformat and nbclient are imported when a notebook runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["NotebookError", "cell_sha256", "run_cells"]
+
+KERNEL_IP = "127.0.0.1"
+
+
+class NotebookError(RuntimeError):
+    """A named cell that is not the one expected, or a cell that failed."""
+
+
+def cell_sha256(source: str) -> str:
+    """sha256 of a cell's source as nbformat reads it (one string, UTF-8)."""
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+
+
+def _output_cell(expressions: Sequence[str], path: Path) -> str:
+    """The last cell: each expression's value (``.tolist()`` of an array or a NumPy number) as JSON in ``path``."""
+    return (
+        "import json as _harness_json\n"
+        f"_harness_expressions, _harness_path = {list(expressions)!r}, {str(path)!r}\n"
+        "_harness_values = {_e: eval(_e) for _e in _harness_expressions}\n"
+        "with open(_harness_path, 'w', encoding='utf-8') as _harness_fh:\n"
+        "    _harness_json.dump({_e: _v.tolist() if hasattr(_v, 'tolist') else _v"
+        " for _e, _v in _harness_values.items()}, _harness_fh)\n"
+    )
+
+
+def run_cells(
+    checkout: str | Path,
+    notebook: str,
+    cells: Sequence[tuple[int, str]],
+    *,
+    parameters: str = "",
+    outputs: Sequence[str] = (),
+    timeout_s: float = 600,
+) -> dict:
+    """Run ``cells`` (``(index, sha256 of its source)``, in that order) of ``checkout/notebook`` on a new kernel
+    after the ``parameters`` source; return ``{expression: value}`` for each of ``outputs``."""
+    import nbformat
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    nb = nbformat.read(Path(checkout) / notebook, as_version=4)
+    labelled = [("the parameter cell", parameters)] if parameters else []
+    for index, expected in cells:
+        if not (0 <= index < len(nb.cells) and nb.cells[index].cell_type == "code"):
+            raise NotebookError(f"{notebook}: cell {index} is not a code cell (the notebook has {len(nb.cells)} cells)")
+        found = cell_sha256(nb.cells[index].source)
+        if found != expected:
+            raise NotebookError(f"{notebook}: cell {index}'s source has sha256 {found}, expected {expected}")
+        labelled.append((f"cell {index}", nb.cells[index].source))
+    os.environ["MPLBACKEND"] = "Agg"  # the kernel inherits it
+    with tempfile.TemporaryDirectory(prefix="notebook-") as tmp:
+        answer = Path(tmp) / "outputs.json"
+        labelled.append(("the output cell", _output_cell(outputs, answer)))
+        fresh = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for _, src in labelled])
+        running, started = [], [time.monotonic()]
+
+        def cell_started(cell, cell_index):
+            if not running:
+                print(f"{notebook}: the kernel started in {time.monotonic() - started[0]:.1f} s", file=sys.stderr)
+            running.append(cell_index)
+            started.append(time.monotonic())
+
+        def cell_done(cell, cell_index, execute_reply):
+            print(
+                f"{notebook}: {labelled[cell_index][0]} ran in {time.monotonic() - started[-1]:.1f} s", file=sys.stderr
+            )
+
+        client = NotebookClient(
+            fresh,
+            km=KernelManager(kernel_name="python3", ip=KERNEL_IP, transport="tcp"),
+            timeout=timeout_s,
+            allow_errors=False,
+            resources={"metadata": {"path": str(checkout)}},  # the kernel's working folder
+            on_cell_start=cell_started,
+            on_cell_executed=cell_done,
+        )
+        try:
+            client.execute()
+        except CellExecutionError as exc:
+            raise NotebookError(f"{notebook}: {labelled[running[-1]][0]} raised {exc.ename}: {exc.evalue}") from None
+        except CellTimeoutError:
+            where = labelled[running[-1]][0]
+            raise NotebookError(f"{notebook}: {where} did not finish within {timeout_s:g} s") from None
+        except DeadKernelError:
+            raise NotebookError(f"{notebook}: the kernel died while running {labelled[running[-1]][0]}") from None
+        return json.loads(answer.read_text(encoding="utf-8"))
