@@ -57,14 +57,15 @@ def _output_cell(expressions: Sequence[str], path: Path) -> str:
 def run_cells(
     checkout: str | Path,
     notebook: str,
-    cells: Sequence[tuple[int, str]],
+    cells: Sequence[tuple[int, str] | str],
     *,
     parameters: str = "",
     outputs: Sequence[str] = (),
     timeout_s: float = 600,
 ) -> dict:
     """Run ``cells`` (``(index, sha256 of its source)``, in that order) of ``checkout/notebook`` on a new kernel
-    after the ``parameters`` source; return ``{expression: value}`` for each of ``outputs``."""
+    after the ``parameters`` source; return ``{expression: value}`` for each of ``outputs``. A cell given as a
+    string is the adapter's own source, run where it stands (labelled "the adapter's cell" in errors)."""
     import nbformat
     from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
@@ -72,7 +73,11 @@ def run_cells(
 
     nb = nbformat.read(Path(checkout) / notebook, as_version=4)
     labelled = [("the parameter cell", parameters)] if parameters else []
-    for index, expected in cells:
+    for cell in cells:
+        if isinstance(cell, str):
+            labelled.append(("the adapter's cell", cell))
+            continue
+        index, expected = cell
         if not (0 <= index < len(nb.cells) and nb.cells[index].cell_type == "code"):
             raise NotebookError(f"{notebook}: cell {index} is not a code cell (the notebook has {len(nb.cells)} cells)")
         found = cell_sha256(nb.cells[index].source)

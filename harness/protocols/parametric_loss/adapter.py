@@ -78,7 +78,8 @@ def _changed_losses(control: dict, tex: list, seed: int) -> str:
     return head + (
         "_n, _d = training_df['Model Size'].values, training_df['Training Tokens'].values\n"
         f"_law = _np.logaddexp(_np.logaddexp({a!r} - {alpha!r} * _np.log(_n), {b!r} - {beta!r} * _np.log(_d)), {e!r})\n"
-        f"training_df['loss'] = _np.exp(_law + _rng.normal(0.0, {float(control['params']['noise_sd'])!r}, _law.shape))\n"
+        f"_noise = _rng.normal(0.0, {float(control['params']['noise_sd'])!r}, _law.shape)\n"
+        "training_df['loss'] = _np.exp(_law + _noise)\n"
     )
 
 

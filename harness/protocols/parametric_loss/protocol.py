@@ -4,8 +4,8 @@ On the runs of a table (model size N, training FLOP C, final loss L; tokens D = 
 highest loss left out (``exclude_highest``), with ``θ = (log A, log B, log E, α, β)`` (:mod:`harness.stats.chinchilla`):
 
 * ``fit.*``: the refit, maximum likelihood under a Huber density of the log-loss residuals with a free scale,
-  by BFGS from Hoffmann et al.'s TeX values; ``alt.*``: the same likelihood maximised by L-BFGS-B, a second
-  optimiser (A and B lie on a ridge of almost equal likelihood; the two land apart on it);
+  by BFGS from Hoffmann et al.'s TeX values; ``profile.B``: how far the likelihood falls when B is held 10%
+  either side of the refit's and the rest refitted (A and B lie on a ridge of almost equal likelihood);
 * ``grid.*`` (with ``grid: true``): Hoffmann et al.'s method, the summed Huber loss minimised by L-BFGS-B from
   every start of their grid, the best kept; ``mean.*``: the same with the mean Huber loss (the loss scale:
   L-BFGS-B's absolute gradient tolerance stops a loss 1/n as large sooner);
@@ -42,6 +42,8 @@ from .quantities import PARAMS
 __all__ = ["LossParams", "ParametricLoss"]
 
 Theta = list[Number]
+#: Batches of the bootstrap's resamples for its Monte Carlo error.
+BATCHES = 20
 
 
 class LossParams(ProtocolParams):
@@ -123,14 +125,19 @@ def _interval(samples, estimate: float, level: float, how: str) -> tuple[float, 
     return estimate - half, estimate + half
 
 
-def _measure(params: LossParams, runs, rng, *, printed, n_boot: int, scale: float = 1.0, alt=False) -> Measurement:
+def _measure(params: LossParams, runs, rng, *, printed, n_boot: int, scale: float = 1.0, profile=False) -> Measurement:
     log_n, log_d, log_l = runs
     delta, tex = params.delta, np.asarray(params.tex, dtype=float)
     fit = ch.fit_likelihood(log_n, log_d, log_l, delta=delta, start=tex)
     values = _named("fit", fit.theta) | {"fit.loglik": fit.loglik, "n_runs": len(log_l)}
-    if alt:
-        other = ch.fit_likelihood(log_n, log_d, log_l, delta=delta, start=tex, method="L-BFGS-B")
-        values |= {"alt.B": math.exp(other.theta[1]), "alt.loglik_gap": fit.loglik - other.loglik}
+    if profile:  # B held 10% either side of the refit's, the rest refitted: how flat the ridge is
+        start = np.append(fit.theta, fit.log_scale)
+        drops = [
+            fit.loglik
+            - ch.profile_loglik(log_n, log_d, log_l, index=1, value=fit.theta[1] + step, start=start, delta=delta)
+            for step in (math.log(0.9), math.log(1.1))
+        ]
+        values["profile.B"] = max(drops)
     details = {"fit": {"converged": fit.converged, "iterations": fit.nit, "message": fit.message}}
     for which, theta in (("tex", tex), ("printed", printed)):
         ll, _ = ch.loglik_at(theta, log_n, log_d, log_l, delta=delta)
@@ -178,9 +185,18 @@ def _bootstrap(params: LossParams, runs, rng, n_boot: int, fitted, details) -> d
     ratios = ch.tokens_per_parameter(boot.thetas, params.compute)
     r_lo, r_hi = _interval(ratios, float(np.mean(ratios)), params.level, params.interval)
     details["bootstrap"] = {"converged": int(boot.success.sum()), "n": n_boot}
+    # The Monte Carlo error of the runs needed: the spread of the same statistic over BATCHES disjoint batches of
+    # the resamples, divided by sqrt(BATCHES) (batch means; each batch's interval is a little noisier than the whole's).
+    batches = [
+        ch.required_runs(
+            np.subtract(*_interval(b, float(np.mean(b)), params.level, params.interval)[::-1]), target, len(log_l)
+        )
+        for b in np.array_split(shares, BATCHES)
+    ]
     return out | {
         "width.a": hi - lo,
         "required_runs": ch.required_runs(hi - lo, target, len(log_l)),
+        "mc.required_runs": float(np.std(batches, ddof=1) / math.sqrt(BATCHES)),
         "ratio.lo": r_lo,
         "ratio.hi": r_hi,
     }
@@ -225,7 +241,7 @@ class ParametricLoss(Protocol):
 
     def measure(self, params: LossParams, tables, rng):
         printed = _theta_of(params.printed)
-        return _measure(params, _runs(params, tables), rng, printed=printed, n_boot=params.n_boot, alt=True)
+        return _measure(params, _runs(params, tables), rng, printed=printed, n_boot=params.n_boot, profile=True)
 
     def control(self, kind, cparams, params: LossParams, tables, rng, baseline):
         log_n, log_d, log_l = _runs(params, tables)

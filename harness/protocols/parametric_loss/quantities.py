@@ -30,8 +30,7 @@ def _fits() -> dict[str, Quantity]:
     }
     out |= {
         "fit.loglik": Quantity("log-likelihood of the refit"),
-        "alt.B": Quantity("B, refit by a second optimiser (L-BFGS-B)", "reimpl"),
-        "alt.loglik_gap": Quantity("log-likelihood of the refit minus the second optimiser's", "reimpl"),
+        "profile.B": Quantity("fall of the log-likelihood with B held 10% either side of the refit's", "reimpl"),
         "grid.objective": Quantity("summed Huber loss at Hoffmann's method's best start"),
         "grid.iterations": Quantity("median L-BFGS-B iterations over the grid, summed loss", "reimpl", "count"),
         "mean.iterations": Quantity("median L-BFGS-B iterations over the grid, mean loss", "reimpl", "count"),
@@ -60,6 +59,7 @@ BOOTSTRAP = {
     **{name("se", k): Quantity(f"bootstrap standard error of {w}") for k, w in PARAMS.items()},
     "width.a": Quantity("width of the bootstrap interval for a"),
     "required_runs": Quantity("runs an interval for a as narrow as Hoffmann's would need", kind="count"),
+    "mc.required_runs": Quantity("Monte Carlo standard error of the runs needed (20 batches)", "reimpl"),
     "ratio.lo": Quantity("lower end of the bootstrap interval for tokens per parameter", "reimpl"),
     "ratio.hi": Quantity("upper end of the bootstrap interval for tokens per parameter", "reimpl"),
 }
@@ -75,7 +75,7 @@ def vocabulary(p: dict) -> dict[str, Quantity]:
 
 
 def control_vocabulary(kind: str, p: dict, c: dict) -> dict[str, Quantity]:
-    out = {k: q for k, q in _fits().items() if not k.startswith("alt.")}
+    out = {k: q for k, q in _fits().items() if k != "profile.B"}
     if kind == "shuffle_losses":  # on shuffled losses the law can degenerate (α or β at 0): no allocation
         out = {k: q for k, q in out.items() if not k.startswith("ratio.")}
     if c.get("n_boot"):

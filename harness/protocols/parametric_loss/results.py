@@ -6,15 +6,16 @@ Standard library and the rendering base only.
 from __future__ import annotations
 
 from functools import cached_property
+from statistics import NormalDist
 
 from ...rendering.results import Results as BaseResults
 from .quantities import PARAMS
 
-__all__ = ["Results", "RIDGE_LOGLIK"]
+__all__ = ["Results", "PROFILE_95"]
 
-#: Two fits whose log-likelihoods differ by less than this are "at equal likelihood" (a χ² with 1 degree of
-#: freedom at 0.1 has p = 0.75: no test tells them apart).
-RIDGE_LOGLIK = 0.05
+#: The fall of a log-likelihood that a 95% profile-likelihood interval admits: half the 0.95 quantile of χ² with
+#: one degree of freedom, ``z_0.975² / 2`` (1.92).
+PROFILE_95 = NormalDist().inv_cdf(0.975) ** 2 / 2
 
 
 class Results(BaseResults):
@@ -51,22 +52,16 @@ class Results(BaseResults):
         return rows
 
     @cached_property
-    def derived(self) -> list[dict]:
-        """The measured quantities that follow from the fits, in vocabulary order (both arms)."""
-        skip = ("fit.", "grid.", "se.", "loglik.", "lr.", "p.", "alt.")
-        return [
-            {"label": self.record.quantities.get(k, k), **self._pair(k)}
-            for k in self.record.quantities
-            if not k.startswith(skip) and k in self.mine
-        ]
+    def ridge(self) -> float | None:
+        """How far the log-likelihood falls with B held 10% either side of the refit's; None when not measured or
+        when no target is on A or B."""
+        on_ab = any(t.quantity.split(".")[-1] in ("A", "B") for t in self.record.targets)
+        return self.mine.get("profile.B") if on_ab else None
 
     @cached_property
-    def ridge(self) -> dict | None:
-        """A and B on a ridge: a second optimiser lands elsewhere on B at (almost) the same likelihood."""
-        gap, b_alt, b = self.mine.get("alt.loglik_gap"), self.mine.get("alt.B"), self.mine.get("fit.B")
-        if gap is None or b_alt is None or b is None:
-            return None
-        return {"b": b, "b_alt": b_alt, "gap": gap, "equal": abs(gap) < RIDGE_LOGLIK}
+    def ridge_flat(self) -> bool:
+        """Both values of B 10% away from the refit's lie inside its 95% profile-likelihood interval."""
+        return self.ridge is not None and self.ridge < PROFILE_95
 
     @cached_property
     def sources(self) -> list[dict]:
@@ -87,7 +82,15 @@ class Results(BaseResults):
                     "paper": t.paper,
                     "fit": d_fit,
                     "grid": d_grid,
-                    "nearer": "refit" if d_fit < d_grid else "Hoffmann's method",
+                    "nearer": "the refit" if d_fit < d_grid else "Hoffmann's method's fit",
                 }
             )
+        return out
+
+    @cached_property
+    def nearest(self) -> dict[str, list[str]]:
+        """The printed values by the fit each lies nearest: ``{fit: [labels]}``."""
+        out: dict[str, list[str]] = {}
+        for row in self.sources:
+            out.setdefault(row["nearer"], []).append(row["label"])
         return out
