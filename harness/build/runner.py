@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..claimfiles.claim_yaml import spec_sha256
-from ..claimfiles.papers import papers_beside
+from ..claimfiles.papers import load_paper
 from ..claimfiles.spec import ClaimSpec, load_claim
 from ..core import progress
 from ..core.datalock import Tables
@@ -59,7 +59,7 @@ class RunResult:
 
 def _paper_ref(path: Path, name: str | None) -> PaperRef | None:
     """The paper a claim is from, as the record keeps it (its file's id, title and arXiv id with version)."""
-    paper = (papers_beside(path) or {}).get(name) if name else None
+    paper = load_paper(path, name) if name else None
     return None if paper is None else PaperRef(id=paper.id, title=paper.title, arxiv=f"{paper.arxiv}v{paper.version}")
 
 

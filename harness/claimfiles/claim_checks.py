@@ -296,13 +296,16 @@ KIND_WORDS = {
 
 def _accepts_all_of_unit_interval(t) -> bool:
     """Whether target ``t`` is met by every value in [0, 1]: ``~`` whose tolerance reaches both ends, or a
-    relation with ``value`` that every value in [0, 1] satisfies."""
+    relation with ``value`` that every value in [0, 1] satisfies (a target the schema refused, its ``paper`` or
+    ``tolerance`` missing or its relation unknown, is left to the schema's message)."""
     if t.relation == "~":
-        return t.paper - t.tolerance <= 0 and t.paper + t.tolerance >= 1
+        return (
+            t.paper is not None and t.tolerance is not None and t.paper - t.tolerance <= 0 <= 1 <= t.paper + t.tolerance
+        )
     if t.value is None:
         return False
     v = t.value
-    return {"<": v > 1, "<=": v >= 1, ">": v < 0, ">=": v <= 0, "abs<": v > 1}[t.relation]
+    return {"<": v > 1, "<=": v >= 1, ">": v < 0, ">=": v <= 0, "abs<": v > 1}.get(t.relation, False)
 
 
 def target_kind_problems(claim, vocab: dict) -> list[str]:

@@ -25,13 +25,14 @@ from pathlib import Path
 from pydantic import Field, ValidationError
 
 from ..core.errors import SpecError
+from ..core.paths import paper_file
 from ..core.schema import Count, Label, Strict, format_validation_error, validate_plain
 from .claim_yaml import read_claim_yaml
 
-__all__ = ["Paper", "load_papers", "papers_beside"]
+__all__ = ["Paper", "load_papers", "papers_beside", "paper_file", "load_paper"]
 
 #: The folder of paper files, inside a claims folder.
-PAPERS = "papers"
+PAPERS = "papers"  # as :func:`harness.core.paths.paper_file` finds it
 
 
 class Paper(Strict):
@@ -64,3 +65,9 @@ def papers_beside(claim_path: Path) -> dict[str, Paper] | None:
     """The papers of the claims folder a claim file is in; None when that folder declares none."""
     folder = Path(claim_path).parent
     return load_papers(folder) if (folder / PAPERS).is_dir() else None
+
+
+def load_paper(claim_path: Path, name: str) -> Paper | None:
+    """The paper ``name`` of a claim (:func:`paper_file`), or None when there is no such file."""
+    path = paper_file(claim_path, name)
+    return _load(path) if path.is_file() else None

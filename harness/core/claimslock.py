@@ -22,7 +22,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from .paths import PROJECT_ROOT
+from .paths import PROJECT_ROOT, paper_file
 
 __all__ = [
     "LOCK_NAME",
@@ -148,7 +148,7 @@ def claim_deps(
     code = RECORD_CODE + _folder(protocol, MEASURING) + (AUTHORS_CODE if upstream else ())
     return {
         "claim": file_sha(claim_file),
-        "paper": file_sha(Path(claim_file).parent / "papers" / f"{paper}.yaml") if paper else None,
+        "paper": file_sha(paper_file(claim_file, paper)) if paper else None,
         "data": {name: lock.tables[name].sha256 for name in sorted(inputs) if name in lock.tables},
         "code": code_hashes(code),
         "packages": packages,

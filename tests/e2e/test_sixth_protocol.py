@@ -90,8 +90,10 @@ def test_a_sixth_protocol_is_a_folder_a_template_and_a_registry_line(tmp_path, t
             target.write_text(target.read_text(encoding="utf-8") + "\n" + text, encoding="utf-8")
     registry = copy / "harness" / "claimfiles" / "registry.py"
     text = registry.read_text(encoding="utf-8")
-    assert '    "shift_test",\n)' in text
-    registry.write_text(text.replace('    "shift_test",\n)', f'    "shift_test",\n    "{NEW_PROTOCOL}",\n)'), "utf-8")
+    assert text.count("\n)\n") >= 1 and "PROTOCOLS: dict[str, ProtocolCard] = _cards(" in text
+    head, tail = text.split("PROTOCOLS: dict[str, ProtocolCard] = _cards(", 1)
+    tail = tail.replace("\n)\n", f'\n    "{NEW_PROTOCOL}",\n)\n', 1)  # the page's line, after the registry's last
+    registry.write_text(head + "PROTOCOLS: dict[str, ProtocolCard] = _cards(" + tail, "utf-8")
 
     after = json.loads(_harness(copy, tables.root, "-c", KEYS).stdout)
     assert {k: v for k, v in after.items() if k != "900_mean_score"} == before  # nothing else re-runs (its template

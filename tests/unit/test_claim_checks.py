@@ -12,6 +12,7 @@ import yaml
 from claimset import PATHS
 
 from harness import cli
+from harness.authors.checkout import load_pins
 from harness.claimfiles.claim_checks import (
     MIN_TAIL_RESAMPLES,
     TRAINING_COMPUTE_DECADES,
@@ -26,7 +27,7 @@ from harness.core.errors import SpecError
 from harness.core.schema import Label, Strict, format_validation_error, validate_plain
 
 LOCK = load_lock()
-PINS = {"prescriptive-scaling": object()}
+PINS = load_pins()  # the pins data/upstream.yaml declares
 RAW = {p: yaml.safe_load(p.read_text(encoding="utf-8")) for p in PATHS}
 PROTOCOL = {p: RAW[p]["protocol"] for p in PATHS}
 LEADERBOARD = [p for p in PATHS if isinstance(RAW[p].get("params", {}).get("tasks"), dict)]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.authors.checkout import load_pins
 from harness.claimfiles.multiverse_spec import n_specifications
 from harness.claimfiles.registry import PROTOCOLS
 from harness.claimfiles.spec import MULTIVERSE_BUDGET, load_claim, multiverse_grid
@@ -20,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CLAIMS = sorted((ROOT / "claims").glob("*.yaml"))
 WITH = [p for p in CLAIMS if "multiverse" in (yaml.safe_load(p.read_text(encoding="utf-8")) or {})]
 LOCK = load_lock()
-PINS = {"prescriptive-scaling": object()}
+PINS = load_pins()  # the pins data/upstream.yaml declares
 
 
 def _raw(path):
@@ -153,10 +154,12 @@ def test_a_data_choice_in_a_claims_own_params_is_refused_beside_the_authors_arm(
     data = [n for n, c in protocol.CHOICES.items() if c.kind == "data"]
     if not data or raw.get("upstream") is None:
         pytest.skip("no data choice, or no authors' arm")
-    raw["params"]["one_per_base_model" if "one_per_base_model" in data else data[0]] = True
+    name = "one_per_base_model" if "one_per_base_model" in data else data[0]
+    default = protocol.Params.model_fields[name].default
+    raw["params"][name] = (not default) if isinstance(default, bool) else default + 1  # another value than the code's
     raw.pop("multiverse", None)
     problems = _problems(tmp_path, path, raw)
-    assert any(p.startswith("params.one_per_base_model: True is a data choice") for p in problems)
+    assert any(p.startswith(f"params.{name}: {raw['params'][name]} is a data choice") for p in problems), problems
 
 
 @pytest.mark.parametrize("path", CLAIMS, ids=lambda p: p.stem)

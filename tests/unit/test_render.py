@@ -287,4 +287,4 @@ def test_the_index_leads_with_a_short_title_and_why():
     assert "met only by the authors' code" in why(rec)
     md = index_markdown([rec, _record("002")])
     assert "| claim | verdict | why | targets holding | resampling | analysis choices | authors' code |" in md
-    assert "largest distance" not in md and "## Verdicts" in md and "## Setup" in md
+    assert "largest distance" not in md and "## Verdicts" in md and '-setup"></a>Setup' in md

@@ -11,6 +11,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
+from harness.authors.checkout import load_pins
 from harness.claimfiles.spec import load_claim
 from harness.core.datalock import load_lock
 from harness.core.errors import SpecError
@@ -19,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CLAIMS = sorted((ROOT / "claims").glob("*.yaml"))
 CLAIM = ROOT / "claims" / "002_table1_boundary_1e24.yaml"
 LOCK = load_lock()
-PINS = {"prescriptive-scaling": object()}
+PINS = load_pins()  # the pins data/upstream.yaml declares
 
 
 def _write(tmp_path, raw, name="002_table1_boundary_1e24.yaml"):
@@ -60,7 +61,7 @@ def test_the_paper_value_keeps_the_precision_the_file_gives_it():
 def test_a_typo_in_any_quantity_is_refused_with_a_suggestion(tmp_path, path):
     raw = _raw(path)
     good = raw["targets"][0]["quantity"]
-    raw["targets"][0]["quantity"] = good[:-1]  # boundary.GPQA -> boundary.GPQ, gamma -> gamm
+    raw["targets"][0]["quantity"] = good + good[-1]  # boundary.GPQA -> boundary.GPQAA, fit.E -> fit.EE
     problems, _ = _problems(tmp_path, raw, path.name)
     assert any(p.startswith("targets[0].quantity:") and f"did you mean '{good}'" in p for p in problems), problems
 

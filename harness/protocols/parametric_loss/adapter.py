@@ -61,6 +61,10 @@ FIXED = {"exclude_highest": 5, "delta": 1e-3}
 DATA_CONTROLS = ("shuffle_losses", "plant_law")
 
 _CAPTURE_FIT = "_harness_fit = (estimated_params.copy(), float(-result.fun))"
+#: Cell 21 reuses cell 18's names (``best_params``, ``best_loss``) for each resample: cell 18's are kept first.
+_CAPTURE_GRID = "_harness_grid = (best_params.copy(), float(best_loss))"
+#: Cell 49 uses ``chi2``, which the notebook imports in cell 34 (a Wald test on the bootstrap's covariance, not run).
+_CHI2 = "from scipy.stats import chi2"
 _STAND_IN = "param_list = np.zeros((2, 5))  # cell 44 takes the bootstrap's covariance first; nothing read uses it"
 
 
@@ -100,7 +104,7 @@ def _outputs(compute: float, *, grid: bool, bootstrap: bool) -> dict[str, str]:
         "n_runs": "len(indices)",
     }
     if grid:
-        out |= {"grid": "best_params.tolist()", "grid.objective": "float(best_loss)"}
+        out |= {"grid": "_harness_grid[0].tolist()", "grid.objective": "_harness_grid[1]"}
     if bootstrap:
         out |= {
             "se": "np.sqrt(np.diag(cov_matrix_untransformed)).tolist()",
@@ -157,12 +161,29 @@ def parts(request: dict) -> list[dict]:
 def run(request: dict) -> dict:
     p, part = request["params"], request["part"]
     if "notebook" in part:
-        cells = [*_cells(1, 3, 10, 15, 16, 18, 24), _CAPTURE_FIT, *_cells(21, 23, 44, 45, 48, 49, 57, 59, 63)]
+        cells = [
+            *_cells(1, 3, 10, 15, 16, 18),
+            _CAPTURE_GRID,
+            *_cells(24),
+            _CAPTURE_FIT,
+            *_cells(21, 23, 44, 45, 48),
+            _CHI2,
+            *_cells(49, 57, 59, 63),
+        ]
         outputs = _outputs(p["compute"], grid=True, bootstrap=True)
     else:
         (control,) = request["controls"]
         changed = _changed_losses(control, p["tex"], request["seed"])
-        cells = [*_cells(1, 3), changed, *_cells(10, 15, 16, 24), _CAPTURE_FIT, _STAND_IN, *_cells(44, 45, 48, 49, 63)]
+        cells = [
+            *_cells(1, 3),
+            changed,
+            *_cells(10, 15, 16, 24),
+            _CAPTURE_FIT,
+            _STAND_IN,
+            *_cells(44, 45, 48),
+            _CHI2,
+            *_cells(49, 63),
+        ]
         outputs = _outputs(p["compute"], grid=False, bootstrap=False)
     got = notebook.run_cells(
         request["checkout"], NOTEBOOK, cells, parameters="nr_of_models_excluded = 5", outputs=list(outputs.values())

@@ -22,19 +22,25 @@ def name(group: str, key: str) -> str:
     return f"{group}.{key}"
 
 
-def _fits() -> dict[str, Quantity]:
-    out = {name("fit", k): Quantity(f"{w}, refit (Huber likelihood)") for k, w in PARAMS.items()}
-    out |= {
+#: What Hoffmann et al.'s method adds (with ``grid: true``).
+GRID = {
+    **{
         name("grid", k): Quantity(f"{w}, Hoffmann's method (summed Huber loss, grid of starts)")
         for k, w in PARAMS.items()
-    }
+    },
+    "grid.objective": Quantity("summed Huber loss at Hoffmann's method's best start"),
+    "grid.iterations": Quantity("median L-BFGS-B iterations over the grid, summed loss", "reimpl", "count"),
+    "mean.iterations": Quantity("median L-BFGS-B iterations over the grid, mean loss", "reimpl", "count"),
+    "mean.excess": Quantity("summed Huber loss at the mean-loss fit minus at the summed-loss fit", "reimpl"),
+}
+
+
+def _fits(p: dict) -> dict[str, Quantity]:
+    out = {name("fit", k): Quantity(f"{w}, refit (Huber likelihood)") for k, w in PARAMS.items()}
+    out |= GRID if p.get("grid") else {}
     out |= {
         "fit.loglik": Quantity("log-likelihood of the refit"),
         "profile.B": Quantity("fall of the log-likelihood with B held 10% either side of the refit's", "reimpl"),
-        "grid.objective": Quantity("summed Huber loss at Hoffmann's method's best start"),
-        "grid.iterations": Quantity("median L-BFGS-B iterations over the grid, summed loss", "reimpl", "count"),
-        "mean.iterations": Quantity("median L-BFGS-B iterations over the grid, mean loss", "reimpl", "count"),
-        "mean.excess": Quantity("summed Huber loss at the mean-loss fit minus at the summed-loss fit", "reimpl"),
         "n_runs": Quantity("training runs fitted", kind="count"),
     }
     for which, words in (("tex", "Hoffmann's TeX values"), ("printed", "Hoffmann's printed values")):
@@ -68,14 +74,14 @@ CONTROL_BOOTSTRAP = BOOTSTRAP
 
 
 def vocabulary(p: dict) -> dict[str, Quantity]:
-    out = _fits()
+    out = _fits(p)
     if p.get("n_boot"):
         out |= BOOTSTRAP
     return out
 
 
 def control_vocabulary(kind: str, p: dict, c: dict) -> dict[str, Quantity]:
-    out = {k: q for k, q in _fits().items() if k != "profile.B"}
+    out = {k: q for k, q in _fits(p).items() if k != "profile.B"}
     if kind == "shuffle_losses":  # on shuffled losses the law can degenerate (α or β at 0): no allocation
         out = {k: q for k, q in out.items() if not k.startswith("ratio.")}
     if c.get("n_boot"):

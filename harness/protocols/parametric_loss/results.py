@@ -94,3 +94,11 @@ class Results(BaseResults):
         for row in self.sources:
             out.setdefault(row["nearer"], []).append(row["label"])
         return out
+
+    @cached_property
+    def reads_ratio(self) -> bool:
+        """A target or a control names tokens per parameter."""
+        named = [t.quantity for t in self.record.targets] + [
+            r.quantity for c in self.record.controls for k in c.reimpl.conditions for r in k.rows
+        ]
+        return any(q.startswith("ratio.") for q in named)
