@@ -31,6 +31,7 @@ analytic (the notebook used autograd or, in cell 18, scipy's finite differences)
 from __future__ import annotations
 
 import itertools
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,6 +78,14 @@ HOFFMANN_GRID = {
     "alpha": np.arange(0.0, 2.5, 0.5),
     "beta": np.arange(0.0, 2.5, 0.5),
 }
+
+
+def _minimize(*args, **kwargs):
+    """``scipy.optimize.minimize`` with its line-search warnings kept quiet: a BFGS that ends in "precision loss"
+    (common on the A-B ridge) says so in its result (``success``, ``message``), which every caller keeps."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optimize.LineSearchWarning)
+        return optimize.minimize(*args, **kwargs)
 
 
 def keep_below_highest(loss, n_excluded: int = 5) -> np.ndarray:
@@ -266,7 +275,7 @@ def fit_grid(
 
         jac = True
     for i, x0 in enumerate(starts):
-        res = optimize.minimize(fun, x0, jac=jac, method="L-BFGS-B")
+        res = _minimize(fun, x0, jac=jac, method="L-BFGS-B")
         thetas[i], objectives[i], nit[i], success[i] = res.x, res.fun, res.nit, res.success
     ok = success & np.isfinite(objectives)
     best = int(np.flatnonzero(ok)[np.argmin(objectives[ok])]) if ok.any() else -1
@@ -393,7 +402,7 @@ def fit_likelihood(
         return -value, -grad
 
     x0 = np.append(np.asarray(start, dtype=float), log_scale0)
-    res = optimize.minimize(negative, x0, jac=True, method=method, options={"gtol": gtol})
+    res = _minimize(negative, x0, jac=True, method=method, options={"gtol": gtol})
     return LikelihoodFit(
         theta=res.x[:5].copy(),
         log_scale=float(res.x[5]),
@@ -422,7 +431,7 @@ def profile_loglik(log_n, log_d, log_l, *, index: int, value: float, start, delt
         v, g = huber_loglik(full, log_n, log_d, log_l, delta=delta)
         return -v, -g[free]
 
-    res = optimize.minimize(negative, full[free].copy(), jac=True, method="BFGS")
+    res = _minimize(negative, full[free].copy(), jac=True, method="BFGS")
     return float(-res.fun)
 
 
@@ -493,7 +502,7 @@ def bootstrap_fits(
         counts = np.bincount(idx, minlength=log_l.size).astype(float)
         used = counts > 0
         ln, ld, ll, c = log_n[used], log_d[used], log_l[used], counts[used]
-        res = optimize.minimize(
+        res = _minimize(
             lambda th, ln=ln, ld=ld, ll=ll, c=c: huber_objective(th, ln, ld, ll, delta=delta, weights=c),
             x0,
             jac=True,
