@@ -84,7 +84,7 @@ def _minimize(*args, **kwargs):
     """``scipy.optimize.minimize`` with its line-search warnings kept quiet: a BFGS that ends in "precision loss"
     (common on the A-B ridge) says so in its result (``success``, ``message``), which every caller keeps."""
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", optimize.LineSearchWarning)
+        warnings.filterwarnings("ignore", message="The line search algorithm did not converge")
         return optimize.minimize(*args, **kwargs)
 
 
