@@ -121,6 +121,14 @@ class Results:
         return sum(t["theirs_holds"] is True for t in self.targets)
 
     @cached_property
+    def n_theirs_judged(self) -> int | None:
+        """How many targets the authors' code measures, so that they can be judged on it (``None``: it did not
+        run)."""
+        if not self.authors_ran:
+            return None
+        return sum(t["theirs_holds"] is not None for t in self.targets)
+
+    @cached_property
     def reasons(self) -> list[dict]:
         """The verdict's reasons, each with the target rows (or control ids) it names."""
         by_title = {t["title"]: t for t in self.targets}

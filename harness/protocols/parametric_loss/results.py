@@ -102,3 +102,9 @@ class Results(BaseResults):
             r.quantity for c in self.record.controls for k in c.reimpl.conditions for r in k.rows
         ]
         return any(q.startswith("ratio.") for q in named)
+
+    @cached_property
+    def required_runs_mc(self) -> float | None:
+        """The Monte Carlo standard error of the runs needed, where a target names them."""
+        named = any(t.quantity == "required_runs" for t in self.record.targets)
+        return self.mine.get("mc.required_runs") if named else None
