@@ -108,3 +108,16 @@ class Results(BaseResults):
         """The Monte Carlo standard error of the runs needed, where a target names them."""
         named = any(t.quantity == "required_runs" for t in self.record.targets)
         return self.mine.get("mc.required_runs") if named else None
+
+    @cached_property
+    def resampling_gap(self) -> dict | None:
+        """Where both arms give the runs needed: how far apart, in Monte Carlo standard errors of this arm's (the
+        arms draw different resamples: the notebook after ``np.random.seed(42)``, this run from the claim's seed)."""
+        mine, theirs, se = (
+            self.mine.get("required_runs"),
+            self.theirs.get("required_runs"),
+            self.mine.get("mc.required_runs"),
+        )
+        if mine is None or theirs is None or not se:
+            return None
+        return {"mine": mine, "theirs": theirs, "gap": theirs - mine, "in_se": abs(theirs - mine) / se}
