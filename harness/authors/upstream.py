@@ -457,6 +457,8 @@ def _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of, env)
         return dataclasses.replace(stored, cached=True, cache_key=key), None  # nothing ran
     with cores.authors_slot():
         ran = _run_adapter(checkout_dir, adapter, sub, inputs, options, confine, env)
+    if ran.ok:  # in the form the cache keeps it (keys sorted), so that a fresh answer and a cached one are one record
+        ran = UpstreamResult.from_json(json.loads(_canonical(ran.to_json())))
     return dataclasses.replace(ran, cache_key=key), (cache_file if ran.ok else None)
 
 
