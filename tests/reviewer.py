@@ -275,7 +275,7 @@ def review(md_text: str, record=None) -> list[str]:
             problems.append(f"line {i}: internal notation in prose: {_INTERNAL.search(line).group()!r}")
         if _nested_parens(line):
             problems.append(f"line {i}: nested parentheses: {line.strip()[:80]!r}")
-        if re.search(r"\b0 of 0\b|\b[Oo]f the 0\b", line):
+        if re.search(r"\b0 of 0\b|\b[Oo]f the 0\b(?!\.\d)", line):  # "of the 0.98 quantile" counts nothing
             problems.append(f"line {i}: a count of nothing: {line.strip()[:60]!r}")
         if re.search(r"\bpaper —|\(paper —\)", line):
             problems.append(f"line {i}: a paper value that is not there: {line.strip()[:60]!r}")

@@ -74,7 +74,7 @@ def test_each_named_cell_is_the_pinned_notebooks():
 
     try:
         checkout, _ = verified_tree("analyzing-chinchilla")
-    except Exception as exc:  # noqa: BLE001 - any reason the checkout cannot be had is a reason to skip
+    except Exception as exc:  # any reason the checkout cannot be had is a reason to skip
         pytest.skip(f"the pinned checkout of analyzing-chinchilla cannot be had: {exc}")
     import nbformat
 
