@@ -280,7 +280,12 @@ def test_the_lock_is_reentrant_within_a_thread():
 # -- item 6: interrupted writes are recovered by the next command -------------------------------------------------
 
 
-def test_staged_files_and_a_half_replayed_journal_are_recovered_by_any_command(out, capsys):
+def test_staged_files_and_a_half_replayed_journal_are_recovered_by_any_command(out, capsys, monkeypatch, tmp_path):
+    # a lock of its own: a command recovers only when no other holds the checkout's, and another test process
+    # may hold that one meanwhile
+    import harness.core.fileio
+
+    monkeypatch.setattr(harness.core.fileio, "LOCK_FILE", tmp_path / "writes.lock")
     cid = _smallest().stem
     (out / "figures" / cid).mkdir(parents=True)
     leftovers = [out / f".{cid}.json.k3j2x.tmp", out / f".{cid}.md.a8b1q.tmp", out / "figures" / cid / ".f.svg.zz.tmp"]
