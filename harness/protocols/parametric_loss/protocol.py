@@ -30,7 +30,7 @@ import math
 from typing import Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
 from ...core.errors import DataError
 from ...core.schema import Count, Label, Number
@@ -52,7 +52,17 @@ class LossParams(ProtocolParams):
     flop_col: Label = Field("Training FLOP", description="column of a run's training compute C in FLOP (D = C/(6N))")
     loss_col: Label = Field("loss", description="column of a run's final loss")
     exclude_highest: Count = Field(5, ge=0, le=50, description="runs with the highest loss left out")
+    y_col: Label = Field("y", description="column of a run's SVG coordinate on the figure's model-size axis")
     delta: Number = Field(1e-3, gt=0, le=1, description="the Huber loss's δ, on log losses")
+    y_axis: Literal["extracted", "corrected"] = Field(
+        "extracted",
+        description="model sizes as the table has them (`extracted`), or read again from `y_col` on a log axis "
+        "through `corrected_ticks` (`corrected`)",
+    )
+    corrected_ticks: Theta = Field(
+        default_factory=list,
+        description="`[svg_0, N_0, svg_1, N_1]`: two ticks of the model-size axis, their SVG coordinates and values",
+    )
     tex: Theta = Field(
         min_length=5, max_length=5, description="Hoffmann et al.'s TeX-source estimates (log A, log B, log E, α, β)"
     )
@@ -63,6 +73,20 @@ class LossParams(ProtocolParams):
         min_length=2, max_length=2, description="Hoffmann et al.'s interval for a = β/(α+β): (lower, upper)"
     )
     compute: Number = Field(gt=0, description="training compute (FLOP) at which tokens per parameter are read")
+
+    @field_validator("corrected_ticks")
+    @classmethod
+    def _two_ticks(cls, ticks):
+        if ticks and (len(ticks) != 4 or ticks[0] == ticks[2] or min(ticks[1], ticks[3]) <= 0):
+            raise ValueError(f"must be [svg_0, N_0, svg_1, N_1] with two SVG coordinates apart and N > 0, got {ticks}")
+        return ticks
+
+    @model_validator(mode="after")
+    def _ticks_given(self):
+        if self.y_axis == "corrected" and not self.corrected_ticks:
+            raise ValueError("y_axis 'corrected' needs corrected_ticks: [svg_0, N_0, svg_1, N_1]")
+        return self
+
     grid: bool = Field(False, description="fit by Hoffmann et al.'s method (their grid of starts, sum and mean)")
     n_boot: Count = Field(0, ge=0, le=20_000, description="bootstrap resamples of the runs (0: no bootstrap)")
     boot_start: Literal["tex", "fit"] = Field(
@@ -92,6 +116,14 @@ class RoundPrinted(ProtocolParams):
     digits: Count = Field(ge=1, le=12, description="significant digits the TeX values are rounded to")
 
 
+def _log_axis(svg, ticks) -> np.ndarray:
+    """Data values of SVG coordinates on a logarithmic axis through two ticks ``(svg_0, value_0, svg_1, value_1)``:
+    ``value_0 (value_1/value_0) ** ((svg - svg_0) / (svg_1 - svg_0))``, as the extraction notebook's ``LogScale``
+    reads N off the figure's y axis."""
+    s0, v0, s1, v1 = ticks
+    return v0 * (v1 / v0) ** ((np.asarray(svg, dtype=float) - s0) / (s1 - s0))
+
+
 def _runs(params: LossParams, tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(log N, log D, log L)`` of the runs kept, in table order."""
     frame = tables.frame(params.table)
@@ -100,6 +132,8 @@ def _runs(params: LossParams, tables) -> tuple[np.ndarray, np.ndarray, np.ndarra
     if not np.all(np.isfinite(x)) or np.any(x <= 0):
         raise DataError(f"{params.table}: columns {cols} must hold finite positive numbers in every row")
     n, c, loss = x.T
+    if params.y_axis == "corrected":  # the extraction's axis calibration, read again
+        n = _log_axis(frame[params.y_col].to_numpy(dtype=float), params.corrected_ticks)
     keep = ch.keep_below_highest(loss, params.exclude_highest)
     return np.log(n[keep]), np.log(c[keep] / (6 * n[keep])), np.log(loss[keep])
 
@@ -216,6 +250,12 @@ class ParametricLoss(Protocol):
             "runs with the highest loss left out", "analysis", "which runs are outliers is the analyst's call", "data"
         ),
         "delta": Choice("the Huber loss's δ", "analysis", "a robustness setting of the fit"),
+        "y_axis": Choice(
+            "the calibration of the figure's model-size axis",
+            "analysis",
+            "the extraction's reading of the figure",
+            "data",
+        ),
         "interval": Choice(
             "the bootstrap interval's definition", "analysis", "how the interval is made, not what it estimates"
         ),
@@ -229,9 +269,8 @@ class ParametricLoss(Protocol):
     }
 
     def columns(self, params: LossParams):
-        return [
-            ("table", params.table, {"n_col": params.n_col, "flop_col": params.flop_col, "loss_col": params.loss_col})
-        ]
+        cols = {"n_col": params.n_col, "flop_col": params.flop_col, "loss_col": params.loss_col}
+        return [("table", params.table, cols | ({"y_col": params.y_col} if params.y_axis == "corrected" else {}))]
 
     def data_summary(self, params: LossParams, tables):
         return {"rows": int(len(tables.frame(params.table))), "kept": int(len(_runs(params, tables)[0]))}
