@@ -42,6 +42,17 @@ def same_results(a: dict, b: dict) -> bool:
     return True
 
 
+def _interval_shown(i: dict) -> bool:
+    """An interval is printed only where its coverage study measured it covering at least as often as a
+    calibrated one must (:data:`~harness.resampling.calibration.CALIBRATED`'s lower end: over-coverage only
+    makes it conservative) and it holds its own estimate; any other the bootstrap cannot give, and it is
+    withheld (issue 38)."""
+    from ..resampling.calibration import CALIBRATED
+
+    lo, hi, est, cov = i.get("lo"), i.get("hi"), i.get("estimate"), i.get("coverage")
+    return None not in (lo, hi, est, cov) and cov >= CALIBRATED[0] and lo <= est <= hi
+
+
 def results_for(record: Record) -> Results:
     """The results object of a record: its protocol's (``harness.protocols.<name>.results.Results``), else this
     module's."""
@@ -268,6 +279,7 @@ class Results:
             "study": f.get("calibration") or {},
             "intervals": [
                 {k: i.get(k) for k in ("label", "estimate", "lo", "hi", "coverage", "calibrated", "decimals")}
+                | {"shown": _interval_shown(i)}
                 for i in f.get("intervals", [])
             ],
         }

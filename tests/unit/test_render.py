@@ -288,3 +288,19 @@ def test_the_index_leads_with_a_short_title_and_why():
     md = index_markdown([rec, _record("002")])
     assert "| claim | verdict | why | targets holding | resampling | analysis choices | authors' code |" in md
     assert "largest distance" not in md and "## Verdicts" in md and '-setup"></a>Setup' in md
+
+
+@pytest.mark.parametrize(
+    "interval, shown",
+    [
+        ({"estimate": 0.5, "lo": 0.4, "hi": 0.6, "coverage": 0.94}, True),
+        ({"estimate": 0.5, "lo": 0.4, "hi": 0.6, "coverage": 1.0}, True),  # over-coverage: conservative, shown
+        ({"estimate": 0.5, "lo": 0.4, "hi": 0.6, "coverage": 0.75}, False),  # covers too rarely (issue 38)
+        ({"estimate": 0.022, "lo": 0.006, "hi": 0.021, "coverage": 0.95}, False),  # excludes its own estimate
+        ({"estimate": 0.5, "lo": 0.4, "hi": 0.6, "coverage": None}, False),  # no study measured it
+    ],
+)
+def test_an_interval_the_bootstrap_cannot_give_is_withheld(interval, shown):
+    from harness.rendering.results import _interval_shown
+
+    assert _interval_shown(interval) is shown
