@@ -299,9 +299,9 @@ def _accepts_all_of_unit_interval(t) -> bool:
     relation with ``value`` that every value in [0, 1] satisfies (a target the schema refused, its ``paper`` or
     ``tolerance`` missing or its relation unknown, is left to the schema's message)."""
     if t.relation == "~":
-        return (
-            t.paper is not None and t.tolerance is not None and t.paper - t.tolerance <= 0 <= 1 <= t.paper + t.tolerance
-        )
+        if t.paper is None or t.tolerance is None:
+            return False
+        return t.paper - t.tolerance <= 0 and t.paper + t.tolerance >= 1
     if t.value is None:
         return False
     v = t.value

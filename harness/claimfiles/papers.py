@@ -25,14 +25,11 @@ from pathlib import Path
 from pydantic import Field, ValidationError
 
 from ..core.errors import SpecError
-from ..core.paths import paper_file
+from ..core.paths import PAPERS, paper_file
 from ..core.schema import Count, Label, Strict, format_validation_error, validate_plain
 from .claim_yaml import read_claim_yaml
 
-__all__ = ["Paper", "load_papers", "papers_beside", "paper_file", "load_paper"]
-
-#: The folder of paper files, inside a claims folder.
-PAPERS = "papers"  # as :func:`harness.core.paths.paper_file` finds it
+__all__ = ["Paper", "PAPERS", "load_papers", "papers_beside", "load_paper"]
 
 
 class Paper(Strict):

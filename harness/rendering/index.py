@@ -75,14 +75,14 @@ def papers(records: list[Record], known: dict) -> list[dict]:
     """The papers of ``records`` in the order of their first claim, each with its rows and its setup (from
     ``known``, the paper files by id; None for a paper whose file is gone); claims of no paper come last."""
     groups: dict = {}
-    for row, rec in zip(summary_rows(records), sorted(records, key=lambda r: r.claim.id), strict=True):
-        groups.setdefault(rec.claim.paper.id if rec.claim.paper else None, (rec.claim.paper, []))[1].append(row)
+    for rec in sorted(records, key=lambda r: r.claim.id):
+        groups.setdefault(rec.claim.paper.id if rec.claim.paper else None, []).append(rec)
+    none = groups.pop(None, None)
     out = [
-        {"ref": ref, "rows": rows, "setup": getattr(known.get(ref.id), "setup", None)}
-        for pid, (ref, rows) in groups.items()
-        if pid is not None
+        {"ref": recs[0].claim.paper, "rows": summary_rows(recs), "setup": getattr(known.get(pid), "setup", None)}
+        for pid, recs in groups.items()
     ]
-    return out + ([{"ref": None, "rows": groups[None][1], "setup": None}] if None in groups else [])
+    return out + ([{"ref": None, "rows": summary_rows(none), "setup": None}] if none else [])
 
 
 def index_markdown(records: list[Record]) -> str:

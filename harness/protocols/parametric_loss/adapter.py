@@ -119,25 +119,13 @@ def _outputs(compute: float, *, grid: bool, bootstrap: bool) -> dict[str, str]:
     return out
 
 
-def _named(group: str, theta: list) -> dict[str, float]:
-    a, b, e, alpha, beta = theta
-    return {
-        f"{group}.A": math.exp(a),
-        f"{group}.B": math.exp(b),
-        f"{group}.E": math.exp(e),
-        f"{group}.alpha": alpha,
-        f"{group}.beta": beta,
-        f"{group}.a": beta / (alpha + beta),
-    }
-
-
 def _values(got: dict) -> dict[str, float]:
     """The protocol's names for what the notebook gave; a value that is not a finite number (a ratio under a law
     whose loss does not fall with N and D, on shuffled losses) is left out, as the re-implementation leaves it."""
     values = {k: float(v) for k, v in got.items() if k not in ("fit", "grid", "se")}
-    values |= _named("fit", got["fit"])
+    values |= Q.natural("fit", got["fit"])
     if "grid" in got:
-        values |= _named("grid", got["grid"])
+        values |= Q.natural("grid", got["grid"])
     if "se" in got:
         values |= {f"se.{k}": float(v) for k, v in zip(("A", "B", "E", "alpha", "beta"), got["se"], strict=True)}
     return {k: v for k, v in values.items() if math.isfinite(v)}

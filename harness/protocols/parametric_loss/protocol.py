@@ -37,13 +37,11 @@ from ...core.schema import Count, Label, Number
 from ...stats import chinchilla as ch
 from ..base import Choice, Measurement, Protocol, ProtocolParams
 from . import CARD
-from .quantities import PARAMS
+from .quantities import BATCHES, PARAMS, natural
 
 __all__ = ["LossParams", "ParametricLoss"]
 
 Theta = list[Number]
-#: Batches of the bootstrap's resamples for its Monte Carlo error.
-BATCHES = 20
 
 
 class LossParams(ProtocolParams):
@@ -74,6 +72,17 @@ class LossParams(ProtocolParams):
     )
     compute: Number = Field(gt=0, description="training compute (FLOP) at which tokens per parameter are read")
 
+    grid: bool = Field(False, description="fit by Hoffmann et al.'s method (their grid of starts, sum and mean)")
+    n_boot: Count = Field(0, ge=0, le=20_000, description="bootstrap resamples of the runs (0: no bootstrap)")
+    boot_start: Literal["tex", "fit"] = Field(
+        "tex", description="where each resample's fit starts: Hoffmann et al.'s TeX values, or the refit"
+    )
+    boot_gtol: Number = Field(1e-5, gt=0, le=1, description="BFGS's gradient tolerance in each resample")
+    interval: Literal["percentile", "normal"] = Field(
+        "percentile", description="the bootstrap interval: percentiles, or normal with the bootstrap standard error"
+    )
+    level: Number = Field(0.8, gt=0, lt=1, description="the bootstrap interval's coverage")
+
     @field_validator("corrected_ticks")
     @classmethod
     def _two_ticks(cls, ticks):
@@ -86,17 +95,6 @@ class LossParams(ProtocolParams):
         if self.y_axis == "corrected" and not self.corrected_ticks:
             raise ValueError("y_axis 'corrected' needs corrected_ticks: [svg_0, N_0, svg_1, N_1]")
         return self
-
-    grid: bool = Field(False, description="fit by Hoffmann et al.'s method (their grid of starts, sum and mean)")
-    n_boot: Count = Field(0, ge=0, le=20_000, description="bootstrap resamples of the runs (0: no bootstrap)")
-    boot_start: Literal["tex", "fit"] = Field(
-        "tex", description="where each resample's fit starts: Hoffmann et al.'s TeX values, or the refit"
-    )
-    boot_gtol: Number = Field(1e-5, gt=0, le=1, description="BFGS's gradient tolerance in each resample")
-    interval: Literal["percentile", "normal"] = Field(
-        "percentile", description="the bootstrap interval: percentiles, or normal with the bootstrap standard error"
-    )
-    level: Number = Field(0.8, gt=0, lt=1, description="the bootstrap interval's coverage")
 
 
 class ShuffleLosses(ProtocolParams):
@@ -143,10 +141,10 @@ def _theta_of(printed) -> np.ndarray:
     return np.array([math.log(a), math.log(b), math.log(e), alpha, beta])
 
 
-def _named(group: str, theta) -> dict[str, float]:
-    a, b, e, alpha, beta = (float(v) for v in theta)
-    natural = {"A": math.exp(a), "B": math.exp(b), "E": math.exp(e), "alpha": alpha, "beta": beta}
-    return {f"{group}.{k}": v for k, v in (natural | {"a": beta / (alpha + beta)}).items()}
+def _width(samples, level: float, how: str) -> float:
+    """The width of :func:`_interval` about the samples' mean."""
+    lo, hi = _interval(samples, float(np.mean(samples)), level, how)
+    return hi - lo
 
 
 def _interval(samples, estimate: float, level: float, how: str) -> tuple[float, float]:
@@ -163,7 +161,7 @@ def _measure(params: LossParams, runs, rng, *, printed, n_boot: int, scale: floa
     log_n, log_d, log_l = runs
     delta, tex = params.delta, np.asarray(params.tex, dtype=float)
     fit = ch.fit_likelihood(log_n, log_d, log_l, delta=delta, start=tex)
-    values = _named("fit", fit.theta) | {"fit.loglik": fit.loglik, "n_runs": len(log_l)}
+    values = natural("fit", fit.theta) | {"fit.loglik": fit.loglik, "n_runs": len(log_l)}
     if profile:  # B held 10% either side of the refit's, the rest refitted: how flat the ridge is
         start = np.append(fit.theta, fit.log_scale)
         drops = [
@@ -197,7 +195,7 @@ def _grid(log_n, log_d, log_l, delta, scale, details) -> dict[str, float]:
     mean = ch.fit_grid(log_n, log_d, log_l, delta=delta, reduce="mean", scale=scale)
     at_mean = ch.huber_objective(mean.theta, log_n, log_d, log_l, delta=delta)[0]
     details["grid"] = {"starts": len(summed.starts), "converged": int(summed.success.sum())}
-    return _named("grid", summed.theta) | {
+    return natural("grid", summed.theta) | {
         "grid.objective": summed.objective,
         "grid.iterations": float(np.median(summed.nit)),
         "mean.iterations": float(np.median(mean.nit)),
@@ -211,7 +209,7 @@ def _bootstrap(params: LossParams, runs, rng, n_boot: int, fitted, details) -> d
     boot = ch.bootstrap_fits(
         log_n, log_d, log_l, start=start, n_boot=n_boot, rng=rng, delta=params.delta, gtol=params.boot_gtol
     )
-    named = [_named("b", t) for t in boot.thetas]
+    named = [natural("b", t) for t in boot.thetas]
     out = {f"se.{k}": float(np.std([d[f"b.{k}"] for d in named], ddof=1)) for k in PARAMS}
     shares = np.array([d["b.a"] for d in named])
     lo, hi = _interval(shares, float(np.mean(shares)), params.level, params.interval)
@@ -222,9 +220,7 @@ def _bootstrap(params: LossParams, runs, rng, n_boot: int, fitted, details) -> d
     # The Monte Carlo error of the runs needed: the spread of the same statistic over BATCHES disjoint batches of
     # the resamples, divided by sqrt(BATCHES) (batch means; each batch's interval is a little noisier than the whole's).
     batches = [
-        ch.required_runs(
-            np.subtract(*_interval(b, float(np.mean(b)), params.level, params.interval)[::-1]), target, len(log_l)
-        )
+        ch.required_runs(_width(b, params.level, params.interval), target, len(log_l))
         for b in np.array_split(shares, BATCHES)
     ]
     return out | {
@@ -294,11 +290,9 @@ class ParametricLoss(Protocol):
             log_l = ch.simulate(params.tex, log_n, log_d, noise_sd=cparams.noise_sd, rng=rng)
         elif kind == "loss_scale":
             scale = cparams.factor
-        else:
-            tex = _named("t", params.tex)
-            printed = _theta_of(
-                [float(f"{tex[f't.{k}']:.{cparams.digits}g}") for k in ("A", "B", "E", "alpha", "beta")]
-            )
+        else:  # the printed values replaced by the TeX values to ``digits`` significant digits
+            a, b, e, alpha, beta = params.tex
+            printed = _theta_of([float(f"{v:.{cparams.digits}g}") for v in (*map(math.exp, (a, b, e)), alpha, beta)])
         return _measure(params, (log_n, log_d, log_l), rng, printed=printed, n_boot=n_boot, scale=scale)
 
 

@@ -9,17 +9,31 @@ paper's body, rounded).
 
 from __future__ import annotations
 
+import math
+
 from ...core.quantities import Quantity
 
-__all__ = ["PARAMS", "vocabulary", "control_vocabulary", "name", "BOOTSTRAP", "CONTROL_BOOTSTRAP"]
+__all__ = ["PARAMS", "BATCHES", "vocabulary", "control_vocabulary", "name", "natural", "BOOTSTRAP"]
 
 #: The law's parameters, by the name used in quantity names, with how a reader writes them.
 PARAMS = {"A": "A", "B": "B", "E": "E", "alpha": "α", "beta": "β", "a": "a = β/(α+β)"}
 
 
+#: Batches of the bootstrap's resamples from which the Monte Carlo error of the runs needed is measured.
+BATCHES = 20
+
+
 def name(group: str, key: str) -> str:
     """A quantity's name: ``fit.alpha``, ``se.a``, ``ratio.tex``."""
     return f"{group}.{key}"
+
+
+def natural(group: str, theta) -> dict[str, float]:
+    """The law's parameters by their names in ``group`` from ``θ = (log A, log B, log E, α, β)``: A, B, E, α, β
+    and a = β/(α+β) (both arms name a fit this way)."""
+    a, b, e, alpha, beta = (float(v) for v in theta)
+    values = {"A": math.exp(a), "B": math.exp(b), "E": math.exp(e), "alpha": alpha, "beta": beta}
+    return {name(group, k): v for k, v in (values | {"a": beta / (alpha + beta)}).items()}
 
 
 #: What Hoffmann et al.'s method adds (with ``grid: true``).
@@ -65,12 +79,10 @@ BOOTSTRAP = {
     **{name("se", k): Quantity(f"bootstrap standard error of {w}") for k, w in PARAMS.items()},
     "width.a": Quantity("width of the bootstrap interval for a"),
     "required_runs": Quantity("runs an interval for a as narrow as Hoffmann's would need", kind="count"),
-    "mc.required_runs": Quantity("Monte Carlo standard error of the runs needed (20 batches)", "reimpl"),
+    "mc.required_runs": Quantity(f"Monte Carlo standard error of the runs needed ({BATCHES} batches)", "reimpl"),
     "ratio.lo": Quantity("lower end of the bootstrap interval for tokens per parameter", "reimpl"),
     "ratio.hi": Quantity("upper end of the bootstrap interval for tokens per parameter", "reimpl"),
 }
-#: The bootstrap's quantities a control with its own ``n_boot`` measures.
-CONTROL_BOOTSTRAP = BOOTSTRAP
 
 
 def vocabulary(p: dict) -> dict[str, Quantity]:

@@ -9,7 +9,7 @@ from functools import cached_property
 from statistics import NormalDist
 
 from ...rendering.results import Results as BaseResults
-from .quantities import PARAMS
+from .quantities import BATCHES, PARAMS
 
 __all__ = ["Results", "PROFILE_95"]
 
@@ -21,8 +21,17 @@ PROFILE_95 = NormalDist().inv_cdf(0.975) ** 2 / 2
 class Results(BaseResults):
     """``parametric_loss``: the estimates beside Hoffmann et al.'s, the likelihoods, what follows from them."""
 
+    batches = BATCHES
+
     def _pair(self, name: str) -> dict:
         return {"mine": self.mine.get(name), "theirs": self.theirs.get(name)}
+
+    @cached_property
+    def named(self) -> set[str]:
+        """The quantities the claim's targets and its controls' conditions name."""
+        return {t.quantity for t in self.record.targets} | {
+            r.quantity for c in self.record.controls for k in c.reimpl.conditions for r in k.rows
+        }
 
     @cached_property
     def estimates(self) -> list[dict]:
@@ -55,7 +64,7 @@ class Results(BaseResults):
     def ridge(self) -> float | None:
         """How far the log-likelihood falls with B held 10% either side of the refit's; None when not measured or
         when no target is on A or B."""
-        on_ab = any(t.quantity.split(".")[-1] in ("A", "B") for t in self.record.targets)
+        on_ab = any(q.split(".")[-1] in ("A", "B") for q in self.named)
         return self.mine.get("profile.B") if on_ab else None
 
     @cached_property
@@ -98,16 +107,12 @@ class Results(BaseResults):
     @cached_property
     def reads_ratio(self) -> bool:
         """A target or a control names tokens per parameter."""
-        named = [t.quantity for t in self.record.targets] + [
-            r.quantity for c in self.record.controls for k in c.reimpl.conditions for r in k.rows
-        ]
-        return any(q.startswith("ratio.") for q in named)
+        return any(q.startswith("ratio.") for q in self.named)
 
     @cached_property
     def required_runs_mc(self) -> float | None:
-        """The Monte Carlo standard error of the runs needed, where a target names them."""
-        named = any(t.quantity == "required_runs" for t in self.record.targets)
-        return self.mine.get("mc.required_runs") if named else None
+        """The Monte Carlo standard error of the runs needed, where a target or a control names them."""
+        return self.mine.get("mc.required_runs") if "required_runs" in self.named else None
 
     @cached_property
     def resampling_gap(self) -> dict | None:
@@ -120,4 +125,4 @@ class Results(BaseResults):
         )
         if mine is None or theirs is None or not se:
             return None
-        return {"mine": mine, "theirs": theirs, "gap": theirs - mine, "in_se": abs(theirs - mine) / se}
+        return {"gap": theirs - mine, "in_se": abs(theirs - mine) / se}
