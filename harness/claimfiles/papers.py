@@ -25,11 +25,14 @@ from pathlib import Path
 from pydantic import Field, ValidationError
 
 from ..core.errors import SpecError
-from ..core.paths import PAPERS, paper_file
+from ..core.paths import paper_file
 from ..core.schema import Count, Label, Strict, format_validation_error, validate_plain
 from .claim_yaml import read_claim_yaml
 
 __all__ = ["Paper", "PAPERS", "load_papers", "papers_beside", "load_paper"]
+
+#: The folder of paper files, inside a claims folder, where :func:`harness.core.paths.paper_file` looks too.
+PAPERS = "papers"
 
 
 class Paper(Strict):

@@ -50,12 +50,8 @@ def scrub_paths(obj, *, scratch: Path | None = None, data_root: Path | None = No
     return re.sub(re.escape(tempfile.gettempdir().rstrip("/")) + r"/[^\s'\"]*", "<scratch>", obj)
 
 
-#: The folder of paper files inside a claims folder (``claims/papers/``).
-PAPERS = "papers"
-
-
 def paper_file(claim_path: Path, name: str) -> Path:
     """The file of paper ``name`` for a claim: in ``papers/`` beside it when its folder has one, else the
     project's (a claim copied to a scratch folder is still of its paper)."""
-    beside = Path(claim_path).parent / PAPERS
-    return (beside if beside.is_dir() else CLAIMS_DIR / PAPERS) / f"{name}.yaml"
+    beside = Path(claim_path).parent / "papers"
+    return (beside if beside.is_dir() else CLAIMS_DIR / "papers") / f"{name}.yaml"
