@@ -42,7 +42,7 @@ def partial_vocabularies(card, protocol, raw_params, claim, cparams: dict):
             i: card.control_vocabulary(claim.controls[i].control, plain_params, m.model_dump(mode="json"))
             for i, m in cparams.items()
         }
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError):
         return None
     return vocab, cvocabs
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ..core.errors import SpecError
 from ..core.quantities import Quantity
@@ -359,6 +359,7 @@ class Claim(Strict):
         description="the tables the claim reads, by their names in the data lock (`data/lock.yaml`): verified before "
         "either arm reads them; every table `params` names must be listed",
     )
+
     upstream: Label | None = Field(
         None,
         description="the pin in `data/upstream.yaml` of the authors' code that the authors' arm runs; without it, "
@@ -392,6 +393,14 @@ class Claim(Strict):
         default_factory=list,
         description="the claim's own limitations, each a bullet of the report's Limitations section",
     )
+
+    @field_validator("inputs")
+    @classmethod
+    def _each_table_once(cls, v):
+        twice = sorted({t for t in v if v.count(t) > 1})
+        if twice:
+            raise ValueError(f"lists {', '.join(twice)} more than once; name each table once")
+        return v
 
 
 @dataclass(frozen=True)
@@ -598,8 +607,8 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
     vocab, cvocabs = {}, {}
     warnings: list[str] = []
     problems += resample_problems(claim)
+    point_problems = eval_point_problems(params) if params is not None else []
     if params is not None:
-        point_problems = eval_point_problems(params)
         text_problems, text_warnings = budget_problems(claim, params) if not point_problems else ([], [])
         problems, warnings = problems + point_problems + text_problems, warnings + text_warnings
         if tables is not None:
@@ -607,7 +616,7 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
             problems, warnings = problems + data_problems, warnings + data_warnings
             if _columns_present(protocol, params, tables):
                 problems += protocol.data_problems(params, tables)
-    if params is not None:
+    if params is not None and not point_problems:
         pdump = params.model_dump(mode="json")
         vocab = card.vocabulary(pdump)
         cvocabs = {
@@ -622,8 +631,9 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
         budget_checks(claim, params, cparams, problems)
         warnings += tolerance_warnings(claim, texts)
     elif protocol is not None:
-        # the parameters have problems of their own: the names the claim uses are still checked, against the
-        # vocabulary of the parameters as far as they go, so that every kind of problem is said at once
+        # the parameters have problems of their own (or name a point no budget is): the names the claim uses are
+        # still checked, against the vocabulary of the parameters as far as they go, so that every kind of problem
+        # is said at once
         partial = partial_vocabularies(card, protocol, raw.get("params"), claim, cparams)
         if partial is not None:
             vocabulary_checks(claim, *partial, problems, bad)

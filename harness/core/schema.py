@@ -162,6 +162,9 @@ def _no_bool(v: Any) -> Any:
     return v
 
 
+LABEL_CHARS = 200
+
+
 def _one_line(v: str) -> str:
     bad = forbidden_char(v, CONTROL_CHARS)
     if bad:
@@ -178,7 +181,17 @@ def _prose(v: str) -> str:
         raise ValueError(
             f"must be text without control characters (escape, bell, ...) or bidirectional overrides; found {bad}"
         )
+    if not v.strip():
+        raise ValueError("must not be empty")
     return " ".join(v.split())
+
+
+def _label(v: str) -> str:
+    if not v.strip():
+        raise ValueError("must not be empty")
+    if len(v) > LABEL_CHARS:
+        raise ValueError(f"must be at most {LABEL_CHARS} characters long, not {len(v)}")
+    return v
 
 
 def _iso_date(v: str) -> str:
@@ -200,8 +213,8 @@ def _relative_path(v: str) -> str:
 
 Number = Annotated[float, BeforeValidator(_no_bool)]
 Count = Annotated[int, BeforeValidator(_no_bool)]
-#: A name or label shown in reports: one line, no control characters.
-Label = Annotated[str, AfterValidator(_one_line)]
+#: A name or label shown in reports: one line of at most :data:`LABEL_CHARS` characters, no control characters.
+Label = Annotated[str, AfterValidator(_one_line), AfterValidator(_label)]
 #: Prose (a claim, a reason, a limitation): no control characters; whitespace runs, newlines included,
 #: become one space, so that no text of a claim file can start a Markdown block of its own in a report.
 Text = Annotated[str, AfterValidator(_prose)]

@@ -617,3 +617,26 @@ def test_a_title_is_short_and_optional(tmp_path):
     assert load_claim(_write(tmp_path, raw), lock=LOCK, pins=PINS).claim.title is None
     raw["title"] = "x" * 81
     assert any(p.startswith("title:") for p in _problems(tmp_path, raw)[0])
+
+
+@pytest.mark.parametrize(
+    "where, value, field, expected",
+    [
+        (("targets", 0, "label"), "", "targets[0].label", "must not be empty"),
+        (("targets", 0, "label"), "x" * 10_000, "targets[0].label", "at most 200 characters"),
+        (("limitations",), [""], "limitations[0]", "must not be empty"),
+        (("inputs",), ["oll", "oll"], "inputs", "lists oll more than once"),
+        (("params", "eval_x"), 1e300, "params.eval_x", "in units of 1e21 FLOPs"),
+    ],
+)
+def test_an_empty_or_endless_label_a_blank_limitation_a_table_twice_and_an_absurd_budget_are_refused(
+    tmp_path, where, value, field, expected
+):
+    """Issue 39's probes: each passed `validate` (or, for eval_x, ended in an OverflowError) before."""
+    raw = _raw()
+    node = raw
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = value
+    problems, text = _problems(tmp_path, raw)
+    assert any(p.startswith(f"{field}: ") and expected in p for p in problems), problems
