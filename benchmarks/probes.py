@@ -1,8 +1,8 @@
 """Probes of the faults issue 39 lists, run through the command line against any commit of the project.
 
 Usage: ``python -m benchmarks.probes REF [NAME ...]``. Each probe makes a scratch copy of the project at the
-git ref ``REF`` (its tracked files, ``vendor/`` copied from this checkout, an empty ``.cache/``), breaks one
-input on purpose, runs ``python -m harness`` there with this interpreter and a time limit, and says whether the
+git ref ``REF`` (``.``: this working tree; its tracked files, ``vendor/`` copied from this checkout, an empty
+``.cache/``), breaks one input on purpose, runs ``python -m harness`` there with this interpreter and a time limit, and says whether the
 harness held: it finished in time, without a traceback, and did what the issue asks. Printed: one line per
 probe (held / FAILED and why) and the count. A probe is the same command line for every ref, so two refs are
 compared probe by probe.
@@ -38,9 +38,18 @@ class Project:
 
     def __init__(self, ref: str, tmp: Path):
         self.dir = tmp / "project"
-        files = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True).stdout
         self.dir.mkdir()
-        subprocess.run(["tar", "-x"], input=files, cwd=self.dir, check=True)
+        if ref == ".":  # this working tree, edits included
+            listed = subprocess.run(
+                ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True, check=True
+            ).stdout.decode()
+            for rel in filter(None, listed.split("\0")):
+                if (ROOT / rel).is_file():
+                    (self.dir / rel).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(ROOT / rel, self.dir / rel)
+        else:
+            files = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True).stdout
+            subprocess.run(["tar", "-x"], input=files, cwd=self.dir, check=True)
         shutil.copytree(ROOT / "vendor", self.dir / "vendor", symlinks=True)
         self.tmp = tmp
 

@@ -168,6 +168,26 @@ def pins_of(args=None):
     return load_pins(getattr(args, "pins", None) or PINS_FILE)
 
 
+def _not_over_a_committed_claim(paths: list[Path], out: Path, console) -> tuple[list[Path], int]:
+    """The claim files that may write into ``out``: into the project's reports, no file from elsewhere whose id
+    is a claim of ``claims/`` (its report would replace that claim's)."""
+    from ..core.paths import CLAIMS_DIR, REPORTS_DIR
+
+    if out.resolve() != REPORTS_DIR.resolve():
+        return paths, 0
+    kept = []
+    for path in paths:
+        home = CLAIMS_DIR / path.name
+        if home.exists() and path.resolve() != home.resolve():
+            console.error(
+                f"{path}: claims/{path.name} has this id and its report is in reports/; run a claim file from "
+                "elsewhere with --out DIR"
+            )
+        else:
+            kept.append(path)
+    return kept, len(paths) - len(kept)
+
+
 def plan(args, paths: list[Path], console) -> tuple[list[Planned], list[StudyPlan], int]:
     """``(claims, studies, failed)``: each claim with why it must run or be drawn again (both empty: up to
     date); the coverage studies the build measures first (with ``args.studies``); how many claim files could
@@ -178,6 +198,7 @@ def plan(args, paths: list[Path], console) -> tuple[list[Planned], list[StudyPla
 
     lock, pins, tables = load_lock(args.lock), pins_of(args), tables_of(args)
     out = Path(args.out)
+    paths, failed = _not_over_a_committed_claim(paths, out, console)
     stems = [p.stem for p in paths]
     quick = {}
     if not args.force:
@@ -185,7 +206,8 @@ def plan(args, paths: list[Path], console) -> tuple[list[Planned], list[StudyPla
             found = _from_lock(path, out, lock, pins, tables, args) if stems.count(path.stem) == 1 else None
             if found is not None:
                 quick[path] = found
-    specs, failed = _load([p for p in paths if p not in quick], lock, pins, tables, console)
+    specs, unread = _load([p for p in paths if p not in quick], lock, pins, tables, console)
+    failed += unread
     planned, studies = [], []
     for path in paths:
         if path in quick:

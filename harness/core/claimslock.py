@@ -100,9 +100,13 @@ NEVER = frozenset({"harness/claimfiles/registry.py", "harness/claimfiles/claim_f
 
 
 def file_sha(path: Path) -> str | None:
+    """The sha256 of a regular file, or None (missing, or not a regular file of at most 64 MiB: then whoever
+    reads it next says why)."""
+    from .datalock import FileRefused, read_regular_file
+
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except FileNotFoundError:
+        return hashlib.sha256(read_regular_file(path, limit=64 << 20)).hexdigest()
+    except (FileNotFoundError, FileRefused):
         return None
 
 

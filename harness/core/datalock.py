@@ -293,10 +293,25 @@ def add_table(name: str, path: str | Path, provenance: str, *, root: Path, lock_
     header, all read from one read of the file, so nobody computes a hash by hand. The lock's own text
     (its comments) is kept: the entry is appended. Refused with a :class:`DataError` naming the problem: a
     name already in the lock or not of the form ``[a-z0-9_]``, a file outside the root, missing, not a
-    regular file, larger than :data:`MAX_TABLE_BYTES` (its size and the limit said, nothing read), or not a
-    table pandas can read.
+    regular file, larger than :data:`MAX_TABLE_BYTES` (its size and the limit said, nothing read), not a
+    table pandas can read, or a header naming a column twice or with a control character. One ``data add``
+    at a time (a lock on the lock's folder): each appends to what the last one wrote.
     """
+    import fcntl
+
+    folder = os.open(Path(lock_file).parent, os.O_RDONLY)
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX)
+        return _add_table(name, path, provenance, root, lock_file)
+    finally:
+        os.close(folder)
+
+
+def _add_table(name, path, provenance, root, lock_file) -> dict:
+    import csv
     import re
+
+    from .schema import CONTROL_CHARS, forbidden_char
 
     lock = load_lock(lock_file)
     if not re.match(_NAME, name):
@@ -317,8 +332,15 @@ def add_table(name: str, path: str | Path, provenance: str, *, root: Path, lock_
         import pandas as pd
 
         df = pd.read_csv(io.BytesIO(raw))
-    except (ValueError, UnicodeDecodeError) as exc:
+        header = next(csv.reader(io.StringIO(raw.decode("utf-8-sig"))), [])
+    except (ValueError, UnicodeDecodeError, csv.Error) as exc:
         raise DataError(f"{path}: not a table pandas can read ({' '.join(str(exc).split())})") from None
+    twice = sorted({h for h in header if header.count(h) > 1})
+    if twice:
+        raise DataError(f"{path}: the header names {', '.join(map(repr, twice))} more than once; name each column once")
+    bad = [h for h in header if forbidden_char(h, CONTROL_CHARS)]
+    if bad:
+        raise DataError(f"{path}: the header's column {bad[0]!r} holds a control character; a column name is one line")
     entry = {
         "path": file.relative_to(root).as_posix(),
         "sha256": hashlib.sha256(raw).hexdigest(),

@@ -147,7 +147,7 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, mode: int = FILE_MODE) 
 
 def _write(path: Path, data: bytes, mode: int) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:80]}.", suffix=".tmp")
+    fd, tmp = _stage(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -175,6 +175,28 @@ def atomic_write_text(path: str | Path, text: str, *, mode: int = FILE_MODE) -> 
     return atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
 
 
+#: The names of the files this module stages beside their targets: ``.harness-staged.<name>.<random>.tmp``
+#: (another program's ``.*.tmp`` is never this module's to remove).
+STAGED = ".harness-staged."
+
+
+def _stage(target: Path) -> tuple[int, str]:
+    return tempfile.mkstemp(dir=target.parent, prefix=f"{STAGED}{target.name[:80]}.", suffix=".tmp")
+
+
+def _ours(folder: Path, path: str, staged: bool) -> bool:
+    """Whether a journal may name ``path``: inside ``folder`` (no link on the way), and, for a file to rename
+    from, one this module staged."""
+    p = Path(path)
+    return (
+        p.is_absolute()
+        and ".." not in p.parts
+        and p.is_relative_to(folder)
+        and not any(q.is_symlink() for q in [p, *p.parents] if q.is_relative_to(folder) and q != folder)
+        and (not staged or (p.name.startswith(STAGED) and p.name.endswith(".tmp")))
+    )
+
+
 #: Where :func:`write_together` keeps the journal of a group of files being replaced (inside the folder).
 JOURNAL = ".pending"
 
@@ -195,7 +217,7 @@ def write_together(folder: str | Path, name: str, files: dict[str, bytes], *, re
     """
     import json
 
-    folder = Path(folder)
+    folder = Path(folder).absolute()
     with _writing(folder):
         recover(folder)
         staged = []
@@ -203,7 +225,7 @@ def write_together(folder: str | Path, name: str, files: dict[str, bytes], *, re
             for rel, data in files.items():
                 target = folder / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:80]}.", suffix=".tmp")
+                fd, tmp = _stage(target)
                 staged.append((tmp, str(target)))
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(data)
@@ -223,6 +245,11 @@ def _replay(pending: Path) -> None:
     import json
 
     plan = json.loads(pending.read_text(encoding="utf-8"))
+    folder = pending.parent.parent.absolute()  # <folder>/.pending/<name>.json names files of <folder> only
+    if not all(_ours(folder, t, True) and _ours(folder, g, False) for t, g in plan["rename"]) or not all(
+        _ours(folder, g, False) for g in plan["remove"]
+    ):
+        raise ValueError(f"{pending}: names a file outside {folder} or one this harness did not stage")
     for tmp, target in plan["rename"]:
         if Path(tmp).exists():
             os.replace(tmp, target)
@@ -259,11 +286,12 @@ def recover(folder: str | Path) -> list[str]:
         for pending in sorted(folder.rglob(f"{JOURNAL}/*.json")):  # the folder's, and its .degraded/'s
             try:
                 _replay(pending)
-            except (OSError, ValueError, KeyError):
-                pending.unlink(missing_ok=True)  # an unreadable journal: its renames never started
+                done.append(pending.stem)
+            except (OSError, ValueError, KeyError, TypeError):
+                # unreadable, or naming what is not ours: its renames never started, or it was never ours
+                pending.unlink(missing_ok=True)
                 _remove_if_empty(pending.parent)
-            done.append(pending.stem)
-        for tmp in folder.rglob(".*.tmp"):
+        for tmp in folder.rglob(f"{STAGED}*.tmp"):
             if tmp.is_file() and not tmp.is_symlink():
                 tmp.unlink(missing_ok=True)
                 done.append(tmp.relative_to(folder).as_posix())

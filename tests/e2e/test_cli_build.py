@@ -241,3 +241,49 @@ def test_a_warm_run_still_verifies_the_tables_against_the_lock(tmp_path, tables,
     assert cli.main(["--data-root", str(root), "run", "--no-upstream", "--out", str(out), *FAST]) == 2
     err = capsys.readouterr().err
     assert "000_aime2025_shift_test: up to date" in err and "has been altered" in err
+
+
+# -- issue 39: a claim path the up-to-date shortcut meets first; a claim from elsewhere with a committed id ---------
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero"])
+def test_status_over_a_claim_path_that_is_no_regular_file_says_so_and_ends(tmp_path, capsys, fast_reports, kind):
+    """The shortcut hashed the file before the hardened reader saw it: a FIFO hung `status`, /dev/zero ate
+    memory."""
+    out = _copy(fast_reports, tmp_path)
+    path = tmp_path / next((ROOT / "claims").glob("000*.yaml")).name
+    os.mkfifo(path) if kind == "fifo" else path.symlink_to("/dev/zero")
+
+    def expire(*_):
+        raise TimeoutError("status still running after 30 s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(30)
+    try:
+        code = cli.main(["status", "--no-upstream", "--no-studies", "--out", str(out), str(path)])
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert code != 0 and "not a regular file" in capsys.readouterr().err
+
+
+def test_a_claim_from_elsewhere_with_a_committed_id_does_not_replace_that_report(tmp_path, capsys, monkeypatch):
+    from harness.build import plan as build_plan
+
+    monkeypatch.setattr("harness.core.paths.REPORTS_DIR", tmp_path / "reports")
+    src = next((ROOT / "claims").glob("000*.yaml"))
+    copy = tmp_path / src.name
+    copy.write_bytes(src.read_bytes())
+    said = []
+    kept, refused = build_plan._not_over_a_committed_claim([copy, src], tmp_path / "reports", _Console(said))
+    assert kept == [src] and refused == 1
+    assert "has this id and its report is in reports/" in said[0]
+    assert build_plan._not_over_a_committed_claim([copy], tmp_path / "elsewhere", _Console(said)) == ([copy], 0)
+
+
+class _Console:
+    def __init__(self, said):
+        self.said = said
+
+    def error(self, text):
+        self.said.append(text)

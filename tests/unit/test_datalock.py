@@ -5,11 +5,16 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from harness.core.datalock import DataLock, Tables
+from harness.core.datalock import DataLock, Tables, load_lock
 from harness.core.errors import DataError
+
+ROOT = Path(__file__).resolve().parents[2]
 
 GOOD = b'name,"score, raw",n\nx,1.5,3\ny,2.5,4\n'
 
@@ -106,6 +111,52 @@ def test_data_add_refuses_with_the_reason(lock_file, tmp_path, name, rel, messag
     with pytest.raises(DataError, match=message):
         add_table(name, tmp_path / "data" / rel, "p", root=tmp_path / "data", lock_file=lock_file)
     assert lock_file.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "header, message", [("a,a", "names 'a' more than once"), ("a\x07,b", "holds a control character")]
+)
+def test_data_add_refuses_a_header_naming_a_column_twice_or_with_a_control_character(
+    lock_file, tmp_path, header, message
+):
+    """Issue 39: both were locked (pandas reads `a,a` as columns a and a.1)."""
+    from harness.core.datalock import add_table
+
+    (tmp_path / "data" / "h.csv").write_text(f"{header}\n1,2\n")
+    before = lock_file.read_bytes()
+    with pytest.raises(DataError, match=message):
+        add_table("h", tmp_path / "data" / "h.csv", "p", root=tmp_path / "data", lock_file=lock_file)
+    assert lock_file.read_bytes() == before
+
+
+def test_two_data_adds_at_once_both_land(lock_file, tmp_path):
+    """Issue 39: of two `data add` run at once, one table was lost (both read the lock, each wrote its own)."""
+    names = [f"t{i}" for i in range(6)]
+    for n in names:
+        (tmp_path / "data" / f"{n}.csv").write_text("a,b\n1,2\n")
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "harness",
+                "--lock",
+                str(lock_file),
+                "--data-root",
+                str(tmp_path / "data"),
+                "data",
+                "add",
+                "--provenance",
+                "p",
+                n,
+                str(tmp_path / "data" / f"{n}.csv"),
+            ],
+            cwd=ROOT,
+        )
+        for n in names
+    ]
+    assert [p.wait(120) for p in procs] == [0] * len(names)
+    assert set(names) <= set(load_lock(lock_file).tables)
 
 
 def test_a_locked_header_that_no_longer_matches_is_refused(tmp_path):

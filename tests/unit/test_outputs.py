@@ -288,24 +288,59 @@ def test_staged_files_and_a_half_replayed_journal_are_recovered_by_any_command(o
     monkeypatch.setattr(harness.core.fileio, "LOCK_FILE", tmp_path / "writes.lock")
     cid = _smallest().stem
     (out / "figures" / cid).mkdir(parents=True)
-    leftovers = [out / f".{cid}.json.k3j2x.tmp", out / f".{cid}.md.a8b1q.tmp", out / "figures" / cid / ".f.svg.zz.tmp"]
+    staged = ".harness-staged."
+    leftovers = [
+        out / f"{staged}{cid}.json.k3j2x.tmp",
+        out / f"{staged}{cid}.md.a8b1q.tmp",
+        out / "figures" / cid / f"{staged}f.svg.zz.tmp",
+    ]
     for p in leftovers:
         p.write_text("staged")
+    theirs = out / f".{cid}.someone-else.tmp"  # another program's: not the harness's to remove
+    theirs.write_text("theirs")
     # a journal whose first rename was made and the second not: a mixed pair until someone replays it
-    (out / f".{cid}.md.new.tmp").write_text("new md\n")
+    (out / f"{staged}{cid}.md.new.tmp").write_text("new md\n")
     (out / ".pending").mkdir()
     (out / ".pending" / f"{cid}.json").write_text(
-        json.dumps({"rename": [[str(out / f".{cid}.md.new.tmp"), str(out / f"{cid}.md")]], "remove": []})
+        json.dumps({"rename": [[str(out / f"{staged}{cid}.md.new.tmp"), str(out / f"{cid}.md")]], "remove": []})
     )
     assert cli.main(["list", "--out", str(out)]) == 0
     err = capsys.readouterr().err
-    assert not any(p.exists() for p in leftovers) and not list(out.rglob(".*.tmp"))
+    assert not any(p.exists() for p in leftovers) and not list(out.rglob(f"{staged}*.tmp"))
+    assert theirs.read_text() == "theirs"
     assert (out / f"{cid}.md").read_text() == "new md\n" and not (out / ".pending").exists()
     assert "staged by an interrupted run" in err and f"{cid}: completed the writes" in err
 
 
+@pytest.mark.parametrize("where", [".pending", "figures/.pending", "calibration/.pending"])
+def test_a_planted_journal_naming_files_outside_or_not_staged_is_dropped_unplayed(out, monkeypatch, tmp_path, where):
+    """Issue 39: any command replayed a `.pending` journal it found, renaming or deleting files anywhere."""
+    import harness.core.fileio
+
+    monkeypatch.setattr(harness.core.fileio, "LOCK_FILE", tmp_path / "writes.lock")
+    victim, mine = tmp_path / "victim.txt", out / "kept.txt"
+    victim.write_text("someone's")
+    mine.write_text("a file of the folder, not staged")
+    (out / where).mkdir(parents=True)
+    plans = [
+        {"rename": [[str(victim), str(out / "x")]], "remove": []},
+        {"rename": [], "remove": [str(victim)]},
+        {"rename": [[str(mine), str(out / "y")]], "remove": []},
+        {"rename": [], "remove": [str(out / ".." / victim.name)]},
+    ]
+    for i, journal in enumerate(plans):
+        (out / where / f"planted{i}.json").write_text(json.dumps(journal))
+    assert cli.main(["list", "--out", str(out)]) == 0
+    assert victim.read_text() == "someone's" and mine.read_text() == "a file of the folder, not staged"
+    assert not list((out / where).glob("planted*.json"))
+
+
 def test_the_staging_names_are_ignored_by_git():
-    names = ["reports/.000_x.json.k3j2x.tmp", "reports/figures/000_x/.a.svg.q.tmp", "reports/.pending/000_x.json"]
+    names = [
+        "reports/.harness-staged.000_x.json.k3j2x.tmp",
+        "reports/figures/000_x/.harness-staged.a.svg.q.tmp",
+        "reports/.pending/000_x.json",
+    ]
     done = subprocess.run(["git", "check-ignore", *names], cwd=ROOT, capture_output=True, text=True)
     assert done.stdout.split() == names
 
