@@ -1,11 +1,11 @@
 """Probes of the faults issue 39 lists, run through the command line against any commit of the project.
 
-Usage: ``python -m benchmarks.probes REF [NAME ...]``. Each probe makes a scratch copy of the project at the
-git ref ``REF`` (``.``: this working tree; its tracked files, ``vendor/`` copied from this checkout, an empty
-``.cache/``), breaks one input on purpose, runs ``python -m harness`` there with this interpreter and a time limit, and says whether the
-harness held: it finished in time, without a traceback, and did what the issue asks. Printed: one line per
-probe (held / FAILED and why) and the count. A probe is the same command line for every ref, so two refs are
-compared probe by probe.
+Usage: ``python -m benchmarks.probes REF [NAME ...]`` (``REF`` a git ref, or ``.`` for this working tree).
+Each probe makes a scratch copy of the project at ``REF`` (``vendor/`` copied from this checkout, an empty
+``.cache/``), breaks one input on purpose, runs ``python -m harness`` there with this interpreter and a time
+limit, and says whether the harness held: it finished in time, without a traceback, and did what the issue
+asks. Printed: one line per probe (held / FAILED and why) and the count. A probe is the same command line for
+every ref, so two refs are compared probe by probe.
 """
 
 from __future__ import annotations
