@@ -275,6 +275,15 @@ def eval_x_1e300(p):
 
 
 @probe
+def tasks_written_as_a_list_on_a_boundary_claim(p):
+    path = p.dir / "claims" / "002_table1_boundary_1e24.yaml"
+    spec = yaml.safe_load(path.read_text())
+    spec["params"]["tasks"] = list(spec["params"]["tasks"].values())
+    path.write_text(yaml.safe_dump(spec, allow_unicode=True, sort_keys=False))
+    return clean(*p.run("validate", "--data", path))
+
+
+@probe
 def a_numeric_column_as_date_col(p):
     return _validate(p, **{"params.date_col": "math_500_pct"})
 
@@ -404,6 +413,35 @@ def an_unwritable_cache_still_writes_the_record(p):
         cache.chmod(0o700)
     held, why = clean(code, text, ok_codes=(0,))
     return held and any((p.tmp / "out").glob("000_*.json")), why
+
+
+@probe
+def an_answer_cached_unconfined_is_not_served_to_a_confined_run(p):
+    code, text = _authors_run(p, "--sandbox", "none")
+    if code != 0:
+        return False, f"the unconfined run failed: {text[-200:]!r}"
+    code, text = _authors_run(p)
+    rec = "".join(f.read_text() for f in (p.tmp / "out").glob("000_*.json"))
+    confined = "(bubblewrap)" in rec
+    return (
+        code == 0 and confined,
+        "the record is the confined run's" if confined else "the unconfined answer was reused",
+    )
+
+
+@probe
+def the_authors_arm_runs_under_ulimit_v_of_4_gib(p):
+    import resource
+
+    old = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, old[1]))  # inherited by the command, not by this process's past
+    try:
+        code, text = _authors_run(p)
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, old)
+    ran = _upstream_values(p).get("status") == "ok" if list((p.tmp / "out").glob("000_*.json")) else False
+    held, why = clean(code, text, ok_codes=(0,))
+    return held and ran, why + ("; the authors' arm ran" if ran else "; the authors' arm did not run")
 
 
 @probe

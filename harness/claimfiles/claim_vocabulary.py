@@ -67,7 +67,8 @@ def _mistyped_labels(claim, vocab: dict) -> dict[str, str]:
     quantity names the claim writes differ from measured ones only in that label, and no name the claim writes
     uses the params.tasks spelling. (Where another name does use it, the typo is in the claim's name, and the
     ordinary suggestion, which points at the measured name, is the right one.)"""
-    tasks = list((claim.params or {}).get("tasks") or {}) if isinstance(claim.params, dict) else []
+    tasks = (claim.params or {}).get("tasks") if isinstance(claim.params, dict) else None
+    tasks = list(tasks) if isinstance(tasks, dict) else []  # tasks of another shape: its own problem, said apart
     names = [n for _, n in _claim_names(claim)]
     found: dict[str, str] = {}
     for label in tasks:

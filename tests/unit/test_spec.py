@@ -640,3 +640,11 @@ def test_an_empty_or_endless_label_a_blank_limitation_a_table_twice_and_an_absur
     node[where[-1]] = value
     problems, text = _problems(tmp_path, raw)
     assert any(p.startswith(f"{field}: ") and expected in p for p in problems), problems
+
+
+def test_tasks_written_as_a_list_are_problems_not_a_traceback(tmp_path):
+    """Issue 39: `params.tasks` as a list of columns ended in an AttributeError of the task-typo check."""
+    raw = _raw()
+    raw["params"]["tasks"] = list(raw["params"]["tasks"].values())
+    problems, _ = _problems(tmp_path, raw)
+    assert any("is not a measured quantity" in p or "is not a quantity" in p for p in problems), problems
