@@ -1,9 +1,4 @@
-"""The index of the verdicts, ``reports/README.md``, and the one-line summaries ``list`` prints.
-
-For each paper (``claims/papers/``), one row per claim (its short title, the verdict and why, the resampling
-and analysis-choices labels, whether the authors' code ran); then the terms every report uses, defined once
-(each report links here); then each paper's setup, which its claims share (``templates/index.md.j2``).
-"""
+"""The index of the verdicts, ``reports/README.md``, and the one-line summaries ``list`` prints."""
 
 from __future__ import annotations
 

@@ -1,13 +1,4 @@
-"""What a report states, each fact derived once from its record: the results object.
-
-As statsmodels' results classes do (``cache_readonly`` on a fit's stored primitives), a :class:`Results` holds
-a :class:`~harness.core.record.Record` and derives each fact the report states once, as a cached property;
-the template only chooses words for them. This class derives what every report states (the verdict's basis,
-the targets, the controls, the two arms, the resampling and the analysis choices); a protocol's folder
-subclasses it in ``results.py`` with its own facts. Nothing here fits, reads a table or imports the math:
-what a fact needs beyond arithmetic on recorded values is measured when the claim runs
-(``Protocol.evidence``).
-"""
+"""What a report states, each fact derived once from its record: the results object."""
 
 from __future__ import annotations
 
@@ -288,14 +279,7 @@ class Results:
 
     @cached_property
     def multiverse(self) -> dict | None:
-        """How the claim fares across its analysis specifications (``None`` where it declares none).
-
-        Specifications whose values agree within :data:`SAME_RTOL` / :data:`SAME_ATOL` are one result; the state
-        is of those distinct results: ``holds_across_choices`` (none fails), ``depends_on_choices`` (some hold,
-        some fail: ``depends_on`` names the choices that alone flip the paper's reading, holds to fails or
-        back, else those the failing ones change), ``holds_in_none``, ``within_noise``
-        (none holds and none fails), ``values_only`` (the claim asserts no relation), ``none_judged``. A choice
-        none of whose alternatives changes any result is ``inert``."""
+        """How the claim fares across its analysis specifications (``None`` where it declares none)."""
         mv = self.record.multiverse
         if mv is None:
             return None

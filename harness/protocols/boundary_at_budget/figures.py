@@ -1,7 +1,4 @@
-"""Figures of ``boundary_at_budget``: each benchmark's boundary at the budget, both arms and the control.
-
-Drawn from the record alone (see :mod:`harness.rendering.figures`).
-"""
+"""Figures of ``boundary_at_budget``: each benchmark's boundary at the budget, both arms and the control."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""Figures of ``estimator_comparison``: every estimator's metrics beside the paper's.
-
-Drawn from the record alone (see :mod:`harness.rendering.figures`).
-"""
+"""Figures of ``estimator_comparison``: every estimator's metrics beside the paper's."""
 
 from __future__ import annotations
 

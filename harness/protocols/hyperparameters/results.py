@@ -1,7 +1,4 @@
-"""The facts of a ``hyperparameters`` record, each derived once (see :mod:`harness.rendering.results`).
-
-Rendering layer: reads the record's values, details and evidence; refits nothing.
-"""
+"""The facts of a ``hyperparameters`` record, each derived once (see :mod:`harness.rendering.results`)."""
 
 from __future__ import annotations
 

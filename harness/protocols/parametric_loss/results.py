@@ -1,7 +1,4 @@
-"""The facts the report of ``parametric_loss`` states, each derived once from the record.
-
-Standard library and the rendering base only.
-"""
+"""The facts the report of ``parametric_loss`` states, each derived once from the record."""
 
 from __future__ import annotations
 

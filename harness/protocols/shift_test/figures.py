@@ -1,7 +1,4 @@
-"""Figures of ``shift_test``: the permutation null, the sensitivity to the clip and the power curve.
-
-Drawn from the record alone (see :mod:`harness.rendering.figures`).
-"""
+"""Figures of ``shift_test``: the permutation null, the sensitivity to the clip and the power curve."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""The facts the ``temporal_coverage`` report states, each derived once from the record (no refit here).
-
-Names follow :mod:`.quantities`; "mine" is the re-implementation, "theirs" the authors' code (``None`` where their
-arm did not run or does not report the value).
-"""
+"""The facts the ``temporal_coverage`` report states, each derived once from the record (no refit here)."""
 
 from __future__ import annotations
 
