@@ -13,8 +13,6 @@ from ..core.record import Arm, ControlOutcome, TargetOutcome, Verdict
 from ..core.schema import Strict
 from .card import ProtocolCard
 
-__all__ = ["Measurement", "Protocol", "ProtocolParams", "Context", "Resampling", "Choice", "CHOICE_ROLES"]
-
 
 class ProtocolParams(Strict):
     """Base for a protocol's (or a control's) parameter schema: frozen, no unknown keys, finite numbers."""

@@ -8,8 +8,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ProtocolCard"]
-
 
 @dataclass(frozen=True)
 class ProtocolCard:

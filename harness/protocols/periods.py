@@ -11,17 +11,6 @@ from ..stats.periods import assign_periods, validate_periods
 from ..stats.splits import rolling_splits
 from .leaderboard import BoxParams, leaderboard_frame, leaderboard_summary
 
-__all__ = [
-    "PeriodParams",
-    "period_frame",
-    "period_summary",
-    "sigmoid_options",
-    "boxed_options",
-    "outside_box",
-    "box_explanation",
-    "split_tail_support",
-]
-
 
 class PeriodParams(BoxParams):
     """Which column dates a model, and the chronological periods (label, first month, last month)."""

@@ -13,8 +13,6 @@ from ..core.paths import PROJECT_ROOT
 from ..core.record import Record, read_record
 from .render import agree, count_of, fmt_pct
 
-__all__ = ["compare", "diff_records"]
-
 
 def _comparable(rec: Record) -> dict:
     """What ``diff`` compares: the verdict, each target's values per arm and outcome, each control's result."""

@@ -12,30 +12,6 @@ import numpy as np
 from ..claimfiles.multiverse_spec import same_value
 from ..core.record import Figure, Record
 
-__all__ = [
-    "draw_figures",
-    "RC",
-    "MAX_SVG_BYTES",
-    "read_density",
-    "linspace",
-    "style",
-    "new_figure",
-    "svg_bytes",
-    "done",
-    "upstream_missing",
-    "upstream_label",
-    "fmt",
-    "val",
-    "legend_handles",
-    "REIMPL",
-    "UPSTREAM",
-    "PAPER",
-    "CONTROL",
-    "DRIFT_COLORS",
-    "STABLE_COLORS",
-    "Z_LABEL",
-]
-
 #: A figure larger than this is a bug (a scatter that should have been a density); the tests check it.
 MAX_SVG_BYTES = 200_000
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 from ..core.record import Record
 from .results import results_for
 
-__all__ = ["summary_rows", "index_markdown", "short_title", "why"]
-
 #: A claim without a ``title`` is shown by its first words, cut at a word's end within this many characters.
 TITLE_CHARS = 80
 

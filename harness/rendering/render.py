@@ -12,8 +12,6 @@ from ..core.quantities import number_text
 from ..core.record import Record
 from ..core.schema import CONTROL_CHARS
 
-__all__ = ["render_report", "environment", "md", "TEMPLATES_DIR", "FILTERS"]
-
 TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates"
 DASH = "—"
 
@@ -151,11 +149,6 @@ def join_labels(items, last: str = " and ") -> str:
     return sep.join(items[:-1]) + last + items[-1]
 
 
-def quoted(items) -> str:
-    """Labels that are phrases themselves, each in quotation marks, joined for prose (:func:`join_labels`)."""
-    return join_labels([f"\u201c{i}\u201d" for i in items])
-
-
 #: An HTML character reference (``&lt;``, ``&#60;``): its ``&`` is escaped so that it prints as written.
 _ENTITY = re.compile(r"&(?:#[0-9]{1,8}|#[xX][0-9a-fA-F]{1,8}|[A-Za-z][A-Za-z0-9]{0,31});")
 #: What a line may start with to open a block: a heading, a quote, a list item, a setext underline.
@@ -231,7 +224,6 @@ FILTERS = {
     "mag": fmt_magnitude,
     "yesno": fmt_bool,
     "labels": join_labels,
-    "quoted": quoted,
     "md": md,
     "code_block": code_block,
 }

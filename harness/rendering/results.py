@@ -10,8 +10,6 @@ from ..claimfiles.multiverse_spec import same_value
 from ..core.record import ControlOutcome, Record, TargetOutcome
 from ..core.relations import within_tolerance
 
-__all__ = ["Results", "results_for", "same_results", "SAME_RTOL", "SAME_ATOL"]
-
 #: Two specifications' values are one result when every pair is within these (relative, absolute): an
 #: optimiser's noise (004's six refits agree to about 1e-11) is not a different result.
 SAME_RTOL, SAME_ATOL = 1e-6, 1e-9

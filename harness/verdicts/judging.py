@@ -12,8 +12,6 @@ from ..core.relations import literal_decimals, relation_holds, target_holds, wit
 if TYPE_CHECKING:
     from ..claimfiles.spec import ClaimSpec
 
-__all__ = ["judge_targets", "judge_controls", "arm_disagreements", "requirement_text", "target_reading"]
-
 
 def _finite(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)

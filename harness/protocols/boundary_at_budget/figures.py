@@ -23,8 +23,6 @@ from ...rendering.figures import (
     upstream_missing,
 )
 
-__all__ = ["draw"]
-
 
 def _boundaries(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     labels = list(P.get("tasks", {}))

@@ -27,8 +27,6 @@ from ..leaderboard import (
 from . import CARD
 from . import quantities as Q
 
-__all__ = ["BoundaryParams", "BoundaryAtBudget", "OBJECTIVE_GAP", "AUTHORS_KAPPA_STAGES"]
-
 #: Two optima whose objectives differ by less than this are the same optimum (the optimisers' own tolerances are
 #: about 1e-9 on these objectives).
 OBJECTIVE_GAP = 1e-7

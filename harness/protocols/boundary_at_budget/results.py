@@ -10,8 +10,6 @@ from ...core.relations import target_holds, within_tolerance
 from ...rendering.results import Results as BaseResults
 from . import quantities as Q
 
-__all__ = ["Results", "THIN_TAIL_SHARE", "PRINTED"]
-
 #: The evaluation point rests on a thin upper tail when fewer than this share of the models lie at or above it.
 THIN_TAIL_SHARE = 0.2
 #: Without a tolerance to judge the other start against: half a unit of the fourth decimal the tables print.

@@ -16,8 +16,6 @@ from ...rendering.figures import (
     upstream_missing,
 )
 
-__all__ = ["draw"]
-
 
 def _estimators(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     rows = P.get("rows")

@@ -26,8 +26,6 @@ from ..periods import (
 from . import CARD
 from . import quantities as Q
 
-__all__ = ["EstimatorComparisonParams", "BetaZero", "ShuffleZ", "EstimatorComparison"]
-
 METRICS, ESTIMATORS = Q.METRICS, Q.ESTIMATORS
 
 

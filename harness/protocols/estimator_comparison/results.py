@@ -10,8 +10,6 @@ from ...core.relations import relation_holds, target_holds
 from ...rendering.results import Results as BaseResults
 from . import quantities as Q
 
-__all__ = ["Results"]
-
 
 class Results(BaseResults):
     """estimator_comparison: the facts its report states, each derived once from the record."""

@@ -19,9 +19,6 @@ from ...rendering.figures import (
     val,
 )
 
-__all__ = ["draw"]
-
-
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 

@@ -30,8 +30,6 @@ from ..leaderboard import (
 from . import CARD
 from . import quantities as Q
 
-__all__ = ["AuditEntry", "HyperParams", "Hyperparameters"]
-
 
 class AuditEntry(ProtocolParams):
     file: RelativePath = Field(min_length=1, description="file of the authors' checkout, relative to its root")

@@ -8,8 +8,6 @@ from ...core.quantities import budget_text
 from ...rendering.results import Results as BaseResults
 from . import quantities as Q
 
-__all__ = ["Results", "STEEP"]
-
 #: A fitted slope at this share of the re-implementation's numerical ceiling is a step, not a sigmoid.
 STEEP = 0.999
 _PARAMS = ("tau", "kappa", "lam")

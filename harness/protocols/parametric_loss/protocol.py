@@ -15,8 +15,6 @@ from ..base import Choice, Measurement, Protocol, ProtocolParams
 from . import CARD
 from .quantities import BATCHES, PARAMS, natural
 
-__all__ = ["LossParams", "ParametricLoss"]
-
 Theta = list[Number]
 
 

@@ -8,8 +8,6 @@ from statistics import NormalDist
 from ...rendering.results import Results as BaseResults
 from .quantities import BATCHES, PARAMS
 
-__all__ = ["Results", "PROFILE_95"]
-
 #: The fall of a log-likelihood that a 95% profile-likelihood interval admits: half the 0.95 quantile of χ² with
 #: one degree of freedom, ``z_0.975² / 2`` (1.92).
 PROFILE_95 = NormalDist().inv_cdf(0.975) ** 2 / 2

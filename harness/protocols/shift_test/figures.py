@@ -8,8 +8,6 @@ from ...core.record import Figure, Record
 from ...rendering.figures import REIMPL, UPSTREAM, done, fmt, linspace, new_figure, upstream_missing
 from ...rendering.render import fmt_general
 
-__all__ = ["draw"]
-
 
 def _shift_null(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     null = P.get("null")

@@ -16,8 +16,6 @@ from ..base import Choice, Context, Measurement, Protocol, ProtocolParams
 from . import CARD
 from .quantities import MC_SIDE_SDS
 
-__all__ = ["ShiftParams", "PowerParams", "InflatePost", "RelabelGroups", "ShiftTest", "MC_SIDE_SDS"]
-
 
 class PowerParams(ProtocolParams):
     """The measured power of the test: planted shifts on a grid, fresh data and permutations per replicate."""

@@ -8,8 +8,6 @@ from functools import cached_property
 from ...rendering.results import Results as BaseResults
 from .quantities import MC_SIDE_SDS, SHIFT_STATS
 
-__all__ = ["Results", "decision", "mc_se"]
-
 
 def mc_se(p: float, n: int) -> float:
     """Monte Carlo standard error of a proportion ``p`` estimated from ``n`` draws, ``sqrt(p (1 - p) / n)``."""

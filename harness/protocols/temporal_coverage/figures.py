@@ -18,8 +18,6 @@ from ...rendering.figures import (
     val,
 )
 
-__all__ = ["draw"]
-
 
 def _task_colors(P: dict) -> dict[str, str]:
     out = {x: DRIFT_COLORS[i % len(DRIFT_COLORS)] for i, x in enumerate(P["drift"])}

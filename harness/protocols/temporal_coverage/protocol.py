@@ -24,8 +24,6 @@ from ..periods import (
 from . import CARD
 from . import quantities as Q
 
-__all__ = ["TemporalParams", "RelabelPeriods", "TemporalCoverage"]
-
 
 class TemporalParams(LeaderboardParams, EstimatorParams, PeriodParams):
     drift_tasks: list[Label] = Field(

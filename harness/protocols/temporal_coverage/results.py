@@ -9,8 +9,6 @@ from ...core.relations import relation_holds, target_holds
 from ...rendering.results import Results as BaseResults
 from . import quantities as Q
 
-__all__ = ["Results", "ARM_GAP", "differ"]
-
 #: The arms differ on a value when they are more than this share of it apart. Below it lies the rounding of the
 #: authors' per-bin coverage, which their script writes with 6 significant digits (a relative error up to 5e-6).
 ARM_GAP = 1e-4
