@@ -80,7 +80,7 @@ def _fit_kwargs(params: TemporalParams) -> dict:
 
 
 def _coverage_values(res: dict, labels: list[str], *, counts: bool = True) -> dict[str, float]:
-    """The flat value names of the module docstring from one :func:`temporal_coverage` result."""
+    """The flat value names (:mod:`.quantities`) from one :func:`temporal_coverage` result."""
     v = {}
     for label in labels:
         t = res["tasks"][label]
