@@ -250,12 +250,7 @@ def parts(request: dict) -> list[dict]:
 def _main_part(request: dict) -> dict:
     S = _setup(request)
     A, spb, pinball_utils, p, data, split_pids = (
-        S["A"],
-        S["spb"],
-        S["pinball_utils"],
-        S["p"],
-        S["data"],
-        S["split_pids"],
+        S[k] for k in ("A", "spb", "pinball_utils", "p", "data", "split_pids")
     )
     tau = float(p["tau"])
     spb.main(S["argv"])
@@ -342,12 +337,7 @@ def _main_part(request: dict) -> dict:
 def _control_part(request: dict, part: dict) -> dict:
     S = _setup(request)
     A, spb, pinball_utils, p, data, split_pids = (
-        S["A"],
-        S["spb"],
-        S["pinball_utils"],
-        S["p"],
-        S["data"],
-        S["split_pids"],
+        S[k] for k in ("A", "spb", "pinball_utils", "p", "data", "split_pids")
     )
     if part.get("beta_zero"):
         sets = {}
