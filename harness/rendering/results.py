@@ -9,6 +9,7 @@ from functools import cached_property
 from ..claimfiles.multiverse_spec import same_value
 from ..core.record import ControlOutcome, Record, TargetOutcome
 from ..core.relations import within_tolerance
+from ..verdicts.judging import arm_disagreements
 
 #: Two specifications' values are one result when every pair is within these (relative, absolute): an
 #: optimiser's noise (004's six refits agree to about 1e-11) is not a different result.
@@ -221,13 +222,10 @@ class Results:
         if not (self.record.arms.reimpl.ok and self.authors_ran):
             return {"state": "not_compared", "n": 0, "disagree": []}
         both = [t for t in self.record.targets if t.reimpl.value is not None and t.upstream.value is not None]
-        disagree = []
-        for t in both:
-            a, b = t.reimpl, t.upstream
-            if (t.relation == "~" and not within_tolerance(a.value - b.value, t.tolerance)) or (
-                t.relation != "~" and a.holds is not None and b.holds is not None and a.holds != b.holds
-            ):
-                disagree.append({"title": t.title, "mine": a.value, "theirs": b.value, "decimals": t.decimals + 1})
+        disagree = [
+            {"title": d["title"], "mine": d["reimpl"], "theirs": d["upstream"], "decimals": d["decimals"] + 1}
+            for d in arm_disagreements(self.record.targets)
+        ]
         gaps = [(abs(t.reimpl.value - t.upstream.value), t.title) for t in both]
         largest = max(gaps, default=(None, None))
         state = "disagree" if disagree else ("agree" if both else "nothing_shared")
