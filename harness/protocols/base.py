@@ -1,22 +1,4 @@
-"""What a protocol's implementation is: the interface its folder's ``protocol.py`` fills in.
-
-A protocol turns (validated parameters, verified tables, a random generator)
-into a :class:`Measurement`: a flat mapping of named numbers that targets and
-controls refer to (``values``, named by :mod:`harness.core.quantities`), plus
-JSON-able ``details``. Controls are named perturbations of the same
-computation, each with its own parameter schema.
-
-After both arms have run and every target and control has been judged, a
-protocol may measure what its report rests on beyond its quantities
-(:meth:`Protocol.evidence`, with its own random stream), and gives what its
-figures are drawn from (:meth:`Protocol.plots`, drawn at once, never stored).
-The report's facts are derived from the record by the folder's ``results.py``
-(:mod:`harness.rendering.results`).
-
-One protocol, one folder (:mod:`harness.protocols.card`): the implementation
-knows its folder by its :class:`~harness.protocols.card.ProtocolCard`, and
-its name, vocabulary, adapter and figures come from there.
-"""
+"""What a protocol's implementation is: the interface its folder's ``protocol.py`` fills in."""
 
 from __future__ import annotations
 
@@ -30,8 +12,6 @@ import numpy as np
 from ..core.record import Arm, ControlOutcome, TargetOutcome, Verdict
 from ..core.schema import Strict
 from .card import ProtocolCard
-
-__all__ = ["Measurement", "Protocol", "ProtocolParams", "Context", "Resampling", "Choice", "CHOICE_ROLES"]
 
 
 class ProtocolParams(Strict):
@@ -197,12 +177,7 @@ class Protocol:
     def resampling(
         self, params: ProtocolParams, tables, reimpl, *, cluster_col: str, quantities: Sequence[str] | None = None
     ) -> Resampling:
-        """The rows, their clusters and the statistic of one resample, for the claim's bootstrap.
-
-        ``quantities`` are the values the bootstrap and the coverage study read (``None``: all). The statistic
-        gives each of them, equal to what it gives when not narrowed, and may leave out the others: a protocol
-        skips the work that only they need (an estimator no quantity is of, a variant no one reads). Checked
-        for every claim by ``tests/e2e/test_resampling_narrowed.py``."""
+        """The rows, their clusters and the statistic of one resample, for the claim's bootstrap."""
         from ..core.errors import ProtocolError
 
         raise ProtocolError(f"protocol '{self.name}' has no bootstrap")

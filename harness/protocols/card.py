@@ -1,34 +1,4 @@
-"""What the harness knows of a protocol before it imports any of its math: the protocol's card.
-
-One protocol is one folder, ``harness/protocols/<name>/``, side by side as a
-task's files are in lm-evaluation-harness:
-
-``__init__.py``
-    ``CARD = ProtocolCard(__name__, ...)``: this card. Standard library only,
-    so that rendering a report, planning a build and running the authors'
-    code (which imports the vocabulary) load nothing heavy.
-``protocol.py``
-    the parameter schema, ``measure``, ``control``, optionally ``evidence``,
-    ``resampling`` and ``plots``; it ends with
-    ``PROTOCOL = <its Protocol subclass>()``.
-``quantities.py``
-    ``vocabulary(params)`` and ``control_vocabulary(kind, params, control_params)``
-    and the name builders: every quantity name the protocol, its adapter and
-    the validation of claim files use (standard library only: the adapter
-    imports it inside the authors' environment).
-``adapter.py`` (optional)
-    ``run(request) -> answer``: the authors' code at the pinned commit, run by
-    :mod:`harness.authors.upstream` in a confined subprocess.
-``figures.py`` (optional)
-    ``draw(record, plots) -> [(Figure, svg bytes)]``, drawn when the claim runs.
-``results.py`` (optional)
-    ``Results``: the facts its report states, each derived once from the
-    record (:mod:`harness.rendering.results`); no math, no data.
-
-Its report template is ``templates/<name>.md.j2``, the one file of a protocol
-outside its folder. The registry (:mod:`harness.claimfiles.registry`) lists the folders,
-one line each. This module imports nothing of the harness.
-"""
+"""What the harness knows of a protocol before it imports any of its math: the protocol's card."""
 
 from __future__ import annotations
 
@@ -37,8 +7,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
-
-__all__ = ["ProtocolCard"]
 
 
 @dataclass(frozen=True)

@@ -12,22 +12,6 @@ from ..core.schema import Count, Label, Number
 from ..stats.leaderboard import task_arrays, with_compute_column, with_log_compute
 from .base import Choice, ProtocolParams
 
-__all__ = [
-    "ESTIMATOR_CHOICES",
-    "DATA_CHOICES",
-    "TauOverride",
-    "ComputeColumn",
-    "LeaderboardParams",
-    "EstimatorParams",
-    "leaderboard_frame",
-    "leaderboard_summary",
-    "task_data",
-    "leaderboard_columns",
-    "Box",
-    "BoxParams",
-    "check_box",
-]
-
 #: The sigmoid estimator's choices a leaderboard claim's multiverse may vary (:class:`~harness.protocols.base.Choice`).
 ESTIMATOR_CHOICES = {
     "tau": Choice(

@@ -11,17 +11,6 @@ from ..stats.periods import assign_periods, validate_periods
 from ..stats.splits import rolling_splits
 from .leaderboard import BoxParams, leaderboard_frame, leaderboard_summary
 
-__all__ = [
-    "PeriodParams",
-    "period_frame",
-    "period_summary",
-    "sigmoid_options",
-    "boxed_options",
-    "outside_box",
-    "box_explanation",
-    "split_tail_support",
-]
-
 
 class PeriodParams(BoxParams):
     """Which column dates a model, and the chronological periods (label, first month, last month)."""
@@ -97,12 +86,7 @@ def boxed_options(params) -> dict:
 
 
 def outside_box(df, params, fitted: list[dict]) -> list[dict]:
-    """The free sigmoid fits that the authors' box would not allow.
-
-    For each fitted (task, t) whose slope lies outside ``box_check`` or whose
-    midpoint ``-a/beta`` lies outside the training z range: the midpoint, the
-    slope and the range.
-    """
+    """The free sigmoid fits that the authors' box would not allow."""
     lo, hi = params.box_check
     ranges = {
         (s.task, s.t): (float(s.z_train.min()), float(s.z_train.max()))
@@ -119,11 +103,7 @@ def outside_box(df, params, fitted: list[dict]) -> list[dict]:
 
 
 def box_explanation(mine: dict, theirs: dict, names) -> dict:
-    """Per value name with a ``boxed.`` counterpart: mine, boxed, authors' and the two gaps.
-
-    ``closed`` is the share of the gap ``mine - authors'`` that the box removes
-    (1 = all of it; negative = the box moves away from the authors').
-    """
+    """Per value name with a ``boxed.`` counterpart: mine, boxed, authors' and the two gaps."""
     out = {}
     for name in names:
         b = boxed_name(name)

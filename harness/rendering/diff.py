@@ -1,22 +1,4 @@
-"""``harness diff``: what changed in the records since a git ref (verdicts, targets, controls).
-
-Records of the first layout (schema 1) are compared on their values only.
-
-Each value has a band inside which a move is not a new result, and ``diff`` reports only moves beyond it:
-
-- a target's value (either arm): a fraction (``--fraction``, default 0.1) of the target's tolerance; a target
-  without one (a relation such as ``p > 0.05``): :data:`RELATIVE_MOVE` of its size, above the rounding of an
-  optimiser solved to convergence and below any digit a report prints;
-- the measured error of an asserted ordering's decision (a share of simulated data sets): twice the Monte
-  Carlo standard error of the difference of the two shares, ``2 sqrt(se_old**2 + se_new**2)`` with ``se =
-  sqrt(p (1 - p) / R)`` as the record holds it;
-- a verdict, a target's outcome, a control's result and a resampling label have no band: any change counts.
-
-A move is printed with as many significant digits as it takes to tell the two values apart (at least
-three), not as raw floats, and a share as the report prints it (a percentage with one decimal,
-``76.0% -> 75.0%``, more decimals only when one is not enough to tell them apart); the moves inside their bands
-are counted, and ``exact=True`` (``--exact``) prints every difference at full precision instead.
-"""
+"""``harness diff``: what changed in the records since a git ref (verdicts, targets, controls)."""
 
 from __future__ import annotations
 
@@ -30,8 +12,6 @@ from ..core.errors import HarnessError
 from ..core.paths import PROJECT_ROOT
 from ..core.record import Record, read_record
 from .render import agree, count_of, fmt_pct
-
-__all__ = ["compare", "diff_records"]
 
 
 def _comparable(rec: Record) -> dict:

@@ -1,25 +1,4 @@
-"""Figures of a report, drawn with matplotlib (Agg) when the claim runs: what every protocol shares.
-
-:func:`draw_figures` returns ``[(Figure, svg bytes), ...]`` for a record and
-what its protocol's ``plots`` gave (never stored in the record); the caller
-writes them under ``reports/figures/<claim id>/`` beside the report. Each
-protocol draws its own in its folder's ``figures.py`` (``draw(record, plots)``,
-reached through its card); a protocol without one gets no figure. This module
-holds the style, the colours of the arms and the drawing helpers. A drawing
-function draws what it has: an arm that did not run, a control that was not
-run, leave their marks out and the figure says so in
-:attr:`~harness.core.record.Figure.missing`; without plot data (the
-re-implementation did not run) a protocol draws no figure.
-
-Byte-identical SVG for the same record and package versions: matplotlib's
-own defaults (no user ``matplotlibrc``), :data:`RC` on top (a fixed
-``svg.hashsalt``, text as text in DejaVu Sans metrics), no date or creator
-metadata, no pyplot and so no global figure state.
-
-The record stays modest: a scatter of thousands of models is stored as a
-2-D histogram in compact text rows (:func:`read_density` reads it) and drawn
-as a light density image; a curve is its values on a grid stored by its ends.
-"""
+"""Figures of a report, drawn with matplotlib (Agg) when the claim runs: what every protocol shares."""
 
 from __future__ import annotations
 
@@ -32,30 +11,6 @@ import numpy as np
 
 from ..claimfiles.multiverse_spec import same_value
 from ..core.record import Figure, Record
-
-__all__ = [
-    "draw_figures",
-    "RC",
-    "MAX_SVG_BYTES",
-    "read_density",
-    "linspace",
-    "style",
-    "new_figure",
-    "svg_bytes",
-    "done",
-    "upstream_missing",
-    "upstream_label",
-    "fmt",
-    "val",
-    "legend_handles",
-    "REIMPL",
-    "UPSTREAM",
-    "PAPER",
-    "CONTROL",
-    "DRIFT_COLORS",
-    "STABLE_COLORS",
-    "Z_LABEL",
-]
 
 #: A figure larger than this is a bug (a scatter that should have been a density); the tests check it.
 MAX_SVG_BYTES = 200_000

@@ -1,16 +1,9 @@
-"""The index of the verdicts, ``reports/README.md``, and the one-line summaries ``list`` prints.
-
-For each paper (``claims/papers/``), one row per claim (its short title, the verdict and why, the resampling
-and analysis-choices labels, whether the authors' code ran); then the terms every report uses, defined once
-(each report links here); then each paper's setup, which its claims share (``templates/index.md.j2``).
-"""
+"""The index of the verdicts, ``reports/README.md``, and the one-line summaries ``list`` prints."""
 
 from __future__ import annotations
 
 from ..core.record import Record
 from .results import results_for
-
-__all__ = ["summary_rows", "index_markdown", "short_title", "why"]
 
 #: A claim without a ``title`` is shown by its first words, cut at a word's end within this many characters.
 TITLE_CHARS = 80

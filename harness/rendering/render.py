@@ -1,19 +1,4 @@
-"""Markdown reports rendered with jinja2 from a run record, and nothing else.
-
-The template of a record is its protocol's (the card's ``template``); it receives the
-record's results object ``r`` (:mod:`harness.rendering.results`: every fact, derived
-once from the record) and the record's fields, and only words them: the filters
-here format numbers, they never compare them with a threshold. Undefined variables
-are errors (``StrictUndefined``), so a template that asks for something the record lacks fails loudly instead of
-printing a blank. This module imports no protocol, no data and no scipy.
-
-Text that comes from a claim file (the claim, its labels, reasons, changes,
-limitations, column and task names) or from outside (an arm's reason) goes
-through the ``md`` filter wherever a template prints it, so that it reads as
-the file writes it and cannot add Markdown or HTML of its own: no raw HTML
-tag, no link, no emphasis, no code span, no block started by its first
-character, no extra table cell, no control character.
-"""
+"""Markdown reports rendered with jinja2 from a run record, and nothing else."""
 
 from __future__ import annotations
 
@@ -26,8 +11,6 @@ import jinja2
 from ..core.quantities import number_text
 from ..core.record import Record
 from ..core.schema import CONTROL_CHARS
-
-__all__ = ["render_report", "environment", "md", "TEMPLATES_DIR", "FILTERS"]
 
 TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates"
 DASH = "—"
@@ -166,11 +149,6 @@ def join_labels(items, last: str = " and ") -> str:
     return sep.join(items[:-1]) + last + items[-1]
 
 
-def quoted(items) -> str:
-    """Labels that are phrases themselves, each in quotation marks, joined for prose (:func:`join_labels`)."""
-    return join_labels([f"\u201c{i}\u201d" for i in items])
-
-
 #: An HTML character reference (``&lt;``, ``&#60;``): its ``&`` is escaped so that it prints as written.
 _ENTITY = re.compile(r"&(?:#[0-9]{1,8}|#[xX][0-9a-fA-F]{1,8}|[A-Za-z][A-Za-z0-9]{0,31});")
 #: What a line may start with to open a block: a heading, a quote, a list item, a setext underline.
@@ -213,15 +191,7 @@ def _code_span(text: str, cell: bool) -> str:
 
 
 def md(value, cell: bool = False, code: bool = False) -> str:
-    """Text from a claim file (or from outside) as Markdown that prints it literally.
-
-    Escapes what would make Markdown or HTML of it: backslashes, backticks, ``*``, ``_`` at a word's
-    edge, ``[``, ``]``, ``~``, ``<`` before a non-space (a tag or an autolink) and ``&`` of a character
-    reference; a first character that would start a heading, a quote or a list (not in a table cell);
-    with ``cell=True`` also ``|``. Line breaks become spaces and other control characters visible escapes.
-    ``code=True`` gives the whole code span instead (its fence longer than any run of backticks in it),
-    for names a template shows as code. Text that holds none of these characters is returned as it is.
-    """
+    """Text from a claim file (or from outside) as Markdown that prints it literally."""
     if value is None:
         return DASH
     text = str(value)
@@ -254,7 +224,6 @@ FILTERS = {
     "mag": fmt_magnitude,
     "yesno": fmt_bool,
     "labels": join_labels,
-    "quoted": quoted,
     "md": md,
     "code_block": code_block,
 }

@@ -1,13 +1,4 @@
-"""What a report states, each fact derived once from its record: the results object.
-
-As statsmodels' results classes do (``cache_readonly`` on a fit's stored primitives), a :class:`Results` holds
-a :class:`~harness.core.record.Record` and derives each fact the report states once, as a cached property;
-the template only chooses words for them. This class derives what every report states (the verdict's basis,
-the targets, the controls, the two arms, the resampling and the analysis choices); a protocol's folder
-subclasses it in ``results.py`` with its own facts. Nothing here fits, reads a table or imports the math:
-what a fact needs beyond arithmetic on recorded values is measured when the claim runs
-(``Protocol.evidence``).
-"""
+"""What a report states, each fact derived once from its record: the results object."""
 
 from __future__ import annotations
 
@@ -18,8 +9,7 @@ from functools import cached_property
 from ..claimfiles.multiverse_spec import same_value
 from ..core.record import ControlOutcome, Record, TargetOutcome
 from ..core.relations import within_tolerance
-
-__all__ = ["Results", "results_for", "same_results", "SAME_RTOL", "SAME_ATOL"]
+from ..verdicts.judging import arm_disagreements
 
 #: Two specifications' values are one result when every pair is within these (relative, absolute): an
 #: optimiser's noise (004's six refits agree to about 1e-11) is not a different result.
@@ -232,13 +222,10 @@ class Results:
         if not (self.record.arms.reimpl.ok and self.authors_ran):
             return {"state": "not_compared", "n": 0, "disagree": []}
         both = [t for t in self.record.targets if t.reimpl.value is not None and t.upstream.value is not None]
-        disagree = []
-        for t in both:
-            a, b = t.reimpl, t.upstream
-            if (t.relation == "~" and not within_tolerance(a.value - b.value, t.tolerance)) or (
-                t.relation != "~" and a.holds is not None and b.holds is not None and a.holds != b.holds
-            ):
-                disagree.append({"title": t.title, "mine": a.value, "theirs": b.value, "decimals": t.decimals + 1})
+        disagree = [
+            {"title": d["title"], "mine": d["reimpl"], "theirs": d["upstream"], "decimals": d["decimals"] + 1}
+            for d in arm_disagreements(self.record.targets)
+        ]
         gaps = [(abs(t.reimpl.value - t.upstream.value), t.title) for t in both]
         largest = max(gaps, default=(None, None))
         state = "disagree" if disagree else ("agree" if both else "nothing_shared")
@@ -288,14 +275,7 @@ class Results:
 
     @cached_property
     def multiverse(self) -> dict | None:
-        """How the claim fares across its analysis specifications (``None`` where it declares none).
-
-        Specifications whose values agree within :data:`SAME_RTOL` / :data:`SAME_ATOL` are one result; the state
-        is of those distinct results: ``holds_across_choices`` (none fails), ``depends_on_choices`` (some hold,
-        some fail: ``depends_on`` names the choices that alone flip the paper's reading, holds to fails or
-        back, else those the failing ones change), ``holds_in_none``, ``within_noise``
-        (none holds and none fails), ``values_only`` (the claim asserts no relation), ``none_judged``. A choice
-        none of whose alternatives changes any result is ``inert``."""
+        """How the claim fares across its analysis specifications (``None`` where it declares none)."""
         mv = self.record.multiverse
         if mv is None:
             return None

@@ -7,8 +7,6 @@ from pathlib import Path
 
 from ..resampling.calibration import STUDY_DIR
 
-__all__ = ["write_study"]
-
 
 def write_study(result: dict, folder: Path = STUDY_DIR) -> dict[str, bytes]:
     """The study's files (``<id>.json``, ``<id>.md``, ``<id>.svg``), relative to ``folder``, written together."""

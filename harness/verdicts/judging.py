@@ -1,10 +1,5 @@
 """Judging a claim's targets and controls on each arm, and comparing the arms: the outcomes the verdict rule
-(:mod:`harness.verdicts.verdict`) reads.
-
-Every comparison of a value with a target goes through the one target rule
-(:mod:`harness.core.relations`); the requirement a target tests is worded here, in
-symbols, with the numbers as the claim file writes them.
-"""
+(:mod:`harness.verdicts.verdict`) reads."""
 
 from __future__ import annotations
 
@@ -16,8 +11,6 @@ from ..core.relations import literal_decimals, relation_holds, target_holds, wit
 
 if TYPE_CHECKING:
     from ..claimfiles.spec import ClaimSpec
-
-__all__ = ["judge_targets", "judge_controls", "arm_disagreements", "requirement_text", "target_reading"]
 
 
 def _finite(x) -> bool:

@@ -33,8 +33,6 @@ from __future__ import annotations
 
 from ..core.record import ControlOutcome, Reason, TargetOutcome, Verdict
 
-__all__ = ["decide_verdict"]
-
 
 def decide_verdict(
     reimpl, upstream, targets: list[TargetOutcome], controls: list[ControlOutcome], disagreements: list[dict]

@@ -1,7 +1,4 @@
-"""Figures of ``boundary_at_budget``: each benchmark's boundary at the budget, both arms and the control.
-
-Drawn from the record alone (see :mod:`harness.rendering.figures`).
-"""
+"""Figures of ``boundary_at_budget``: each benchmark's boundary at the budget, both arms and the control."""
 
 from __future__ import annotations
 
@@ -25,8 +22,6 @@ from ...rendering.figures import (
     upstream_label,
     upstream_missing,
 )
-
-__all__ = ["draw"]
 
 
 def _boundaries(record: Record, P: dict) -> list[tuple[Figure, bytes]]:

@@ -1,12 +1,4 @@
-"""Protocol ``boundary_at_budget``: each benchmark's boundary at one compute budget (Table 1).
-
-Fit the sigmoid boundary of every task on all rows with a compute proxy and
-evaluate it at ``x = eval_x`` (``z = log10(eval_x)``; x = 1000 is 1e24 FLOPs).
-Robustness: refit from the other start (cold if the claim warms up, warm if
-not) and report the largest shift. ``box_check``: refit inside the authors'
-optimiser box, to measure what that box changes. Control ``tau_override``:
-refit at another quantile level.
-"""
+"""Protocol ``boundary_at_budget``: each benchmark's boundary at one compute budget (Table 1)."""
 
 from __future__ import annotations
 
@@ -34,8 +26,6 @@ from ..leaderboard import (
 )
 from . import CARD
 from . import quantities as Q
-
-__all__ = ["BoundaryParams", "BoundaryAtBudget", "OBJECTIVE_GAP", "AUTHORS_KAPPA_STAGES"]
 
 #: Two optima whose objectives differ by less than this are the same optimum (the optimisers' own tolerances are
 #: about 1e-9 on these objectives).
@@ -206,14 +196,7 @@ class BoundaryAtBudget(Protocol):
 
     def evidence(self, ctx: Context, rng: np.random.Generator) -> dict:
         """Why the authors' values differ from the re-implementation's and move with their start, and the
-        re-implementation refitted at the authors' own setting where both arms miss a published value.
-
-        ``arms``: per benchmark, both optima scored on the one objective both minimise, the setting the
-        authors' code last fitted, and the measured ``cause`` (:meth:`_arm_cause`). ``their_starts``: per
-        benchmark, why the authors' two starts give different values (:meth:`_start_cause`). ``own_setting``:
-        per benchmark both arms miss, the re-implementation refitted at the setting the authors' code path reads
-        (``reimpl``, and ``boxed`` inside their box where the claim measures it). Refits draw from ``rng`` (the
-        claim's stream for this hook), the arms' and the own setting's from a child each."""
+        re-implementation refitted at the authors' own setting where both arms miss a published value."""
         if not ctx.upstream.ok:
             return {}
         p = ctx.params
@@ -230,14 +213,10 @@ class BoundaryAtBudget(Protocol):
 
     def _arms(self, ctx: Context, data, rng) -> list[dict]:
         """Both optima on one objective, benchmark by benchmark, with the cause of their difference:
-
-        ``different_data``: the authors' fit is not of these points (another count, or their curve covers another
-        share of these points than of theirs, as when one arm reads another scale), so the optima cannot be
-        scored on one objective; ``same_optimum``: their objective is within :data:`OBJECTIVE_GAP` of the
-        re-implementation's; ``setting``: their last stage ran at another (tau, kappa) than the claim's and the
-        re-implementation refitted there moves more than half the way to their value; ``box``: the refit inside
-        their box does; ``optimiser_short``: at the claim's setting, even inside their box the re-implementation
-        reaches a lower objective than theirs; ``unexplained``: none of these."""
+        ``different_data`` (the optima cannot be scored on one objective), ``same_optimum`` (within
+        :data:`OBJECTIVE_GAP`), ``setting`` (the refit at their last stage's (tau, kappa) moves more than half the
+        way to their value), ``box`` (the refit inside their box does), ``optimiser_short`` (inside their box the
+        re-implementation still reaches a lower objective), else ``unexplained``."""
         p, kw = ctx.params, ctx.params.loss()
         mine_fits, their_fits = ctx.reimpl.details["fits"], ctx.upstream.details.get("fits", {})
         boxed_fits = ctx.reimpl.details.get("boxed_fits", {})
@@ -343,14 +322,7 @@ class BoundaryAtBudget(Protocol):
 
     def plots(self, ctx: Context) -> dict:
         """Each benchmark's models as a density on a fixed grid (not the points), both arms' boundaries and the
-        tau_override control's on one z grid, and the values at the evaluation point.
-
-        ``density``: ``{"x": [z_lo, z_hi, nz], "y": [lo, hi, ny], "n", "inside", "rows"}``, ``rows[j]`` the
-        counts of the ``j``-th score bin from the bottom, left to right, as space-separated integers without
-        trailing zeros (a list of numbers would take a line each in the record); the curves are on
-        ``numpy.linspace(*z_grid)``, rounded to 5 decimals. (The helpers are local so that this module does
-        not import :mod:`harness.rendering.figures`: a change of drawing then redraws, it does not rerun.)
-        """
+        tau_override control's on one z grid, and the values at the evaluation point."""
 
         p = ctx.params
         data = task_data(leaderboard_frame(ctx.tables, p), p)

@@ -1,7 +1,4 @@
-"""Quantities of ``boundary_at_budget``: each benchmark's boundary at the budget, and its fit's coverage.
-
-Standard library only (see :mod:`harness.core.quantities`).
-"""
+"""Quantities of ``boundary_at_budget``: each benchmark's boundary at the budget, and its fit's coverage."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""Results of ``boundary_at_budget``: the facts its report states, each derived once from the record.
-
-Rendering layer: arithmetic on recorded values (the arms' values and details, the targets, the evidence the claim
-run measured), no fit. The report keeps two comparisons apart: each arm against the paper
-(:attr:`Results.against_paper`) and the arms against each other (:attr:`Results.between_arms`); and two gaps:
-a difference of boundaries (a score) and a difference of objectives (a loss), never in one column.
-"""
+"""Results of ``boundary_at_budget``: the facts its report states, each derived once from the record."""
 
 from __future__ import annotations
 
@@ -15,8 +9,6 @@ from ...core.quantities import budget_text
 from ...core.relations import target_holds, within_tolerance
 from ...rendering.results import Results as BaseResults
 from . import quantities as Q
-
-__all__ = ["Results", "THIN_TAIL_SHARE", "PRINTED"]
 
 #: The evaluation point rests on a thin upper tail when fewer than this share of the models lie at or above it.
 THIN_TAIL_SHARE = 0.2
@@ -124,12 +116,7 @@ class Results(BaseResults):
 
     @cached_property
     def support(self) -> dict:
-        """Where the evaluation point sits in the data and how many models stand behind the boundary there.
-
-        ``state``: ``beyond`` / ``below`` every model's z; inside the data, ``edge_models`` = 1/(1 - τ) models
-        are needed for one, on average, to lie above a τ-quantile: with fewer at or above the point it is
-        ``edge`` where they are under :data:`THIN_TAIL_SHARE` of the table, else ``small_table``; with enough,
-        ``upper_tail`` under that share, else ``inside``. ``expected_above``: n_at_or_above × (1 − τ)."""
+        """Where the evaluation point sits in the data and how many models stand behind the boundary there."""
         n, n_above = self.data["oll_rows_with_compute"], self.mine_details["n_at_or_above_eval"]
         tau = self.params["tau"]
         z_min, z_max, edge = self.data["z_min"], self.data["z_max"], 1.0 / (1.0 - tau)

@@ -1,8 +1,4 @@
-"""Protocol ``estimator_comparison``: the sigmoid boundary against baseline estimators, in and out of period.
-
-The folder holds all of it (see :mod:`harness.protocols.card`); its report template is
-``templates/estimator_comparison.md.j2``.
-"""
+"""Protocol ``estimator_comparison``: the sigmoid boundary against baseline estimators, in and out of period."""
 
 from ..card import ProtocolCard
 

@@ -1,79 +1,4 @@
-"""Authors' arm of protocol ``estimator_comparison`` (claim 003: Table 2, sigmoid vs baselines).
-
-Runs inside the pinned checkout (see ``harness/authors/adapters/_launch.py``); imports
-the authors' code from it, and from the harness only its protocol's quantity
-names and the shared drivers :mod:`harness.authors.adapters.authors_periods` (their
-period loaders, the period checks, the refit for parameters) and
-:mod:`harness.authors.adapters.authors_sigmoid` (their fitter's CLI arguments and box).
-
-Table 2 comes from their script, run in-process into a scratch folder::
-
-    scripts/evaluate/sigmoid_pinball_baselines.py --tau TAU --kappa_final KAPPA --lambda_b LAM
-        --bins N_BINS --min_bin_size MIN_BIN_SIZE --task_group main
-        --compute_product_cols TOKENS PARAMS --compute_multiplier M --csv TABLE --out_base SCRATCH
-
-(``main(argv)`` of the module; ``TABLE`` is the claim's table, or for scores in percent a copy with the
-score columns divided by 100, :func:`harness.authors.adapters.authors_sigmoid.claim_table`). It writes
-``k<t>/<task>__pinball_baselines.csv``
-per (task, rolling pair) with a ``train`` (ID) and a ``val`` (OOD, overlap
-validation models) row of ``L_<estimator>`` (mean smoothed pinball loss) and
-``CE_<estimator>`` (mean over non-empty bins of ``|coverage_b - tau|``; ID bins
-on the training z, OOD bins rebuilt on the validation z). No upstream script
-averages: the values here are equal-weight means over the claim's task-period
-pairs (18). Estimators: ``constant`` = their ``null`` (``np.quantile(y_train,
-tau)``), ``binwise`` = ``oracle``, ``ispline`` = ``ispline``, ``sigmoid``.
-
-Values: ``<metric>.<estimator>`` for metric in ``pinball_id``,
-``pinball_ood``, ``calibration_id``, ``calibration_ood``; ``gap.pinball_id``
-(sigmoid - ispline), ``gap.pinball_ood`` (sigmoid - ispline),
-``gap.calibration_ood`` (ispline - sigmoid), ``advantage.id`` (constant -
-sigmoid ID pinball).
-
-Parameters checked against their code, the run refused on a mismatch: the
-periods and rolling pairs (as in ``temporal_coverage.py``); the claim's tasks
-must be among the ``--task_group main`` columns; their metrics use
-``smooth_pinball_loss``'s default ``k_smooth`` whatever ``--kappa_final``, so
-``kappa`` must equal it; their I-spline takes its knots from
-``create_equal_mass_bins(z, K=3, min_bin=1)`` (a literal 3 in ``main``) and
-``fit_ispline_enhanced``'s default ``lambda_beta``, so ``ispline_intervals``
-must be 3 and ``ispline_lam`` that default. ``knot_grid`` (a knot-count
-sensitivity), ``warm_start``, ``n_random`` and ``box_check``
-belong to the re-implementation (their box is reported in details instead).
-
-Details: ``per_pair``, per pair: the sigmoid their pipeline fits (``fit_sigmoid_enhanced`` called as
-``fit_sigmoid_frontier`` calls it on the training set rebuilt with their
-loaders): parameters, objective, ``bounds_active`` (limits of their box
-within 1e-8: ``z*=z_min``/``z*=z_max`` = the edges of the training z range,
-``beta=0.05``/``beta=50``, ``y0=0``, ``y0+L=1``...); the I-spline's knot count
-and edges; ``check`` (their null rows recomputed on the rebuilt sets with
-their metric functions, and the sigmoid's ID loss at the exact ``q(z)``
-against the CSV's, which uses the interpolated curve).
-
-Controls (neither is in their code):
-
-* ``beta_zero {}``: their fitter's box keeps ``beta >= 0.05``, so it cannot
-  fit ``beta = 0``. With ``beta = 0`` their sigmoid ``y0 + L * expit(...)`` is
-  a constant in [0, 1] and their objective (mean smoothed pinball + lambda *
-  beta**2) is the mean smoothed pinball of that constant; its minimiser is
-  what their ``_best_constant_pinball(y_train, tau)`` returns (bounded scalar
-  search on [0, 1], the routine of their Binwise estimator). It is evaluated
-  with their ``smooth_pinball_loss`` (ID and OOD means) and
-  ``_macro_calibration_error`` on their bins (``create_equal_mass_bins`` on
-  the training z, and on the validation z). Values: the four
-  ``<metric>.sigmoid``.
-* ``shuffle_z {n_shuffles}``: the compute proxy is permuted among the models
-  of each training period (one permutation per period and shuffle, shared by
-  the tasks, from ``numpy.random.default_rng(request["seed"])``); their
-  sigmoid is refitted on each shuffled training set through
-  ``fit_sigmoid_predictor`` with the script's arguments and evaluated ID on
-  it (``interpolate_curve``, ``smooth_pinball_loss``). Their constant does not
-  depend on z, so its ID loss is the CSV's ``L_null``. Value ``advantage.id``
-  = mean over shuffles of the mean over pairs of ``L_null - L_sigmoid``.
-
-The record keeps per pair only their sigmoid's fit: not the CSV rows, the per-pair metrics (the values are their
-means), knots and checks (summarised in ``settings`` and ``check``), nor the shuffles' per-pair losses
-(``advantage_each`` is their mean per shuffle).
-"""
+"""Authors' arm of protocol ``estimator_comparison`` (claim 003: Table 2, sigmoid vs baselines)."""
 
 from __future__ import annotations
 
@@ -325,12 +250,7 @@ def parts(request: dict) -> list[dict]:
 def _main_part(request: dict) -> dict:
     S = _setup(request)
     A, spb, pinball_utils, p, data, split_pids = (
-        S["A"],
-        S["spb"],
-        S["pinball_utils"],
-        S["p"],
-        S["data"],
-        S["split_pids"],
+        S[k] for k in ("A", "spb", "pinball_utils", "p", "data", "split_pids")
     )
     tau = float(p["tau"])
     spb.main(S["argv"])
@@ -417,12 +337,7 @@ def _main_part(request: dict) -> dict:
 def _control_part(request: dict, part: dict) -> dict:
     S = _setup(request)
     A, spb, pinball_utils, p, data, split_pids = (
-        S["A"],
-        S["spb"],
-        S["pinball_utils"],
-        S["p"],
-        S["data"],
-        S["split_pids"],
+        S[k] for k in ("A", "spb", "pinball_utils", "p", "data", "split_pids")
     )
     if part.get("beta_zero"):
         sets = {}

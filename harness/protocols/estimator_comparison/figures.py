@@ -1,7 +1,4 @@
-"""Figures of ``estimator_comparison``: every estimator's metrics beside the paper's.
-
-Drawn from the record alone (see :mod:`harness.rendering.figures`).
-"""
+"""Figures of ``estimator_comparison``: every estimator's metrics beside the paper's."""
 
 from __future__ import annotations
 
@@ -18,8 +15,6 @@ from ...rendering.figures import (
     upstream_label,
     upstream_missing,
 )
-
-__all__ = ["draw"]
 
 
 def _estimators(record: Record, P: dict) -> list[tuple[Figure, bytes]]:

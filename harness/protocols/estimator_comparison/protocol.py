@@ -1,30 +1,4 @@
-"""Protocol ``estimator_comparison``: the sigmoid boundary against three baselines (Section 3.1.1, Table 2).
-
-On every task and rolling pair (fit on ``P_t``, evaluate in distribution on
-``P_t`` and out of distribution on ``P_{t+1}`` within the overlap of the two z
-ranges) four estimators are fitted on the training period:
-
-* ``constant``: ``np.quantile(y_train, tau)`` (not loss-minimising);
-* ``binwise``: the loss-minimising constant of each training equal-mass bin;
-* ``ispline``: ``y0 + L * sigmoid(a0 + sum_j w_j I_j(z))``, ``w_j >= 0``, cubic
-  I-spline basis on ``ispline_intervals`` quantile intervals of the training z,
-  ridge ``ispline_lam`` on the weights;
-* ``sigmoid``: the paper's ``y0 + L * sigmoid(a + beta z)``.
-
-Values (equal-weight means over the task-period pairs; names from
-:mod:`harness.core.quantities`): ``<metric>.<estimator>`` for the metrics
-``pinball_id``, ``pinball_ood`` (mean smoothed pinball loss at kappa),
-``calibration_id``, ``calibration_ood`` (mean over equal-mass bins of
-``|coverage_b - tau|``; ID bins from the training z, OOD bins rebuilt on the
-overlap validation z); ``gap.pinball_id`` and ``gap.pinball_ood``
-(``sigmoid - ispline``), ``gap.calibration_ood`` (``ispline - sigmoid``),
-``advantage.id`` (``constant - sigmoid`` on ID pinball); with ``box_check``,
-``boxed.<name>`` for every value that involves the sigmoid.
-
-Controls: ``beta_zero`` (the sigmoid replaced by its ``beta = 0`` fit, the
-loss-minimising constant) and ``shuffle_z`` (z permuted within each training
-period, the sigmoid refitted; ``advantage.id``, mean over the shuffles).
-"""
+"""Protocol ``estimator_comparison``: the sigmoid boundary against three baselines (Section 3.1.1, Table 2)."""
 
 from __future__ import annotations
 
@@ -51,8 +25,6 @@ from ..periods import (
 )
 from . import CARD
 from . import quantities as Q
-
-__all__ = ["EstimatorComparisonParams", "BetaZero", "ShuffleZ", "EstimatorComparison"]
 
 METRICS, ESTIMATORS = Q.METRICS, Q.ESTIMATORS
 

@@ -1,7 +1,4 @@
-"""Quantities of ``estimator_comparison``: every estimator's metrics and the gaps the claim draws.
-
-Standard library only (see :mod:`harness.core.quantities`).
-"""
+"""Quantities of ``estimator_comparison``: every estimator's metrics and the gaps the claim draws."""
 
 from __future__ import annotations
 

@@ -10,8 +10,6 @@ from ...core.relations import relation_holds, target_holds
 from ...rendering.results import Results as BaseResults
 from . import quantities as Q
 
-__all__ = ["Results"]
-
 
 class Results(BaseResults):
     """estimator_comparison: the facts its report states, each derived once from the record."""
@@ -100,15 +98,7 @@ class Results(BaseResults):
 
     @cached_property
     def box(self) -> dict | None:
-        """The sigmoid refitted inside the authors' optimiser box (``box_check``); ``None`` without it.
-
-        ``bounds``: the slope's limits (the midpoint ``-a/beta`` is also kept inside the training z); ``outside``:
-        the free fits the box excludes, as measured; per sigmoid cell, ``rows``: ``title``, ``mine``, ``boxed``,
-        ``theirs``, ``paper`` (printed), ``within`` (the boxed value within the cell's tolerance, ``None``
-        without a paper cell) and ``removed``, the share of the difference between the arms that the box removes,
-        ``1 - |boxed - theirs| / |mine - theirs|`` (``None`` where the arms agree exactly or the authors' arm did
-        not run); ``rescued`` / ``missed``: the titles of the cells the free fit misses and the box meets, and of
-        those the box misses."""
+        """The sigmoid refitted inside the authors' optimiser box (``box_check``); ``None`` without it."""
         boxed = self.mine_details.get("boxed")
         if boxed is None:
             return None

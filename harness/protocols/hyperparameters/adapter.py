@@ -1,55 +1,4 @@
-"""Authors' arm of protocol ``hyperparameters`` (claim 004: tau, kappa, lambda of Section 2.1).
-
-Runs inside the pinned checkout (see ``harness/authors/adapters/_launch.py``); imports
-the authors' functions from it, and from the harness only its protocol's
-quantity names, :mod:`harness.authors.audit`, :mod:`harness.stats.losscheck` and the
-shared driver :mod:`harness.authors.adapters.authors_sigmoid` (the loading and
-fitting conventions of their CLI path, and ``fit_one_stage`` for
-``warm_start: false``):
-
-1. ``skill_frontier/core/sigmoid.py`` ``_load_xy_from_csv(csv, task_cols,
-   compute_product_cols=(tokens, params), compute_multiplier=m)``.
-2. Per task, as ``fit_sigmoid_frontier`` does (``sigmoid.py`` lines 202-209):
-   finite ``(x, y)``, ``z = log10(max(x, 1e-300))``, sorted by ``argsort(z)``.
-3. ``skill_frontier/core/sigmoid_quantile_optimizer.py``
-   ``fit_sigmoid_enhanced(z, y, tau=tau, kappa_final=kappa, lambda_b=lam,
-   n_zstar_grid=10, n_b_grid=10, n_random=100, seed=0)`` -- the arguments of
-   their CLI path -- at each setting. No upstream script runs the sweep.
-
-Settings: the claimed ``(tau, kappa, lam)`` and, one at a time, every value of
-``tau_grid``, ``kappa_grid``, ``lam_grid`` with the other two at the claimed
-values; all tasks, full data. Each distinct setting is fitted once (the
-claimed one is reused wherever a sweep passes through it, and by a
-``tau_override`` control that lands on a sweep setting).
-
-Values (the names and definitions of ``harness/protocols/hyper.py``'s
-``sweep_values``): for each setting ``sweep.<param>=<value:g>.max_dev``
-(max over the ``reference`` tasks of ``|q(z_eval) - reference|``),
-``.coverage_mean`` (mean over tasks of the share of a task's points with
-``y <= q(z)``), ``.max_shift`` (max over tasks of ``|q(z_eval) -
-q_claimed(z_eval)|``), ``.beta`` (``exp(log b)`` of ``beta_task``); and
-``claimed.max_dev``, ``claimed.coverage_mean``, ``claimed.mean_boundary``,
-``others.min_max_dev`` (min ``max_dev`` over the sweep rows whose value is
-not the claimed one), ``others.n_within`` (those rows with ``max_dev <=
-within``). Checks of their code itself, made here and nowhere else:
-``audit.n``, ``audit.n_failed`` (the source lines the claim file cites, read
-from the checkout) and ``loss.literal_max_gap``, ``loss.sharp_sup_gap``,
-``loss.sharp_rel_error`` (the loss their fitter minimises against the printed
-formula and the sharp check loss; see :func:`check_code`).
-
-Details: ``settings`` (one entry per distinct setting, keyed
-``tau=<g>,kappa=<g>,lam=<g>``) with, per task, the boundary, ``beta``,
-``bounds_active`` (limits of their box within ``ACTIVE_TOL``, e.g.
-``beta=0.05``), ``stages`` (the continuation stages ``[tau, kappa]`` that
-actually ran, read from ``FitResult.info["trace"]``) and ``converged``
-(SLSQP's last stage); and per setting ``final_stage``, ``final_stage_is_setting`` and
-``n_tasks_beta_at_min``. ``quirks`` lists the settings whose last stage is not
-the setting and those where every task sits on the ``beta`` lower bound.
-
-Control ``tau_override {tau}``: the claimed setting at another ``tau``;
-values ``claimed.coverage_mean``, ``claimed.max_dev``,
-``claimed.mean_boundary`` (``hyper.py``'s ``control_values``).
-"""
+"""Authors' arm of protocol ``hyperparameters`` (claim 004: tau, kappa, lambda of Section 2.1)."""
 
 from __future__ import annotations
 
@@ -130,14 +79,7 @@ def _setting_details(s, fits, b_min_name):
 
 
 def check_code(request: dict, sqo) -> tuple[dict, dict]:
-    """Checks of the authors' code itself: the cited source lines, and their loss function.
-
-    The audit reads the lines the claim file cites from the pinned checkout
-    (:mod:`harness.authors.audit`). The loss check evaluates the loss their fitter
-    minimises (``sigmoid_quantile_optimizer.smooth_pinball_loss``) on a grid of
-    residuals against the printed formula and the sharp check loss
-    (:mod:`harness.stats.losscheck`). Returns (values, details).
-    """
+    """Checks of the authors' code itself: the cited source lines, and their loss function."""
     p = request["params"]
     cited = audit.audit_source_lines(request["checkout"], p.get("source_audit", []))
     grid = losscheck.residual_grid(n=int(p["loss_grid_points"]))

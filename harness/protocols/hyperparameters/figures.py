@@ -1,7 +1,4 @@
-"""Figures of ``hyperparameters``: the one-at-a-time sweeps of τ, κ and λ.
-
-Drawn from the record alone (see :mod:`harness.rendering.figures`).
-"""
+"""Figures of ``hyperparameters``: the one-at-a-time sweeps of τ, κ and λ."""
 
 from __future__ import annotations
 
@@ -21,9 +18,6 @@ from ...rendering.figures import (
     upstream_missing,
     val,
 )
-
-__all__ = ["draw"]
-
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 

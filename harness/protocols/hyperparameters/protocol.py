@@ -1,26 +1,4 @@
-"""Protocol ``hyperparameters``: are (tau, kappa, lambda) what the paper says, and load-bearing?
-
-1. One-at-a-time sweeps on the full data (both arms): for each setting
-   ``sweep.<param>=<value>.{max_dev,coverage_mean,max_shift,beta}`` where
-   ``max_dev`` is the largest distance of the boundaries at ``eval_x`` from the
-   ``reference`` values (Table 1), ``beta`` the fitted slope of ``beta_task``;
-   and the summaries ``claimed.max_dev``, ``claimed.coverage_mean``,
-   ``claimed.mean_boundary``, ``others.min_max_dev`` (the smallest ``max_dev``
-   over all non-claimed settings) and ``others.n_within`` (non-claimed
-   settings whose ``max_dev <= within``).
-2. Checks *of the authors' code*, made in their arm (the adapter), never by
-   this project's own code: a source-line audit of the pinned checkout
-   (``audit.n``, ``audit.n_failed``: the cited lines must say what the claim
-   file expects), and their loss function against the printed formula and
-   the sharp check loss (``loss.literal_max_gap``, ``loss.sharp_sup_gap``,
-   ``loss.sharp_rel_error``; :func:`harness.stats.losscheck.check_loss_function`).
-   This project's own loss is checked by the test suite.
-
-Control ``tau_override`` refits the claimed setting at another tau and gives
-``claimed.coverage_mean``, ``claimed.max_dev`` and ``claimed.mean_boundary``.
-The evidence (:meth:`Hyperparameters.evidence`) refits the claimed setting as the
-printed sum would weigh its ridge. The report's facts are derived in :mod:`.results`.
-"""
+"""Protocol ``hyperparameters``: are (tau, kappa, lambda) what the paper says, and load-bearing?"""
 
 from __future__ import annotations
 
@@ -51,8 +29,6 @@ from ..leaderboard import (
 )
 from . import CARD
 from . import quantities as Q
-
-__all__ = ["AuditEntry", "HyperParams", "Hyperparameters"]
 
 
 class AuditEntry(ProtocolParams):

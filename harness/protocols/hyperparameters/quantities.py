@@ -1,7 +1,4 @@
-"""Quantities of ``hyperparameters``: one-at-a-time sweeps of τ, κ, λ against a reference.
-
-Standard library only (see :mod:`harness.core.quantities`).
-"""
+"""Quantities of ``hyperparameters``: one-at-a-time sweeps of τ, κ, λ against a reference."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""The facts of a ``hyperparameters`` record, each derived once (see :mod:`harness.rendering.results`).
-
-Rendering layer: reads the record's values, details and evidence; refits nothing.
-"""
+"""The facts of a ``hyperparameters`` record, each derived once (see :mod:`harness.rendering.results`)."""
 
 from __future__ import annotations
 
@@ -10,8 +7,6 @@ from functools import cached_property
 from ...core.quantities import budget_text
 from ...rendering.results import Results as BaseResults
 from . import quantities as Q
-
-__all__ = ["Results", "STEEP"]
 
 #: A fitted slope at this share of the re-implementation's numerical ceiling is a step, not a sigmoid.
 STEEP = 0.999

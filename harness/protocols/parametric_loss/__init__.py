@@ -1,9 +1,5 @@
 """Protocol ``parametric_loss``: a parametric scaling law L(N, D) = E + A/N^α + B/D^β fitted to training runs, as
-Hoffmann et al. (2022, Approach 3) fitted it and as a refit of it estimates it.
-
-The folder holds all of it (see :mod:`harness.protocols.card`); its report template is
-``templates/parametric_loss.md.j2``.
-"""
+Hoffmann et al. (2022, Approach 3) fitted it and as a refit of it estimates it."""
 
 from ..card import ProtocolCard
 

@@ -1,31 +1,4 @@
-"""Authors' arm of protocol ``parametric_loss``: the cells of the replication's notebook, run afresh.
-
-Runs inside the pin's own environment (its ``packages``), through :mod:`harness.authors.adapters.notebook`:
-each cell named below is checked against the sha256 of its source at the pinned commit, run on a new kernel
-in the checkout (its cell 3 reads the checkout's ``data/svg_extracted_data.csv``, the table the data lock
-verifies byte for byte), and read back through a last cell; the outputs committed in the notebook are never
-read. Cells that only plot are not run.
-
-The claim's answer comes in parts (:func:`parts`), each cached on its own:
-
-* ``main``, the same for every claim: cells 1, 3, 10, 15, 16 (loading, the 240 runs, the 4,000 bootstrap
-  index sets after ``np.random.seed(42)``, the model and losses), 18 (Hoffmann's method from the grid),
-  24 (the refit), 21 and 23 (the bootstrap from Hoffmann's TeX values), 44, 45, 48, 49 (log-likelihoods and
-  the likelihood-ratio test), 57 and 59 (the runs needed), 63 (the optimal allocation);
-* one per control that changes the data (``shuffle_losses``, ``plant_law``): the losses changed after
-  cell 3, then the cells above without the grid and the bootstrap (cell 44 recomputes the bootstrap's
-  covariance before its refit: a stand-in ``param_list`` is given, and no value read depends on it).
-  ``loss_scale`` and ``round_printed`` change what the notebook's cells do not compute (the mean loss's
-  grid, the predictions' bias): they are answered without values, so that their conditions are not judged
-  on this arm.
-
-Values, by the protocol's names (:mod:`.quantities`): ``fit.*`` and ``fit.loglik`` from cell 24 (captured
-before cell 44 refits), ``grid.*``, ``grid.objective`` from cell 18, ``se.*`` the square roots of cell 23's
-covariance diagonal (``se.a`` the standard deviation of cell 59's resampled ``a``), ``width.a`` and
-``required_runs`` from cell 59, ``loglik.*``, ``lr.tex``, ``p.tex`` from cells 48 and 49, ``ratio.*`` from
-cell 63's ``compute_optimal_allocation`` (``ratio.reported``: ``compute_optimal_allocation_from_shares``
-with ``a_mid`` of cell 59, as cell 64 draws Hoffmann's curve), ``n_runs``.
-"""
+"""Authors' arm of protocol ``parametric_loss``: the cells of the replication's notebook, run afresh."""
 
 from __future__ import annotations
 

@@ -1,28 +1,4 @@
-"""Protocol ``parametric_loss``: Hoffmann et al.'s parametric loss fitted to training runs, and what follows.
-
-On the runs of a table (model size N, training FLOP C, final loss L; tokens D = C / (6 N)), the ``n`` with the
-highest loss left out (``exclude_highest``), with ``θ = (log A, log B, log E, α, β)`` (:mod:`harness.stats.chinchilla`):
-
-* ``fit.*``: the refit, maximum likelihood under a Huber density of the log-loss residuals with a free scale,
-  by BFGS from Hoffmann et al.'s TeX values; ``profile.B``: how far the likelihood falls when B is held 10%
-  either side of the refit's and the rest refitted (A and B lie on a ridge of almost equal likelihood);
-* ``grid.*`` (with ``grid: true``): Hoffmann et al.'s method, the summed Huber loss minimised by L-BFGS-B from
-  every start of their grid, the best kept; ``mean.*``: the same with the mean Huber loss (the loss scale:
-  L-BFGS-B's absolute gradient tolerance stops a loss 1/n as large sooner);
-* ``loglik.*``, ``lr.*``, ``p.*``: Hoffmann et al.'s TeX and printed values under the same likelihood (scale
-  maximised), and the likelihood-ratio test of each against the refit (χ², 5 degrees of freedom, the
-  notebook's count); ``bias.*``: how far the printed values' predicted losses lie from the TeX values';
-* ``ratio.*``: the compute-optimal tokens per parameter ``D_opt / N_opt`` at ``compute`` under each;
-* with ``n_boot`` > 0, the bootstrap of the summed Huber loss (BFGS from ``boot_start`` on each resample of
-  the runs): standard errors ``se.*``, the width of the ``level`` interval for ``a`` (``interval``:
-  percentiles, or normal from the standard error), ``required_runs`` (the runs an interval as narrow as
-  Hoffmann et al.'s would need, widths shrinking as 1/√n) and the interval of ``ratio``.
-
-Controls: ``shuffle_losses`` (the losses permuted over the runs), ``plant_law`` (losses drawn from Hoffmann et
-al.'s TeX law with log-normal noise of ``noise_sd``), ``loss_scale`` (the mean loss multiplied by ``factor``
-before L-BFGS-B), ``round_printed`` (the printed values replaced by the TeX values to ``digits`` significant
-digits). Each measures again on its changed input.
-"""
+"""Protocol ``parametric_loss``: Hoffmann et al.'s parametric loss fitted to training runs, and what follows."""
 
 from __future__ import annotations
 
@@ -38,8 +14,6 @@ from ...stats import chinchilla as ch
 from ..base import Choice, Measurement, Protocol, ProtocolParams
 from . import CARD
 from .quantities import BATCHES, PARAMS, natural
-
-__all__ = ["LossParams", "ParametricLoss"]
 
 Theta = list[Number]
 

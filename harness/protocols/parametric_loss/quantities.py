@@ -1,11 +1,4 @@
-"""Quantities of ``parametric_loss``: the law's fits, their likelihoods, the bootstrap and what follows from them.
-
-Standard library only (see :mod:`harness.core.quantities`). ``θ`` is ``(A, B, E, α, β)`` and ``a = β / (α + β)``,
-the exponent of compute in the compute-optimal model size. Three sets of estimates are compared: the refit
-(``fit``: maximum Huber likelihood with a free scale), Hoffmann et al.'s method (``grid``: the summed Huber loss
-from a grid of starts) and Hoffmann et al.'s published values (``tex``: their TeX source; ``printed``: their
-paper's body, rounded).
-"""
+"""Quantities of ``parametric_loss``: the law's fits, their likelihoods, the bootstrap and what follows from them."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""The facts the report of ``parametric_loss`` states, each derived once from the record.
-
-Standard library and the rendering base only.
-"""
+"""The facts the report of ``parametric_loss`` states, each derived once from the record."""
 
 from __future__ import annotations
 
@@ -10,8 +7,6 @@ from statistics import NormalDist
 
 from ...rendering.results import Results as BaseResults
 from .quantities import BATCHES, PARAMS
-
-__all__ = ["Results", "PROFILE_95"]
 
 #: The fall of a log-likelihood that a 95% profile-likelihood interval admits: half the 0.95 quantile of χ² with
 #: one degree of freedom, ``z_0.975² / 2`` (1.92).

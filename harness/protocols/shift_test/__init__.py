@@ -1,8 +1,4 @@
-"""Protocol ``shift_test``: a post-release shift of a later benchmark on an earlier one (a permutation test).
-
-The folder holds all of it (see :mod:`harness.protocols.card`); its report template is
-``templates/shift_test.md.j2``.
-"""
+"""Protocol ``shift_test``: a post-release shift of a later benchmark on an earlier one (a permutation test)."""
 
 from ..card import ProtocolCard
 

@@ -1,7 +1,4 @@
-"""Figures of ``shift_test``: the permutation null, the sensitivity to the clip and the power curve.
-
-Drawn from the record alone (see :mod:`harness.rendering.figures`).
-"""
+"""Figures of ``shift_test``: the permutation null, the sensitivity to the clip and the power curve."""
 
 from __future__ import annotations
 
@@ -10,8 +7,6 @@ import numpy as np
 from ...core.record import Figure, Record
 from ...rendering.figures import REIMPL, UPSTREAM, done, fmt, linspace, new_figure, upstream_missing
 from ...rendering.render import fmt_general
-
-__all__ = ["draw"]
 
 
 def _shift_null(record: Record, P: dict) -> list[tuple[Figure, bytes]]:

@@ -1,33 +1,4 @@
-"""Protocol ``shift_test``: cross-benchmark shift test (paper Section 5.2.2, Equation 3).
-
-Regress logit(later benchmark) on logit(earlier benchmark) and a post-release
-indicator over the common support of the two release groups; the one-sided
-p-value of the indicator's coefficient gamma comes from a permutation of the
-labels within quantile strata of the earlier benchmark
-(:mod:`harness.stats.shift`).
-
-Values: ``n_merged``, ``n_support``, ``n_pre``, ``n_post``, ``slope``,
-``gamma``, ``se``, ``t``, ``p_value``, ``r2``, ``odds_ratio`` (``exp(gamma)``),
-``null_mean`` (centre of the stratified permutation null), ``upper95``
-(one-sided 95% upper bound ``gamma + z_0.95 se``), ``gamma_lo``, ``gamma_hi``
-(the ``1 - 2 alpha`` interval for gamma from inverting the permutation test on
-its own permutations, :func:`harness.stats.shift.inverted_interval`: its
-lower end is the one-sided ``1 - alpha`` bound, so it excludes 0 exactly when
-the test rejects), ``p_classical`` (one-sided t-test of gamma = 0, n - 3
-degrees of freedom); with ``n_perm_precise``,
-``p_value_precise`` and ``null_mean_precise``; with ``power``,
-``power.at_observed`` and ``power.min_detectable`` (the measured power of the
-test on its own design, :mod:`harness.stats.power`). Details: the strata
-the permutations kept (``n_bins_used``), the test at each clip
-(``eps_sensitivity``) and the power studies' summaries (``power``); the
-report's facts are derived from them in :mod:`.results`.
-
-Controls: ``inflate_post`` (add ``shift`` to logit(later benchmark) of every
-post-release model: values ``gamma``, ``p_value``; the condition a claim
-should set is detection, ``p_value < alpha``, not the rise of gamma, which is
-``shift`` by algebra) and ``relabel_groups`` (the release label shuffled over
-the support ``n_draws`` times; values ``gamma_mean``, ``gamma_sd``).
-"""
+"""Protocol ``shift_test``: cross-benchmark shift test (paper Section 5.2.2, Equation 3)."""
 
 from __future__ import annotations
 
@@ -44,8 +15,6 @@ from ...stats.shift import eps_sensitivity, inflation_control, merge_aa_exports,
 from ..base import Choice, Context, Measurement, Protocol, ProtocolParams
 from . import CARD
 from .quantities import MC_SIDE_SDS
-
-__all__ = ["ShiftParams", "PowerParams", "InflatePost", "RelabelGroups", "ShiftTest", "MC_SIDE_SDS"]
 
 
 class PowerParams(ProtocolParams):

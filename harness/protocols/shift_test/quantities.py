@@ -1,7 +1,4 @@
-"""Quantities of ``shift_test``: the post-release shift γ of a later benchmark on an earlier one.
-
-Standard library only (see :mod:`harness.core.quantities`).
-"""
+"""Quantities of ``shift_test``: the post-release shift γ of a later benchmark on an earlier one."""
 
 from __future__ import annotations
 

@@ -1,12 +1,4 @@
-"""The facts the report of ``shift_test`` states, each derived once from the record (Equation 3's shift test).
-
-A permutation p-value is a Monte Carlo estimate of the exact permutation p-value: it carries its Monte Carlo
-standard error ``sqrt(p (1 - p) / n_perm)``, and its decision against the claim's level is one of ``"below"``,
-``"above"`` or ``"undecided"`` (within :data:`~harness.protocols.shift_test.quantities.MC_SIDE_SDS` of its standard
-errors of the level, where another permutation stream could land on the other side: the rule the multiverse reads
-each specification by). The measured power is read against its target the same way.
-Standard library and the rendering base only.
-"""
+"""The facts the report of ``shift_test`` states, each derived once from the record (Equation 3's shift test)."""
 
 from __future__ import annotations
 
@@ -15,8 +7,6 @@ from functools import cached_property
 
 from ...rendering.results import Results as BaseResults
 from .quantities import MC_SIDE_SDS, SHIFT_STATS
-
-__all__ = ["Results", "decision", "mc_se"]
 
 
 def mc_se(p: float, n: int) -> float:

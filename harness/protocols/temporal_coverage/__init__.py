@@ -1,8 +1,4 @@
-"""Protocol ``temporal_coverage``: how boundaries fitted on one upload period cover the models of the next.
-
-The folder holds all of it (see :mod:`harness.protocols.card`); its report template is
-``templates/temporal_coverage.md.j2``.
-"""
+"""Protocol ``temporal_coverage``: how boundaries fitted on one upload period cover the models of the next."""
 
 from ..card import ProtocolCard
 

@@ -1,7 +1,4 @@
-"""The figure of ``temporal_coverage``: signed coverage error by split, both arms, pooled and over bins.
-
-Drawn from the record alone (see :mod:`harness.rendering.figures`).
-"""
+"""The figure of ``temporal_coverage``: signed coverage error by split, both arms, pooled and over bins."""
 
 from __future__ import annotations
 
@@ -20,8 +17,6 @@ from ...rendering.figures import (
     upstream_missing,
     val,
 )
-
-__all__ = ["draw"]
 
 
 def _task_colors(P: dict) -> dict[str, str]:

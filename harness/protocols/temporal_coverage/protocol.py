@@ -1,18 +1,4 @@
-"""Protocol ``temporal_coverage``: does a boundary fitted on one period cover the next? (Section 3, Figure 2)
-
-For each rolling pair (fit on ``P_t`` only, evaluate on ``P_{t+1}`` within the overlap of the two z ranges;
-:mod:`harness.stats.splits`) the sigmoid boundary of every task is fitted on the training period, and its coverage
-of the validation period is compared with tau. The values (:mod:`.quantities`, which labels each): per task the
-out-of-period signed coverage error (per split the share of validation models with ``y <= q(z)`` minus tau, pooled
-over models; the mean over splits), the same in sample, the share above the boundary over all splits with its
-one-sided exact binomial p against ``exceed_rate``, each split's error, the paper-figure variants averaged over
-the training period's equal-mass bins, the group means and their difference ``separation``; with ``box_check``,
-every value refitted inside the authors' optimiser box (``boxed.*``: not the paper's model, it measures how much
-that box explains a difference between the arms).
-
-Control ``relabel_periods`` (``n_relabellings``): the period labels permuted among the models, everything refitted;
-values ``separation`` and ``signed_coverage.<label>``, means over the relabellings.
-"""
+"""Protocol ``temporal_coverage``: does a boundary fitted on one period cover the next? (Section 3, Figure 2)"""
 
 from __future__ import annotations
 
@@ -37,8 +23,6 @@ from ..periods import (
 )
 from . import CARD
 from . import quantities as Q
-
-__all__ = ["TemporalParams", "RelabelPeriods", "TemporalCoverage"]
 
 
 class TemporalParams(LeaderboardParams, EstimatorParams, PeriodParams):
@@ -96,7 +80,7 @@ def _fit_kwargs(params: TemporalParams) -> dict:
 
 
 def _coverage_values(res: dict, labels: list[str], *, counts: bool = True) -> dict[str, float]:
-    """The flat value names of the module docstring from one :func:`temporal_coverage` result."""
+    """The flat value names (:mod:`.quantities`) from one :func:`temporal_coverage` result."""
     v = {}
     for label in labels:
         t = res["tasks"][label]

@@ -1,7 +1,4 @@
-"""Quantities of ``temporal_coverage``: signed coverage errors of earlier boundaries on later models.
-
-Standard library only (see :mod:`harness.core.quantities`).
-"""
+"""Quantities of ``temporal_coverage``: signed coverage errors of earlier boundaries on later models."""
 
 from __future__ import annotations
 

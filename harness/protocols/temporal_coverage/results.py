@@ -1,8 +1,4 @@
-"""The facts the ``temporal_coverage`` report states, each derived once from the record (no refit here).
-
-Names follow :mod:`.quantities`; "mine" is the re-implementation, "theirs" the authors' code (``None`` where their
-arm did not run or does not report the value).
-"""
+"""The facts the ``temporal_coverage`` report states, each derived once from the record (no refit here)."""
 
 from __future__ import annotations
 
@@ -12,8 +8,6 @@ from ...core.quantities import boxed
 from ...core.relations import relation_holds, target_holds
 from ...rendering.results import Results as BaseResults
 from . import quantities as Q
-
-__all__ = ["Results", "ARM_GAP", "differ"]
 
 #: The arms differ on a value when they are more than this share of it apart. Below it lies the rounding of the
 #: authors' per-bin coverage, which their script writes with 6 significant digits (a relative error up to 5e-6).
