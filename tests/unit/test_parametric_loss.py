@@ -3,6 +3,8 @@ corrected axis reads them again, and a corrected axis without its ticks is refus
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from pydantic import ValidationError
@@ -43,3 +45,24 @@ def test_a_corrected_axis_needs_its_ticks():
         LossParams(**BASE, y_axis="corrected")
     with pytest.raises(ValidationError, match="two SVG coordinates apart"):
         LossParams(**BASE, y_axis="corrected", corrected_ticks=[1.0, 1e11, 1.0, 1e8])
+
+
+def test_the_threshold_of_the_runs_needed_is_placed_in_monte_carlo_errors():
+    """Issue 37's one new finding: where a target sets a threshold on the runs needed, how far the estimate lies
+    from it in the bootstrap's Monte Carlo standard errors (claim 102's record: a threshold within noise)."""
+    from harness.core.record import read_record
+    from harness.rendering.results import results_for
+
+    reports = Path(__file__).resolve().parents[2] / "reports"
+    found = sorted(reports.glob("102_*.json"))
+    if not found:
+        pytest.skip("claim 102 has not been run")
+    rec = read_record(found[0])
+    r = results_for(rec)
+    mine, se = rec.arms.reimpl.values["required_runs"], rec.arms.reimpl.values["mc.required_runs"]
+    (t,) = r.threshold_margins
+    assert t["value"] == 600_000 and t["in_se"] == pytest.approx((mine - 600_000) / se)
+    assert (t["in_se"] > 0) == (mine > 600_000)
+    targets = [x.model_copy(update={"value": 5e5}) for x in rec.targets]  # a threshold 10^5 below: far above it
+    (t,) = results_for(rec.model_copy(update={"targets": targets})).threshold_margins
+    assert t["in_se"] == pytest.approx((mine - 5e5) / se) and t["in_se"] > 3

@@ -110,6 +110,16 @@ class Results(BaseResults):
         return self.mine.get("mc.required_runs") if "required_runs" in self.named else None
 
     @cached_property
+    def threshold_margins(self) -> list[dict]:
+        """Each threshold a target sets on the runs needed, and how far this run's estimate lies above it in its
+        Monte Carlo standard errors (negative: below)."""
+        mine, se = self.mine.get("required_runs"), self.required_runs_mc
+        if mine is None or not se:
+            return []
+        targets = [t for t in self.record.targets if t.quantity == "required_runs" and t.value is not None]
+        return [{"value": t.value, "in_se": (mine - t.value) / se} for t in targets]
+
+    @cached_property
     def resampling_gap(self) -> dict | None:
         """Where both arms give the runs needed: how far apart, in Monte Carlo standard errors of this arm's (the
         arms draw different resamples: the notebook after ``np.random.seed(42)``, this run from the claim's seed)."""
