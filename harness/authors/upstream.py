@@ -45,7 +45,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..core import cores
 from ..core.claimslock import ADAPTER_CODE, digest, files_of
 from ..core.errors import UpstreamError
 from ..core.fileio import atomic_write_bytes, atomic_write_text, project_lock
@@ -455,8 +454,7 @@ def _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of, env)
     cache_file = Path(options.cache_dir) / f"{key}.json"
     if not options.force and (stored := _read_cache(cache_file, described)) is not None:
         return dataclasses.replace(stored, cached=True, cache_key=key), None  # nothing ran
-    with cores.authors_slot():
-        ran = _run_adapter(checkout_dir, adapter, sub, inputs, options, confine, env)
+    ran = _run_adapter(checkout_dir, adapter, sub, inputs, options, confine, env)
     if ran.ok:  # in the form the cache keeps it (keys sorted), so that a fresh answer and a cached one are one record
         ran = UpstreamResult.from_json(json.loads(_canonical(ran.to_json())))
     return dataclasses.replace(ran, cache_key=key), (cache_file if ran.ok else None)

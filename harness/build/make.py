@@ -129,8 +129,7 @@ def _job(job: Planned, args, verbose: bool, study: threading.Event | None = None
         with DRAWING:
             figures = draw_figures(record, result.plots)
         record = record.model_copy(update={"figures": [f for f, _ in figures]})
-        ex = fanout.current()
-        log = {**result.log, "executor": ex.describe(), **({"workers": ex.workers_seen()} if ex.kind == "dask" else {})}
+        log = {**result.log, "executor": fanout.current().describe()}
         return ClaimOutput(
             path=path,
             id=record.claim.id,
@@ -316,8 +315,7 @@ def _execute(jobs: list[Planned], studies: list[StudyPlan], args, verbose: bool,
     """Run the studies and the claims as one build; yield each output as it is done.
 
     Each claim and each study is a thread of this process; every task they send goes to one pool of ``-j``
-    workers (:func:`harness.parallel.fanout.shared`), first come first served, and at most ``-j`` of the
-    authors' processes run at once (:func:`harness.core.cores.limit`). A claim's resampling waits for its own
+    workers (:func:`harness.parallel.fanout.shared`), first come first served. A claim's resampling waits for its own
     study. With ``-j 1`` or ``--executor serial`` they run one after the other, the studies first. Nothing here
     changes a byte of the output: every claim and every study runs from its own seeds.
     """
@@ -328,7 +326,6 @@ def _execute(jobs: list[Planned], studies: list[StudyPlan], args, verbose: bool,
     import scipy.optimize  # noqa: F401  (load every BLAS before limiting its threads)
     from threadpoolctl import threadpool_limits
 
-    from ..core import cores
     from ..parallel import fanout
 
     executor = fanout.executor_from(args.executor, jobs=args.jobs)
@@ -339,7 +336,6 @@ def _execute(jobs: list[Planned], studies: list[StudyPlan], args, verbose: bool,
     pieces += [partial(_job, j, args, verbose, done.get(j.id)) for j in order]
     with (
         threadpool_limits(limits=1, user_api="blas"),
-        cores.limit(args.jobs),
         fanout.shared(executor) as ex,
         fanout.using(ex),
     ):
@@ -402,12 +398,10 @@ def _check_executor(args) -> None:
 def run_claims(args, paths: list[Path], console: Console, *, verbose: bool) -> int:
     """Bring the reports of ``paths`` up to date (with ``args.studies``, their coverage studies first, in the same
     build); the exit status of ``run``."""
-    from ..core import progress
     from ..core.errors import HarnessError
     from ..core.fileio import recover, recovered_line
     from ..resampling.calibration import STUDY_DIR
 
-    progress.enable(verbose=verbose)
     for name in recover(args.out):
         console.note(recovered_line(name))
     planned = _planned(args, paths, console)
@@ -526,12 +520,10 @@ def calibrate_claims(args, paths: list[Path], console: Console) -> int:
     of date (``--force``: all of them), as one build (the studies at once on ``-j`` cores); write each beside
     the reports, under ``calibration/``."""
     from ..claimfiles.spec import load_claim
-    from ..core import progress
     from ..core.datalock import load_lock
     from ..core.errors import HarnessError
     from ..resampling.calibration import STUDY_DIR, read_study
 
-    progress.enable(verbose=False)
     try:
         _check_executor(args)
     except HarnessError as exc:

@@ -189,7 +189,7 @@ def run_claim(
         upstream_job = pool.submit(contextvars.copy_context().run, _run_upstream, spec, tables, upstream_options, log)
         reimpl = _run_reimpl(spec, tables, log)
         beside = None
-        if reimpl.ok and fanout.current()._shared:
+        if reimpl.ok and fanout.current().shared:
             beside = pool.submit(contextvars.copy_context().run, _multiverse, spec, tables, log)
         upstream, upstream_source = upstream_job.result()
         if before_resampling is not None:
