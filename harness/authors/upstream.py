@@ -38,6 +38,7 @@ import os
 import stat
 import sys
 import tempfile
+import threading
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -64,6 +65,7 @@ REASON_STDERR_LINES = 15  # of stderr quoted in the reason when the adapter cras
 SCRATCH_PREFIX = "upstream-"  # scratch folders: <tmp>/upstream-<pid>-<random>
 LAUNCH_FLAGS = ("-s", "-P", "-B")  # no user site, no script folder on sys.path, no .pyc written
 CACHE_MAX_BYTES = 64 << 20  # a cache entry larger than this is not read
+_RUNNING = threading.BoundedSemaphore(os.cpu_count() or 1)  # the authors' processes at once, over a build's claims
 
 
 @dataclass(frozen=True)
@@ -454,7 +456,8 @@ def _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of, env)
     cache_file = Path(options.cache_dir) / f"{key}.json"
     if not options.force and (stored := _read_cache(cache_file, described)) is not None:
         return dataclasses.replace(stored, cached=True, cache_key=key), None  # nothing ran
-    ran = _run_adapter(checkout_dir, adapter, sub, inputs, options, confine, env)
+    with _RUNNING:
+        ran = _run_adapter(checkout_dir, adapter, sub, inputs, options, confine, env)
     if ran.ok:  # in the form the cache keeps it (keys sorted), so that a fresh answer and a cached one are one record
         ran = UpstreamResult.from_json(json.loads(_canonical(ran.to_json())))
     return dataclasses.replace(ran, cache_key=key), (cache_file if ran.ok else None)
