@@ -35,7 +35,6 @@ import hashlib
 import importlib.metadata
 import json
 import os
-import stat
 import sys
 import tempfile
 import threading
@@ -47,6 +46,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..core.claimslock import ADAPTER_CODE, digest, files_of
+from ..core.datalock import FileRefused, read_regular_file
 from ..core.errors import UpstreamError
 from ..core.fileio import atomic_write_bytes, atomic_write_text, project_lock
 from ..core.numerics import pinned_env
@@ -176,23 +176,6 @@ def _cache_key(
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
-def _read_bounded(path: Path, limit: int) -> bytes | None:
-    """The bytes of ``path`` if it is a regular file (not a link, FIFO or device) of at most ``limit`` bytes."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(limit + 1)
-    finally:
-        os.close(fd)
-    return data if len(data) <= limit else None
-
-
 def _canonical(result: dict) -> bytes:
     return json.dumps(result, sort_keys=True, allow_nan=False, separators=(",", ":")).encode()
 
@@ -204,8 +187,9 @@ def _no_constant(name: str):
 def _read_cache(path: Path, confinement: dict) -> UpstreamResult | None:
     """The cached answer at ``path`` when it verifies (its sha256, its shape, its confinement); else None, and
     it is computed again."""
-    data = _read_bounded(path, CACHE_MAX_BYTES)
-    if data is None:
+    try:
+        data = read_regular_file(path, limit=CACHE_MAX_BYTES)
+    except (OSError, FileRefused):
         return None
     try:
         stored = json.loads(data, parse_constant=_no_constant)
