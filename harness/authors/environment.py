@@ -49,10 +49,8 @@ def declaration_digest(packages: list[str]) -> str:
 
 
 def environment(pin_name: str, packages: list[str], envs_dir: str | Path = ENVS_DIR) -> Environment:
-    """The environment of ``packages`` for pin ``pin_name``, built unless it already is.
-
-    A failed build raises :class:`UpstreamError` naming the pin, the package uv names and uv's last lines.
-    """
+    """The environment of ``packages`` for pin ``pin_name``, built unless it already is (a failure names the pin,
+    the package and uv's last lines)."""
     envs_dir = Path(envs_dir)
     digest = declaration_digest(packages)
     folder = envs_dir / digest

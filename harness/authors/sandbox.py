@@ -213,11 +213,8 @@ def _preexec(limits: Limits, timeout_s: float):
 
 
 def run(cmd: Sequence[str], *, env: dict, cwd: Path, timeout_s: float, limits: Limits) -> Outcome:
-    """Run ``cmd`` (its answer pipe's fd in ``$HARNESS_ANSWER_FD``) and read it within ``limits``.
-
-    The process group goes, however this ends: at the time limit, when stdout and stderr together pass
-    ``output_bytes`` or the answer passes ``answer_bytes``, when the command ends, or on an interrupt.
-    """
+    """Run ``cmd`` (its answer pipe's fd in ``$HARNESS_ANSWER_FD``) and read it within ``limits``; its process
+    group is killed however this ends (time limit, an output cap, its end, an interrupt)."""
     answer_r, answer_w = os.pipe()
     t0 = time.monotonic()
     try:

@@ -111,11 +111,8 @@ def _in_project(path: Path) -> bool:
 
 
 def atomic_write_bytes(path: str | Path, data: bytes, *, mode: int = FILE_MODE) -> Path:
-    """Write ``data`` to ``path`` atomically and return ``path``.
-
-    The parent folder is created if needed. On any failure the temporary file
-    is removed and the previous content of ``path`` is left untouched.
-    """
+    """Write ``data`` to ``path`` atomically (a temporary file renamed over it; on failure the old content
+    stays); return ``path``."""
     path = Path(path)
     with _writing(path):
         return _write(path, data, mode)
@@ -160,15 +157,9 @@ def _journal_path(folder: Path, name: str) -> Path:
 
 
 def write_together(folder: str | Path, name: str, files: dict[str, bytes], *, remove: tuple[str, ...] = ()) -> None:
-    """Replace ``files`` (paths relative to ``folder``) and delete ``remove``, all or none.
-
-    Every new file is first written in full beside its target (fsynced);
-    then a journal naming the renames is written atomically; then the
-    renames and removals are made and the journal is deleted. A run killed
-    before the journal exists leaves the old files; one killed after it is
-    completed by :func:`recover`, which every command runs first. So a reader
-    finds either every old file or every new one.
-    """
+    """Replace ``files`` (relative to ``folder``) and delete ``remove``, all or none: every file is staged
+    (fsynced) beside its target, then a journal of the renames is written, then they are made; :func:`recover`
+    completes a journal a killed run left."""
     import json
 
     folder = Path(folder)
@@ -219,12 +210,8 @@ def _remove_if_empty(folder: Path) -> bool:
 
 
 def recover(folder: str | Path) -> list[str]:
-    """Complete every group of writes in ``folder`` that a killed run left half done; return their names.
-
-    Then remove the staged files no journal names (``.<name>.<random>.tmp``, left by a run killed while it
-    staged, before its journal existed: the old files are still in place). Done under the exclusive write
-    lock, so no other command is staging meanwhile. Every command runs this first.
-    """
+    """Complete every journalled group of writes a killed run left in ``folder``, and remove the staged files
+    no journal names (under the write lock, when it is free); return their names. Every command runs this."""
     folder = Path(folder)
     if not folder.is_dir():
         return []

@@ -141,11 +141,8 @@ def one_line_reason(text: str | None) -> str | None:
 
 
 class Arm(_Model):
-    """One arm's measurement (``status`` "ok"), or why there is none.
-
-    ``reason`` is one line (:func:`one_line_reason`): a crash's traceback is kept in the run log, and the
-    record, and so every report, holds only its exception's type and message.
-    """
+    """One arm's measurement (``status`` "ok"), or why there is none, in one line (the traceback is the run
+    log's)."""
 
     status: Literal["ok", "not run", "could not run"]
     reason: str | None = None
