@@ -204,29 +204,9 @@ def _child_env(scratch: Path) -> dict[str, str]:
     }
 
 
-@dataclass(frozen=True)
-class _Input:
-    """A verified table for the adapter: its name in the lock, file name, bytes and their sha256."""
-
-    name: str
-    filename: str
-    data: bytes
-    sha256: str
-
-
-def _inputs(tables, names) -> list[_Input]:
-    out = []
-    for row in tables.describe(names):
-        out.append(_Input(row["name"], PurePosixPath(row["path"]).name, tables.data(row["name"]), row["sha256"]))
-    return out
-
-
-def _write_inputs(folder: Path, inputs: list[_Input]) -> dict[str, Path]:
-    """The verified bytes as files of the adapter's own (``<folder>/<i>/<file name>``), by table name."""
-    paths = {}
-    for i, item in enumerate(inputs):
-        paths[item.name] = atomic_write_bytes(folder / str(i) / item.filename, item.data)
-    return paths
+def _inputs(tables, names) -> dict[str, tuple[str, bytes]]:
+    """The verified bytes of each named table, with its file's name: the adapter reads copies of these."""
+    return {r["name"]: (PurePosixPath(r["path"]).name, tables.data(r["name"])) for r in tables.describe(names)}
 
 
 @dataclass(frozen=True)
@@ -254,7 +234,7 @@ def _text(data: bytes, scratch: Path) -> str:
 
 
 def _run_adapter(
-    checkout_dir: Path, adapter: _Adapter, request: dict, inputs: list[_Input], options, confine, env
+    checkout_dir: Path, adapter: _Adapter, request: dict, inputs: dict, options, confine, env
 ) -> UpstreamResult:
     """Run the launcher once in a scratch folder, confined."""
     launcher = adapter.harness_dir / LAUNCHER
@@ -262,8 +242,9 @@ def _run_adapter(
     with tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX) as tmp:
         scratch = Path(tmp) / "work"  # the writable folder (a tmpfs under bubblewrap)
         scratch.mkdir()
-        table_files = _write_inputs(Path(tmp) / "inputs", inputs)
-        request = {**request, "tables": {name: str(path) for name, path in table_files.items()}}
+        folder = Path(tmp) / "inputs"
+        copies = {n: atomic_write_bytes(folder / str(i) / f, data) for i, (n, (f, data)) in enumerate(inputs.items())}
+        request = {**request, "tables": {name: str(path) for name, path in copies.items()}}
         req = atomic_write_text(Path(tmp) / "request.json", json.dumps(request))
         argv = [str(checkout_dir), str(adapter.harness_dir), adapter.module, str(req)]
         cmd = confine.command(
