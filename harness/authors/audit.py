@@ -8,8 +8,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["audit_source_lines", "audit_entry"]
-
 _MATCH_KINDS = ("substring", "regex")
 
 

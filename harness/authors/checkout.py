@@ -27,8 +27,6 @@ from ..core.paths import PINS_FILE, VENDOR_DIR, shown
 from ..core.schema import did_you_mean as _did_you_mean
 from ..core.schema import format_validation_error
 
-__all__ = ["Pin", "load_pins", "find_pin", "checkout", "verify_checkout", "verified_tree", "PINS_FILE", "VENDOR_DIR"]
-
 GIT_ENV = {
     "GIT_TERMINAL_PROMPT": "0",  # never wait for credentials
     "GIT_NO_REPLACE_OBJECTS": "1",  # a replace ref cannot make other objects stand for the pinned ones

@@ -21,8 +21,6 @@ from pathlib import Path
 from ..core.errors import UpstreamError
 from ..core.paths import PROJECT_ROOT, shown
 
-__all__ = ["Environment", "ENVS_DIR", "declaration_digest", "environment"]
-
 ENVS_DIR = PROJECT_ROOT / ".cache" / "envs"
 STAMP = "harness-env.json"
 BUILD_TIMEOUT_S = 1800

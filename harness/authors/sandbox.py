@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-__all__ = ["Limits", "Confinement", "Outcome", "SANDBOX_MODES", "bwrap_path", "command", "confinement", "run"]
-
 SANDBOX_MODES = ("bubblewrap", "none")
 ANSWER_FD_ENV = "HARNESS_ANSWER_FD"  # the launcher writes its answer to this inherited pipe
 TAIL_BYTES = 20_000  # of stdout and of stderr kept for the run log

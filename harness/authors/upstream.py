@@ -41,8 +41,6 @@ from .checkout import PINS_FILE, VENDOR_DIR, checkout, find_pin, verified_tree
 from .environment import ENVS_DIR, Environment, environment
 from .sandbox import Limits
 
-__all__ = ["UpstreamOptions", "UpstreamResult", "run_upstream_arm", "CACHE_DIR"]
-
 CACHE_DIR = PROJECT_ROOT / ".cache" / "upstream"
 OUTPUT_TAIL_CHARS = 20_000  # kept of the adapter's stdout and stderr
 REASON_STDERR_LINES = 15  # of stderr quoted in the reason when the adapter crashes

@@ -20,21 +20,9 @@ from pathlib import Path
 from typing import Protocol
 
 from ..core.paths import RUN_LOG_DIR
-from .plan import Planned, StudyPlan, check_ids, checked_record, current_record, pins_of, plan, tables_of
-
-__all__ = [
-    "Console",
-    "ClaimOutput",
-    "run_claims",
-    "status_claims",
-    "calibrate_claims",
-    "render_claims",
-    "records",
-    "write_index",
-    "tables_of",
-    "pins_of",
-    "check_ids",
-]
+from .plan import Planned, StudyPlan, checked_record, current_record, plan, tables_of
+from .plan import check_ids as check_ids  # the command line's
+from .plan import pins_of as pins_of
 
 EXIT_OK, EXIT_ERROR, EXIT_DEGRADED = 0, 2, 3
 #: Held while a figure is drawn (matplotlib's rc context is process-wide).

@@ -47,8 +47,6 @@ from ..resampling.robustness import run_bootstrap
 from ..verdicts.judging import arm_disagreements, judge_controls, judge_targets
 from ..verdicts.verdict import decide_verdict
 
-__all__ = ["run_claim", "assemble_record", "plot_data", "measurement_arm", "RunResult"]
-
 
 @dataclass
 class RunResult:

@@ -16,31 +16,6 @@ from pathlib import Path
 
 from .paths import PROJECT_ROOT, paper_file
 
-__all__ = [
-    "LOCK_NAME",
-    "RECORD_CODE",
-    "AUTHORS_CODE",
-    "MEASURING",
-    "RENDER_CODE",
-    "REPORTING",
-    "STUDY_CODE",
-    "ADAPTER_CODE",
-    "file_sha",
-    "code_hashes",
-    "files_of",
-    "digest",
-    "claim_deps",
-    "render_deps",
-    "study_deps",
-    "read_lock",
-    "entry",
-    "update",
-    "edited",
-    "stale_reasons",
-    "changed",
-    "listed",
-]
-
 LOCK_NAME = "claims.lock"
 #: The code every claim's record comes from: the math, the foundation, the protocols' shared core, reading the
 #: claim file, judging, resampling and the run itself. The registry (a new protocol re-runs no other claim) and

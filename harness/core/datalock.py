@@ -20,20 +20,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import DataError
-from .schema import format_validation_error
-
-__all__ = [
-    "DataLock",
-    "LockedTable",
-    "Tables",
-    "load_lock",
-    "resolve_data_root",
-    "add_table",
-    "read_regular_file",
-    "FileRefused",
-]
-
 from .paths import DEFAULT_LOCK, PROJECT_ROOT
+from .schema import format_validation_error
 
 if TYPE_CHECKING:  # pandas is imported where a table is parsed: reading the lock needs none of it
     import pandas as pd

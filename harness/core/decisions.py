@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["DECISIONS", "ORDERING_STATES", "claimed_side", "decide", "ordering_state", "overall_state"]
-
 #: The states of a one-sided decision on an asserted ordering.
 DECISIONS = ("supported", "contradicted", "inconclusive")
 

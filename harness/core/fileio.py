@@ -21,19 +21,6 @@ from pathlib import Path
 
 from .paths import PROJECT_ROOT
 
-__all__ = [
-    "atomic_write_bytes",
-    "atomic_write_text",
-    "write_together",
-    "recover",
-    "recovered_line",
-    "failed_path",
-    "project_lock",
-    "FILE_MODE",
-    "LOCK_FILE",
-    "JOURNAL",
-]
-
 FILE_MODE = 0o644
 LOCK_FILE = PROJECT_ROOT / ".cache" / "writes.lock"
 

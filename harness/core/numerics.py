@@ -13,8 +13,6 @@ from __future__ import annotations
 import platform
 from collections.abc import Mapping
 
-__all__ = ["PINNED_ENV", "pinned_env", "missing_pins"]
-
 #: Environment variables, read when a process starts, that fix the kernels on x86-64.
 PINNED_ENV: dict[str, str] = {
     "OPENBLAS_CORETYPE": "Nehalem",

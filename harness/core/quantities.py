@@ -12,8 +12,6 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-__all__ = ["Quantity", "budget_text", "boxed", "power_of_ten", "number_text"]
-
 
 class Quantity(NamedTuple):
     label: str

@@ -15,39 +15,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..stats.plain import plain
+from ..stats.plain import plain as plain  # the arms' and resampling's
 from .errors import HarnessError
 from .fileio import atomic_write_text
-
-__all__ = [
-    "SCHEMA_VERSION",
-    "Record",
-    "ClaimInfo",
-    "PaperRef",
-    "InputTable",
-    "Provenance",
-    "Arm",
-    "ArmControl",
-    "Arms",
-    "ArmTarget",
-    "TargetOutcome",
-    "ConditionRow",
-    "ConditionOutcome",
-    "ArmControlOutcome",
-    "ControlOutcome",
-    "Reason",
-    "Verdict",
-    "Figure",
-    "Robustness",
-    "MultiverseSpecification",
-    "MultiverseRecord",
-    "plain",
-    "one_line_reason",
-    "RUN_LOG_HINT",
-    "record_json",
-    "write_record",
-    "read_record",
-]
 
 SCHEMA_VERSION = 2
 

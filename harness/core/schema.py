@@ -34,26 +34,6 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError, create_model
 
-__all__ = [
-    "Strict",
-    "Number",
-    "Count",
-    "Label",
-    "Text",
-    "IsoDate",
-    "RelativePath",
-    "validate_plain",
-    "validate_lenient",
-    "fields_at",
-    "format_validation_error",
-    "did_you_mean",
-    "shorten",
-    "CONTROL_CHARS",
-    "FORBIDDEN_CHARS",
-    "forbidden_char",
-    "unknown_name",
-]
-
 #: Characters no text of a claim file may hold: C0 controls but tab, newline and carriage return; DEL
 #: and the C1 controls; the bidirectional marks, embeddings, overrides and isolates (which reorder what
 #: a reader sees); lone surrogates (which cannot be written as UTF-8).

@@ -20,21 +20,6 @@ import numpy as np
 
 from .errors import OutsideTheirCodeError
 
-__all__ = [
-    "CLI_FIT_ARGS",
-    "N_KEEP",
-    "Z_QUANTILES",
-    "ACTIVE_TOL",
-    "authors",
-    "box",
-    "fit_one_stage",
-    "bound_gaps",
-    "task_arrays",
-    "load_tasks",
-    "claim_table",
-    "own_setting",
-]
-
 # fit_sigmoid_frontier's arguments to fit_sigmoid_enhanced (skill_frontier/core/sigmoid.py).
 CLI_FIT_ARGS = {"n_zstar_grid": 10, "n_b_grid": 10, "n_random": 100, "seed": 0}
 N_KEEP = 10  # starts carried into SLSQP by fit_sigmoid_enhanced

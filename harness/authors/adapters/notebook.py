@@ -17,8 +17,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["NotebookError", "cell_sha256", "run_cells"]
-
 KERNEL_IP = "127.0.0.1"
 
 
