@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -212,7 +213,7 @@ def cmd_status(args) -> int:
 def cmd_worker(args) -> int:
     """Replace this process by ``dask worker`` (the pins are in its environment: ``python -m harness`` set them)."""
     from .core.paths import PROJECT_ROOT
-    from .parallel.dask_workers import worker_command
+    from .parallel.fanout import worker_command
 
     cmd = worker_command(args.scheduler, args.nworkers)
     os.chdir(PROJECT_ROOT)
@@ -474,12 +475,17 @@ def _recover(out: Path) -> None:
         CONSOLE.note(recovered_line(name))
 
 
+def _terminated(signum, _frame):
+    signal.signal(signum, signal.SIG_DFL)  # a second SIGTERM stops the process at once
+    raise KeyboardInterrupt("SIGTERM")
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     from .core.errors import HarnessError
-    from .core.lifecycle import Terminated, handle_sigterm_as_interrupt
 
-    handle_sigterm_as_interrupt()
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:  # SIGTERM cleans up as Ctrl-C does
+        signal.signal(signal.SIGTERM, _terminated)
     try:
         _recover(Path(getattr(args, "out", None) or REPORTS_DIR))
         return args.func(args)
@@ -492,9 +498,7 @@ def main(argv=None) -> int:
         where = f"{failed_path(exc)}: " if exc.filename else ""
         _err(f"{where}{exc.strerror or exc}; files already written stay, the others were left as they were")
         return EXIT_ERROR
-    except Terminated as exc:
-        _err(f"{exc}; reports already written stay, the others were left as they were")
-        return exc.exit_status
-    except KeyboardInterrupt:
-        _err("interrupted; reports already written stay, the others were left as they were")
-        return 130
+    except KeyboardInterrupt as exc:
+        what = "stopped by SIGTERM" if exc.args == ("SIGTERM",) else "interrupted"
+        _err(f"{what}; reports already written stay, the others were left as they were")
+        return 143 if exc.args == ("SIGTERM",) else 130

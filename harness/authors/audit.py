@@ -1,12 +1,5 @@
-"""Source-line audit: do the cited lines of a checkout say what the claim says?
-
-Each entry names a file (relative to the checkout root), a 1-based line
-number, what must appear on that line, and the constant the line is cited
-for. Matching is a plain substring test by default; ``match: regex`` uses
-:func:`re.search`. A missing file, an unreadable file or a line number past
-the end is a failed entry with a reason, never an exception: the audit
-reports every entry.
-"""
+"""Source-line audit: do the cited lines of a checkout say what the claim says (a substring, or ``match: regex``)?
+A file missing or unreadable, or a line past its end, is a failed entry with a reason, never an exception."""
 
 from __future__ import annotations
 
@@ -15,30 +8,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["audit_source_lines", "audit_entry"]
-
 _MATCH_KINDS = ("substring", "regex")
 
 
 def audit_entry(root: str | Path, entry: Mapping[str, Any]) -> dict:
-    """Check one entry.
-
-    Parameters
-    ----------
-    root : path
-        Checkout root.
-    entry : mapping
-        ``file`` (str, relative to ``root``), ``line`` (int >= 1),
-        ``expect`` (str), optional ``constant`` (str label) and ``match``
-        (``"substring"``, the default, or ``"regex"``).
-
-    Returns
-    -------
-    dict
-        ``file, line, constant, expected, match, text`` (the line without its
-        newline, ``None`` when it could not be read), ``found`` (bool) and
-        ``reason`` (``None`` when found, else why not).
-    """
+    """Check one entry (``file`` relative to ``root``, ``line`` >= 1, ``expect``, optional ``constant`` and
+    ``match``): its fields with the ``text`` of the line, ``found``, and ``reason`` (why not, else ``None``)."""
     file, line = str(entry["file"]), entry["line"]
     expect, kind = str(entry["expect"]), str(entry.get("match", "substring"))
     out = {
@@ -90,14 +65,7 @@ def audit_entry(root: str | Path, entry: Mapping[str, Any]) -> dict:
 
 
 def audit_source_lines(root: str | Path, entries: Iterable[Mapping[str, Any]]) -> dict:
-    """Check every entry against the checkout at ``root``.
-
-    Returns
-    -------
-    dict
-        ``entries`` (list of :func:`audit_entry` results, in input order),
-        ``n``, ``n_found``, ``all_found`` (bool).
-    """
+    """Every entry's :func:`audit_entry`, in order, with ``n``, ``n_found`` and ``all_found``."""
     results = [audit_entry(root, e) for e in entries]
     n_found = sum(r["found"] for r in results)
     return {"entries": results, "n": len(results), "n_found": n_found, "all_found": n_found == len(results)}

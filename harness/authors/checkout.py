@@ -1,20 +1,12 @@
-"""The authors' code at its pinned commit: the pins, and the sparse checkout in ``vendor/``.
+"""The authors' code at its pinned commit: the pins (``data/upstream.yaml``) and the sparse checkout in
+``vendor/``.
 
-* Pins (``data/upstream.yaml``) name a repository URL, a commit and the paths
-  a sparse checkout needs. The URL is always the public one; a local mirror,
-  if any, is git's business (``url.<mirror>.insteadOf <url>``).
-* :func:`checkout` clones the pin into ``vendor/<name>`` (no checkout),
-  sparse-checks-out its ``paths`` (non-cone patterns, ``/<path>``) and
-  detaches HEAD at the pinned commit. :func:`verify_checkout` runs before
-  every use and refuses a missing, moved, re-pointed or modified checkout,
-  and one holding anything but the pinned tree (untracked or ignored files,
-  ``__pycache__``, empty folders).
-
-This is the only module that runs git, and it runs it in an environment of its own
-(:data:`GIT_ENV`, :data:`GIT_OPTIONS`): no system or global configuration (the user's
-``url.*.insteadOf`` mirrors aside, passed on clone and fetch), no replace refs, no hooks and
-no fsmonitor, and a checkout whose own configuration holds anything the harness did not
-write is refused (:func:`_foreign_config`), so that nothing but the pinned objects runs.
+:func:`checkout` clones a pin (a local mirror is git's business: ``url.<mirror>.insteadOf``), sparse-checks-out
+its ``paths`` and detaches HEAD at the commit; :func:`verified_tree` runs before every use and refuses a
+checkout that is not the pinned tree, byte for byte, and nothing else. Git runs in an environment of its own
+(:data:`GIT_ENV`, :data:`GIT_OPTIONS`): no system or global configuration but the mirrors, no replace refs, no
+hooks, no fsmonitor, and a checkout whose own configuration holds anything the harness did not write is
+refused.
 """
 
 from __future__ import annotations
@@ -34,8 +26,6 @@ from ..core.errors import UpstreamError
 from ..core.paths import PINS_FILE, VENDOR_DIR, shown
 from ..core.schema import did_you_mean as _did_you_mean
 from ..core.schema import format_validation_error
-
-__all__ = ["Pin", "load_pins", "find_pin", "checkout", "verify_checkout", "verified_tree", "PINS_FILE", "VENDOR_DIR"]
 
 GIT_ENV = {
     "GIT_TERMINAL_PROMPT": "0",  # never wait for credentials
@@ -160,8 +150,7 @@ def _git(repo_or_git, mirrors: bool = False):
 
 
 def _foreign_config(dest: Path) -> list[str]:
-    """Keys of the checkout's own configuration (``.git/config``, ``.git/config.worktree``) the harness did not
-    write: an ``include``, a hook path, an fsmonitor, a filter... would run code of someone else's."""
+    """Keys of the checkout's own configuration the harness did not write (an include, a hook path, a filter...)."""
     found = []
     for name in ("config", "config.worktree"):
         path = dest / ".git" / name
@@ -199,14 +188,8 @@ def _origin_url(repo: git.Repo) -> str | None:
 
 
 def _local_changes(repo: git.Repo) -> list[str]:
-    """Everything in the work tree that is not the checked-out tree, as ``git status --porcelain`` lines.
-
-    Ignored files count (``!!``): a module planted and listed in
-    ``.git/info/exclude``, or a stale ``__pycache__``, would be imported as
-    readily as an untracked one. Folders that hold no tracked file (git lists
-    none of them when they are empty) count as untracked. No optional lock is
-    taken, so the check does not rewrite ``.git/index``.
-    """
+    """Everything in the work tree that is not the checked-out tree, as ``git status --porcelain`` lines: ignored
+    files (``!!``) and folders holding no tracked file count (either would be imported)."""
     with repo.git.custom_environment(GIT_OPTIONAL_LOCKS="0"):
         out = repo.git.status("--porcelain", "--ignored", "--untracked-files=all")
         tracked = repo.git.ls_files("-z").split("\0")
@@ -249,12 +232,8 @@ def _git_failure(exc: git.GitCommandError) -> str:
 
 
 def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: str | Path = PINS_FILE) -> Path:
-    """Clone (or reuse) ``vendor_dir/<pin_name>`` and check out the pin, sparse and detached.
-
-    An existing clone is reused if it is a clone of the pin's URL without
-    local changes; it is fetched if it lacks the commit. Returns the path of
-    the verified checkout.
-    """
+    """Clone (or reuse, fetching when it lacks the commit) ``vendor_dir/<pin_name>`` and check out the pin, sparse
+    and detached; the path of the verified checkout."""
     pin = find_pin(pin_name, pins_file)
     dest = Path(vendor_dir) / pin_name
     fix = f"remove {shown(dest)} and run `make vendor`"
@@ -308,13 +287,8 @@ def _blob_id(data: bytes) -> str:
 
 
 def _disk_mismatches(root: Path, repo: git.Repo, commit: str, paths: list[str]) -> tuple[list[str], str]:
-    """The pinned tree's files (under ``paths``) whose bytes on disk are not the commit's blob, and a
-    sha256 of what is on disk (each path, mode and blob id of its bytes).
-
-    Neither the index nor ``git status`` is trusted: ``update-index --assume-unchanged`` or
-    ``--skip-worktree`` hides an edit from both, and a timestamp can be set back. Each file is read
-    and hashed as git would hash it.
-    """
+    """The pinned tree's files whose bytes on disk are not the commit's blob (each read and hashed as git would:
+    ``--assume-unchanged`` hides an edit from the index and from ``git status``), and a sha256 of what is on disk."""
     listing = repo.git.ls_tree("-r", "-z", "--full-tree", commit, "--", *paths)
     bad, material = [], hashlib.sha256()
     for entry in filter(None, listing.split("\0")):
@@ -348,15 +322,8 @@ def verify_checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_
 def verified_tree(
     pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: str | Path = PINS_FILE
 ) -> tuple[Path, str]:
-    """Check that ``vendor_dir/<pin_name>`` is the pin, untouched; return its path and the sha256 of the bytes
-    on disk (what the authors' arm will run; a cache key includes it).
-
-    Refused, with what was found and how to fix it: a missing folder, a folder
-    that is not a git repository or is a clone of another URL, HEAD not at the
-    pinned commit, sparse paths other than the pin's, and any modified, staged,
-    deleted, untracked or ignored file (``__pycache__`` and ``.pyc`` included:
-    the authors' arm would import them) and any folder holding no tracked file.
-    """
+    """Check that ``vendor_dir/<pin_name>`` is the pin, untouched (else an :class:`UpstreamError` says what was
+    found and how to fix it); its path and the sha256 of its bytes on disk (part of a cache key)."""
     pin = find_pin(pin_name, pins_file)
     dest = Path(vendor_dir) / pin_name
     fix = f"remove {shown(dest)} and run `make vendor`"

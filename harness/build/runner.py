@@ -47,8 +47,6 @@ from ..resampling.robustness import run_bootstrap
 from ..verdicts.judging import arm_disagreements, judge_controls, judge_targets
 from ..verdicts.verdict import decide_verdict
 
-__all__ = ["run_claim", "assemble_record", "plot_data", "measurement_arm", "RunResult"]
-
 
 @dataclass
 class RunResult:
@@ -170,15 +168,10 @@ def run_claim(
     upstream_options=None,
     before_resampling: Callable[[], None] | None = None,
 ) -> RunResult:
-    """Run a claim file and return its record and run log.
-
-    The authors' arm (a subprocess) runs in a thread beside the
-    re-implementation; in a build that shares one pool (:func:`harness.parallel.fanout.shared`) the multiverse runs
-    beside it too, and the bootstrap beside the multiverse, once the authors' arm is done and
-    ``before_resampling`` (the build: wait for the claim's coverage study) has returned. Every part has its
-    own seed, so the order changes no byte. Raises :class:`~harness.core.errors.HarnessError` for a bad
-    claim or bad inputs; an arm that cannot run is recorded, not raised.
-    """
+    """Run a claim and return its record and run log. The authors' arm runs in a thread beside the
+    re-implementation (in a shared build, the multiverse too); each part has its own seed, so the order changes
+    no byte. A bad claim or bad inputs raise :class:`~harness.core.errors.HarnessError`; an arm that cannot run
+    is recorded."""
     spec = path_or_spec if isinstance(path_or_spec, ClaimSpec) else load_claim(path_or_spec, tables=tables)
     log: dict[str, Any] = {"claim": spec.id}
     t_start = time.perf_counter()
@@ -189,7 +182,7 @@ def run_claim(
         upstream_job = pool.submit(contextvars.copy_context().run, _run_upstream, spec, tables, upstream_options, log)
         reimpl = _run_reimpl(spec, tables, log)
         beside = None
-        if reimpl.ok and fanout.current()._shared:
+        if reimpl.ok and fanout.current().shared:
             beside = pool.submit(contextvars.copy_context().run, _multiverse, spec, tables, log)
         upstream, upstream_source = upstream_job.result()
         if before_resampling is not None:
@@ -233,12 +226,8 @@ def assemble_record(
     robustness: Robustness | None = None,
     multiverse: MultiverseRecord | None = None,
 ) -> Record:
-    """Judge both arms' measurements, decide the verdict, measure the protocol's evidence: the run record.
-
-    Everything after the arms have run, so that a record can also be assembled
-    from given arms (the tests use it to see how a report reads with an arm
-    that answered otherwise).
-    """
+    """Judge both arms' measurements, decide the verdict and measure the evidence: the run record (from given arms
+    too, as the tests use it)."""
     _check_vocabulary(spec, reimpl, "re-implementation")
     _check_vocabulary(spec, upstream, "authors' arm")
     state, claim, protocol = project_state(), spec.claim, spec.protocol

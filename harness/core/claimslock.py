@@ -1,19 +1,11 @@
-"""The build's lock file, ``claims.lock`` beside the reports, as DVC's ``dvc.lock``: for each claim and each
-coverage study, what it was made from (its declared dependencies, by hash) and the sha256 of what it wrote.
+"""The build's lock file, ``claims.lock`` beside the reports, as DVC's ``dvc.lock``: for each claim and
+coverage study, its declared dependencies by hash (nothing inferred from imports) and the sha256 of its outputs.
 
-The dependencies are declared here, stage by stage, as DVC's ``dvc.yaml`` lists its ``deps:``; nothing is
-inferred from imports:
-
-- a claim's **record**: its claim file, its input tables (their locked sha256), the code it runs
-  (:data:`RECORD_CODE`, its protocol folder's :data:`MEASURING` files, and :data:`AUTHORS_CODE` when it has an
-  authors' arm), the package versions, the upstream pin, and its coverage study's JSON. A change re-runs it.
-- its **report**: :data:`RENDER_CODE` and the folder's :data:`REPORTING` files. A change words the report
-  again from the record and re-runs nothing (figures are drawn when the claim runs: their code is the record's).
-- a **coverage study**: its design (the claim's parameters and bootstrap block), its tables, and
-  :data:`STUDY_CODE` with its protocol's measuring files (not the adapter: a study runs no authors' code).
-
-An output whose sha256 is not the one in the lock was edited after it was written. The lock holds paths
-relative to the project or to the reports folder, no time and no host; its keys are sorted.
+A claim's **record** depends on its claim file, tables, :data:`RECORD_CODE`, its protocol's :data:`MEASURING`
+files (and :data:`AUTHORS_CODE` with an authors' arm), package versions, pin and coverage study; its
+**report** on :data:`RENDER_CODE` and :data:`REPORTING` (a change re-words it, re-running nothing); a
+**coverage study** on its design, tables and :data:`STUDY_CODE`. An output whose sha256 differs from the
+lock's was edited. Paths are relative, keys sorted, no time and no host.
 """
 
 from __future__ import annotations
@@ -23,31 +15,6 @@ import json
 from pathlib import Path
 
 from .paths import PROJECT_ROOT, paper_file
-
-__all__ = [
-    "LOCK_NAME",
-    "RECORD_CODE",
-    "AUTHORS_CODE",
-    "MEASURING",
-    "RENDER_CODE",
-    "REPORTING",
-    "STUDY_CODE",
-    "ADAPTER_CODE",
-    "file_sha",
-    "code_hashes",
-    "files_of",
-    "digest",
-    "claim_deps",
-    "render_deps",
-    "study_deps",
-    "read_lock",
-    "entry",
-    "update",
-    "edited",
-    "stale_reasons",
-    "changed",
-    "listed",
-]
 
 LOCK_NAME = "claims.lock"
 #: The code every claim's record comes from: the math, the foundation, the protocols' shared core, reading the

@@ -20,20 +20,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import DataError
-from .schema import format_validation_error
-
-__all__ = [
-    "DataLock",
-    "LockedTable",
-    "Tables",
-    "load_lock",
-    "resolve_data_root",
-    "add_table",
-    "read_regular_file",
-    "FileRefused",
-]
-
 from .paths import DEFAULT_LOCK, PROJECT_ROOT
+from .schema import format_validation_error
 
 if TYPE_CHECKING:  # pandas is imported where a table is parsed: reading the lock needs none of it
     import pandas as pd
@@ -82,13 +70,9 @@ def _sized(n: int) -> str:
 
 
 def read_regular_file(path: str | Path, *, limit: int | None = None) -> bytes:
-    """The bytes of the regular file at ``path`` (a symlink is followed), at most ``limit`` of them.
-
-    Raises :class:`FileNotFoundError` when nothing is there, and :class:`FileRefused` (with what was
-    found) for a folder, FIFO, device or socket, a file over ``limit`` bytes, or one that cannot be
-    read (permissions). The file is checked before it is opened, opened without blocking (a FIFO
-    cannot hang the read) and checked again once open.
-    """
+    """The bytes of the regular file at ``path`` (a symlink is followed), at most ``limit`` of them: checked, opened
+    without blocking (a FIFO cannot hang it) and checked again. :class:`FileNotFoundError` when nothing is
+    there, :class:`FileRefused` (what was found) for anything else that is not a readable file within ``limit``."""
     try:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -179,19 +163,11 @@ def resolve_data_root(option: str | Path | None = None) -> Path:
 
 @dataclass
 class Tables:
-    """Verified access to locked tables under one input root.
-
-    Each table is read from disk once: its sha256 is taken of the bytes read,
-    and everything handed out afterwards (:meth:`data`, :meth:`frame`,
-    :meth:`header`) is made from those same bytes, so a file swapped after
-    its check is never what a caller gets. Code that must hand a table to
-    another process writes :meth:`data` to a file of its own rather than
-    passing :meth:`path`, which names a file that may have changed since.
-    """
+    """Verified access to locked tables under one input root: each table is read once, its sha256 checked, and
+    everything handed out is made from those same bytes (a file swapped after its check is never used)."""
 
     lock: DataLock
     root: Path
-    _verified: dict[str, str] = field(default_factory=dict)
     _bytes: dict[str, bytes] = field(default_factory=dict)
     _frames: dict[str, pd.DataFrame] = field(default_factory=dict)
 
@@ -204,10 +180,7 @@ class Tables:
             ) from None
 
     def path(self, name: str) -> Path:
-        """Absolute path of table ``name``, after checking its sha256 against the lock.
-
-        The file at that path may change after the check: read :meth:`data`.
-        """
+        """Absolute path of table ``name``, after checking its sha256 (the file may change later: read :meth:`data`)."""
         self.data(name)
         return self.root / self.entry(name).path
 
@@ -234,7 +207,7 @@ class Tables:
                     f"{path}: input table '{name}' has been altered: expected sha256 {entry.sha256}, "
                     f"found {found}; restore the original file (see data/lock.yaml for its provenance)"
                 )
-            self._verified[name], self._bytes[name] = found, raw
+            self._bytes[name] = raw
         return self._bytes[name]
 
     def frame(self, name: str) -> pd.DataFrame:
@@ -275,7 +248,7 @@ class Tables:
                 {
                     "name": name,
                     "path": entry.path,
-                    "sha256": self._verified[name],
+                    "sha256": entry.sha256,
                     "rows": entry.rows,
                     "provenance": entry.provenance,
                 }
@@ -287,16 +260,10 @@ _NAME = r"^[a-z0-9][a-z0-9_]*$"
 
 
 def add_table(name: str, path: str | Path, provenance: str, *, root: Path, lock_file: Path = DEFAULT_LOCK) -> dict:
-    """Add table ``name`` (the CSV at ``path``, under the input ``root``) to the data lock; return its entry.
-
-    The entry holds the path relative to the root, the sha256 of the bytes, the number of data rows and the
-    header, all read from one read of the file, so nobody computes a hash by hand. The lock's own text
-    (its comments) is kept: the entry is appended. Refused with a :class:`DataError` naming the problem: a
-    name already in the lock or not of the form ``[a-z0-9_]``, a file outside the root, missing, not a
-    regular file, larger than :data:`MAX_TABLE_BYTES` (its size and the limit said, nothing read), not a
-    table pandas can read, or a header naming a column twice or with a control character. One ``data add``
-    at a time (a lock on the lock's folder): each appends to what the last one wrote.
-    """
+    """Append table ``name`` (the CSV at ``path``, under ``root``) to the data lock, its path, sha256, rows and
+    header from one read; return its entry. A :class:`DataError` names any problem (a header naming a column
+    twice or with a control character among them). One ``data add`` at a time (a lock on the lock's folder):
+    each appends to what the last one wrote."""
     import fcntl
 
     folder = os.open(Path(lock_file).parent, os.O_RDONLY)

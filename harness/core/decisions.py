@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["DECISIONS", "ORDERING_STATES", "claimed_side", "decide", "ordering_state", "overall_state"]
-
 #: The states of a one-sided decision on an asserted ordering.
 DECISIONS = ("supported", "contradicted", "inconclusive")
 
@@ -50,27 +48,12 @@ def ordering_state(
     limit: float | None,
     carried: bool,
 ) -> str:
-    """The label of one asserted ordering: the decision read on the data, gated by its measured error.
+    """The label of one asserted ordering: ``decision`` (:func:`decide`), gated by its measured error.
 
-    Parameters
-    ----------
-    decision : str or None
-        :func:`decide` on the data (``None``: no bound could be read).
-    error, error_against : float or None
-        The measured rate at which "supported" (``error``) and "contradicted" (``error_against``) fire in the
-        null world of the claim's coverage study (``None``: no study).
-    limit : float or None
-        The largest error that counts as calibrated (``alpha`` plus two Monte Carlo standard errors).
-    carried : bool
-        Deleting one cluster moves the difference by more than the decision's margin (the distance of the
-        deciding bound from 0): the cluster bootstrap is not to be trusted there.
-
-    Returns
-    -------
-    str
-        ``not assessed`` without a decision or a study, or when the decision's measured error exceeds
-        ``limit`` (for "contradicted", the error of that side); ``inconclusive`` when neither bound excludes 0
-        or one cluster carries the decision; else the decision.
+    ``not assessed`` without a decision or a coverage study, or when the rate at which the decision fires in the
+    study's null world (``error``; ``error_against`` for "contradicted") exceeds ``limit`` (``alpha`` plus two
+    Monte Carlo standard errors); ``inconclusive`` when one cluster ``carried`` the decision (deleting it moves
+    the difference by more than the deciding bound's distance from 0); else the decision.
     """
     if decision is None or error is None or limit is None or error > limit:
         return "not assessed"

@@ -7,8 +7,7 @@ reports and shared caches must be readable by others, so the mode is set
 explicitly (0644 by default) before the rename.
 
 Between processes (two runs of one checkout), :func:`project_lock` holds the
-project's lock file exclusively while a process writes; a wait for it says
-what it waits for.
+project's lock file exclusively while a process writes.
 """
 
 from __future__ import annotations
@@ -22,97 +21,61 @@ from pathlib import Path
 
 from .paths import PROJECT_ROOT
 
-__all__ = [
-    "atomic_write_bytes",
-    "atomic_write_text",
-    "write_together",
-    "recover",
-    "recovered_line",
-    "failed_path",
-    "project_lock",
-    "FILE_MODE",
-    "LOCK_FILE",
-    "JOURNAL",
-]
-
 FILE_MODE = 0o644
 LOCK_FILE = PROJECT_ROOT / ".cache" / "writes.lock"
 
 
-class _Hold:
-    """This process's hold on the project: the lock file (exclusive between processes, while anything here
-    needs it) and the in-process write mutex."""
+_MUTEX = threading.RLock()  # no two writes of this process at once
+_HELD = {"fd": None, "depth": 0}  # the lock file, while this process holds it
 
-    def __init__(self):
-        self.cv = threading.Condition()
-        self.users = 0  # sections of this process that need the lock file
-        self.fd: int | None = None
-        self.taking = False  # a thread is waiting for the lock file
-        self.mutex = threading.RLock()  # no two writes of this process at once
 
-    def enter(self, *, blocking: bool = True) -> bool:
-        """One more user of the lock file; take it when this is the first (False: not free, ``blocking`` off)."""
-        from .cores import flock_waiting, hold_fd, release_fd
+def _close_in_child() -> None:  # a forked pool worker closes its copy: the lock goes when this process lets go
+    if _HELD["fd"] is not None:
+        os.close(_HELD["fd"])
+        _HELD.update(fd=None, depth=0)
 
-        with self.cv:
-            while self.taking:
-                if not blocking:
-                    return False
-                self.cv.wait()
-            if self.fd is not None:
-                self.users += 1
-                return True
-            self.taking = True
-        fd = None
-        try:
+
+os.register_at_fork(after_in_child=_close_in_child)
+
+
+@contextmanager
+def _hold(*, blocking: bool = True):
+    """The project's lock file (exclusive between processes) and this process's write mutex; re-entrant.
+    Yields False, holding nothing, when ``blocking`` is off and another process holds it."""
+    if not _MUTEX.acquire(blocking=blocking):
+        yield False
+        return
+    try:
+        if _HELD["depth"] == 0:
             LOCK_FILE.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
-            hold_fd(fd)
-            if blocking:
-                flock_waiting(fd, fcntl.LOCK_EX, "another run's hold on this checkout's files", LOCK_FILE)
-            else:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            release_fd(fd)
-            with self.cv:
-                self.taking = False
-                self.cv.notify_all()
-            return False
-        except BaseException:
-            if fd is not None:
-                release_fd(fd)
-            with self.cv:
-                self.taking = False
-                self.cv.notify_all()
-            raise
-        with self.cv:
-            self.fd, self.taking, self.users = fd, False, 1
-            self.cv.notify_all()
-        return True
-
-    def leave(self) -> None:
-        from .cores import release_fd
-
-        with self.cv:
-            self.users -= 1
-            if self.users == 0 and self.fd is not None:
-                release_fd(self.fd)  # releases the lock
-                self.fd = None
-
-
-_HOLD = _Hold()
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BaseException as exc:
+                os.close(fd)
+                if not isinstance(exc, BlockingIOError):
+                    raise
+                yield False
+                return
+            _HELD["fd"] = fd
+        _HELD["depth"] += 1
+        try:
+            yield True
+        finally:
+            _HELD["depth"] -= 1
+            if _HELD["depth"] == 0:
+                os.close(_HELD["fd"])
+                _HELD["fd"] = None
+    finally:
+        _MUTEX.release()
 
 
 @contextmanager
 def project_lock():
     """Hold the project for writes: no other process writes meanwhile, nor another thread of this one.
     Re-entrant."""
-    _HOLD.enter()
-    try:
-        with _HOLD.mutex:
-            yield
-    finally:
-        _HOLD.leave()
+    with _hold():
+        yield
 
 
 @contextmanager
@@ -123,7 +86,7 @@ def _writing(path: Path):
         with project_lock():
             yield
     else:
-        with _HOLD.mutex:
+        with _MUTEX:
             yield
 
 
@@ -135,11 +98,8 @@ def _in_project(path: Path) -> bool:
 
 
 def atomic_write_bytes(path: str | Path, data: bytes, *, mode: int = FILE_MODE) -> Path:
-    """Write ``data`` to ``path`` atomically and return ``path``.
-
-    The parent folder is created if needed. On any failure the temporary file
-    is removed and the previous content of ``path`` is left untouched.
-    """
+    """Write ``data`` to ``path`` atomically (a temporary file renamed over it; on failure the old content
+    stays); return ``path``."""
     path = Path(path)
     with _writing(path):
         return _write(path, data, mode)
@@ -206,15 +166,9 @@ def _journal_path(folder: Path, name: str) -> Path:
 
 
 def write_together(folder: str | Path, name: str, files: dict[str, bytes], *, remove: tuple[str, ...] = ()) -> None:
-    """Replace ``files`` (paths relative to ``folder``) and delete ``remove``, all or none.
-
-    Every new file is first written in full beside its target (fsynced);
-    then a journal naming the renames is written atomically; then the
-    renames and removals are made and the journal is deleted. A run killed
-    before the journal exists leaves the old files; one killed after it is
-    completed by :func:`recover`, which every command runs first. So a reader
-    finds either every old file or every new one.
-    """
+    """Replace ``files`` (relative to ``folder``) and delete ``remove``, all or none: every file is staged
+    (fsynced) beside its target, then a journal of the renames is written, then they are made; :func:`recover`
+    completes a journal a killed run left."""
     import json
 
     folder = Path(folder).absolute()
@@ -270,17 +224,13 @@ def _remove_if_empty(folder: Path) -> bool:
 
 
 def recover(folder: str | Path) -> list[str]:
-    """Complete every group of writes in ``folder`` that a killed run left half done; return their names.
-
-    Then remove the staged files no journal names (``.<name>.<random>.tmp``, left by a run killed while it
-    staged, before its journal existed: the old files are still in place). Done under the exclusive write
-    lock, so no other command is staging meanwhile. Every command runs this first.
-    """
+    """Complete every journalled group of writes a killed run left in ``folder``, and remove the staged files
+    no journal names (under the write lock, when it is free); return their names. Every command runs this."""
     folder = Path(folder)
     if not folder.is_dir():
         return []
     done = []
-    with _exclusive_if_free() as free:
+    with _hold(blocking=False) as free:
         if not free:  # another command holds the lock: it, or the next command, completes these
             return []
         for pending in sorted(folder.rglob(f"{JOURNAL}/*.json")):  # the folder's, and its .degraded/'s
@@ -303,16 +253,3 @@ def recovered_line(name: str) -> str:
     if name.endswith(".tmp"):
         return f"{name}: removed (staged by an interrupted run that never wrote it)"
     return f"{name}: completed the writes an interrupted run had begun"
-
-
-@contextmanager
-def _exclusive_if_free():
-    """The project, for writes, if no other run holds it now; yields whether it was."""
-    if not _HOLD.enter(blocking=False):
-        yield False
-        return
-    try:
-        with _HOLD.mutex:
-            yield True
-    finally:
-        _HOLD.leave()

@@ -26,13 +26,9 @@ def shown(path) -> str:
 
 
 def scrub_paths(obj, *, scratch: Path | None = None, data_root: Path | None = None, any_temp: bool = True):
-    """``obj`` (a string, or a dict or list of them, at any depth) without absolute local paths, so that nothing
-    of this machine reaches a record or a report: the data root becomes ``<data root>``, ``scratch``
-    ``<scratch>``, the project's own paths relative (the project itself ``.``) and, with ``any_temp``, any other
-    path in the temporary folder ``<scratch>`` as a whole. Other values are returned as they are. The one scrubber
-    of the harness: the reason an arm gives (any path), the output and the answer of the authors' code (their
-    scratch folder and the project only: an answer's other paths are data, and what reaches a record from the
-    output does so as a reason)."""
+    """``obj`` (a string, or a dict or list of them, at any depth) without absolute local paths: the data root
+    becomes ``<data root>``, ``scratch`` ``<scratch>``, the project's paths relative and, with ``any_temp``, any
+    other temporary path ``<scratch>``. The one scrubber of what reaches a record or a report."""
     if isinstance(obj, dict):
         return {k: scrub_paths(v, scratch=scratch, data_root=data_root, any_temp=any_temp) for k, v in obj.items()}
     if isinstance(obj, list):

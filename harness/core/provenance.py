@@ -13,8 +13,6 @@ from importlib import metadata
 
 from .paths import PROJECT_ROOT
 
-__all__ = ["project_state", "package_versions", "PACKAGES"]
-
 PACKAGES = ("numpy", "scipy", "pandas", "jinja2", "GitPython", "PyYAML", "pydantic", "matplotlib")
 IGNORED_FOR_DIRTY = ("reports/",)
 

@@ -1,48 +1,16 @@
-"""The vocabulary of quantities: what every protocol's names are made of.
+"""The vocabulary of quantities shared by every protocol (standard library only).
 
-A claim's targets and controls name quantities (``boundary.MATH Lvl 5``,
-``gap.pinball_ood``, ``sweep.lam=0.001.max_dev``). Each protocol declares,
-in its folder's ``quantities.py``, which names it measures for a claim's
-parameters (``vocabulary(params)``, ``control_vocabulary(kind, params,
-control_params)``, with ``params`` plain dicts, a validated model's
-``model_dump()``), and builds every name with a function there: the protocol,
-its adapter (inside the authors' environment) and the validation of claim
-files all call those, so a name is spelled in one place. This module holds
-what the protocols share. It, and every ``quantities.py``, uses the standard
-library only.
-
-Every quantity has a reader-facing ``label`` (what a report prints instead
-of the internal name) and the ``arm`` that measures it:
-
-``both``
-    both the re-implementation and the authors' code report it;
-``reimpl``
-    only the re-implementation (a refit inside the authors' box, a larger
-    permutation count, a power analysis);
-``upstream``
-    only the authors' arm: a check *of* the authors' code (their loss
-    function, their source lines). A target on such a quantity is judged on
-    the authors' value.
-
-and its ``kind``, what a claim file may compare it with and which values it can take:
-
-``value``
-    a measured number in the quantity's own units (a score, a loss, a gap, a slope);
-``fraction``
-    a number in [0, 1] (a coverage, a share of models, a p-value, a power);
-``count``
-    a number of models, lines or settings.
-
-A relation between two quantities compares two of one kind, and a target on a fraction must be able to fail
-on some value in [0, 1] (:mod:`harness.claimfiles.claim_checks`).
+Each protocol's ``quantities.py`` builds its names (``boundary.MATH Lvl 5``, ``gap.pinball_ood``) with
+functions called by the protocol, its adapter and the claim-file checks, so a name is spelled in one place.
+Every quantity has a reader-facing ``label``, the ``arm`` that measures it (``both``, ``reimpl`` only, or
+``upstream`` only: a check of the authors' code, judged on their value) and a ``kind``: ``value`` (in its own
+units), ``fraction`` (in [0, 1]) or ``count``. A relation compares two quantities of one kind.
 """
 
 from __future__ import annotations
 
 import math
 from typing import NamedTuple
-
-__all__ = ["Quantity", "budget_text", "boxed", "power_of_ten", "number_text"]
 
 
 class Quantity(NamedTuple):

@@ -1,17 +1,9 @@
 """The run record: one typed, versioned document per claim, the single source of truth.
 
-A run of a claim produces a :class:`Record`: the claim as run, its inputs with
-their hashes, both arms' measurements, each target's and control's outcome,
-what the protocol measured for its report (``evidence``), the verdict with
-its reasons, and provenance. The Markdown report is
-rendered from a record alone (:mod:`harness.rendering.render`), so a record read back
-from disk gives the same report as the run that wrote it.
-
-This module is the only way records are written (:func:`write_record`) and
-read (:func:`read_record`). It knows nothing of protocols, data or scipy.
-
-A record holds only what the claim and its inputs determine: no timing, no
-host name, no temporary path, no cache state (those go to the run log).
+It holds the claim as run, its inputs and their hashes, both arms' measurements, each target's and control's
+outcome, the protocol's ``evidence``, the verdict and provenance; the report is rendered from it alone. Only
+what the claim and its inputs determine goes in (no timing, host, temporary path or cache state). Written by
+:func:`write_record`, read by :func:`read_record`.
 """
 
 from __future__ import annotations
@@ -23,39 +15,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..stats.plain import plain
+from ..stats.plain import plain as plain  # the arms' and resampling's
 from .errors import HarnessError
 from .fileio import atomic_write_text
-
-__all__ = [
-    "SCHEMA_VERSION",
-    "Record",
-    "ClaimInfo",
-    "PaperRef",
-    "InputTable",
-    "Provenance",
-    "Arm",
-    "ArmControl",
-    "Arms",
-    "ArmTarget",
-    "TargetOutcome",
-    "ConditionRow",
-    "ConditionOutcome",
-    "ArmControlOutcome",
-    "ControlOutcome",
-    "Reason",
-    "Verdict",
-    "Figure",
-    "Robustness",
-    "MultiverseSpecification",
-    "MultiverseRecord",
-    "plain",
-    "one_line_reason",
-    "RUN_LOG_HINT",
-    "record_json",
-    "write_record",
-    "read_record",
-]
 
 SCHEMA_VERSION = 2
 
@@ -149,11 +111,8 @@ def one_line_reason(text: str | None) -> str | None:
 
 
 class Arm(_Model):
-    """One arm's measurement (``status`` "ok"), or why there is none.
-
-    ``reason`` is one line (:func:`one_line_reason`): a crash's traceback is kept in the run log, and the
-    record, and so every report, holds only its exception's type and message.
-    """
+    """One arm's measurement (``status`` "ok"), or why there is none, in one line (the traceback is the run
+    log's)."""
 
     status: Literal["ok", "not run", "could not run"]
     reason: str | None = None

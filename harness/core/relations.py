@@ -7,8 +7,6 @@ use them without importing one another.
 
 from __future__ import annotations
 
-__all__ = ["relation_holds", "target_holds", "within_tolerance", "literal_decimals", "TOL_SLACK"]
-
 #: Rounding slack when a value is compared with a tolerance (values that round to the boundary count).
 TOL_SLACK = 1e-12
 

@@ -34,26 +34,6 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError, create_model
 
-__all__ = [
-    "Strict",
-    "Number",
-    "Count",
-    "Label",
-    "Text",
-    "IsoDate",
-    "RelativePath",
-    "validate_plain",
-    "validate_lenient",
-    "fields_at",
-    "format_validation_error",
-    "did_you_mean",
-    "shorten",
-    "CONTROL_CHARS",
-    "FORBIDDEN_CHARS",
-    "forbidden_char",
-    "unknown_name",
-]
-
 #: Characters no text of a claim file may hold: C0 controls but tab, newline and carriage return; DEL
 #: and the C1 controls; the bidirectional marks, embeddings, overrides and isolates (which reorder what
 #: a reader sees); lone surrogates (which cannot be written as UTF-8).
@@ -73,22 +53,15 @@ def forbidden_char(text: str, pattern: re.Pattern = FORBIDDEN_CHARS) -> str | No
 
 
 class Strict(BaseModel):
-    """Base of every user-facing schema: frozen, no unknown keys, finite numbers only, no conversions.
-
-    Strict mode: a string is never read as a number or a boolean, nor a number as a string. Validate
-    plain data (a claim file's) with :func:`validate_plain`, which lets a list stand for a tuple and an
-    integer for a float.
-    """
+    """Base of every user-facing schema: frozen, no unknown keys, finite numbers only, no conversions (validate
+    plain data with :func:`validate_plain`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
 
 def validate_plain(model: type[BaseModel], data: Any):
-    """``model`` validated from plain data (str, int, float, bool, None, lists, str-keyed dicts).
-
-    In JSON mode, so that strict mode takes a list for a tuple and an integer for a float, and
-    converts nothing else.
-    """
+    """``model`` validated from plain data, in JSON mode: a list stands for a tuple, an integer for a float,
+    nothing else is converted."""
     return model.model_validate_json(json.dumps(data, allow_nan=True))
 
 
@@ -144,14 +117,9 @@ def _lenient_item(model: type[BaseModel], data: Any, where: str, bad: set[str]):
 
 
 def validate_lenient(model: type[BaseModel], data: dict) -> tuple[BaseModel, set[str]]:
-    """``model`` from ``data``, as far as it goes: what the checks of the rest of a file can run on when the
-    file has problems of its own (which :func:`validate_plain` reports), so that one typo hides nothing else.
-
-    Returns the model built without validation from the fields that validate one by one (an entry of a list
-    of schemas, one by one too; what does not validate is its field's default, an empty list, or None), and
-    the paths of what did not validate (``"targets"``, ``"targets[2]"``). Only for checking: never use it as
-    a validated value.
-    """
+    """``model`` built, unvalidated, from the fields of ``data`` that validate one by one, and the paths of those
+    that do not: what the checks of the rest of a file run on, so that one typo hides nothing else. Never a
+    validated value."""
     bad: set[str] = set()
     return _stand_in(model, data if isinstance(data, dict) else {}, "", bad), bad
 
@@ -318,11 +286,8 @@ def _model_named(title: str) -> type[BaseModel] | None:
 
 
 def format_validation_error(err: ValidationError, prefix: str = "", model: type[BaseModel] | None = None) -> list[str]:
-    """One line per problem: ``path: what was expected, got what``.
-
-    An unknown key gets a suggestion among the keys its place takes (``model``, or the schema class the error
-    names), and a required key that is missing is linked to an unknown key that looks like a typo of it.
-    """
+    """One line per problem, ``path: what was expected, got what``; an unknown key gets a suggestion among the
+    keys its place takes, a missing one the unknown key that looks like its typo."""
     model = model or _model_named(err.title)
     errors = err.errors()
     unknown = {tuple(e["loc"]) for e in errors if e["type"] == "extra_forbidden"}

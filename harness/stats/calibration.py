@@ -82,7 +82,7 @@ streams are ``SeedSequence(entropy, spawn_key=(r, j))`` for ``j`` = 0 the data
 set, 1 its estimate, 2 the bootstrap, 3 the jackknife grouping, 4 the
 subsamples (shared by every method of a kind, i.e. common random numbers
 across methods). Tasks run through :func:`map_tasks` (serial, or the caller's fan-out; was a
-:func:`harness.core.lifecycle.process_pool`) and results are gathered in task
+:func:`harness.parallel.fanout.process_pool`) and results are gathered in task
 order, so the output is byte-identical however the tasks are spread. The output
 holds no timing.
 

@@ -1,15 +1,11 @@
-"""Dask workers that would compute something else are refused before the first task (issue 29 items 2 and 9).
-
-A worker started from a copy of the harness whose sigmoid differs by a comment, a worker without the numerics
-pins the client has, a task that lands on a worker that joined after the check; a scheduler killed mid-run; an
-address that is not one. Every scheduler and worker here listens on 127.0.0.1; the tests skip, with the
+"""Dask when asked: workers that ``python -m harness worker`` starts, a scheduler killed mid-run, an address that
+is not one. Every scheduler and worker here listens on 127.0.0.1; the tests skip, with the
 reason, without ``dask.distributed`` (``pip install -e '.[dask]'``).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -25,7 +21,7 @@ from clusters import local_cluster
 from harness import cli
 from harness.core.errors import HarnessError
 from harness.core.numerics import PINNED_ENV
-from harness.parallel import dask_workers, fanout
+from harness.parallel import fanout
 from harness.parallel.fanout import Task, executor_from
 
 pytestmark = [pytest.mark.e2e, pytest.mark.dask]
@@ -38,13 +34,6 @@ def cluster():
         yield c
 
 
-@pytest.fixture(autouse=True)
-def _fresh_identity():
-    dask_workers.identity.cache_clear()
-    yield
-    dask_workers.identity.cache_clear()
-
-
 def _address(cluster) -> str:
     return cluster.scheduler_address.removeprefix("tcp://")
 
@@ -55,7 +44,7 @@ def _square(x):
 
 def _worker(address: str, cwd: Path, env: dict | None = None) -> subprocess.Popen:
     """A ``dask worker`` process started in ``cwd`` (whose ``harness/`` it imports first)."""
-    cmd = dask_workers.worker_command(f"tcp://{address}", 1)
+    cmd = fanout.worker_command(f"tcp://{address}", 1)
     env = {**os.environ, "PYTHONPATH": str(cwd), **(env or {})}
     return subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -67,37 +56,9 @@ def _wait_for_workers(cluster, n: int) -> None:
         client.wait_for_workers(n, timeout=60)
 
 
-def test_the_workers_of_this_checkout_are_accepted_and_logged(cluster):
+def test_a_task_runs_on_the_workers_of_the_scheduler(cluster):
     ex = executor_from(f"dask://{_address(cluster)}")
     assert fanout.run([Task("sq", _square, (3,))], stage="t", executor=ex) == [9]
-    seen = ex.workers_seen()
-    assert len(seen) == 1 and set(seen.values()) == {dask_workers.identity()["code"]}
-
-
-@pytest.mark.slow  # starts a worker process of its own (about 20 s)
-def test_a_worker_started_from_other_code_is_refused_naming_it_and_the_file(cluster, tmp_path):
-    copy = tmp_path / "elsewhere"
-    shutil.copytree(ROOT / "harness", copy / "harness", ignore=shutil.ignore_patterns("__pycache__"))
-    sigmoid = copy / "harness" / "stats" / "sigmoid.py"
-    sigmoid.write_text(sigmoid.read_text(encoding="utf-8") + "# a boundary 0.01 higher, say\n", encoding="utf-8")
-    other = _worker(_address(cluster), copy)
-    try:
-        _wait_for_workers(cluster, 2)
-        with pytest.raises(HarnessError) as info:
-            executor_from(f"dask://{_address(cluster)}").dask_client()
-    finally:
-        other.kill()
-        other.wait()
-    message = str(info.value)
-    assert "\n" not in message and "other harness code (harness/stats/sigmoid.py differ)" in message
-    assert "Dask worker tcp://127.0.0.1:" in message and "python -m harness worker" in message
-
-
-def test_a_worker_without_the_pins_of_this_process_is_refused(cluster, monkeypatch):
-    for key, value in PINNED_ENV.items():  # this process pinned; the cluster's worker was started without them
-        monkeypatch.setenv(key, value)
-    with pytest.raises(HarnessError, match="other numerics pins: .*OPENBLAS_CORETYPE=unset \\(here Nehalem\\)"):
-        executor_from(f"dask://{_address(cluster)}").dask_client()
 
 
 @pytest.mark.slow  # starts a worker process of its own (about 15 s)
@@ -113,17 +74,11 @@ def test_harness_worker_starts_a_worker_the_build_accepts(monkeypatch):
             _wait_for_workers(cluster, 1)
             ex = executor_from(f"dask://{_address(cluster)}")
             assert fanout.run([Task("pow", pow, (4, 2))], stage="t", executor=ex) == [16]  # importable anywhere
-            (address,) = ex.workers_seen()
+            (address,) = ex.dask_client().scheduler_info()["workers"]
             assert address.startswith("tcp://127.0.0.1:")
         finally:
             worker.kill()
             worker.wait()
-
-
-def test_a_worker_that_joined_after_the_check_fails_its_task_naming_itself():
-    want = {**dask_workers.expected(), "code": "0" * 64}
-    outcome = fanout._call_checked(Task("late", _square, (2,)), want)
-    assert not outcome.ok and outcome.exc_type == "WrongWorker" and "other harness code" in outcome.message
 
 
 @pytest.mark.slow  # starts a scheduler and a worker of its own (about 20 s)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.core import lifecycle
+from harness import cli
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -20,19 +20,18 @@ POOL_PARENT = """
     import os, sys, time
     from concurrent.futures import ProcessPoolExecutor
     from pathlib import Path
-    from harness.core import lifecycle
+    from harness.parallel import fanout
 
     def job(folder):
         Path(folder, str(os.getpid())).touch()  # the worker is running (its initializer has run)
         time.sleep(60)
 
     if __name__ == "__main__":
-        lifecycle.handle_sigterm_as_interrupt()
         kind, folder = sys.argv[1], sys.argv[2]
         if kind == "process_pool":
-            pool = lifecycle.process_pool(2)
+            pool = fanout.process_pool(2)
         else:
-            pool = ProcessPoolExecutor(2, initializer=lifecycle.die_with_parent)
+            pool = ProcessPoolExecutor(2, initializer=fanout._die_with_parent)
         with pool as p:
             for f in [p.submit(job, folder) for _ in range(6)]:
                 f.result()
@@ -83,41 +82,13 @@ def test_pool_workers_die_with_their_parent(tmp_path, kind, sig):
                 os.kill(int(p.name), signal.SIGKILL)
 
 
-def test_die_with_parent_asks_the_kernel_on_linux():
-    out = subprocess.run(
-        [sys.executable, "-c", "from harness.core.lifecycle import die_with_parent; print(die_with_parent())"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert out.stdout.strip() == "prctl"
-
-
 def test_sigterm_is_an_interrupt_and_a_second_one_is_not_caught():
-    previous = lifecycle.handle_sigterm_as_interrupt()
+    previous = signal.signal(signal.SIGTERM, cli._terminated)
     try:
         with pytest.raises(KeyboardInterrupt) as info:
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(1)
-        assert isinstance(info.value, lifecycle.Terminated) and info.value.exit_status == 143
+        assert info.value.args == ("SIGTERM",)
         assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the next one stops the process
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
-def test_an_ignored_signal_stays_ignored():
-    old = signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    try:
-        previous = lifecycle.handle_sigterm_as_interrupt()
-        assert signal.SIGHUP not in previous and signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    finally:
-        signal.signal(signal.SIGHUP, old)
-
-
-def _dead_pid() -> int:
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    proc.wait()
-    return proc.pid
+        signal.signal(signal.SIGTERM, previous)

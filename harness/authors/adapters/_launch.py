@@ -1,32 +1,11 @@
-"""Run one adapter against the authors' checkout, in a subprocess of its own.
+"""Run one adapter against the authors' checkout: ``python -s -P -B _launch.py CHECKOUT HARNESS_DIR MODULE
+REQUEST_JSON`` (standard library only; imports nothing of the harness itself).
 
-Usage (by :mod:`harness.authors.upstream`, with the harness's own interpreter)::
-
-    python _launch.py CHECKOUT HARNESS_DIR ADAPTER_MODULE REQUEST_JSON
-
-It is run as ``python -s -P -B``: no user site-packages, neither this file's
-folder nor the current folder on ``sys.path``, no ``.pyc`` written. The
-checkout goes first on ``sys.path``: the authors' ``scripts/`` is a
-namespace package and several of their modules expect the repository root on
-the path. That is safe because the checkout has been verified to hold the
-pinned tree and nothing else (no untracked or ignored file, no
-``__pycache__``), so only the authors' own tracked modules come before the
-standard library and site-packages.
-
-The harness package is made importable from HARNESS_DIR alone (its
-``__path__`` is that folder; nothing else of the project is on the path), so
-an adapter imports what it shares the ordinary way (``from . import
-quantities``, ``from ...adapters import authors_sigmoid``). The adapter module
-(``harness.protocols.<name>.adapter``) is imported, its ``run(request) ->
-dict`` is called, and ``{"answer": ..., "harness_modules": [...]}`` is
-written as strict JSON (no NaN) to the pipe whose fd is in
-``$HARNESS_ANSWER_FD``, not to stdout, which the authors' code prints to:
-``harness_modules`` lists the files of the harness the run loaded
-(relative to HARNESS_DIR), which the caller checks against what its
-cache key hashed. Any error is a traceback on stderr and a non-zero
-exit status.
-
-This file uses the standard library only and imports nothing from the harness itself.
+The verified checkout goes first on ``sys.path`` (the authors' modules expect the repository root there); the
+harness package is importable from HARNESS_DIR alone. The adapter's ``run(request)`` answer and the harness
+files the run loaded (checked by the caller against its cache key) are written as strict JSON to the fd in
+``$HARNESS_ANSWER_FD``, not to stdout, which the authors' code prints to. An error is a traceback on stderr
+and a non-zero exit status.
 """
 
 import importlib

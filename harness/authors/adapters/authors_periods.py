@@ -21,8 +21,6 @@ import numpy as np
 from .authors_sigmoid import ACTIVE_TOL, CLI_FIT_ARGS, bound_gaps, box
 from .errors import OutsideTheirCodeError
 
-__all__ = ["authors", "period_data", "check_periods", "split_sets", "fit_native", "bound_summary", "write_table"]
-
 
 def authors() -> SimpleNamespace:
     from skill_frontier.core import period_utils, sigmoid

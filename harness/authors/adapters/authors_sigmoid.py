@@ -1,32 +1,12 @@
-"""The authors' sigmoid fitter as their CLI path calls it: what every adapter that fits their boundary shares.
+"""The authors' sigmoid fitter as their CLI path calls it, shared by the adapters that fit their boundary.
 
-Imported by the adapters inside the authors' environment (the pinned
-checkout first on ``sys.path``, see ``_launch.py``); it imports their modules
-lazily and nothing of the harness. The conventions, read from their code at
-the pinned commit:
-
-* ``skill_frontier/core/sigmoid.py`` ``fit_sigmoid_frontier`` keeps finite
-  ``(x, y)``, takes ``z = log10(max(x, 1e-300))``, sorts by ``np.argsort(z)``
-  (:func:`task_arrays`) and calls ``fit_sigmoid_enhanced`` with
-  :data:`CLI_FIT_ARGS` (not the function's own defaults);
-* ``fit_sigmoid_enhanced``'s box: ``0 <= y0 <= y0 + L <= 1``, ``z*`` within the
-  data's z range, ``b`` in ``[b_min, b_max]`` of its signature (:func:`box`);
-* :func:`fit_one_stage`: their starts, objective, box and SLSQP settings at
-  one ``(tau, kappa)``, without the continuation that ``fit_sigmoid_enhanced``
-  offers no argument to remove (built from the module's own pieces,
-  ``solve_y0_L_given_shape`` and ``objective_and_grad``; nothing is
-  monkeypatched);
-* :func:`load_tasks`: the claim's table as their loader reads it;
-* :func:`claim_table`: the table their code is given. Their loaders guess a
-  score column's scale (``skill_frontier/io/csv_utils.py``
-  ``maybe_scale_task_values``: divided by 100 when its 95th percentile lies in
-  (1, 100]) and take no argument that says it; a claim states it
-  (``scale: percent``), and their code then reads a copy of the table whose
-  score columns are divided by 100, as the re-implementation divides them,
-  so that their guess finds fractions and changes nothing.
-* :func:`own_setting`: the (tau, kappa, lambda) their own code path fits the claim's table with, read from
-  their code: their Epoch AI script's argument defaults for a table with a compute column, their CLI's
-  (``--tau``, ``fit_sigmoid_frontier``'s ``kappa_final``, the module's ``LAMBDA_B``) for the leaderboard.
+Runs inside the authors' environment and imports their modules lazily, nothing of the harness. Read from
+their code at the pinned commit: :func:`task_arrays` (their finite-value filter, ``log10`` and sort),
+:func:`box` (``fit_sigmoid_enhanced``'s bounds), :func:`fit_one_stage` (their starts, objective and SLSQP at
+one ``(tau, kappa)``, built from their own pieces, nothing monkeypatched), :func:`load_tasks` and
+:func:`claim_table` (the table as their loader reads it; a ``scale: percent`` claim gives their code a copy
+divided by 100, so that their scale guess changes nothing), :func:`own_setting` (the (tau, kappa, lambda)
+their own code path uses for the claim's table).
 """
 
 from __future__ import annotations
@@ -39,21 +19,6 @@ import textwrap
 import numpy as np
 
 from .errors import OutsideTheirCodeError
-
-__all__ = [
-    "CLI_FIT_ARGS",
-    "N_KEEP",
-    "Z_QUANTILES",
-    "ACTIVE_TOL",
-    "authors",
-    "box",
-    "fit_one_stage",
-    "bound_gaps",
-    "task_arrays",
-    "load_tasks",
-    "claim_table",
-    "own_setting",
-]
 
 # fit_sigmoid_frontier's arguments to fit_sigmoid_enhanced (skill_frontier/core/sigmoid.py).
 CLI_FIT_ARGS = {"n_zstar_grid": 10, "n_b_grid": 10, "n_random": 100, "seed": 0}

@@ -7,8 +7,6 @@ detail with the rest of the arm's reason (:func:`harness.verdicts.common_finding
 
 from __future__ import annotations
 
-__all__ = ["OutsideTheirCodeError"]
-
 
 class OutsideTheirCodeError(ValueError):
     """The claim asks for something the authors' code does not do (other periods, another compute unit)."""

@@ -1,20 +1,9 @@
-"""Run chosen cells of the authors' notebook afresh and read back the variables asked for.
+"""Run chosen cells of the authors' notebook afresh (nbclient) and read back the variables asked for.
 
-Called by an adapter inside the launched process (the pin's environment, confined like every authors'
-arm), with nbformat and nbclient, the Jupyter project's own reader and executor:
-
-* each named cell's source must have the sha256 the adapter states (:func:`cell_sha256`), else
-  :class:`NotebookError` names the notebook, the cell, the hash expected and the hash found;
-* a new notebook is made of the adapter's parameter cell (if any), those cells' sources in the order given,
-  and a last cell that writes the requested expressions as JSON to a file in a temporary folder: nothing
-  of the committed outputs is read, and nothing is written beside the notebook;
-* it runs on a fresh ``python3`` kernel of this environment's ipykernel, in the checkout (relative paths
-  read its files), non-interactively: a timeout per cell, a cell error stops the run (``allow_errors``
-  off) and is raised as :class:`NotebookError` naming the cell and the error's last line, matplotlib's
-  ``Agg`` backend (no display), and the kernel's ZMQ sockets on 127.0.0.1 only;
-* the seconds the kernel took to start and each cell took go to stderr (the run log).
-
-Imports nothing of the harness; nbformat and nbclient are imported when a notebook runs.
+Each cell's source must have the sha256 the adapter states (else :class:`NotebookError` names the cell and
+both hashes); a new notebook of the parameter cell, those cells and a last cell that writes the requested
+expressions as JSON runs on a fresh kernel in the checkout (a timeout per cell, an error stops it, ``Agg``,
+sockets on 127.0.0.1). Nothing of the committed outputs is read. Imports nothing of the harness.
 """
 
 from __future__ import annotations
@@ -27,8 +16,6 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-
-__all__ = ["NotebookError", "cell_sha256", "run_cells"]
 
 KERNEL_IP = "127.0.0.1"
 
