@@ -47,7 +47,15 @@ REASON_STDERR_LINES = 15  # of stderr quoted in the reason when the adapter cras
 SCRATCH_PREFIX = "upstream-"  # scratch folders: <tmp>/upstream-<pid>-<random>
 LAUNCH_FLAGS = ("-s", "-P", "-B")  # no user site, no script folder on sys.path, no .pyc written
 CACHE_MAX_BYTES = 64 << 20  # a cache entry larger than this is not read
-_RUNNING = threading.BoundedSemaphore(os.cpu_count() or 1)  # the authors' processes at once, over a build's claims
+_GUARD = threading.Lock()
+_RUNNING: dict[int, threading.BoundedSemaphore] = {}  # -j -> the authors' processes at once, over a build's claims
+_KEYS: dict[str, threading.Lock] = {}  # a request's cache key -> held while it is answered
+_FRESH: dict[str, int] = {}  # a cache key -> how many runs of this process answered it
+
+
+def _held(table: dict, key, make):
+    with _GUARD:
+        return table.setdefault(key, make())
 
 
 @dataclass(frozen=True)
@@ -342,10 +350,7 @@ def run_upstream_arm(
                 checkout(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
     except UpstreamError as exc:
         return _failed(str(exc), **where)
-    result, to_cache = _run_parts(claim, params, tables, options, pin, where, adapter, inputs)
-    for cache_file, part in to_cache:
-        _write_cache(cache_file, part)
-    return result
+    return _run_parts(claim, params, tables, options, pin, where, adapter, inputs)
 
 
 def _request_parts(adapter: _Adapter, request: dict) -> list[dict]:
@@ -357,19 +362,26 @@ def _request_parts(adapter: _Adapter, request: dict) -> list[dict]:
     return list(plan.parts(request))
 
 
-def _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of, env) -> tuple[UpstreamResult, Path | None]:
+def _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of, env) -> UpstreamResult:
+    """One request, answered once however many claims of a build ask it at once (they wait for the first)."""
     if isinstance(confine, str):  # the sandbox cannot be had, and unconfined was not asked for
-        return _failed(confine, sandbox=f"none: {confine}"), None
+        return _failed(confine, sandbox=f"none: {confine}")
     described = sandbox.describe(options.limits, confine.confined)
     key = key_of(sub, described)
     cache_file = Path(options.cache_dir) / f"{key}.json"
-    if not options.force and (stored := _read_cache(cache_file, described)) is not None:
-        return dataclasses.replace(stored, cached=True, cache_key=key), None  # nothing ran
-    with _RUNNING:
-        ran = _run_adapter(checkout_dir, adapter, sub, inputs, options, confine, env)
-    if ran.ok:  # in the form the cache keeps it (keys sorted), so that a fresh answer and a cached one are one record
-        ran = UpstreamResult.from_json(json.loads(_canonical(ran.to_json())))
-    return dataclasses.replace(ran, cache_key=key), (cache_file if ran.ok else None)
+    answered = _FRESH.get(key, 0)  # a run that ends while this one waits answers it, --force-upstream or not
+    with _held(_KEYS, key, threading.Lock):
+        reuse = not options.force or _FRESH.get(key, 0) != answered
+        if reuse and (stored := _read_cache(cache_file, described)) is not None:
+            return dataclasses.replace(stored, cached=True, cache_key=key)  # nothing ran
+        jobs = options.jobs or os.cpu_count() or 1
+        with _held(_RUNNING, jobs, lambda: threading.BoundedSemaphore(jobs)):
+            ran = _run_adapter(checkout_dir, adapter, sub, inputs, options, confine, env)
+        if ran.ok:  # in the form the cache keeps (keys sorted), so that a fresh answer and a cached one are one record
+            ran = UpstreamResult.from_json(json.loads(_canonical(ran.to_json())))
+            _write_cache(cache_file, ran)
+            _FRESH[key] = _FRESH.get(key, 0) + 1
+    return dataclasses.replace(ran, cache_key=key)
 
 
 def _parts_label(sub: dict) -> str:
@@ -380,14 +392,14 @@ def _parts_label(sub: dict) -> str:
 
 
 def _run_parts(claim, params, tables, options, pin, where, adapter, inputs):
-    """The arm's run, request by request on this machine's cores: ``(result, [(cache file, part result)])``."""
+    """The arm's run, request by request on this machine's cores."""
     try:
         checkout_dir, tree = verified_tree(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
         env: Environment | None = None
         if pin.packages is not None:
             env = environment(claim.upstream, pin.packages, options.envs_dir)
     except UpstreamError as exc:
-        return _failed(str(exc), **where), []
+        return _failed(str(exc), **where)
     if pin.timeout_s is not None:
         options = dataclasses.replace(options, timeout_s=pin.timeout_s)
     request = {
@@ -409,10 +421,9 @@ def _run_parts(claim, params, tables, options, pin, where, adapter, inputs):
     sandbox_name = f"none: {confine}" if isinstance(confine, str) else confine.name
     n_threads = max(1, min(len(requests), options.jobs or os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=n_threads) as pool:
-        ran = list(
+        results = list(
             pool.map(lambda sub: _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of, env), requests)
         )
-    results = [r for r, _ in ran]
     failed = next(((i, r) for i, r in enumerate(results) if not r.ok), None)
     if failed is not None:
         i, r = failed
@@ -420,7 +431,7 @@ def _run_parts(claim, params, tables, options, pin, where, adapter, inputs):
         result = dataclasses.replace(r, reason=label + (r.reason or ""), sandbox=r.sandbox or sandbox_name, **where)
     else:
         result = _combined(adapter, request, requests, results, where, sandbox_name)
-    return result, [(f, r) for (r, f) in ran if f is not None]  # a good part is kept even if another failed
+    return result
 
 
 def _combined(adapter, request, requests, results, where, sandbox_name) -> UpstreamResult:

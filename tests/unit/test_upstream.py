@@ -584,6 +584,29 @@ def test_force_reruns(counted):
     assert len(counted.calls) == 2 and again.cached is False
 
 
+@pytest.mark.parametrize("force", [False, True])
+def test_claims_asking_one_request_at_once_run_it_once(counted, monkeypatch, force):
+    """A build's claims start their authors' arms together: the first runs a shared request, the others wait for
+    its answer (the notebook's main request ran once per claim that asked it, minutes each)."""
+    import threading
+
+    counting = upstream._run_adapter  # the fixture's: counts each run
+
+    def slow(*a, **k):
+        time.sleep(0.5)  # the others ask meanwhile
+        return counting(*a, **k)
+
+    monkeypatch.setattr(upstream, "_run_adapter", slow)
+    out = []
+    threads = [threading.Thread(target=lambda: out.append(_arm(counted, force=force))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(counted.calls) == 1 and sum(not r.cached for r in out) == 1
+    assert len({r.cache_key for r in out}) == 1 and all(r.values == out[0].values for r in out)
+
+
 def test_a_changed_adapter_or_request_misses_the_cache(counted):
     w = counted
     key = _arm(w).cache_key
