@@ -190,7 +190,6 @@ def _scratch_copy(dest: Path) -> None:
 
 AUTHORS_ALONE = """
 import sys, threading
-from harness.core import cores
 from harness.core.datalock import Tables, load_lock, resolve_data_root
 from harness.claimfiles.spec import load_claim
 from harness.authors.upstream import UpstreamOptions, run_upstream_arm
@@ -199,16 +198,15 @@ from harness.cli import resolve_claims
 jobs, names = int(sys.argv[1]), sys.argv[2:]
 tables = Tables(load_lock(), resolve_data_root())
 specs = [load_claim(p, tables=tables) for p in resolve_claims(names)]
-options = UpstreamOptions(force=True, jobs=jobs, auto_checkout=True)
+options = UpstreamOptions(force=True, jobs=jobs, auto_checkout=True)  # -j: the authors' processes at once
 bad = []
 def arm(spec):
     r = run_upstream_arm(spec, spec.protocol, spec.params, tables, options=options)
     if not r.ok and spec.claim.upstream:
         bad.append(f"{spec.id}: {r.status}")
-with cores.limit(jobs):
-    threads = [threading.Thread(target=arm, args=(s,)) for s in specs]
-    for t in threads: t.start()
-    for t in threads: t.join()
+threads = [threading.Thread(target=arm, args=(s,)) for s in specs]
+for t in threads: t.start()
+for t in threads: t.join()
 sys.exit(1 if bad else 0)
 """
 
