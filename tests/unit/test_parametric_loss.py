@@ -60,9 +60,9 @@ def test_the_threshold_of_the_runs_needed_is_placed_in_monte_carlo_errors():
     rec = read_record(found[0])
     r = results_for(rec)
     mine, se = rec.arms.reimpl.values["required_runs"], rec.arms.reimpl.values["mc.required_runs"]
-    (t,) = r.threshold_margins
-    assert t["value"] == 600_000 and t["in_se"] == pytest.approx((mine - 600_000) / se)
-    assert (t["in_se"] > 0) == (mine > 600_000)
-    targets = [x.model_copy(update={"value": 5e5}) for x in rec.targets]  # a threshold 10^5 below: far above it
-    (t,) = results_for(rec.model_copy(update={"targets": targets})).threshold_margins
-    assert t["in_se"] == pytest.approx((mine - 5e5) / se) and t["in_se"] > 3
+    (t,) = r.margins
+    assert t["value"] == 600_000 and t["se"] == pytest.approx(abs(mine - 600_000) / se)
+    assert t["side"] == ("below" if mine > 600_000 else "above")
+    targets = [x.model_copy(update={"value": 5e5}) for x in rec.targets]  # a threshold 10^5 below: far below
+    (t,) = results_for(rec.model_copy(update={"targets": targets})).margins
+    assert t["se"] == pytest.approx((mine - 5e5) / se) and t["se"] > 3 and t["side"] == "below"

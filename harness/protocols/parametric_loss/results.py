@@ -110,14 +110,17 @@ class Results(BaseResults):
         return self.mine.get("mc.required_runs") if "required_runs" in self.named else None
 
     @cached_property
-    def threshold_margins(self) -> list[dict]:
-        """Each threshold a target sets on the runs needed, and how far this run's estimate lies above it in its
-        Monte Carlo standard errors (negative: below)."""
+    def margins(self) -> list[dict]:
+        """Each threshold a target sets on the runs needed: how far it lies from this run's estimate, in its Monte
+        Carlo standard errors, and on which side."""
         mine, se = self.mine.get("required_runs"), self.required_runs_mc
         if mine is None or not se:
             return []
         targets = [t for t in self.record.targets if t.quantity == "required_runs" and t.value is not None]
-        return [{"value": t.value, "in_se": (mine - t.value) / se} for t in targets]
+        return [
+            {"value": t.value, "se": abs(mine - t.value) / se, "side": "below" if mine > t.value else "above"}
+            for t in targets
+        ]
 
     @cached_property
     def resampling_gap(self) -> dict | None:
