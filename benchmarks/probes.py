@@ -168,23 +168,6 @@ def swapped_records_are_not_rendered_under_each_others_names(p):
 
 
 @probe
-def studies_go_to_the_out_folder(p):
-    out = p.tmp / "out"
-    cal = p.dir / "reports" / "calibration"
-    before = {f: f.read_bytes() for f in cal.rglob("*") if f.is_file()}
-    shutil.rmtree(cal)
-    cal.mkdir()
-    code, text = p.run("run", "--studies", "--no-upstream", "-j", "1", "--out", out, p.claim(), timeout=60)
-    written = [f for f in cal.rglob("*") if f.is_file()]
-    del before
-    return (not written), (
-        "nothing written into reports/calibration"
-        if not written
-        else f"wrote {len(written)} files into the project's reports/calibration"
-    )
-
-
-@probe
 def a_planted_journal_is_not_replayed(p):
     victim = p.tmp / "victim.txt"
     victim.write_text("someone's file")
