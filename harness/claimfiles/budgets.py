@@ -25,8 +25,8 @@ FIT_BUDGET = 20_000
 #: power study's replicates x shifts x permutations x 2 mean models); the claims ask for about 6.5 million.
 PERMUTATION_BUDGET = 32_000_000
 #: Model fits a claim's coverage study may ask for (replicates x calls per replicate x fits per call); the
-#: studies of the committed claims ask for about 400,000.
-CALIBRATION_BUDGET = 1_000_000
+#: committed claims' studies may run 600 data sets, which is at most 5.8 million (004's).
+CALIBRATION_BUDGET = 6_000_000
 
 
 def fits_per_run(params) -> tuple[int, str]:

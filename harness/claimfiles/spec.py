@@ -268,7 +268,15 @@ class Calibration(Strict):
     cheaper): every quantity the study measures must still be measured by it.
     """
 
-    replicates: Count = Field(100, ge=10, le=1000, description="R, simulated data sets (each with the claim's B)")
+    replicates: Count = Field(
+        100, ge=10, le=1000, description="R, the most simulated data sets the study runs (each with the claim's B)"
+    )
+    batch: Count | None = Field(
+        None,
+        ge=10,
+        description="a sequential study: data sets run this many at a time, and the study stops once every "
+        "ordering's decision error is bounded on one side of 1.5 alpha (default: all R at once)",
+    )
     methods: list[IntervalMethod] = Field(
         default_factory=lambda: ["percentile", "basic", "bca"], min_length=1, description="methods to measure"
     )

@@ -43,21 +43,23 @@ ORDERING_STATES = ("supported", "contradicted", "inconclusive", "not assessed")
 
 def ordering_state(
     decision: str | None,
-    error: float | None,
-    error_against: float | None,
+    error_bound: float | None,
+    error_against_bound: float | None,
     limit: float | None,
     carried: bool,
+    dominated: bool = False,
 ) -> str:
     """The label of one asserted ordering: ``decision`` (:func:`decide`), gated by its measured error.
 
-    ``not assessed`` without a decision or a coverage study, or when the rate at which the decision fires in the
-    study's null world (``error``; ``error_against`` for "contradicted") exceeds ``limit`` (``alpha`` plus two
-    Monte Carlo standard errors); ``inconclusive`` when one cluster ``carried`` the decision (deleting it moves
-    the difference by more than the deciding bound's distance from 0); else the decision.
+    ``not assessed`` without a decision or a coverage study; when one cluster ``dominated`` the difference (the
+    cluster bootstrap does not apply); or unless the study shows, with 95% confidence, that the decision errs at
+    most ``limit`` (1.5 alpha): ``error_bound`` is the upper confidence bound of the rate at which "supported"
+    fires in the study's null world, ``error_against_bound`` that of "contradicted", which a contradiction needs
+    as well. ``inconclusive`` when deleting one cluster would undo the decision (``carried``); else the decision.
     """
-    if decision is None or error is None or limit is None or error > limit:
+    if decision is None or error_bound is None or limit is None or dominated or error_bound > limit:
         return "not assessed"
-    if decision == "contradicted" and (error_against is None or error_against > limit):
+    if decision == "contradicted" and (error_against_bound is None or error_against_bound > limit):
         return "not assessed"
     if decision != "inconclusive" and carried:
         return "inconclusive"

@@ -247,14 +247,18 @@ class Results:
         if rb is None or rb.state == "not run":
             return None
         f = rb.facts
-        rows = [
-            {
-                k: c.get(k)
-                for k in ("label", "state", "difference", "bound", "bound_against", "error", "error_mc_se", "limit")
-            }
-            | {"carried_by": [x.get("cluster") for x in c.get("carried_by") or []], "detectable": c.get("detectable")}
-            for c in f.get("comparisons", [])
-        ]
+        rows = []
+        for c in f.get("comparisons", []):
+            against = c.get("decision") == "contradicted"  # each decision's error as made
+            rows.append(
+                {k: c.get(k) for k in ("label", "state", "difference", "bound", "limit", "detectable")}
+                | {
+                    "error": c.get("error_against" if against else "error"),
+                    "error_bound": c.get("error_against_bound" if against else "error_bound"),
+                    "carried_by": [x.get("cluster") for x in c.get("carried_by") or []],
+                    "dominated_by": c.get("dominated_by"),
+                }
+            )
         return {
             "label": rb.state,
             "orderings": rows,
@@ -264,6 +268,8 @@ class Results:
             "cluster_col": f.get("cluster_col"),
             "method_words": f.get("method_words"),
             "study": f.get("calibration") or {},
+            "limit": next((o["limit"] for o in rows if o["limit"] is not None), None),
+            "joint": (f.get("calibration") or {}).get("joint"),
             "intervals": [
                 {k: i.get(k) for k in ("label", "estimate", "lo", "hi", "coverage", "calibrated", "decimals")}
                 | {"shown": _interval_shown(i)}

@@ -37,8 +37,8 @@ def _short(label: str, width: int = 48) -> str:
 
 
 def _figure(result: dict) -> bytes:
-    """Per asserted ordering, each method's measured error of "supported" against the nominal level and its
-    limit; per quantity, each method's coverage against the nominal level, the trusted range and what an ideal
+    """Per asserted ordering, each method's measured error of "supported" and its upper bound against the nominal
+    level and the limit; per quantity, each method's coverage against the nominal level, the trusted range and what an ideal
     percentile interval of B draws reaches. Every point with two Monte Carlo standard errors."""
     from matplotlib.lines import Line2D
 
@@ -65,9 +65,14 @@ def _figure(result: dict) -> bytes:
             for o in reversed(orderings):
                 for m in methods:
                     d = o["by_method"][m]
-                    se = d["error_mc_se"]
                     ax.errorbar(
-                        [d["error"]], [y], xerr=[[2 * se], [2 * se]], fmt="o", ms=4, color=_colour(m), capsize=2
+                        [d["error"]],
+                        [y],
+                        xerr=[[0.0], [d["error_bound"] - d["error"]]],
+                        fmt="o",
+                        ms=4,
+                        color=_colour(m),
+                        capsize=2,
                     )
                     y += 1
                 ticks.append(y - (len(methods) + 1) / 2)
@@ -75,10 +80,10 @@ def _figure(result: dict) -> bytes:
                 y += 0.6
             ax.set_yticks(ticks)
             ax.set_yticklabels(names)
-            ax.set_xlim(0.0, max(0.3, max(o["by_method"][m]["error"] for o in orderings for m in methods) + 0.05))
+            ax.set_xlim(0.0, max(0.3, max(o["by_method"][m]["error_bound"] for o in orderings for m in methods) + 0.05))
             ax.set_title("Decisions on the asserted orderings", loc="left", fontsize=9)
             ax.set_xlabel(
-                f"called supported where the difference is 0 ({result['n_replicates']} data sets, ±2 MC s.e.)"
+                f"called supported where the difference is 0 ({result['n_replicates']} data sets, to the 95% bound)"
             )
             ax.legend(loc="lower right", fontsize=7, frameon=False)
         ax = axes[-1]

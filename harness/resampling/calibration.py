@@ -157,7 +157,7 @@ def run_study(spec, tables, reimpl) -> dict:
     resample starts from."""
     from ..core.schema import validate_plain
     from ..parallel.fanout import Mapper
-    from ..stats.calibration import coverage_study
+    from ..stats.calibration import coverage_study, settled
     from ..stats.methods import METHODS
 
     b, c = spec.claim.bootstrap, spec.claim.bootstrap.calibration
@@ -176,6 +176,10 @@ def run_study(spec, tables, reimpl) -> dict:
         methods=[METHODS[n] for n in c.methods],
         map_fn=Mapper("calibration data sets"),
         name=f"claim {spec.id}",
+        batch=c.batch,
+        stop=partial(
+            settled, quantities=[comparison_name(i) for i in range(len(b.comparisons))], method=b.method, alpha=b.alpha
+        ),
     )
     labels = {q: spec.label_of(q) for q in d.quantities}
     labels.update(
@@ -192,6 +196,7 @@ def run_study(spec, tables, reimpl) -> dict:
     return {
         "claim": spec.id,
         "method_of_the_claim": b.method,
+        "joint": _joint_errors(result, b),
         "calibrated_range": list(CALIBRATED),
         "labels": labels,
         "orderings": orderings,
@@ -202,8 +207,8 @@ def run_study(spec, tables, reimpl) -> dict:
 
 def _ordering_errors(result: dict, quantity: str, label: str, side: int, claim_method: str) -> dict:
     """One asserted ordering's decision, per method: the measured rate at which it calls the ordering supported
-    (``error``) or contradicted (``error_against``) where the difference is 0, the limit, whether the error is
-    within it, and the least difference detected with 80% power."""
+    (``error``) or contradicted (``error_against``) where the difference is 0, each with its upper confidence bound,
+    the limit, whether the bound is within it, and the least difference detected with 80% power."""
     mine, theirs = ("below", "above") if side < 0 else ("above", "below")
     by_method = {}
     for m, row in result["decisions"][quantity].items():
@@ -212,8 +217,10 @@ def _ordering_errors(result: dict, quantity: str, label: str, side: int, claim_m
             "error_mc_se": row[f"supports_{mine}_mc_se"],
             "error_against": row[f"supports_{theirs}"],
             "error_against_mc_se": row[f"supports_{theirs}_mc_se"],
+            "error_bound": row[f"supports_{mine}_bounds"][1],
+            "error_against_bound": row[f"supports_{theirs}_bounds"][1],
             "limit": row["limit"],
-            "calibrated": row[f"supports_{mine}"] <= row["limit"],
+            "calibrated": row[f"supports_{mine}_bounds"][1] <= row["limit"],
             "detectable": row[f"detectable_{mine}"],
         }
     return {
@@ -223,6 +230,30 @@ def _ordering_errors(result: dict, quantity: str, label: str, side: int, claim_m
         "by_method": by_method,
         "claim_method": claim_method,
         "claim_calibrated": by_method.get(claim_method, {}).get("calibrated"),
+    }
+
+
+def _joint_errors(result: dict, b) -> dict | None:
+    """With several orderings, the claim-level error of the claim's method in the null world (every difference 0):
+    the share of data sets calling *every* ordering supported (intersection-union: the claim as a conjunction),
+    and calling *at least one* supported (what counting the supported ones would risk)."""
+    from ..stats.calibration import error_bounds
+
+    if len(b.comparisons) < 2:
+        return None
+    sides = [claimed_side(c.relation) for c in b.comparisons]
+    hits = []
+    for rep in result["replicates"]:
+        bounds = [rep["null_bounds"][comparison_name(i)][b.method] for i in range(len(sides))]
+        hits.append([(hi < 0.0) if side < 0 else (lo > 0.0) for (lo, hi), side in zip(bounds, sides)])
+    n = len(hits)
+    every, some = sum(all(h) for h in hits), sum(any(h) for h in hits)
+    looks = result["looks"]
+    return {
+        "every": every / n,
+        "every_bound": error_bounds(every, n, looks)[1],
+        "any": some / n,
+        "any_bound": error_bounds(some, n, looks)[1],
     }
 
 

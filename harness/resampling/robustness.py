@@ -12,14 +12,15 @@ full-sample optimum), and the record's :class:`~harness.core.record.Robustness` 
 * per asserted ordering, a **one-sided decision** (:func:`harness.stats.methods.decide`): the method's
   one-sided ``1 - alpha`` bound on the ordering's difference excludes 0 on the claimed side (*supported*), on
   the other (*contradicted*), or neither (*inconclusive*, with the least difference the design detects with 80%
-  power). The coverage study measured how often that very decision fires when the difference is 0; where that
-  error is above ``alpha`` plus two Monte Carlo standard errors, or there is no study, the label is *not
-  assessed* (:func:`harness.stats.methods.ordering_state`);
+  power). The coverage study measured how often that very decision fires when the difference is 0; unless it
+  shows that error at most 1.5 alpha with 95% confidence, or without a study, the label is *not assessed*
+  (:func:`harness.core.decisions.ordering_state`);
 * per headline value and ordering, the **influence** of each base model: the statistic with that cluster
   deleted (the delete-one cluster jackknife), the few that move it most, by how much against the margin of the
   decision (the distance of the deciding bound from 0; for a value target, the distance of the value from the
-  edge of its tolerance). Where one cluster moves an ordering's difference by more than its margin, the
-  cluster bootstrap is not consistent there (one cluster dominates), and the label is at most *inconclusive*.
+  edge of its tolerance). Where deleting one cluster moves an ordering's difference towards 0 by more than its
+  margin, the label is at most *inconclusive*; where one cluster carries more than half of the jackknife
+  variance, the cluster bootstrap is not consistent there, and the label is *not assessed*, naming it.
 
 The verdict does not depend on any of it. Resamples, jackknife values and subsamples run as tasks of the
 fan-out layer (:mod:`harness.parallel.fanout`); each draws its resamples by index from seeded generators, so the result
@@ -48,6 +49,8 @@ __all__ = ["run_bootstrap", "CHUNK", "N_INFLUENTIAL"]
 CHUNK = 10
 #: How many of the clusters that move a quantity most the record names.
 N_INFLUENTIAL = 5
+#: A cluster with more than this share of the jackknife variance dominates the statistic.
+DOMINANT_SHARE = 0.5
 _CATCH = (ValueError, FloatingPointError)
 
 
@@ -138,11 +141,14 @@ def _cluster_names(labels, ids) -> list:
     return out
 
 
-def _influence(deleted: BootstrapDraws, name: str, estimate, names: list, sizes, margin) -> dict:
+def _influence(deleted: BootstrapDraws, name: str, estimate, names: list, sizes, margin, against: int = 0) -> dict:
     """:func:`harness.stats.influence.influence` of ``name``, its clusters named with their rows."""
     column = deleted.column(name) if name in deleted.names else np.full(len(names), np.nan)
-    out = influence(column, estimate if name in deleted.names else None, margin, k=N_INFLUENTIAL)
+    out = influence(column, estimate if name in deleted.names else None, margin, k=N_INFLUENTIAL, against=against)
     out["top"] = [{"cluster": names[c], "rows": int(sizes[c]), "delta": delta} for c, delta in out["top"]]
+    if out["dominant"] is not None:
+        c, share = out["dominant"]
+        out["dominant"] = {"cluster": names[c], "rows": int(sizes[c]), "share": share}
     return out
 
 
@@ -161,8 +167,9 @@ def _measured_error(study: dict | None, quantity: str, method: str) -> dict:
     rows = [o for o in (study or {}).get("orderings", []) if o["quantity"] == quantity]
     row = rows[0]["by_method"].get(method) if rows else None
     if not row:
-        return {"error": None, "error_mc_se": None, "error_against": None, "limit": None, "detectable": None}
-    return {k: row[k] for k in ("error", "error_mc_se", "error_against", "limit", "detectable")}
+        row = {}
+    keys = ("error", "error_mc_se", "error_bound", "error_against", "error_against_bound", "limit", "detectable")
+    return {k: row.get(k) for k in keys}
 
 
 def _ordering(c, i, spec, reimpl, resamples, method, alpha, G, measured, deleted, names, sizes) -> dict:
@@ -180,15 +187,20 @@ def _ordering(c, i, spec, reimpl, resamples, method, alpha, G, measured, deleted
         iv = decision_interval(method, q, diff, resamples, G, alpha)
         lo, hi = float(iv.lo), float(iv.hi)
         decision = decide(lo, hi, side)
-    # the margin: how far the deciding bound (the claimed side's, or the other's when it contradicts) lies from 0
-    margin = None
+    # the margin: how far the deciding bound (the claimed side's, or the other's when it contradicts) lies from 0,
+    # and the direction of a move that would bring it back to 0 (up for a bound below 0)
+    margin, against = None, 0
     if decision in ("supported", "contradicted"):
-        margin = abs(hi if (side < 0) == (decision == "supported") else lo)
+        deciding = hi if (side < 0) == (decision == "supported") else lo
+        margin, against = abs(deciding), (1 if deciding < 0 else -1)
     err = _measured_error(measured, q, method.name)
-    infl = _influence(deleted, q, diff, names, sizes, margin)
+    infl = _influence(deleted, q, diff, names, sizes, margin, against)
     carried = bool(infl["beyond_margin"])
-    carriers = [t for t in infl["top"] if margin is not None and carried and abs(t["delta"]) > margin]
-    state = ordering_state(decision, err["error"], err["error_against"], err["limit"], carried)
+    carriers = [t for t in infl["top"] if carried and t["delta"] * against > margin]
+    dominant = infl["dominant"] if infl["dominant"] and infl["dominant"]["share"] > DOMINANT_SHARE else None
+    state = ordering_state(
+        decision, err["error_bound"], err["error_against_bound"], err["limit"], carried, dominant is not None
+    )
     right_words = spec.label_of(right) if isinstance(right, str) else f"{right:g}"
     return {
         "label": c.label or f"{spec.label_of(c.left)} {c.relation} {right_words}",
@@ -202,10 +214,11 @@ def _ordering(c, i, spec, reimpl, resamples, method, alpha, G, measured, deleted
         "bound_against": lo if side < 0 else hi,
         "decision": decision,
         **err,
-        "calibrated": None if err["error"] is None else bool(err["error"] <= err["limit"]),
+        "calibrated": None if err["error_bound"] is None else bool(err["error_bound"] <= err["limit"]),
         "margin": margin,
         "influence": infl,
         "carried_by": carriers,
+        "dominated_by": dominant,
         "state": state,
     }
 
@@ -290,6 +303,7 @@ def run_bootstrap(spec, tables, reimpl, targets) -> Robustness:
         "ideal": ((study or {}).get("reference") or {}).get("ideal_percentile_at_B", {}).get("coverage"),
         "range": list(CALIBRATED),
         "uncalibrated": [iv["label"] for iv in intervals if iv["calibrated"] is False],
+        "joint": (study or {}).get("joint"),
     }
     wide = [iv["label"] for iv in intervals if iv["wider_than_printed"]]
     influence_rows = [

@@ -102,9 +102,11 @@ each with its binomial Monte Carlo standard error. For a method that moves
 with its draws (percentile, basic, BCa and subsampling all do), this is the
 share of real-world data sets whose one-sided bound misses the truth on
 that side -- the error of the decision that is made, not the coverage of a
-two-sided interval beside it. A decision counts as calibrated when its
-measured error is at most ``limit = alpha + 2 sqrt(alpha (1 - alpha) / R)``:
-not significantly above ``alpha`` at about 2.3% one-sided.
+two-sided interval beside it. A decision counts as calibrated only where the
+study shows, with 95% confidence, an error of at most ``limit = 1.5 alpha``
+(the one-sided Clopper-Pearson upper bound; Bonferroni over the looks of a
+sequential study, which stops once every decision's bound is on one side of
+the limit).
 
 Power: if the law of the estimate and its resamples moves with the truth (a
 location shift), a true difference ``-delta`` below 0 is called supported in
@@ -134,6 +136,7 @@ from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
+from scipy.stats import beta as beta_dist
 
 from .intervals import SUBSAMPLE_RULE, Interval, cluster_jackknife, cluster_subsample
 from .methods import Basic, BCa, Percentile, Subsampling, decision_interval, needed
@@ -375,24 +378,52 @@ def _nth(values: list[float], share: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _decisions(reps: list[dict], q: str, method: str, n_rep: int, alpha: float) -> dict:
+#: A decision counts as calibrated where its study shows, with :data:`CONFIDENCE`, an error of at most
+#: ``LIMIT_FACTOR * alpha``: the burden of proof is on the label.
+LIMIT_FACTOR, CONFIDENCE = 1.5, 0.95
+
+
+def error_bounds(k: int, n: int, looks: int = 1) -> tuple[float, float]:
+    """One-sided Clopper-Pearson bounds ``(lower, upper)`` of a rate seen ``k`` times in ``n``, each at
+    confidence ``1 - (1 - CONFIDENCE) / looks`` (Bonferroni over a sequential study's looks)."""
+    a = (1.0 - CONFIDENCE) / looks
+    lower = 0.0 if k == 0 else float(beta_dist.ppf(a, k, n - k + 1))
+    upper = 1.0 if k == n else float(beta_dist.ppf(1.0 - a, k + 1, n - k))
+    return lower, upper
+
+
+def _decisions(reps: list[dict], q: str, method: str, n_rep: int, alpha: float, looks: int = 1) -> dict:
     """The one-sided decisions of ``method`` on ``q`` in the null world (module docstring, "Decisions")."""
     bounds = [r["intervals"][q][method]["null_bounds"] for r in reps]
     lo = [b[0] if math.isfinite(b[0]) else -math.inf for b in bounds]
     hi = [b[1] if math.isfinite(b[1]) else math.inf for b in bounds]
-    upper = sum(h < 0.0 for h in hi) / n_rep
-    lower = sum(low > 0.0 for low in lo) / n_rep
+    n_below, n_above = sum(h < 0.0 for h in hi), sum(low > 0.0 for low in lo)
+    upper, lower = n_below / n_rep, n_above / n_rep
     return {
         "alpha": alpha,
         "supports_below": upper,
         "supports_below_mc_se": math.sqrt(upper * (1.0 - upper) / n_rep),
+        "supports_below_bounds": error_bounds(n_below, n_rep, looks),
         "supports_above": lower,
         "supports_above_mc_se": math.sqrt(lower * (1.0 - lower) / n_rep),
-        "limit": alpha + 2.0 * math.sqrt(alpha * (1.0 - alpha) / n_rep),
+        "supports_above_bounds": error_bounds(n_above, n_rep, looks),
+        "limit": LIMIT_FACTOR * alpha,
         "n_no_bound": sum(not (math.isfinite(b[0]) and math.isfinite(b[1])) for b in bounds),
         "detectable_below": _nth(hi, POWER),
         "detectable_above": _nth([-x for x in lo], POWER),
     }
+
+
+def settled(reps: list[dict], quantities, method: str, alpha: float, looks: int) -> bool:
+    """Whether every decision of ``method`` on ``quantities`` has its error bounded on one side of the limit:
+    upper bound at most it, or lower bound above it (a sequential study stops there)."""
+    limit = LIMIT_FACTOR * alpha
+    for q in quantities:
+        d = _decisions(reps, q, method, len(reps), alpha, looks)
+        for lower, upper in (d["supports_below_bounds"], d["supports_above_bounds"]):
+            if lower <= limit < upper:
+                return False
+    return True
 
 
 def ideal_percentile_coverage(n_resamples: int, level: float = 0.95, n_sim: int = 20000, seed: int = 0) -> dict:
@@ -434,6 +465,8 @@ def coverage_study(
     name: str | None = None,
     on_result: Callable | None = None,
     alpha: float | None = 0.05,
+    batch: int | None = None,
+    stop: Callable | None = None,
 ) -> dict:
     """Measure the coverage of interval methods on a design, in the empirical world (module docstring).
 
@@ -472,6 +505,10 @@ def coverage_study(
         Progress callback ``on_result(done, total)``.
     alpha : float or None
         One-sided level of the decisions measured beside the coverage (see "Decisions"); ``None``: none.
+    batch, stop : int, callable, optional
+        A sequential study: the data sets run ``batch`` at a time, and it ends before ``n_replicates`` once
+        ``stop(replicates so far, looks)`` is true; ``looks`` is ``ceil(n_replicates / batch)``, the Bonferroni
+        factor of the decisions' error bounds.
 
     Returns
     -------
@@ -509,6 +546,8 @@ def coverage_study(
     G = int(ids.max()) + 1
     root = np.random.SeedSequence(int(seed))
     seqs = root.spawn(R + 1)  # 0 .. R-1: the replicates; R: the truth's own generator
+    batch = R if batch is None else int(batch)
+    looks = -(-R // batch)
     full = resampling.statistic(np.arange(ids.size), np.random.default_rng(seqs[R]))
     qs = tuple(quantities) if quantities is not None else tuple(full)
     missing = [q for q in qs if q not in full]
@@ -525,8 +564,16 @@ def coverage_study(
     )
     if alpha is not None and not 0.0 < alpha < 0.5:
         raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
-    tasks = [(design, tuple(methods), B, level, tuple(catch), seqs[r], alpha) for r in range(R)]
-    reps = map_tasks(_replicate, tasks, map_fn, on_result)
+    reps: list[dict] = []
+    for start in range(0, R, batch):
+        tasks = [
+            (design, tuple(methods), B, level, tuple(catch), seqs[r], alpha)
+            for r in range(start, min(R, start + batch))
+        ]
+        reps += map_tasks(_replicate, tasks, map_fn, on_result)
+        if stop is not None and stop(reps, looks):
+            break
+    R_max, R = R, len(reps)
 
     calls = [r["calls"] for r in reps]
     coverage = {q: {m: _summary(reps, q, m, R) for m in names} for q in qs}
@@ -555,12 +602,15 @@ def coverage_study(
             },
             "nominal_level": level,
             "n_replicates": R,
+            "max_replicates": R_max,
+            "looks": looks,
+            "batch": batch if looks > 1 else None,
             "n_resamples": B,
             "seed": int(seed),
             "seeding": (
                 "replicate r: numpy.random.SeedSequence(seed).spawn(R)[r]; inside it SeedSequence(entropy, "
                 "spawn_key=(r, j)), j = 0 data set, 1 estimate, 2 bootstrap, 3 jackknife grouping, 4 subsamples; "
-                "the truth's generator is spawn(R + 1)[R]"
+                "the truth's generator is spawn(R + 1)[R], R the most data sets the study may run"
             ),
             "coverage_rule": (
                 "covered: lo <= truth <= hi; a replicate without an interval counts as not covered; "
@@ -585,12 +635,13 @@ def coverage_study(
                 {}
                 if alpha is None
                 else {
-                    "decisions": {q: {m: _decisions(reps, q, m, R, alpha) for m in names} for q in qs},
+                    "decisions": {q: {m: _decisions(reps, q, m, R, alpha, looks) for m in names} for q in qs},
                     "decision_rule": (
                         f"the method's equal-tailed interval at level 1 - 2 alpha (alpha = {alpha:g}) gives the "
                         "one-sided bounds L and U; in the null world every draw and estimate is moved by -truth; "
                         "supports_below: the share of data sets with U < 0 there (a claim 'below 0' supported though "
-                        "the truth is 0), supports_above: with L > 0; limit = alpha + 2 sqrt(alpha (1 - alpha) / R); "
+                        "the truth is 0), supports_above: with L > 0; each with one-sided Clopper-Pearson bounds at "
+                        f"confidence 1 - {1 - CONFIDENCE:g} / looks; limit = {LIMIT_FACTOR:g} alpha; "
                         f"detectable_below / above: the least shift detected in {POWER:.0%} of data sets, if the "
                         "law of the estimate moves with the truth (a location shift)"
                     ),

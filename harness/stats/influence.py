@@ -44,8 +44,9 @@ def without_each(statistic, n_rows: int, cluster_ids, clusters, seed: int, catch
     return BootstrapDraws(names or (), values, np.asarray(list(clusters), dtype=np.intp), G, G, int(n_rows), raised)
 
 
-def influence(without, estimate: float | None, margin: float | None, k: int = 5) -> dict:
-    """The ``k`` clusters whose deletion moves a quantity most, and how many move it past ``margin``.
+def influence(without, estimate: float | None, margin: float | None, k: int = 5, against: int = 0) -> dict:
+    """The ``k`` clusters whose deletion moves a quantity most, how many move it past ``margin``, and each
+    cluster's share of the jackknife variance.
 
     Parameters
     ----------
@@ -55,26 +56,43 @@ def influence(without, estimate: float | None, margin: float | None, k: int = 5)
         The quantity on all rows.
     margin : float or None
         The move that would change the conclusion (``None``: no conclusion to change).
+    against : {-1, 0, +1}
+        The direction of a move that would change it (``0``: either): a decision whose bound lies below 0
+        is undone by a move up (``+1``), never by one that pushes the difference further from 0.
 
     Returns
     -------
     dict
         ``top`` (``[(cluster, change)]``, largest ``|change|`` first, ties in cluster order), ``largest``
-        (``|change|`` of the first), ``margin``, ``beyond_margin`` (``largest > margin``), ``n_beyond`` and
-        ``n_failed``; empty when there is no estimate.
+        (``|change|`` of the first), ``margin``, ``beyond_margin`` (a move in the direction ``against`` larger
+        than ``margin``), ``n_beyond``, ``n_failed``, and ``dominant`` (``(cluster, share)``: the cluster with
+        the largest share of ``sum_c (without_c - mean)^2``); empty when there is no estimate.
     """
     if estimate is None or not np.isfinite(estimate):
-        return {"top": [], "largest": None, "margin": margin, "beyond_margin": None, "n_beyond": None, "n_failed": None}
-    delta = np.asarray(without, dtype=float) - float(estimate)
+        return {
+            "top": [],
+            "largest": None,
+            "margin": margin,
+            "beyond_margin": None,
+            "n_beyond": None,
+            "n_failed": None,
+            "dominant": None,
+        }
+    without = np.asarray(without, dtype=float)
+    delta = without - float(estimate)
     finite = np.isfinite(delta)
     order = [int(c) for c in np.argsort(-np.abs(np.where(finite, delta, 0.0)), kind="stable") if finite[c]]
     top = [(c, float(delta[c])) for c in order[:k]]
-    largest = abs(top[0][1]) if top else None
+    harmful = delta[finite] * against if against else np.abs(delta[finite])
+    spread = (without[finite] - without[finite].mean()) ** 2
+    total = float(spread.sum())
+    c = int(np.flatnonzero(finite)[np.argmax(spread)]) if total > 0 else None
     return {
         "top": top,
-        "largest": largest,
+        "largest": abs(top[0][1]) if top else None,
         "margin": margin,
-        "beyond_margin": None if largest is None or margin is None else bool(largest > margin),
-        "n_beyond": None if margin is None else int(np.sum(np.abs(delta[finite]) > margin)),
+        "beyond_margin": None if not top or margin is None else bool(harmful.max() > margin),
+        "n_beyond": None if margin is None else int(np.sum(harmful > margin)),
         "n_failed": int(np.sum(~finite)),
+        "dominant": None if c is None else (c, float(spread.max() / total)),
     }

@@ -95,7 +95,7 @@ def test_the_null_world_moves_every_bound_with_the_truth(name):
 
 
 def test_an_ordering_state_is_gated_by_its_measured_error_and_by_single_clusters():
-    lim = 0.094
+    lim = 0.075  # the error bounds below are the studies' upper confidence bounds
     assert ordering_state("supported", 0.05, 0.05, lim, carried=False) == "supported"
     assert ordering_state("supported", 0.12, 0.05, lim, carried=False) == "not assessed"  # the rule errs
     assert ordering_state("inconclusive", 0.12, 0.05, lim, carried=False) == "not assessed"
@@ -104,6 +104,8 @@ def test_an_ordering_state_is_gated_by_its_measured_error_and_by_single_clusters
     assert ordering_state("contradicted", 0.05, 0.05, lim, carried=False) == "contradicted"
     assert ordering_state("supported", 0.05, 0.05, lim, carried=True) == "inconclusive"  # one cluster carries it
     assert ordering_state(None, 0.05, 0.05, lim, carried=False) == "not assessed"
+    assert ordering_state("supported", 0.05, 0.05, lim, carried=False, dominated=True) == "not assessed"
+    assert ordering_state("inconclusive", 0.05, 0.05, lim, carried=False, dominated=True) == "not assessed"
     assert overall_state(["supported", "supported"]) == "supported"
     assert overall_state(["supported", "inconclusive"]) == "mixed"
 
@@ -132,7 +134,7 @@ def test_on_a_mean_each_decision_errs_at_its_nominal_level(null_mean, name):
     _, out = null_mean
     d = out["decisions"]["d"][name]
     se = math.sqrt(ALPHA * (1 - ALPHA) / 400)
-    assert d["limit"] == pytest.approx(ALPHA + 2 * se)
+    assert d["limit"] == pytest.approx(1.5 * ALPHA)
     for side in ("below", "above"):  # each within three Monte Carlo standard errors of alpha
         assert abs(d[f"supports_{side}"] - ALPHA) <= 3 * se, (side, d)
         assert d[f"supports_{side}_mc_se"] == pytest.approx(
@@ -161,7 +163,7 @@ def test_a_rule_whose_two_sided_interval_looks_calibrated_but_errs_one_sided_is_
     pct, bas = out["decisions"]["d"]["percentile"], out["decisions"]["d"]["basic"]
     cover = out["coverage"]["d"]["percentile"]
     assert 0.90 <= cover["coverage"] <= 0.99 and cover["miss_below"] < cover["miss_above"]  # looks calibrated
-    assert pct["supports_below"] > pct["limit"]  # but a claim "below" is falsely supported too often
+    assert pct["supports_below_bounds"][0] > pct["limit"]  # but a claim "below" is falsely supported too often
     assert bas["supports_below"] <= bas["limit"] and bas["supports_above"] <= bas["limit"]
 
 
@@ -187,17 +189,54 @@ def test_a_cluster_that_carries_the_statistic_is_named_and_caps_the_decision():
     assert out["beyond_margin"] is True and out["n_beyond"] == 1
     assert all(abs(delta) < 0.02 for _, delta in out["top"][1:])  # 5 rows of 150: about 0.011
     assert ordering_state("supported", 0.04, 0.04, 0.08, carried=out["beyond_margin"]) == "inconclusive"
+    # it carries the variance too: 1 - 1/21 of it would be an even spread's whole; here it is nearly all
+    assert out["dominant"][0] == 20 and out["dominant"][1] > 0.9
+    # a decision whose bound lies above 0 is undone by a move down, which deleting it is (-0.33) ...
+    assert influence(deleted.column("d"), estimate, margin, against=-1)["beyond_margin"] is True
+    # ... but one whose bound lies below 0 is only pushed further from 0 by that move
+    assert influence(deleted.column("d"), estimate, margin, against=+1)["beyond_margin"] is False
     # the same mean spread over the twenty small clusters: none carries it
     flat = y[:100] + estimate
     alone = without_each(partial(_mean_by_row, y=flat), 100, ids[:100], range(20), seed=1)
     quiet = influence(alone.column("d"), float(flat.mean()), 0.5 * float(flat.mean()))
     assert quiet["beyond_margin"] is False and quiet["n_beyond"] == 0
+    assert quiet["dominant"][1] < 0.5
 
 
-def test_the_deleted_statistic_is_the_same_in_chunks():
-    y = np.arange(30.0)
-    ids = np.repeat(np.arange(10), 3)
-    whole = without_each(partial(_mean_by_row, y=y), 30, ids, range(10), seed=2)
-    parts = [without_each(partial(_mean_by_row, y=y), 30, ids, ch, seed=2) for ch in (range(4), range(4, 10))]
-    assert np.array_equal(np.concatenate([p.values for p in parts]), whole.values)
-    assert whole.column("d")[0] == pytest.approx(np.arange(3.0, 30.0).mean())  # cluster 0 (rows 0-2) deleted
+def test_the_error_bounds_are_clopper_pearson_and_widen_with_the_looks():
+    """Against the exact binomial: the upper bound u of k in n is where P(X <= k | u) = 5%."""
+    from scipy.stats import binom
+
+    from harness.stats.calibration import error_bounds
+
+    lo, hi = error_bounds(30, 600)
+    assert binom.cdf(30, 600, hi) == pytest.approx(0.05, abs=1e-9)
+    assert binom.sf(29, 600, lo) == pytest.approx(0.05, abs=1e-9)
+    assert hi < 0.075  # 5% measured on 600 data sets is shown to be at most 7.5%
+    assert error_bounds(10, 100)[1] > 0.075  # the same rate on 100 is not
+    assert error_bounds(30, 600, looks=8)[1] > hi  # Bonferroni over looks
+    assert error_bounds(0, 50)[0] == 0.0 and error_bounds(50, 50)[1] == 1.0
+
+
+def test_a_sequential_study_stops_once_settled_and_its_data_sets_are_those_of_the_fixed_one():
+    from harness.stats.calibration import settled
+
+    y = np.random.default_rng(1).normal(size=100)
+    design = Resampling(100, np.arange(100), partial(_mean, y=y), "toy rows")
+    run = partial(coverage_study, design, seed=7, n_replicates=90, n_resamples=60, methods=[Basic()], alpha=ALPHA)
+    looked = []
+
+    def stop(reps, looks):
+        looked.append((len(reps), looks))
+        seen[:] = reps
+        return len(reps) >= 60
+
+    seen = []
+    seq, fixed = run(batch=30, stop=stop), run()
+    assert looked == [(30, 3), (60, 3)] and (seq["n_replicates"], seq["max_replicates"]) == (60, 90)
+    assert seq["replicates"] == fixed["replicates"][:60]  # the same data sets, whatever the stop
+    assert seq["design"]["truth"] == fixed["design"]["truth"]
+    # a decision erring near 5% is not settled on 30 data sets; one that never errs is, once 0 of n bounds it
+    assert not settled(seen[:30], ["d"], "basic", ALPHA, 3)
+    never = [{"intervals": {"d": {"basic": {"null_bounds": [-1.0, 1.0]}}}}] * 90
+    assert not settled(never[:30], ["d"], "basic", ALPHA, 3) and settled(never, ["d"], "basic", ALPHA, 3)
