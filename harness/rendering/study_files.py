@@ -37,9 +37,9 @@ def _short(label: str, width: int = 48) -> str:
 
 
 def _figure(result: dict) -> bytes:
-    """Per asserted ordering, each method's measured error of "supported" and its upper bound against the nominal
-    level and the limit; per quantity, each method's coverage against the nominal level, the trusted range and what an ideal
-    percentile interval of B draws reaches. Every point with two Monte Carlo standard errors."""
+    """Per asserted ordering, each method's measured error of "supported" to its upper bound, against the nominal
+    level and the limit; per quantity, each method's coverage against the nominal level, the trusted range and what
+    an ideal percentile interval of B draws reaches, with two Monte Carlo standard errors."""
     from matplotlib.lines import Line2D
 
     from .figures import new_figure, style, svg_bytes
