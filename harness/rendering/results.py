@@ -295,7 +295,9 @@ class Results:
         k = sum(s.reading == "holds" for s in reps)
         fails = [s for s in reps if s.reading == "fails"]
         unsettled = sum(s.reading == "unsettled" for s in reps)
-        if not mv.assertions:
+        if len(ran) > 1 and len(reps) == 1:
+            state = "inert"  # every choice leaves every value as it is: nothing was tested
+        elif not mv.assertions:
             state = "values_only"
         elif k + len(fails) + unsettled == 0:
             state = "none_judged"
@@ -375,4 +377,5 @@ class Results:
             "within_noise": f"within Monte Carlo error ({of})",
             "values_only": f"values only ({m['n_distinct']} distinct)",
             "none_judged": "not judged",
+            "inert": f"inert (no choice moves a value in {m['n_ran']} specifications)",
         }[m["state"]]

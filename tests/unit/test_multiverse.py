@@ -390,3 +390,13 @@ def test_the_index_has_an_analysis_choices_column(base):
     assert "| resampling | analysis choices |" in header
     row = next(line for line in md.splitlines() if line.startswith("| [No significant"))
     assert "| depends on a (2 of 6 distinct) |" in row
+
+
+def test_choices_that_move_no_value_are_inert_not_holding(base):
+    """Six specifications giving one result tested nothing: the label says inert, never 'holds across choices'."""
+    mv = _multiverse(["holds"] * 6)
+    same = [s.model_copy(update={"values": {"x": 1.0}, "curve": 1.0}) for s in mv.specifications]
+    rec = _with(base, mv.model_copy(update={"specifications": same}))
+    assert Results(rec).multiverse["state"] == "inert"
+    md = _md(rec)
+    assert "inert (no choice moves a value in 6 specifications)" in md and "holds across choices" not in md
