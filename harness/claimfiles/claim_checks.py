@@ -10,8 +10,9 @@ Called by :func:`harness.claimfiles.spec.load_claim`; each returns lines ``where
   one its target measures (a row of GPQA printed as "MATH Lvl 5").
 * :func:`tolerance_warnings`: a tolerance of 0 on a value the paper prints with decimals. A warning, not an
   error: exact equality is what the file asks for, and a continuous quantity gives it only by chance.
-* :func:`target_kind_problems`: a target on a fraction (a quantity in [0, 1]) that every value in [0, 1] meets,
-  so that it cannot fail (a tolerance of 5 on a p-value); a relation, or an asserted ordering, between
+* :func:`target_kind_problems`: a target on a bounded quantity (a fraction, a boundary of scores in [0, 1]) whose
+  paper value lies outside its range, or that every value in it meets, so that it cannot fail (a tolerance of 5 on
+  a p-value or a boundary); a relation, or an asserted ordering, between
   quantities of different kinds (a gap and a count).
 * :func:`resample_problems`: too few resamples for the one-sided level of the bootstrap's decisions.
 * :func:`budget_problems`: an evaluation point that is none of the budgets in FLOPs the claim's text names
@@ -294,43 +295,55 @@ KIND_WORDS = {
 }
 
 
-def _accepts_all_of_unit_interval(t) -> bool:
-    """Whether target ``t`` is met by every value in [0, 1]: ``~`` whose tolerance reaches both ends, or a
-    relation with ``value`` that every value in [0, 1] satisfies (a target the schema refused, its ``paper`` or
+def _accepts_whole_range(t, lo: float, hi: float) -> bool:
+    """Whether target ``t`` is met by every value in [lo, hi]: ``~`` whose tolerance reaches both ends, or a
+    relation with ``value`` that every value in the range satisfies (a target the schema refused, its ``paper`` or
     ``tolerance`` missing or its relation unknown, is left to the schema's message)."""
     if t.relation == "~":
         if t.paper is None or t.tolerance is None:
             return False
-        return t.paper - t.tolerance <= 0 and t.paper + t.tolerance >= 1
+        return t.paper - t.tolerance <= lo and t.paper + t.tolerance >= hi
     if t.value is None:
         return False
     v = t.value
-    return {"<": v > 1, "<=": v >= 1, ">": v < 0, ">=": v <= 0, "abs<": v > 1}.get(t.relation, False)
+    return {"<": v > hi, "<=": v >= hi, ">": v < lo, ">=": v <= lo, "abs<": v > max(-lo, hi)}.get(t.relation, False)
+
+
+def _range_problem(i: int, t, q) -> str | None:
+    """The problem of a target on a bounded quantity (:attr:`Quantity.limits`): a paper value outside its range,
+    or a target every value in it meets, so that it cannot fail (a tolerance of 5 on a boundary of scores)."""
+    lo, hi = q.limits
+    span = f"[{lo:g}, {hi:g}]"
+    what = f"is {KIND_WORDS['fraction']}" if q.kind == "fraction" else f"lies in {span}"
+    if t.paper is not None and not lo <= t.paper <= hi:
+        return (
+            f"targets[{i}].paper: {t.quantity} {what}; expected a paper value in {span}, found {_number(t.paper)}"
+            + (" (a percent? write it as a fraction)" if hi == 1 and 1 < t.paper <= 100 else "")
+        )
+    if not _accepts_whole_range(t, lo, hi):
+        return None
+    if t.relation == "~":
+        need = max(t.paper - lo, hi - t.paper)
+        return (
+            f"targets[{i}].tolerance: {t.quantity} {what}, and {_number(t.paper)} ± {_number(t.tolerance)} covers "
+            f"all of {span}, so the target cannot fail; expected a tolerance below {need:g} (the distance from "
+            f"{_number(t.paper)} to the farther end), found {_number(t.tolerance)}"
+        )
+    return (
+        f"targets[{i}].value: {t.quantity} {what}, and every value in {span} is {t.relation} {_number(t.value)}, "
+        f"so the target cannot fail; expected a value that some value in {span} fails, found {_number(t.value)}"
+    )
 
 
 def target_kind_problems(claim, vocab: dict) -> list[str]:
-    """A target that cannot fail because its quantity is a fraction and every value in [0, 1] meets it, and a
-    target's ``other`` or an ordering's ``right`` of another kind than the quantity it is compared with."""
+    """A target on a bounded quantity whose paper value lies outside its range or that every value in it meets
+    (:func:`_range_problem`), and a target's ``other`` or an ordering's ``right`` of another kind than the
+    quantity it is compared with."""
     problems = []
     for i, t in enumerate(claim.targets):
         q = vocab.get(t.quantity)
-        if q is None:
-            continue
-        if q.kind == "fraction" and _accepts_all_of_unit_interval(t):
-            if t.relation == "~":
-                need = max(t.paper, 1 - t.paper)
-                problems.append(
-                    f"targets[{i}].tolerance: {t.quantity} is {KIND_WORDS['fraction']}, and {_number(t.paper)} ± "
-                    f"{_number(t.tolerance)} covers all of [0, 1], so the target cannot fail; expected a tolerance "
-                    f"below {need:g} (the distance from {_number(t.paper)} to the farther end), found "
-                    f"{_number(t.tolerance)}"
-                )
-            else:
-                problems.append(
-                    f"targets[{i}].value: {t.quantity} is {KIND_WORDS['fraction']}, and every value in [0, 1] is "
-                    f"{t.relation} {_number(t.value)}, so the target cannot fail; expected a value that some value "
-                    f"in [0, 1] fails, found {_number(t.value)}"
-                )
+        problem = _range_problem(i, t, q) if q is not None and q.limits is not None else None
+        problems += [problem] if problem else []
     pairs = [(f"targets[{i}].other", t.quantity, t.other) for i, t in enumerate(claim.targets)]
     comparisons = claim.bootstrap.comparisons if claim.bootstrap is not None else []
     pairs += [(f"bootstrap.comparisons[{k}].right", c.left, c.right) for k, c in enumerate(comparisons)]

@@ -4,7 +4,8 @@ Each protocol's ``quantities.py`` builds its names (``boundary.MATH Lvl 5``, ``g
 functions called by the protocol, its adapter and the claim-file checks, so a name is spelled in one place.
 Every quantity has a reader-facing ``label``, the ``arm`` that measures it (``both``, ``reimpl`` only, or
 ``upstream`` only: a check of the authors' code, judged on their value) and a ``kind``: ``value`` (in its own
-units), ``fraction`` (in [0, 1]) or ``count``. A relation compares two quantities of one kind.
+units), ``fraction`` (in [0, 1]) or ``count``. A relation compares two quantities of one kind. A value that cannot
+leave a range (a boundary of scores in [0, 1]) declares it as ``bounds``; a fraction's are [0, 1].
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ class Quantity(NamedTuple):
     label: str
     arm: str = "both"
     kind: str = "value"
+    bounds: tuple[float, float] | None = None
 
+    @property
+    def limits(self) -> tuple[float, float] | None:
+        return self.bounds or ((0.0, 1.0) if self.kind == "fraction" else None)
+
+
+#: The range of a score (a fraction of items right), and so of a boundary of scores.
+SCORE = (0.0, 1.0)
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 

@@ -46,7 +46,7 @@ def _claim_file(tmp_path, table: str, **params) -> object:
         "inputs": [table],
         "upstream": "prescriptive-scaling",
         "seed": 1,
-        "targets": [{"quantity": "boundary.task", "paper": 0.5, "tolerance": 0.5, "reason": "any value"}],
+        "targets": [{"quantity": "boundary.task", "paper": 0.5, "tolerance": 0.4, "reason": "a stand-in"}],
     }
     path = tmp_path / "epoch_claim.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")

@@ -228,7 +228,7 @@ def test_a_tolerance_of_0_on_a_printed_decimal_is_a_warning_and_validate_still_p
     assert cli.main(["validate", str(out)]) == 0
     err = capsys.readouterr().err
     assert f"warning: {out}: targets[{i}].tolerance" in err and "error:" not in err
-    raw["targets"][i]["paper"] = 90  # a count: exact by nature
+    raw["targets"][i]["paper"] = 1  # a whole number: exact by nature (a count; here the end of a fraction's range)
     assert _load(tmp_path, path, raw).warnings == ()
 
 
@@ -273,6 +273,23 @@ def test_a_relation_every_fraction_meets_is_refused(tmp_path):
     assert "every value in [0, 1] is < 5" in line and line.endswith("found 5"), line
     raw["targets"][i]["value"] = 0.5
     raw["targets"][i]["label"] = "a target that can fail"
+    _load(tmp_path, path, raw)
+
+
+def test_a_target_outside_a_boundarys_range_or_covering_it_is_refused(tmp_path):
+    path = _leaderboard()
+    raw = _raw(path)
+    i = next((i for i, t in enumerate(raw["targets"]) if t["quantity"].startswith("boundary.")), None)
+    if i is None or SPECS[path].vocabulary[raw["targets"][i]["quantity"]].limits != (0.0, 1.0):
+        pytest.skip("no '~' target on a boundary of scores")
+    paper = raw["targets"][i]["paper"]
+    raw["targets"][i]["tolerance"] = 5
+    (line,) = [p for p in _problems(tmp_path, path, raw) if p.startswith(f"targets[{i}].tolerance:")]
+    assert "lies in [0, 1]" in line and "cannot fail" in line and line.endswith("found 5"), line
+    raw["targets"][i].update(paper=paper * 100, tolerance=0.05)  # the paper's percent copied as printed
+    (line,) = [p for p in _problems(tmp_path, path, raw) if p.startswith(f"targets[{i}].paper:")]
+    assert f"expected a paper value in [0, 1], found {paper * 100:g} (a percent?" in line, line
+    raw["targets"][i].update(paper=paper, tolerance=max(paper, 1 - paper) * 0.99)
     _load(tmp_path, path, raw)
 
 
@@ -370,7 +387,7 @@ def _epoch(raw: dict, unit: str, eval_x: float | None = 1e4) -> dict:
     raw["inputs"] = ["epoch_gpqa_diamond"]
     raw.pop("title", None)
     raw["claim"] = "A boundary on Epoch AI's GPQA diamond scores."  # names no budget
-    raw["targets"] = [{"quantity": "boundary.GPQA diamond", "paper": 0.5, "tolerance": 0.5, "reason": "any value"}]
+    raw["targets"] = [{"quantity": "boundary.GPQA diamond", "paper": 0.5, "tolerance": 0.4, "reason": "a stand-in"}]
     raw.pop("bootstrap", None)
     raw["controls"] = []
     return raw

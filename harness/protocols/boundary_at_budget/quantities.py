@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...core.quantities import Quantity, boxed, budget_text
+from ...core.quantities import SCORE, Quantity, boxed, budget_text
 
 __all__ = ["vocabulary", "control_vocabulary", "boundary", "coverage", "alt_start_boundary", "ALT_START_MAX_SHIFT"]
 
@@ -26,7 +26,7 @@ def _cells(p: dict) -> dict[str, Quantity]:
     at = budget_text(p["eval_x"])
     out = {}
     for label in p["tasks"]:
-        out[boundary(label)] = Quantity(f"{label} boundary at {at}")
+        out[boundary(label)] = Quantity(f"{label} boundary at {at}", bounds=SCORE)
         out[coverage(label)] = Quantity(f"share of {label} scores on or below the fitted boundary", kind="fraction")
     return out
 
@@ -36,11 +36,13 @@ def vocabulary(p: dict) -> dict[str, Quantity]:
     out = _cells(p)
     if p.get("robustness_cold_start"):
         for label in p["tasks"]:
-            out[alt_start_boundary(label)] = Quantity(f"{label} boundary at {at}, other start")
+            out[alt_start_boundary(label)] = Quantity(f"{label} boundary at {at}, other start", bounds=SCORE)
         out[ALT_START_MAX_SHIFT] = Quantity("largest change of a boundary under the other start")
     if p.get("box_check"):
         for label in p["tasks"]:
-            out[boxed(boundary(label))] = Quantity(f"{label} boundary at {at}, inside the authors' box", "reimpl")
+            out[boxed(boundary(label))] = Quantity(
+                f"{label} boundary at {at}, inside the authors' box", "reimpl", bounds=SCORE
+            )
     return out
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...core.quantities import Quantity, number_text
+from ...core.quantities import SCORE, Quantity, number_text
 
 __all__ = [
     "vocabulary",
@@ -68,7 +68,7 @@ def vocabulary(p: dict) -> dict[str, Quantity]:
     out = {
         claimed("max_dev"): Quantity("largest gap to the reference at the claimed setting"),
         claimed("coverage_mean"): Quantity("mean coverage at the claimed setting", kind="fraction"),
-        claimed("mean_boundary"): Quantity("mean boundary at the claimed setting"),
+        claimed("mean_boundary"): Quantity("mean boundary at the claimed setting", bounds=SCORE),
         others("min_max_dev"): Quantity("smallest largest-gap to the reference among the other settings"),
         others("n_within"): Quantity("other settings within reach of the reference", kind="count"),
     }
@@ -89,5 +89,5 @@ def control_vocabulary(kind: str, p: dict, c: dict) -> dict[str, Quantity]:
     return {
         claimed("max_dev"): Quantity("largest gap to the reference under the control"),
         claimed("coverage_mean"): Quantity("mean coverage under the control", kind="fraction"),
-        claimed("mean_boundary"): Quantity("mean boundary under the control"),
+        claimed("mean_boundary"): Quantity("mean boundary under the control", bounds=SCORE),
     }
