@@ -571,7 +571,7 @@ def coverage_study(
             for r in range(start, min(R, start + batch))
         ]
         reps += map_tasks(_replicate, tasks, map_fn, on_result)
-        if stop is not None and stop(reps, looks):
+        if stop is not None and stop(reps, looks=looks):
             break
     R_max, R = R, len(reps)
 
