@@ -12,12 +12,16 @@ Conventions
 * Exceedance test: one-sided exact binomial test of ``k`` points above among
   ``n`` against the rate ``p0`` (``H1: rate > p0``), as
   ``scipy.stats.binomtest(k, n, p0, alternative="greater")``.
+* Clustered exceedance test: the share above ``p = k / n`` with its cluster-robust (CR1, sandwich) variance
+  ``G / (G - 1) * sum_g (sum_{i in g} (x_i - p))^2 / n^2`` over ``G`` clusters; ``z = (p - p0) / se`` and the
+  one-sided large-sample p-value ``1 - Phi(z)``. Design effect: that variance over the binomial variance of
+  the same share, ``p (1 - p) / n``.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import binomtest
+from scipy.stats import binomtest, norm
 
 __all__ = [
     "coverage",
@@ -28,6 +32,7 @@ __all__ = [
     "calibration_error",
     "binned_signed_coverage_error",
     "exceedance_binomial_pvalue",
+    "exceedance_cluster_test",
 ]
 
 
@@ -118,3 +123,41 @@ def exceedance_binomial_pvalue(k: int, n: int, p0: float = 0.02) -> float:
     ``scipy.stats.binomtest(k, n, p0, alternative="greater").pvalue``.
     """
     return float(binomtest(int(k), int(n), float(p0), alternative="greater").pvalue)
+
+
+def exceedance_cluster_test(above, clusters, p0: float = 0.02) -> dict:
+    """One-sided cluster-robust test of ``H1: rate > p0`` on exceedance indicators ``above``, one cluster label
+    per point (see the module's conventions).
+
+    Returns
+    -------
+    dict
+        ``share``, ``se`` (cluster-robust), ``p``, ``n_clusters`` and ``design_effect`` (``None`` where the
+        share is 0 or 1: no binomial variance to compare with).
+    """
+    x = np.asarray(above, dtype=float)
+    clusters = np.asarray(clusters)
+    if x.ndim != 1 or x.size == 0 or clusters.shape != x.shape:
+        raise ValueError(
+            f"above must be a non-empty 1-d array with one cluster each, got shapes {x.shape} and {clusters.shape}"
+        )
+    _, g = np.unique(clusters, return_inverse=True)
+    n, n_clusters = x.size, int(g.max()) + 1
+    if n_clusters < 2:
+        raise ValueError(f"a cluster-robust variance needs at least 2 clusters, got {n_clusters}")
+    share = float(x.mean())
+    sums = np.bincount(g, weights=x - share, minlength=n_clusters)
+    var = n_clusters / (n_clusters - 1) * float(np.sum(sums**2)) / n**2
+    se = var**0.5
+    if se > 0:
+        p = float(norm.sf((share - p0) / se))
+    else:  # every cluster's residuals sum to 0: the share is known exactly
+        p = 0.0 if share > p0 else 1.0
+    binomial = share * (1.0 - share) / n
+    return {
+        "share": share,
+        "se": se,
+        "p": p,
+        "n_clusters": n_clusters,
+        "design_effect": var / binomial if binomial > 0 else None,
+    }

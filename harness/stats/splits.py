@@ -46,6 +46,7 @@ class RollingSplit:
     y_val: np.ndarray
     n_val_before_overlap: int
     overlap: tuple[float, float]
+    val_rows: np.ndarray | None = None  # the validation points' row positions in the frame
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -114,7 +115,9 @@ def rolling_splits(
             lo, hi = overlap_interval(z_tr, z_va)
             keep = va[(z_va >= lo) & (z_va <= hi)]
             out.append(
-                RollingSplit(label, t, p_tr, p_va, z_tr, y_all[tr], z_all[keep], y_all[keep], int(va.size), (lo, hi))
+                RollingSplit(
+                    label, t, p_tr, p_va, z_tr, y_all[tr], z_all[keep], y_all[keep], int(va.size), (lo, hi), keep
+                )
             )
     return out
 

@@ -4,8 +4,9 @@ Does a boundary fitted on one period cover the models of the next? For every
 task and rolling split (:mod:`harness.stats.splits`) the sigmoid boundary is
 fitted on the training period and compared with the later models: signed
 coverage error, in-sample signed coverage, pooled share above with an exact
-binomial test, bin-averaged variants, and drift/stable group means; the
-relabelling control permutes the period labels among models.
+binomial test and (given a cluster per row) a cluster-robust test, bin-averaged
+variants, and drift/stable group means; the relabelling control permutes the
+period labels among models.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .coverage import (
     binned_signed_coverage_error,
     count_above,
     exceedance_binomial_pvalue,
+    exceedance_cluster_test,
     signed_coverage_error,
 )
 from .periods import Period
@@ -32,11 +34,13 @@ from .splits import task_map as _task_map
 __all__ = ["temporal_coverage", "relabelled_coverage"]
 
 
-def _coverage_rows(splits, fits, *, tau, n_bins, min_bin_size, closing_group, binned=True) -> list[dict[str, Any]]:
-    """Per-split coverage statistics of fitted boundaries (the bin-averaged ones ``None`` unless ``binned``)."""
-    rows = []
+def _coverage_rows(splits, fits, *, tau, n_bins, min_bin_size, closing_group, binned=True, clusters=None):
+    """Per-split coverage statistics of fitted boundaries (the bin-averaged ones ``None`` unless ``binned``), and
+    per split the validation points' exceedances with their clusters (``None`` without ``clusters``)."""
+    rows, exceed = [], []
     for s, m in zip(splits, fits):
         q_tr, q_va = m.predict(s.z_train), m.predict(s.z_val)
+        exceed.append(None if clusters is None else (s.y_val > q_va, clusters[s.val_rows]))
         row = {
             **s.describe(),
             "n_above": count_above(s.y_val, q_va),
@@ -53,7 +57,17 @@ def _coverage_rows(splits, fits, *, tau, n_bins, min_bin_size, closing_group, bi
             row["bin_averaged"] = binned_signed_coverage_error(s.y_val, q_va, val_bins, tau)
             row["bin_averaged_train_bins"] = binned_signed_coverage_error(s.y_val, q_va, val_in_train_bins, tau)
         rows.append(row)
-    return rows
+    return rows, exceed
+
+
+def _cluster_codes(df, col) -> np.ndarray | None:
+    """An integer cluster per row from column ``col``; a row without one is a cluster of its own."""
+    if col is None:
+        return None
+    codes = pd.factorize(df[col])[0]
+    alone = codes < 0
+    codes[alone] = codes.max(initial=-1) + 1 + np.arange(alone.sum())
+    return codes
 
 
 def _mean_or_none(values) -> float | None:
@@ -61,12 +75,17 @@ def _mean_or_none(values) -> float | None:
     return None if any(v is None for v in values) else _mean(values)
 
 
-def _summarise_coverage(rows, task_order, drift_tasks, *, exceed_rate) -> dict[str, Any]:
-    """Benchmark values (mean over splits, pooled share/test) and group means."""
+def _summarise_coverage(rows, exceed, task_order, drift_tasks, *, exceed_rate) -> dict[str, Any]:
+    """Benchmark values (mean over splits, pooled share/tests) and group means."""
     per_task = {}
     for task in task_order:
         r = [row for row in rows if row["task"] == task]
         k, n = sum(x["n_above"] for x in r), sum(x["n_val"] for x in r)
+        pairs = [e for row, e in zip(rows, exceed) if row["task"] == task and e is not None]
+        clustered = {"p": None, "design_effect": None, "n_clusters": None}
+        if pairs:
+            above, clusters = (np.concatenate(x) for x in zip(*pairs))
+            clustered = exceedance_cluster_test(above, clusters, exceed_rate)
         per_task[task] = {
             "group": "drift" if task in drift_tasks else "stable",
             "signed_coverage": _mean([x["signed_coverage"] for x in r]),
@@ -77,6 +96,9 @@ def _summarise_coverage(rows, task_order, drift_tasks, *, exceed_rate) -> dict[s
             "n": int(n),
             "share_above": k / n,
             "binomial_p": exceedance_binomial_pvalue(k, n, exceed_rate),
+            "cluster_p": clustered["p"],
+            "design_effect": clustered["design_effect"],
+            "n_clusters": clustered["n_clusters"],
         }
     drift = [t for t in task_order if t in drift_tasks]
     stable = [t for t in task_order if t not in drift_tasks]
@@ -108,6 +130,7 @@ def temporal_coverage(
     map_fn: Callable | None = None,
     inits: Mapping[tuple[str, int], Mapping[str, float]] | None = None,
     binned: bool = True,
+    cluster_col: str | None = None,
 ) -> dict[str, Any]:
     """Out-of-period coverage of the sigmoid boundary, with the relabelling control.
 
@@ -128,7 +151,7 @@ def temporal_coverage(
     closing_group : {"next", "same"}
         Binning reading, see :mod:`harness.stats.binning`.
     exceed_rate : float
-        Null rate of the binomial test (``1 - tau``).
+        Null rate of the exceedance tests (``1 - tau``).
     n_relabellings : int
         Random permutations of the period labels among models (0 to skip).
     map_fn : callable, optional
@@ -140,6 +163,9 @@ def temporal_coverage(
     binned : bool
         ``False`` leaves the bin-averaged variants out (``None`` wherever they would be), for a bootstrap
         that reads none of them.
+    cluster_col : str, optional
+        The column naming each row's cluster (a base model; a row without one is its own) for the
+        cluster-robust exceedance test; left out, that test is not run (``None`` wherever it would be).
 
     Returns
     -------
@@ -153,7 +179,8 @@ def temporal_coverage(
         ``tasks``: per label ``group``, ``signed_coverage`` (mean over splits of
         the pooled-over-models value), ``in_sample``, ``bin_averaged``,
         ``bin_averaged_train_bins``, ``n_above``, ``n``, ``share_above``
-        (``sum n_above / sum n``), ``binomial_p``.
+        (``sum n_above / sum n``), ``binomial_p``, and from
+        :func:`harness.stats.coverage.exceedance_cluster_test` ``cluster_p``, ``design_effect``, ``n_clusters``.
         ``groups``: for ``signed_coverage``, ``bin_averaged``,
         ``bin_averaged_train_bins`` and ``in_sample``,
         ``{"drift", "stable", "separation" = stable - drift}``.
@@ -165,7 +192,7 @@ def temporal_coverage(
     -----
     Signed coverage error per split is ``mean(y_val <= q) - tau`` over the
     overlap validation models; the benchmark value is the mean over the
-    splits. Share above and the binomial test pool the counts over splits.
+    splits. Share above and both exceedance tests pool the validation models over splits.
     The relabelling control permutes the period column among all rows
     (keeping the period sizes) and recomputes the benchmark values.
     """
@@ -190,6 +217,7 @@ def temporal_coverage(
         periods=periods,
         map_fn=map_fn,
         inits=inits,
+        clusters=_cluster_codes(df, cluster_col),
         **kw,
     )
     rows, summary = results[0]
@@ -288,6 +316,7 @@ def _coverage_runs(
     exceed_rate,
     inits=None,
     binned=True,
+    clusters=None,
 ):
     """All frames' sigmoid fits in one batch; ``[(rows, summary), ...]`` and the first frame's fits."""
     all_splits = [rolling_splits(f, task_cols, period_col=period_col, periods=periods) for f in frames]
@@ -297,7 +326,7 @@ def _coverage_runs(
     fits = fit_split_models(flat, "sigmoid", options, rng=rng, map_fn=map_fn, inits=starts)
     results, start = [], 0
     for sp in all_splits:
-        rows = _coverage_rows(
+        rows, exceed = _coverage_rows(
             sp,
             fits[start : start + len(sp)],
             tau=tau,
@@ -305,9 +334,11 @@ def _coverage_runs(
             min_bin_size=min_bin_size,
             closing_group=closing_group,
             binned=binned,
+            clusters=clusters,
         )
         start += len(sp)
-        results.append((rows, _summarise_coverage(rows, list(task_cols), set(drift_tasks), exceed_rate=exceed_rate)))
+        summary = _summarise_coverage(rows, exceed, list(task_cols), set(drift_tasks), exceed_rate=exceed_rate)
+        results.append((rows, summary))
     fitted = [
         {
             "task": s.task,

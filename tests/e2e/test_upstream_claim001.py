@@ -72,8 +72,9 @@ def test_value_names(result, claim, params):
     want |= {f"split{s}.{t}" for s in range(1, n_splits + 1) for t in labels}
     want |= {"group.drift", "group.stable", "separation"} | {f"n_validation.split{s}" for s in range(1, n_splits + 1)}
     assert set(result.values) == want
+    # their script writes counts per bin, not which model lies above: the clustered tests are the re-implementation's
     missing = [t.quantity for t in claim.targets if t.quantity not in result.values]
-    assert not missing, f"targets the authors' arm does not give: {missing}"
+    assert missing == ["cluster_p.MATH Lvl 5", "cluster_p.IFEval"], f"targets the authors' arm does not give: {missing}"
     for c in claim.controls:
         assert c.control == "relabel_periods"
         assert set(result.controls[c.id]["values"]) == {"separation"} | {f"signed_coverage.{t}" for t in labels}

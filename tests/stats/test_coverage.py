@@ -12,6 +12,7 @@ from harness.stats.coverage import (
     count_above,
     coverage,
     exceedance_binomial_pvalue,
+    exceedance_cluster_test,
     share_above,
     signed_coverage_error,
 )
@@ -80,6 +81,49 @@ def test_binomial_pvalue_matches_hand_sum():
     assert exceedance_binomial_pvalue(0, n, p0) == pytest.approx(1.0)
     # k = n: only all-exceedances, p0**n
     assert exceedance_binomial_pvalue(3, 3, 0.5) == pytest.approx(0.125)
+
+
+def test_cluster_test_with_one_point_per_cluster_is_the_binomial_variance_times_g_over_g_minus_1():
+    above = np.r_[np.ones(7), np.zeros(93)]
+    out = exceedance_cluster_test(above, np.arange(100), 0.02)
+    binomial = 0.07 * 0.93 / 100
+    assert out["se"] ** 2 == pytest.approx(100 / 99 * binomial, rel=1e-12)
+    assert out["design_effect"] == pytest.approx(100 / 99, rel=1e-12) and out["n_clusters"] == 100
+    # z = (0.07 - 0.02) / se, p = 1 - Phi(z) by the error function
+    z = 0.05 / out["se"]
+    assert out["p"] == pytest.approx(0.5 * math.erfc(z / math.sqrt(2)), rel=1e-9)
+
+
+def test_exceedances_shared_by_whole_clusters_give_a_design_effect_of_the_cluster_size():
+    # 40 base models of 25 fine-tunes each; 3 base models lie above with all their fine-tunes: the variance is that
+    # of 40 draws, not 1000, so the design effect is 25 (times G / (G - 1) = 40 / 39)
+    clusters = np.repeat(np.arange(40), 25)
+    above = clusters < 3
+    out = exceedance_cluster_test(above, clusters, 0.02)
+    assert out["design_effect"] == pytest.approx(25 * 40 / 39, rel=1e-12)
+    # the same exceedances as independent models would be far more significant
+    assert exceedance_binomial_pvalue(int(above.sum()), above.size, 0.02) < 1e-10 < 0.01 < out["p"]
+
+
+def test_cluster_test_p_is_a_probability_falling_as_exceedances_grow():
+    # exceedances added whole cluster by whole cluster, and point by point among singletons
+    for size in (1, 5):
+        clusters = np.repeat(np.arange(50), size)
+        ps = [exceedance_cluster_test(clusters < k, clusters, 0.02)["p"] for k in range(50)]
+        assert all(0.0 <= p <= 1.0 for p in ps)
+        assert all(a >= b for a, b in zip(ps, ps[1:])) and ps[0] == 1.0 and ps[-1] < 1e-6
+    # no exceedance: no binomial variance to compare with, and nothing against the null
+    none = exceedance_cluster_test(np.zeros(10), np.arange(10), 0.02)
+    assert none["p"] == 1.0 and none["design_effect"] is None
+
+
+def test_cluster_test_refuses_what_it_cannot_estimate():
+    with pytest.raises(ValueError, match="at least 2 clusters"):
+        exceedance_cluster_test([1, 0, 0], ["a", "a", "a"])
+    with pytest.raises(ValueError, match="one cluster each"):
+        exceedance_cluster_test([1, 0, 0], ["a", "b"])
+    with pytest.raises(ValueError, match="non-empty"):
+        exceedance_cluster_test([], [])
 
 
 def test_rejects_empty():

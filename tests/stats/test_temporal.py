@@ -66,6 +66,7 @@ def test_rolling_splits_restrict_validation_to_the_overlap():
     assert s.overlap == (0.5, 3.0)
     assert sorted(s.z_val.tolist()) == [0.5, 1.5, 2.0, 2.0]
     assert s.n_val_before_overlap == 5
+    assert df["z"].to_numpy()[s.val_rows].tolist() == s.z_val.tolist()  # the rows the validation points came from
     with pytest.raises(ValueError, match="period A has 3"):  # a training period needs at least 4 rows
         rolling_splits(df.assign(period=["A"] * 3 + ["B"] * 7), ["y"], periods=two)
 
@@ -98,6 +99,26 @@ def test_temporal_coverage_detects_drift_and_is_json_ready():
     # relabelling periods at random destroys the drift: separation shrinks towards 0
     assert out["relabelling"]["n"] == 2
     assert abs(out["relabelling"]["separation_mean"]) < g["separation"] / 3
+
+
+def test_the_clustered_exceedance_test_pools_the_later_models_by_their_cluster():
+    df = _synthetic()
+    # every tenth row names no base model (a cluster of its own); the others share base models of ten rows
+    df["base"] = [None if i % 10 == 0 else f"b{i // 10}" for i in range(len(df))]
+    tasks = ["stable", "drift"]
+    kw = {"drift_tasks": ["drift"], "sigmoid_options": FAST_SIGMOID, "lam": 1e-3, "n_relabellings": 0, **PAPER}
+    out = temporal_coverage(df, tasks, rng=np.random.default_rng(0), cluster_col="base", **kw)
+    later = df.loc[df["period"] != "P1", "base"]
+    for task in tasks:
+        x = out["tasks"][task]
+        assert 0.0 <= x["cluster_p"] <= 1.0 and x["design_effect"] > 0
+        assert x["n"] / 10 < x["n_clusters"] <= later.isna().sum() + later.nunique()
+    # the drift (11% above where 2% are allowed) is clear with clusters of ten too
+    assert out["tasks"]["drift"]["cluster_p"] < 1e-6
+    alone = temporal_coverage(df.assign(base=None), tasks, rng=np.random.default_rng(0), cluster_col="base", **kw)
+    d = alone["tasks"]["drift"]
+    assert d["n_clusters"] == d["n"] and d["design_effect"] == pytest.approx(d["n"] / (d["n"] - 1), rel=1e-12)
+    assert temporal_coverage(df, tasks, rng=np.random.default_rng(0), **kw)["tasks"]["drift"]["cluster_p"] is None
 
 
 def test_fits_do_not_depend_on_how_they_are_spread():

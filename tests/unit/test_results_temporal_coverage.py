@@ -37,6 +37,7 @@ def _values() -> dict[str, float]:
         v[Q.signed_coverage(x)] = _mean(SPLITS[x])
         v[Q.bin_averaged(Q.signed_coverage(x))] = _mean(BINS[x])
         v[Q.in_sample(x)], v[Q.share_above(x)], v[Q.binomial_p(x)] = 0.01, 0.03, 0.2
+        v[Q.cluster_p(x)], v[Q.design_effect(x)] = 0.4, 6.5
         for t in (1, 2, 3):
             v[Q.split(t, x)] = SPLITS[x][t - 1]
             v[Q.bin_averaged(Q.split(t, x))] = BINS[x][t - 1]
@@ -85,6 +86,9 @@ def test_rows_and_groups_are_the_measured_values():
     assert [x["n_below"] for x in r.rows] == [3, 2, 1, 0]
     assert r.groups["separation"]["mine"] == pytest.approx(r.groups["stable"]["mine"] - r.groups["drift"]["mine"])
     assert r.stable == ["S", "T"] and [s["n"] for s in r.splits] == [40, 50, 60]
+    assert (a["binomial_p"], a["cluster_p"], a["design_effect"], a["clusters"]) == (0.2, 0.4, 6.5, None)
+    (a,) = [x for x in _results(details={"n_clusters": {"A": 23}}).rows if x["label"] == "A"]
+    assert a["clusters"] == 23
 
 
 def test_a_negative_mean_carried_by_one_split_is_named_with_the_others_mean():

@@ -33,7 +33,7 @@ class TemporalParams(LeaderboardParams, EstimatorParams, PeriodParams):
         None,
         gt=0,
         lt=1,
-        description="null rate of the binomial test: 1 - tau, the share a calibrated boundary leaves above it "
+        description="null rate of the exceedance tests: 1 - tau, the share a calibrated boundary leaves above it "
         "(left out, it is 1 - tau)",
     )
 
@@ -44,8 +44,8 @@ class TemporalParams(LeaderboardParams, EstimatorParams, PeriodParams):
         if abs(self.exceed_rate - (1.0 - self.tau)) > 1e-9:
             raise ValueError(
                 f"exceed_rate {self.exceed_rate:g} does not follow from tau {self.tau:g}: a calibrated "
-                f"{self.tau:g}-quantile boundary leaves {1.0 - self.tau:g} of the models above it, so the binomial "
-                f"test's null rate is {1.0 - self.tau:g} (write exceed_rate: {1.0 - self.tau:g}, or leave it out)"
+                f"{self.tau:g}-quantile boundary leaves {1.0 - self.tau:g} of the models above it, so the exceedance "
+                f"tests' null rate is {1.0 - self.tau:g} (write exceed_rate: {1.0 - self.tau:g}, or leave it out)"
             )
         unknown = [t for t in self.drift_tasks if t not in self.tasks]
         if unknown:
@@ -88,6 +88,8 @@ def _coverage_values(res: dict, labels: list[str], *, counts: bool = True) -> di
         v[Q.in_sample(label)] = t["in_sample"]
         v[Q.share_above(label)] = t["share_above"]
         v[Q.binomial_p(label)] = t["binomial_p"]
+        v[Q.cluster_p(label)] = t["cluster_p"]
+        v[Q.design_effect(label)] = t["design_effect"]
         v[Q.bin_averaged(Q.signed_coverage(label))] = t["bin_averaged_train_bins"]
     for row in res["splits"]:
         v[Q.split(row["t"], row["task"])] = row["signed_coverage"]
@@ -132,11 +134,11 @@ class TemporalCoverage(Protocol):
     }
 
     def columns(self, params: TemporalParams):
-        return leaderboard_columns(params, date_col=params.date_col)
+        return leaderboard_columns(params, date_col=params.date_col, base_model_col=params.base_model_col)
 
     def data_summary(self, params: TemporalParams, tables):
         """The periods and splits, and how many base models the later models (pooled over the splits, as the
-        binomial test pools them) name (left out where the table has no base-model column)."""
+        exceedance tests pool them) name (left out where the table has no base-model column)."""
         out = period_summary(tables, params)
         df = period_frame(tables, params)
         later = [
@@ -157,11 +159,15 @@ class TemporalCoverage(Protocol):
     def measure(self, params: TemporalParams, tables, rng):
         df = period_frame(tables, params)
         labels = list(params.tasks)
+        kwargs = {**_fit_kwargs(params), "cluster_col": params.base_model_col}  # the base models: the tests' clusters
         res = temporal_coverage(
-            df, params.tasks, rng=rng, sigmoid_options=sigmoid_options(params), n_relabellings=0, **_fit_kwargs(params)
+            df, params.tasks, rng=rng, sigmoid_options=sigmoid_options(params), n_relabellings=0, **kwargs
         )
         values = _coverage_values(res, labels)
-        details = {"fitted": res["fitted"]}  # the fits' parameters: the tail table and the resamples' starts
+        details = {
+            "fitted": res["fitted"],  # the fits' parameters: the tail table and the resamples' starts
+            "n_clusters": {x: res["tasks"][x]["n_clusters"] for x in labels},  # of the cluster-robust test
+        }
         if params.box_check is not None:
             boxed = temporal_coverage(
                 df,
@@ -169,7 +175,7 @@ class TemporalCoverage(Protocol):
                 rng=rng,
                 sigmoid_options=boxed_options(params),
                 n_relabellings=0,
-                **_fit_kwargs(params),
+                **kwargs,
             )
             values.update({Q.boxed(k): x for k, x in _coverage_values(boxed, labels, counts=False).items()})
             outside = outside_box(df, params, res["fitted"])

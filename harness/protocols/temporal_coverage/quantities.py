@@ -11,6 +11,8 @@ __all__ = [
     "in_sample",
     "share_above",
     "binomial_p",
+    "cluster_p",
+    "design_effect",
     "split",
     "group",
     "bin_averaged",
@@ -40,6 +42,14 @@ def share_above(label: str) -> str:
 
 def binomial_p(label: str) -> str:
     return f"binomial_p.{label}"
+
+
+def cluster_p(label: str) -> str:
+    return f"cluster_p.{label}"
+
+
+def design_effect(label: str) -> str:
+    return f"design_effect.{label}"
 
 
 def split(t: int, label: str) -> str:
@@ -81,6 +91,10 @@ def _core(p: dict, *, counts: bool, arm_extra: str = "both") -> dict[str, Quanti
         out[in_sample(label)] = Quantity(f"{label} signed coverage error in sample")
         out[share_above(label)] = Quantity(f"share of later {label} models above the earlier boundary", kind="fraction")
         out[binomial_p(label)] = Quantity(f"binomial p-value of {label}'s exceedances", kind="fraction")
+        out[cluster_p(label)] = Quantity(
+            f"cluster-robust p-value of {label}'s exceedances (clusters: base models)", "reimpl", "fraction"
+        )
+        out[design_effect(label)] = Quantity(f"design effect of the base models on {label}'s share above", "reimpl")
         out[bin_averaged(signed_coverage(label))] = Quantity(f"{label} signed coverage error, averaged over bins")
         for t in ts:
             out[split(t, label)] = Quantity(f"{label} signed coverage error on split {t}")

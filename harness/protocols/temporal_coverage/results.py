@@ -40,8 +40,10 @@ class Results(BaseResults):
     @cached_property
     def rows(self) -> list[dict]:
         """One row per benchmark: its group, its signed coverage error per split and their mean (both arms), the
-        share above and its binomial p, the in-sample error, and the bin-averaged variants."""
+        share above with its binomial and cluster-robust p, the design effect and the clusters, the in-sample error,
+        and the bin-averaged variants."""
         v, u, ts = self.mine, self.theirs, [s["t"] for s in self.splits]
+        clusters = self.mine_details.get("n_clusters", {})
         return [
             {
                 "label": x,
@@ -52,6 +54,9 @@ class Results(BaseResults):
                 "theirs": u.get(Q.signed_coverage(x)),
                 "share_above": v[Q.share_above(x)],
                 "binomial_p": v[Q.binomial_p(x)],
+                "cluster_p": v.get(Q.cluster_p(x)),
+                "design_effect": v.get(Q.design_effect(x)),
+                "clusters": clusters.get(x),
                 "in_sample": v[Q.in_sample(x)],
                 "bins": v[Q.bin_averaged(Q.signed_coverage(x))],
                 "bins_theirs": u.get(Q.bin_averaged(Q.signed_coverage(x))),
@@ -105,7 +110,7 @@ class Results(BaseResults):
     @cached_property
     def bin_targets(self) -> list[dict]:
         """Every target judged again on its bin-averaged counterpart (``averaged`` False: it has none, e.g. a
-        binomial p, and reads the same), with whether it holds either way."""
+        p-value, and reads the same), with whether it holds either way."""
         v, out = self.mine, []
         for t in self.record.targets:
             name = Q.bin_averaged_counterpart(t.quantity)
@@ -204,7 +209,7 @@ class Results(BaseResults):
 
     @cached_property
     def later(self) -> dict | None:
-        """The later models the binomial test pools, how many name a base model and how many base models they
+        """The later models the exceedance tests pool, how many name a base model and how many base models they
         name (``None`` where the table has no base-model column)."""
         d = self.data
         if "later_models" not in d:
