@@ -21,8 +21,9 @@ __all__ = ["FIT_BUDGET", "PERMUTATION_BUDGET", "CALIBRATION_BUDGET", "budget_che
 #: Model fits a claim may ask for: its measurement, each control and each bootstrap resample redo the
 #: protocol's fits (tasks x splits x settings x estimators); the claims ask for at most about 10,000.
 FIT_BUDGET = 20_000
-#: Permuted refits a claim may ask for (the permutation test, its eps table, its precise p-value and the
-#: power study's replicates x shifts x permutations x 2 mean models); the claims ask for about 6.5 million.
+#: Permuted refits a claim may ask for (the permutation test, its eps table, its precise p-value, their
+#: refinement up to its cap and the power study's replicates x permutations x 2 mean models, the shifts of a
+#: replicate sharing its permutations in one product); the claims ask for about 9 million.
 PERMUTATION_BUDGET = 32_000_000
 #: Model fits a claim's coverage study may ask for (replicates x calls per replicate x fits per call); the
 #: committed claims' studies may run 600 data sets, which is at most 5.8 million (004's).
@@ -101,11 +102,15 @@ def budget_checks(claim, params, cparams: dict, problems: list[str]) -> None:
     parts = [("params.n_perm", n_perm, 1 + eps, f"permutations × {1 + eps} (the test and its eps table)")]
     precise = getattr(params, "n_perm_precise", 0) or 0
     parts.append(("params.n_perm_precise", precise, 1, "permutations"))
+    cap = getattr(params, "n_perm_max", None)
+    if cap:
+        decided = 1 + eps + bool(precise) + sum(not hasattr(cp, "n_draws") for cp in cparams.values())
+        words = f"permutations at most × {decided} p-values (each refined only within its error of alpha)"
+        parts.append(("params.n_perm_max", cap, decided, words))
     power = getattr(params, "power", None)
     if power is not None:
-        per = 2 * len(power.shifts) * power.n_perm
-        words = f"replicates × {len(power.shifts)} shifts × {power.n_perm:,} permutations × 2 mean models"
-        parts.append(("params.power.n_replicates", power.n_replicates, per, words))
+        words = f"replicates × {power.n_perm:,} permutations × 2 mean models (every shift on the same permutations)"
+        parts.append(("params.power.n_replicates", power.n_replicates, 2 * power.n_perm, words))
     for i, cp in cparams.items():
         if hasattr(cp, "n_draws"):
             parts.append((f"controls[{i}].params.n_draws", cp.n_draws, 1, "relabelled refits"))

@@ -37,6 +37,8 @@ import copy
 import numpy as np
 import pandas as pd
 
+from .permutation import refined_p_value
+
 __all__ = [
     "merge_aa_exports",
     "clipped_logit",
@@ -59,6 +61,9 @@ __all__ = [
 #: relative rounding error (a permutation that only swaps equal labels
 #: reproduces gamma_obs, but through different floating-point arithmetic).
 _TIE_RTOL = 1e-10
+
+#: Permutations drawn at once while refining a p-value (the indices of a batch take ``n`` times this many).
+_CHUNK = 20_000
 
 
 def merge_aa_exports(
@@ -374,6 +379,8 @@ def shift_test(
     n_perm: int,
     y_logit_offset_post: float = 0.0,
     interval_alpha: float | None = None,
+    alpha: float | None = None,
+    n_perm_max: int = 0,
 ) -> dict:
     """Equation 3 on the common support, with the stratified permutation p-value.
 
@@ -397,6 +404,11 @@ def shift_test(
     interval_alpha : float, optional
         With it, ``gamma_lo, gamma_hi``: :func:`inverted_interval` at this level from
         the test's own permutations (no further draw), and ``interval_level = 1 - 2 alpha``.
+    alpha : float, optional
+        The level the p-value is decided at: with it, a p-value within its Monte Carlo error of ``alpha`` is
+        refined by further permutations from ``rng``, up to ``n_perm_max`` in all (:func:`refined_p_value`),
+        and the result holds its ``decision``. The null's summaries and the interval stay those of the first
+        ``n_perm``.
 
     Returns
     -------
@@ -406,7 +418,8 @@ def shift_test(
         p_value_mc_se, n_perm, n_perm_ge, null_mean, null_sd, null_histogram, eps``
         (``null_histogram``: :func:`null_histogram` of the permuted gammas).
         ``p_value_mc_se = sqrt(p (1 - p) / n_perm)`` is the Monte Carlo error of
-        ``p`` as an estimate of the exact permutation p-value. ``null_mean`` is the
+        ``p`` as an estimate of the exact permutation p-value; ``n_perm`` the
+        permutations ``p`` rests on (more than asked where it was refined). ``null_mean`` is the
         mean of the permuted gammas (the centre of the stratified null, not
         necessarily 0).
 
@@ -428,7 +441,18 @@ def shift_test(
     # Same arithmetic path for the observed value, so exact ties compare equal.
     gamma_ref = float(group_shift_batch(X, Y, d[None, :])[0])
     n_ge = int(permutation_count_ge(gam_perm, gamma_ref))
-    p_value = float(permutation_p_value(n_ge, n_perm))
+
+    def count_fresh(b: int) -> int:
+        k = 0
+        for i in range(0, b, _CHUNK):
+            D = d[stratified_permutation_indices(strata, min(_CHUNK, b - i), rng)]
+            k += int(permutation_count_ge(group_shift_batch(X, Y, D), gamma_ref))
+        return k
+
+    test = {"p_value": float(permutation_p_value(n_ge, n_perm)), "n_perm": int(n_perm), "n_perm_ge": n_ge}
+    if alpha is not None:
+        test = refined_p_value(n_ge, n_perm, count_fresh, alpha=alpha, n_perm_max=max(n_perm_max, n_perm))
+    p = test["p_value"]
     interval = {}
     if interval_alpha is not None:
         lo, hi = inverted_interval([gamma_ref], gam_perm[None, :], group_shift_batch(X, d, d[idx]), interval_alpha)
@@ -448,10 +472,8 @@ def shift_test(
         "support_lo": lo,
         "support_hi": hi,
         "n_bins_used": int(np.unique(strata).size),
-        "p_value": p_value,
-        "p_value_mc_se": float(np.sqrt(p_value * (1.0 - p_value) / n_perm)),
-        "n_perm": int(n_perm),
-        "n_perm_ge": n_ge,
+        **test,
+        "p_value_mc_se": float(np.sqrt(p * (1.0 - p) / test["n_perm"])),
         "null_mean": float(np.mean(gam_perm)),
         "null_sd": float(np.std(gam_perm, ddof=1)),
         "null_histogram": null_histogram(gam_perm, gamma),
@@ -526,10 +548,10 @@ def eps_sensitivity(
     Every ``eps`` uses a copy of ``rng`` in its current state (common random
     numbers), so differences between rows come from ``eps`` and not from the
     permutation stream; ``rng`` itself is not advanced. Returns one dict per
-    ``eps``: ``eps, gamma, se, t, p_value, n, n_pre, n_post, slope, r2``.
+    ``eps``: ``eps, gamma, se, t, p_value, n_perm, n, n_pre, n_post, slope, r2, null_mean``.
     """
     rows = []
-    keys = ("eps", "gamma", "se", "t", "p_value", "n", "n_pre", "n_post", "slope", "r2", "null_mean")
+    keys = ("eps", "gamma", "se", "t", "p_value", "n_perm", "n", "n_pre", "n_post", "slope", "r2", "null_mean")
     for eps in eps_grid:
         res = shift_test(x_pct, y_pct, post, rng=copy.deepcopy(rng), eps=float(eps), **kwargs)
         rows.append({k: res[k] for k in keys})

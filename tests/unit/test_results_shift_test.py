@@ -12,6 +12,7 @@ from harness.core.record import read_record
 from harness.protocols.shift_test.quantities import MC_SIDE_SDS
 from harness.protocols.shift_test.results import decision, mc_se
 from harness.rendering.results import results_for
+from harness.stats.permutation import p_value_side
 
 RECORD = Path(__file__).resolve().parents[2] / "reports" / "000_aime2025_shift_test.json"
 
@@ -33,14 +34,12 @@ def _edited(rec, values=None, details=None, params=None, drop=()):
     return rec.model_copy(update={"arms": rec.arms.model_copy(update={"reimpl": arm}), "claim": claim})
 
 
-def test_the_decision_is_undecided_within_two_monte_carlo_errors_of_the_level():
-    """Issue 37, kind 4: p = 0.051 from 2,000 permutations has s.e. 0.0049, so it is 0.2 s.e. above 0.05: no side;
-    its limit 0.0478 from 200,000 (s.e. 0.00048) lies 4.6 s.e. below: decided."""
-    se = mc_se(0.051, 2000)
-    assert se == pytest.approx(math.sqrt(0.051 * 0.949 / 2000)) and MC_SIDE_SDS == 4.0  # one rule, the multiverse's too
-    assert decision(0.051, se, 0.05) == "undecided"
-    assert decision(0.0478, mc_se(0.0478, 200_000), 0.05) == "below"
-    assert decision(0.1429, mc_se(0.1429, 2000), 0.05) == "above"
+def test_the_decision_is_undecided_within_four_monte_carlo_errors_of_the_level():
+    """Issue 37, kind 4: p = 0.051 from 2,000 permutations is 0.2 s.e. (0.0049, of a p-value at 0.05) above 0.05:
+    no side; its limit 0.0478 from 200,000 (s.e. 0.00049) lies 4.5 s.e. below: decided."""
+    assert mc_se(0.051, 2000) == pytest.approx(math.sqrt(0.051 * 0.949 / 2000)) and MC_SIDE_SDS == 4.0
+    assert p_value_side(0.051, 2000, 0.05) == "undecided" and p_value_side(0.0478, 200_000, 0.05) == "below"
+    assert p_value_side(0.1429, 2000, 0.05) == "above"
     assert decision(0.0501, 0.0, 0.05) == "above" and decision(0.0499, 0.0, 0.05) == "below"  # exact: a side
 
 
@@ -63,6 +62,20 @@ def test_a_p_value_near_the_level_is_undecided_and_the_precise_run_decides(recor
     assert r.permutation_decision == "below" and r.power["state"] == "rejected"
     alone = results_for(_edited(record, values={"p_value": 0.051}, drop=("p_value_precise",)))
     assert alone.permutation_decision == "undecided" and alone.tests_agree == "undecided"
+
+
+def test_a_refined_p_value_says_how_many_permutations_its_decision_took(record):
+    """The record's refinement (details.permutations): the row's s.e. and side at the permutations used."""
+    used = {"run": {"n_perm": 64_000, "n_perm_ge": 3135, "p_value_mc_se": 0.00085, "decision": "below"}}
+    r = results_for(_edited(record, values={"p_value": 0.049}, details={"permutations": used}))
+    run = r.p_values[0]
+    assert (run["n_perm"], run["refined_from"], run["decision"]) == (64_000, 2000, "undecided")
+    assert run["mc_se"] == pytest.approx(mc_se(0.049, 64_000))
+    low = results_for(
+        _edited(record, values={"p_value": 0.0455}, details={"permutations": used}, drop=("p_value_precise",))
+    )
+    assert low.p_values[0]["decision"] == "below" and low.permutation_decision == "below"
+    assert results_for(record).p_values[0]["refined_from"] is None
 
 
 def test_the_clip_table_reads_same_crosses_or_undecided(record):

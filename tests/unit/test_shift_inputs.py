@@ -68,3 +68,20 @@ def test_a_cutoff_after_every_release_is_refused_by_validate_and_run_alike(tmp_p
     (line,) = [x for x in capsys.readouterr().err.splitlines() if "params.cutoff" in x]
     assert f"{words}, some dated before it and some on or after it, but 0 are on or after it" in line
     assert "(their dates run from 2024-02-26 to 2025-08-07)" in line
+
+
+def test_a_cap_below_the_permutations_is_refused_naming_both(tmp_path):
+    path = _claim(tmp_path, "n_perm_max: 200000", "n_perm_max: 1000")
+    with pytest.raises(SpecError) as info:
+        load_claim(path)
+    assert "n_perm_max must be at least n_perm (2000), got 1000" in str(info.value)
+
+
+def test_the_multiverse_reads_a_p_value_at_alpha_at_the_cap_it_was_refined_to():
+    """A p-value decided at alpha was refined until settled or at the cap: its margin is the cap's, so a refined
+    decision is read as made; at another level it was not refined, and its margin is the asked count's."""
+    spec = load_claim(CLAIM)
+    p = spec.params
+    assert spec.protocol.decision_margin(p, "p_value", p.alpha) == pytest.approx(4 * (0.05 * 0.95 / 200_000) ** 0.5)
+    assert spec.protocol.decision_margin(p, "p_value", 0.1) == pytest.approx(4 * (0.1 * 0.9 / 2000) ** 0.5)
+    assert spec.protocol.decision_margin(p, "gamma", 0.0) is None

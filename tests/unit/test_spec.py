@@ -423,11 +423,11 @@ def test_counts_within_their_caps_are_held_to_a_budget_of_work(tmp_path):
         "bootstrap.calibration.replicates: 100 simulated data sets × 100,020 calls (the claim's resampling) × 6 fits"
     )
     assert "(budgets.CALIBRATION_BUDGET)" in study
-    text = CLAIM0.read_text(encoding="utf-8").replace("n_replicates: 400", "n_replicates: 100000")
+    text = CLAIM0.read_text(encoding="utf-8").replace("n_replicates: 2000", "n_replicates: 100000")
     (problem,) = _text_problems(tmp_path, text, name=CLAIM0.name)
     assert problem.startswith(
-        "params.power.n_replicates: 100,000 replicates × 8 shifts × 1,000 permutations × 2 mean models make "
-        "1,600,000,000 permuted refits"
+        "params.power.n_replicates: 100,000 replicates × 1,000 permutations × 2 mean models (every shift on the same "
+        "permutations) make 200,000,000 permuted refits"
     )
     assert "over the budget of 32,000,000 permuted refits" in problem
 

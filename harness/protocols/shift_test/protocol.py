@@ -6,7 +6,7 @@ import copy
 import math
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from ...core.errors import DataError, ProtocolError
 from ...core.schema import Count, IsoDate, Label, Number
@@ -72,6 +72,12 @@ class ShiftParams(ProtocolParams):
         description="permutations of the release labels; the p-value is `(1 + #{gamma_perm >= gamma}) / (n_perm + 1)`",
     )
     alpha: Number = Field(gt=0, lt=1, description="significance level the claim reads its p-value against")
+    n_perm_max: Count = Field(
+        ge=1,
+        le=10_000_000,
+        description="cap on the permutations of a p-value within its Monte Carlo error of `alpha`: more are drawn, "
+        "doubling the count, until its side of `alpha` is settled or this many are drawn (then: undecided)",
+    )
     eps_grid: list[Number] = Field(
         min_length=1, description="clips (each in (0, 0.5)) at which the test is rerun for the eps sensitivity table"
     )
@@ -88,6 +94,12 @@ class ShiftParams(ProtocolParams):
         if any(not 0 < e < 0.5 for e in grid):
             raise ValueError(f"eps_grid values must lie in (0, 0.5), got {grid}")
         return grid
+
+    @model_validator(mode="after")
+    def _cap_above_the_count(self):
+        if self.n_perm_max < self.n_perm:
+            raise ValueError(f"n_perm_max must be at least n_perm ({self.n_perm}), got {self.n_perm_max}")
+        return self
 
 
 class InflatePost(ProtocolParams):
@@ -148,6 +160,16 @@ def _arrays(params, tables):
         where = ", ".join(tables.entry(t).path for t in (params.math_table, params.aime_table))
         raise DataError(f"{where}: " + "; ".join(problems))
     return m[params.x_col].to_numpy(float), m[params.y_col].to_numpy(float), m["post"].to_numpy(bool)
+
+
+def _test_kw(params: ShiftParams) -> dict:
+    """The test's settings besides the clip: its strata, its permutations and their refinement at alpha."""
+    return {"n_bins": params.n_bins, "n_perm": params.n_perm, "alpha": params.alpha, "n_perm_max": params.n_perm_max}
+
+
+def _permutations(test: dict) -> dict:
+    """What a p-value's decision at alpha rests on (:func:`harness.stats.permutation.refined_p_value`)."""
+    return {k: test[k] for k in ("n_perm", "n_perm_ge", "p_value_mc_se", "decision")}
 
 
 def _power_kept(study: dict) -> dict:
@@ -213,10 +235,13 @@ class ShiftTest(Protocol):
 
     def decision_margin(self, params: ShiftParams, quantity: str, threshold: float) -> float | None:
         """A permutation p-value's side of a level is settled beyond :data:`MC_SIDE_SDS` Monte Carlo standard
-        deviations of a p-value whose limit is the level, ``sqrt(t (1 - t) / n_perm)``."""
+        deviations of a p-value whose limit is the level, ``sqrt(t (1 - t) / n)``. At ``alpha`` the p-value was
+        refined until settled or ``n_perm_max`` (:func:`harness.stats.permutation.refined_p_value`), so ``n`` is
+        ``n_perm_max``: its margin is the smallest, and reads each p-value as the refinement decided it."""
         if quantity != "p_value" or not 0 < threshold < 1:
             return None
-        return MC_SIDE_SDS * math.sqrt(threshold * (1 - threshold) / params.n_perm)
+        n = params.n_perm_max if math.isclose(threshold, params.alpha) else params.n_perm
+        return MC_SIDE_SDS * math.sqrt(threshold * (1 - threshold) / n)
 
     def joint_null(self, params: ShiftParams, specifications: list, tables, rng, n: int) -> dict:
         """Data sets under the claim's own null: the release label permuted within the claim's strata of its
@@ -238,7 +263,7 @@ class ShiftTest(Protocol):
 
     def measure(self, params: ShiftParams, tables, rng):
         x, y, post = _arrays(params, tables)
-        kw = {"n_bins": params.n_bins, "n_perm": params.n_perm}
+        kw = _test_kw(params)
         from scipy.stats import norm  # here: scipy.stats costs a second to import, and a warm build needs none
         from scipy.stats import t as student_t
 
@@ -263,15 +288,16 @@ class ShiftTest(Protocol):
             # The textbook alternative: one-sided t-test of gamma = 0 with n - 3 degrees of freedom.
             "p_classical": float(student_t.sf(res["t"], res["n"] - 3)),
         }
-        details = {"n_bins_used": res["n_bins_used"]}
+        details = {"n_bins_used": res["n_bins_used"], "permutations": {"run": _permutations(res)}}
         if params.n_perm_precise:
             precise = shift_test(
-                x, y, post, rng=copy.deepcopy(start), eps=params.eps, n_bins=params.n_bins, n_perm=params.n_perm_precise
+                x, y, post, rng=copy.deepcopy(start), eps=params.eps, **{**kw, "n_perm": params.n_perm_precise}
             )
             values["p_value_precise"] = precise["p_value"]
             values["null_mean_precise"] = precise["null_mean"]
+            details["permutations"]["precise"] = _permutations(precise)
         details["eps_sensitivity"] = [
-            {k: r[k] for k in ("eps", "n", "gamma", "se", "p_value")}
+            {k: r[k] for k in ("eps", "n", "gamma", "se", "p_value", "n_perm")}
             for r in eps_sensitivity(x, y, post, rng=start, eps_grid=params.eps_grid, **kw)
         ]
         if params.power is not None:
@@ -295,10 +321,9 @@ class ShiftTest(Protocol):
     def control(self, kind, cparams, params: ShiftParams, tables, rng, baseline):
         x, y, post = _arrays(params, tables)
         if kind == "inflate_post":
-            res = inflation_control(
-                x, y, post, rng=rng, shift=cparams.shift, eps=params.eps, n_bins=params.n_bins, n_perm=params.n_perm
-            )
-            return Measurement({"gamma": res["gamma"], "p_value": res["p_value"]}, {"null_mean": res["null_mean"]})
+            res = inflation_control(x, y, post, rng=rng, shift=cparams.shift, eps=params.eps, **_test_kw(params))
+            details = {"null_mean": res["null_mean"], "permutations": _permutations(res)}
+            return Measurement({"gamma": res["gamma"], "p_value": res["p_value"]}, details)
         res = relabel_control(x, y, post, rng=rng, n_draws=cparams.n_draws, eps=params.eps)
         return Measurement({"gamma_mean": res["mean"], "gamma_sd": res["sd"]})
 
@@ -312,7 +337,7 @@ class ShiftTest(Protocol):
         uv = ctx.upstream.values if ctx.upstream.ok else {}
         x, y, post = _arrays(p, ctx.tables)
         stream = np.random.default_rng(np.random.SeedSequence(ctx.spec.claim.seed).spawn(1)[0])
-        test = shift_test(x, y, post, rng=stream, eps=p.eps, n_bins=p.n_bins, n_perm=p.n_perm)
+        test = shift_test(x, y, post, rng=stream, eps=p.eps, **_test_kw(p))
         if test["p_value"] != v["p_value"]:
             raise ProtocolError(
                 f"the permutation null redrawn for the figure gives p = {test['p_value']!r}, the measurement "

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 from ...core.quantities import Quantity
+from ...stats.permutation import MC_SIDE_SDS
 
 __all__ = ["vocabulary", "control_vocabulary", "SHIFT_STATS", "INFLATED", "RELABELLED", "MC_SIDE_SDS"]
-
-#: Which side of alpha a permutation p-value falls on is settled when it lies more than this many Monte Carlo
-#: standard errors away from alpha: the multiverse reads each specification by it, the report each p-value.
-MC_SIDE_SDS = 4.0
 
 #: What the test measures, by name, with its label.
 SHIFT_STATS = {

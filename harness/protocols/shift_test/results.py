@@ -6,6 +6,7 @@ import math
 from functools import cached_property
 
 from ...rendering.results import Results as BaseResults
+from ...stats.permutation import p_value_side
 from .quantities import MC_SIDE_SDS, SHIFT_STATS
 
 
@@ -39,14 +40,18 @@ class Results(BaseResults):
             for k, d in digits.items()
         ]
 
-    def _permutation(self, source: str, p: float, n_perm: int, null_centre: float | None = None) -> dict:
-        se = mc_se(p, n_perm)
+    def _permutation(self, source: str, p: float, asked: int, used: dict | None, null_centre=None) -> dict:
+        """A permutation p-value's row: ``n_perm`` the permutations its decision took (``used``, the record's
+        :func:`harness.stats.permutation.refined_p_value` summary, where it has one; else the ``asked``), and
+        ``refined_from`` the ``asked`` where more were drawn (else None)."""
+        n = used["n_perm"] if used else asked
         return {
             "source": source,
-            "n_perm": n_perm,
+            "n_perm": n,
+            "refined_from": asked if n != asked else None,
             "p": p,
-            "mc_se": se,
-            "decision": decision(p, se, self.alpha),
+            "mc_se": mc_se(p, n),
+            "decision": p_value_side(p, n, self.alpha),
             "null_centre": null_centre,
         }
 
@@ -57,11 +62,13 @@ class Results(BaseResults):
         last the textbook one-sided t-test's (exact: s.e. 0, ``n_perm`` None). ``null_centre``: the γ the test
         weighs the observed one against (the mean permuted γ; 0 for the t-test)."""
         n, n_precise, v = self.params["n_perm"], self.params["n_perm_precise"], self.mine
-        rows = [self._permutation("run", v["p_value"], n, v["null_mean"])]
+        used = self.mine_details.get("permutations", {})
+        rows = [self._permutation("run", v["p_value"], n, used.get("run"), v["null_mean"])]
         if "p_value" in self.theirs:
-            rows.append(self._permutation("authors", self.theirs["p_value"], n, self.theirs.get("null_mean")))
+            rows.append(self._permutation("authors", self.theirs["p_value"], n, None, self.theirs.get("null_mean")))
         if "p_value_precise" in v:
-            rows.append(self._permutation("precise", v["p_value_precise"], n_precise, v["null_mean_precise"]))
+            precise = self._permutation("precise", v["p_value_precise"], n_precise, used.get("precise"))
+            rows.append({**precise, "null_centre": v["null_mean_precise"]})
         t_test = {"source": "t_test", "n_perm": None, "p": v["p_classical"], "mc_se": 0.0, "null_centre": 0.0}
         return [*rows, {**t_test, "decision": decision(v["p_classical"], 0.0, self.alpha)}]
 
@@ -87,11 +94,10 @@ class Results(BaseResults):
     @cached_property
     def eps_rows(self) -> list[dict]:
         """The test at each clip ε of the scores, with each p-value's Monte Carlo s.e. and decision."""
-        n = self.params["n_perm"]
         out = []
         for r in self.mine_details["eps_sensitivity"]:
-            se = mc_se(r["p_value"], n)
-            out.append({**r, "mc_se": se, "decision": decision(r["p_value"], se, self.alpha)})
+            n = r.get("n_perm", self.params["n_perm"])
+            out.append({**r, "mc_se": mc_se(r["p_value"], n), "decision": p_value_side(r["p_value"], n, self.alpha)})
         return out
 
     @cached_property
@@ -161,9 +167,10 @@ class Results(BaseResults):
     @cached_property
     def planted(self) -> dict[str, dict]:
         """Each planted-shift control (``inflate_post``) by id: its p-value with Monte Carlo s.e. and decision."""
-        out = {}
+        out, arm = {}, self.record.arms.reimpl
         for c in self.record.controls:
             values = self.control_values(c.id)
             if c.control == "inflate_post" and "p_value" in values:
-                out[c.id] = self._permutation("run", values["p_value"], self.params["n_perm"])
+                used = arm.controls[c.id].details.get("permutations")
+                out[c.id] = self._permutation("run", values["p_value"], self.params["n_perm"], used)
         return out
