@@ -68,8 +68,8 @@ def values(record):
 
 
 def test_verdict_and_split_sizes(record, values):
-    # the MATH headline fails once its exceedances are tested with base models as clusters
-    assert record.verdict.verdict == "not reproduced", record.verdict.reasons
+    # the exceedance tests, supporting, fail once base models are clusters; every headline sign holds
+    assert record.verdict.verdict == "partially reproduced", record.verdict.reasons
     failed = [t.title for t in record.targets if t.reimpl.holds is False]
     assert failed == ["MATH Lvl 5 exceedances beyond 2% (p < 0.05)", "IFEval exceedances beyond 2% (p < 0.05)"]
     assert record.arms.upstream.status == "not run"
@@ -140,7 +140,7 @@ def test_relabelling_control_breaks(record, values):
 def test_report_sections_and_the_facts_it_rests_on(record):
     md = render_report(record)
     assert md.startswith("# Unlike the stable boundaries")
-    assert "**Verdict: [not reproduced](README.md#verdicts).**" in md
+    assert "**Verdict: [partially reproduced](README.md#verdicts).**" in md
     for section in ("## Setup", "## Result", "## Limitations", "<summary>Provenance</summary>"):
         assert section in md, section
     r = results_for(record)
