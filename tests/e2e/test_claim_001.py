@@ -9,6 +9,7 @@ the comparison is made on the re-implementation's boxed refit (values ``boxed.*`
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from harness.build.runner import run_claim
@@ -118,6 +119,13 @@ def test_unconstrained_fit_differs_only_where_the_box_binds(record, values):
     for prefix in ("", "boxed."):
         assert values[f"{prefix}signed_coverage.MATH Lvl 5"] < 0 and values[f"{prefix}signed_coverage.IFEval"] < 0
         assert all(values[f"{prefix}signed_coverage.{k}"] > 0 for k in ("BBH", "GPQA", "MUSR", "MMLU-Pro"))
+
+
+def test_the_contrast_of_coverage_drops_is_the_signed_contrast_less_the_in_sample_one(values):
+    drift, stable = ("IFEval", "MATH Lvl 5"), ("BBH", "GPQA", "MUSR", "MMLU-Pro")
+    gap = np.mean([values[f"in_sample.{k}"] for k in stable]) - np.mean([values[f"in_sample.{k}"] for k in drift])
+    assert values["drop_separation"] == pytest.approx(values["separation"] - gap, abs=1e-12)
+    assert 0.01 < values["drop_separation"] < values["separation"]  # the in-sample gap is the smoothing's share
 
 
 def test_bin_averaged_variant(values):

@@ -149,6 +149,9 @@ def summarise(rows: list[dict], p: dict) -> tuple[dict, dict]:
     d = float(np.mean([per_task[t]["signed_coverage"] for t in labels if t in drift]))
     s = float(np.mean([per_task[t]["signed_coverage"] for t in labels if t not in drift]))
     values.update({Q.group("drift"): d, Q.group("stable"): s, Q.SEPARATION: s - d})
+    d_in = float(np.mean([per_task[t]["in_sample"] for t in labels if t in drift]))
+    s_in = float(np.mean([per_task[t]["in_sample"] for t in labels if t not in drift]))
+    values[Q.DROP_SEPARATION] = (s - d) - (s_in - d_in)
     return values, per_task
 
 

@@ -100,6 +100,7 @@ def _coverage_values(res: dict, labels: list[str], *, counts: bool = True) -> di
             "group.drift": g["drift"],
             "group.stable": g["stable"],
             "separation": g["separation"],
+            Q.DROP_SEPARATION: g["separation"] - res["groups"]["in_sample"]["separation"],
             Q.bin_averaged("group.drift"): gb["drift"],
             Q.bin_averaged("group.stable"): gb["stable"],
             Q.bin_averaged("separation"): gb["separation"],

@@ -20,11 +20,15 @@ __all__ = [
     "n_validation",
     "split_numbers",
     "SEPARATION",
+    "DROP_SEPARATION",
     "GROUPS",
 ]
 
 #: Stable minus drift group mean of the signed coverage errors.
 SEPARATION = "separation"
+#: The same contrast of each benchmark's drop from in-sample to out-of-period coverage: the smoothing (kappa)
+#: moves both coverages alike, so this zero point stays where it is.
+DROP_SEPARATION = "drop_separation"
 GROUPS = ("drift", "stable")
 
 
@@ -107,6 +111,7 @@ def _core(p: dict, *, counts: bool, arm_extra: str = "both") -> dict[str, Quanti
             f"mean signed coverage error of the {g} group, averaged over bins", arm_extra
         )
     out[SEPARATION] = Quantity("stable minus drift signed coverage error")
+    out[DROP_SEPARATION] = Quantity("stable minus drift drop in coverage (out of period minus in sample)")
     out[bin_averaged(SEPARATION)] = Quantity("stable minus drift, averaged over bins", arm_extra)
     if counts:
         for t in ts:
