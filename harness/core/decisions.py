@@ -37,6 +37,10 @@ def decide(lo: float, hi: float, side: int) -> str | None:
     return "inconclusive"
 
 
+#: A cluster with more than this share of the jackknife variance dominates a statistic: resampling clusters
+#: cannot reproduce its law (the cluster bootstrap is not consistent there).
+DOMINANT_SHARE = 0.5
+
 #: What resampling says of one asserted ordering (:func:`ordering_state`).
 ORDERING_STATES = ("supported", "contradicted", "inconclusive", "not assessed")
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import progress
-from ..core.decisions import ORDERING_STATES, claimed_side, decide, ordering_state, overall_state
+from ..core.decisions import DOMINANT_SHARE, ORDERING_STATES, claimed_side, decide, ordering_state, overall_state
 from ..core.record import Robustness, plain
 from ..core.relations import literal_decimals, relation_holds
 from ..parallel import fanout
@@ -49,8 +49,6 @@ __all__ = ["run_bootstrap", "CHUNK", "N_INFLUENTIAL"]
 CHUNK = 10
 #: How many of the clusters that move a quantity most the record names.
 N_INFLUENTIAL = 5
-#: A cluster with more than this share of the jackknife variance dominates the statistic.
-DOMINANT_SHARE = 0.5
 _CATCH = (ValueError, FloatingPointError)
 
 

@@ -298,6 +298,11 @@ def test_the_index_leads_with_a_short_title_and_why():
         ({"estimate": 0.5, "lo": 0.4, "hi": 0.6, "coverage": 0.75}, False),  # covers too rarely (issue 38)
         ({"estimate": 0.022, "lo": 0.006, "hi": 0.021, "coverage": 0.95}, False),  # excludes its own estimate
         ({"estimate": 0.5, "lo": 0.4, "hi": 0.6, "coverage": None}, False),  # no study measured it
+        (  # one cluster carries 89% of the jackknife variance: the cluster bootstrap does not apply
+            {"estimate": 0.5, "lo": 0.4, "hi": 0.6, "coverage": 0.94, "influence": {"dominant": {"share": 0.89}}},
+            False,
+        ),
+        ({"estimate": 0.5, "lo": 0.4, "hi": 0.6, "coverage": 0.94, "influence": {"dominant": {"share": 0.3}}}, True),
     ],
 )
 def test_an_interval_the_bootstrap_cannot_give_is_withheld(interval, shown):
