@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 from pydantic import Field, field_validator, model_validator
 
 from ..core.errors import DataError
 from ..core.schema import Count, Label, Number
-from ..stats.leaderboard import task_arrays, with_compute_column, with_log_compute
+from ..stats.leaderboard import cluster_weights, task_arrays, weight_column, with_compute_column, with_log_compute
 from .base import Choice, ProtocolParams
 
 #: The sigmoid estimator's choices a leaderboard claim's multiverse may vary (:class:`~harness.protocols.base.Choice`).
@@ -21,8 +22,9 @@ ESTIMATOR_CHOICES = {
     ),
     "kappa": Choice(
         "the smoothing κ of the pinball loss",
-        "analysis",
-        "a setting of the estimator: the smoothed loss approximates the same quantile at any κ",
+        "estimand",
+        "at finite κ the smoothed loss's minimiser is another quantile than τ's, and it moves with κ: another κ is "
+        "another boundary",
     ),
     "lam": Choice(
         "the ridge λ on the slope",
@@ -49,10 +51,10 @@ DATA_CHOICES = {
         "another scale, so their boundary is another quantity",
         kind="data",
     ),
-    "one_per_base_model": Choice(
-        "every fine-tune of a base model, or one row per base model",
+    "weighting": Choice(
+        "each row weighing one in the fit, or each base model (its rows 1/n_g each)",
         "analysis",
-        "which rows enter the fit: the claim does not say how fine-tunes of one base model are to be weighed",
+        "the rows are the same either way; the claim does not say how fine-tunes of one base model are to be weighed",
         kind="data",
     ),
 }
@@ -120,8 +122,10 @@ class LeaderboardParams(ProtocolParams):
         description="raw accuracies (the named columns), or the leaderboard's normalised scores: the column of the "
         "same name without ' Raw' (random-guess baseline at 0, in percent), divided by 100",
     )
-    one_per_base_model: bool = Field(
-        False, description="keep only the first row (in table order) of each base model, not every fine-tune of it"
+    weighting: Literal["rows", "base_model"] = Field(
+        "rows",
+        description="the fit's weights: `rows`, each row one; `base_model`, each row 1/n_g with n_g the scored rows "
+        "of its base model (`base_model_col`; a row without one is its own), so that each base model weighs one",
     )
     base_model_col: Label = Field("Identified base model", description="column naming a row's base model")
 
@@ -219,14 +223,28 @@ def _on_scale(df, p: LeaderboardParams):
 
 
 def _data_choices(df, p: LeaderboardParams):
-    """The rows and scores the parameters' data choices ask for (``scores``, ``one_per_base_model``)."""
+    """The scores the parameters' data choice ``scores`` asks for."""
     if p.scores == "normalised":
         df = df.copy()
         for col in p.tasks.values():  # the normalised score replaces the raw one, on the raw one's scale
             df[col] = pd.to_numeric(df[normalised_column(col)], errors="coerce") / 100.0
-    if p.one_per_base_model:
-        base = df[p.base_model_col]
-        df = df.loc[base.isna() | ~base.duplicated(keep="first")]  # a row without a base model is its own
+    return df
+
+
+def with_weights(df, p: LeaderboardParams, by: tuple[str, ...] = ()):
+    """With ``weighting: base_model``, a weight column per score column (:func:`weight_column`): ``1/n_g`` on each
+    scored row, ``n_g`` the scored rows of its base model within the same values of the columns ``by`` (a
+    period: each period's fit weighs each base model one), ``NaN`` where the score is missing. The columns
+    travel with the rows: a resample's row drawn twice weighs twice."""
+    if p.weighting == "rows":
+        return df
+    df = df.copy()
+    for col in dict.fromkeys(p.tasks.values()):
+        scored = np.isfinite(pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float))
+        w = np.full(len(df), np.nan)
+        keys = zip(*(df.loc[scored, c] for c in (p.base_model_col, *by)))
+        w[scored] = cluster_weights([None if pd.isna(k[0]) else k for k in keys])
+        df[weight_column(col)] = w
     return df
 
 
@@ -235,7 +253,7 @@ def leaderboard_frame(tables, p: LeaderboardParams):
     needed = [*p.compute_columns().values(), *p.tasks.values()]
     if p.scores == "normalised":
         needed += [normalised_column(c) for c in p.tasks.values()]
-    if p.one_per_base_model:
+    if p.weighting == "base_model":
         needed.append(p.base_model_col)
     missing = [c for c in needed if c not in df.columns]
     if missing:
@@ -244,8 +262,8 @@ def leaderboard_frame(tables, p: LeaderboardParams):
         )
     df = _data_choices(_on_scale(df, p), p)
     if p.compute is not None:
-        return with_compute_column(df, p.compute.column, p.compute.scale)
-    return with_log_compute(df, p.tokens_col, p.params_col, p.multiplier)
+        return with_weights(with_compute_column(df, p.compute.column, p.compute.scale), p)
+    return with_weights(with_log_compute(df, p.tokens_col, p.params_col, p.multiplier), p)
 
 
 def leaderboard_summary(tables, p: LeaderboardParams) -> dict[str, Any]:
@@ -263,6 +281,19 @@ def leaderboard_summary(tables, p: LeaderboardParams) -> dict[str, Any]:
 def task_data(frame, p: LeaderboardParams):
     """``{label: (z, y)}`` for every task of the claim."""
     return {label: task_arrays(frame, col) for label, col in p.tasks.items()}
+
+
+def task_weights(frame, p: LeaderboardParams) -> dict:
+    """``{label: weights}`` beside :func:`task_data` (its rows, in its order); ``None`` where each row weighs one."""
+    out = {}
+    for label, col in p.tasks.items():
+        wcol = weight_column(col)
+        if wcol not in frame.columns:
+            out[label] = None
+            continue
+        y = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float)
+        out[label] = frame[wcol].to_numpy(dtype=float)[np.isfinite(y)]
+    return out
 
 
 def budget_tail_support(data, fits: dict, z_eval: float, name=str) -> dict:

@@ -9,7 +9,7 @@ from ..core.quantities import boxed as boxed_name
 from ..core.schema import Count, Label
 from ..stats.periods import assign_periods, validate_periods
 from ..stats.splits import rolling_splits
-from .leaderboard import BoxParams, leaderboard_frame, leaderboard_summary
+from .leaderboard import BoxParams, leaderboard_frame, leaderboard_summary, with_weights
 
 
 class PeriodParams(BoxParams):
@@ -47,7 +47,8 @@ class PeriodParams(BoxParams):
 def period_frame(tables, params):
     """Leaderboard rows with a compute proxy and a dated period (column ``period``)."""
     frame = leaderboard_frame(tables, params)
-    return assign_periods(frame, date_col=params.date_col, periods=params.periods)
+    # with weighting by base model, each period's fit weighs each base model one
+    return with_weights(assign_periods(frame, date_col=params.date_col, periods=params.periods), params, ("period",))
 
 
 def period_summary(tables, params) -> dict:

@@ -1,9 +1,10 @@
 """Would a different, equally reasonable analysis say the same? The claim's multiverse of analysis choices.
 
 A claim file may declare a ``multiverse:`` (:mod:`harness.claimfiles.multiverse_spec`). Its **analysis choices** (λ, κ's
-schedule, restarts, bins, the clip, one row per base model: settings the claim leaves to the analyst) span the
-specifications that are counted; its **other estimands** (another quantile, another score scale, another
-cutoff: questions other than the claim's) are each run once, at the paper's analysis choices, and shown apart.
+schedule, restarts, bins, the clip, the weight of a base model's fine-tunes: settings the claim leaves to the analyst)
+span the specifications that are counted; its **other estimands** (another quantile, another κ, another score
+scale, another cutoff: questions other than the claim's) are each run once, at the paper's analysis choices, and
+shown apart.
 Each specification is one task of the fan-out layer (:mod:`harness.parallel.fanout`): the **re-implementation's**
 measurement with the specification's parameters, without the diagnostics its assertions do not rest on
 (:meth:`Protocol.multiverse_params`). Every specification draws from the run's own measurement stream

@@ -5,7 +5,8 @@ A boundary ``q = y0 * (1 - s) + h * s`` whose shape ``s`` (the sigmoid at every 
 
     J(y0, h) = (1/n) * sum_i rho_{tau,kappa}(y_i - q_i) + const
 
-is convex in them, and on the triangle ``0 <= y0 <= h <= 1`` it has its minimum at one point.
+is convex in them (with weights, the weighted mean: :class:`harness.stats.pinball.LossPoints`), and on
+the triangle ``0 <= y0 <= h <= 1`` it has its minimum at one point.
 The multi-start screens its starts by this minimum, one shape per start (the starts' shapes held,
 their level and top set to the best for it). With ``r1 = -rho'(u)``, ``r2 = rho''(u)`` and
 ``a = 1 - s``::
@@ -46,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._ties import Ties
-from .pinball import LossPoints, sum_of_logs
+from .pinball import LossPoints, sum_of_logs, weighted_logs
 
 __all__ = ["Levels", "optimal_levels"]
 
@@ -100,29 +101,32 @@ def _evaluate(shapes: _Shapes, points: LossPoints, v):
     takes it; ``log(1 + exp(x)) = (x + |x|)/2 + log(1 + e)``: the sums of ``x`` and ``|x|`` stand in for
     a pass of ``max(x, 0)`` (a screen ranks starts; the cancellation costs digits far below its tolerance).
     """
-    ties, kappa, tau, n = points.ties, points.kappa, points.tau, points.n
+    ties, kappa, tau, n, w = points.ties, points.kappa, points.tau, points.n, points.w
     s = shapes.products[1]
     f, half, r2 = np.empty(s.shape[0]), np.empty_like(s), np.empty_like(s)
-    for rows in _blocks(s.shape[0], n):
+    for rows in _blocks(s.shape[0], points.y.size):
         kq = s[rows] * (kappa * (v[rows, 1] - v[rows, 0]))[:, None]
         kq += kappa * v[rows, :1]
         x, ex, e = points.exp_terms(kq)
-        ax_sum = np.add.reduce(np.abs(x), axis=1)
         e1 = 1.0 + e
-        sx = np.add.reduce(x, axis=1)
-        f[rows] = ((0.5 * (sx + ax_sum) + sum_of_logs(e1)) / kappa + (tau - 1.0) / kappa * sx) / n
+        if w is None:
+            ax_sum, sx, logs = np.add.reduce(np.abs(x), axis=1), np.add.reduce(x, axis=1), sum_of_logs(e1)
+        else:
+            ax_sum, sx, logs = np.abs(x) @ w, x @ w, weighted_logs(e, e1, w, points.reps)
+        f[rows] = ((0.5 * (sx + ax_sum) + logs) / kappa + (tau - 1.0) / kappa * sx) / n
         if ex is None:
             np.divide(e, e1, out=e1)  # sigmoid(-|x|)
-            half[rows] = ties.sums(np.copysign(0.5 - e1, x))  # sigmoid(x) - 1/2
+            sig = np.copysign(0.5 - e1, x)  # sigmoid(x) - 1/2
+            half[rows] = ties.sums(sig if w is None else sig * w)
             e1 *= 1.0 - e1  # sigmoid(x) sigmoid(-x) = rho''(u) / kappa
         else:
             ex += 1.0
             sig = np.divide(1.0, ex, out=ex)  # sigmoid(x)
-            half[rows] = ties.sums(sig) - 0.5 * points.weights
+            half[rows] = ties.sums(sig if w is None else sig * w) - 0.5 * points.w_tied
             np.subtract(1.0, sig, out=e1)
             e1 *= sig  # sigmoid(x) sigmoid(-x)
-        r2[rows] = ties.sums(e1)
-    r1 = (0.5 - tau) * points.weights - half  # 1 - tau - sigmoid(x) = -rho'(u)
+        r2[rows] = ties.sums(e1 if w is None else e1 * w)
+    r1 = (0.5 - tau) * points.w_tied - half  # 1 - tau - sigmoid(x) = -rho'(u)
     a, s, aa, as_, ss = shapes.products
     g = np.stack([np.vecdot(r1, a), np.vecdot(r1, s)], axis=1) / n
     c = kappa / n
@@ -208,8 +212,6 @@ def optimal_levels(
     -------
     Levels
     """
-    if points.counts is not None:
-        raise ValueError("the levels are solved for unweighted points")
     K = s.shape[0]
     const = np.broadcast_to(np.asarray(const, dtype=float), (K,))
     v0 = np.broadcast_to(v0, (K, 2))
@@ -217,7 +219,8 @@ def optimal_levels(
     y = points.y
     if thin > 1 and y.size >= 50 * thin:
         every = points.ties.spread(np.arange(s.shape[1]))[::thin]  # the distinct z of every thin-th point
-        thinned = LossPoints(y[::thin], points.tau, points.kappa, Ties.none())
+        w = None if points.w is None else points.w[::thin]
+        thinned = LossPoints(y[::thin], points.tau, points.kappa, Ties.none(), w)
         rough = _newton_levels(_Shapes(s.take(every, axis=1)), thinned, v0, const, thin_ftol, maxiter)
         v0, nit = rough.v, rough.nit
     done = _newton_levels(_Shapes(s), points, v0, const, ftol, maxiter, keep)

@@ -14,7 +14,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["compute_proxy", "with_log_compute", "with_compute_column", "task_arrays"]
+__all__ = [
+    "compute_proxy",
+    "with_log_compute",
+    "with_compute_column",
+    "task_arrays",
+    "cluster_weights",
+    "weight_column",
+]
 
 
 def compute_proxy(df: pd.DataFrame, tokens_col: str, params_col: str, multiplier: float) -> pd.Series:
@@ -47,3 +54,17 @@ def task_arrays(df: pd.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray]:
     z = df["z"].to_numpy(dtype=float)
     keep = np.isfinite(y)
     return z[keep], y[keep]
+
+
+def weight_column(column: str) -> str:
+    """The name of the column that holds the fit's weight of each row scored in ``column``."""
+    return f"{column} (weight)"
+
+
+def cluster_weights(groups) -> np.ndarray:
+    """``1/n_g`` per row, ``n_g`` the rows of its group: each group weighs one. A missing group (``None``,
+    ``NaN``) is the row's own."""
+    codes = pd.factorize(pd.Series(groups, dtype=object))[0]
+    alone = codes < 0
+    codes[alone] = codes.max(initial=-1) + 1 + np.arange(alone.sum())
+    return 1.0 / np.bincount(codes)[codes]

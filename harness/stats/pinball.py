@@ -22,6 +22,8 @@ __all__ = [
     "check_loss",
     "literal_smoothed_pinball_loss",
     "sum_of_logs",
+    "weighted_logs",
+    "repeats",
     "LossPoints",
 ]
 
@@ -99,6 +101,24 @@ def sum_of_logs(factors: np.ndarray) -> np.ndarray:
     return np.add.reduce(np.log(np.multiply.reduceat(factors, edges, axis=-1)), axis=-1)
 
 
+#: Integer weights summing to at most this many times the points are repeated into :func:`sum_of_logs`.
+_REPEATED = 8
+
+
+def repeats(w: np.ndarray | None) -> np.ndarray | None:
+    """``w`` as integers where they are integers summing to at most :data:`_REPEATED` times their number
+    (a resample's multiplicities), else ``None``."""
+    if w is None or not np.all(w == np.floor(w)) or w.sum() > _REPEATED * w.size:
+        return None
+    return w.astype(np.int64)
+
+
+def weighted_logs(e: np.ndarray, e1: np.ndarray, w: np.ndarray, reps: np.ndarray | None) -> np.ndarray:
+    """``sum_i w_i log(1 + e_i)`` over the last axis (``e1 = 1 + e``): the repeated factors' product for
+    integer weights (``reps``), ``log1p(e) @ w`` otherwise."""
+    return sum_of_logs(e1.repeat(reps, axis=-1)) if reps is not None else np.log1p(e) @ w
+
+
 #: ``exp(-kappa |y - q|)`` is taken as a product of ``exp(-+kappa y)``, computed once, and
 #: ``exp(+-kappa q)`` when ``kappa * max(1, |y|)`` is at most this (with ``0 <= q <= 1``): every
 #: factor and product stays far inside the normal range of a double (``e**600``, ``e**-600``).
@@ -106,30 +126,33 @@ _SEPARABLE = 300.0
 
 
 class LossPoints:
-    """The mean smoothed pinball loss over fixed points ``y`` at a fixed ``(tau, kappa)``, at curves
+    """The weighted mean smoothed pinball loss over fixed points ``y`` at a fixed ``(tau, kappa)``, at curves
     ``q = y0 + L s`` whose ``s`` is given once per distinct ``z`` (``ties``, the points in its order).
 
-    ``counts`` (optional, positive integers) has point ``i`` stand for ``counts[i]`` equal points:
-    the mean is over those. :meth:`at` gives ``J`` and its derivatives in ``q``. With
-    ``x = kappa (y - q)`` and ``e = exp(-|x|)``, one ``e`` per point serves all three::
+    ``weights`` (optional, positive) weigh the points: ``J = sum_i w_i rho(u_i) / sum_i w_i``; an integer
+    weight has point ``i`` stand for ``w_i`` equal points (a resample's multiplicity). :meth:`at` gives ``J``
+    and its derivatives in ``q``. With ``x = kappa (y - q)`` and ``e = exp(-|x|)``, one ``e`` per point serves
+    all three::
 
         log(1 + exp(x)) = max(x, 0) + log(1 + e)           (the logs summed by :func:`sum_of_logs`)
-        dJ/dq  = -(sigmoid(x) + tau - 1) / n,   sigmoid(x) = 1/2 + sign(x) (1/2 - e/(1 + e))
-        d2J/dq2 = kappa * sigmoid(x) sigmoid(-x) / n,   sigmoid(x) sigmoid(-x) = e/(1 + e) * (1 - e/(1 + e))
+        dJ/dq  = -(sigmoid(x) + tau - 1) w / n,   sigmoid(x) = 1/2 + sign(x) (1/2 - e/(1 + e))
+        d2J/dq2 = kappa * sigmoid(x) sigmoid(-x) w / n,   sigmoid(x) sigmoid(-x) = e/(1 + e) * (1 - e/(1 + e))
 
-    (with counts, ``n`` is their total and a point's terms count ``counts[i]`` times: its ``1 + e``
-    is repeated that many times into the products of :func:`sum_of_logs`). With ties, ``q`` is one
+    (``n = sum_i w_i``; unweighted, ``w = 1``). Integer weights whose total is at most :data:`_REPEATED`
+    times the points repeat each ``1 + e`` that many times into the products of :func:`sum_of_logs`; other
+    weights take ``w @ log1p(e)``. With ties, ``q`` is one
     value per distinct ``z``, and ``e`` is the smaller of ``exp(-kappa y) exp(kappa q)`` and
     ``exp(kappa y) exp(-kappa q)``: the factors of ``y`` are computed once, those of ``q`` once per
     distinct ``z`` (not once per point), and no exponential is taken per point per evaluation.
     """
 
-    def __init__(self, y: np.ndarray, tau: float, kappa: float, ties, counts=None):
+    def __init__(self, y: np.ndarray, tau: float, kappa: float, ties, weights=None):
         self.y, self.tau, self.kappa, self.ties = y, tau, kappa, ties
         self.ky = kappa * y
-        self.counts = None if counts is None else np.asarray(counts).astype(np.int64)
-        self.n = y.size if counts is None else int(self.counts.sum())
-        self.weights = ties.sums(np.ones(y.size) if counts is None else self.counts.astype(float))
+        self.w = None if weights is None else np.asarray(weights, dtype=float)
+        self.reps = repeats(self.w)
+        self.n = y.size if weights is None else float(self.w.sum())
+        self.w_tied = ties.sums(np.ones(y.size) if weights is None else self.w)  # per distinct z
         self.factors = None
         if ties.sizes is not None and kappa * max(1.0, float(np.abs(y).max())) <= _SEPARABLE:
             up = np.exp(self.ky)
@@ -155,11 +178,11 @@ class LossPoints:
         kq += self.kappa * y0
         xk, ex, e = self.exp_terms(kq)
         e1 = 1.0 + e
-        tau, kappa, counts, n = self.tau, self.kappa, self.counts, self.n
-        if counts is None:
+        tau, kappa, w, n = self.tau, self.kappa, self.w, self.n
+        if w is None:
             f = np.add.reduce(np.maximum(xk, 0.0)) + sum_of_logs(e1) + (tau - 1.0) * np.add.reduce(xk)
         else:
-            f = counts @ np.maximum(xk, 0.0) + sum_of_logs(e1.repeat(counts)) + (tau - 1.0) * (counts @ xk)
+            f = w @ np.maximum(xk, 0.0) + weighted_logs(e, e1, w, self.reps) + (tau - 1.0) * (w @ xk)
         f /= kappa * n
 
         def derivatives():
@@ -174,10 +197,10 @@ class LossPoints:
                 r2 = ex * sig
                 r2 *= sig  # sigmoid(x) sigmoid(-x), no factor below the normal range
                 shift = 0.0
-            if counts is not None:
-                sig *= counts
-                r2 *= counts
-            return ((1.0 - tau - shift) * self.weights - self.ties.sums(sig)) / n, (kappa / n) * self.ties.sums(r2)
+            if w is not None:
+                sig *= w
+                r2 *= w
+            return ((1.0 - tau - shift) * self.w_tied - self.ties.sums(sig)) / n, (kappa / n) * self.ties.sums(r2)
 
         return float(f), derivatives
 

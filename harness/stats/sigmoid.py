@@ -11,6 +11,9 @@ slope only)::
     J(theta) = (1/n) * sum_i rho_{tau,kappa}(y_i - q(z_i; theta)) + lam * beta**2
     rho(u)   = log(1 + exp(kappa * u)) / kappa + (tau - 1) * u
 
+With weights ``w_i > 0`` the mean is weighted, ``sum_i w_i rho_i / sum_i w_i`` (a base model's rows each
+``1/n_g``; a resample's row drawn ``k`` times, ``k`` times its weight).
+
 The optimiser is our own: Newton's method with the exact Hessian on the
 closed feasible set (:func:`harness.stats._newton.active_set_newton`), in
 the coordinates ``x = (y0, h, c, beta)`` with ``h = y0 + L`` the top of the
@@ -109,14 +112,12 @@ def sigmoid_boundary(z, y0: float, L: float, a: float, beta: float) -> np.ndarra
     return y0 + L * expit(a + beta * np.asarray(z, dtype=float))
 
 
-def sigmoid_objective(params, z, y, *, tau: float, kappa: float, lam: float) -> float:
-    """Mean smoothed pinball loss plus ``lam * beta**2`` at natural parameters.
-
-    ``params`` is ``(y0, L, a, beta)``.
-    """
+def sigmoid_objective(params, z, y, *, tau: float, kappa: float, lam: float, weights=None) -> float:
+    """Mean smoothed pinball loss (weighted by ``weights``, when given) plus ``lam * beta**2`` at natural
+    parameters ``(y0, L, a, beta)``."""
     y0, L, a, beta = (float(p) for p in params)
     u = np.asarray(y, dtype=float) - sigmoid_boundary(z, y0, L, a, beta)
-    return float(np.mean(smoothed_pinball_loss(u, tau, kappa)) + lam * beta**2)
+    return float(np.average(smoothed_pinball_loss(u, tau, kappa), weights=weights) + lam * beta**2)
 
 
 class _Problem:
@@ -146,15 +147,17 @@ class _Problem:
     the points are kept in increasing ``z``).
     """
 
-    def __init__(self, z, y, tau: float, kappa: float, lam: float, box: tuple[float, float] | None = None, counts=None):
+    def __init__(
+        self, z, y, tau: float, kappa: float, lam: float, box: tuple[float, float] | None = None, weights=None
+    ):
         order = z.argsort(kind="stable")
         z, y = z[order], y[order]
         self.z, self.y, self.tau, self.kappa, self.lam, self.box = z, y, tau, kappa, lam, box
         self.ties = ties = Ties.of(z)
-        # with counts, row i stands for counts[i] equal rows: J's mean is over those, rho's weights counts / total
-        self.counts = None if counts is None else counts[order].astype(np.int64)
-        self.zbar = float(z.mean() if counts is None else (self.counts @ z) / self.counts.sum())
-        self.points = LossPoints(y, tau, kappa, ties, self.counts)
+        # with weights, J is the weighted mean of rho (an integer weight: the row repeated that many times)
+        self.weights = None if weights is None else weights[order]
+        self.zbar = float(z.mean() if weights is None else (self.weights @ z) / self.weights.sum())
+        self.points = LossPoints(y, tau, kappa, ties, self.weights)
         self.dz = ties.values - self.zbar  # per distinct z, as everything of the shape
         self.powers = np.empty((3, self.dz.size))  # (z - zbar)**j, j = 0, 1, 2
         self.powers[0], self.powers[1] = 1.0, self.dz
@@ -174,7 +177,7 @@ class _Problem:
         out.points = (
             self.points
             if (tau, kappa) == (self.tau, self.kappa)
-            else LossPoints(self.y, tau, kappa, self.ties, self.counts)
+            else LossPoints(self.y, tau, kappa, self.ties, self.weights)
         )
         return out
 
@@ -269,17 +272,17 @@ class _Problem:
         )
 
 
-def _checked_counts(counts, z: np.ndarray) -> np.ndarray:
-    counts = np.asarray(counts, dtype=float)
-    if counts.shape != z.shape or not np.all((counts >= 1) & (counts == np.floor(counts))):
-        raise ValueError(f"counts must be one positive integer per row ({z.size}), got shape {counts.shape}")
-    return counts
+def _checked_weights(weights, z: np.ndarray) -> np.ndarray:
+    w = np.asarray(weights, dtype=float)
+    if w.shape != z.shape or not np.all(np.isfinite(w) & (w > 0)):
+        raise ValueError(f"weights must be one finite positive number per row ({z.size}), got shape {w.shape}")
+    return w
 
 
 class SigmoidQuantileRegressor:
     """Quantile boundary ``y0 + L*sigmoid(a + beta z)`` by smoothed pinball loss.
 
-    Minimises ``J = mean_i rho(y_i - q(z_i)) + lam*beta**2`` over
+    Minimises ``J = mean_i rho(y_i - q(z_i)) + lam*beta**2`` (the mean weighted, with weights) over
     ``0 <= y0 <= y0 + L <= 1``, ``beta >= 0`` by Newton's method with the
     exact Hessian (see the module docstring).
 
@@ -359,7 +362,7 @@ class SigmoidQuantileRegressor:
             shapes = [(m, float(np.clip(b, *self.box))) for m, b in shapes]
         return [prob.from_natural(lo, max(hi - lo, 1e-3), -b * m, b) for m, b in shapes]
 
-    def fit(self, z, y, *, init: dict | None = None, counts=None):
+    def fit(self, z, y, *, init: dict | None = None, weights=None):
         """Fit the boundary to ``(z, y)``.
 
         Parameters
@@ -372,12 +375,12 @@ class SigmoidQuantileRegressor:
             is run: one Newton solve at the final ``(tau, kappa)`` from ``init``
             (moved into the feasible set if outside it). Inside a bootstrap each
             resample starts from the full-sample optimum this way.
-        counts : array_like, optional
-            Positive integers, one per row: row ``i`` stands for ``counts[i]``
-            equal rows (a resample's rows drawn more than once, given once), so
-            the fit is the fit to the rows repeated, with ``counts.sum()`` the
-            number of points of the mean. Only with ``init``: the multistart's
-            starts read quantiles of the rows themselves.
+        weights : array_like, optional
+            Positive numbers, one per row: the objective's mean is
+            ``sum_i w_i rho(u_i) / sum_i w_i``. An integer weight has row ``i``
+            stand for that many equal rows (a resample's rows drawn more than
+            once, given once): the fit is the fit to the rows repeated. The
+            multistart's starts read quantiles of the rows unweighted.
 
         Returns
         -------
@@ -385,11 +388,8 @@ class SigmoidQuantileRegressor:
         """
         self._check_settings()
         z, y = check_zy(z, y, min_points=4)
-        if counts is not None:
-            if init is None:
-                raise ValueError("counts are for a fit started from init (a resample's); the multistart takes none")
-            counts = _checked_counts(counts, z)
-        final = _Problem(z, y, self.tau, self.kappa, self.lam, self.box, counts)
+        w = None if weights is None else _checked_weights(weights, z)
+        final = _Problem(z, y, self.tau, self.kappa, self.lam, self.box, w)
         if init is not None:
             return self._solved(final, init)
         stages = [final.with_stage(t, k) for t, k in warmup_stages(self.tau, self.kappa, self.warm_start)]
@@ -436,8 +436,8 @@ class SigmoidQuantileRegressor:
         return min(finals, key=lambda r: r.fun), n_iter
 
     @classmethod
-    def refit_settings(cls, z, y, settings: Sequence[Mapping], inits: Sequence[Mapping], *, counts=None) -> list:
-        """``[cls(**setting).fit(z, y, init=init, counts=counts) for setting, init in zip(settings, inits)]``,
+    def refit_settings(cls, z, y, settings: Sequence[Mapping], inits: Sequence[Mapping], *, weights=None) -> list:
+        """``[cls(**setting).fit(z, y, init=init, weights=weights) for setting, init in zip(settings, inits)]``,
         fit for fit, with the points checked, sorted and grouped once and each ``(tau, kappa)``'s loss terms
         made once: a bootstrap resample refitting several loss settings (``tau``, ``kappa``, ``lam``; other
         options as the constructor's, without ``rng``: no start is drawn) from their full-sample fits."""
@@ -447,8 +447,8 @@ class SigmoidQuantileRegressor:
             model._check_settings()
             if base is None:
                 zc, yc = check_zy(z, y, min_points=4)
-                c = None if counts is None else _checked_counts(counts, zc)
-                base = _Problem(zc, yc, model.tau, model.kappa, model.lam, model.box, c)
+                w = None if weights is None else _checked_weights(weights, zc)
+                base = _Problem(zc, yc, model.tau, model.kappa, model.lam, model.box, w)
             elif model.box != base.box:
                 raise ValueError(f"every setting must share the box, got {model.box} and {base.box}")
             key = (model.tau, model.kappa)

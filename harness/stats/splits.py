@@ -26,6 +26,7 @@ import pandas as pd
 
 from .baselines import BinwiseQuantileRegressor, ConstantQuantileRegressor, LossMinimisingConstantRegressor
 from .ispline import ISplineQuantileRegressor
+from .leaderboard import weight_column
 from .periods import Period, overlap_interval, rolling_pairs
 from .sigmoid import SigmoidQuantileRegressor
 
@@ -47,6 +48,7 @@ class RollingSplit:
     n_val_before_overlap: int
     overlap: tuple[float, float]
     val_rows: np.ndarray | None = None  # the validation points' row positions in the frame
+    w_train: np.ndarray | None = None  # the training rows' weights in the fit (None: one each)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -89,7 +91,8 @@ def rolling_splits(
     Returns
     -------
     list of RollingSplit
-        The validation arrays are already restricted to the overlap
+        With a weight column beside a score column (:func:`harness.stats.leaderboard.weight_column`), the
+        training rows carry its weights. The validation arrays are already restricted to the overlap
         ``[max(min z_tr, min z_va), min(max z_tr, max z_va)]`` (inclusive).
     """
     task_cols = task_map(tasks)
@@ -105,6 +108,7 @@ def rolling_splits(
     out = []
     for label, col in task_cols.items():
         y_all = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
+        w_all = df[weight_column(col)].to_numpy(dtype=float) if weight_column(col) in df.columns else None
         ok = np.isfinite(y_all) & z_ok
         scored = {p: (ok & rows).nonzero()[0] for p, rows in rows_of.items()}  # each period's rows, in row order
         for t, p_tr, p_va in pairs:
@@ -114,9 +118,10 @@ def rolling_splits(
             z_tr, z_va = z_all[tr], z_all[va]
             lo, hi = overlap_interval(z_tr, z_va)
             keep = va[(z_va >= lo) & (z_va <= hi)]
+            w_tr = None if w_all is None else w_all[tr]
             out.append(
                 RollingSplit(
-                    label, t, p_tr, p_va, z_tr, y_all[tr], z_all[keep], y_all[keep], int(va.size), (lo, hi), keep
+                    label, t, p_tr, p_va, z_tr, y_all[tr], z_all[keep], y_all[keep], int(va.size), (lo, hi), keep, w_tr
                 )
             )
     return out
@@ -134,14 +139,19 @@ _TAKES_RNG = {"sigmoid", "ispline"}
 
 
 def _fit_job(job):
-    """``(kind, options, z, y, rng[, init])``: one fitted estimator; ``init`` (the sigmoid and the
-    I-spline) starts a single solve from given parameters."""
-    kind, options, z, y, rng, *init = job
+    """``(kind, options, z, y, rng[, init[, weights]])``: one fitted estimator; ``init`` (the sigmoid and the
+    I-spline) starts a single solve from given parameters; ``weights`` (the sigmoid alone) weigh the rows."""
+    kind, options, z, y, rng, *rest = job
+    init, w = (rest + [None, None])[:2]
     kwargs = dict(options)
     if kind in _TAKES_RNG:
         kwargs["rng"] = rng
     model = _FACTORIES[kind](**kwargs)
-    return model.fit(z, y, init=init[0]) if init and init[0] is not None else model.fit(z, y)
+    if w is not None:
+        if kind != "sigmoid":
+            raise ValueError(f"weighted rows are fitted by the sigmoid alone, not by {kind!r}")
+        return model.fit(z, y, init=init, weights=w)
+    return model.fit(z, y, init=init) if init is not None else model.fit(z, y)
 
 
 def run_fit_jobs(jobs: list, map_fn: Callable | None = None) -> list:
@@ -175,7 +185,7 @@ def fit_split_models(
         raise ValueError(f"unknown estimator {kind!r}; known: {sorted(_FACTORIES)}")
     children = rng.spawn(len(splits))
     inits = list(inits) if inits is not None else [None] * len(splits)
-    jobs = [(kind, dict(options), s.z_train, s.y_train, g, i) for s, g, i in zip(splits, children, inits)]
+    jobs = [(kind, dict(options), s.z_train, s.y_train, g, i, s.w_train) for s, g, i in zip(splits, children, inits)]
     return run_fit_jobs(jobs, map_fn)
 
 

@@ -38,11 +38,12 @@ __all__ = ["hyperparameter_sweep", "fit_setting"]
 _STARTS = {"warm": 1, "cold": 1, "best": 2}
 
 
-def _fit_one(z, y, tau, kappa, lam, options, rngs, z_eval, starts):
-    """Fit one task; with ``starts="best"`` fit warm and cold and keep the lower objective."""
+def _fit_one(z, y, w, tau, kappa, lam, options, rngs, z_eval, starts):
+    """Fit one task (weights ``w``, ``None``: one each); with ``starts="best"`` fit warm and cold and keep the lower
+    objective."""
     modes = {"warm": (True,), "cold": (False,), "best": (True, False)}[starts]
     models = [
-        SigmoidQuantileRegressor(tau=tau, kappa=kappa, lam=lam, rng=g, warm_start=ws, **options).fit(z, y)
+        SigmoidQuantileRegressor(tau=tau, kappa=kappa, lam=lam, rng=g, warm_start=ws, **options).fit(z, y, weights=w)
         for ws, g in zip(modes, rngs)
     ]
     objectives = {("warm" if ws else "cold"): m.objective_ for ws, m in zip(modes, models)}
@@ -70,8 +71,9 @@ def fit_setting(
     z_eval: float,
     estimator_options: Mapping | None = None,
     starts: str = "warm",
+    weights: Mapping[str, np.ndarray | None] | None = None,
 ) -> dict:
-    """Fit every task at one ``(tau, kappa, lam)``.
+    """Fit every task at one ``(tau, kappa, lam)`` (each task's rows weighted by ``weights[task]`` where given).
 
     Parameters
     ----------
@@ -105,6 +107,7 @@ def fit_setting(
         label: _fit_one(
             np.asarray(z, float),
             np.asarray(y, float),
+            (weights or {}).get(label),
             tau,
             kappa,
             lam,
@@ -118,8 +121,10 @@ def fit_setting(
 
 
 def _fit_setting_job(job) -> dict:
-    data, setting, rngs, z_eval, estimator_options, starts = job
-    return fit_setting(data, rngs=rngs, z_eval=z_eval, estimator_options=estimator_options, starts=starts, **setting)
+    data, weights, setting, rngs, z_eval, estimator_options, starts = job
+    return fit_setting(
+        data, rngs=rngs, z_eval=z_eval, estimator_options=estimator_options, starts=starts, weights=weights, **setting
+    )
 
 
 def _serial_map(fn, items):
@@ -164,6 +169,7 @@ def hyperparameter_sweep(
     estimator_options: Mapping | None = None,
     starts: str = "warm",
     map_fn: Callable | None = None,
+    weights: Mapping[str, np.ndarray | None] | None = None,
 ) -> dict:
     """One-at-a-time sweeps of ``tau``, ``kappa``, ``lam`` around ``claimed``.
 
@@ -171,6 +177,8 @@ def hyperparameter_sweep(
     ----------
     data : mapping
         ``{task: (z, y)}`` on the full data.
+    weights : mapping, optional
+        ``{task: w}``: each task's rows' weights in the fits (``None``: one each); the coverage is the rows'.
     rng : numpy.random.Generator
         Parent of one spawned child generator per fit.
     reference : mapping, optional
@@ -222,7 +230,8 @@ def hyperparameter_sweep(
     per = _STARTS[starts] * len(data)
     children = rng.spawn(len(distinct) * per)
     jobs = [
-        (data, s, children[i * per : (i + 1) * per], z_eval, estimator_options, starts) for i, s in enumerate(distinct)
+        (data, weights, s, children[i * per : (i + 1) * per], z_eval, estimator_options, starts)
+        for i, s in enumerate(distinct)
     ]
     fits = list((map_fn or _serial_map)(_fit_setting_job, jobs))
     claimed_fits = fits[0]

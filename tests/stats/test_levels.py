@@ -183,8 +183,27 @@ def test_the_model_minimum_over_the_triangle():
         assert -model(w)[0] >= -ref.fun - 1e-12 * max(1.0, abs(ref.fun)), trial
 
 
-def test_weighted_points_are_refused():
+@pytest.mark.parametrize("grouped", [False, True], ids=["per-point", "per-distinct-z"])
+def test_weighted_screen_is_the_screen_of_the_rows_repeated(grouped):
+    # integer weights (the repeated factors) and the same halved (w @ log1p(e)): the value and derivatives of the
+    # rows repeated, and the same optimum
     z, y, rng = _data()
-    points = LossPoints(y, 0.9, 25.0, Ties.of(z), counts=np.ones(z.size, dtype=int))
-    with pytest.raises(ValueError, match="unweighted"):
-        optimal_levels(np.full((1, points.ties.values.size), 0.5), points, np.array([0.2, 0.8]), ftol=1e-8)
+    w = rng.integers(1, 4, z.size)
+    zr, yr = np.repeat(z, w), np.repeat(y, w)
+    tie = Ties.of if grouped else (lambda _: Ties.none())
+    repeated = LossPoints(yr, 0.9, 25.0, tie(zr))
+    values = repeated.ties.values if grouped else None
+    s = _shapes(values if grouped else z, rng, 5)
+    s_rep = s if grouped else s.repeat(w, axis=1)
+    v = np.column_stack([rng.uniform(0.0, 0.3, 5), rng.uniform(0.5, 1.0, 5)])
+    ref = _evaluate(_Shapes(s_rep), repeated, v)
+    ref_levels = optimal_levels(s_rep, repeated, v, ftol=1e-12)
+    for scale in (1.0, 0.5):
+        points = LossPoints(y, 0.9, 25.0, tie(z), weights=scale * w)
+        got = _evaluate(_Shapes(s), points, v)
+        np.testing.assert_allclose(got[0], ref[0], rtol=1e-12)
+        np.testing.assert_allclose(got[1], ref[1], rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(got[2], ref[2], rtol=1e-10)
+        levels = optimal_levels(s, points, v, ftol=1e-12)
+        np.testing.assert_allclose(levels.fun, ref_levels.fun, rtol=1e-12)
+        np.testing.assert_allclose(levels.v, ref_levels.v, atol=1e-5)  # the flat shape's optimum is shallow

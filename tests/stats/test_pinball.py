@@ -66,7 +66,7 @@ def test_sum_of_logs_is_the_sum_of_log1p_to_rounding():
 
 
 @pytest.mark.parametrize("grouped", [False, True], ids=["per-point", "per-distinct-z"])
-@pytest.mark.parametrize("weighted", [False, True], ids=["mean", "counts"])
+@pytest.mark.parametrize("weighted", ["mean", "counts", "real"])
 def test_loss_points_give_the_loss_and_its_derivatives(weighted, grouped):
     # q = y0 + L s on 600 points in 40 groups of 15 that share s (a compute value shared by fine-tunes):
     # per distinct z the loss takes exp(-kappa |y - q|) as a product of per-point and per-group factors
@@ -75,12 +75,13 @@ def test_loss_points_give_the_loss_and_its_derivatives(weighted, grouped):
     s = np.repeat(s40, 15)
     y = np.clip(0.2 + 0.6 * s + rng.normal(0.0, 0.1, s.size), 0.0, 1.0)
     y0, L = 0.1, 0.75
-    counts = rng.integers(1, 4, s.size) if weighted else np.ones(s.size, dtype=int)
-    wn = counts / counts.sum()
+    w = {"mean": np.ones(s.size), "counts": rng.integers(1, 4, s.size), "real": rng.uniform(0.01, 3.0, s.size)}
+    wn = w[weighted] / w[weighted].sum()
     ties = Ties.of(np.repeat(np.arange(40.0), 15)) if grouped else Ties.none()
     sums = (lambda v: v.reshape(40, 15).sum(axis=1)) if grouped else (lambda v: v)
     for tau, kappa in ((0.98, 50.0), (0.5, 10.0), (0.9, 1000.0)):
-        points = LossPoints(y, tau, kappa, ties, counts if weighted else None)
+        points = LossPoints(y, tau, kappa, ties, None if weighted == "mean" else w[weighted])
+        assert (points.reps is not None) == (weighted == "counts")
         # the product form where every factor stays in range (kappa <= 300 here), the exponential of |x| beyond
         assert (points.factors is not None) == (grouped and kappa <= 300)
         u = y - (y0 + L * s)

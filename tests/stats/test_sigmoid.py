@@ -29,17 +29,19 @@ def _interior_points(prob, rng, n=5):
 
 
 @pytest.mark.parametrize("tied", [False, True], ids=["distinct-z", "tied-z"])
-@pytest.mark.parametrize("counted", [False, True], ids=["rows", "rows-with-counts"])
+@pytest.mark.parametrize("weighted", ["rows", "counts", "real"])
 @pytest.mark.parametrize("boxed", [False, True], ids=["free", "authors-box"])
-def test_gradient_and_hessian_match_finite_differences(boxed, counted, tied):
+def test_gradient_and_hessian_match_finite_differences(boxed, weighted, tied):
     z, y = _toy(500)
     if tied:  # 50 distinct values of z, ten rows each: the sigmoid computed once per value
         z = np.repeat(z[:50], 10)
     prob = _problem(z, y, boxed)
     assert (prob.ties.sizes is not None) == tied
-    if counted:  # each row standing for 1-4 equal rows
-        counts = np.random.default_rng(4).integers(1, 5, z.size).astype(float)
-        prob = _Problem(z, y, prob.tau, prob.kappa, prob.lam, prob.box, counts)
+    if weighted != "rows":  # each row standing for 1-4 equal rows, or weighing a real number in (0.01, 3)
+        g = np.random.default_rng(4)
+        w = g.integers(1, 5, z.size).astype(float) if weighted == "counts" else g.uniform(0.01, 3.0, z.size)
+        prob = _Problem(z, y, prob.tau, prob.kappa, prob.lam, prob.box, w)
+        assert (prob.points.reps is not None) == (weighted == "counts")
     rng = np.random.default_rng(0)
     h = 1e-6
     for x in _interior_points(prob, rng):
@@ -266,20 +268,77 @@ def test_rows_with_counts_are_the_rows_repeated(boxed):
     kw = {"tau": 0.98, "kappa": 50.0, "lam": 1e-3, "box": box}
     full = SigmoidQuantileRegressor(rng=np.random.default_rng(0), **kw).fit(z, y)
     a = SigmoidQuantileRegressor(**kw).fit(z[i], y[i], init=full.params_)
-    b = SigmoidQuantileRegressor(**kw).fit(z[rows], y[rows], init=full.params_, counts=counts)
+    b = SigmoidQuantileRegressor(**kw).fit(z[rows], y[rows], init=full.params_, weights=counts)
     assert a.converged_ and b.converged_ and b.objective_ == pytest.approx(a.objective_, rel=1e-13)
     np.testing.assert_allclose(b.predict([0.0, 1.5, 3.0]), a.predict([0.0, 1.5, 3.0]), atol=1e-8)
 
 
-def test_counts_are_refused_without_init_and_when_not_positive_integers():
+def _base_models(n=600, seed=7):
+    """Rows in 60 base models of 1-19 fine-tunes each: the fine-tunes share the model's z."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 20, 60)
+    z = np.repeat(rng.uniform(-1, 4, 60), sizes)
+    y = sigmoid_boundary(z, 0.1, 0.6, -2.0, 1.2) + rng.uniform(-0.05, 0.05, z.size)
+    return z, y, sizes
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.5], ids=["repeated-path", "log1p-path"])
+def test_integer_weights_fit_as_the_rows_repeated(scale):
+    # Weights 1-3 (halved: the same weighted mean, taken through w @ log1p(e) instead of the repeated factors):
+    # the objective, gradient and Hessian of the rows repeated, and the same fit from the multistart.
+    z, y, _ = _base_models()
+    w = np.random.default_rng(8).integers(1, 4, z.size)
+    repeated = _Problem(np.repeat(z, w), np.repeat(y, w), 0.98, 50.0, 1e-3)
+    weighted = _Problem(z, y, 0.98, 50.0, 1e-3, None, scale * w)
+    assert (weighted.points.reps is None) == (scale != 1.0)
+    for x in _interior_points(repeated, np.random.default_rng(9)):
+        x_w = weighted.from_natural(*repeated.natural(x))
+        f1, g1, H1 = repeated.value_grad_hess(x)
+        f2, g2, H2 = weighted.value_grad_hess(x_w)
+        assert f2 == pytest.approx(f1, rel=1e-12)
+        np.testing.assert_allclose(g2, g1, rtol=1e-10, atol=1e-13)
+        np.testing.assert_allclose(H2, H1, rtol=1e-10, atol=1e-12)
+    kw = {"tau": 0.98, "kappa": 50.0, "lam": 1e-3, "n_random": 0}
+    rep = SigmoidQuantileRegressor(**kw).fit(np.repeat(z, w), np.repeat(y, w))
+    wt = SigmoidQuantileRegressor(**kw).fit(z, y, weights=scale * w)
+    assert wt.converged_ and wt.objective_ == pytest.approx(rep.objective_, rel=1e-10)
+    np.testing.assert_allclose(wt.predict([0.0, 1.5, 3.0]), rep.predict([0.0, 1.5, 3.0]), atol=1e-8)
+
+
+@pytest.mark.parametrize("c", [0.37, 1.0, 5.0])
+def test_equal_weights_give_the_unweighted_fit(c):
+    z, y, _ = _base_models()
+    kw = {"tau": 0.98, "kappa": 50.0, "lam": 1e-3, "n_random": 2}
+    plain = SigmoidQuantileRegressor(rng=np.random.default_rng(0), **kw).fit(z, y)
+    weighted = SigmoidQuantileRegressor(rng=np.random.default_rng(0), **kw).fit(z, y, weights=np.full(z.size, c))
+    assert weighted.objective_ == pytest.approx(plain.objective_, rel=1e-12)
+    np.testing.assert_allclose(weighted.predict([0.0, 1.5, 3.0]), plain.predict([0.0, 1.5, 3.0]), atol=1e-10)
+
+
+def test_cluster_weights_make_each_base_model_weigh_one():
+    # Weights 1/n_g: the objective equals the unweighted one on one row per base model when every fine-tune of a
+    # model has its score (so the weighted mean over a model's rows is that row's loss), and the weighted fit is
+    # the fit to those rows.
+    z, y, sizes = _base_models()
+    first = np.r_[0, np.cumsum(sizes)[:-1]]
+    y = y[first].repeat(sizes)
+    w = 1.0 / sizes.repeat(sizes)
+    kw = {"tau": 0.9, "kappa": 50.0, "lam": 1e-3, "n_random": 0}
+    one = SigmoidQuantileRegressor(**kw).fit(z[first], y[first])
+    weighted = SigmoidQuantileRegressor(**kw).fit(z, y, weights=w, init=one.params_)
+    assert weighted.objective_ == pytest.approx(one.objective_, rel=1e-12)
+    np.testing.assert_allclose(weighted.predict([0.0, 1.5, 3.0]), one.predict([0.0, 1.5, 3.0]), atol=1e-9)
+
+
+def test_weights_are_refused_when_not_positive_or_not_one_per_row():
     z, y = _toy(100)
     m = SigmoidQuantileRegressor(rng=np.random.default_rng(0), tau=0.98, kappa=50.0, lam=1e-3)
-    with pytest.raises(ValueError, match="init"):
-        m.fit(z, y, counts=np.ones(z.size))
     init = {"y0": 0.1, "L": 0.6, "a": -2.0, "beta": 1.2}
-    for bad in (np.zeros(z.size), np.full(z.size, 1.5), np.ones(z.size - 1)):
-        with pytest.raises(ValueError, match="counts"):
-            m.fit(z, y, init=init, counts=bad)
+    for bad in (np.zeros(z.size), np.full(z.size, -1.5), np.full(z.size, np.nan), np.ones(z.size - 1)):
+        with pytest.raises(ValueError, match="weights"):
+            m.fit(z, y, init=init, weights=bad)
+        with pytest.raises(ValueError, match="weights"):
+            m.fit(z, y, weights=bad)
 
 
 @pytest.mark.parametrize("counted", [False, True], ids=["rows", "rows-with-counts"])
@@ -295,9 +354,9 @@ def test_refit_settings_gives_each_settings_own_fit(counted):
         {"tau": 0.98, "kappa": 100.0, "lam": 1e-3},
     ]
     inits = [SigmoidQuantileRegressor(rng=np.random.default_rng(0), **s).fit(z, y).params_ for s in settings]
-    shared = SigmoidQuantileRegressor.refit_settings(z, y, settings, inits, counts=counts)
+    shared = SigmoidQuantileRegressor.refit_settings(z, y, settings, inits, weights=counts)
     for s, init, got in zip(settings, inits, shared):
-        one = SigmoidQuantileRegressor(**s).fit(z, y, init=init, counts=counts)
+        one = SigmoidQuantileRegressor(**s).fit(z, y, init=init, weights=counts)
         assert (got.params_, got.objective_, got.n_iter_, got.converged_) == (
             one.params_,
             one.objective_,
@@ -316,7 +375,7 @@ def test_refit_settings_refuses_what_one_fit_refuses():
         SigmoidQuantileRegressor.refit_settings(z, y, [{**s, "box": (50.0, 0.05)}], [init])
     with pytest.raises(ValueError, match="tau"):
         SigmoidQuantileRegressor.refit_settings(z, y, [{**s, "tau": 1.5}], [init])
-    with pytest.raises(ValueError, match="counts"):
-        SigmoidQuantileRegressor.refit_settings(z, y, [s], [init], counts=np.zeros(z.size))
+    with pytest.raises(ValueError, match="weights"):
+        SigmoidQuantileRegressor.refit_settings(z, y, [s], [init], weights=np.zeros(z.size))
     with pytest.raises(ValueError):
         SigmoidQuantileRegressor.refit_settings(z, y, [s, s], [init])

@@ -154,12 +154,14 @@ def test_a_data_choice_in_a_claims_own_params_is_refused_beside_the_authors_arm(
     data = [n for n, c in protocol.CHOICES.items() if c.kind == "data"]
     if not data or raw.get("upstream") is None:
         pytest.skip("no data choice, or no authors' arm")
-    name = "one_per_base_model" if "one_per_base_model" in data else data[0]
-    default = protocol.Params.model_fields[name].default
-    raw["params"][name] = (not default) if isinstance(default, bool) else default + 1  # another value than the code's
+    name = "weighting" if "weighting" in data else data[0]
+    field = protocol.Params.model_fields[name]
+    default = field.default
+    other = [v for v in getattr(field.annotation, "__args__", ()) if v != default]  # a Literal's other values
+    raw["params"][name] = other[0] if other else (not default) if isinstance(default, bool) else default + 1
     raw.pop("multiverse", None)
     problems = _problems(tmp_path, path, raw)
-    assert any(p.startswith(f"params.{name}: {raw['params'][name]} is a data choice") for p in problems), problems
+    assert any(p.startswith(f"params.{name}: {raw['params'][name]!r} is a data choice") for p in problems), problems
 
 
 @pytest.mark.parametrize("path", CLAIMS, ids=lambda p: p.stem)

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from ...core.schema import Number
 from ...parallel.fanout import Mapper
+from ...stats.leaderboard import weight_column
 from ...stats.sigmoid import SigmoidQuantileRegressor, sigmoid_boundary, sigmoid_objective
 from ..base import Choice, Context, Measurement, Protocol
 from ..leaderboard import (
@@ -23,6 +24,7 @@ from ..leaderboard import (
     leaderboard_frame,
     leaderboard_summary,
     task_data,
+    task_weights,
 )
 from . import CARD
 from . import quantities as Q
@@ -70,12 +72,19 @@ class BoundaryParams(LeaderboardParams, EstimatorParams, BoxParams):
         description="also refit every task from the other start (cold when `warm_start`, warm when not) and report "
         "the largest shift of a boundary",
     )
+    kappa_check: Number | None = Field(
+        None,
+        gt=0,
+        le=1e6,
+        description="also refit every boundary at this κ, everything else as claimed: a large κ is nearly the sharp "
+        "check loss, whose minimiser leaves about 1 - tau of the models above it",
+    )
 
 
 def _fit_task(job) -> tuple[float, dict]:
     """One task's boundary: ``(its value at z_eval, its fit)``; a task of the fan-out layer."""
-    z, y, options, rng, z_eval = job
-    model = SigmoidQuantileRegressor(rng=rng, **options).fit(z, y)
+    z, y, w, options, rng, z_eval = job
+    model = SigmoidQuantileRegressor(rng=rng, **options).fit(z, y, weights=w)
     fit = {
         "params": model.params_,
         "objective": model.objective_,
@@ -86,25 +95,24 @@ def _fit_task(job) -> tuple[float, dict]:
     return float(model.predict(z_eval)), fit
 
 
-def _fit_all(data, params, rng, z_eval, **overrides):
+def _fit_all(data, weights, params, rng, z_eval, **overrides):
     """Every task's boundary, each from its own generator spawned from ``rng`` (in task order)."""
     options = params.estimator(**overrides)
-    jobs = [(z, y, options, g, z_eval) for (z, y), g in zip(data.values(), rng.spawn(len(data)))]
+    jobs = [(z, y, weights[k], options, g, z_eval) for ((k, (z, y)), g) in zip(data.items(), rng.spawn(len(data)))]
     out = Mapper("fits of the tasks")(_fit_task, jobs)
     return {k: v for k, (v, _) in zip(data, out)}, {k: f for k, (_, f) in zip(data, out)}
 
 
-def _boundary_fits(indices, rng, *, z, Y, labels, inits, options, z_eval) -> tuple[dict, dict]:
+def _boundary_fits(indices, rng, *, z, Y, W, labels, inits, options, z_eval) -> tuple[dict, dict]:
     """Every task's boundary refitted on the rows ``indices`` from ``inits`` and read off at ``z_eval``, and
-    the fits' parameters (``inits`` in kind)."""
+    the fits' parameters (``inits`` in kind). ``W``: the rows' weights (``None``: one each)."""
     rows, counts = np.unique(indices, return_counts=True)  # a row drawn k times is fitted once, counted k times
     zi, out, params = z[rows], {}, {}
     for j, label in enumerate(labels):
         yi = Y[rows, j]
         keep = np.isfinite(yi)
-        model = SigmoidQuantileRegressor(rng=rng, **options).fit(
-            zi[keep], yi[keep], init=inits[label], counts=counts[keep]
-        )
+        w = counts[keep] if W is None else counts[keep] * W[rows, j][keep]
+        model = SigmoidQuantileRegressor(rng=rng, **options).fit(zi[keep], yi[keep], init=inits[label], weights=w)
         out[Q.boundary(label)], params[label] = float(model.predict(z_eval)), model.params_
     return out, params
 
@@ -137,29 +145,34 @@ class BoundaryAtBudget(Protocol):
         return leaderboard_summary(tables, params)
 
     def multiverse_params(self, params: BoundaryParams) -> dict:
-        return {"robustness_cold_start": False, "box_check": None}
+        return {"robustness_cold_start": False, "box_check": None, "kappa_check": None}
 
     def measure(self, params: BoundaryParams, tables, rng):
-        data = task_data(leaderboard_frame(tables, params), params)
+        frame = leaderboard_frame(tables, params)
+        data, weights = task_data(frame, params), task_weights(frame, params)
         z_eval = math.log10(params.eval_x)
-        cells, fits = _fit_all(data, params, rng, z_eval)
+        cells, fits = _fit_all(data, weights, params, rng, z_eval)
         values = _boundary_values(cells, fits)
         z_all = next(iter(data.values()))[0]
         details = {"fits": fits, "n_at_or_above_eval": int(np.sum(z_all >= z_eval))}
         if params.robustness_cold_start:
-            alt, alt_fits = _fit_all(data, params, rng, z_eval, warm_start=not params.warm_start)
+            alt, alt_fits = _fit_all(data, weights, params, rng, z_eval, warm_start=not params.warm_start)
             values.update({Q.alt_start_boundary(k): v for k, v in alt.items()})
             values["alt_start.max_shift"] = max(abs(alt[k] - cells[k]) for k in cells)
             details["alt_start_fits"] = alt_fits
         if params.box_check is not None:
-            boxed, boxed_fits = _fit_all(data, params, rng, z_eval, box=tuple(params.box_check))
+            boxed, boxed_fits = _fit_all(data, weights, params, rng, z_eval, box=tuple(params.box_check))
             values.update({Q.boxed(Q.boundary(k)): v for k, v in boxed.items()})
             details["boxed_fits"] = boxed_fits
+        if params.kappa_check is not None:
+            sharp, sharp_fits = _fit_all(data, weights, params, rng, z_eval, kappa=params.kappa_check)
+            values.update(_boundary_values(sharp, sharp_fits, Q.sharp("")))
         return Measurement(values, details)
 
     def control(self, kind, cparams: TauOverride, params: BoundaryParams, tables, rng, baseline):
-        data = task_data(leaderboard_frame(tables, params), params)
-        cells, fits = _fit_all(data, params, rng, math.log10(params.eval_x), tau=cparams.tau)
+        frame = leaderboard_frame(tables, params)
+        data, weights = task_data(frame, params), task_weights(frame, params)
+        cells, fits = _fit_all(data, weights, params, rng, math.log10(params.eval_x), tau=cparams.tau)
         return Measurement(_boundary_values(cells, fits), {"fits": fits})
 
     def tail_support(self, params: BoundaryParams, tables, reimpl) -> dict:
@@ -175,10 +188,13 @@ class BoundaryAtBudget(Protocol):
         # the tasks whose boundary is read (all when none is named): the others are not refitted
         labels = [k for k in params.tasks if quantities is None or Q.boundary(k) in quantities] or list(params.tasks)
         Y = np.column_stack([frame[params.tasks[k]].to_numpy(dtype=float) for k in labels])
+        wcols = [weight_column(params.tasks[k]) for k in labels]
+        W = frame[wcols].to_numpy(dtype=float) if params.weighting == "base_model" else None
         options = params.estimator(n_random=0)  # each resample starts from the full-sample optimum
         design = dict(
             z=frame["z"].to_numpy(dtype=float),
             Y=Y,
+            W=W,
             labels=labels,
             inits={k: f["params"] for k, f in reimpl.details["fits"].items()},
             options=options,

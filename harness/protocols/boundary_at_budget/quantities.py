@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from ...core.quantities import SCORE, Quantity, boxed, budget_text
 
-__all__ = ["vocabulary", "control_vocabulary", "boundary", "coverage", "alt_start_boundary", "ALT_START_MAX_SHIFT"]
+__all__ = [
+    "vocabulary",
+    "control_vocabulary",
+    "boundary",
+    "coverage",
+    "alt_start_boundary",
+    "ALT_START_MAX_SHIFT",
+    "sharp",
+]
 
 #: The largest change of a boundary when the fits start the other way (cold instead of warm, or back).
 ALT_START_MAX_SHIFT = "alt_start.max_shift"
@@ -16,6 +24,11 @@ def boundary(label: str) -> str:
 
 def coverage(label: str) -> str:
     return f"coverage.{label}"
+
+
+def sharp(name: str) -> str:
+    """Quantity ``name`` refitted at ``kappa_check`` (a large κ: nearly the sharp check loss)."""
+    return f"kappa_check.{name}"
 
 
 def alt_start_boundary(label: str) -> str:
@@ -42,6 +55,15 @@ def vocabulary(p: dict) -> dict[str, Quantity]:
         for label in p["tasks"]:
             out[boxed(boundary(label))] = Quantity(
                 f"{label} boundary at {at}, inside the authors' box", "reimpl", bounds=SCORE
+            )
+    if p.get("kappa_check"):
+        k = f"{p['kappa_check']:g}"
+        for label in p["tasks"]:
+            out[sharp(boundary(label))] = Quantity(
+                f"{label} boundary at {at}, refitted at κ = {k}", "reimpl", bounds=SCORE
+            )
+            out[sharp(coverage(label))] = Quantity(
+                f"share of {label} scores on or below the boundary refitted at κ = {k}", "reimpl", "fraction"
             )
     return out
 

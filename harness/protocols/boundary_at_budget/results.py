@@ -68,10 +68,14 @@ class Results(BaseResults):
         for label in self.labels:
             name, t = Q.boundary(label), self.paper.get(Q.boundary(label))
             mine, theirs, cv = self.mine.get(name), self.theirs.get(name), ctl.get(name)
+            cov, sharp_cov = self.mine.get(Q.coverage(label)), self.mine.get(Q.sharp(Q.coverage(label)))
             out.append(
                 {
                     "label": label,
                     "mine": mine,
+                    "above": None if cov is None else 1.0 - cov,
+                    "sharp": self.mine.get(Q.sharp(name)),
+                    "sharp_above": None if sharp_cov is None else 1.0 - sharp_cov,
                     "theirs": theirs,
                     "paper_text": t.paper_text if t else None,
                     "mine_minus_paper": t.reimpl.delta if t else None,
@@ -81,6 +85,24 @@ class Results(BaseResults):
                 }
             )
         return out
+
+    @cached_property
+    def smoothing(self) -> dict:
+        """What the smoothing does to the quantile: the share of models above each fitted boundary against the
+        ``1 - tau`` a τ-quantile leaves, at the claim's κ and at ``kappa_check`` (``sharp``: ``None`` without it),
+        each as its range over the benchmarks."""
+
+        def span(key):
+            v = [r[key] for r in self.rows if r[key] is not None]
+            return {"lo": min(v), "hi": max(v)} if v else None
+
+        return {
+            "nominal": 1.0 - self.params["tau"],
+            "kappa": self.params["kappa"],
+            "above": span("above"),
+            "sharp_kappa": self.params.get("kappa_check"),
+            "sharp_above": span("sharp_above"),
+        }
 
     @cached_property
     def against_paper(self) -> dict:

@@ -40,6 +40,15 @@ class EstimatorComparisonParams(LeaderboardParams, EstimatorParams, PeriodParams
     )
     n_shuffles: Count = Field(5, ge=1, le=1000, description="shuffles of shuffle_z when its own params omit it")
 
+    @field_validator("weighting")
+    @classmethod
+    def _rows(cls, weighting):
+        if weighting != "rows":
+            raise ValueError(
+                f"the I-spline and the baselines take no weights: weighting must be 'rows', got {weighting!r}"
+            )
+        return weighting
+
     @field_validator("knot_grid")
     @classmethod
     def _positive(cls, grid):
@@ -137,7 +146,8 @@ class EstimatorComparison(Protocol):
             "analysis",
             "a setting of the comparison estimator, which Appendix B.3 leaves open",
         ),
-        **DATA_CHOICES,
+        # weighting is left out: the I-spline and the baselines take no weights
+        "scores": DATA_CHOICES["scores"],
     }
 
     def columns(self, params):

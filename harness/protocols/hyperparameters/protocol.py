@@ -12,6 +12,7 @@ from pydantic import Field, model_validator
 from ...core.quantities import budget_text
 from ...core.schema import Count, Label, Number, RelativePath
 from ...parallel.fanout import Mapper
+from ...stats.leaderboard import weight_column
 from ...stats.sigmoid import BETA_MAX
 from ...stats.sweep import fit_setting, hyperparameter_sweep
 from ..base import Context, Measurement, Protocol, ProtocolParams
@@ -26,6 +27,7 @@ from ..leaderboard import (
     leaderboard_frame,
     leaderboard_summary,
     task_data,
+    task_weights,
 )
 from . import CARD
 from . import quantities as Q
@@ -142,7 +144,7 @@ def sweep_details(sweep: dict) -> dict:
     return {"claimed": Q.setting_key(sweep["claimed"]), "settings": settings, "beta_ceiling": BETA_MAX}
 
 
-def _sweep_fits(indices, rng, *, z, Y, labels, settings, reference, z_eval, claimed_key) -> tuple[dict, dict]:
+def _sweep_fits(indices, rng, *, z, Y, W, labels, settings, reference, z_eval, claimed_key) -> tuple[dict, dict]:
     """Every setting's boundaries on the rows ``indices``, each fit started from ``settings``' parameters: the
     largest gap to the reference at the claimed setting and the smallest over the others, and the fits
     (``settings`` in kind)."""
@@ -158,7 +160,7 @@ def _sweep_fits(indices, rng, *, z, Y, labels, settings, reference, z_eval, clai
             yi[keep],
             [{"n_random": 0, **setting} for setting, _ in settings.values()],
             [inits[label] for _, inits in settings.values()],
-            counts=counts[keep],
+            weights=counts[keep] if W is None else counts[keep] * W[rows, j][keep],
         )
         for key, model in zip(settings, models):
             cells[key][label], params[key][label] = float(model.predict(z_eval)), model.params_
@@ -180,11 +182,11 @@ class Hyperparameters(Protocol):
             why="Table 1, the reference the sweep is judged against, is of raw accuracies: normalised scores ask "
             "which setting fits another table",
         ),
-        "one_per_base_model": replace(
-            DATA_CHOICES["one_per_base_model"],
+        "weighting": replace(
+            DATA_CHOICES["weighting"],
             role="estimand",
-            why="Table 1, the reference the sweep is judged against, was fitted on every row: another set of rows "
-            "asks which setting fits another table",
+            why="Table 1, the reference the sweep is judged against, was fitted with each row weighing one: other "
+            "weights ask which setting fits another table",
         ),
     }
 
@@ -195,9 +197,11 @@ class Hyperparameters(Protocol):
         return leaderboard_summary(tables, params)
 
     def measure(self, params: HyperParams, tables, rng):
-        data = task_data(leaderboard_frame(tables, params), params)
+        frame = leaderboard_frame(tables, params)
+        data = task_data(frame, params)
         sweep = hyperparameter_sweep(
             data,
+            weights=task_weights(frame, params),
             rng=rng,
             reference=params.reference,
             claimed=params.loss(),
@@ -211,10 +215,12 @@ class Hyperparameters(Protocol):
         return Measurement(sweep_values(sweep, params.loss(), params.within), sweep_details(sweep))
 
     def control(self, kind, cparams: TauOverride, params: HyperParams, tables, rng, baseline):
-        data = task_data(leaderboard_frame(tables, params), params)
+        frame = leaderboard_frame(tables, params)
+        data = task_data(frame, params)
         rngs = [np.random.default_rng(s) for s in rng.bit_generator.seed_seq.spawn(len(data))]
         fits = fit_setting(
             data,
+            weights=task_weights(frame, params),
             tau=cparams.tau,
             kappa=params.kappa,
             lam=params.lam,
@@ -245,6 +251,11 @@ class Hyperparameters(Protocol):
         design = dict(
             z=frame["z"].to_numpy(dtype=float),
             Y=np.column_stack([frame[params.tasks[k]].to_numpy(dtype=float) for k in labels]),
+            W=(
+                frame[[weight_column(params.tasks[k]) for k in labels]].to_numpy(dtype=float)
+                if params.weighting == "base_model"
+                else None
+            ),
             labels=labels,
             settings=settings,
             reference=dict(params.reference),
