@@ -242,6 +242,7 @@ class MultiverseSpecification(_Model):
     reason: str | None = None
     values: dict[str, float | None] = Field(default_factory=dict)
     readings: list[Reading | None] = Field(default_factory=list)  # per assertion (None: a value is missing)
+    margins: list[float | None] = Field(default_factory=list)  # per assertion: within this of its threshold, unsettled
     reading: Reading | None = None  # fails if one fails, else unsettled if one is, else holds (None: not judged)
     curve: float | None = None  # the value the specification curve sorts by
     curve_lo: float | None = None  # its interval, where the protocol gives one

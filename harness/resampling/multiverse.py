@@ -16,8 +16,9 @@ relation target (``gamma > 0``, ``p > 0.05``, a signed coverage below 0) and eve
 bootstrap asserts. Each is *read* (:func:`read_assertion`) as ``holds`` or ``fails``, or ``unsettled`` where
 the protocol measures the quantity with Monte Carlo error (:meth:`Protocol.decision_margin`: a permutation
 p-value) and it lies within that error of the threshold, on either side: its side is then not established
-by the measurement. An ordering or a relation computed without Monte Carlo error is read by its sign, the
-only reading available without a bootstrap per specification. A value target (``relation: "~"``) is not
+by the measurement. Where the claim has a bootstrap, each specification has its own noise too: a small cluster
+bootstrap of that specification (:data:`NOISE_RESAMPLES`), and an assertion within :data:`NOISE_Z` of its
+standard deviations of the threshold is ``unsettled`` (within noise), not held or failed. A value target (``relation: "~"``) is not
 judged per specification: the finding shows how far the value moves across specifications against the
 paper's value, in units of its tolerance (:attr:`harness.rendering.results.Results.multiverse`).
 
@@ -43,6 +44,7 @@ from ..core.relations import relation_holds
 from ..core.schema import validate_plain
 from ..parallel import fanout
 from ..parallel.fanout import Task
+from ..protocols.base import Protocol
 
 __all__ = [
     "run_multiverse",
@@ -64,22 +66,51 @@ def curve_p_value(observed: float, null) -> float:
     return float((1 + np.sum(null >= observed - 1e-12 * max(1.0, abs(observed)))) / (null.size + 1))
 
 
-def _measure_one(protocol_name: str, params: dict, tables, seed_seq, names: list[str]) -> dict:
+#: Cluster-bootstrap resamples of each specification, and the one-sided normal quantile: an assertion whose side
+#: lies within ``NOISE_Z`` bootstrap standard deviations of its threshold is within that specification's noise.
+NOISE_RESAMPLES, NOISE_Z = 40, 1.645
+
+
+def _measure_one(protocol_name: str, params: dict, tables, seed_seq, names: list[str], noise=None) -> dict:
     """One specification: the re-implementation's measurement with ``params``; a task of the fan-out layer.
 
     Returns ``{"status": "ok", "values": {name: value}}`` for the ``names`` asked for, or ``{"status": "could
     not run", "reason": ...}`` when the protocol cannot measure on this specification (too few rows left, a
-    fit that fails): that is a result about the specification, not a crash of the run."""
+    fit that fails): that is a result about the specification, not a crash of the run. With ``noise``
+    (``(cluster column, seed, [(left, right)])``), also ``margins``: per assertion ``NOISE_Z`` times the standard
+    deviation of ``left - right`` over ``NOISE_RESAMPLES`` cluster-bootstrap resamples of this specification."""
     from ..claimfiles.registry import PROTOCOLS
     from ..core.errors import DataError, ProtocolError
+    from ..stats.resample import cluster_bootstrap, cluster_ids_from_labels
 
     protocol = PROTOCOLS[protocol_name].protocol
     p = validate_plain(protocol.Params, params)
+    failures = (ProtocolError, DataError, ValueError, FloatingPointError, np.linalg.LinAlgError)
     try:
         m = protocol.measure(p, tables, np.random.default_rng(seed_seq))
-    except (ProtocolError, DataError, ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
+    except failures as exc:
         return {"status": "could not run", "reason": " ".join(f"{type(exc).__name__}: {exc}".split())[:300]}
-    return {"status": "ok", "values": plain({n: m.values.get(n) for n in names})}
+    out = {"status": "ok", "values": plain({n: m.values.get(n) for n in names})}
+    if noise is not None:
+        cluster_col, seed, sides = noise
+        read = sorted({x for pair in sides for x in pair if isinstance(x, str)})
+        res = protocol.resampling(p, tables, m, cluster_col=cluster_col, quantities=read)
+        draws = cluster_bootstrap(
+            res.statistic,
+            res.n_rows,
+            cluster_ids_from_labels(res.cluster_labels),
+            n_resamples=NOISE_RESAMPLES,
+            rng=np.random.default_rng(seed),
+            catch=failures,
+            with_rng=True,
+        )
+        margins = []
+        for left, right in sides:
+            d = draws.column(left) - (draws.column(right) if isinstance(right, str) else float(right))
+            d = d[np.isfinite(d)]
+            margins.append(float(NOISE_Z * np.std(d, ddof=1)) if d.size > 2 else None)
+        out["margins"] = margins
+    return out
 
 
 def _null_chunk(protocol_name: str, params: dict, specifications: list[dict], tables, seed_seq, n: int) -> dict:
@@ -156,14 +187,16 @@ def _value_targets(spec) -> list[dict]:
     return out
 
 
-def read_assertion(a: dict, values: dict) -> str | None:
+def read_assertion(a: dict, values: dict, noise: float | None = None) -> str | None:
     """One assertion on one specification's values: ``holds``, ``fails``, ``unsettled`` (within its margin of
-    the threshold, either side), or None when a value is missing."""
+    the threshold, either side: the protocol's Monte Carlo margin, or the specification's own bootstrap
+    ``noise``, the larger), or None when a value is missing."""
     left = values.get(a["left"])
     right = values.get(a["right"]) if isinstance(a["right"], str) else a["right"]
     if left is None or right is None:
         return None
-    if a.get("margin") is not None and abs(left - right) <= a["margin"]:
+    margin = max(a.get("margin") or 0.0, noise or 0.0)
+    if margin and abs(left - right) <= margin:
         return "unsettled"
     return "holds" if relation_holds(a["relation"], left, right) else "fails"
 
@@ -225,7 +258,8 @@ def _specification(choice: dict, res: dict, *, paper: bool, estimand: bool, asse
             choices=choice, paper=paper, estimand=estimand, status="could not run", reason=res["reason"]
         )
     values = res["values"]
-    readings = [read_assertion(a, values) for a in assertions]
+    margins = res.get("margins") or [None] * len(assertions)
+    readings = [read_assertion(a, values, m) for a, m in zip(assertions, margins)]
     return MultiverseSpecification(
         choices=choice,
         paper=paper,
@@ -233,6 +267,7 @@ def _specification(choice: dict, res: dict, *, paper: bool, estimand: bool, asse
         status="ok",
         values=values,
         readings=readings,
+        margins=[a["margin"] if m is None else max(m, a["margin"] or 0.0) for a, m in zip(assertions, margins)],
         reading=specification_reading(readings),
         curve=values.get(curve),
         curve_lo=values.get(ends[0]) if ends else None,
@@ -254,6 +289,10 @@ def run_multiverse(spec, tables) -> MultiverseRecord | None:
     curve = mv.curve or (next((t.quantity for t in spec.claim.targets if t.role == "headline"), None))
     curve = curve or spec.claim.targets[0].quantity
     names = _names(spec, assertions, targets, curve)
+    b = spec.claim.bootstrap
+    noise = None
+    if b is not None and type(protocol).resampling is not Protocol.resampling and assertions:
+        noise = (b.cluster_col, b.seed, [(a["left"], a["right"]) for a in assertions])
     params_of = []
     tasks = []
     for i, choice in enumerate(grid + others):
@@ -261,7 +300,8 @@ def run_multiverse(spec, tables) -> MultiverseRecord | None:
         light = protocol.multiverse_params(validate_plain(protocol.Params, params))
         params_of.append({**params, **light})
         key = f"multiverse specification {i + 1}/{len(grid) + len(others)}"
-        tasks.append(Task(key, _measure_one, (protocol.name, params_of[-1], tables, _run_stream(spec.seed), names)))
+        args = (protocol.name, params_of[-1], tables, _run_stream(spec.seed), names, noise)
+        tasks.append(Task(key, _measure_one, args))
     progress.stage(f"multiverse: {len(grid)} specifications and {len(others)} other estimands")
     results = fanout.run(tasks, stage="multiverse specifications")
     ends = protocol.INTERVALS.get(curve)
