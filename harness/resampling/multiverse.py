@@ -18,7 +18,8 @@ the protocol measures the quantity with Monte Carlo error (:meth:`Protocol.decis
 p-value) and it lies within that error of the threshold, on either side: its side is then not established
 by the measurement. Where the claim has a bootstrap, each specification has its own noise too: a small cluster
 bootstrap of that specification (:data:`NOISE_RESAMPLES`), and an assertion within :data:`NOISE_Z` of its
-standard deviations of the threshold is ``unsettled`` (within noise), not held or failed. A value target (``relation: "~"``) is not
+standard deviations of the threshold is ``unsettled`` (within noise), not held or failed. A value target
+(``relation: "~"``) is not
 judged per specification: the finding shows how far the value moves across specifications against the
 paper's value, in units of its tolerance (:attr:`harness.rendering.results.Results.multiverse`).
 
