@@ -66,7 +66,7 @@ def draw_figures(record: Record, plots: dict) -> list[tuple[Figure, bytes]]:
 READING_STYLES = {
     "holds": {"color": "#1f6fb4", "label": "holds"},
     "fails": {"color": "#c0392b", "label": "fails"},
-    "unsettled": {"color": "#e08a00", "label": "within Monte Carlo error"},
+    "unsettled": {"color": "#e08a00", "label": "within noise"},
     None: {"color": "#7f7f7f", "label": "not judged"},
 }
 VALUES_ONLY = {"color": "#333333", "label": "specification"}

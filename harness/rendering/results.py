@@ -374,11 +374,13 @@ class Results:
         if m is None:
             return "not run"
         of = f"{m['k']} of {m['n_distinct']} distinct"
+        if m["unsettled"]:
+            of += f", {m['unsettled']} within noise"
         return {
             "holds_across_choices": f"holds across choices ({of})",
             "depends_on_choices": f"depends on {', '.join(m['depends_on'])} ({of})",
             "holds_in_none": f"holds in none ({of})",
-            "within_noise": f"within Monte Carlo error ({of})",
+            "within_noise": f"within noise ({of})",
             "values_only": f"values only ({m['n_distinct']} distinct)",
             "none_judged": "not judged",
             "inert": f"inert (no choice moves a value in {m['n_ran']} specifications)",
