@@ -113,9 +113,16 @@ def quantile_breakpoints(z, n_intervals: int) -> np.ndarray:
 def clamped_knot_vector(breakpoints, degree: int = 3) -> np.ndarray:
     """Breakpoints with the first and last repeated ``degree + 1`` times."""
     bp = np.asarray(breakpoints, dtype=float)
-    if bp.ndim != 1 or bp.size < 2 or np.any(np.diff(bp) <= 0):
+    if bp.ndim != 1 or bp.size < 2 or np.any(bp[1:] - bp[:-1] <= 0):
         raise ValueError("breakpoints must be strictly increasing, at least two")
-    return np.r_[np.repeat(bp[0], degree), bp, np.repeat(bp[-1], degree)]
+    return np.concatenate([np.full(degree, bp[0]), bp, np.full(degree, bp[-1])])
+
+
+@functools.cache
+def _identity(n: int) -> np.ndarray:
+    out = np.eye(n)
+    out.flags.writeable = False
+    return out
 
 
 def ispline_basis(z, breakpoints, degree: int = 3) -> np.ndarray:
@@ -145,7 +152,8 @@ def ispline_basis(z, breakpoints, degree: int = 3) -> np.ndarray:
     x = np.clip(np.atleast_1d(np.asarray(z, dtype=float)), bp[0], bp[-1])
     # every B-spline at every point: the spline with the identity for coefficients (the same values as
     # BSpline.design_matrix(x, t, degree).toarray(), without the sparse matrix: a third of the time)
-    B = BSpline(t, np.eye(t.size - degree - 1), degree)(x)
+    # (``construct_fast``: the knots are valid by construction, and BSpline's checks of them cost as much as the rest)
+    B = BSpline.construct_fast(t, _identity(t.size - degree - 1), degree)(x)
     # I_j = sum_{i >= j} B_i: reverse cumulative sum, dropping the j = 0 column (== 1 on the support)
     return np.cumsum(B[:, ::-1], axis=1)[:, ::-1][:, 1:]
 
