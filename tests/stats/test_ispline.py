@@ -82,6 +82,19 @@ def test_fit_leaves_about_one_minus_tau_above_and_respects_constraints():
     assert m.converged_
 
 
+@pytest.mark.parametrize("degree", [2, 3])
+def test_predict_is_the_model_on_its_basis(degree):
+    # predict sums the B-splines with the weights' partial sums: the same curve as a0 + I(z) w, to rounding
+    rng = np.random.default_rng(degree)
+    w = rng.uniform(0.0, 3.0, BP.size - 2 + degree)
+    w[1] = 0.0  # a weight at its bound
+    m = ISplineQuantileRegressor(tau=0.9, kappa=50.0, lam=1e-4, degree=degree)
+    m.params_ = {"y0": 0.1, "L": 0.7, "a0": -2.0, "w": list(w), "breakpoints": list(BP), "degree": degree}
+    want = 0.1 + 0.7 / (1.0 + np.exp(2.0 - ispline_basis(X, BP, degree) @ w))
+    assert np.max(np.abs(m.predict(X) - want)) < 1e-14
+    assert m.predict(2.0).shape == (1,)
+
+
 def test_fit_is_reproducible_and_needs_rng():
     rng = np.random.default_rng(6)
     z = rng.uniform(0, 3, 300)
