@@ -61,8 +61,9 @@ def _mean_or_none(values) -> float | None:
     return None if any(v is None for v in values) else _mean(values)
 
 
-def _summarise_coverage(rows, task_order, drift_tasks, *, exceed_rate) -> dict[str, Any]:
-    """Benchmark values (mean over splits, pooled share/test) and group means."""
+def _summarise_coverage(rows, task_order, drift_tasks, *, exceed_rate, tested=True) -> dict[str, Any]:
+    """Benchmark values (mean over splits, pooled share/test; the test ``None`` unless ``tested``) and group
+    means."""
     per_task = {}
     for task in task_order:
         r = [row for row in rows if row["task"] == task]
@@ -76,7 +77,7 @@ def _summarise_coverage(rows, task_order, drift_tasks, *, exceed_rate) -> dict[s
             "n_above": int(k),
             "n": int(n),
             "share_above": k / n,
-            "binomial_p": exceedance_binomial_pvalue(k, n, exceed_rate),
+            "binomial_p": exceedance_binomial_pvalue(k, n, exceed_rate) if tested else None,
         }
     drift = [t for t in task_order if t in drift_tasks]
     stable = [t for t in task_order if t not in drift_tasks]
@@ -108,6 +109,7 @@ def temporal_coverage(
     map_fn: Callable | None = None,
     inits: Mapping[tuple[str, int], Mapping[str, float]] | None = None,
     binned: bool = True,
+    tested: bool = True,
 ) -> dict[str, Any]:
     """Out-of-period coverage of the sigmoid boundary, with the relabelling control.
 
@@ -140,6 +142,8 @@ def temporal_coverage(
     binned : bool
         ``False`` leaves the bin-averaged variants out (``None`` wherever they would be), for a bootstrap
         that reads none of them.
+    tested : bool
+        ``False`` leaves the binomial tests out (``binomial_p`` ``None``), likewise.
 
     Returns
     -------
@@ -178,6 +182,7 @@ def temporal_coverage(
         "closing_group": closing_group,
         "exceed_rate": exceed_rate,
         "binned": binned,
+        "tested": tested,
     }
     frames = [df] + _relabelled_frames(df, period_col, rng, n_relabellings)
     results, fitted = _coverage_runs(
@@ -288,6 +293,7 @@ def _coverage_runs(
     exceed_rate,
     inits=None,
     binned=True,
+    tested=True,
 ):
     """All frames' sigmoid fits in one batch; ``[(rows, summary), ...]`` and the first frame's fits."""
     all_splits = [rolling_splits(f, task_cols, period_col=period_col, periods=periods) for f in frames]
@@ -307,7 +313,8 @@ def _coverage_runs(
             binned=binned,
         )
         start += len(sp)
-        results.append((rows, _summarise_coverage(rows, list(task_cols), set(drift_tasks), exceed_rate=exceed_rate)))
+        summary = _summarise_coverage(rows, list(task_cols), set(drift_tasks), exceed_rate=exceed_rate, tested=tested)
+        results.append((rows, summary))
     fitted = [
         {
             "task": s.task,
