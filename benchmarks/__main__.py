@@ -215,10 +215,10 @@ def study_statistic(claim_file, tables, n_resamples: int = 20) -> tuple[list[dic
     narrowed = {**spec.params.model_dump(mode="json"), **c.params} if c.params else None
     d = design(spec, tables, measurement_arm(spec, tables), narrowed and validate_plain(spec.protocol.Params, narrowed))
     seq = np.random.SeedSequence(b.seed).spawn(c.replicates + 1)[0]
-    world, data_rng = (
+    world_rng, data_rng = (  # the study's streams 0 and 1 of its first data set
         np.random.default_rng(np.random.SeedSequence(seq.entropy, spawn_key=(seq.spawn_key[0], j))) for j in (0, 1)
     )
-    world = cluster_bootstrap_indices(cluster_ids_from_labels(d.cluster_labels), 1, world)
+    world = cluster_bootstrap_indices(cluster_ids_from_labels(d.cluster_labels), 1, world_rng)
     rows = world[0]
     slots = np.repeat(np.arange(world.n_clusters), world.cluster_size[world.cluster_draws[0]])
     full = d.statistic(np.arange(d.n_rows), np.random.default_rng(0))
