@@ -72,6 +72,7 @@ from .pinball import LossPoints, check_loss_settings, smoothed_pinball_loss
 
 __all__ = [
     "SigmoidQuantileRegressor",
+    "Refits",
     "sigmoid_boundary",
     "sigmoid_objective",
     "WARMUP_SCHEDULE",
@@ -438,25 +439,36 @@ class SigmoidQuantileRegressor:
     @classmethod
     def refit_settings(cls, z, y, settings: Sequence[Mapping], inits: Sequence[Mapping], *, weights=None) -> list:
         """``[cls(**setting).fit(z, y, init=init, weights=weights) for setting, init in zip(settings, inits)]``,
-        fit for fit, with the points checked, sorted and grouped once and each ``(tau, kappa)``'s loss terms
-        made once: a bootstrap resample refitting several loss settings (``tau``, ``kappa``, ``lam``; other
-        options as the constructor's, without ``rng``: no start is drawn) from their full-sample fits."""
-        out, stages, base = [], {}, None
-        for setting, init in zip(settings, inits, strict=True):
-            model = cls(**setting)
-            model._check_settings()
-            if base is None:
-                zc, yc = check_zy(z, y, min_points=4)
-                w = None if weights is None else _checked_weights(weights, zc)
-                base = _Problem(zc, yc, model.tau, model.kappa, model.lam, model.box, w)
-            elif model.box != base.box:
-                raise ValueError(f"every setting must share the box, got {model.box} and {base.box}")
-            key = (model.tau, model.kappa)
-            if key not in stages:
-                stages[key] = base.with_stage(*key)
-            out.append(model._solved(stages[key].with_stage(*key, lam=model.lam), init))
-        return out
+        fit for fit, through one :class:`Refits` of the points."""
+        refits = Refits(z, y, weights=weights, cls=cls)
+        return [refits.fit(setting, init) for setting, init in zip(settings, inits, strict=True)]
 
     def predict(self, z) -> np.ndarray:
         p = self.params_
         return sigmoid_boundary(z, p["y0"], p["L"], p["a"], p["beta"])
+
+
+class Refits:
+    """Fits of one data set ``(z, y)`` (``weights`` as :meth:`SigmoidQuantileRegressor.fit`'s) at several loss
+    settings, each ``cls(**setting).fit(z, y, init=init, weights=weights)`` fit for fit, with the points checked,
+    sorted and grouped once and each ``(tau, kappa)``'s loss terms made once, when first needed: a bootstrap
+    resample refitting several settings (``tau``, ``kappa``, ``lam``; other options as the constructor's,
+    without ``rng``: no start is drawn) from their full-sample fits."""
+
+    def __init__(self, z, y, *, weights=None, cls=SigmoidQuantileRegressor):
+        self.z, self.y, self.weights, self.cls = z, y, weights, cls
+        self.base, self.stages = None, {}
+
+    def fit(self, setting: Mapping, init: Mapping) -> SigmoidQuantileRegressor:
+        model = self.cls(**setting)
+        model._check_settings()
+        if self.base is None:
+            zc, yc = check_zy(self.z, self.y, min_points=4)
+            w = None if self.weights is None else _checked_weights(self.weights, zc)
+            self.base = _Problem(zc, yc, model.tau, model.kappa, model.lam, model.box, w)
+        elif model.box != self.base.box:
+            raise ValueError(f"every setting must share the box, got {model.box} and {self.base.box}")
+        key = (model.tau, model.kappa)
+        if key not in self.stages:
+            self.stages[key] = self.base.with_stage(*key)
+        return model._solved(self.stages[key].with_stage(*key, lam=model.lam), init)

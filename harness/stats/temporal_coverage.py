@@ -75,8 +75,9 @@ def _mean_or_none(values) -> float | None:
     return None if any(v is None for v in values) else _mean(values)
 
 
-def _summarise_coverage(rows, exceed, task_order, drift_tasks, *, exceed_rate) -> dict[str, Any]:
-    """Benchmark values (mean over splits, pooled share/tests) and group means."""
+def _summarise_coverage(rows, exceed, task_order, drift_tasks, *, exceed_rate, tested=True) -> dict[str, Any]:
+    """Benchmark values (mean over splits, pooled share/tests; the binomial test ``None`` unless ``tested``) and
+    group means."""
     per_task = {}
     for task in task_order:
         r = [row for row in rows if row["task"] == task]
@@ -95,7 +96,7 @@ def _summarise_coverage(rows, exceed, task_order, drift_tasks, *, exceed_rate) -
             "n_above": int(k),
             "n": int(n),
             "share_above": k / n,
-            "binomial_p": exceedance_binomial_pvalue(k, n, exceed_rate),
+            "binomial_p": exceedance_binomial_pvalue(k, n, exceed_rate) if tested else None,
             "cluster_p": clustered["p"],
             "design_effect": clustered["design_effect"],
             "n_clusters": clustered["n_clusters"],
@@ -131,6 +132,7 @@ def temporal_coverage(
     inits: Mapping[tuple[str, int], Mapping[str, float]] | None = None,
     binned: bool = True,
     cluster_col: str | None = None,
+    tested: bool = True,
 ) -> dict[str, Any]:
     """Out-of-period coverage of the sigmoid boundary, with the relabelling control.
 
@@ -166,6 +168,8 @@ def temporal_coverage(
     cluster_col : str, optional
         The column naming each row's cluster (a base model; a row without one is its own) for the
         cluster-robust exceedance test; left out, that test is not run (``None`` wherever it would be).
+    tested : bool
+        ``False`` leaves the binomial tests out (``binomial_p`` ``None``), likewise.
 
     Returns
     -------
@@ -205,6 +209,7 @@ def temporal_coverage(
         "closing_group": closing_group,
         "exceed_rate": exceed_rate,
         "binned": binned,
+        "tested": tested,
     }
     frames = [df] + _relabelled_frames(df, period_col, rng, n_relabellings)
     results, fitted = _coverage_runs(
@@ -317,6 +322,7 @@ def _coverage_runs(
     inits=None,
     binned=True,
     clusters=None,
+    tested=True,
 ):
     """All frames' sigmoid fits in one batch; ``[(rows, summary), ...]`` and the first frame's fits."""
     all_splits = [rolling_splits(f, task_cols, period_col=period_col, periods=periods) for f in frames]
@@ -337,7 +343,9 @@ def _coverage_runs(
             clusters=clusters,
         )
         start += len(sp)
-        summary = _summarise_coverage(rows, exceed, list(task_cols), set(drift_tasks), exceed_rate=exceed_rate)
+        summary = _summarise_coverage(
+            rows, exceed, list(task_cols), set(drift_tasks), exceed_rate=exceed_rate, tested=tested
+        )
         results.append((rows, summary))
     fitted = [
         {

@@ -280,17 +280,19 @@ def test_a_narrowed_comparison_fits_only_its_estimators_and_gives_their_numbers(
         baseline_comparison(df, ["stable"], rng=np.random.default_rng(0), estimators=["spline"], **kw)
 
 
-def test_coverage_without_the_binned_variants_keeps_every_other_number():
+def test_coverage_without_the_binned_variants_or_the_tests_keeps_every_other_number():
     df = _synthetic(7, 150)
     kw = {"drift_tasks": ["drift"], "sigmoid_options": FAST_SIGMOID, "n_relabellings": 0, "lam": 1e-3, **PAPER}
     full = temporal_coverage(df, ["stable", "drift"], rng=np.random.default_rng(0), **kw)
-    bare = temporal_coverage(df, ["stable", "drift"], rng=np.random.default_rng(0), binned=False, **kw)
+    bare = temporal_coverage(df, ["stable", "drift"], rng=np.random.default_rng(0), binned=False, tested=False, **kw)
     binned = ("bin_averaged", "bin_averaged_train_bins")
     for a, b in zip(full["splits"], bare["splits"]):
         assert {k: v for k, v in a.items() if k not in binned} == {k: v for k, v in b.items() if k not in binned}
         assert all(b[k] is None for k in binned)
+    left_out = (*binned, "binomial_p")
     for task in ("stable", "drift"):
-        assert bare["tasks"][task]["signed_coverage"] == full["tasks"][task]["signed_coverage"]
-        assert all(bare["tasks"][task][k] is None for k in binned)
+        a, b = full["tasks"][task], bare["tasks"][task]
+        assert {k: v for k, v in a.items() if k not in left_out} == {k: v for k, v in b.items() if k not in left_out}
+        assert all(b[k] is None for k in left_out) and a["binomial_p"] is not None
     assert bare["groups"]["signed_coverage"] == full["groups"]["signed_coverage"]
     assert bare["groups"]["bin_averaged"] == {"drift": None, "stable": None, "separation": None}

@@ -329,7 +329,9 @@ def test_readings_within_noise_are_neither_held_nor_failed(base):
     assert Results(rec).multiverse["state"] == "holds_across_choices"
     assert "holds across choices (5 of 6 distinct, 1 within noise)" in _md(rec)
     rec = _with(base, _multiverse(["unsettled"] * 6))
-    assert Results(rec).multiverse["state"] == "within_noise" and "within noise (0 of 6 distinct, 6 within noise)" in _md(rec)
+    assert Results(rec).multiverse[
+        "state"
+    ] == "within_noise" and "within noise (0 of 6 distinct, 6 within noise)" in _md(rec)
 
 
 def test_a_claim_of_values_only_reports_movement_without_a_count(base):

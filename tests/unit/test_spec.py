@@ -420,7 +420,7 @@ def test_counts_within_their_caps_are_held_to_a_budget_of_work(tmp_path):
     )
     # the coverage study resamples each data set as the claim does: its budget is over too
     assert study.startswith(
-        "bootstrap.calibration.replicates: 100 simulated data sets × 100,020 calls (the claim's resampling) × 6 fits"
+        "bootstrap.calibration.replicates: 600 simulated data sets × 100,000 calls (the claim's resampling) × 6 fits"
     )
     assert "(budgets.CALIBRATION_BUDGET)" in study
     text = CLAIM0.read_text(encoding="utf-8").replace("n_replicates: 2000", "n_replicates: 100000")

@@ -112,12 +112,21 @@ def _coverage_values(res: dict, labels: list[str], *, counts: bool = True) -> di
     return v
 
 
-def _coverage_on(indices, rng, *, frame, tasks, labels, inits, kwargs, binned=True) -> tuple[dict, dict]:
+def _coverage_on(indices, rng, *, frame, tasks, labels, inits, kwargs, binned=True, tested=True) -> tuple[dict, dict]:
     """The whole analysis on the rows ``indices``, each fit started from ``inits``: its values (without the
-    bin-averaged ones unless ``binned``), and its fits' parameters (``inits`` in kind)."""
+    bin-averaged ones unless ``binned``, the binomial tests' unless ``tested``), and its fits' parameters
+    (``inits`` in kind)."""
     df = frame.iloc[indices].reset_index(drop=True)
     res = temporal_coverage(
-        df, tasks, rng=rng, sigmoid_options={"n_random": 0}, n_relabellings=0, inits=inits, binned=binned, **kwargs
+        df,
+        tasks,
+        rng=rng,
+        sigmoid_options={"n_random": 0},
+        n_relabellings=0,
+        inits=inits,
+        binned=binned,
+        tested=tested,
+        **kwargs,
     )
     values = {k: v for k, v in _coverage_values(res, labels, counts=False).items() if v is not None}
     return values, {(f["task"], f["t"]): f["params"] for f in res["fitted"]}
@@ -219,6 +228,7 @@ class TemporalCoverage(Protocol):
             kwargs={**_fit_kwargs(params), "map_fn": None},
             # the bin-averaged variants are computed on a resample only where one of them is read
             binned=quantities is None or any(q.startswith(Q.bin_averaged("")) for q in quantities),
+            tested=quantities is None or any(q.startswith(Q.binomial_p("")) for q in quantities),
         )
         return Resampling.of_fits(
             len(df),
