@@ -351,7 +351,7 @@ class Results:
                 if state == "depends_on_choices"
                 else []
             ),
-            "inert": [c["name"] for c in choices if c["inert"]],
+            "inert": [] if state == "inert" else [c["name"] for c in choices if c["inert"]],  # the label says it
             "choices": choices,
             "targets": targets,
             "paper_reading": paper.reading if paper.status == "ok" else None,

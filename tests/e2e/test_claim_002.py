@@ -74,7 +74,7 @@ def test_report_renders_from_the_record_alone_and_is_stable(record):
     md = render_report(record)
     assert md.startswith("# At 10²⁴ FLOPs")
     assert "**Verdict: [reproduced](README.md#verdicts).**" in md
-    assert "| benchmark | mine | authors' code | paper | mine − paper | authors' − paper |" in md
+    assert "| benchmark | mine | above mine | mine at κ = 2000 | above it | authors' code | paper |" in md
     assert "| IFEval | 0.8278 |" in md
     assert "## Limitations" in md
     assert render_report(record) == md

@@ -70,7 +70,9 @@ def test_value_names(result, claim, params):
         for t in labels
     }
     want |= {f"split{s}.{t}" for s in range(1, n_splits + 1) for t in labels}
-    want |= {"group.drift", "group.stable", "separation"} | {f"n_validation.split{s}" for s in range(1, n_splits + 1)}
+    want |= {"group.drift", "group.stable", "separation", "drop_separation"} | {
+        f"n_validation.split{s}" for s in range(1, n_splits + 1)
+    }
     assert set(result.values) == want
     # their script writes counts per bin, not which model lies above: the clustered tests are the re-implementation's
     missing = [t.quantity for t in claim.targets if t.quantity not in result.values]

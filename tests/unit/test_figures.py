@@ -37,7 +37,7 @@ from harness.rendering.render import render_report
 CLAIMS = sorted((PROJECT_ROOT / "claims").glob("*.yaml"))
 
 #: Largest acceptable record (its canonical JSON text): evidence, not pictures.
-MAX_RECORD_BYTES = 100_000
+MAX_RECORD_BYTES = 110_000  # 001's is about 102,000 with its clustered tests and per-specification noise
 #: What an absolute local path looks like inside an SVG.
 ABSOLUTE = re.compile(r"(?:file:|[\"'( ]/(?:home|tmp|work|usr|var|root|Users|private)/|[A-Za-z]:\\\\)")
 LINK = re.compile(r"!\[[^\]]*\]\(([^)]+)\)")

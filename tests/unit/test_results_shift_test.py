@@ -55,12 +55,19 @@ def test_claim_000s_p_values_each_carry_their_error_and_side(record):
 
 
 def test_a_p_value_near_the_level_is_undecided_and_the_precise_run_decides(record):
-    near = _edited(record, values={"p_value": 0.051, "p_value_precise": 0.0478}, params={"n_perm_precise": 200_000})
+    near = _edited(  # no refinement recorded: each p at its claim's permutations
+        record,
+        values={"p_value": 0.051, "p_value_precise": 0.0478},
+        params={"n_perm_precise": 200_000},
+        details={"permutations": {}},
+    )
     r = results_for(near)
     rows = {row["source"]: row for row in r.p_values}
     assert rows["run"]["decision"] == "undecided" and rows["precise"]["decision"] == "below"
     assert r.permutation_decision == "below" and r.power["state"] == "rejected"
-    alone = results_for(_edited(record, values={"p_value": 0.051}, drop=("p_value_precise",)))
+    alone = results_for(
+        _edited(record, values={"p_value": 0.051}, details={"permutations": {}}, drop=("p_value_precise",))
+    )
     assert alone.permutation_decision == "undecided" and alone.tests_agree == "undecided"
 
 
