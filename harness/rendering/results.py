@@ -272,7 +272,6 @@ class Results:
             "cluster_col": f.get("cluster_col"),
             "method_words": f.get("method_words"),
             "study": f.get("calibration") or {},
-            "limit": next((o["limit"] for o in rows if o["limit"] is not None), None),
             "joint": (f.get("calibration") or {}).get("joint"),
             "intervals": [
                 {k: i.get(k) for k in ("label", "estimate", "lo", "hi", "coverage", "calibrated", "decimals")}
