@@ -16,7 +16,7 @@ the project (this working tree's files, the pinned checkout, an empty ``.cache/`
 claim's authors' arm at once in one process, on the same ``-j J`` cores, nothing cached). Printed: the build's
 wall and CPU, when the authors' last request ended and the time after it, the authors' code alone, and the
 build's wall against max(authors alone; build CPU / cores). ``$BENCH_CLAIMS`` restricts the claims,
-``$BENCH_JOBS`` sets J (default 2). One run each: each side takes many minutes.
+``$BENCH_JOBS`` sets J (default 2), ``$BENCH_KEEP`` a folder to copy the build's reports into. One run each: each side takes many minutes.
 
 CPU is the process's and its children's (``getrusage``), plus what processes inside a bubblewrap pid
 namespace used: the kernel never adds those to the harness's children's time (a busy loop under ``bwrap
@@ -223,6 +223,8 @@ def cold_build(tables, repeats: int) -> list[str]:
         wall, cpu, code = _timed([*build, "--accept-degraded", "-j", jobs, *claims], copy, env)
         logs = [json.loads(p.read_text()) for p in sorted((copy / ".cache" / "runs").glob("*.json"))]
         ended = max((log.get("upstream_ended_at", t_start) for log in logs), default=t_start) - t_start
+        if os.environ.get("BENCH_KEEP"):  # the build's reports, kept (a forced cold `make claims` of this tree)
+            shutil.copytree(copy / "reports", os.environ["BENCH_KEEP"], dirs_exist_ok=True)
         alone_wall, alone_cpu, alone_code = _timed([sys.executable, "-c", AUTHORS_ALONE, jobs, *claims], copy, env)
         load_after = _load()
     cores = int(jobs)

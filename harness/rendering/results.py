@@ -7,7 +7,6 @@ import re
 from functools import cached_property
 
 from ..claimfiles.multiverse_spec import same_value
-from ..core.decisions import DOMINANT_SHARE
 from ..core.record import ControlOutcome, Record, TargetOutcome
 from ..core.relations import within_tolerance
 from ..verdicts.judging import arm_disagreements
@@ -31,20 +30,6 @@ def same_results(a: dict, b: dict) -> bool:
         if x is not None and abs(x - y) > SAME_ATOL + SAME_RTOL * max(abs(x), abs(y)):
             return False
     return True
-
-
-def _interval_shown(i: dict) -> bool:
-    """An interval is printed only where its coverage study measured it covering at least as often as a
-    calibrated one must (:data:`~harness.resampling.calibration.CALIBRATED`'s lower end: over-coverage only
-    makes it conservative) and it holds its own estimate; any other the bootstrap cannot give, and it is
-    withheld, as is one whose statistic one cluster dominates (issue 38)."""
-    from ..resampling.calibration import CALIBRATED
-
-    lo, hi, est, cov = i.get("lo"), i.get("hi"), i.get("estimate"), i.get("coverage")
-    dominant = (i.get("influence") or {}).get("dominant") or {}
-    if dominant.get("share", 0.0) > DOMINANT_SHARE:  # one cluster carries the statistic
-        return False
-    return None not in (lo, hi, est, cov) and cov >= CALIBRATED[0] and lo <= est <= hi
 
 
 def results_for(record: Record) -> Results:
@@ -275,7 +260,7 @@ class Results:
             "joint": (f.get("calibration") or {}).get("joint"),
             "intervals": [
                 {k: i.get(k) for k in ("label", "estimate", "lo", "hi", "coverage", "calibrated", "decimals")}
-                | {"shown": _interval_shown(i)}
+                | {"shown": i.get("shown", False)}
                 for i in f.get("intervals", [])
             ],
         }

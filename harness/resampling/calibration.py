@@ -178,7 +178,11 @@ def run_study(spec, tables, reimpl) -> dict:
         name=f"claim {spec.id}",
         batch=c.batch,
         stop=partial(
-            settled, quantities=[comparison_name(i) for i in range(len(b.comparisons))], method=b.method, alpha=b.alpha
+            settled,
+            quantities=[comparison_name(i) for i in range(len(b.comparisons))],
+            sides=[claimed_side(c2.relation) for c2 in b.comparisons],
+            method=b.method,
+            alpha=b.alpha,
         ),
     )
     labels = {q: spec.label_of(q) for q in d.quantities}

@@ -221,6 +221,17 @@ def _ordering(c, i, spec, reimpl, resamples, method, alpha, G, measured, deleted
     }
 
 
+def _applies(iv: dict) -> bool:
+    """Whether the bootstrap gives this interval, so that a report prints it: no cluster dominates the statistic,
+    its study measured it covering at least as often as a calibrated one must (over-coverage only makes it
+    conservative), and it holds its own estimate."""
+    lo, hi, est, cov = iv["lo"], iv["hi"], iv["estimate"], iv.get("coverage")
+    dominant = (iv.get("influence") or {}).get("dominant")
+    if dominant and dominant["share"] > DOMINANT_SHARE:
+        return False
+    return None not in (lo, hi, est, cov) and cov >= CALIBRATED[0] and lo <= est <= hi
+
+
 def _value_margin(t, estimate):
     """How far a value target's value lies from the edge of its tolerance (``None`` without one)."""
     if t is None or t.relation != "~" or t.paper is None or t.tolerance is None or estimate is None:
@@ -284,6 +295,7 @@ def run_bootstrap(spec, tables, reimpl, targets) -> Robustness:
                 "influence": _influence(deleted, name, estimate, names, sizes, _value_margin(t, estimate)),
             }
         )
+        intervals[-1]["shown"] = _applies(intervals[-1])
     comparisons = [
         _ordering(c, i, spec, reimpl, resamples, method, b.alpha, G, measured, deleted, names, sizes)
         for i, c in enumerate(b.comparisons)

@@ -414,15 +414,17 @@ def _decisions(reps: list[dict], q: str, method: str, n_rep: int, alpha: float, 
     }
 
 
-def settled(reps: list[dict], quantities, method: str, alpha: float, looks: int) -> bool:
-    """Whether every decision of ``method`` on ``quantities`` has its error bounded on one side of the limit:
-    upper bound at most it, or lower bound above it (a sequential study stops there)."""
+def settled(reps: list[dict], quantities, sides, method: str, alpha: float, looks: int) -> bool:
+    """Whether the claimed decision of ``method`` on each of ``quantities`` (``sides``: -1 where the claim puts the
+    difference below 0, +1 above) has its error bounded on one side of the limit: upper bound at most it, or lower
+    bound above it (a sequential study stops there). The opposite decision's error is measured on the same data
+    sets but does not hold the study: a contradiction whose error bound is then above the limit is not assessed."""
     limit = LIMIT_FACTOR * alpha
-    for q in quantities:
+    for q, side in zip(quantities, sides, strict=True):
         d = _decisions(reps, q, method, len(reps), alpha, looks)
-        for lower, upper in (d["supports_below_bounds"], d["supports_above_bounds"]):
-            if lower <= limit < upper:
-                return False
+        lower, upper = d["supports_below_bounds" if side < 0 else "supports_above_bounds"]
+        if lower <= limit < upper:
+            return False
     return True
 
 

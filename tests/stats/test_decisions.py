@@ -237,6 +237,16 @@ def test_a_sequential_study_stops_once_settled_and_its_data_sets_are_those_of_th
     assert seq["replicates"] == fixed["replicates"][:60]  # the same data sets, whatever the stop
     assert seq["design"]["truth"] == fixed["design"]["truth"]
     # a decision erring near 5% is not settled on 30 data sets; one that never errs is, once 0 of n bounds it
-    assert not settled(seen[:30], ["d"], "basic", ALPHA, 3)
+    assert not settled(seen[:30], ["d"], [-1], "basic", ALPHA, 3)
     never = [{"intervals": {"d": {"basic": {"null_bounds": [-1.0, 1.0]}}}}] * 90
-    assert not settled(never[:30], ["d"], "basic", ALPHA, 3) and settled(never, ["d"], "basic", ALPHA, 3)
+    assert not settled(never[:30], ["d"], [-1], "basic", ALPHA, 3) and settled(never, ["d"], [-1], "basic", ALPHA, 3)
+
+
+def test_only_the_claimed_decision_holds_a_sequential_study():
+    from harness.stats.calibration import settled
+
+    # "below" never fires; "above" fires in 7 of 100 data sets, its bound straddling the 7.5% limit
+    reps = [{"intervals": {"d": {"basic": {"null_bounds": [0.5, 1.0] if i < 7 else [-1.0, 1.0]}}}} for i in range(100)]
+    reps *= 3
+    assert settled(reps, ["d"], [-1], "basic", ALPHA, 3)  # the claim puts d below 0: its decision is settled
+    assert not settled(reps, ["d"], [1], "basic", ALPHA, 3)  # the claim puts d above 0: not yet

@@ -306,6 +306,6 @@ def test_the_index_leads_with_a_short_title_and_why():
     ],
 )
 def test_an_interval_the_bootstrap_cannot_give_is_withheld(interval, shown):
-    from harness.rendering.results import _interval_shown
+    from harness.resampling.robustness import _applies
 
-    assert _interval_shown(interval) is shown
+    assert _applies(interval) is shown
