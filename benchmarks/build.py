@@ -16,7 +16,8 @@ the project (this working tree's files, the pinned checkout, an empty ``.cache/`
 claim's authors' arm at once in one process, on the same ``-j J`` cores, nothing cached). Printed: the build's
 wall and CPU, when the authors' last request ended and the time after it, the authors' code alone, and the
 build's wall against max(authors alone; build CPU / cores). ``$BENCH_CLAIMS`` restricts the claims,
-``$BENCH_JOBS`` sets J (default 2), ``$BENCH_KEEP`` a folder to copy the build's reports into. One run each: each side takes many minutes.
+``$BENCH_JOBS`` sets J (default 2), ``$BENCH_KEEP`` a folder to copy the build's reports into. One run each:
+each side takes many minutes.
 
 CPU is the process's and its children's (``getrusage``), plus what processes inside a bubblewrap pid
 namespace used: the kernel never adds those to the harness's children's time (a busy loop under ``bwrap
