@@ -226,6 +226,7 @@ def cold_build(tables, repeats: int) -> list[str]:
         ended = max((log.get("upstream_ended_at", t_start) for log in logs), default=t_start) - t_start
         if os.environ.get("BENCH_KEEP"):  # the build's reports, kept (a forced cold `make claims` of this tree)
             shutil.copytree(copy / "reports", os.environ["BENCH_KEEP"], dirs_exist_ok=True)
+            shutil.copytree(copy / ".cache" / "runs", os.environ["BENCH_KEEP"] + ".runs", dirs_exist_ok=True)
         alone_wall, alone_cpu, alone_code = _timed([sys.executable, "-c", AUTHORS_ALONE, jobs, *claims], copy, env)
         load_after = _load()
     cores = int(jobs)
