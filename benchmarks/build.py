@@ -122,7 +122,7 @@ class HiddenCpu(threading.Thread):
         return sum(self.seen.values())
 
 
-def _timed(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple[float, float, int]:
+def _timed(cmd: list[str], cwd: Path, env: dict | None = None, log: str | None = None) -> tuple[float, float, int]:
     """``(wall s, CPU s of the process and everything below it, exit status)`` of ``cmd`` (:class:`HiddenCpu`
     adds what ran in a bubblewrap pid namespace); its errors (``error:`` lines of standard error) are printed
     when it fails."""
@@ -134,6 +134,8 @@ def _timed(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple[float, f
     _, stderr = proc.communicate()
     done = subprocess.CompletedProcess(cmd, proc.returncode, None, stderr)
     wall = time.perf_counter() - t0
+    if log:
+        Path(log).write_text(stderr)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime) + hidden.stop()
     if done.returncode not in (0, 1):
@@ -221,12 +223,14 @@ def cold_build(tables, repeats: int) -> list[str]:
         load_before = _load()
         t_start = time.time()
         build = [sys.executable, "-m", "harness", "run", "--studies", "--force", "--force-upstream"]
-        wall, cpu, code = _timed([*build, "--accept-degraded", "-j", jobs, *claims], copy, env)
+        keep = os.environ.get("BENCH_KEEP")
+        log = f"{keep}.log" if keep else None
+        wall, cpu, code = _timed([*build, "--accept-degraded", "-j", jobs, *claims], copy, env, log)
         logs = [json.loads(p.read_text()) for p in sorted((copy / ".cache" / "runs").glob("*.json"))]
         ended = max((log.get("upstream_ended_at", t_start) for log in logs), default=t_start) - t_start
-        if os.environ.get("BENCH_KEEP"):  # the build's reports, kept (a forced cold `make claims` of this tree)
-            shutil.copytree(copy / "reports", os.environ["BENCH_KEEP"], dirs_exist_ok=True)
-            shutil.copytree(copy / ".cache" / "runs", os.environ["BENCH_KEEP"] + ".runs", dirs_exist_ok=True)
+        if keep:  # the build's reports, run logs and messages, kept (a forced cold `make claims` of this tree)
+            shutil.copytree(copy / "reports", keep, dirs_exist_ok=True)
+            shutil.copytree(copy / ".cache" / "runs", f"{keep}.runs", dirs_exist_ok=True)
         alone_wall, alone_cpu, alone_code = _timed([sys.executable, "-c", AUTHORS_ALONE, jobs, *claims], copy, env)
         load_after = _load()
     cores = int(jobs)
