@@ -264,6 +264,7 @@ class MultiverseRecord(_Model):
         default_factory=list
     )  # parameters each specification changes from the claim to stay cheap
     specifications: list[MultiverseSpecification]
+    reported: list[dict[str, Any]] = Field(default_factory=list)  # also shown per specification: quantity, label, how
     joint_null: dict[str, Any] | None = None  # harness.resampling.multiverse.joint_null_record
 
 

@@ -205,6 +205,9 @@ class Protocol:
     #: What :meth:`joint_null` tests: ``{"effect": quantity, "p_value": quantity}`` (each specification's effect
     #: and the p-value read against ``params.alpha``), or ``None`` when the protocol has no test.
     JOINT_NULL: ClassVar[dict[str, str] | None] = None
+    #: What each analysis specification reports besides what it is judged on, where it measures it: quantity ->
+    #: how it is measured there, in words.
+    MULTIVERSE_REPORTS: ClassVar[dict[str, str]] = {}
 
     def plots(self, ctx: Context) -> dict[str, Any]:
         """What the report's figures are drawn from (curve grids, histograms): drawn when the claim runs

@@ -343,6 +343,11 @@ class Results:
             "curve_label": mv.curve_label,
             "curve": mv.curve,
             "joint_null": mv.joint_null,
+            "reported": [
+                {**q, "lo": min(vals), "hi": max(vals)}
+                for q in mv.reported
+                if (vals := [s.values[q["quantity"]] for s in reps if s.values.get(q["quantity"]) is not None])
+            ],
         }
 
     # -- the labels of the index ------------------------------------------------------------------------

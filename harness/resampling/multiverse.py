@@ -247,6 +247,7 @@ def _names(spec, assertions: list[dict], targets: list[dict], curve: str) -> lis
     protocol = spec.protocol
     names = {a["left"] for a in assertions} | {a["right"] for a in assertions if isinstance(a["right"], str)}
     names |= {t["quantity"] for t in targets} | {curve, *protocol.INTERVALS.get(curve, ())}
+    names |= set(protocol.MULTIVERSE_REPORTS)
     if spec.claim.multiverse.joint_null is not None and protocol.JOINT_NULL:
         names |= set(protocol.JOINT_NULL.values())
     return sorted(names)
@@ -330,6 +331,11 @@ def run_multiverse(spec, tables) -> MultiverseRecord | None:
         targets=plain(targets),
         excluded=math.prod(len(v) for v in mv.choices.values()) - len(grid),
         left_out=sorted(k for k, v in protocol.multiverse_params(spec.params).items() if plain(v) != base.get(k)),
+        reported=[
+            {"quantity": q, "label": spec.label_of(q), "how": how}
+            for q, how in protocol.MULTIVERSE_REPORTS.items()
+            if any(s.values.get(q) is not None for s in specs)
+        ],
         specifications=specs,
         joint_null=_joint_null(spec, tables, params_of[: len(grid)], specs[: len(grid)]),
     )
