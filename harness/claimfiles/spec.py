@@ -274,8 +274,8 @@ class Calibration(Strict):
     batch: Count | None = Field(
         None,
         ge=10,
-        description="a sequential study: data sets run this many at a time, and the study stops once every "
-        "ordering's decision error is bounded on one side of 1.5 alpha (default: all R at once)",
+        description="a sequential study: data sets run this many at a time, and the study stops once the error "
+        "of every ordering's claimed decision is bounded on one side of 1.5 alpha (default: all R at once)",
     )
     methods: list[IntervalMethod] = Field(
         default_factory=lambda: ["percentile", "basic", "bca"], min_length=1, description="methods to measure"

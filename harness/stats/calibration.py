@@ -105,8 +105,8 @@ that side -- the error of the decision that is made, not the coverage of a
 two-sided interval beside it. A decision counts as calibrated only where the
 study shows, with 95% confidence, an error of at most ``limit = 1.5 alpha``
 (the one-sided Clopper-Pearson upper bound; Bonferroni over the looks of a
-sequential study, which stops once every decision's bound is on one side of
-the limit).
+sequential study, which stops once each ordering's claimed decision has its
+bound on one side of the limit).
 
 Power: if the law of the estimate and its resamples moves with the truth (a
 location shift), a true difference ``-delta`` below 0 is called supported in
