@@ -68,6 +68,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.stats
 
 from .resample import BootstrapDraws, ClusterResamples, _validated_ids, percentile_interval
 
@@ -236,6 +237,20 @@ def basic(draws, estimate: float, level: float = 0.95) -> Interval:
     if iv["n_used"] == 0 or not np.isfinite(estimate):
         return _none("basic", level, iv["n_used"], iv["n_failed"], "no finite draw or estimate")
     return Interval(2.0 * estimate - iv["hi"], 2.0 * estimate - iv["lo"], level, "basic", iv["n_used"], iv["n_failed"])
+
+
+# -- normal ----------------------------------------------------------------------------------------------------
+
+
+def normal(draws, estimate: float, level: float = 0.95) -> Interval:
+    """Normal-theory interval ``theta_hat +- z(1 - alpha/2) sd(draws)`` (Efron & Tibshirani 1993, eq. 13.1): the
+    draws give only a standard error. Needs few draws; assumes a symmetric, unbiased law of the estimate."""
+    level = _check_level(level)
+    v, n_failed = _finite(draws)
+    if v.size < 3 or not np.isfinite(estimate):
+        return _none("normal", level, int(v.size), n_failed, "fewer than 3 finite draws, or no estimate")
+    half = float(scipy.stats.norm.ppf(0.5 + level / 2.0) * np.std(v, ddof=1))
+    return Interval(estimate - half, estimate + half, level, "normal", int(v.size), n_failed)
 
 
 # -- BCa -------------------------------------------------------------------------------------------------------

@@ -30,13 +30,14 @@ from typing import ClassVar
 
 import numpy as np
 
-from .intervals import SUBSAMPLE_RULE, Interval, basic, bca, percentile, subsample_size, subsampling
+from .intervals import SUBSAMPLE_RULE, Interval, basic, bca, normal, percentile, subsample_size, subsampling
 
 __all__ = [
     "Percentile",
     "Basic",
     "BCa",
     "Subsampling",
+    "Normal",
     "METHODS",
     "method_named",
     "resampling_calls",
@@ -113,6 +114,25 @@ class Basic(_Method):
 
 
 @dataclass(frozen=True)
+class Normal(_Method):
+    """Normal-theory interval from the standard deviation of the same ``B`` resamples
+    (:func:`harness.stats.intervals.normal`): the multiverse's noise rule, which reads few resamples."""
+
+    name: str = "normal"
+    words: ClassVar[str] = "normal-theory interval from the cluster bootstrap's standard error"
+    colour: ClassVar[str] = "#4d9221"
+
+    def needs(self, n_clusters: int) -> tuple:
+        return (BOOTSTRAP,)
+
+    def interval(self, quantity, estimate, resamples, n_clusters, level) -> Interval:
+        return normal(column(resamples[BOOTSTRAP], quantity), estimate, level)
+
+    def describe(self, n_clusters: int) -> dict:
+        return {"kind": "normal", "resampling": "the standard deviation of B resamples of the G clusters"}
+
+
+@dataclass(frozen=True)
 class BCa(_Method):
     """BCa interval (:func:`harness.stats.intervals.bca`): the bootstrap draws plus a cluster jackknife.
 
@@ -186,7 +206,7 @@ class Subsampling(_Method):
 
 
 #: The methods a claim file may name, by that name (BCa with its 20-group jackknife).
-METHODS: dict[str, _Method] = {m.name: m for m in (Percentile(), Basic(), BCa(n_groups=20), Subsampling())}
+METHODS: dict[str, _Method] = {m.name: m for m in (Percentile(), Basic(), BCa(n_groups=20), Subsampling(), Normal())}
 
 
 def method_named(name: str) -> _Method:

@@ -248,3 +248,17 @@ def test_subsampling_for_the_mean_has_the_right_width_with_the_correction():
     draws = cluster_subsample(_mean_of(y), G, None, m=m, n_resamples=4000, rng=np.random.default_rng(1)).column("mean")
     sd_scaled = np.std(draws - y.mean()) * math.sqrt(m / (G - m))
     assert sd_scaled == pytest.approx(np.std(y, ddof=1) / math.sqrt(G), rel=0.05)
+
+
+def test_the_normal_interval_is_the_estimate_plus_minus_z_standard_errors_and_is_the_multiverse_noise_rule():
+    from scipy.stats import norm
+
+    from harness.resampling.multiverse import NOISE_Z
+    from harness.stats.intervals import normal
+
+    draws = np.array([1.0, 2.0, 3.0, 4.0, np.nan])  # sd (ddof 1) = 1.2910; the nan is counted, not used
+    iv = normal(draws, 10.0, level=0.90)
+    half = norm.ppf(0.95) * np.std([1.0, 2.0, 3.0, 4.0], ddof=1)
+    assert (iv.lo, iv.hi) == pytest.approx((10.0 - half, 10.0 + half)) and (iv.n_used, iv.n_failed) == (4, 1)
+    assert NOISE_Z == pytest.approx(norm.ppf(0.95), abs=5e-4)  # the rule is this method's one-sided 5% decision
+    assert math.isnan(normal([1.0, 2.0], 0.0).lo)  # too few draws for a standard deviation worth the name
