@@ -260,5 +260,5 @@ def test_the_normal_interval_is_the_estimate_plus_minus_z_standard_errors_and_is
     iv = normal(draws, 10.0, level=0.90)
     half = norm.ppf(0.95) * np.std([1.0, 2.0, 3.0, 4.0], ddof=1)
     assert (iv.lo, iv.hi) == pytest.approx((10.0 - half, 10.0 + half)) and (iv.n_used, iv.n_failed) == (4, 1)
-    assert NOISE_Z == pytest.approx(norm.ppf(0.95), abs=5e-4)  # the rule is this method's one-sided 5% decision
+    assert pytest.approx(norm.ppf(0.95), abs=5e-4) == NOISE_Z  # the rule is this method's one-sided 5% decision
     assert math.isnan(normal([1.0, 2.0], 0.0).lo)  # too few draws for a standard deviation worth the name
