@@ -243,14 +243,16 @@ def basic(draws, estimate: float, level: float = 0.95) -> Interval:
 
 
 def normal(draws, estimate: float, level: float = 0.95) -> Interval:
-    """Normal-theory interval ``theta_hat +- z(1 - alpha/2) sd(draws)`` (Efron & Tibshirani 1993, eq. 13.1): the
-    draws give only a standard error. Needs few draws; assumes a symmetric, unbiased law of the estimate."""
+    """Normal approximation with the bootstrap's bias correction, ``theta_hat - b +- z(1 - alpha/2) sd(draws)``,
+    ``b = mean(draws) - theta_hat`` (Davison & Hinkley 1997, eq. 5.5): the draws give only a bias and a standard
+    error, so few of them do. Assumes a symmetric law of the estimate."""
     level = _check_level(level)
     v, n_failed = _finite(draws)
     if v.size < 3 or not np.isfinite(estimate):
         return _none("normal", level, int(v.size), n_failed, "fewer than 3 finite draws, or no estimate")
+    centre = 2.0 * estimate - float(v.mean())
     half = float(scipy.stats.norm.ppf(0.5 + level / 2.0) * np.std(v, ddof=1))
-    return Interval(estimate - half, estimate + half, level, "normal", int(v.size), n_failed)
+    return Interval(centre - half, centre + half, level, "normal", int(v.size), n_failed)
 
 
 # -- BCa -------------------------------------------------------------------------------------------------------

@@ -115,11 +115,11 @@ class Basic(_Method):
 
 @dataclass(frozen=True)
 class Normal(_Method):
-    """Normal-theory interval from the standard deviation of the same ``B`` resamples
+    """Bias-corrected normal interval from the mean and standard deviation of the same ``B`` resamples
     (:func:`harness.stats.intervals.normal`): the multiverse's noise rule, which reads few resamples."""
 
     name: str = "normal"
-    words: ClassVar[str] = "normal-theory interval from the cluster bootstrap's standard error"
+    words: ClassVar[str] = "bias-corrected normal interval from the cluster bootstrap's mean and standard error"
     colour: ClassVar[str] = "#4d9221"
 
     def needs(self, n_clusters: int) -> tuple:
@@ -129,7 +129,7 @@ class Normal(_Method):
         return normal(column(resamples[BOOTSTRAP], quantity), estimate, level)
 
     def describe(self, n_clusters: int) -> dict:
-        return {"kind": "normal", "resampling": "the standard deviation of B resamples of the G clusters"}
+        return {"kind": "normal", "resampling": "the mean and standard deviation of B resamples of the G clusters"}
 
 
 @dataclass(frozen=True)

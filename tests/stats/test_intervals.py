@@ -256,9 +256,9 @@ def test_the_normal_interval_is_the_estimate_plus_minus_z_standard_errors_and_is
     from harness.resampling.multiverse import NOISE_Z
     from harness.stats.intervals import normal
 
-    draws = np.array([1.0, 2.0, 3.0, 4.0, np.nan])  # sd (ddof 1) = 1.2910; the nan is counted, not used
-    iv = normal(draws, 10.0, level=0.90)
+    draws = np.array([1.0, 2.0, 3.0, 4.0, np.nan])  # mean 2.5, sd (ddof 1) 1.2910; the nan is counted, not used
+    iv = normal(draws, 3.0, level=0.90)  # the draws sit 0.5 below the estimate: the centre moves 0.5 above it
     half = norm.ppf(0.95) * np.std([1.0, 2.0, 3.0, 4.0], ddof=1)
-    assert (iv.lo, iv.hi) == pytest.approx((10.0 - half, 10.0 + half)) and (iv.n_used, iv.n_failed) == (4, 1)
+    assert (iv.lo, iv.hi) == pytest.approx((3.5 - half, 3.5 + half)) and (iv.n_used, iv.n_failed) == (4, 1)
     assert pytest.approx(norm.ppf(0.95), abs=5e-4) == NOISE_Z  # the rule is this method's one-sided 5% decision
     assert math.isnan(normal([1.0, 2.0], 0.0).lo)  # too few draws for a standard deviation worth the name

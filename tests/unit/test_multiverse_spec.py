@@ -247,3 +247,18 @@ def test_the_docs_say_which_choice_is_an_estimand_as_the_code_does():
         for choice, c in card.protocol.CHOICES.items():
             said = docs.get((name, choice), docs.get(("leaderboard protocols", choice)))
             assert said == c.role, f"{name}.{choice}: docs say {said}, the code {c.role}"
+
+
+def test_an_assertion_is_read_within_noise_unless_its_side_holds_as_measured_and_bias_corrected():
+    from harness.resampling.multiverse import read_assertion
+
+    a = {"left": "d", "relation": "<", "right": 0.0, "margin": None}
+    assert read_assertion(a, {"d": -0.05}, noise=0.01) == "holds"
+    assert read_assertion(a, {"d": 0.05}, noise=0.01) == "fails"
+    assert read_assertion(a, {"d": -0.005}, noise=0.01) == "unsettled"  # within the margin
+    # the resamples sit 0.04 below the value: corrected, -0.05 becomes -0.01, within the margin
+    assert read_assertion(a, {"d": -0.05}, noise=0.01, bias=-0.04) == "unsettled"
+    assert read_assertion(a, {"d": -0.05}, noise=0.01, bias=0.1) == "unsettled"  # corrected to the other side
+    assert read_assertion(a, {"d": -0.05}, noise=0.01, bias=0.02) == "holds"  # both sides agree, beyond it
+    assert read_assertion(a, {"d": -0.05}, bias=0.1) == "holds"  # no noise measured: read by sign
+    assert read_assertion(a, {}, noise=0.01) is None
