@@ -258,7 +258,7 @@ def test_an_assertion_is_read_within_noise_unless_its_side_holds_as_measured_and
     assert read_assertion(a, {"d": -0.005}, noise=0.01) == "unsettled"  # within the margin
     # the resamples sit 0.045 below the value: corrected, -0.05 becomes -0.005, within the margin
     assert read_assertion(a, {"d": -0.05}, noise=0.01, bias=-0.045) == "unsettled"
-    assert read_assertion(a, {"d": -0.05}, noise=0.01, bias=0.1) == "unsettled"  # corrected to the other side
+    assert read_assertion(a, {"d": -0.05}, noise=0.01, bias=-0.1) == "unsettled"  # corrected to the other side
     assert read_assertion(a, {"d": -0.05}, noise=0.01, bias=0.02) == "holds"  # both sides agree, beyond it
     assert read_assertion(a, {"d": -0.05}, bias=0.1) == "holds"  # no noise measured: read by sign
     assert read_assertion(a, {}, noise=0.01) is None
