@@ -343,11 +343,31 @@ class Results:
             "curve_label": mv.curve_label,
             "curve": mv.curve,
             "joint_null": mv.joint_null,
+            "noise_rule": self._noise_rule,
             "reported": [
                 {**q, "lo": min(vals), "hi": max(vals)}
                 for q in mv.reported
                 if (vals := [s.values[q["quantity"]] for s in reps if s.values.get(q["quantity"]) is not None])
             ],
+        }
+
+    @cached_property
+    def _noise_rule(self) -> dict | None:
+        """How often the multiverse's reading by noise takes a side where there is none, on the claim's design: the
+        largest measured error of either side over the orderings, its bound, and whether every bound is within
+        the limit (``None`` where no study measured it)."""
+        rb = self.record.robustness
+        rules = [c.get("noise_rule") or {} for c in (rb.facts.get("comparisons", []) if rb else [])]
+        rules = [r for r in rules if r.get("error_bound") is not None and r.get("error_against_bound") is not None]
+        if not rules:
+            return None
+        worst = max(rules, key=lambda r: max(r["error_bound"], r["error_against_bound"]))
+        side = "error" if worst["error_bound"] >= worst["error_against_bound"] else "error_against"
+        return {
+            "error": worst[side],
+            "bound": worst[f"{side}_bound"],
+            "limit": worst["limit"],
+            "calibrated": all(max(r["error_bound"], r["error_against_bound"]) <= r["limit"] for r in rules),
         }
 
     # -- the labels of the index ------------------------------------------------------------------------
@@ -365,6 +385,8 @@ class Results:
         of = f"{m['k']} of {m['n_distinct']} distinct"
         if m["unsettled"]:
             of += f", {m['unsettled']} within noise"
+        if m["noise_rule"] and not m["noise_rule"]["calibrated"]:
+            of += ", the noise rule uncalibrated"
         return {
             "holds_across_choices": f"holds across choices ({of})",
             "depends_on_choices": f"depends on {', '.join(m['depends_on'])} ({of})",

@@ -16,11 +16,12 @@ relation target (``gamma > 0``, ``p > 0.05``, a signed coverage below 0) and eve
 bootstrap asserts. Each is *read* (:func:`read_assertion`) as ``holds`` or ``fails``, or ``unsettled`` where
 the protocol measures the quantity with Monte Carlo error (:meth:`Protocol.decision_margin`: a permutation
 p-value) and it lies within that error of the threshold, on either side: its side is then not established
-by the measurement. Where the claim has a bootstrap, each specification has its own noise too: a small cluster
-bootstrap of that specification (:data:`NOISE_RESAMPLES`), and an assertion within :data:`NOISE_Z` of its
+by the measurement. Where the claim has a bootstrap, each specification has its own noise too: a cluster
+bootstrap of that specification with the claim's resamples, and an assertion within ``z(1 - alpha)`` of its
 standard deviations of the threshold, as measured or corrected for the bootstrap's bias, or on different sides
-of it so, is ``unsettled`` (within noise), not held or failed: the one-sided 5% decision of the bias-corrected
-normal interval (``benchmarks/noise_rule.py`` measures its error on the claims' designs). A value target
+of it so, is ``unsettled`` (within noise), not held or failed: the one-sided decision of the bias-corrected
+normal interval (method ``normal``), whose error the claim's coverage study measures where it lists it.
+A value target
 (``relation: "~"``) is not
 judged per specification: the finding shows how far the value moves across specifications against the
 paper's value, in units of its tolerance (:attr:`harness.rendering.results.Results.multiverse`).
@@ -37,6 +38,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.stats
 
 from ..claimfiles.multiverse_spec import estimand_specifications, multiverse_grid, specification_params
 from ..claimfiles.multiverse_spec import same_value as _same
@@ -69,8 +71,6 @@ def curve_p_value(observed: float, null) -> float:
 
 
 #: Cluster-bootstrap resamples of each specification, and the one-sided normal quantile: an assertion whose side
-#: lies within ``NOISE_Z`` bootstrap standard deviations of its threshold is within that specification's noise.
-NOISE_RESAMPLES, NOISE_Z = 40, 1.645
 
 
 def _measure_one(protocol_name: str, params: dict, tables, seed_seq, names: list[str], noise=None) -> dict:
@@ -79,8 +79,9 @@ def _measure_one(protocol_name: str, params: dict, tables, seed_seq, names: list
     Returns ``{"status": "ok", "values": {name: value}}`` for the ``names`` asked for, or ``{"status": "could
     not run", "reason": ...}`` when the protocol cannot measure on this specification (too few rows left, a
     fit that fails): that is a result about the specification, not a crash of the run. With ``noise``
-    (``(cluster column, seed, [(left, right)])``), also ``margins``: per assertion ``NOISE_Z`` times the standard
-    deviation of ``left - right`` over ``NOISE_RESAMPLES`` cluster-bootstrap resamples of this specification."""
+    (``(cluster column, seed, [(left, right)], B, alpha)``), also ``margins`` and ``biases``: per assertion
+    ``z(1 - alpha)`` times the standard deviation of ``left - right`` over ``B`` cluster-bootstrap resamples of this
+    specification, and their mean's distance from it."""
     from ..claimfiles.registry import PROTOCOLS
     from ..core.errors import DataError, ProtocolError
     from ..stats.resample import cluster_bootstrap, cluster_ids_from_labels
@@ -94,14 +95,15 @@ def _measure_one(protocol_name: str, params: dict, tables, seed_seq, names: list
         return {"status": "could not run", "reason": " ".join(f"{type(exc).__name__}: {exc}".split())[:300]}
     out = {"status": "ok", "values": plain({n: m.values.get(n) for n in names})}
     if noise is not None:
-        cluster_col, seed, sides = noise
+        cluster_col, seed, sides, n_resamples, alpha = noise
+        z = float(scipy.stats.norm.ppf(1.0 - alpha))
         read = sorted({x for pair in sides for x in pair if isinstance(x, str)})
         res = protocol.resampling(p, tables, m, cluster_col=cluster_col, quantities=read)
         draws = cluster_bootstrap(
             res.statistic,
             res.n_rows,
             cluster_ids_from_labels(res.cluster_labels),
-            n_resamples=NOISE_RESAMPLES,
+            n_resamples=n_resamples,
             rng=np.random.default_rng(seed),
             catch=failures,
             with_rng=True,
@@ -111,7 +113,7 @@ def _measure_one(protocol_name: str, params: dict, tables, seed_seq, names: list
             d = draws.column(left) - (draws.column(right) if isinstance(right, str) else float(right))
             d = d[np.isfinite(d)]
             value = m.values[left] - (m.values[right] if isinstance(right, str) else float(right))
-            margins.append(float(NOISE_Z * np.std(d, ddof=1)) if d.size > 2 else None)
+            margins.append(float(z * np.std(d, ddof=1)) if d.size > 2 else None)
             biases.append(float(d.mean() - value) if d.size > 2 else None)
         out["margins"], out["biases"] = margins, biases
     return out
@@ -302,7 +304,7 @@ def run_multiverse(spec, tables) -> MultiverseRecord | None:
     b = spec.claim.bootstrap
     noise = None
     if b is not None and assertions:  # a bootstrap block is refused where the protocol has none (claimfiles.spec)
-        noise = (b.cluster_col, b.seed, [(a["left"], a["right"]) for a in assertions])
+        noise = (b.cluster_col, b.seed, [(a["left"], a["right"]) for a in assertions], b.n_resamples, b.alpha)
     params_of = []
     tasks = []
     for i, choice in enumerate(grid + others):

@@ -218,6 +218,7 @@ def _ordering(c, i, spec, reimpl, resamples, method, alpha, G, measured, deleted
         "carried_by": carriers,
         "dominated_by": dominant,
         "state": state,
+        "noise_rule": _measured_error(measured, q, "normal"),  # the multiverse's reading by noise, as measured
     }
 
 

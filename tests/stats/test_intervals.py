@@ -250,15 +250,13 @@ def test_subsampling_for_the_mean_has_the_right_width_with_the_correction():
     assert sd_scaled == pytest.approx(np.std(y, ddof=1) / math.sqrt(G), rel=0.05)
 
 
-def test_the_normal_interval_is_the_estimate_plus_minus_z_standard_errors_and_is_the_multiverse_noise_rule():
+def test_the_normal_interval_is_the_bias_corrected_estimate_plus_minus_z_standard_errors():
     from scipy.stats import norm
 
-    from harness.resampling.multiverse import NOISE_Z
     from harness.stats.intervals import normal
 
     draws = np.array([1.0, 2.0, 3.0, 4.0, np.nan])  # mean 2.5, sd (ddof 1) 1.2910; the nan is counted, not used
     iv = normal(draws, 3.0, level=0.90)  # the draws sit 0.5 below the estimate: the centre moves 0.5 above it
     half = norm.ppf(0.95) * np.std([1.0, 2.0, 3.0, 4.0], ddof=1)
     assert (iv.lo, iv.hi) == pytest.approx((3.5 - half, 3.5 + half)) and (iv.n_used, iv.n_failed) == (4, 1)
-    assert pytest.approx(norm.ppf(0.95), abs=5e-4) == NOISE_Z  # the rule is this method's one-sided 5% decision
     assert math.isnan(normal([1.0, 2.0], 0.0).lo)  # too few draws for a standard deviation worth the name

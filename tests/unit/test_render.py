@@ -309,3 +309,24 @@ def test_an_interval_the_bootstrap_cannot_give_is_withheld(interval, shown):
     from harness.resampling.robustness import _applies
 
     assert _applies(interval) is shown
+
+
+@pytest.mark.parametrize("bound, calibrated", [(0.12, False), (0.06, True)])
+def test_the_multiverse_says_when_its_noise_rule_is_not_calibrated_on_the_design(bound, calibrated):
+    """The reading by noise is the bias-corrected normal interval's decision; its error, measured by the coverage
+    study, gates the analysis choices' label (issue 38: a label trusted only where the evidence says so)."""
+    from harness.core.record import Record
+    from harness.rendering.results import results_for
+
+    rec = _record("002").model_dump(mode="json")
+    rule = {"error": 0.05, "error_bound": bound, "error_against": 0.04, "error_against_bound": 0.06, "limit": 0.075}
+    for c in rec["robustness"]["facts"]["comparisons"]:
+        c["noise_rule"] = rule
+    res = results_for(Record.model_validate(rec))
+    assert res.multiverse["noise_rule"] == {
+        "error": 0.05,  # the side with the larger bound (the claimed side on a tie)
+        "bound": max(bound, 0.06),
+        "limit": 0.075,
+        "calibrated": calibrated,
+    }
+    assert ("the noise rule uncalibrated" in res.choices_label) is not calibrated
