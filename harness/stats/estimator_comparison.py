@@ -228,9 +228,11 @@ def baseline_comparison(
     jobs_spec += [("sigmoid", sh) for sh in shuffled_sets]
     jobs, owners = [], []
     for i, (kind, sp) in enumerate(jobs_spec):
-        children = rng.spawn(len(sp))  # spawned for every estimator, fitted or not: the streams stay put
         if sp is splits and kind not in made:
+            # spawned for every estimator, fitted or not, so the streams stay put: the seeds alone, unused
+            rng.bit_generator.seed_seq.spawn(len(sp))
             continue
+        children = rng.spawn(len(sp))
         starts = [(inits or {}).get(kind, {}).get((s.task, s.t)) if sp is splits else None for s in sp]
         jobs += [(kind, opts[kind], s.z_train, s.y_train, g, st) for s, g, st in zip(sp, children, starts)]
         owners += [i] * len(sp)
