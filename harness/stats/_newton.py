@@ -290,8 +290,17 @@ def active_set_newton(
 def _starting_set(A: np.ndarray, b: np.ndarray, x: np.ndarray, akey: tuple) -> tuple[int, ...]:
     """The constraints ``x`` meets exactly (item 0 of the module docstring): rows that are not zero, when they are
     linearly independent (else none)."""
-    on = tuple(i for i in np.flatnonzero(A @ x == b).tolist() if np.any(A[i]))
+    nonzero = _NONZERO_ROWS.get(akey)
+    if nonzero is None:
+        nonzero = frozenset(np.flatnonzero(np.any(A != 0, axis=1)).tolist())
+        if len(_NONZERO_ROWS) < 4096:
+            _NONZERO_ROWS[akey] = nonzero
+    on = tuple(i for i in np.flatnonzero(A @ x == b).tolist() if i in nonzero)
     return on if len(on) < 2 or _working_set(A, on, akey)[3] else ()
+
+
+#: Per constraints (``akey``): the rows of ``A`` that are not zero.
+_NONZERO_ROWS: dict[tuple, frozenset[int]] = {}
 
 
 def _bend(fun, x, derivatives, A, b, work, akey):

@@ -106,16 +106,19 @@ def equal_mass_left_edges(z, n_bins: int = 10, min_bin_size: int = 30, *, closin
     values, counts = np.unique(z, return_counts=True)
     target = max(math.ceil(z.size / n_bins), int(min_bin_size))
 
-    # accumulate whole groups; record where each bin starts (as a group index)
-    starts, running = [0], 0
-    for g, c in enumerate(counts):
-        running += int(c)
-        if running >= target:
-            # "next": a bin starts at the closing value, except at max z (the last bin is closed)
-            nxt, end = (g, values.size - 1) if closing_group == "next" else (g + 1, values.size)
-            if 0 < nxt < end and nxt != starts[-1]:
-                starts.append(nxt)
-            running = 0
+    # accumulate whole groups; record where each bin starts (as a group index). The group that closes a bin is
+    # the first whose running count (from the last closing one) reaches the target: found on the cumulative
+    # counts, a search per bin rather than a step per group
+    starts, cum, base = [0], np.cumsum(counts), 0
+    while True:
+        g = int(np.searchsorted(cum, base + target, side="left"))
+        if g >= values.size:
+            break
+        # "next": a bin starts at the closing value, except at max z (the last bin is closed)
+        nxt, end = (g, values.size - 1) if closing_group == "next" else (g + 1, values.size)
+        if 0 < nxt < end and nxt != starts[-1]:
+            starts.append(nxt)
+        base = int(cum[g])
     sizes = np.add.reduceat(counts, starts).tolist()
     merged = _merge_small(sizes, int(min_bin_size))
     return values[[starts[ids[0]] for ids in merged]]

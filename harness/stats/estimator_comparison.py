@@ -228,9 +228,11 @@ def baseline_comparison(
     jobs_spec += [("sigmoid", sh) for sh in shuffled_sets]
     jobs, owners = [], []
     for i, (kind, sp) in enumerate(jobs_spec):
-        children = rng.spawn(len(sp))  # spawned for every estimator, fitted or not: the streams stay put
         if sp is splits and kind not in made:
+            # spawned for every estimator, fitted or not, so the streams stay put: the seeds alone, unused
+            rng.bit_generator.seed_seq.spawn(len(sp))
             continue
+        children = rng.spawn(len(sp))
         starts = [(inits or {}).get(kind, {}).get((s.task, s.t)) if sp is splits else None for s in sp]
         jobs += [(kind, opts[kind], s.z_train, s.y_train, g, st) for s, g, st in zip(sp, children, starts)]
         owners += [i] * len(sp)
@@ -239,7 +241,7 @@ def baseline_comparison(
 
     per_pair = []
     ev = {"n_bins": n_bins, "min_bin_size": min_bin_size, "closing_group": closing_group}
-    bins = [split_bins(s, **ev) for s in splits]  # the estimators share the real splits' bins
+    bins = _shared_bins(splits, ev)  # the estimators share the real splits' bins
     for (kind, sp), fs in zip(jobs_spec[:5], fits_by_spec[:5]):
         if kind in made:
             per_pair += _evaluated(sp, fs, kind, bins, tau=tau, kappa=kappa, **ev)
@@ -301,6 +303,18 @@ def baseline_comparison(
         },
         "fitted": fitted,
     }
+
+
+def _shared_bins(splits, ev) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`split_bins` of every split, made once per distinct pair of training and validation ``z`` (the
+    tasks scored on the same models share them)."""
+    made, out = {}, []
+    for s in splits:
+        key = (s.z_train.tobytes(), s.z_val.tobytes())
+        if key not in made:
+            made[key] = split_bins(s, **ev)
+        out.append(made[key])
+    return out
 
 
 def _evaluated(splits, fits, kind, bins=None, **kw) -> list[dict[str, Any]]:

@@ -211,6 +211,13 @@ def _lower_triangle(k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @functools.cache
+def _diagonal(k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the diagonal of a ``k x k`` matrix from ``(3, 3)`` on (the weights' ridge)."""
+    d = np.arange(3, k)
+    return d, d
+
+
+@functools.cache
 def _constraints(p: int) -> tuple[np.ndarray, np.ndarray]:
     """``A x <= b`` of ``x = (y0, h, a0, w_1..w_p)``: ``-y0 <= 0``, ``h <= 1``, ``y0 - h <= 0``, ``-w_j <= 0``."""
     A = np.zeros((3 + p, 3 + p))
@@ -259,9 +266,9 @@ class _Natural:
 
     def from_natural(self, params: dict) -> np.ndarray:
         """The feasible ``x`` nearest to ``params`` (``y0, L, a0, w``), coordinate by coordinate."""
-        y0 = float(np.clip(params["y0"], 0.0, 1.0))
-        h = float(np.clip(y0 + params["L"], y0, 1.0))
-        return np.r_[y0, h, float(params["a0"]), np.maximum(np.asarray(params["w"], dtype=float), 0.0)]
+        y0 = min(max(float(params["y0"]), 0.0), 1.0)  # np.clip's value, on plain floats
+        h = min(max(y0 + float(params["L"]), y0), 1.0)
+        return np.concatenate([(y0, h, float(params["a0"])), np.maximum(np.asarray(params["w"], dtype=float), 0.0)])
 
     def from_fit(self, params: dict, z: np.ndarray) -> np.ndarray:
         """A start from another fit whose knots give another number of basis functions: its ``(y0, L)``, and
@@ -287,22 +294,21 @@ class _Natural:
 
         def derivatives():
             r1, r2 = loss_derivatives()  # per row of D
-            sp = s * (1.0 - s)
-            G = np.empty((x.size, s.size))
-            G[0] = 1.0 - s
+            n, DT = x.size, self.D.T
+            G = np.empty((n, s.size))
+            sp = s * np.subtract(1.0, s, out=G[0])
             G[1] = s
-            G[2:] = self.D.T * (L * sp)
+            np.multiply(DT, L * sp, out=G[2:])
             grad = G @ r1
             grad[3:] += 2.0 * self.lam * w
             H = (G * r2) @ G.T
-            a = self.D.T @ (r1 * sp)
-            H[0, 2:] -= a
+            a = DT @ (r1 * sp)
+            H[0, 2:] -= a  # the upper triangle only: the lower is its mirror, below
             H[1, 2:] += a
-            H[2:, 0] -= a
-            H[2:, 1] += a
-            H[2:, 2:] += (self.D.T * (L * r1 * sp * (1.0 - 2.0 * s))) @ self.D
-            H[3:, 3:] += 2.0 * self.lam * np.eye(w.size)
-            lower = _lower_triangle(x.size)
+            H[2:, 2:] += (DT * (L * r1 * sp * (1.0 - 2.0 * s))) @ self.D
+            diagonal = _diagonal(n)
+            H[diagonal] += 2.0 * self.lam
+            lower = _lower_triangle(n)
             H[lower] = H[lower[::-1]]  # the upper triangle holds the sums
             return grad, H
 

@@ -132,10 +132,24 @@ def assign_periods(
     return out
 
 
+#: :func:`rolling_pairs` of the periods seen (parsing the months is most of a bootstrap resample's split cost).
+_PAIRS: dict[tuple, list[tuple[int, str, str]]] = {}
+
+
 def rolling_pairs(periods: Sequence[Period]) -> list[tuple[int, str, str]]:
     """``[(t, label of P_t, label of P_{t+1}), ...]`` for t = 1 .. len(periods) - 1."""
-    labels = [p[0] for p in _validated(periods)]
-    return [(t, labels[t - 1], labels[t]) for t in range(1, len(labels))]
+    try:
+        key = tuple(tuple((type(v), v) for v in p) for p in periods)  # typed: 1 and True are other labels
+        hash(key)
+    except TypeError:
+        key = None
+    out = _PAIRS.get(key) if key is not None else None
+    if out is None:
+        labels = [p[0] for p in _validated(periods)]
+        out = [(t, labels[t - 1], labels[t]) for t in range(1, len(labels))]
+        if key is not None and len(_PAIRS) < 256:
+            _PAIRS[key] = out
+    return list(out)
 
 
 def overlap_interval(z_train, z_val) -> tuple[float, float]:

@@ -102,12 +102,17 @@ def rolling_splits(
     z_all = df[z_col].to_numpy(dtype=float)
     period = df[period_col].to_numpy(dtype=object)
     pairs = rolling_pairs(periods)
-    # each period's rows once (an object comparison per row), not once per task and pair
-    rows_of = {p: period == p for p in dict.fromkeys(p for _, a, b in pairs for p in (a, b))}
+    # each period's rows once, not once per task and pair: the labels coded once (by hashing), then compared as
+    # integers (a label absent from the frame has no rows)
+    codes, labels = pd.factorize(period)
+    code_of = {label: k for k, label in enumerate(labels.tolist())}
+    rows_of = {p: codes == code_of.get(p, -2) for p in dict.fromkeys(p for _, a, b in pairs for p in (a, b))}
     z_ok = np.isfinite(z_all)
     out = []
     for label, col in task_cols.items():
-        y_all = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
+        y_col = df[col]
+        # a column of doubles is its own numeric reading
+        y_all = (y_col if y_col.dtype == np.float64 else pd.to_numeric(y_col, errors="coerce")).to_numpy(dtype=float)
         w_all = df[weight_column(col)].to_numpy(dtype=float) if weight_column(col) in df.columns else None
         ok = np.isfinite(y_all) & z_ok
         scored = {p: (ok & rows).nonzero()[0] for p, rows in rows_of.items()}  # each period's rows, in row order

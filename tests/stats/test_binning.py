@@ -68,6 +68,42 @@ def test_properties_on_heavily_tied_data(rule):
     assert np.array_equal(equal_mass_bins(z[perm], 10, 30, closing_group=rule), labels[perm])
 
 
+def _closing_groups_one_by_one(z, n_bins, min_bin_size, rule):
+    """The bins' starting groups before merging, by the module docstring's rule read literally: whole groups
+    accumulated one at a time, the running count reset where it reaches the target."""
+    values, counts = np.unique(np.asarray(z, dtype=float), return_counts=True)
+    target = max(-(-len(z) // n_bins), min_bin_size)
+    starts, running = [0], 0
+    for g, c in enumerate(counts.tolist()):
+        running += c
+        if running >= target:
+            nxt, end = (g, values.size - 1) if rule == "next" else (g + 1, values.size)
+            if 0 < nxt < end and nxt != starts[-1]:
+                starts.append(nxt)
+            running = 0
+    return starts
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_closing_groups_match_the_group_by_group_rule(rule):
+    # the edges are searched for on the cumulative counts: the same starts as accumulating group by group
+    from harness.stats import binning
+
+    rng = np.random.default_rng(5)
+    seen = 0
+    for _ in range(300):
+        z = rng.integers(0, int(rng.integers(1, 60)), int(rng.integers(1, 300))).astype(float)
+        n_bins, m = int(rng.integers(1, 12)), int(rng.integers(1, 40))
+        starts = _closing_groups_one_by_one(z, n_bins, m, rule)
+        values, counts = np.unique(z, return_counts=True)
+        sizes = np.add.reduceat(counts, starts).tolist()
+        expected = values[[starts[ids[0]] for ids in binning._merge_small(sizes, m)]]
+        got = equal_mass_left_edges(z, n_bins, m, closing_group=rule)
+        assert np.array_equal(got, expected), (z.tolist(), n_bins, m)
+        seen += len(starts) > 1
+    assert seen > 50  # many cases with more than one bin before merging
+
+
 @pytest.mark.parametrize("rule", RULES)
 def test_edges_reproduce_labels_and_assign_new_points(rule):
     z = np.array([0.0, 0.0, 1.0, 1.0, 1.0, 2.0, 2.0, 5.0, 5.0, 6.0, 6.0, 7.0])

@@ -64,6 +64,20 @@ def test_rolling_pairs():
     assert rolling_pairs(OLL_PERIODS) == [(1, "P1", "P2"), (2, "P2", "P3"), (3, "P3", "P4")]
 
 
+def test_rolling_pairs_are_kept_per_periods_and_still_validated():
+    first = rolling_pairs(OLL_PERIODS)
+    first.append("changed by the caller")
+    assert rolling_pairs(OLL_PERIODS) == [(1, "P1", "P2"), (2, "P2", "P3"), (3, "P3", "P4")]  # a fresh list
+    assert rolling_pairs([list(p) for p in OLL_PERIODS]) == rolling_pairs(OLL_PERIODS)
+    with pytest.raises(ValueError, match="order"):  # not kept when invalid: raises every time
+        rolling_pairs((("A", None, "2024-06"), ("B", "2024-05", None)))
+    with pytest.raises(ValueError, match="order"):
+        rolling_pairs((("A", None, "2024-06"), ("B", "2024-05", None)))
+    # labels that compare equal but read differently are other periods
+    assert rolling_pairs(((1, None, "2024-06"), (2, "2024-07", None))) == [(1, "1", "2")]
+    assert rolling_pairs(((True, None, "2024-06"), (2, "2024-07", None))) == [(1, "True", "2")]
+
+
 def test_overlap_is_inclusive():
     tr, va = [0.0, 1.0, 2.0], [0.5, 1.0, 2.0, 2.5, -1.0]
     # [max(0, -1), min(2, 2.5)] = [0, 2]; 0.5, 1.0 and 2.0 (the end itself) are inside

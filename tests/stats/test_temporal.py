@@ -71,6 +71,35 @@ def test_rolling_splits_restrict_validation_to_the_overlap():
         rolling_splits(df.assign(period=["A"] * 3 + ["B"] * 7), ["y"], periods=two)
 
 
+def test_rolling_splits_read_labels_and_scores_as_before():
+    two = (("A", None, "2024-06"), ("B", "2024-07", None))
+    df = pd.DataFrame(
+        {"z": np.arange(10.0), "y": [0.1] * 10, "period": pd.array(["A"] * 5 + ["B"] * 5, dtype="string")}
+    )
+    # a string column, an object column, and scores as text (read as numbers, the unreadable one missing)
+    text = df.assign(y=["0.1"] * 9 + ["n/a"], period=df["period"].astype(object))
+    (s,), (t,) = rolling_splits(df, ["y"], periods=two), rolling_splits(text, ["y"], periods=two)
+    assert s.z_train.tolist() == t.z_train.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert s.z_val.tolist() == []  # B's z lie past A's: no overlap
+    assert t.n_val_before_overlap == 4 and s.n_val_before_overlap == 5
+    with pytest.raises(ValueError, match="period C has 0"):  # a label no row has
+        rolling_splits(df, ["y"], periods=(("C", None, "2024-06"), ("B", "2024-07", None)))
+
+
+def test_split_bins_are_shared_only_between_splits_of_the_same_z():
+    from harness.stats.estimator_comparison import _shared_bins, split_bins
+
+    df = _synthetic()
+    df.loc[df.index[::7], "drift"] = np.nan  # the drift task's splits lose some rows: bins of their own
+    splits = rolling_splits(df, {"a": "stable", "b": "drift", "c": "stable"}, periods=PERIODS)
+    assert len(splits) == 9
+    ev = {"n_bins": 10, "min_bin_size": 30, "closing_group": "next"}
+    shared = _shared_bins(splits, ev)
+    for s, b in zip(splits, shared):
+        assert all(np.array_equal(x, y) for x, y in zip(b, split_bins(s, **ev)))
+    assert len({id(b) for b in shared}) == 6  # three pairs x two distinct z sets (a and c share theirs)
+
+
 def test_temporal_coverage_detects_drift_and_is_json_ready():
     df = _synthetic()
     out = temporal_coverage(

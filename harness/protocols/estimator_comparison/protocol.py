@@ -258,6 +258,8 @@ class EstimatorComparison(Protocol):
 
         df = period_frame(tables, params)
         keep = ["z", "period", *params.tasks.values()]
+        # the labels as plain strings: a resample's rows are taken from them quicker than from a string array
+        frame = df[keep].astype({"period": object})
         inits = _inits(reimpl.details["fitted"])
         kwargs = {
             "lam": params.lam,
@@ -269,7 +271,7 @@ class EstimatorComparison(Protocol):
             "map_fn": None,
         }
         # the estimators no read value is of are not fitted on a resample
-        design = dict(frame=df[keep], tasks=params.tasks, inits=inits, kwargs=kwargs)
+        design = dict(frame=frame, tasks=params.tasks, inits=inits, kwargs=kwargs)
         estimators = _estimators_read(quantities)
         if estimators is not None:
             design["estimators"] = estimators

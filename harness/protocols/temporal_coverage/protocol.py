@@ -219,9 +219,11 @@ class TemporalCoverage(Protocol):
 
         df = period_frame(tables, params)
         keep = ["z", "period", *params.tasks.values()]
+        # the labels as plain strings: a resample's rows are taken from them quicker than from a string array
+        frame = df[keep].astype({"period": object})
         inits = {(f["task"], f["t"]): f["params"] for f in reimpl.details["fitted"]}
         design = dict(
-            frame=df[keep],
+            frame=frame,
             tasks=params.tasks,
             labels=list(params.tasks),
             inits=inits,
