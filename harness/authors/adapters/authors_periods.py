@@ -1,13 +1,11 @@
 """The authors' period pipelines (``--split_mode period4``): what the period-split adapters share.
 
-Imported by the adapters of ``temporal_coverage`` and ``estimator_comparison``
-inside the authors' environment (see ``_launch.py``); it imports their
-modules lazily and, of the harness, only its neighbours in :mod:`harness.authors.adapters`.
-Their period scripts load the table with their own CSV helpers
-(``read_csv_rows``, ``compute_flops``, ``parse_year_month``,
-``assign_period_index_period4``), hard-code the periods
-(``PERIOD4_BOUNDS``) and the rolling pairs, fit on all of the training period
-and score the validation period on the overlap of the two z ranges.
+Imported by the adapters of ``temporal_coverage`` and ``estimator_comparison`` inside the authors' environment
+(see ``_launch.py``); it imports their modules lazily and, of the harness, only its neighbours in
+:mod:`harness.authors.adapters`. Their period scripts load the table with their own CSV helpers
+(``read_csv_rows``, ``compute_flops``, ``parse_year_month``, ``assign_period_index_period4``), hard-code the
+periods (``PERIOD4_BOUNDS``) and the rolling pairs, fit on all of the training period and score the validation
+period on the overlap of the two z ranges.
 """
 
 from __future__ import annotations
@@ -45,10 +43,9 @@ def _num(v) -> float:
 def period_data(A, csv_path: str, p: dict) -> dict:
     """The arrays their period4 scripts build (compute proxy, z, period index, scores).
 
-    Rows without a finite positive proxy, a parseable year-month or a period
-    get period -1 and a NaN proxy, as in their loops. ``z`` is
-    ``math.log10(x)`` as in the scripts (used for bins and overlaps); their
-    fitter takes ``np.log10`` of the proxy itself.
+    Rows without a finite positive proxy, a parseable year-month or a period get period -1 and a NaN proxy, as
+    in their loops. ``z`` is ``math.log10(x)`` as in the scripts (used for bins and overlaps); their fitter takes
+    ``np.log10`` of the proxy itself.
     """
     if p.get("compute"):
         raise ValueError(

@@ -245,14 +245,8 @@ def _main_part(request: dict) -> dict:
     for label, col in p["tasks"].items():
         for t in range(1, len(split_pids) + 1):
             rows = _read_pair(os.path.join(S["out"], f"k{t}", f"{A.cu.sanitize_name(col)}__pinball_baselines.csv"))
-            pairs.append(
-                {
-                    "task": label,
-                    "t": t,
-                    "csv": rows,
-                    "metrics": {est: _metrics_of(rows, their) for est, their in ESTIMATORS.items()},
-                }
-            )
+            metrics = {est: _metrics_of(rows, their) for est, their in ESTIMATORS.items()}
+            pairs.append({"task": label, "t": t, "metrics": metrics})
     values = _table(pairs)
 
     # the rebuilt sets, their sigmoid's parameters, and checks against the script's numbers
@@ -260,36 +254,14 @@ def _main_part(request: dict) -> dict:
     bins, min_bin = max(1, int(p["n_bins"])), max(1, int(p["min_bin_size"]))
     worst_null, worst_sig = 0.0, 0.0
     for x in pairs:
-        tr_pid, va_pid = split_pids[x["t"] - 1]
-        sets = TC.split_sets(data, x["task"], (tr_pid, va_pid))
+        sets = TC.split_sets(data, x["task"], split_pids[x["t"] - 1])
         null = _constant_metrics(A, spb, pinball_utils, sets, float(np.quantile(sets["y_tr"], tau)), tau, bins, min_bin)
         d_null = max(abs(null[m] - x["metrics"]["constant"][m]) for m in METRICS)
         f = TC.fit_native(A, sets["C_tr"], sets["y_tr"], tau=tau, kappa=float(p["kappa"]), lam=float(p["lam"]))
         L_exact = _mean_loss(pinball_utils, sets["y_tr"], A.sqo.sigmoid_pred(f["native"], np.log10(sets["C_tr"])), tau)
         d_sig = abs(L_exact - x["metrics"]["sigmoid"]["pinball_id"])
         worst_null, worst_sig = max(worst_null, d_null), max(worst_sig, d_sig)
-        e3 = A.binning.create_equal_mass_bins(sets["z_tr"], K=ISPLINE_K, min_bin=1)
-        n_knot = max(2, int(e3.size - 1))
-        x.update(
-            {
-                "train": p["periods"][tr_pid][0],
-                "val": p["periods"][va_pid][0],
-                "n_train": int(sets["z_tr"].size),
-                "n_val": int(sets["z_va"].size),
-                "n_val_before_overlap": sets["n_val_before_overlap"],
-                "overlap": sets["overlap"],
-                "sigmoid_fit": {k: v for k, v in f.items() if k != "native"},
-                "ispline_knots": {
-                    "n_knot_grid": n_knot,
-                    "edges": [float(v) for v in spb.iso.build_knot_edges_equal_mass(sets["z_tr"], n_knot)],
-                },
-                "check": {
-                    "null_max_abs_diff": d_null,
-                    "sigmoid_pinball_id_exact_q": L_exact,
-                    "sigmoid_pinball_id_exact_minus_csv": L_exact - x["metrics"]["sigmoid"]["pinball_id"],
-                },
-            }
-        )
+        x["sigmoid_fit"] = {k: v for k, v in f.items() if k != "native"}
         fits.append(x["sigmoid_fit"])
     edge_fits = [
         f"{x['task']} t={x['t']}" for x in pairs if {"z*=z_min", "z*=z_max"} & set(x["sigmoid_fit"]["bounds_active"])
@@ -376,8 +348,7 @@ def combine(request: dict, answers: list[dict]) -> dict:
             },
         }
     ordered = {c["id"]: controls[c["id"]] for c in request.get("controls", [])}
-    # kept per pair: their sigmoid's fit; the metrics are the values' terms, the CSV rows their source, the
-    # knots and checks summarised in ``settings`` and ``check``
+    # kept per pair: their sigmoid's fit (the metrics are the values' terms; the checks are summarised in ``check``)
     per_pair = [{k: x[k] for k in ("task", "t", "sigmoid_fit")} for x in main["details"]["per_pair"]]
     details = {**main["details"], "per_pair": per_pair, "requests": len(answers)}
     return {"values": main["values"], "details": details, "controls": ordered}

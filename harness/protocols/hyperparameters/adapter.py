@@ -43,13 +43,9 @@ def _summary(fits, claimed_fits, reference, beta_task):
     }
 
 
-def _control_values(fits, reference):
-    bnd = {k: f["boundary"] for k, f in fits.items()}
-    return {
-        Q.claimed("coverage_mean"): float(np.mean([f["coverage"] for f in fits.values()])),
-        Q.claimed("max_dev"): float(max(abs(bnd[k] - v) for k, v in reference.items())),
-        Q.claimed("mean_boundary"): float(np.mean(list(bnd.values()))),
-    }
+def _control_values(fits, reference, beta_task):
+    summary = _summary(fits, fits, reference, beta_task)
+    return {Q.claimed(stat): summary[stat] for stat in ("coverage_mean", "max_dev", "mean_boundary")}
 
 
 #: What the record keeps of each task's fit (:func:`_fit_task`): what the report and the tests rest on.
@@ -196,7 +192,7 @@ def combine(request: dict, answers: list[dict]) -> dict:
         reused = setting_key(s) in fitted
         c_fits = fit(s)
         controls[ctl["id"]] = {
-            "values": _control_values(c_fits, reference),
+            "values": _control_values(c_fits, reference, p["beta_task"]),
             "details": {
                 "setting": setting_key(s),
                 "reused_sweep_fit": reused,
