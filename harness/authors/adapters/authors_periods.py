@@ -1,25 +1,23 @@
 """The authors' period pipelines (``--split_mode period4``): what the period-split adapters share.
 
-Imported by the adapters of ``temporal_coverage`` and ``estimator_comparison``
-inside the authors' environment (see ``_launch.py``); it imports their
-modules lazily and, of the harness, only :mod:`harness.authors.adapters.authors_sigmoid`.
-Their period scripts load the table with their own CSV helpers
-(``read_csv_rows``, ``compute_flops``, ``parse_year_month``,
-``assign_period_index_period4``), hard-code the periods
-(``PERIOD4_BOUNDS``) and the rolling pairs, fit on all of the training period
-and score the validation period on the overlap of the two z ranges.
+Imported by the adapters of ``temporal_coverage`` and ``estimator_comparison`` inside the authors' environment
+(see ``_launch.py``); it imports their modules lazily and, of the harness, only its neighbours in
+:mod:`harness.authors.adapters`. Their period scripts load the table with their own CSV helpers
+(``read_csv_rows``, ``compute_flops``, ``parse_year_month``, ``assign_period_index_period4``), hard-code the
+periods (``PERIOD4_BOUNDS``) and the rolling pairs, fit on all of the training period and score the validation
+period on the overlap of the two z ranges.
 """
 
 from __future__ import annotations
 
-import csv
 import math
 from types import SimpleNamespace
 
 import numpy as np
 
-from .authors_sigmoid import ACTIVE_TOL, CLI_FIT_ARGS, bound_gaps, box
+from .authors_sigmoid import described, fit_enhanced, task_arrays
 from .errors import OutsideTheirCodeError
+from .shared import require_columns
 
 
 def authors() -> SimpleNamespace:
@@ -45,10 +43,9 @@ def _num(v) -> float:
 def period_data(A, csv_path: str, p: dict) -> dict:
     """The arrays their period4 scripts build (compute proxy, z, period index, scores).
 
-    Rows without a finite positive proxy, a parseable year-month or a period
-    get period -1 and a NaN proxy, as in their loops. ``z`` is
-    ``math.log10(x)`` as in the scripts (used for bins and overlaps); their
-    fitter takes ``np.log10`` of the proxy itself.
+    Rows without a finite positive proxy, a parseable year-month or a period get period -1 and a NaN proxy, as
+    in their loops. ``z`` is ``math.log10(x)`` as in the scripts (used for bins and overlaps); their fitter takes
+    ``np.log10`` of the proxy itself.
     """
     if p.get("compute"):
         raise ValueError(
@@ -65,9 +62,7 @@ def period_data(A, csv_path: str, p: dict) -> dict:
             f"the claim names {p['date_col']!r}"
         )
     prod = (p["tokens_col"], p["params_col"])
-    missing = [c for c in [*prod, *p["tasks"].values()] if c not in headers]
-    if missing:
-        raise ValueError(f"{csv_path}: columns {missing} are missing")
+    require_columns(csv_path, headers, [*prod, *p["tasks"].values()])
     C, per, ym_all = [], [], []
     for r in rows:
         ym = A.cu.parse_year_month(r.get(date_col, ""))
@@ -131,9 +126,10 @@ def check_periods(A, p: dict, data: dict) -> dict:
     }
 
 
-def split_sets(data: dict, label: str, train_pid: int, val_pid: int) -> dict:
-    """One task on one pair, as their scripts select it: all of the training period, overlap validation."""
-    z, C, per, y = data["z"], data["C"], data["per"], data["Y"][label]
+def split_sets(data: dict, label: str, pair) -> dict:
+    """One task on one pair ``(training period, validation period)``, as their scripts select it: all of the
+    training period, overlap validation."""
+    (train_pid, val_pid), z, C, per, y = pair, data["z"], data["C"], data["per"], data["Y"][label]
     ok = np.isfinite(z) & np.isfinite(y)
     mtr, mva = ok & (per == train_pid), ok & (per == val_pid)
     z_tr, z_va = z[mtr], z[mva]
@@ -152,24 +148,12 @@ def split_sets(data: dict, label: str, train_pid: int, val_pid: int) -> dict:
 
 
 def fit_native(A, C_tr, y_tr, *, tau, kappa, lam) -> dict:
-    """The sigmoid ``fit_sigmoid_frontier`` fits: same z, order and ``fit_sigmoid_enhanced`` arguments."""
-    z = np.log10(np.maximum(np.asarray(C_tr, float), 1e-300))
-    order = np.argsort(z)
-    z, y = z[order], np.asarray(y_tr, float)[order]
-    res = A.sqo.fit_sigmoid_enhanced(z, y, tau=tau, kappa_final=kappa, lambda_b=lam, **CLI_FIT_ARGS)
-    if not res.success or not np.all(np.isfinite(res.params)):
-        raise RuntimeError(f"fit_sigmoid_enhanced failed: {res.info}")
-    y0, L, z_star, log_b = (float(v) for v in res.params)
-    beta = math.exp(log_b)
-    gaps = bound_gaps((y0, L, z_star, log_b), box(A.sqo, z))
-    return {
-        "native": np.asarray(res.params, float),
-        "params": {"y0": y0, "L": L, "a": -beta * z_star, "beta": beta},
-        "params_native": {"y0": y0, "L": L, "z_star": z_star, "log_b": log_b},
-        "objective": float(res.objective),
-        "bounds_active": [name for name, gap in gaps.items() if abs(gap) <= ACTIVE_TOL],
-        "z_range": [float(z[0]), float(z[-1])],
-    }
+    """The sigmoid ``fit_sigmoid_frontier`` fits: same z, order and ``fit_sigmoid_enhanced`` arguments (the
+    training set of :func:`split_sets` is finite, so :func:`task_arrays` drops nothing)."""
+    z, y = task_arrays(np.asarray(C_tr, float), np.asarray(y_tr, float))
+    res = fit_enhanced(A.sqo, z, y, tau=tau, kappa=kappa, lam=lam)
+    fit = described(A.sqo, res.params, z, res.objective)
+    return {"native": np.asarray(res.params, float), **fit, "z_range": [float(z[0]), float(z[-1])]}
 
 
 def bound_summary(fits: list[dict]) -> dict:
@@ -179,11 +163,3 @@ def bound_summary(fits: list[dict]) -> dict:
         for name in f["bounds_active"]:
             out[name] = out.get(name, 0) + 1
     return dict(sorted(out.items()))
-
-
-def write_table(path: str, headers: list[str], rows) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=headers)
-        w.writeheader()
-        for r in rows:
-            w.writerow(r)

@@ -3,7 +3,8 @@
 Runs inside the authors' environment and imports their modules lazily, nothing of the harness. Read from
 their code at the pinned commit: :func:`task_arrays` (their finite-value filter, ``log10`` and sort),
 :func:`box` (``fit_sigmoid_enhanced``'s bounds), :func:`fit_one_stage` (their starts, objective and SLSQP at
-one ``(tau, kappa)``, built from their own pieces, nothing monkeypatched), :func:`load_tasks` and
+one ``(tau, kappa)``, built from their own pieces, nothing monkeypatched), :func:`fit_enhanced` (their
+continuation as their CLI calls it), :func:`described` (a fit as the records give it), :func:`load_tasks` and
 :func:`claim_table` (the table as their loader reads it; a ``scale: percent`` claim gives their code a copy
 divided by 100, so that their scale guess changes nothing), :func:`own_setting` (the (tau, kappa, lambda)
 their own code path uses for the claim's table).
@@ -19,6 +20,7 @@ import textwrap
 import numpy as np
 
 from .errors import OutsideTheirCodeError
+from .shared import require_columns, write_table
 
 # fit_sigmoid_frontier's arguments to fit_sigmoid_enhanced (skill_frontier/core/sigmoid.py).
 CLI_FIT_ARGS = {"n_zstar_grid": 10, "n_b_grid": 10, "n_random": 100, "seed": 0}
@@ -105,6 +107,40 @@ def fit_one_stage(sqo, z, y, *, tau, kappa, lam):
     return best
 
 
+def fit_enhanced(sqo, z, y, *, tau, kappa, lam, where: str = ""):
+    """``fit_sigmoid_enhanced`` with ``fit_sigmoid_frontier``'s arguments; a failed fit is an error."""
+    res = sqo.fit_sigmoid_enhanced(z, y, tau=tau, kappa_final=kappa, lambda_b=lam, **CLI_FIT_ARGS)
+    if not res.success or not np.all(np.isfinite(res.params)):
+        raise RuntimeError(f"fit_sigmoid_enhanced failed{where}: {res.info}")
+    return res
+
+
+def fit_at(sqo, z, y, *, tau, kappa, lam, warm: bool, where: str = ""):
+    """Their continuation (``warm``: :func:`fit_enhanced`) or one stage at (tau, kappa) (:func:`fit_one_stage`):
+    ``(native, objective, ok, message, trace)``, the trace of their stages (``None`` for one stage)."""
+    if not warm:
+        objective, native, ok, message = fit_one_stage(sqo, z, y, tau=tau, kappa=kappa, lam=lam)
+        return native, objective, ok, message, None
+    res = fit_enhanced(sqo, z, y, tau=tau, kappa=kappa, lam=lam, where=where)
+    trace = res.info["trace"]
+    return res.params, res.objective, trace[-1]["ok"], trace[-1]["msg"], trace
+
+
+def described(sqo, native, z, objective, *, gaps: bool = False) -> dict:
+    """A fit's parameters (as the harness writes them and in their units), objective and the limits of their
+    box it sits on (with the distance from each if ``gaps``)."""
+    y0, L, z_star, log_b = (float(v) for v in native)
+    beta = math.exp(log_b)
+    distance = bound_gaps((y0, L, z_star, log_b), box(sqo, z))
+    out = {
+        "params": {"y0": y0, "L": L, "a": -beta * z_star, "beta": beta},
+        "params_native": {"y0": y0, "L": L, "z_star": z_star, "log_b": log_b},
+        "objective": float(objective),
+        "bounds_active": [name for name, gap in distance.items() if abs(gap) <= ACTIVE_TOL],
+    }
+    return out | ({"bound_gaps": distance} if gaps else {})
+
+
 def bound_gaps(native, limits) -> dict[str, float]:
     """Distance of the optimum from each limit of their box (z* and log b in their own units)."""
     y0, L, z_star, log_b = native
@@ -167,9 +203,8 @@ def _compute_column(table: str, compute: dict, columns: list[str]):
         )
     with open(table, newline="", encoding="utf-8-sig") as fh:
         rows = list(csv.DictReader(fh))
-    missing = [c for c in [compute["column"], *columns] if rows and c not in rows[0]]
-    if missing:
-        raise ValueError(f"{table}: columns {missing} are missing")
+    if rows:
+        require_columns(table, rows[0], [compute["column"], *columns])
     x = np.array([epoch._safe_float(r[compute["column"]]) for r in rows], float) / per_unit
     Y = np.array([[epoch._safe_float(r[c]) for c in columns] for r in rows], float).reshape(len(rows), len(columns))
     keep = np.isfinite(x) & (x > 0)
@@ -193,11 +228,7 @@ def claim_table(request: dict) -> str:
     with open(table, newline="", encoding="utf-8-sig") as fh:
         reader = csv.DictReader(fh)
         headers, rows = list(reader.fieldnames or []), list(reader)
-    with open(out, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=headers)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: (_divided(v) if k in columns else v) for k, v in r.items()})
+    write_table(out, headers, ({k: (_divided(v) if k in columns else v) for k, v in r.items()} for r in rows))
     return out
 
 
@@ -252,17 +283,11 @@ def own_setting(request: dict) -> dict:
     if request["params"].get("compute"):
         from scripts.epoch_ai import fit_benchmarks_runs_sigmoid_frontiers as epoch
 
-        found = _argument_defaults(epoch.main, ("--tau", "--kappa", "--lambda_b"))
-        where = {
-            "tau": f"{_path_of(epoch)}:{found['--tau'][1]}",
-            "kappa": f"{_path_of(epoch)}:{found['--kappa'][1]}",
-            "lam": f"{_path_of(epoch)}:{found['--lambda_b'][1]}",
-        }
+        flags = {"tau": "--tau", "kappa": "--kappa", "lam": "--lambda_b"}
+        found = _argument_defaults(epoch.main, tuple(flags.values()))
         return {
-            "tau": found["--tau"][0],
-            "kappa": found["--kappa"][0],
-            "lam": found["--lambda_b"][0],
-            "where": where,
+            **{name: found[flag][0] for name, flag in flags.items()},
+            "where": {name: f"{_path_of(epoch)}:{found[flag][1]}" for name, flag in flags.items()},
             "path": "epoch_script",
         }
     tau, tau_line = _argument_defaults(sig.main, ("--tau",))["--tau"]

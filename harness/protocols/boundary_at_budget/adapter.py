@@ -6,39 +6,16 @@ import math
 
 import numpy as np
 
-from ...authors.adapters.authors_sigmoid import (
-    ACTIVE_TOL,
-    CLI_FIT_ARGS,
-    bound_gaps,
-    box,
-    fit_one_stage,
-    load_tasks,
-    own_setting,
-    task_arrays,
-)
+from ...authors.adapters.authors_sigmoid import CLI_FIT_ARGS, described, fit_at, load_tasks, own_setting, task_arrays
+from ...authors.adapters.shared import unsupported
 from . import quantities as Q
 
 
 def _fit_task(sqo, x, y, *, tau, kappa, lam, continuation, z_eval):
     z, y = task_arrays(x, y)
-    if continuation:
-        res = sqo.fit_sigmoid_enhanced(z, y, tau=tau, kappa_final=kappa, lambda_b=lam, **CLI_FIT_ARGS)
-        if not res.success or not np.all(np.isfinite(res.params)):
-            raise RuntimeError(f"fit_sigmoid_enhanced failed: {res.info}")
-        native, objective = res.params, res.objective
-        last = res.info["trace"][-1]
-        ok, message = last["ok"], last["msg"]
-    else:
-        objective, native, ok, message = fit_one_stage(sqo, z, y, tau=tau, kappa=kappa, lam=lam)
-    y0, L, z_star, log_b = (float(v) for v in native)
-    beta = math.exp(log_b)
-    gaps = bound_gaps((y0, L, z_star, log_b), box(sqo, z))
+    native, objective, ok, message, _ = fit_at(sqo, z, y, tau=tau, kappa=kappa, lam=lam, warm=continuation)
     fit = {
-        "params": {"y0": y0, "L": L, "a": -beta * z_star, "beta": beta},
-        "params_native": {"y0": y0, "L": L, "z_star": z_star, "log_b": log_b},
-        "objective": float(objective),
-        "bounds_active": [name for name, gap in gaps.items() if abs(gap) <= ACTIVE_TOL],
-        "bound_gaps": gaps,
+        **described(sqo, native, z, objective, gaps=True),
         "n": int(z.size),
         "coverage": float(np.mean(y <= sqo.sigmoid_pred(native, z))),
         "converged": bool(ok),
@@ -92,7 +69,7 @@ def run(request: dict) -> dict:
     controls = {}
     for c in request.get("controls", []):
         if c["control"] != "tau_override":
-            raise ValueError(f"control '{c['id']}': kind '{c['control']}' is not supported by this adapter")
+            raise unsupported(c)
         c_cells, c_fits = _fit_all(sqo, x, Y, labels, tau=float(c["params"]["tau"]), continuation=warm, **kw)
         controls[c["id"]] = {"values": _values(c_cells, c_fits), "details": {"fits": c_fits}}
     return {"values": values, "details": details, "controls": controls}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import inspect
 import os
 
@@ -10,6 +9,7 @@ import numpy as np
 
 from ...authors.adapters import authors_periods as TC
 from ...authors.adapters.authors_sigmoid import CLI_FIT_ARGS, claim_table
+from ...authors.adapters.shared import argv, by_parts, read_rows, scratch, shown, unsupported
 from . import quantities as Q
 
 SCRIPT = "scripts/evaluate/sigmoid_pinball_baselines.py"
@@ -30,29 +30,20 @@ def _script():
 
 
 def _argv(p: dict, csv_path: str, out_base: str) -> list[str]:
-    return [
-        "--csv",
-        csv_path,
-        "--tau",
-        repr(float(p["tau"])),
-        "--kappa_final",
-        repr(float(p["kappa"])),
-        "--lambda_b",
-        repr(float(p["lam"])),
-        "--bins",
-        str(int(p["n_bins"])),
-        "--min_bin_size",
-        str(int(p["min_bin_size"])),
-        "--task_group",
-        "main",
-        "--compute_product_cols",
-        p["tokens_col"],
-        p["params_col"],
-        "--compute_multiplier",
-        repr(float(p["multiplier"])),
-        "--out_base",
-        out_base,
-    ]
+    return argv(
+        {
+            "--csv": csv_path,
+            "--tau": repr(float(p["tau"])),
+            "--kappa_final": repr(float(p["kappa"])),
+            "--lambda_b": repr(float(p["lam"])),
+            "--bins": str(int(p["n_bins"])),
+            "--min_bin_size": str(int(p["min_bin_size"])),
+            "--task_group": "main",
+            "--compute_product_cols": [p["tokens_col"], p["params_col"]],
+            "--compute_multiplier": repr(float(p["multiplier"])),
+            "--out_base": out_base,
+        }
+    )
 
 
 def _check_settings(A, spb, p: dict, headers: list[str]) -> dict:
@@ -91,10 +82,7 @@ def _check_settings(A, spb, p: dict, headers: list[str]) -> dict:
 
 
 def _read_pair(path: str) -> dict[str, dict[str, float]]:
-    if not os.path.exists(path):
-        raise RuntimeError(f"their script wrote no {path} (task skipped?)")
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = {r["split"]: {k: float(v) for k, v in r.items() if k != "split"} for r in csv.DictReader(fh)}
+    rows = {r["split"]: {k: float(v) for k, v in r.items() if k != "split"} for r in read_rows(path)}
     if set(rows) != {"train", "val"}:
         raise RuntimeError(f"{path}: rows {sorted(rows)}, expected train and val")
     return rows
@@ -171,8 +159,7 @@ def _shuffle_losses(A, pinball_utils, data, pair_keys, split_pids, p, args, i, s
     shuffled = {**data, "C": C_perm, "z": np.log10(C_perm)}
     losses = {}
     for task, t in pair_keys:
-        tr_pid, va_pid = split_pids[t - 1]
-        sets = TC.split_sets(shuffled, task, tr_pid, va_pid)
+        sets = TC.split_sets(shuffled, task, split_pids[t - 1])
         edges_tr = A.binning.create_equal_mass_bins(
             sets["z_tr"], max(1, int(args.bins)), max(1, int(args.min_bin_size))
         )
@@ -207,8 +194,8 @@ def _setup(request: dict) -> dict:
     periods = TC.check_periods(A, p, data)
     split_pids = [tuple(x) for x in periods["pairs"]]
     pair_keys = [(label, t) for label in p["tasks"] for t in range(1, len(split_pids) + 1)]
-    out = os.path.join(os.getcwd(), "runs", "main")  # the scratch folder: a fixed name, so nothing random is kept
-    argv = _argv(p, table, out)
+    out = scratch("main")
+    args = _argv(p, table, out)
     return {
         "A": A,
         "spb": spb,
@@ -221,8 +208,8 @@ def _setup(request: dict) -> dict:
         "split_pids": split_pids,
         "pair_keys": pair_keys,
         "out": out,
-        "argv": argv,
-        "args": spb._build_argparser().parse_args(argv),
+        "argv": args,
+        "args": spb._build_argparser().parse_args(args),
     }
 
 
@@ -236,7 +223,7 @@ def _controls(request: dict) -> list[dict]:
             n = int(c["params"].get("n_shuffles") or p.get("n_shuffles", 1))
             out += [{"control": c["id"], "shuffle": i} for i in range(n)]
         else:
-            raise ValueError(f"control '{c['id']}': kind '{c['control']}' is not supported by this adapter")
+            raise unsupported(c)
     return out
 
 
@@ -258,14 +245,8 @@ def _main_part(request: dict) -> dict:
     for label, col in p["tasks"].items():
         for t in range(1, len(split_pids) + 1):
             rows = _read_pair(os.path.join(S["out"], f"k{t}", f"{A.cu.sanitize_name(col)}__pinball_baselines.csv"))
-            pairs.append(
-                {
-                    "task": label,
-                    "t": t,
-                    "csv": rows,
-                    "metrics": {est: _metrics_of(rows, their) for est, their in ESTIMATORS.items()},
-                }
-            )
+            metrics = {est: _metrics_of(rows, their) for est, their in ESTIMATORS.items()}
+            pairs.append({"task": label, "t": t, "metrics": metrics})
     values = _table(pairs)
 
     # the rebuilt sets, their sigmoid's parameters, and checks against the script's numbers
@@ -273,36 +254,14 @@ def _main_part(request: dict) -> dict:
     bins, min_bin = max(1, int(p["n_bins"])), max(1, int(p["min_bin_size"]))
     worst_null, worst_sig = 0.0, 0.0
     for x in pairs:
-        tr_pid, va_pid = split_pids[x["t"] - 1]
-        sets = TC.split_sets(data, x["task"], tr_pid, va_pid)
+        sets = TC.split_sets(data, x["task"], split_pids[x["t"] - 1])
         null = _constant_metrics(A, spb, pinball_utils, sets, float(np.quantile(sets["y_tr"], tau)), tau, bins, min_bin)
         d_null = max(abs(null[m] - x["metrics"]["constant"][m]) for m in METRICS)
         f = TC.fit_native(A, sets["C_tr"], sets["y_tr"], tau=tau, kappa=float(p["kappa"]), lam=float(p["lam"]))
         L_exact = _mean_loss(pinball_utils, sets["y_tr"], A.sqo.sigmoid_pred(f["native"], np.log10(sets["C_tr"])), tau)
         d_sig = abs(L_exact - x["metrics"]["sigmoid"]["pinball_id"])
         worst_null, worst_sig = max(worst_null, d_null), max(worst_sig, d_sig)
-        e3 = A.binning.create_equal_mass_bins(sets["z_tr"], K=ISPLINE_K, min_bin=1)
-        n_knot = max(2, int(e3.size - 1))
-        x.update(
-            {
-                "train": p["periods"][tr_pid][0],
-                "val": p["periods"][va_pid][0],
-                "n_train": int(sets["z_tr"].size),
-                "n_val": int(sets["z_va"].size),
-                "n_val_before_overlap": sets["n_val_before_overlap"],
-                "overlap": sets["overlap"],
-                "sigmoid_fit": {k: v for k, v in f.items() if k != "native"},
-                "ispline_knots": {
-                    "n_knot_grid": n_knot,
-                    "edges": [float(v) for v in spb.iso.build_knot_edges_equal_mass(sets["z_tr"], n_knot)],
-                },
-                "check": {
-                    "null_max_abs_diff": d_null,
-                    "sigmoid_pinball_id_exact_q": L_exact,
-                    "sigmoid_pinball_id_exact_minus_csv": L_exact - x["metrics"]["sigmoid"]["pinball_id"],
-                },
-            }
-        )
+        x["sigmoid_fit"] = {k: v for k, v in f.items() if k != "native"}
         fits.append(x["sigmoid_fit"])
     edge_fits = [
         f"{x['task']} t={x['t']}" for x in pairs if {"z*=z_min", "z*=z_max"} & set(x["sigmoid_fit"]["bounds_active"])
@@ -315,7 +274,7 @@ def _main_part(request: dict) -> dict:
     table = S["table"]
     details = {
         "script": SCRIPT,
-        "argv": [a if a != table else "<table>" for a in S["argv"]],
+        "argv": shown(S["argv"], table),
         "n_pairs": len(pairs),
         "estimator_names": {k: f"their {v}" for k, v in ESTIMATORS.items()},
         "settings": {
@@ -340,10 +299,7 @@ def _control_part(request: dict, part: dict) -> dict:
         S[k] for k in ("A", "spb", "pinball_utils", "p", "data", "split_pids")
     )
     if part.get("beta_zero"):
-        sets = {}
-        for task, t in S["pair_keys"]:
-            tr_pid, va_pid = split_pids[t - 1]
-            sets[(task, t)] = TC.split_sets(data, task, tr_pid, va_pid)
+        sets = {(task, t): TC.split_sets(data, task, split_pids[t - 1]) for task, t in S["pair_keys"]}
         pairs = [{"task": task, "t": t} for task, t in S["pair_keys"]]
         values, details = _beta_zero(A, spb, pinball_utils, pairs, sets, p)
         return {"values": {}, "details": {"values": values, **details}, "controls": {}}
@@ -357,12 +313,13 @@ def _control_part(request: dict, part: dict) -> dict:
     }
 
 
+def _part(request: dict) -> dict:
+    return _main_part(request) if request["part"].get("main") else _control_part(request, request["part"])
+
+
 def run(request: dict) -> dict:
     """The answer to one part (``request["part"]``), or to the whole claim: its parts, combined."""
-    part = request.get("part")
-    if part is None:
-        return combine(request, [run(r) for r in parts(request)])
-    return _main_part(request) if part.get("main") else _control_part(request, part)
+    return by_parts(request, parts, _part, combine)
 
 
 def combine(request: dict, answers: list[dict]) -> dict:
@@ -391,8 +348,7 @@ def combine(request: dict, answers: list[dict]) -> dict:
             },
         }
     ordered = {c["id"]: controls[c["id"]] for c in request.get("controls", [])}
-    # kept per pair: their sigmoid's fit; the metrics are the values' terms, the CSV rows their source, the
-    # knots and checks summarised in ``settings`` and ``check``
+    # kept per pair: their sigmoid's fit (the metrics are the values' terms; the checks are summarised in ``check``)
     per_pair = [{k: x[k] for k in ("task", "t", "sigmoid_fit")} for x in main["details"]["per_pair"]]
     details = {**main["details"], "per_pair": per_pair, "requests": len(answers)}
     return {"values": main["values"], "details": details, "controls": ordered}

@@ -8,37 +8,27 @@ import numpy as np
 
 from ...authors import audit
 from ...authors.adapters import authors_sigmoid as H
+from ...authors.adapters.shared import by_parts, unsupported
 from ...stats import losscheck
 from . import quantities as Q
 from .quantities import setting_key
 
 
 def _fit_task(sqo, z, y, *, tau, kappa, lam, warm, z_eval):
-    if warm:
-        res = sqo.fit_sigmoid_enhanced(z, y, tau=tau, kappa_final=kappa, lambda_b=lam, **H.CLI_FIT_ARGS)
-        if not res.success or not np.all(np.isfinite(res.params)):
-            raise RuntimeError(f"fit_sigmoid_enhanced failed at tau={tau}, kappa={kappa}, lam={lam}: {res.info}")
-        native, objective, trace = res.params, float(res.objective), res.info["trace"]
-        stages = [[float(s["tau"]), float(s["kappa"])] for s in trace]
-        last = trace[-1]
-        ok, message, last_obj = bool(last["ok"]), str(last["msg"]), float(last["obj"])
-    else:
-        objective, native, ok, message = H.fit_one_stage(sqo, z, y, tau=tau, kappa=kappa, lam=lam)
-        objective = last_obj = float(objective)
-        stages = [[float(tau), float(kappa)]]
-    y0, L, z_star, log_b = (float(v) for v in native)
-    gaps = H.bound_gaps((y0, L, z_star, log_b), H.box(sqo, z))
+    where = f" at tau={tau}, kappa={kappa}, lam={lam}"
+    native, objective, ok, message, trace = H.fit_at(sqo, z, y, tau=tau, kappa=kappa, lam=lam, warm=warm, where=where)
+    fit = H.described(sqo, native, z, objective)
     return {
         "boundary": float(sqo.sigmoid_pred(native, z_eval)),
         "coverage": float(np.mean(y <= sqo.sigmoid_pred(native, z))),
-        "beta": math.exp(log_b),
-        "params_native": {"y0": y0, "L": L, "z_star": z_star, "log_b": log_b},
-        "objective": objective,
-        "last_stage_objective": last_obj,
-        "bounds_active": [name for name, gap in gaps.items() if abs(gap) <= H.ACTIVE_TOL],
-        "stages": stages,
-        "converged": ok,
-        "message": message,
+        "beta": fit["params"]["beta"],
+        "params_native": fit["params_native"],
+        "objective": fit["objective"],
+        "last_stage_objective": float(trace[-1]["obj"]) if trace else fit["objective"],
+        "bounds_active": fit["bounds_active"],
+        "stages": [[float(s["tau"]), float(s["kappa"])] for s in trace] if trace else [[float(tau), float(kappa)]],
+        "converged": bool(ok),
+        "message": str(message),
     }
 
 
@@ -53,13 +43,9 @@ def _summary(fits, claimed_fits, reference, beta_task):
     }
 
 
-def _control_values(fits, reference):
-    bnd = {k: f["boundary"] for k, f in fits.items()}
-    return {
-        Q.claimed("coverage_mean"): float(np.mean([f["coverage"] for f in fits.values()])),
-        Q.claimed("max_dev"): float(max(abs(bnd[k] - v) for k, v in reference.items())),
-        Q.claimed("mean_boundary"): float(np.mean(list(bnd.values()))),
-    }
+def _control_values(fits, reference, beta_task):
+    summary = _summary(fits, fits, reference, beta_task)
+    return {Q.claimed(stat): summary[stat] for stat in ("coverage_mean", "max_dev", "mean_boundary")}
 
 
 #: What the record keeps of each task's fit (:func:`_fit_task`): what the report and the tests rest on.
@@ -118,7 +104,7 @@ def _distinct_settings(request: dict) -> list[dict]:
     wanted = [claimed] + [{**claimed, param: float(v)} for param in ("tau", "kappa", "lam") for v in p[f"{param}_grid"]]
     for ctl in request.get("controls", []):
         if ctl["control"] != "tau_override":
-            raise ValueError(f"control '{ctl['id']}': kind '{ctl['control']}' is not supported by this adapter")
+            raise unsupported(ctl)
         wanted.append({**claimed, "tau": float(ctl["params"]["tau"])})
     out, seen = [], set()
     for s in wanted:
@@ -153,9 +139,7 @@ def _run_part(request: dict) -> dict:
 
 def run(request: dict) -> dict:
     """The answer to one part (``request["part"]``), or to the whole claim: its parts, combined."""
-    if "part" in request:
-        return _run_part(request)
-    return combine(request, [_run_part(r) for r in parts(request)])
+    return by_parts(request, parts, _run_part, combine)
 
 
 def combine(request: dict, answers: list[dict]) -> dict:
@@ -208,7 +192,7 @@ def combine(request: dict, answers: list[dict]) -> dict:
         reused = setting_key(s) in fitted
         c_fits = fit(s)
         controls[ctl["id"]] = {
-            "values": _control_values(c_fits, reference),
+            "values": _control_values(c_fits, reference, p["beta_task"]),
             "details": {
                 "setting": setting_key(s),
                 "reused_sweep_fit": reused,

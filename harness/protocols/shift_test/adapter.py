@@ -7,9 +7,30 @@ import math
 
 import numpy as np
 
+from ...authors.adapters.shared import unsupported
+
 Z95 = 1.6448536269514722  # standard normal 0.95 quantile
 SEED = 0  # their CLI's --seed default
 RELABEL_N_PERM = 1  # their function needs at least one permutation; gamma does not depend on them
+#: The harness's names for the keys of their test's result, in the order of the values.
+THEIRS = {
+    "n_support": "n_used_in_support",
+    "n_pre": "n_pre",
+    "n_post": "n_post",
+    "slope": "coef_slope_b",
+    "gamma": "coef_group_shift_gamma",
+    "se": "se_group_shift_gamma",
+    "t": "t_group_shift_gamma",
+    "p_value": "pvalue_one_sided_gamma_gt_0",
+    "r2": "r2_logit_fit",
+    "odds_ratio": "odds_ratio_group_shift",
+    "null_mean": "gamma_perm_mean",
+}
+#: The eps sensitivity rows: the same keys (``n`` for ``n_support``), in this order.
+EPS_ROW = {
+    k: THEIRS["n_support" if k == "n" else k]
+    for k in ("gamma", "se", "t", "p_value", "n", "n_pre", "n_post", "slope", "r2", "null_mean")
+}
 
 
 def _authors():
@@ -54,21 +75,7 @@ def _test(aa, x, y, post, p, **kw):
 
 def _values(res, n_merged):
     gamma, se = res["coef_group_shift_gamma"], res["se_group_shift_gamma"]
-    return {
-        "n_merged": n_merged,
-        "n_support": res["n_used_in_support"],
-        "n_pre": res["n_pre"],
-        "n_post": res["n_post"],
-        "slope": res["coef_slope_b"],
-        "gamma": gamma,
-        "se": se,
-        "t": res["t_group_shift_gamma"],
-        "p_value": res["pvalue_one_sided_gamma_gt_0"],
-        "r2": res["r2_logit_fit"],
-        "odds_ratio": res["odds_ratio_group_shift"],
-        "null_mean": res["gamma_perm_mean"],
-        "upper95": gamma + Z95 * se,
-    }
+    return {"n_merged": n_merged, **{k: res[v] for k, v in THEIRS.items()}, "upper95": gamma + Z95 * se}
 
 
 def _their_logit(aa, pct, eps):
@@ -86,7 +93,7 @@ def _inflate(aa, x, y, post, p, shift):
     lo, hi = math.log(eps / (1 - eps)), math.log((1 - eps) / eps)
     target = _their_logit(aa, y[post], eps) + shift
     res = _test(aa, x, y_new, post, p)
-    values = {"gamma": res["coef_group_shift_gamma"], "p_value": res["pvalue_one_sided_gamma_gt_0"]}
+    values = {k: res[THEIRS[k]] for k in ("gamma", "p_value")}
     details = {
         "test": res,
         "shift": shift,
@@ -142,25 +149,8 @@ def run(request: dict) -> dict:
         "eps_default_in_their_code": eps_default,
     }
 
-    rows = []
-    for eps in p["eps_grid"]:
-        r = _test(aa, x, y, post, p, eps=float(eps))
-        rows.append(
-            {
-                "eps": float(eps),
-                "gamma": r["coef_group_shift_gamma"],
-                "se": r["se_group_shift_gamma"],
-                "t": r["t_group_shift_gamma"],
-                "p_value": r["pvalue_one_sided_gamma_gt_0"],
-                "n": r["n_used_in_support"],
-                "n_pre": r["n_pre"],
-                "n_post": r["n_post"],
-                "slope": r["coef_slope_b"],
-                "r2": r["r2_logit_fit"],
-                "null_mean": r["gamma_perm_mean"],
-            }
-        )
-    details["eps_sensitivity"] = rows
+    rows = [(float(eps), _test(aa, x, y, post, p, eps=float(eps))) for eps in p["eps_grid"]]
+    details["eps_sensitivity"] = [{"eps": eps, **{k: r[v] for k, v in EPS_ROW.items()}} for eps, r in rows]
 
     controls = {}
     for c in request.get("controls", []):
@@ -170,6 +160,6 @@ def run(request: dict) -> dict:
         elif kind == "relabel_groups":
             v, d = _relabel(aa, x, y, post, p, res, int(cp["n_draws"]), request["seed"])
         else:
-            raise ValueError(f"control '{c['id']}': kind '{kind}' is not supported by this adapter")
+            raise unsupported(c)
         controls[c["id"]] = {"values": v, "details": d}
     return {"values": {k: float(v) for k, v in values.items()}, "details": details, "controls": controls}

@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import csv
 import inspect
 import os
 
 import numpy as np
 
-from ...authors.adapters.authors_periods import (
-    authors,
-    bound_summary,
-    check_periods,
-    fit_native,
-    period_data,
-    split_sets,
-    write_table,
-)
+from ...authors.adapters import authors_periods as TC
 from ...authors.adapters.authors_sigmoid import CLI_FIT_ARGS, claim_table
+from ...authors.adapters.shared import argv, by_parts, read_rows, scratch, shown, unsupported, write_table
 from . import quantities as Q
 
 SCRIPT = "scripts/evaluate/sigmoid_binned_mae.py"
@@ -42,49 +34,35 @@ def _fixed_settings(A, p: dict) -> dict:
 def run_script(p: dict, csv_path: str, out_base: str) -> list[str]:
     from scripts.evaluate import sigmoid_binned_mae as sbm
 
-    argv = [
-        "--csv",
-        csv_path,
-        "--split_mode",
-        "period4",
-        "--train_mode",
-        "single_k",
-        "--oos_bins",
-        "train_overlap",
-        "--tau",
-        repr(float(p["tau"])),
-        "--bins",
-        str(int(p["n_bins"])),
-        "--min_bin_size",
-        str(int(p["min_bin_size"])),
-        "--compute_product_cols",
-        p["tokens_col"],
-        p["params_col"],
-        "--compute_multiplier",
-        repr(float(p["multiplier"])),
-        "--out_base",
-        out_base,
-        "--tasks",
-        *p["tasks"].values(),
-    ]
-    sbm.main(argv)
-    return argv
+    args = argv(
+        {
+            "--csv": csv_path,
+            "--split_mode": "period4",
+            "--train_mode": "single_k",
+            "--oos_bins": "train_overlap",
+            "--tau": repr(float(p["tau"])),
+            "--bins": str(int(p["n_bins"])),
+            "--min_bin_size": str(int(p["min_bin_size"])),
+            "--compute_product_cols": [p["tokens_col"], p["params_col"]],
+            "--compute_multiplier": repr(float(p["multiplier"])),
+            "--out_base": out_base,
+            "--tasks": list(p["tasks"].values()),
+        }
+    )
+    sbm.main(args)
+    return args
 
 
 def _read_bins(path: str) -> list[dict]:
-    if not os.path.exists(path):
-        raise RuntimeError(f"their script wrote no {path} (task skipped?)")
     out = []
-    with open(path, newline="", encoding="utf-8") as fh:
-        for r in csv.DictReader(fh):
-            n = int(r["n"])
-            if n == 0:
-                continue
-            hat = float(r["hat_tau"])
-            below = n * hat
-            if abs(below - round(below)) > COUNT_TOL:
-                raise RuntimeError(f"{path}: bin {r['bin_id']} n={n} hat_tau={hat} is not a whole count")
-            out.append({"n": n, "hat_tau": hat, "n_below": int(round(below))})
+    for r in read_rows(path):
+        n, hat = int(r["n"]), float(r["hat_tau"])
+        if n == 0:
+            continue
+        below = n * hat
+        if abs(below - round(below)) > COUNT_TOL:
+            raise RuntimeError(f"{path}: bin {r['bin_id']} n={n} hat_tau={hat} is not a whole count")
+        out.append({"n": n, "hat_tau": hat, "n_below": int(round(below))})
     return out
 
 
@@ -167,11 +145,11 @@ def _relabelled_table(data: dict, perm: np.ndarray, eligible: np.ndarray, path: 
 
 def _setup(request: dict):
     p = request["params"]
-    A = authors()
+    A = TC.authors()
     table = claim_table(request)
     settings = _fixed_settings(A, p)
-    data = period_data(A, table, p)
-    periods = check_periods(A, p, data)
+    data = TC.period_data(A, table, p)
+    periods = TC.check_periods(A, p, data)
     return A, p, table, settings, data, periods
 
 
@@ -179,7 +157,7 @@ def _relabellings(request: dict) -> list[tuple[str, int]]:
     out = []
     for c in request.get("controls", []):
         if c["control"] != "relabel_periods":
-            raise ValueError(f"control '{c['id']}': kind '{c['control']}' is not supported by this adapter")
+            raise unsupported(c)
         out += [(c["id"], i) for i in range(int(c["params"].get("n_relabellings", 5)))]
     return out
 
@@ -196,14 +174,15 @@ def _task_part(request: dict, label: str) -> dict:
     A, p, table, settings, data, periods = _setup(request)
     pairs, tau = periods["pairs"], float(p["tau"])
     one = {**p, "tasks": {label: p["tasks"][label]}}
-    out = os.path.join(os.getcwd(), "runs", "main")  # the scratch folder: a fixed name, so nothing random is kept
-    argv = run_script(one, table, out)
+    out = scratch("main")
+    args = run_script(one, table, out)
     rows = read_outputs(A, one, out, len(pairs))
     # the sigmoid of each split, refitted as fit_sigmoid_frontier does, for its parameters
     for x in rows:
         tr_pid, va_pid = pairs[x["t"] - 1]
-        sets = split_sets(data, x["task"], tr_pid, va_pid)
-        f = fit_native(A, sets["C_tr"], sets["y_tr"], tau=tau, kappa=settings["kappa_final"], lam=settings["lambda_b"])
+        sets = TC.split_sets(data, x["task"], (tr_pid, va_pid))
+        kappa, lam = settings["kappa_final"], settings["lambda_b"]
+        f = TC.fit_native(A, sets["C_tr"], sets["y_tr"], tau=tau, kappa=kappa, lam=lam)
         below_exact = int(np.sum(sets["y_va"] <= A.sqo.sigmoid_pred(f["native"], np.log10(sets["C_va"]))))
         x.update(
             {
@@ -220,7 +199,7 @@ def _task_part(request: dict, label: str) -> dict:
             "n_below_exact_q": below_exact,
             "n_below_script": x["n_val"] - x["n_above"],
         }
-    details = {"rows": rows, "argv": [a if a != table else "<table>" for a in argv], "settings": settings}
+    details = {"rows": rows, "argv": shown(args, table), "settings": settings}
     return {"values": {}, "details": {**details, "periods": periods}, "controls": {}}
 
 
@@ -234,11 +213,11 @@ def _relabel_part(request: dict, cid: str, i: int) -> dict:
     for _ in range(i):
         rng.permutation(eligible.size)
     perm = rng.permutation(eligible.size)
-    folder = os.path.join(os.getcwd(), "runs", f"relabelled_{i}")
+    folder = scratch(f"relabelled_{i}")
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, "table.csv")
     _relabelled_table(data, perm, eligible, path)
-    check = period_data(A, path, p)  # the written table reads back with the same periods' sizes
+    check = TC.period_data(A, path, p)  # the written table reads back with the same periods' sizes
     sizes_ok = bool(
         np.array_equal(np.bincount(check["per"][check["per"] >= 0]), np.bincount(data["per"][data["per"] >= 0]))
     )
@@ -250,14 +229,16 @@ def _relabel_part(request: dict, cid: str, i: int) -> dict:
     return {"values": {}, "details": {**details, "period_sizes_kept": sizes_ok}, "controls": {}}
 
 
-def run(request: dict) -> dict:
-    """The answer to one part (``request["part"]``), or to the whole claim: its parts, combined."""
-    part = request.get("part")
-    if part is None:
-        return combine(request, [run(r) for r in parts(request)])
+def _part(request: dict) -> dict:
+    part = request["part"]
     if "task" in part:
         return _task_part(request, part["task"])
     return _relabel_part(request, part["control"], int(part["relabelling"]))
+
+
+def run(request: dict) -> dict:
+    """The answer to one part (``request["part"]``), or to the whole claim: its parts, combined."""
+    return by_parts(request, parts, _part, combine)
 
 
 def combine(request: dict, answers: list[dict]) -> dict:
@@ -301,11 +282,11 @@ def combine(request: dict, answers: list[dict]) -> dict:
                 "signed_coverage_each": per,
             },
         }
-    argv = first["argv"]
-    at = argv.index("--tasks")
+    args = first["argv"]
+    at = args.index("--tasks")
     details = {
         "script": SCRIPT,
-        "argv": [*argv[: at + 1], *p["tasks"].values()],
+        "argv": [*args[: at + 1], *p["tasks"].values()],
         "fit_settings": {
             "tau": float(p["tau"]),
             **settings,
@@ -317,7 +298,7 @@ def combine(request: dict, answers: list[dict]) -> dict:
         "splits": [{k: v for k, v in x.items() if k not in ("fit", "check")} for x in rows],  # both summarised
         "tasks": per_task,
         "n_validation": n_val,
-        "bounds_active_counts": bound_summary([x["fit"] for x in rows]),
+        "bounds_active_counts": TC.bound_summary([x["fit"] for x in rows]),
         "rebuilt_sets_match_script": not mismatched,
         "rebuilt_sets_mismatched": mismatched,
         "exact_vs_interpolated_count_diffs": sum(

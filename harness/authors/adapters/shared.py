@@ -1,0 +1,63 @@
+"""What every protocol's adapter does alike, whatever the authors' code it drives (standard library only).
+
+A request answered in parts (:func:`by_parts`), a control kind an adapter does not take (:func:`unsupported`),
+an authors' script's command line (:func:`argv`, :func:`shown`), its scratch folder (:func:`scratch`) and the
+CSV files it reads and writes (:func:`read_rows`, :func:`write_table`).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections.abc import Callable, Iterable
+
+
+def by_parts(request: dict, parts: Callable, answer: Callable, combine: Callable) -> dict:
+    """The answer to one part (``request["part"]``), or to the whole claim: its parts' answers, combined."""
+    if request.get("part") is None:
+        return combine(request, [answer(r) for r in parts(request)])
+    return answer(request)
+
+
+def unsupported(control: dict) -> ValueError:
+    """The error for a control whose kind the adapter does not run."""
+    return ValueError(f"control '{control['id']}': kind '{control['control']}' is not supported by this adapter")
+
+
+def argv(options: dict) -> list[str]:
+    """A command line from ``{flag: value or list of values}``, in the dict's order."""
+    out = []
+    for flag, value in options.items():
+        out += [flag, *(value if isinstance(value, list) else [value])]
+    return out
+
+
+def shown(args: list[str], table: str) -> list[str]:
+    """A command line as the record keeps it: the table's path (a scratch or input path) as ``<table>``."""
+    return [a if a != table else "<table>" for a in args]
+
+
+def scratch(*names: str) -> str:
+    """A folder in the run's scratch folder (the working folder): fixed names, so nothing random is kept."""
+    return os.path.join(os.getcwd(), "runs", *names)
+
+
+def read_rows(path: str) -> list[dict]:
+    """The rows of a CSV file the authors' script must have written."""
+    if not os.path.exists(path):
+        raise RuntimeError(f"their script wrote no {path} (task skipped?)")
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def write_table(path: str, headers: list[str], rows: Iterable[dict]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=headers)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def require_columns(table: str, headers: Iterable[str], columns: Iterable[str]) -> None:
+    missing = [c for c in columns if c not in headers]
+    if missing:
+        raise ValueError(f"{table}: columns {missing} are missing")
