@@ -134,11 +134,6 @@ class Results:
         return sum(t["theirs_holds"] is not None for t in self.targets)
 
     @cached_property
-    def n_theirs_unjudged(self) -> int:
-        """How many targets the authors' code does not measure (0 where it did not run)."""
-        return 0 if self.n_theirs_judged is None else len(self.targets) - self.n_theirs_judged
-
-    @cached_property
     def reasons(self) -> list[dict]:
         """The verdict's reasons, each with the target rows (or control ids) it names."""
         by_title = {t["title"]: t for t in self.targets}
