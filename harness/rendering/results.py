@@ -8,6 +8,7 @@ from functools import cached_property
 
 from ..claimfiles.multiverse_spec import same_value
 from ..core.decisions import DOMINANT_SHARE
+from ..core.quantities import budget_text
 from ..core.record import ControlOutcome, Record, TargetOutcome
 from ..core.relations import within_tolerance
 from ..verdicts.judging import arm_disagreements
@@ -83,6 +84,12 @@ class Results:
         a = getattr(self.record.arms, arm)
         c = a.controls.get(control_id)
         return c.values if (c is not None and a.ok) else {}
+
+    @cached_property
+    def budget(self) -> str | None:
+        """The budget a claim reads its boundaries at (``eval_x``), in words (``10²⁴ FLOPs``); ``None`` without."""
+        x = self.params.get("eval_x")
+        return None if x is None else budget_text(float(x))
 
     # -- the verdict and its basis ----------------------------------------------------------------------
 

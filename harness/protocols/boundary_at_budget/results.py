@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from functools import cached_property
 
-from ...core.quantities import budget_text
 from ...core.relations import target_holds, within_tolerance
 from ...rendering.results import Results as BaseResults
 from . import quantities as Q
@@ -35,10 +34,6 @@ class Results(BaseResults):
     @cached_property
     def labels(self) -> list[str]:
         return list(self.params["tasks"])
-
-    @cached_property
-    def budget(self) -> str:
-        return budget_text(self.params["eval_x"])
 
     @cached_property
     def z_eval(self) -> float:
