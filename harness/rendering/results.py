@@ -7,6 +7,7 @@ import re
 from functools import cached_property
 
 from ..claimfiles.multiverse_spec import same_value
+from ..core.quantities import budget_text
 from ..core.record import ControlOutcome, Record, TargetOutcome
 from ..core.relations import within_tolerance
 from ..verdicts.judging import arm_disagreements
@@ -69,6 +70,12 @@ class Results:
         c = a.controls.get(control_id)
         return c.values if (c is not None and a.ok) else {}
 
+    @cached_property
+    def budget(self) -> str | None:
+        """The budget a claim reads its boundaries at (``eval_x``), in words (``10²⁴ FLOPs``); ``None`` without."""
+        x = self.params.get("eval_x")
+        return None if x is None else budget_text(float(x))
+
     # -- the verdict and its basis ----------------------------------------------------------------------
 
     @cached_property
@@ -90,9 +97,7 @@ class Results:
                 "outcome": t.outcome,
                 "mine": t.reimpl.value,
                 "theirs": t.upstream.value if self.authors_ran else None,
-                "mine_holds": t.reimpl.holds,
                 "theirs_holds": t.upstream.holds if self.authors_ran else None,
-                "reason": t.reason,
                 # a supporting target both arms meet is folded away; a headline or a missed one is in view
                 "folded": t.role == "supporting" and t.outcome == "holds" and t.upstream.holds is not False,
             }
@@ -117,11 +122,6 @@ class Results:
         if not self.authors_ran:
             return None
         return sum(t["theirs_holds"] is not None for t in self.targets)
-
-    @cached_property
-    def n_theirs_unjudged(self) -> int:
-        """How many targets the authors' code does not measure (0 where it did not run)."""
-        return 0 if self.n_theirs_judged is None else len(self.targets) - self.n_theirs_judged
 
     @cached_property
     def reasons(self) -> list[dict]:
@@ -204,27 +204,12 @@ class Results:
         return {"state": "crashed", "exception": m.group(1)} if m else {"state": "failed"}
 
     @cached_property
-    def agreement(self) -> dict:
-        """How the arms compare on the targets both measured: ``agree`` (within every target's tolerance, and on
-        every relation), ``disagree``, ``nothing_shared``, or ``not_compared`` (an arm did not run). This is the
-        arms against each other; each arm against the paper is :attr:`targets`."""
-        if not (self.record.arms.reimpl.ok and self.authors_ran):
-            return {"state": "not_compared", "n": 0, "disagree": []}
+    def arms_agree(self) -> bool:
+        """Both arms ran, measured a target in common, and agree within every target's tolerance and on every
+        relation. This is the arms against each other; each arm against the paper is :attr:`targets`."""
         both = [t for t in self.record.targets if t.reimpl.value is not None and t.upstream.value is not None]
-        disagree = [
-            {"title": d["title"], "mine": d["reimpl"], "theirs": d["upstream"], "decimals": d["decimals"] + 1}
-            for d in arm_disagreements(self.record.targets)
-        ]
-        gaps = [(abs(t.reimpl.value - t.upstream.value), t.title) for t in both]
-        largest = max(gaps, default=(None, None))
-        state = "disagree" if disagree else ("agree" if both else "nothing_shared")
-        return {
-            "state": state,
-            "n": len(both),
-            "disagree": disagree,
-            "largest": largest[0],
-            "largest_title": largest[1],
-        }
+        ran = self.record.arms.reimpl.ok and self.authors_ran
+        return bool(ran and both) and not arm_disagreements(self.record.targets)
 
     # -- resampling -------------------------------------------------------------------------------------
 
@@ -240,7 +225,7 @@ class Results:
         for c in f.get("comparisons", []):
             against = c.get("decision") == "contradicted"  # each decision's error as made
             rows.append(
-                {k: c.get(k) for k in ("label", "state", "difference", "bound", "limit", "detectable")}
+                {k: c.get(k) for k in ("label", "state", "difference", "bound", "detectable")}
                 | {
                     "error": c.get("error_against" if against else "error"),
                     "error_bound": c.get("error_against_bound" if against else "error_bound"),
@@ -251,7 +236,6 @@ class Results:
         return {
             "label": rb.state,
             "orderings": rows,
-            "alpha": f.get("alpha"),
             "n_resamples": f.get("n_resamples"),
             "n_clusters": f.get("n_clusters"),
             "cluster_col": f.get("cluster_col"),
@@ -259,7 +243,7 @@ class Results:
             "study": f.get("calibration") or {},
             "joint": (f.get("calibration") or {}).get("joint"),
             "intervals": [
-                {k: i.get(k) for k in ("label", "estimate", "lo", "hi", "coverage", "calibrated", "decimals")}
+                {k: i.get(k) for k in ("label", "estimate", "lo", "hi", "coverage", "decimals")}
                 | {"shown": i.get("shown", False)}
                 for i in f.get("intervals", [])
             ],
@@ -304,7 +288,6 @@ class Results:
             choices.append(
                 {
                     "name": name,
-                    "words": c["words"],
                     "paper_text": c["paper_text"],
                     "alternatives": [a["text"] for a in c["alternatives"] if not a["paper"]],
                     "inert": bool(alone) and all(same_results(s.values, paper.values) for s in alone),
@@ -338,10 +321,6 @@ class Results:
             "inert": [] if state == "inert" else [c["name"] for c in choices if c["inert"]],  # the label says it
             "choices": choices,
             "targets": targets,
-            "paper_reading": paper.reading if paper.status == "ok" else None,
-            "rows": [{"choices": s.choices, "values": s.values, "reading": s.reading, "paper": s.paper} for s in reps],
-            "curve_label": mv.curve_label,
-            "curve": mv.curve,
             "joint_null": mv.joint_null,
             "noise_rule": self._noise_rule,
             "reported": [

@@ -51,12 +51,6 @@ def _arm_reading(t, values: dict | None, ok: bool) -> ArmTarget:
     return ArmTarget(value=v, other_value=rhs if t.other else None, holds=target_holds(t.relation, v, rhs=rhs))
 
 
-def target_reading(t, values: dict | None, ok: bool = True) -> ArmTarget:
-    """One arm's reading of the claim file's target ``t`` on measured ``values``: the one target rule
-    (:func:`harness.core.relations.target_holds`), used by every judgement of a target (arms, multiverse)."""
-    return _arm_reading(t, values, ok)
-
-
 def judge_targets(spec: ClaimSpec, reimpl, upstream) -> list[TargetOutcome]:
     """One outcome per target: both arms' readings and the outcome on the arm it is judged on."""
     out = []

@@ -97,12 +97,6 @@ def test_a_negative_mean_carried_by_one_split_is_named_with_the_others_mean():
     assert (b["label"], b["t"], b["value"]) == ("B", 1, -0.06) and b["rest"] == pytest.approx(0.005)
 
 
-def test_a_stable_split_below_zero_is_listed_pooled_and_over_bins_apart():
-    r = _results()
-    assert r.stable_negative == [{"label": "S", "t": 2}]
-    assert r.stable_negative_bins == [{"label": "T", "t": 3}]
-
-
 def test_targets_judged_over_bins_name_the_outcomes_that_change():
     v = _values()
     targets = [

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from functools import cached_property
 
-from ...core.quantities import budget_text
 from ...core.relations import target_holds, within_tolerance
 from ...rendering.results import Results as BaseResults
 from . import quantities as Q
@@ -29,21 +28,12 @@ def _limit_words(name: str) -> str:
     return f"slope at {name.partition('=')[2]}" if name.startswith("beta=") else _LIMITS.get(name, name)
 
 
-def _largest(values) -> float | None:
-    values = [abs(v) for v in values if v is not None]
-    return max(values) if values else None
-
-
 class Results(BaseResults):
     """boundary_at_budget: each benchmark's boundary at the budget, both arms, the paper, the τ control."""
 
     @cached_property
     def labels(self) -> list[str]:
         return list(self.params["tasks"])
-
-    @cached_property
-    def budget(self) -> str:
-        return budget_text(self.params["eval_x"])
 
     @cached_property
     def z_eval(self) -> float:
@@ -98,43 +88,24 @@ class Results(BaseResults):
 
         return {
             "nominal": 1.0 - self.params["tau"],
-            "kappa": self.params["kappa"],
             "above": span("above"),
             "sharp_kappa": self.params.get("kappa_check"),
             "sharp_above": span("sharp_above"),
         }
 
     @cached_property
-    def against_paper(self) -> dict:
-        """Each arm against the published values, counted apart: how many lie within their tolerance, and the
-        largest distance. ``theirs_*`` is ``None`` where the authors' arm did not run."""
-        ts = list(self.paper.values())
-        return {
-            "n": len(ts),
-            "mine_within": sum(t.reimpl.holds is True for t in ts),
-            "mine_largest": _largest(t.reimpl.delta for t in ts),
-            "theirs_within": sum(t.upstream.holds is True for t in ts) if self.authors_ran else None,
-            "theirs_largest": _largest(t.upstream.delta for t in ts) if self.authors_ran else None,
-        }
-
-    @cached_property
-    def between_arms(self) -> dict | None:
-        """The arms against each other (not against the paper): their largest difference on a boundary, where,
-        and whether every boundary with a tolerance lies within it of the other arm's. ``None`` without theirs."""
+    def between_arms(self) -> bool | None:
+        """The arms against each other (not against the paper): whether every boundary with a tolerance lies
+        within it of the other arm's. ``None`` without theirs or without a tolerance."""
+        tols = {q.partition(".")[2]: t.tolerance for q, t in self.paper.items()}
         pairs = [
-            (k, self.mine[Q.boundary(k)], self.theirs.get(Q.boundary(k)))
+            (k, self.mine[Q.boundary(k)], self.theirs[Q.boundary(k)])
             for k in self.labels
             if self.theirs.get(Q.boundary(k)) is not None
         ]
-        if not pairs:
+        if not pairs or not tols:
             return None
-        label, a, b = max(pairs, key=lambda x: abs(x[1] - x[2]))
-        tols = {k: t.tolerance for k, t in ((q.partition(".")[2], t) for q, t in self.paper.items())}
-        return {
-            "largest": abs(a - b),
-            "label": label,
-            "within": all(within_tolerance(a - b, tols[k]) for k, a, b in pairs if k in tols) if tols else None,
-        }
+        return all(within_tolerance(a - b, tols[k]) for k, a, b in pairs if k in tols)
 
     @cached_property
     def support(self) -> dict:
@@ -158,7 +129,6 @@ class Results(BaseResults):
             "n_at_or_above": n_above,
             "n_models": n,
             "share": n_above / n,
-            "thin_share": THIN_TAIL_SHARE,
             "edge_models": math.ceil(edge - 1e-9),
             "expected_above": n_above * (1.0 - tau),
         }
@@ -209,8 +179,6 @@ class Results(BaseResults):
                     "boundary_gap": theirs - mine,
                     "objective_gap": e["objective_upstream"] - e["objective_reimpl"],
                     "boxed_objective_gap": None if boxed_obj is None else e["objective_upstream"] - boxed_obj,
-                    "mine": mine,
-                    "theirs": theirs,
                     "mine_boxed": self.mine.get(Q.boxed(name)),
                     "mine_at_their_setting": e["reimpl_at_authors_setting"],
                     "their_kappa": e["authors_kappa"],
@@ -261,4 +229,4 @@ class Results(BaseResults):
                 }
             )
         state = "no_common_miss" if not rows else "closes" if all(r["closed"] for r in rows) else "does_not_close"
-        return {"state": state, "changed": changed, "path": own.get("path"), "rows": rows}
+        return {"state": state, "changed": changed, "rows": rows}

@@ -70,7 +70,7 @@ class Results(BaseResults):
     def orderings(self) -> list[dict]:
         """The orderings the claim file's targets assert, and no other: its relation targets on a difference of
         :data:`Q.GAPS` against a number. One rule reads them all: the target's relation applied to the difference
-        of Table 2's means (the target's own outcome, ``holds`` / ``holds_theirs``), then the same relation to
+        of Table 2's means (the target's own outcome, ``holds``), then the same relation to
         the difference on each task-period pair alone (``pairs`` of ``n_pairs``) and at each knot count of the
         I-spline (``knots`` of ``n_knots``). ``mine`` / ``theirs`` / ``paper``: the difference (``paper`` from
         its printed cells, ``None`` where it prints one of them or none)."""
@@ -87,7 +87,6 @@ class Results(BaseResults):
                     "theirs": t.upstream.value,
                     "paper": self._paper_gap(t.quantity),
                     "holds": t.reimpl.holds,
-                    "holds_theirs": t.upstream.holds,
                     "pairs": sum(relation_holds(t.relation, p[t.quantity], t.value) for p in pair_gaps),
                     "n_pairs": len(pair_gaps),
                     "knots": sum(relation_holds(t.relation, k[t.quantity], t.value) for k in knots),

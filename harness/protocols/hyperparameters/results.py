@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from ...core.quantities import budget_text
 from ...rendering.results import Results as BaseResults
 from . import quantities as Q
 
@@ -25,11 +24,6 @@ class Results(BaseResults):
         """``κ = 10`` for the setting that moves κ alone; ``the claimed setting`` for the claimed one."""
         moved = [Q.setting_text(p, setting[p]) for p in _PARAMS if float(setting[p]) != self.claimed[p]]
         return ", ".join(moved) or "the claimed setting"
-
-    @cached_property
-    def budget(self) -> str:
-        """The budget the boundaries are compared at, in words (``10²⁴ FLOPs``)."""
-        return budget_text(float(self.params["eval_x"]))
 
     @cached_property
     def settings(self) -> list[dict]:

@@ -119,7 +119,7 @@ class Results(BaseResults):
         """The ``1 - 2 alpha`` interval for γ from inverting the test on its own permutations; its lower end is
         the one-sided ``1 - alpha`` bound, so it excludes 0 exactly where this run's p is below alpha."""
         lo, hi = self.mine["gamma_lo"], self.mine["gamma_hi"]
-        return {"lo": lo, "hi": hi, "level": 1 - 2 * self.alpha, "one_sided": 1 - self.alpha, "excludes_zero": lo > 0}
+        return {"lo": lo, "hi": hi, "level": 1 - 2 * self.alpha, "excludes_zero": lo > 0}
 
     @cached_property
     def power(self) -> dict | None:

@@ -89,25 +89,6 @@ class Results(BaseResults):
         return out
 
     @cached_property
-    def stable_negative(self) -> list[dict]:
-        """The (stable benchmark, split) pairs below zero, pooled over models."""
-        return self._stable_below("by_split")
-
-    @cached_property
-    def stable_negative_bins(self) -> list[dict]:
-        """The (stable benchmark, split) pairs below zero, averaged over bins."""
-        return self._stable_below("bins_by_split")
-
-    def _stable_below(self, key: str) -> list[dict]:
-        return [
-            {"label": r["label"], "t": s["t"]}
-            for r in self.rows
-            if r["group"] == "stable"
-            for s, x in zip(self.splits, r[key])
-            if x < 0
-        ]
-
-    @cached_property
     def bin_targets(self) -> list[dict]:
         """Every target judged again on its bin-averaged counterpart (``averaged`` False: it has none, e.g. a
         p-value, and reads the same), with whether it holds either way."""
