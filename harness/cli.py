@@ -139,7 +139,7 @@ def cmd_run(args) -> int:
     from .build.make import run_claims
 
     paths = _claim_paths(args)
-    return EXIT_ERROR if paths is None else run_claims(args, paths, CONSOLE, verbose=sys.stderr.isatty())
+    return EXIT_ERROR if paths is None else run_claims(args, paths, CONSOLE)
 
 
 def _claim_paths(args) -> list[Path] | None:
