@@ -124,7 +124,7 @@ def cmd_validate(args) -> int:
     if args.data:
         for name in sorted(lock.tables):
             try:
-                tables.path(name)
+                tables.data(name)  # read whole and its sha256 checked
                 print(f"ok  table {name}")
             except (HarnessError, OSError) as exc:
                 _err(f"table {name}: {exc}")
@@ -139,7 +139,7 @@ def cmd_run(args) -> int:
     from .build.make import run_claims
 
     paths = _claim_paths(args)
-    return EXIT_ERROR if paths is None else run_claims(args, paths, CONSOLE, verbose=sys.stderr.isatty())
+    return EXIT_ERROR if paths is None else run_claims(args, paths, CONSOLE)
 
 
 def _claim_paths(args) -> list[Path] | None:

@@ -16,52 +16,36 @@ def audit_entry(root: str | Path, entry: Mapping[str, Any]) -> dict:
     ``match``): its fields with the ``text`` of the line, ``found``, and ``reason`` (why not, else ``None``)."""
     file, line = str(entry["file"]), entry["line"]
     expect, kind = str(entry["expect"]), str(entry.get("match", "substring"))
-    out = {
-        "file": file,
-        "line": line,
-        "constant": entry.get("constant"),
-        "expected": expect,
-        "match": kind,
-        "text": None,
-        "found": False,
-        "reason": None,
-    }
+    out = {"file": file, "line": line, "constant": entry.get("constant"), "expected": expect, "match": kind}
+    out.update(text=None, found=False, reason=None)
+    out["reason"] = _why_not(Path(root), out)
+    return out
+
+
+def _why_not(root: Path, out: dict) -> str | None:
+    """Why the entry ``out`` is not found (``text`` and ``found`` filled in on the way), or None."""
+    file, line, expect, kind = out["file"], out["line"], out["expected"], out["match"]
     if kind not in _MATCH_KINDS:
-        out["reason"] = f"unknown match kind {kind!r} (expected one of {list(_MATCH_KINDS)})"
-        return out
+        return f"unknown match kind {kind!r} (expected one of {list(_MATCH_KINDS)})"
     if isinstance(line, bool) or not isinstance(line, int) or line < 1:
-        out["reason"] = f"line must be an integer >= 1, got {line!r}"
-        return out
-    root = Path(root)
+        return f"line must be an integer >= 1, got {line!r}"
     path = root / file
     try:
         if not path.resolve().is_relative_to(root.resolve()):
-            out["reason"] = f"{file} is outside the checkout root"
-            return out
+            return f"{file} is outside the checkout root"
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
-        out["reason"] = f"{file} does not exist under {root}"
-        return out
+        return f"{file} does not exist under {root}"
     except (OSError, UnicodeDecodeError) as exc:
-        out["reason"] = f"{file} could not be read: {exc}"
-        return out
+        return f"{file} could not be read: {exc}"
     if line > len(lines):
-        out["reason"] = f"{file} has {len(lines)} lines, line {line} is past the end"
-        return out
-    text = lines[line - 1]
-    out["text"] = text
-    if kind == "regex":
-        try:
-            hit = re.search(expect, text) is not None
-        except re.error as exc:
-            out["reason"] = f"invalid regex {expect!r}: {exc}"
-            return out
-    else:
-        hit = expect in text
-    out["found"] = hit
-    if not hit:
-        out["reason"] = f"{file}:{line} does not contain {expect!r} ({kind})"
-    return out
+        return f"{file} has {len(lines)} lines, line {line} is past the end"
+    out["text"] = text = lines[line - 1]
+    try:
+        out["found"] = re.search(expect, text) is not None if kind == "regex" else expect in text
+    except re.error as exc:
+        return f"invalid regex {expect!r}: {exc}"
+    return None if out["found"] else f"{file}:{line} does not contain {expect!r} ({kind})"
 
 
 def audit_source_lines(root: str | Path, entries: Iterable[Mapping[str, Any]]) -> dict:

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from ..core.datalock import sized
+
 SANDBOX_MODES = ("bubblewrap", "none")
 ANSWER_FD_ENV = "HARNESS_ANSWER_FD"  # the launcher writes its answer to this inherited pipe
 TAIL_BYTES = 20_000  # of stdout and of stderr kept for the run log
@@ -58,14 +60,10 @@ class Limits:
     answer_bytes: int = 16 << 20
 
 
-def _gib(n: int) -> str:
-    return f"{n / (1 << 30):g} GiB" if n >= 1 << 30 else f"{n / (1 << 20):g} MiB"
-
-
 def describe(limits: Limits, confined: bool) -> dict[str, str]:
     """How the code ran, for the record: the profile's words, no host's facts."""
-    output = f"stdout and stderr read up to {_gib(limits.output_bytes)}, its answer up to {_gib(limits.answer_bytes)}"
-    memory = f"at most {_gib(limits.memory_bytes)} of address space"
+    output = f"stdout and stderr read up to {sized(limits.output_bytes)}, its answer up to {sized(limits.answer_bytes)}"
+    memory = f"at most {sized(limits.memory_bytes)} of address space"
     if not confined:
         return {
             "filesystem": "not confined (--sandbox none): every file this user may read or write",
@@ -78,7 +76,7 @@ def describe(limits: Limits, confined: bool) -> dict[str, str]:
     return {
         "filesystem": (
             "only the Python environment, the harness's code, the authors' checkout and its inputs visible,"
-            f" read-only, and a scratch folder of at most {_gib(limits.scratch_bytes)} writable (bubblewrap):"
+            f" read-only, and a scratch folder of at most {sized(limits.scratch_bytes)} writable (bubblewrap):"
             " no other file or socket file reachable"
         ),
         "network": "cut (a network namespace of its own)",
@@ -257,13 +255,13 @@ def run(cmd: Sequence[str], *, env: dict, cwd: Path, timeout_s: float, limits: L
                 buf += chunk
                 if key.fd == answer_r:
                     if len(buf) > limits.answer_bytes:
-                        stopped = f"wrote an answer of more than {_gib(limits.answer_bytes)} and was killed"
+                        stopped = f"wrote an answer of more than {sized(limits.answer_bytes)} and was killed"
                         break
                     continue
                 del buf[:-TAIL_BYTES]
                 printed += len(chunk)
                 if printed > limits.output_bytes:
-                    stopped = f"printed more than {_gib(limits.output_bytes)} to stdout and stderr and was killed"
+                    stopped = f"printed more than {sized(limits.output_bytes)} to stdout and stderr and was killed"
                     break
     finally:
         sel.close()

@@ -101,9 +101,6 @@ class UpstreamResult:
     def ok(self) -> bool:
         return self.status == "ok"
 
-    def to_json(self) -> dict:
-        return dataclasses.asdict(self)
-
     @classmethod
     def from_json(cls, data: dict) -> UpstreamResult:
         names = {f.name for f in dataclasses.fields(cls)}
@@ -182,7 +179,7 @@ def _read_cache(path: Path, confinement: dict) -> UpstreamResult | None:
 
 def _write_cache(path: Path, result: UpstreamResult) -> None:
     """Store ``result`` with the sha256 of its canonical JSON; a cache that cannot be written is skipped."""
-    body = json.loads(_canonical(result.to_json()))
+    body = json.loads(_canonical(dataclasses.asdict(result)))
     envelope = {"sha256": hashlib.sha256(_canonical(body)).hexdigest(), "result": body}
     try:
         atomic_write_text(path, json.dumps(envelope, indent=1, allow_nan=False))
@@ -233,10 +230,12 @@ class _Adapter:
         return importlib.import_module(self.module)
 
 
+def _tail(text: str) -> str:
+    return text if len(text) <= OUTPUT_TAIL_CHARS else "[... truncated ...]\n" + text[-OUTPUT_TAIL_CHARS:]
+
+
 def _text(data: bytes, scratch: Path) -> str:
-    text = data.decode("utf-8", errors="replace")
-    text = text if len(text) <= OUTPUT_TAIL_CHARS else "[... truncated ...]\n" + text[-OUTPUT_TAIL_CHARS:]
-    return scrub_paths(text, scratch=scratch, any_temp=False)
+    return scrub_paths(_tail(data.decode("utf-8", errors="replace")), scratch=scratch, any_temp=False)
 
 
 def _run_adapter(
@@ -353,15 +352,6 @@ def run_upstream_arm(
     return _run_parts(claim, params, tables, options, pin, where, adapter, inputs)
 
 
-def _request_parts(adapter: _Adapter, request: dict) -> list[dict]:
-    """The requests the arm is answered in, each cached on its own: the adapter's ``parts(request)`` (its
-    ``combine`` makes the claim's answer), else the one request."""
-    plan = adapter.plan()
-    if plan is None or not hasattr(plan, "parts"):
-        return [request]
-    return list(plan.parts(request))
-
-
 def _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of, env) -> UpstreamResult:
     """One request, answered once however many claims of a build ask it at once (they wait for the first)."""
     if isinstance(confine, str):  # the sandbox cannot be had, and unconfined was not asked for
@@ -378,7 +368,7 @@ def _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of, env)
         with _held(_RUNNING, jobs, lambda: threading.BoundedSemaphore(jobs)):
             ran = _run_adapter(checkout_dir, adapter, sub, inputs, options, confine, env)
         if ran.ok:  # in the form the cache keeps (keys sorted), so that a fresh answer and a cached one are one record
-            ran = UpstreamResult.from_json(json.loads(_canonical(ran.to_json())))
+            ran = UpstreamResult.from_json(json.loads(_canonical(dataclasses.asdict(ran))))
             _write_cache(cache_file, ran)
             _FRESH[key] = _FRESH.get(key, 0) + 1
     return dataclasses.replace(ran, cache_key=key)
@@ -412,7 +402,9 @@ def _run_parts(claim, params, tables, options, pin, where, adapter, inputs):
         "checkout": str(checkout_dir),
     }
     described = tables.describe(claim.inputs)
-    requests = _request_parts(adapter, request)
+    # each request cached on its own: the adapter's ``parts(request)`` (its ``combine`` makes the claim's answer)
+    plan = adapter.plan()
+    requests = list(plan.parts(request)) if hasattr(plan, "parts") else [request]
 
     def key_of(sub, confined):
         return _cache_key(pin.commit, described, adapter.code, sub, tree, confined, env and env.digest)
@@ -428,10 +420,8 @@ def _run_parts(claim, params, tables, options, pin, where, adapter, inputs):
     if failed is not None:
         i, r = failed
         label = "" if len(requests) == 1 else f"request {i + 1} of {len(requests)} ({_parts_label(requests[i])}): "
-        result = dataclasses.replace(r, reason=label + (r.reason or ""), sandbox=r.sandbox or sandbox_name, **where)
-    else:
-        result = _combined(adapter, request, requests, results, where, sandbox_name)
-    return result
+        return dataclasses.replace(r, reason=label + (r.reason or ""), sandbox=r.sandbox or sandbox_name, **where)
+    return _combined(adapter, request, requests, results, where, sandbox_name)
 
 
 def _combined(adapter, request, requests, results, where, sandbox_name) -> UpstreamResult:
@@ -464,7 +454,7 @@ def _combined(adapter, request, requests, results, where, sandbox_name) -> Upstr
         request_seconds=[0.0 if r.cached else r.seconds for r in results],
         cached=all(r.cached for r in results),
         cache_key=key,
-        confinement=_confinement(results),
+        confinement=next((r.confinement for r in results if r.confinement), {}),  # a cached one was verified
         stdout=_joined([r.stdout for r in results]),
         stderr=_joined([r.stderr for r in results]),
         sandbox=sandbox_name,
@@ -472,13 +462,7 @@ def _combined(adapter, request, requests, results, where, sandbox_name) -> Upstr
     )
 
 
-def _confinement(results: list[UpstreamResult]) -> dict:
-    """How the requests were confined (a cached one was verified to match), for the record."""
-    return next((r.confinement for r in results if r.confinement), {})
-
-
 def _joined(texts: list[str]) -> str:
     if len(texts) == 1:
         return texts[0]
-    text = "".join(f"--- request {i + 1} ---\n{t}" for i, t in enumerate(texts) if t)
-    return text if len(text) <= OUTPUT_TAIL_CHARS else "[... truncated ...]\n" + text[-OUTPUT_TAIL_CHARS:]
+    return _tail("".join(f"--- request {i + 1} ---\n{t}" for i, t in enumerate(texts) if t))

@@ -12,7 +12,6 @@ import contextvars
 import hashlib
 import json
 import queue
-import sys
 import threading
 import traceback
 from dataclasses import dataclass, field
@@ -72,7 +71,7 @@ def _upstream_options(args):
     )
 
 
-def _job(job: Planned, args, verbose: bool, study: threading.Event | None = None) -> ClaimOutput:
+def _job(job: Planned, args, study: threading.Event | None = None) -> ClaimOutput:
     """Run one claim (in a thread of the build); what the parent needs to write its outputs. ``study``: set once
     the claim's coverage study is written (its resampling waits for it)."""
     from ..core import progress
@@ -86,7 +85,7 @@ def _job(job: Planned, args, verbose: bool, study: threading.Event | None = None
     from .runner import run_claim
 
     path = job.path
-    progress.start(path.stem, verbose=verbose)
+    progress.start(path.stem)
 
     def before_resampling() -> None:
         if study is not None:
@@ -232,7 +231,7 @@ class StudyOutput:
     error: str | None = None
 
 
-def _study_job(study: StudyPlan, args, verbose: bool, folder: Path, done: threading.Event | None) -> StudyOutput:
+def _study_job(study: StudyPlan, args, folder: Path, done: threading.Event | None) -> StudyOutput:
     """Measure one claim's coverage study and write it into ``folder`` (the claim's run waits for it: ``done``)."""
     import time
 
@@ -245,7 +244,7 @@ def _study_job(study: StudyPlan, args, verbose: bool, folder: Path, done: thread
     from .runner import measurement_arm
 
     spec = study.spec
-    progress.start(f"{spec.id} study", verbose=verbose)
+    progress.start(f"{spec.id} study")
     t0 = time.perf_counter()
     try:
         tables = tables_of(args)
@@ -278,7 +277,7 @@ def _study_job(study: StudyPlan, args, verbose: bool, folder: Path, done: thread
     )
 
 
-def _execute(jobs: list[Planned], studies: list[StudyPlan], args, verbose: bool, folder: Path):
+def _execute(jobs: list[Planned], studies: list[StudyPlan], args, folder: Path):
     """Run the studies and the claims as one build, each a thread sending its tasks to one pool of ``-j`` workers
     (with ``-j 1``: one after the other, studies first); yield each output as it is done."""
     if not jobs and not studies:
@@ -293,9 +292,9 @@ def _execute(jobs: list[Planned], studies: list[StudyPlan], args, verbose: bool,
     executor = fanout.executor_from(args.executor, jobs=args.jobs)
     done = {st.spec.id: threading.Event() for st in studies}
     slowest = sorted(studies, key=lambda st: -st.spec.protocol.card.cost)
-    pieces = [partial(_study_job, st, args, verbose, folder, done[st.spec.id]) for st in slowest]
+    pieces = [partial(_study_job, st, args, folder, done[st.spec.id]) for st in slowest]
     order = sorted(jobs, key=lambda j: -j.spec.protocol.card.cost)  # one after the other: slowest first
-    pieces += [partial(_job, j, args, verbose, done.get(j.id)) for j in order]
+    pieces += [partial(_job, j, args, done.get(j.id)) for j in order]
     with (
         threadpool_limits(limits=1, user_api="blas"),
         fanout.shared(executor) as ex,
@@ -356,7 +355,7 @@ def _check_executor(args) -> None:
     executor_from(getattr(args, "executor", None), jobs=args.jobs)
 
 
-def run_claims(args, paths: list[Path], console: Console, *, verbose: bool) -> int:
+def run_claims(args, paths: list[Path], console: Console) -> int:
     """Bring the reports of ``paths`` up to date (with ``args.studies``, their coverage studies first, in the same
     build); the exit status of ``run``."""
     from ..core.errors import HarnessError
@@ -376,7 +375,7 @@ def run_claims(args, paths: list[Path], console: Console, *, verbose: bool) -> i
         if item.render and not item.run:
             status = max(status, rerender(item.id, Path(args.out), console))
     try:
-        for res in _execute(jobs, studies, args, verbose, STUDY_DIR):
+        for res in _execute(jobs, studies, args, STUDY_DIR):
             if isinstance(res, StudyOutput):
                 status = _said_study(res, console, status)
                 continue
@@ -504,7 +503,7 @@ def calibrate_claims(args, paths: list[Path], console: Console) -> int:
         console.note(f"{spec.id}: calibration: {state}; running the study")
         studies.append(StudyPlan(spec, state))
     try:
-        for res in _execute([], studies, args, sys.stderr.isatty(), folder):
+        for res in _execute([], studies, args, folder):
             status = _said_study(res, console, status)
     except HarnessError as exc:
         console.error(str(exc))

@@ -74,13 +74,11 @@ def _arm(
     controls: dict | None = None,
     confinement: dict | None = None,
 ) -> Arm:
-    values = plain(base.values) if base is not None else {}
-    details = plain(base.details) if base is not None else {}
     return Arm(
         status=status,
         reason=reason,
-        values=values,
-        details=details,
+        values=plain(base.values) if base is not None else {},
+        details=plain(base.details) if base is not None else {},
         controls={k: ArmControl(values=plain(m.values), details=plain(m.details)) for k, m in (controls or {}).items()},
         confinement=plain(confinement or {}),
     )
@@ -94,9 +92,9 @@ def _run_reimpl(spec: ClaimSpec, tables: Tables, log: dict) -> Arm:
     try:
         base = protocol.measure(params, tables, gens[0])
     except ProtocolError as exc:
-        log["reimpl_seconds"] = time.perf_counter() - t0
         return _arm("could not run", str(exc))
-    log["reimpl_seconds"] = time.perf_counter() - t0
+    finally:
+        log["reimpl_seconds"] = time.perf_counter() - t0
     controls = {}
     for ctl, rng in zip(spec.claim.controls, gens[1:]):
         progress.stage(f"re-implementation: control {ctl.id}")
@@ -194,15 +192,8 @@ def run_claim(
             multiverse = beside.result()
         else:
             multiverse = _multiverse(spec, tables, log) if reimpl.ok else None
-    record = assemble_record(
-        spec,
-        tables,
-        reimpl,
-        upstream,
-        upstream_source=upstream_source,
-        robustness=robustness,
-        multiverse=multiverse,
-    )
+    kept = {"upstream_source": upstream_source, "robustness": robustness, "multiverse": multiverse}
+    record = assemble_record(spec, tables, reimpl, upstream, **kept)
     plots = plot_data(spec, tables, record)
     log["total_seconds"] = time.perf_counter() - t_start
     return RunResult(record=record, log=log, plots=plots)
@@ -249,7 +240,7 @@ def assemble_record(
         rel_path = spec.path.name
     packages = package_versions()
     source = (upstream_source or {}) if upstream.ok else {}
-    record = Record(
+    return Record(
         claim=ClaimInfo(
             id=claim.id,
             title=claim.title,
@@ -278,7 +269,7 @@ def assemble_record(
             upstream_commit=source.get("commit"),
         ),
         arms=Arms(reimpl=reimpl, upstream=upstream),
-        quantities=_quantity_labels(spec),
+        quantities=labels,
         targets=targets,
         controls=controls,
         verdict=verdict,
@@ -287,24 +278,14 @@ def assemble_record(
         robustness=robustness,
         multiverse=multiverse,
     )
-    return record
 
 
 def plot_data(spec: ClaimSpec, tables: Tables, record: Record) -> dict:
     """What the protocol's figures are drawn from (:meth:`Protocol.plots`), never stored: none where the
     re-implementation did not measure every value it declares."""
-    arms = record.arms
-    if not arms.reimpl.ok or record.unmeasured:
+    r = record
+    if not r.arms.reimpl.ok or r.unmeasured:
         return {}
-    ctx = Context(
-        spec,
-        spec.params,
-        record.data,
-        arms.reimpl,
-        arms.upstream,
-        record.targets,
-        record.controls,
-        tables,
-        record.verdict,
-    )
+    arms = (r.arms.reimpl, r.arms.upstream)
+    ctx = Context(spec, spec.params, r.data, *arms, r.targets, r.controls, tables, r.verdict)
     return plain(spec.protocol.plots(ctx))

@@ -192,13 +192,8 @@ def stale_reasons(stored: dict | None, now: dict) -> list[str]:
     """Why the dependencies ``now`` are not those ``stored`` in the lock, in words (empty: up to date)."""
     if not stored:
         return [f"not in {LOCK_NAME}"]
-    out = []
-    if stored.get("claim") != now.get("claim"):
-        out.append("claim file changed")
-    if stored.get("paper") != now.get("paper"):
-        out.append("its paper's file changed")
-    if stored.get("design") != now.get("design"):
-        out.append("its design changed")
+    words = {"claim": "claim file changed", "paper": "its paper's file changed", "design": "its design changed"}
+    out = [said for key, said in words.items() if stored.get(key) != now.get(key)]
     if data := changed(stored.get("data"), now.get("data")):
         out.append(f"data changed: {listed(data)}")
     if code := changed(stored.get("code"), now.get("code")):

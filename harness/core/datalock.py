@@ -57,11 +57,11 @@ def _not_regular(mode: int) -> FileRefused:
 
 
 def _too_big(size: int | None, limit: int) -> FileRefused:
-    found = "longer" if size is None else f"{size} bytes ({_sized(size)})"
-    return FileRefused(f"is {found}, more than the {limit} bytes ({_sized(limit)}) read from such a file")
+    found = "longer" if size is None else f"{size} bytes ({sized(size)})"
+    return FileRefused(f"is {found}, more than the {limit} bytes ({sized(limit)}) read from such a file")
 
 
-def _sized(n: int) -> str:
+def sized(n: int) -> str:
     """``n`` bytes in the largest binary unit that keeps it at least 1 (``1 MiB``, ``3.2 GiB``)."""
     for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
         if n >= 1 << shift:
@@ -179,11 +179,6 @@ class Tables:
                 f"'{name}' is not a table in the data lock (known: {', '.join(sorted(self.lock.tables))})"
             ) from None
 
-    def path(self, name: str) -> Path:
-        """Absolute path of table ``name``, after checking its sha256 (the file may change later: read :meth:`data`)."""
-        self.data(name)
-        return self.root / self.entry(name).path
-
     def data(self, name: str) -> bytes:
         """The bytes of table ``name`` whose sha256 matched the lock (read once, then kept)."""
         if name not in self._bytes:
@@ -240,20 +235,9 @@ class Tables:
 
     def describe(self, names) -> list[dict]:
         """Provenance of the named tables for the run record."""
-        out = []
         for name in names:
-            entry = self.entry(name)
             self.data(name)
-            out.append(
-                {
-                    "name": name,
-                    "path": entry.path,
-                    "sha256": entry.sha256,
-                    "rows": entry.rows,
-                    "provenance": entry.provenance,
-                }
-            )
-        return out
+        return [{"name": n, **self.entry(n).model_dump(exclude={"header"})} for n in names]
 
 
 _NAME = r"^[a-z0-9][a-z0-9_]*$"

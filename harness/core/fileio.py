@@ -12,6 +12,7 @@ project's lock file exclusively while a process writes.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import tempfile
@@ -70,12 +71,10 @@ def _hold(*, blocking: bool = True):
         _MUTEX.release()
 
 
-@contextmanager
 def project_lock():
     """Hold the project for writes: no other process writes meanwhile, nor another thread of this one.
     Re-entrant."""
-    with _hold():
-        yield
+    return _hold()
 
 
 @contextmanager
@@ -107,13 +106,8 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, mode: int = FILE_MODE) 
 
 def _write(path: Path, data: bytes, mode: int) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _stage(path)
+    tmp = _stage(path, data, mode)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -140,8 +134,19 @@ def atomic_write_text(path: str | Path, text: str, *, mode: int = FILE_MODE) -> 
 STAGED = ".harness-staged."
 
 
-def _stage(target: Path) -> tuple[int, str]:
-    return tempfile.mkstemp(dir=target.parent, prefix=f"{STAGED}{target.name[:80]}.", suffix=".tmp")
+def _stage(target: Path, data: bytes, mode: int) -> str:
+    """``data`` in a file staged beside ``target``, flushed to disk, with its mode: that file's path."""
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f"{STAGED}{target.name[:80]}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return tmp
 
 
 def _ours(folder: Path, path: str, staged: bool) -> bool:
@@ -179,13 +184,7 @@ def write_together(folder: str | Path, name: str, files: dict[str, bytes], *, re
             for rel, data in files.items():
                 target = folder / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = _stage(target)
-                staged.append((tmp, str(target)))
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                os.chmod(tmp, FILE_MODE)
+                staged.append((_stage(target, data, FILE_MODE), str(target)))
             plan = {"rename": staged, "remove": [str(folder / r) for r in remove]}
             _write(_journal_path(folder, name), json.dumps(plan).encode(), FILE_MODE)
         except BaseException:
@@ -213,14 +212,10 @@ def _replay(pending: Path) -> None:
     _remove_if_empty(pending.parent)
 
 
-def _remove_if_empty(folder: Path) -> bool:
-    """Remove the journal's folder once it holds nothing (a run leaves no empty ``.pending/`` behind);
-    return whether it was removed."""
-    try:
+def _remove_if_empty(folder: Path) -> None:
+    """Remove the journal's folder once it holds nothing (a run leaves no empty ``.pending/`` behind)."""
+    with contextlib.suppress(OSError):  # not empty (another group of writes is being journalled), or already gone
         folder.rmdir()
-    except OSError:  # not empty (another group of writes is being journalled), or already gone
-        return False
-    return True
 
 
 def recover(folder: str | Path) -> list[str]:

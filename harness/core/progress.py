@@ -13,7 +13,7 @@ import time
 _STATE: contextvars.ContextVar[tuple | None] = contextvars.ContextVar("harness_progress", default=None)
 
 
-def start(claim: str, *, verbose: bool = True) -> None:
+def start(claim: str) -> None:
     """Begin reporting for ``claim`` in this thread of work."""
     _STATE.set((claim, time.monotonic()))
 

@@ -3,7 +3,7 @@
 It holds the claim as run, its inputs and their hashes, both arms' measurements, each target's and control's
 outcome, the protocol's ``evidence``, the verdict and provenance; the report is rendered from it alone. Only
 what the claim and its inputs determine goes in (no timing, host, temporary path or cache state). Written by
-:func:`write_record`, read by :func:`read_record`.
+:func:`record_json`, read by :func:`read_record`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..stats.plain import plain as plain  # the arms' and resampling's
 from .errors import HarnessError
-from .fileio import atomic_write_text
 
 SCHEMA_VERSION = 2
 
@@ -308,11 +307,6 @@ def record_json(record: Record) -> str:
     one line (a string holds no raw newline, so ``,\\n`` only ever separates items), final newline."""
     text = json.dumps(record.model_dump(mode="json"), indent=1, ensure_ascii=False, allow_nan=False)
     return _SCALAR_ARRAY.sub(lambda m: "[" + re.sub(r",\n\s*", ", ", m.group(1)) + "]", text) + "\n"
-
-
-def write_record(record: Record, path: str | Path) -> Path:
-    """Write ``record`` to ``path`` atomically."""
-    return atomic_write_text(path, record_json(record))
 
 
 def read_record(path: str | Path) -> Record:

@@ -18,7 +18,6 @@ import ctypes
 import os
 import signal
 import sys
-import traceback
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import CancelledError, ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -37,17 +36,9 @@ class Task:
     args: tuple = ()
 
 
-class TaskError(HarnessError):
-    """A task raised: names the task, where it ran, and the exception (the traceback is in :attr:`detail`)."""
-
-    def __init__(self, key: str, where: str, exc_type: str, message: str, detail: str = ""):
-        super().__init__(f"task '{key}' failed on {where}: {exc_type}: {message}")
-        self.key, self.where, self.detail = key, where, detail
-
-
 def _call(task: Task) -> tuple:
     """Run one task as every executor runs it: one BLAS thread, no fan-out below it; a failure is returned as
-    ``(False, type, message, traceback)`` so that the parent names the task."""
+    ``(False, type, message)`` so that the parent names the task."""
     from threadpoolctl import threadpool_limits
 
     token = _CURRENT.set(SERIAL)
@@ -55,7 +46,7 @@ def _call(task: Task) -> tuple:
         with threadpool_limits(limits=1, user_api="blas"):
             return (True, task.fn(*task.args))
     except Exception as exc:
-        return (False, type(exc).__name__, " ".join(str(exc).split())[:500], traceback.format_exc())
+        return (False, type(exc).__name__, " ".join(str(exc).split())[:500])
     finally:
         _CURRENT.reset(token)
 
@@ -180,7 +171,7 @@ def using(executor: Executor) -> Iterator[Executor]:
 
 def run(tasks: Sequence[Task], *, stage: str, executor: Executor | None = None) -> list:
     """``[task.fn(*task.args) for task in tasks]``, computed on ``executor`` (default: :func:`current`), in task
-    order. The first task that raised (in that order) makes a :class:`TaskError` naming it."""
+    order. The first task that raised (in that order) makes a :class:`HarnessError` naming it."""
     tasks, ex = list(tasks), executor or current()
     with ex.pool(len(tasks)) as pool:
         if pool is None:
@@ -213,7 +204,7 @@ def _outcome(f, task: Task, ex: Executor) -> tuple:
 
 def _unwrap(task: Task, outcome: tuple, ex: Executor):
     if not outcome[0]:
-        raise TaskError(task.key, ex.where, *outcome[1:])
+        raise HarnessError(f"task '{task.key}' failed on {ex.where}: {outcome[1]}: {outcome[2]}")
     return outcome[1]
 
 

@@ -100,11 +100,10 @@ def test_a_wrong_target_is_not_reproduced(tmp_path, tables):
 
 
 def _altered_root(tmp_path, tables) -> Path:
-    src = tables.path("oll")
     rel = tables.lock.tables["oll"].path
     dst = tmp_path / "data" / rel
     dst.parent.mkdir(parents=True)
-    data = bytearray(src.read_bytes())
+    data = bytearray(tables.data("oll"))
     data[-3] = ord("9") if data[-3] != ord("9") else ord("8")  # one byte of one score
     dst.write_bytes(bytes(data))
     return tmp_path / "data"
@@ -122,7 +121,7 @@ def test_an_altered_table_is_refused_with_both_hashes(tmp_path, tables):
 
 def test_a_missing_table_is_refused(tmp_path):
     with pytest.raises(DataError, match="is missing"):
-        Tables(load_lock(), tmp_path).path("oll")
+        Tables(load_lock(), tmp_path).data("oll")
 
 
 def test_a_failed_run_leaves_the_good_report_in_place(tmp_path, tables, record, capsys):

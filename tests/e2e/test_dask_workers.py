@@ -124,7 +124,7 @@ def test_an_executor_that_is_no_address_is_refused_even_with_nothing_to_run(tmp_
     lines: list[str] = []
     said = SimpleNamespace(info=lines.append, note=lines.append, error=lines.append)
     status = {
-        "run": lambda: make.run_claims(args, [], said, verbose=False),
+        "run": lambda: make.run_claims(args, [], said),
         "status": lambda: make.status_claims(args, [], said),
         "calibrate": lambda: make.calibrate_claims(args, [], said),
     }[command]()

@@ -22,7 +22,7 @@ from harness.core.errors import HarnessError
 from harness.core.paths import CLAIMS_DIR
 from harness.core.record import record_json
 from harness.parallel import fanout
-from harness.parallel.fanout import SERIAL, Task, TaskError, executor_from, using
+from harness.parallel.fanout import SERIAL, Task, executor_from, using
 
 pytestmark = pytest.mark.e2e
 
@@ -60,7 +60,7 @@ def test_results_come_back_in_task_order_whatever_runs_them():
 @pytest.mark.parametrize("spec", ["serial", "local:2"])
 def test_a_task_that_raises_names_itself_and_where_it_ran(spec):
     tasks = [Task("fine", _square, (1,)), Task("the planted one", _boom, (7,))]
-    with pytest.raises(TaskError, match=r"task 'the planted one' failed on .*: RuntimeError: planted failure at 7"):
+    with pytest.raises(HarnessError, match=r"task 'the planted one' failed on .*: RuntimeError: planted failure at 7"):
         fanout.run(tasks, stage="t", executor=executor_from(spec))
 
 
@@ -100,7 +100,7 @@ def test_claim_002_gives_the_same_record_on_a_dask_cluster(tables, dask_cluster)
 
 @pytest.mark.dask
 def test_a_task_that_raises_on_a_dask_worker_names_itself(dask_cluster):
-    with pytest.raises(TaskError, match=r"task 'remote' failed on the Dask scheduler at .*: RuntimeError: planted"):
+    with pytest.raises(HarnessError, match=r"task 'remote' failed on the Dask scheduler at .*: RuntimeError: planted"):
         fanout.run([Task("remote", _boom, (3,))], stage="t", executor=_dask(dask_cluster))
 
 

@@ -29,7 +29,6 @@ from harness.core.record import (
     plain,
     read_record,
     record_json,
-    write_record,
 )
 from harness.rendering.figures import MAX_SVG_BYTES, draw_figures, read_density
 from harness.rendering.render import render_report
@@ -270,7 +269,7 @@ def test_redrawing_is_byte_identical(runs, tmp_path):
     hashes = {}
     for cid, (_, record, plots) in runs.items():
         first = draw_figures(record, plots)
-        write_record(record, tmp_path / f"{cid}.json")
+        (tmp_path / f"{cid}.json").write_text(record_json(record), encoding="utf-8")
         (tmp_path / f"{cid}.plots.json").write_text(json.dumps(plots), encoding="utf-8")
         again = draw_figures(read_record(tmp_path / f"{cid}.json"), json.loads(json.dumps(plots)))
         assert [(f, b) for f, b in first] == [(f, b) for f, b in again], cid
