@@ -335,7 +335,7 @@ class Results:
         """How often the multiverse's reading by noise takes a side where there is none, on the claim's design: the
         largest measured error of either side over the orderings, its bound, and whether every bound is within
         the limit (``None`` where no study measured it)."""
-        rb = self.record.robustness
+        rb = getattr(self.record, "robustness", None)  # a multiverse alone (tests) has none
         rules = [c.get("noise_rule") or {} for c in (rb.facts.get("comparisons", []) if rb else [])]
         rules = [r for r in rules if r.get("error_bound") is not None and r.get("error_against_bound") is not None]
         if not rules:
