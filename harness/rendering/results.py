@@ -365,7 +365,7 @@ class Results:
         if m["unsettled"]:
             of += f", {m['unsettled']} within noise"
         if m["noise_rule"] and not m["noise_rule"]["calibrated"]:
-            of += ", the noise rule uncalibrated"
+            of += ", noise rule not validated"
         return {
             "holds_across_choices": f"holds across choices ({of})",
             "depends_on_choices": f"depends on {', '.join(m['depends_on'])} ({of})",

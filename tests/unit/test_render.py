@@ -329,4 +329,4 @@ def test_the_multiverse_says_when_its_noise_rule_is_not_calibrated_on_the_design
         "limit": 0.075,
         "calibrated": calibrated,
     }
-    assert ("the noise rule uncalibrated" in res.choices_label) is not calibrated
+    assert ("noise rule not validated" in res.choices_label) is not calibrated
