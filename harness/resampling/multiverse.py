@@ -70,9 +70,6 @@ def curve_p_value(observed: float, null) -> float:
     return float((1 + np.sum(null >= observed - 1e-12 * max(1.0, abs(observed)))) / (null.size + 1))
 
 
-#: Cluster-bootstrap resamples of each specification, and the one-sided normal quantile: an assertion whose side
-
-
 def _measure_one(protocol_name: str, params: dict, tables, seed_seq, names: list[str], noise=None) -> dict:
     """One specification: the re-implementation's measurement with ``params``; a task of the fan-out layer.
 

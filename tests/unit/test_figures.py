@@ -1,9 +1,9 @@
 """Figures of the reports: drawn when the claim runs, from its record and its protocol's plot data (never
 stored), byte-identical, small, linked.
 
-The synthetic tests need no data. The ``e2e`` tests run the five claims once (session fixture, the authors'
-arm from the project cache when it can be had, else recorded as not run) and check every figure of every
-record, and the same records with the authors' arm missing and with no control run.
+The synthetic tests need no data. The ``e2e`` tests run the five claims once (session fixture; with the slow
+tests, as in ``make test-all``, with the authors' arm, which a fresh machine must run first) and check every
+figure of every record, and the same records with the authors' arm missing and with no control run.
 """
 
 from __future__ import annotations
@@ -170,9 +170,9 @@ def test_synthetic_rerender_is_byte_identical():
 
 @pytest.fixture(scope="session")
 def runs(tables, run_once, request):
-    """``{claim id: (spec, record, plots)}`` for every claim (both arms where the checkout can be had), each arm
-    computed once per session, figures drawn as the CLI draws them. Without the slow tests (``make test``)
-    the heavy claims are left out (tests/claimset.py); ``make test-all`` has them all."""
+    """``{claim id: (spec, record, plots)}`` for every claim, each arm computed once per session, figures drawn
+    as the CLI draws them. Without the slow tests (``make test``) the heavy claims and the authors' arm are left
+    out (tests/claimset.py); ``make test-all`` has them all, both arms where the checkout can be had."""
     from claimset import heavy, slow_selected
 
     from harness.claimfiles.spec import load_claim
@@ -185,7 +185,7 @@ def runs(tables, run_once, request):
         if not spec.protocol.card.figures:
             continue  # its protocol draws none (a multiverse's curve is drawn, and checked, for the others)
         try:
-            result = run_once(path.stem[:3], upstream=True)
+            result = run_once(path.stem[:3], upstream=slow_selected(request.config))
         except pytest.skip.Exception:
             result = run_once(path.stem[:3])
         figures = draw_figures(result.record, result.plots)
