@@ -226,7 +226,21 @@ def val(x) -> float:
     return float("nan") if x is None else float(x)
 
 
+#: The markers of one value: the re-implementation's dot, the authors' ring over it, the paper's cross.
+DOT = {"color": REIMPL["color"], "marker": "o", "ms": 5}
+RING = {"mec": UPSTREAM["color"], "marker": "o", "ms": 9, "mfc": "none", "mew": 1.3}
+CROSS = {"color": PAPER["color"], "marker": "x", "ms": 7, "mew": 1.6}
+
+
 def legend_handles(*specs):
     from matplotlib.lines import Line2D
 
     return [Line2D([], [], **s) for s in specs]
+
+
+def arm_handles(record: Record, mine: dict | None = None, theirs: dict | None = None) -> list:
+    """The legend entries of the two arms, a dot and a ring (``mine``, ``theirs``: what a figure draws otherwise)."""
+    return legend_handles(
+        {**DOT, "ls": "none", "label": REIMPL["label"], **(mine or {})},
+        {**RING, "color": UPSTREAM["color"], "ls": "none", "label": upstream_label(record), **(theirs or {})},
+    )

@@ -11,10 +11,10 @@ from ...rendering.figures import (
     CONTROL,
     REIMPL,
     UPSTREAM,
+    arm_handles,
     done,
     legend_handles,
     new_figure,
-    upstream_label,
     upstream_missing,
     val,
 )
@@ -44,7 +44,8 @@ def _position(value: float, grid: list[float], xs) -> float:
     return exact[0] + 0.25 if exact else float(np.interp(value, g, x))
 
 
-def _sweeps(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
+def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
+    """The one-at-a-time sweeps of a ``hyperparameters`` record."""
     sweeps = P.get("sweeps")
     if not sweeps:
         return []
@@ -113,17 +114,9 @@ def _sweeps(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
         fontsize=7,
         color="#a03020",
     )
-    handles = legend_handles(
-        {"color": REIMPL["color"], "marker": "o", "ms": 5, "label": REIMPL["label"]},
-        {
-            "color": UPSTREAM["color"],
-            "marker": "o",
-            "ms": 8,
-            "mfc": "none",
-            "ls": (0, (4, 2)),
-            "label": upstream_label(record),
-        },
-        {"color": "#a03020", "ls": "--", "label": f"the claim's reach: within {within:g} of every reference value"},
+    handles = arm_handles(record, {"ls": "-"}, {"ms": 8, "mew": 1.0, "ls": (0, (4, 2))})
+    handles += legend_handles(
+        {"color": "#a03020", "ls": "--", "label": f"the claim's reach: within {within:g} of every reference value"}
     )
     if P.get("controls"):
         handles += legend_handles(
@@ -137,8 +130,3 @@ def _sweeps(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
         "one shaded."
     )
     return [done(record, "sweeps", fig, caption=caption, section="result", missing=missing)]
-
-
-def draw(record: Record, plots: dict) -> list[tuple[Figure, bytes]]:
-    """Every figure of a ``hyperparameters`` record."""
-    return [*_sweeps(record, plots)]

@@ -20,22 +20,11 @@ def _shift_null(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     g = P["gamma"]["reimpl"]
     centres = (edges[:-1] + edges[1:]) / 2
     tail = centres >= g
-    ax.bar(
-        centres,
-        counts,
-        width=np.diff(edges),
-        color="0.78",
-        edgecolor="none",
-        label=f"permutation null ({P['n_perm']} label permutations within {P['n_bins']} strata)",
-    )
-    ax.bar(
-        centres[tail],
-        counts[tail],
-        width=np.diff(edges)[tail],
-        color="#9ecae1",
-        edgecolor="none",
-        label=f"permuted γ ≥ observed: p = {P['p_value']['reimpl']:.3f}",
-    )
+    for sel, color, label in (
+        (slice(None), "0.78", f"permutation null ({P['n_perm']} label permutations within {P['n_bins']} strata)"),
+        (tail, "#9ecae1", f"permuted γ ≥ observed: p = {P['p_value']['reimpl']:.3f}"),
+    ):
+        ax.bar(centres[sel], counts[sel], width=np.diff(edges)[sel], color=color, edgecolor="none", label=label)
     top = counts.max() if counts.size else 1.0
     ax.axvline(0.0, color="0.3", lw=0.6)
     ax.axvline(g, color=REIMPL["color"], lw=2.0, label=f"observed γ = {g:.3f} (re-implementation)")
@@ -112,20 +101,14 @@ def _shift_eps(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     fig = new_figure(7.2, 2.8)
     ax_g, ax_p = fig.subplots(1, 2)
     missing = [] if sens.get("upstream") else upstream_missing(record, "the authors' ε table")
-    for rows, style in ((sens["reimpl"], REIMPL), (sens.get("upstream") or [], UPSTREAM)):
+    for rows, kw in (
+        (sens["reimpl"], {"color": REIMPL["color"], "ms": 5, "ls": "-", "label": REIMPL["label"]}),
+        (sens.get("upstream") or [], {**UPSTREAM, "ms": 8, "mfc": "none", "ls": (0, (4, 2))}),
+    ):
         if not rows:
             continue
         e = [r["eps"] for r in rows]
-        hollow = style is UPSTREAM
-        kw = {
-            "color": style["color"],
-            "marker": "o",
-            "ms": 8 if hollow else 5,
-            "mfc": "none" if hollow else None,
-            "ls": (0, (4, 2)) if hollow else "-",
-            "lw": 1.2,
-            "label": style["label"],
-        }
+        kw |= {"marker": "o", "lw": 1.2}
         ax_g.plot(e, [r["gamma"] for r in rows], **kw)
         ax_p.plot(e, [r["p_value"] for r in rows], **kw)
     ax_p.axhline(P["alpha"], color="black", lw=0.8, ls="--", label=f"α = {P['alpha']:g}")
@@ -178,11 +161,10 @@ def _shift_power(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     if pw["linear"]["minimal_shift"]["shift"] is not None:
         md = pw["linear"]["minimal_shift"]["shift"]
         rng_ = pw["linear"]["minimal_shift_range"]
+        span = ""
         if rng_.get("lo") is not None and rng_.get("hi") is not None:
             ax.hlines(pw["target"], rng_["lo"], rng_["hi"], color="black", lw=3, alpha=0.35)
-        span = (
-            f" ({rng_['lo']:.2f}–{rng_['hi']:.2f})" if rng_.get("lo") is not None and rng_.get("hi") is not None else ""
-        )
+            span = f" ({rng_['lo']:.2f}–{rng_['hi']:.2f})"
         ax.annotate(
             f"{pw['target']:.0%} power at c ≈ {md:.2f}{span}",
             (md, pw["target"]),

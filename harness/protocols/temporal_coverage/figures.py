@@ -63,7 +63,8 @@ def _coverage_panel(ax, P: dict, colors: dict, keys: tuple[str, str, str, str], 
     ax.set_title(title)
 
 
-def _coverage_by_split(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
+def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
+    """Signed coverage error by split of a ``temporal_coverage`` record, both arms, pooled and over bins."""
     if not P.get("tasks"):
         return []
     colors = _task_colors(P)
@@ -121,8 +122,3 @@ def _coverage_by_split(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
         + "; drifting benchmarks solid, stable ones dashed."
     )
     return [done(record, "coverage_by_split", fig, caption=caption, section="result", missing=missing)]
-
-
-def draw(record: Record, plots: dict) -> list[tuple[Figure, bytes]]:
-    """Every figure of a ``temporal_coverage`` record."""
-    return _coverage_by_split(record, plots)
