@@ -8,7 +8,7 @@ from functools import cached_property
 
 from ..claimfiles.multiverse_spec import same_value
 from ..core.quantities import budget_text
-from ..core.record import ControlOutcome, Record, TargetOutcome
+from ..core.record import Record
 from ..core.relations import within_tolerance
 from ..verdicts.judging import arm_disagreements
 
@@ -22,15 +22,10 @@ _EXCEPTION = re.compile(r"(?:^|[:;] )(?:[A-Za-z_][\w]*\.)*([A-Z][A-Za-z0-9_]*(?:
 
 def same_results(a: dict, b: dict) -> bool:
     """Whether two specifications' values are one result (:data:`SAME_RTOL`, :data:`SAME_ATOL`)."""
-    if a.keys() != b.keys():
-        return False
-    for k, x in a.items():
-        y = b[k]
-        if (x is None) != (y is None):
-            return False
-        if x is not None and abs(x - y) > SAME_ATOL + SAME_RTOL * max(abs(x), abs(y)):
-            return False
-    return True
+    return a.keys() == b.keys() and all(
+        (x is None) == (y is None) and (x is None or abs(x - y) <= SAME_ATOL + SAME_RTOL * max(abs(x), abs(y)))
+        for x, y in ((a[k], b[k]) for k in a)
+    )
 
 
 def results_for(record: Record) -> Results:
@@ -58,12 +53,6 @@ class Results:
         self.mine_details = arms.reimpl.details
         self.their_details = arms.upstream.details if self.authors_ran else {}
         self.evidence = record.evidence
-
-    def target(self, quantity: str) -> TargetOutcome | None:
-        return next((t for t in self.record.targets if t.quantity == quantity), None)
-
-    def control(self, control_id: str) -> ControlOutcome | None:
-        return next((c for c in self.record.controls if c.id == control_id), None)
 
     def control_values(self, control_id: str, arm: str = "reimpl") -> dict:
         a = getattr(self.record.arms, arm)
