@@ -100,17 +100,13 @@ class Results:
     @cached_property
     def n_theirs_holding(self) -> int | None:
         """How many targets the authors' code meets (``None`` where it did not run)."""
-        if not self.authors_ran:
-            return None
-        return sum(t["theirs_holds"] is True for t in self.targets)
+        return sum(t["theirs_holds"] is True for t in self.targets) if self.authors_ran else None
 
     @cached_property
     def n_theirs_judged(self) -> int | None:
         """How many targets the authors' code measures, so that they can be judged on it (``None``: it did not
         run)."""
-        if not self.authors_ran:
-            return None
-        return sum(t["theirs_holds"] is not None for t in self.targets)
+        return sum(t["theirs_holds"] is not None for t in self.targets) if self.authors_ran else None
 
     @cached_property
     def reasons(self) -> list[dict]:

@@ -28,8 +28,7 @@ def write_study(result: dict, folder: Path = STUDY_DIR) -> dict[str, bytes]:
 def _colour(name: str) -> str:
     from ..stats.methods import METHODS
 
-    m = METHODS.get(name)
-    return m.colour if m is not None else "black"
+    return getattr(METHODS.get(name), "colour", "black")
 
 
 def _short(label: str, width: int = 48) -> str:

@@ -103,6 +103,15 @@ def _measured(measure: str, v: float, ref: float | None) -> float | None:
     return v / ref if ref else None  # ratio
 
 
+_MEASURE_WORDS = {
+    "value": "",
+    "shift": "shift from the",
+    "abs_shift": "size of the shift from the",
+    "ratio": "ratio to the",
+}
+_REFERENCE_WORDS = {"baseline": " unperturbed run", "paper": " paper's value"}
+
+
 def _judge_control_arm(spec: ClaimSpec, ctl, control_values: dict | None, baseline: dict) -> ArmControlOutcome:
     """How one arm fared under a control: not run when the arm gave no answer to it, or measured none of the
     quantities its conditions name (the authors' code may lack what the control changes)."""
@@ -129,17 +138,7 @@ def _judge_control_arm(spec: ClaimSpec, ctl, control_values: dict | None, baseli
             )
         idx = spec.claim.controls.index(ctl)
         threshold = spec.text_of("controls", idx, "must", i, "value") or f"{cond.value:g}"
-        what = {
-            "value": "",
-            "shift": "shift from the",
-            "abs_shift": "size of the shift from the",
-            "ratio": "ratio to the",
-        }[cond.measure]
-        ref_words = (
-            ""
-            if cond.measure == "value"
-            else (" unperturbed run" if cond.reference == "baseline" else " paper's value")
-        )
+        what = _MEASURE_WORDS[cond.measure] + (_REFERENCE_WORDS[cond.reference] if cond.measure != "value" else "")
         op = "magnitude <" if cond.op == "abs<" else cond.op
         conditions.append(
             ConditionOutcome(
@@ -147,7 +146,7 @@ def _judge_control_arm(spec: ClaimSpec, ctl, control_values: dict | None, baseli
                 reference=cond.reference,
                 op=cond.op,
                 threshold=cond.value,
-                requirement=f"{what}{ref_words} {op} {threshold}".strip(),
+                requirement=f"{what} {op} {threshold}".strip(),
                 rows=rows,
                 holds=all(r.holds for r in rows),
             )

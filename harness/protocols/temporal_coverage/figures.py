@@ -25,12 +25,6 @@ def _task_colors(P: dict) -> dict[str, str]:
     return out
 
 
-def _pp(values) -> np.ndarray:
-    """Signed coverage errors as the report's tables print them, fractions of the models (``nan`` for a missing
-    one)."""
-    return np.array([val(x) for x in values], dtype=float)
-
-
 def _coverage_panel(ax, P: dict, colors: dict, keys: tuple[str, str, str, str], title: str) -> None:
     """Signed coverage error per split (lines) and its mean (◆), both arms, for one reading of coverage."""
     per_split, per_split_up, mean, mean_up = keys
@@ -45,10 +39,28 @@ def _coverage_panel(ax, P: dict, colors: dict, keys: tuple[str, str, str, str], 
         T, c = P["tasks"][x], colors[x]
         drift = T["group"] == "drift"
         style = {"color": c, "lw": 2.0 if drift else 1.1, "ls": "-" if drift else (0, (4, 2))}
-        ax.plot(xs + j, _pp(T[per_split]), marker="o", ms=5, label=f"{x} ({T['group']})", zorder=3, **style)
+        ax.plot(
+            xs + j,
+            np.array(T[per_split], dtype=float),
+            marker="o",
+            ms=5,
+            label=f"{x} ({T['group']})",
+            zorder=3,
+            **style,
+        )
         ax.plot([x_mean + j], [val(T[mean])], marker="D", ms=6, color=c, ls="none", zorder=3)
         if T.get(per_split_up) is not None:
-            ax.plot(xs + j, _pp(T[per_split_up]), marker="o", ms=9, mfc="none", mec=c, mew=1.1, ls="none", zorder=4)
+            ax.plot(
+                xs + j,
+                np.array(T[per_split_up], dtype=float),
+                marker="o",
+                ms=9,
+                mfc="none",
+                mec=c,
+                mew=1.1,
+                ls="none",
+                zorder=4,
+            )
         if T.get(mean_up) is not None:
             ax.plot([x_mean + j], [T[mean_up]], marker="D", ms=10, mfc="none", mec=c, mew=1.1, ls="none", zorder=4)
     ax.set_xticks(
