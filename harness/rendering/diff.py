@@ -101,12 +101,6 @@ def _share_apart(a: float, b: float, exact: bool) -> str:
     return _apart(a, b, exact, fmt=fmt_pct, digits=range(1, 16))
 
 
-def _share_band(old: tuple, new: tuple) -> float:
-    """Twice the MC standard error of the difference of two shares (0 when none is known)."""
-    se = [x[1] if isinstance(x[1], int | float) else 0.0 for x in (old, new)]
-    return 2.0 * (se[0] ** 2 + se[1] ** 2) ** 0.5
-
-
 def compare(old: dict, rec: Record, *, fraction: float = 0.1, exact: bool = False) -> tuple[list[str], int]:
     """What changed from ``old`` (the :func:`_comparable` view of an earlier record) to ``rec``: one line each,
     and how many values moved within their band (not listed; with ``exact`` every difference is listed)."""
@@ -148,7 +142,8 @@ def compare(old: dict, rec: Record, *, fraction: float = 0.1, exact: bool = Fals
             if prev[1] is None or error is None or prev[1] == error:
                 continue
             moves = _share_apart(prev[1], error, exact)
-            if abs(error - prev[1]) > _share_band(prev[1:], (error, se)):
+            ses = [x if isinstance(x, int | float) else 0.0 for x in (prev[2], se)]
+            if abs(error - prev[1]) > 2.0 * (ses[0] ** 2 + ses[1] ** 2) ** 0.5:  # twice the MC s.e. of the difference
                 items.append(f"measured error of the decision on {label}: {moves}")
             elif exact:
                 items.append(f"measured error of the decision on {label} (within twice its MC error): {moves}")
