@@ -47,17 +47,8 @@ def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
         T = P["tasks"][label]
         counts, extent = read_density(T["density"])
         shade = np.log1p(counts)
-        ax.imshow(
-            shade,
-            origin="lower",
-            extent=extent,
-            aspect="auto",
-            cmap="Greys",
-            interpolation="none",
-            vmin=0.0,
-            vmax=max(shade.max(), 1.0) * 1.8,
-            zorder=0,
-        )
+        kw = {"origin": "lower", "aspect": "auto", "cmap": "Greys", "interpolation": "none", "zorder": 0}
+        ax.imshow(shade, extent=extent, vmin=0.0, vmax=max(shade.max(), 1.0) * 1.8, **kw)
         curves, at = T["curves"], T["at_eval"]
         for arm, z, line, point in (
             ("control", 2, _CONTROL_LINE, {**_CONTROL_DOT, "color": CONTROL["color"]}),
@@ -74,17 +65,8 @@ def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
         ax.set_title(label)
         lines = [f"paper {at['paper_text']}"] if at.get("paper_text") else []
         lines += [f"mine {fmt(at.get('reimpl'), 4)}", f"authors' {fmt(at.get('upstream'), 4)}"]
-        ax.text(
-            0.03,
-            0.97,
-            "\n".join(lines),
-            transform=ax.transAxes,
-            ha="left",
-            va="top",
-            fontsize=7,
-            color="0.2",
-            linespacing=1.25,
-        )
+        kw = {"transform": ax.transAxes, "ha": "left", "va": "top", "fontsize": 7, "color": "0.2", "linespacing": 1.25}
+        ax.text(0.03, 0.97, "\n".join(lines), **kw)
         ax.set_xlim(extent[0], extent[1])
         ax.set_ylim(extent[2], extent[3])
     for ax in axes.flat[len(labels) :]:

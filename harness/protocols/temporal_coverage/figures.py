@@ -49,28 +49,13 @@ def _coverage_panel(ax, P: dict, colors: dict, keys: tuple[str, str, str, str], 
             **style,
         )
         ax.plot([x_mean + j], [val(T[mean])], marker="D", ms=6, color=c, ls="none", zorder=3)
+        hollow = {"mfc": "none", "mec": c, "mew": 1.1, "ls": "none", "zorder": 4}
         if T.get(per_split_up) is not None:
-            ax.plot(
-                xs + j,
-                np.array(T[per_split_up], dtype=float),
-                marker="o",
-                ms=9,
-                mfc="none",
-                mec=c,
-                mew=1.1,
-                ls="none",
-                zorder=4,
-            )
+            ax.plot(xs + j, np.array(T[per_split_up], dtype=float), marker="o", ms=9, **hollow)
         if T.get(mean_up) is not None:
-            ax.plot([x_mean + j], [T[mean_up]], marker="D", ms=10, mfc="none", mec=c, mew=1.1, ls="none", zorder=4)
-    ax.set_xticks(
-        list(xs) + [x_mean],
-        [
-            f"{s['train']} → {s['val']}\n(n = {s['n']:.0f})" if s.get("n") is not None else f"{s['train']} → {s['val']}"
-            for s in splits
-        ]
-        + ["mean"],
-    )
+            ax.plot([x_mean + j], [T[mean_up]], marker="D", ms=10, **hollow)
+    ticks = [f"{s['train']} → {s['val']}" + (f"\n(n = {s['n']:.0f})" if s.get("n") is not None else "") for s in splits]
+    ax.set_xticks(list(xs) + [x_mean], ticks + ["mean"])
     ax.set_xlim(-0.45, x_mean + 0.45)
     ax.set_title(title)
 
@@ -102,16 +87,9 @@ def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     axes[0].set_ylim(lo - pad, hi + pad)
     axes[0].set_ylabel("signed coverage error, coverage − τ")
     fig.supxlabel("rolling split: fit on one period → test on the next (validation models)", fontsize=8)
-    axes[-1].text(
-        0.98,
-        0.02,
-        "below 0: more of the next period's models\nlie above the boundary than 1 − τ allows",
-        transform=axes[-1].transAxes,
-        fontsize=7,
-        color="#a03020",
-        va="bottom",
-        ha="right",
-    )
+    below = "below 0: more of the next period's models\nlie above the boundary than 1 − τ allows"
+    kw = {"transform": axes[-1].transAxes, "fontsize": 7, "color": "#a03020", "va": "bottom", "ha": "right"}
+    axes[-1].text(0.98, 0.02, below, **kw)
     handles, _ = axes[0].get_legend_handles_labels()
     handles += legend_handles(
         {"color": "0.3", "ls": "none", "marker": "o", "ms": 5, "label": "re-implementation"},
