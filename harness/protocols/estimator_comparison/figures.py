@@ -35,13 +35,8 @@ def _estimators(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
             ax.axhspan(ys[-1] - 0.5, ys[2 * n_est] + 0.5, color="0.95", zorder=0)
         ax.set_xlabel(xlabel)
         ax.grid(axis="x", color="0.9", lw=0.5)
-    axes[0].set_yticks(
-        ys,
-        [
-            ("OOD" if s == "ood" else f"{r['label']}{'' if r['kind'] == 'estimator' else ' (control)'}, ID")
-            for r, s in lines
-        ],
-    )
+    names = [f"{r['label']}{'' if r['kind'] == 'estimator' else ' (control)'}, ID" for r in rows]
+    axes[0].set_yticks(ys, [name if s == "id" else "OOD" for name in names for s in ("id", "ood")])
     axes[0].set_ylim(ys[-1] - 0.6, 0.6)
     handles = arm_handles(record)
     if any(r.get("paper", {}).get(m) is not None for r in rows for m in r.get("paper", {})):
@@ -49,13 +44,8 @@ def _estimators(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
     missing = upstream_missing(record, "the authors' values")
     shuffled = next((r for r in rows if r["kind"] == "shuffle_z"), None)
-    if (
-        shuffled
-        and shuffled.get("upstream")
-        and not any(
-            shuffled["upstream"].get(m) is not None for m in ("pinball_ood", "calibration_id", "calibration_ood")
-        )
-    ):
+    theirs = (shuffled or {}).get("upstream")
+    if theirs and not any(theirs.get(m) is not None for m in ("pinball_ood", "calibration_id", "calibration_ood")):
         missing.append("the authors' shuffled-z values other than ID pinball (their arm reports only the ID advantage)")
     caption = (
         f"Each estimator's loss and calibration in and out of distribution (means over {P['n_pairs']} task-period "

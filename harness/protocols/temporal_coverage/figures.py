@@ -90,17 +90,10 @@ def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     below = "below 0: more of the next period's models\nlie above the boundary than 1 − τ allows"
     kw = {"transform": axes[-1].transAxes, "fontsize": 7, "color": "#a03020", "va": "bottom", "ha": "right"}
     axes[-1].text(0.98, 0.02, below, **kw)
-    handles, _ = axes[0].get_legend_handles_labels()
+    handles, grey = axes[0].get_legend_handles_labels()[0], {"color": "0.3", "ls": "none", "marker": "o"}
     handles += legend_handles(
-        {"color": "0.3", "ls": "none", "marker": "o", "ms": 5, "label": "re-implementation"},
-        {
-            "color": "0.3",
-            "ls": "none",
-            "marker": "o",
-            "ms": 9,
-            "mfc": "none",
-            "label": upstream_label(record, "authors' code (hollow)"),
-        },
+        {**grey, "ms": 5, "label": "re-implementation"},
+        {**grey, "ms": 9, "mfc": "none", "label": upstream_label(record, "authors' code (hollow)")},
     )
     fig.legend(handles=handles, loc="outside right upper", frameon=False)
     missing = upstream_missing(record, "the authors' values")
