@@ -208,15 +208,12 @@ class Results:
         f = rb.facts
         rows = []
         for c in f.get("comparisons", []):
-            against = c.get("decision") == "contradicted"  # each decision's error as made
+            side = "error_against" if c.get("decision") == "contradicted" else "error"  # each decision's error as made
+            keys = ("label", "state", "difference", "bound", "detectable", "dominated_by")
             rows.append(
-                {k: c.get(k) for k in ("label", "state", "difference", "bound", "detectable")}
-                | {
-                    "error": c.get("error_against" if against else "error"),
-                    "error_bound": c.get("error_against_bound" if against else "error_bound"),
-                    "carried_by": [x.get("cluster") for x in c.get("carried_by") or []],
-                    "dominated_by": c.get("dominated_by"),
-                }
+                {k: c.get(k) for k in keys}
+                | {"error": c.get(side), "error_bound": c.get(f"{side}_bound")}
+                | {"carried_by": [x.get("cluster") for x in c.get("carried_by") or []]}
             )
         return {
             "label": rb.state,
