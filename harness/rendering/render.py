@@ -37,9 +37,7 @@ def fmt_signed(x, digits: int = 4) -> str:
 
 def fmt_sci(x, digits: int = 2) -> str:
     """Scientific notation for a small measured number (``2.22e-16``); an exact zero is ``0``."""
-    if _missing(x):
-        return DASH
-    return "0" if x == 0 else f"{x:.{digits}e}"
+    return DASH if _missing(x) else ("0" if x == 0 else f"{x:.{digits}e}")
 
 
 def fmt_pct(x, digits: int = 2) -> str:
@@ -59,9 +57,7 @@ def fmt_level(x) -> str:
 
 def fmt_count(x) -> str:
     """A count as an integer (``474``, not ``474.0``)."""
-    if _missing(x):
-        return DASH
-    return f"{int(round(float(x)))}"
+    return DASH if _missing(x) else str(round(float(x)))
 
 
 def count_of(n, singular: str, plural: str | None = None) -> str:
@@ -95,8 +91,7 @@ def every(n, singular: str, plural: str | None = None) -> str:
 
 def cap(text: str) -> str:
     """``text`` with its first letter in upper case (and the rest as it is)."""
-    text = str(text)
-    return text[:1].upper() + text[1:]
+    return str(text)[:1].upper() + str(text)[1:]
 
 
 def agree(n, singular: str, plural: str) -> str:
