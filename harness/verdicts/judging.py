@@ -30,9 +30,7 @@ def requirement_text(relation: str, *, paper_text=None, tolerance_text=None, val
 
 
 def _number_text(spec: ClaimSpec, path: tuple, value) -> str | None:
-    if value is None:
-        return None
-    return spec.text_of(*path) or f"{value:g}"
+    return None if value is None else (spec.text_of(*path) or f"{value:g}")
 
 
 def _arm_reading(t, values: dict | None, ok: bool) -> ArmTarget:
@@ -191,15 +189,5 @@ def arm_disagreements(targets: list[TargetOutcome]) -> list[dict]:
         beyond = t.relation == "~" and not within_tolerance(a.value - b.value, t.tolerance)
         differ = t.relation != "~" and a.holds is not None and b.holds is not None and a.holds != b.holds
         if beyond or differ:
-            out.append(
-                {
-                    "title": t.title,
-                    "quantity": t.quantity,
-                    "reimpl": a.value,
-                    "upstream": b.value,
-                    "difference": a.value - b.value,
-                    "tolerance_text": t.tolerance_text if beyond else None,
-                    "decimals": t.decimals,
-                }
-            )
+            out.append({"title": t.title, "quantity": t.quantity, "difference": a.value - b.value})
     return out
