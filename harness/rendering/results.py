@@ -277,15 +277,20 @@ class Results:
                     "in_failing": any(not same_value(s.choices[name], paper.choices[name]) for s in fails),
                 }
             )
-        targets = []
-        for t in mv.targets:
-            vals = [s.values[t["quantity"]] for s in reps if s.values.get(t["quantity"]) is not None]
-            if vals:
-                lo, hi = min(vals), max(vals)
-                outside = max(abs(lo - t["paper"]), abs(hi - t["paper"]))
-                targets.append(
-                    {"title": t["title"], "lo": lo, "hi": hi, "within": within_tolerance(outside, t["tolerance"])}
-                )
+
+        def span(q: str) -> dict | None:  # the lowest and highest value of a quantity over the distinct results
+            vals = [s.values[q] for s in reps if s.values.get(q) is not None]
+            return {"lo": min(vals), "hi": max(vals)} if vals else None
+
+        targets = [
+            {
+                "title": t["title"],
+                **r,
+                "within": within_tolerance(max(abs(x - t["paper"]) for x in r.values()), t["tolerance"]),
+            }
+            for t in mv.targets
+            if (r := span(t["quantity"]))
+        ]
         return {
             "state": state,
             "k": k,
@@ -305,11 +310,7 @@ class Results:
             "targets": targets,
             "joint_null": mv.joint_null,
             "noise_rule": self._noise_rule,
-            "reported": [
-                {**q, "lo": min(vals), "hi": max(vals)}
-                for q in mv.reported
-                if (vals := [s.values[q["quantity"]] for s in reps if s.values.get(q["quantity"]) is not None])
-            ],
+            "reported": [{**q, **r} for q in mv.reported if (r := span(q["quantity"]))],
         }
 
     @cached_property
