@@ -68,19 +68,13 @@ def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     binned = all(T.get("bin_averaged") is not None for T in P["tasks"].values())
     fig = new_figure(8.6 if binned else 7.4, 4.3)
     axes = fig.subplots(1, 2 if binned else 1, sharey=True, squeeze=False)[0]
-    _coverage_panel(
-        axes[0], P, colors, ("reimpl", "upstream", "mean", "mean_upstream"), "pooled over models (the claim)"
-    )
+    panels = [(("reimpl", "upstream", "mean", "mean_upstream"), "pooled over models (the claim)")]
     if binned:
-        _coverage_panel(
-            axes[1],
-            P,
-            colors,
-            ("bin_averaged", "bin_averaged_upstream", "bin_averaged_mean", "bin_averaged_mean_upstream"),
-            "bin-averaged (the paper's Figure 2)",
-        )
-    keys = ("reimpl", "upstream", "bin_averaged", "bin_averaged_upstream") if binned else ("reimpl", "upstream")
-    values = [val(v) for T in P["tasks"].values() for k in keys for v in (T.get(k) or [])]
+        b = "bin_averaged"
+        panels.append(((b, f"{b}_upstream", f"{b}_mean", f"{b}_mean_upstream"), "bin-averaged (the paper's Figure 2)"))
+    for ax, (keys, title) in zip(axes, panels):
+        _coverage_panel(ax, P, colors, keys, title)
+    values = [val(v) for T in P["tasks"].values() for ks, _ in panels for k in ks[:2] for v in (T.get(k) or [])]
     values = [v for v in values if math.isfinite(v)]
     lo, hi = min(values + [0.0]), max(values + [0.0])
     pad = 0.08 * (hi - lo or 1.0)
