@@ -62,10 +62,8 @@ def fmt_count(x) -> str:
 
 def count_of(n, singular: str, plural: str | None = None) -> str:
     """``1 model``, ``2 models``: a count with its noun in the right number."""
-    if _missing(n):
-        return f"{DASH} {plural or singular + 's'}"
-    k = int(round(float(n)))
-    return f"{k} {singular if k == 1 else (plural or singular + 's')}"
+    k = None if _missing(n) else round(float(n))
+    return f"{DASH if k is None else k} {singular if k == 1 else (plural or singular + 's')}"
 
 
 def titles(items, last: str = " and ") -> str:
@@ -102,8 +100,6 @@ def agree(n, singular: str, plural: str) -> str:
 def fmt_general(x, digits: int = 4) -> str:
     """Shortest faithful form for parameters such as 0.001 or 50; a number that would need an exponent, or is
     below 0.001, as a power of ten (``10⁴``, ``10⁻⁴``, ``2.5 × 10⁻⁶``), never ``1e+04`` or ``0.0001``."""
-    if x is None:
-        return DASH
     if isinstance(x, bool):
         return "yes" if x else "no"
     if isinstance(x, int) and abs(x) < 10**digits:

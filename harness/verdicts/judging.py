@@ -17,16 +17,17 @@ def _finite(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
+def _symbol(relation: str) -> str:
+    return "magnitude <" if relation == "abs<" else relation
+
+
 def requirement_text(relation: str, *, paper_text=None, tolerance_text=None, value_text=None, other_label=None) -> str:
     """The relation a target tests, in symbols: ``within 0.0005 of 0.828``, ``< 0.05``, ``|x| < 0.0002``."""
     if relation == "~":
         if tolerance_text is not None and float(tolerance_text) == 0:
             return f"= {paper_text}"
         return f"within {tolerance_text} of {paper_text}"
-    rhs = other_label if other_label is not None else value_text
-    if relation == "abs<":
-        return f"magnitude < {rhs}"
-    return f"{relation} {rhs}"
+    return f"{_symbol(relation)} {other_label if other_label is not None else value_text}"
 
 
 def _number_text(spec: ClaimSpec, path: tuple, value) -> str | None:
@@ -137,14 +138,13 @@ def _judge_control_arm(spec: ClaimSpec, ctl, control_values: dict | None, baseli
         idx = spec.claim.controls.index(ctl)
         threshold = spec.text_of("controls", idx, "must", i, "value") or f"{cond.value:g}"
         what = _MEASURE_WORDS[cond.measure] + (_REFERENCE_WORDS[cond.reference] if cond.measure != "value" else "")
-        op = "magnitude <" if cond.op == "abs<" else cond.op
         conditions.append(
             ConditionOutcome(
                 measure=cond.measure,
                 reference=cond.reference,
                 op=cond.op,
                 threshold=cond.value,
-                requirement=f"{what} {op} {threshold}".strip(),
+                requirement=f"{what} {_symbol(cond.op)} {threshold}".strip(),
                 rows=rows,
                 holds=all(r.holds for r in rows),
             )
