@@ -60,25 +60,18 @@ def judge_targets(spec: ClaimSpec, reimpl, upstream) -> list[TargetOutcome]:
         theirs = _arm_reading(t, upstream.values, upstream.ok)
         judged = theirs if judged_on == "upstream" else mine
         texts = {
-            "paper_text": _number_text(spec, ("targets", i, "paper"), t.paper),
-            "tolerance_text": _number_text(spec, ("targets", i, "tolerance"), t.tolerance),
-            "value_text": _number_text(spec, ("targets", i, "value"), t.value),
+            f"{k}_text": _number_text(spec, ("targets", i, k), getattr(t, k)) for k in ("paper", "tolerance", "value")
         }
         other_label = spec.label_of(t.other) if t.other else None
         out.append(
             TargetOutcome(
-                quantity=t.quantity,
+                **t.model_dump(
+                    include={"quantity", "role", "relation", "paper", "tolerance", "value", "other", "reason"}
+                ),
                 quantity_label=q.label,
                 title=t.label or q.label,
-                role=t.role,
-                relation=t.relation,
                 requirement=requirement_text(t.relation, other_label=other_label, **texts),
-                paper=t.paper,
-                tolerance=t.tolerance,
-                value=t.value,
-                other=t.other,
                 other_label=other_label,
-                reason=t.reason,
                 judged_on=judged_on,
                 decimals=max(4, literal_decimals(texts["paper_text"]) + 1) if t.relation == "~" else 4,
                 reimpl=mine,
@@ -168,11 +161,8 @@ def judge_controls(spec: ClaimSpec, reimpl, upstream) -> list[ControlOutcome]:
             arms[name] = _judge_control_arm(spec, ctl, cv.values if cv is not None else None, arm.values)
         out.append(
             ControlOutcome(
-                id=ctl.id,
-                control=ctl.control,
+                **ctl.model_dump(include={"id", "control", "changes", "must_fail_targets"}),
                 params=spec.control_params[ctl.id].model_dump(mode="json"),
-                changes=ctl.changes,
-                must_fail_targets=ctl.must_fail_targets,
                 **arms,
             )
         )
