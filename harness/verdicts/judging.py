@@ -133,9 +133,7 @@ def _judge_control_arm(spec: ClaimSpec, ctl, control_values: dict | None, baseli
         what = _MEASURE_WORDS[cond.measure] + (_REFERENCE_WORDS[cond.reference] if cond.measure != "value" else "")
         conditions.append(
             ConditionOutcome(
-                measure=cond.measure,
-                reference=cond.reference,
-                op=cond.op,
+                **cond.model_dump(include={"measure", "reference", "op"}),
                 threshold=cond.value,
                 requirement=f"{what} {_symbol(cond.op)} {threshold}".strip(),
                 rows=rows,
@@ -145,8 +143,7 @@ def _judge_control_arm(spec: ClaimSpec, ctl, control_values: dict | None, baseli
     broke = all(c.holds for c in conditions)
     targets_failed = None
     if ctl.must_fail_targets:
-        readings = [_arm_reading(t, control_values, True) for t in spec.claim.targets]
-        targets_failed = all(r.holds is False for r in readings)
+        targets_failed = all(_arm_reading(t, control_values, True).holds is False for t in spec.claim.targets)
         broke = broke and targets_failed
     return ArmControlOutcome(ran=True, broke=broke, conditions=conditions, targets_failed=targets_failed)
 
