@@ -77,13 +77,8 @@ class Results:
     def targets(self) -> list[dict]:
         """One row per target: how it is judged, each arm's value, and whether each arm meets it."""
         return [
-            {
-                "title": t.title,
-                "role": t.role,
-                "requirement": t.requirement,
-                "decimals": t.decimals,
-                "judged_on": t.judged_on,
-                "outcome": t.outcome,
+            t.model_dump(include={"title", "role", "requirement", "decimals", "judged_on", "outcome"})
+            | {
                 "mine": t.reimpl.value,
                 "theirs": t.upstream.value if self.authors_ran else None,
                 "theirs_holds": t.upstream.holds if self.authors_ran else None,
@@ -151,16 +146,14 @@ class Results:
                 )
             out.append(
                 {
-                    "id": c.id,
-                    "changes": c.changes,
                     "ran": c.reimpl.ran,
                     "broke": c.reimpl.broke,
                     "theirs_ran": c.upstream.ran,
                     "theirs_broke": c.upstream.broke if c.upstream.ran else None,
-                    "must_fail_targets": c.must_fail_targets,
                     "targets_failed": c.reimpl.targets_failed,
                     "conditions": conditions,
                 }
+                | c.model_dump(include={"id", "changes", "must_fail_targets"})
             )
         return out
 
