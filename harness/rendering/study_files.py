@@ -57,7 +57,7 @@ def _figure(result: dict) -> bytes:
 
     from .figures import new_figure, style, svg_bytes
 
-    cov = result["coverage"]
+    cov, n = result["coverage"], result["n_replicates"]
     qs = list(cov)
     methods = list(next(iter(cov.values())))
     orderings = result.get("orderings") or []
@@ -80,24 +80,20 @@ def _figure(result: dict) -> bytes:
             )
             ax.set_xlim(0.0, max(0.3, max(o["by_method"][m]["error_bound"] for o in orderings for m in methods) + 0.05))
             ax.set_title("Decisions on the asserted orderings", loc="left", fontsize=9)
-            ax.set_xlabel(
-                f"called supported where the difference is 0 ({result['n_replicates']} data sets, to the 95% bound)"
-            )
+            ax.set_xlabel(f"called supported where the difference is 0 ({n} data sets, to the 95% bound)")
             ax.legend(loc="lower right", fontsize=7, frameon=False)
         ax = axes[-1]
         lo, hi = result["calibrated_range"]
         ax.axvspan(lo, hi, color="#e8f3e8", zorder=0, label=f"trusted range [{lo:.0%}, {hi:.0%}]")
         ax.axvline(result["nominal_level"], color="black", lw=0.8, ls="--", label="nominal level")
-        ideal = result["reference"]["ideal_percentile_at_B"]["coverage"]
+        label = f"ideal percentile interval at B = {result['n_resamples']}"
         ax.axvline(
-            ideal, color="#888888", lw=0.8, ls=":", label=f"ideal percentile interval at B = {result['n_resamples']}"
+            result["reference"]["ideal_percentile_at_B"]["coverage"], color="#888888", lw=0.8, ls=":", label=label
         )
         by = [(result["labels"].get(q, q), [(m, cov[q][m]) for m in methods]) for q in qs]
         _rows(ax, [(label, [(m, r["coverage"], 2 * r["mc_se"], 2 * r["mc_se"]) for m, r in rs]) for label, rs in by])
         ax.set_title("Two-sided intervals of the values", loc="left", fontsize=9)
-        ax.set_xlabel(
-            f"coverage of the {result['nominal_level']:.0%} interval ({result['n_replicates']} data sets, ±2 MC s.e.)"
-        )
+        ax.set_xlabel(f"coverage of the {result['nominal_level']:.0%} interval ({n} data sets, ±2 MC s.e.)")
         ax.set_xlim(-0.02, 1.02)
         handles = ax.get_legend_handles_labels()[0] + [
             Line2D([], [], marker="o", ls="none", color=_colour(m), label=m) for m in methods
