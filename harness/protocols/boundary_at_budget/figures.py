@@ -83,7 +83,7 @@ def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
         {"lw": 1.6, "ls": "-", "label": f"τ = {tau:g} boundary, re-implementation"},
         {"lw": 1.4, "ms": 8, "mew": 1.0, "ls": (0, (4, 2))},
     )
-    if P.get("has_paper", True):
+    if has_paper := P.get("has_paper", True):
         handles += legend_handles({**CROSS, "ls": "none", "label": f"the paper's value at {P['budget']}"})
     if ctl is not None:
         handles += legend_handles({**_CONTROL_LINE, **_CONTROL_DOT, "label": f"τ = {ctl['tau']:g} control"})
@@ -94,11 +94,7 @@ def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     n = sum(T["density"]["n"] for T in P["tasks"].values()) // len(labels)
     caption = (
         f"Each benchmark's boundary at {P['budget']} (dashed vertical line, z = {z_eval:g}): look at "
-        + (
-            f"whether both arms' τ = {tau:g} curves pass through the paper's ×"
-            if P.get("has_paper", True)
-            else "the two arms' curves"
-        )
+        + (f"whether both arms' τ = {tau:g} curves pass through the paper's ×" if has_paper else "the two arms' curves")
         + (f" and how far the τ = {ctl['tau']:g} control moves them" if ctl else "")
         + f"; grey shading is the ~{n} models' density (counts on a grid, not the points)."
     )

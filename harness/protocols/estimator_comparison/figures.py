@@ -56,6 +56,7 @@ def _estimators(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
 
 
 BOXED = {"color": "#2a9d4b", "label": "re-implementation in the authors' box"}
+_SQUARE = {"color": BOXED["color"], "marker": "s", "ms": 4.5}
 
 
 def _differences(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
@@ -71,19 +72,16 @@ def _differences(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     ax.axvline(0.0, color="0.5", lw=0.8, zorder=1)
     has_boxed = any(c.get("boxed") is not None for c in cells)
     for y, c in zip(ys, cells):
-        if c.get("upstream") is not None:
-            ax.plot([c["upstream"]], [y], ls="none", zorder=4, **RING)
-        if c.get("boxed") is not None:
-            ax.plot([c["boxed"]], [y + 0.18], "s", ms=4.5, color=BOXED["color"], zorder=5)
-        if c.get("reimpl") is not None:
-            ax.plot([c["reimpl"]], [y], ls="none", zorder=6, **DOT)
+        for key, dy, marker, z in (("upstream", 0, RING, 4), ("boxed", 0.18, _SQUARE, 5), ("reimpl", 0, DOT, 6)):
+            if c.get(key) is not None:
+                ax.plot([c[key]], [y + dy], ls="none", zorder=z, **marker)
     ax.set_yticks(ys, [f"{c['title']} (± {c['tolerance_text']})" for c in cells])
     ax.set_ylim(ys[-1] - 0.6, 0.6)
     ax.set_xlabel("value − paper, in units of the cell's tolerance (shaded: within it)")
     ax.grid(axis="x", color="0.9", lw=0.5)
     handles = arm_handles(record)
     if has_boxed:
-        handles += legend_handles({"color": BOXED["color"], "marker": "s", "ms": 4.5, "ls": "none", **BOXED})
+        handles += legend_handles({**_SQUARE, "ls": "none", **BOXED})
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
     caption = (
         "Each headline cell's distance from the paper in units of its tolerance (outside the shaded band, it "
