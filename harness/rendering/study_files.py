@@ -31,10 +31,6 @@ def _colour(name: str) -> str:
     return getattr(METHODS.get(name), "colour", "black")
 
 
-def _short(label: str, width: int = 48) -> str:
-    return label if len(label) <= width else label[: width - 1] + "…"
-
-
 def _rows(ax, groups: list) -> None:
     """Per group (the first at the top), one row per method: its point with an error bar ``(below, above)``."""
     y, ticks, names = 0, [], []
@@ -43,7 +39,7 @@ def _rows(ax, groups: list) -> None:
             ax.errorbar([x], [y], xerr=[[below], [above]], fmt="o", ms=4, color=_colour(m), capsize=2)
             y += 1
         ticks.append(y - (len(points) + 1) / 2)
-        names.append(_short(name))
+        names.append(name if len(name) <= 48 else name[:47] + "…")
         y += 0.6
     ax.set_yticks(ticks)
     ax.set_yticklabels(names)

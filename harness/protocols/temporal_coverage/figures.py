@@ -19,12 +19,6 @@ from ...rendering.figures import (
 )
 
 
-def _task_colors(P: dict) -> dict[str, str]:
-    out = {x: DRIFT_COLORS[i % len(DRIFT_COLORS)] for i, x in enumerate(P["drift"])}
-    out.update({x: STABLE_COLORS[i % len(STABLE_COLORS)] for i, x in enumerate(P["stable"])})
-    return out
-
-
 def _coverage_panel(ax, P: dict, colors: dict, keys: tuple[str, str, str, str], title: str) -> None:
     """Signed coverage error per split (lines) and its mean (◆), both arms, for one reading of coverage."""
     per_split, per_split_up, mean, mean_up = keys
@@ -64,7 +58,8 @@ def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     """Signed coverage error by split of a ``temporal_coverage`` record, both arms, pooled and over bins."""
     if not P.get("tasks"):
         return []
-    colors = _task_colors(P)
+    colors = {x: DRIFT_COLORS[i % len(DRIFT_COLORS)] for i, x in enumerate(P["drift"])}
+    colors |= {x: STABLE_COLORS[i % len(STABLE_COLORS)] for i, x in enumerate(P["stable"])}
     binned = all(T.get("bin_averaged") is not None for T in P["tasks"].values())
     fig = new_figure(8.6 if binned else 7.4, 4.3)
     axes = fig.subplots(1, 2 if binned else 1, sharey=True, squeeze=False)[0]
