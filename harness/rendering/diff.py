@@ -17,7 +17,6 @@ from .render import agree, count_of, fmt_pct
 def _comparable(rec: Record) -> dict:
     """What ``diff`` compares: the verdict, each target's values per arm and outcome, each control's result."""
     return {
-        "schema": rec.schema_version,
         "verdict": rec.verdict.verdict,
         "targets": {
             f"{t.quantity}|{t.relation}": {
@@ -49,27 +48,6 @@ def _robustness(r) -> dict | None:
     }
 
 
-def _comparable_v1(d: dict) -> dict:
-    """The same view of a record in the first layout (``"schema": 1``), so that a diff across the redesign
-    shows whether any number moved. Its targets carry no outcome: only values are compared."""
-    return {
-        "schema": d.get("schema"),
-        "verdict": d.get("verdict"),
-        "targets": {
-            f"{t['name']}|{t['relation']}": {
-                "title": t.get("label") or t["name"],
-                "reimpl": t.get("reimpl"),
-                "upstream": t.get("upstream"),
-                "outcome": None,
-            }
-            for t in d.get("targets", [])
-            if isinstance(t, dict) and "name" in t and "relation" in t
-        },
-        "controls": {c["id"]: c.get("broke") for c in d.get("controls", []) if isinstance(c, dict) and "id" in c},
-        "robustness": None,
-    }
-
-
 def _git_show(ref: str, rel: str) -> bytes | None:
     res = subprocess.run(["git", "show", f"{ref}:{rel}"], cwd=PROJECT_ROOT, capture_output=True)
     return res.stdout if res.returncode == 0 else None
@@ -77,14 +55,10 @@ def _git_show(ref: str, rel: str) -> bytes | None:
 
 def _git_record(ref: str, rel: str) -> tuple[dict | None, str]:
     """The record at ``ref`` in the form :func:`diff_records` compares, or ``None`` and why not; one whose bytes
-    are not those the lock at ``ref`` names is not compared (a record from before the lock is, and said)."""
+    are not those the lock at ``ref`` names is not compared."""
     raw = _git_show(ref, rel)
     if raw is None:
         return None, f"no record at {ref}"
-    try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        return None, f"the record at {ref} is not JSON ({exc})"
     try:
         lock = json.loads(_git_show(ref, (Path(rel).parent / LOCK_NAME).as_posix()) or b"{}")
         want = lock["claims"][Path(rel).stem]["outs"][Path(rel).name]
@@ -92,17 +66,11 @@ def _git_record(ref: str, rel: str) -> tuple[dict | None, str]:
         want = None
     if want is not None and hashlib.sha256(raw).hexdigest() != want:
         return None, f"the record at {ref} was edited after it was written (its sha256 is not the one in {LOCK_NAME})"
-    if isinstance(data, dict):
-        data.pop("build", None)  # the build keys of a record from before the lock: compared without them
     try:
-        rec = Record.model_validate(data)
-    except (ValueError, TypeError):
-        pass
-    else:
-        return _comparable(rec), ("" if want is not None else f"the record at {ref} is not in its {LOCK_NAME}")
-    if isinstance(data, dict) and data.get("schema") == 1:
-        return _comparable_v1(data), ""
-    return None, f"the record at {ref} is in a layout this harness does not read"
+        rec = Record.model_validate_json(raw)
+    except ValueError:
+        return None, f"the record at {ref} is in a layout this harness does not read"
+    return _comparable(rec), ("" if want is not None else f"the record at {ref} is not in its {LOCK_NAME}")
 
 
 #: A target without a tolerance (a relation such as ``p > 0.05``) has moved when its value changes by more
@@ -133,20 +101,12 @@ def _share_apart(a: float, b: float, exact: bool) -> str:
     return _apart(a, b, exact, fmt=fmt_pct, digits=range(1, 16))
 
 
-def _share_band(old: tuple, new: tuple) -> float:
-    """Twice the MC standard error of the difference of two shares (0 when none is known)."""
-    se = [x[1] if isinstance(x[1], int | float) else 0.0 for x in (old, new)]
-    return 2.0 * (se[0] ** 2 + se[1] ** 2) ** 0.5
-
-
 def compare(old: dict, rec: Record, *, fraction: float = 0.1, exact: bool = False) -> tuple[list[str], int]:
     """What changed from ``old`` (the :func:`_comparable` view of an earlier record) to ``rec``: one line each,
     and how many values moved within their band (not listed; with ``exact`` every difference is listed)."""
     now = _comparable(rec)
     tolerance = {f"{t.quantity}|{t.relation}": t.tolerance for t in rec.targets}
     items, inside = [], 0
-    if old["schema"] != now["schema"]:
-        items.append(f"record layout {old['schema']} -> {now['schema']} (outcomes of targets not compared)")
     if old["verdict"] != now["verdict"]:
         items.append(f"verdict {old['verdict']} -> {now['verdict']}")
     for key, t in now["targets"].items():
@@ -163,7 +123,7 @@ def compare(old: dict, rec: Record, *, fraction: float = 0.1, exact: bool = Fals
                     items.append(f"{t['title']} ({arm}, within its band): {_apart(a, b, exact)}")
                 else:
                     inside += 1
-        if o["outcome"] is not None and o["outcome"] != t["outcome"]:
+        if o["outcome"] != t["outcome"]:
             items.append(f"{t['title']}: {o['outcome']} -> {t['outcome']}")
     items += [f"target removed: {o['title']}" for key, o in old["targets"].items() if key not in now["targets"]]
     for cid, broke in now["controls"].items():
@@ -182,7 +142,8 @@ def compare(old: dict, rec: Record, *, fraction: float = 0.1, exact: bool = Fals
             if prev[1] is None or error is None or prev[1] == error:
                 continue
             moves = _share_apart(prev[1], error, exact)
-            if abs(error - prev[1]) > _share_band(prev[1:], (error, se)):
+            ses = [x if isinstance(x, int | float) else 0.0 for x in (prev[2], se)]
+            if abs(error - prev[1]) > 2.0 * (ses[0] ** 2 + ses[1] ** 2) ** 0.5:  # twice the MC s.e. of the difference
                 items.append(f"measured error of the decision on {label}: {moves}")
             elif exact:
                 items.append(f"measured error of the decision on {label} (within twice its MC error): {moves}")

@@ -86,8 +86,7 @@ def _curve_points(top, specs: list, judged: bool) -> None:
         if not idx:
             continue
         ys = [specs[i].curve for i in idx]
-        lo = [specs[i].curve_lo for i in idx]
-        if any(v is not None for v in lo):
+        if any(specs[i].curve_lo is not None for i in idx):
             err = [
                 [y - val(specs[i].curve_lo) for y, i in zip(ys, idx)],
                 [val(specs[i].curve_hi) - y for y, i in zip(ys, idx)],
@@ -112,9 +111,8 @@ def specification_curve(record: Record) -> tuple[Figure, bytes]:
     fig = new_figure(6.4, 2.9 + 0.17 * len(rows))
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[2.4, max(1.0, 0.2 * len(rows))])
     _curve_points(top, specs, judged=bool(mv.assertions))
-    paper = [i for i, s in enumerate(specs) if s.paper]
-    if paper:
-        i = paper[0]
+    i = next((i for i, s in enumerate(specs) if s.paper), None)
+    if i is not None:
         top.scatter([i], [specs[i].curve], s=90, facecolors="none", edgecolors="black", label="paper's specification")
         bottom.axvline(i, color="#bbbbbb", lw=6, zorder=0)
     printed = next((t["paper"] for t in mv.targets if t["quantity"] == mv.curve and t["paper"] is not None), None)
@@ -137,9 +135,9 @@ def specification_curve(record: Record) -> tuple[Figure, bytes]:
     bottom.set_yticklabels([f"{name} = {a['text']}" for name, a in rows], fontsize=7)
     bottom.set_ylim(len(rows) - 0.5, -0.5)
     bottom.set_xlabel("specification (rank)")
-    xs = np.arange(len(specs))
-    bottom.set_xticks(xs if len(xs) <= 30 else xs[::5])
-    bottom.set_xticklabels([str(i + 1) for i in (xs if len(xs) <= 30 else xs[::5])], fontsize=6)
+    ticks = np.arange(len(specs))[:: 1 if len(specs) <= 30 else 5]
+    bottom.set_xticks(ticks)
+    bottom.set_xticklabels([str(i + 1) for i in ticks], fontsize=6)
     caption = (
         "Each analysis specification by the sorting quantity (ringed: the paper's), coloured by how it reads "
         "the claim, and below it the alternative of each choice it takes."
@@ -226,7 +224,21 @@ def val(x) -> float:
     return float("nan") if x is None else float(x)
 
 
+#: The markers of one value: the re-implementation's dot, the authors' ring over it, the paper's cross.
+DOT = {"color": REIMPL["color"], "marker": "o", "ms": 5}
+RING = {"mec": UPSTREAM["color"], "marker": "o", "ms": 9, "mfc": "none", "mew": 1.3}
+CROSS = {"color": PAPER["color"], "marker": "x", "ms": 7, "mew": 1.6}
+
+
 def legend_handles(*specs):
     from matplotlib.lines import Line2D
 
     return [Line2D([], [], **s) for s in specs]
+
+
+def arm_handles(record: Record, mine: dict | None = None, theirs: dict | None = None) -> list:
+    """The legend entries of the two arms, a dot and a ring (``mine``, ``theirs``: what a figure draws otherwise)."""
+    return legend_handles(
+        {**DOT, "ls": "none", "label": REIMPL["label"], **(mine or {})},
+        {**RING, "color": UPSTREAM["color"], "ls": "none", "label": upstream_label(record), **(theirs or {})},
+    )

@@ -51,7 +51,6 @@ def summary_rows(records: list[Record]) -> list[dict]:
             {
                 "id": rec.claim.id,
                 "title": short_title(rec),
-                "claim": rec.claim.claim,
                 "verdict": rec.verdict.verdict,
                 "why": why(rec),
                 "robustness": r.resampling_label,

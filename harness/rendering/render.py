@@ -37,9 +37,7 @@ def fmt_signed(x, digits: int = 4) -> str:
 
 def fmt_sci(x, digits: int = 2) -> str:
     """Scientific notation for a small measured number (``2.22e-16``); an exact zero is ``0``."""
-    if _missing(x):
-        return DASH
-    return "0" if x == 0 else f"{x:.{digits}e}"
+    return DASH if _missing(x) else ("0" if x == 0 else f"{x:.{digits}e}")
 
 
 def fmt_pct(x, digits: int = 2) -> str:
@@ -59,17 +57,13 @@ def fmt_level(x) -> str:
 
 def fmt_count(x) -> str:
     """A count as an integer (``474``, not ``474.0``)."""
-    if _missing(x):
-        return DASH
-    return f"{int(round(float(x)))}"
+    return DASH if _missing(x) else str(round(float(x)))
 
 
 def count_of(n, singular: str, plural: str | None = None) -> str:
     """``1 model``, ``2 models``: a count with its noun in the right number."""
-    if _missing(n):
-        return f"{DASH} {plural or singular + 's'}"
-    k = int(round(float(n)))
-    return f"{k} {singular if k == 1 else (plural or singular + 's')}"
+    k = None if _missing(n) else round(float(n))
+    return f"{DASH if k is None else k} {singular if k == 1 else (plural or singular + 's')}"
 
 
 def titles(items, last: str = " and ") -> str:
@@ -95,8 +89,7 @@ def every(n, singular: str, plural: str | None = None) -> str:
 
 def cap(text: str) -> str:
     """``text`` with its first letter in upper case (and the rest as it is)."""
-    text = str(text)
-    return text[:1].upper() + text[1:]
+    return str(text)[:1].upper() + str(text)[1:]
 
 
 def agree(n, singular: str, plural: str) -> str:
@@ -107,8 +100,6 @@ def agree(n, singular: str, plural: str) -> str:
 def fmt_general(x, digits: int = 4) -> str:
     """Shortest faithful form for parameters such as 0.001 or 50; a number that would need an exponent, or is
     below 0.001, as a power of ten (``10⁴``, ``10⁻⁴``, ``2.5 × 10⁻⁶``), never ``1e+04`` or ``0.0001``."""
-    if x is None:
-        return DASH
     if isinstance(x, bool):
         return "yes" if x else "no"
     if isinstance(x, int) and abs(x) < 10**digits:

@@ -8,7 +8,7 @@ from functools import cached_property
 
 from ..claimfiles.multiverse_spec import same_value
 from ..core.quantities import budget_text
-from ..core.record import ControlOutcome, Record, TargetOutcome
+from ..core.record import Record
 from ..core.relations import within_tolerance
 from ..verdicts.judging import arm_disagreements
 
@@ -22,15 +22,10 @@ _EXCEPTION = re.compile(r"(?:^|[:;] )(?:[A-Za-z_][\w]*\.)*([A-Z][A-Za-z0-9_]*(?:
 
 def same_results(a: dict, b: dict) -> bool:
     """Whether two specifications' values are one result (:data:`SAME_RTOL`, :data:`SAME_ATOL`)."""
-    if a.keys() != b.keys():
-        return False
-    for k, x in a.items():
-        y = b[k]
-        if (x is None) != (y is None):
-            return False
-        if x is not None and abs(x - y) > SAME_ATOL + SAME_RTOL * max(abs(x), abs(y)):
-            return False
-    return True
+    return a.keys() == b.keys() and all(
+        (x is None) == (y is None) and (x is None or abs(x - y) <= SAME_ATOL + SAME_RTOL * max(abs(x), abs(y)))
+        for x, y in ((a[k], b[k]) for k in a)
+    )
 
 
 def results_for(record: Record) -> Results:
@@ -59,12 +54,6 @@ class Results:
         self.their_details = arms.upstream.details if self.authors_ran else {}
         self.evidence = record.evidence
 
-    def target(self, quantity: str) -> TargetOutcome | None:
-        return next((t for t in self.record.targets if t.quantity == quantity), None)
-
-    def control(self, control_id: str) -> ControlOutcome | None:
-        return next((c for c in self.record.controls if c.id == control_id), None)
-
     def control_values(self, control_id: str, arm: str = "reimpl") -> dict:
         a = getattr(self.record.arms, arm)
         c = a.controls.get(control_id)
@@ -88,13 +77,8 @@ class Results:
     def targets(self) -> list[dict]:
         """One row per target: how it is judged, each arm's value, and whether each arm meets it."""
         return [
-            {
-                "title": t.title,
-                "role": t.role,
-                "requirement": t.requirement,
-                "decimals": t.decimals,
-                "judged_on": t.judged_on,
-                "outcome": t.outcome,
+            t.model_dump(include={"title", "role", "requirement", "decimals", "judged_on", "outcome"})
+            | {
                 "mine": t.reimpl.value,
                 "theirs": t.upstream.value if self.authors_ran else None,
                 "theirs_holds": t.upstream.holds if self.authors_ran else None,
@@ -111,17 +95,13 @@ class Results:
     @cached_property
     def n_theirs_holding(self) -> int | None:
         """How many targets the authors' code meets (``None`` where it did not run)."""
-        if not self.authors_ran:
-            return None
-        return sum(t["theirs_holds"] is True for t in self.targets)
+        return sum(t["theirs_holds"] is True for t in self.targets) if self.authors_ran else None
 
     @cached_property
     def n_theirs_judged(self) -> int | None:
         """How many targets the authors' code measures, so that they can be judged on it (``None``: it did not
         run)."""
-        if not self.authors_ran:
-            return None
-        return sum(t["theirs_holds"] is not None for t in self.targets)
+        return sum(t["theirs_holds"] is not None for t in self.targets) if self.authors_ran else None
 
     @cached_property
     def reasons(self) -> list[dict]:
@@ -166,16 +146,14 @@ class Results:
                 )
             out.append(
                 {
-                    "id": c.id,
-                    "changes": c.changes,
                     "ran": c.reimpl.ran,
                     "broke": c.reimpl.broke,
                     "theirs_ran": c.upstream.ran,
                     "theirs_broke": c.upstream.broke if c.upstream.ran else None,
-                    "must_fail_targets": c.must_fail_targets,
                     "targets_failed": c.reimpl.targets_failed,
                     "conditions": conditions,
                 }
+                | c.model_dump(include={"id", "changes", "must_fail_targets"})
             )
         return out
 
@@ -223,15 +201,12 @@ class Results:
         f = rb.facts
         rows = []
         for c in f.get("comparisons", []):
-            against = c.get("decision") == "contradicted"  # each decision's error as made
+            side = "error_against" if c.get("decision") == "contradicted" else "error"  # each decision's error as made
+            keys = ("label", "state", "difference", "bound", "detectable", "dominated_by")
             rows.append(
-                {k: c.get(k) for k in ("label", "state", "difference", "bound", "detectable")}
-                | {
-                    "error": c.get("error_against" if against else "error"),
-                    "error_bound": c.get("error_against_bound" if against else "error_bound"),
-                    "carried_by": [x.get("cluster") for x in c.get("carried_by") or []],
-                    "dominated_by": c.get("dominated_by"),
-                }
+                {k: c.get(k) for k in keys}
+                | {"error": c.get(side), "error_bound": c.get(f"{side}_bound")}
+                | {"carried_by": [x.get("cluster") for x in c.get("carried_by") or []]}
             )
         return {
             "label": rb.state,
@@ -295,15 +270,20 @@ class Results:
                     "in_failing": any(not same_value(s.choices[name], paper.choices[name]) for s in fails),
                 }
             )
-        targets = []
-        for t in mv.targets:
-            vals = [s.values[t["quantity"]] for s in reps if s.values.get(t["quantity"]) is not None]
-            if vals:
-                lo, hi = min(vals), max(vals)
-                outside = max(abs(lo - t["paper"]), abs(hi - t["paper"]))
-                targets.append(
-                    {"title": t["title"], "lo": lo, "hi": hi, "within": within_tolerance(outside, t["tolerance"])}
-                )
+
+        def span(q: str) -> dict | None:  # the lowest and highest value of a quantity over the distinct results
+            vals = [s.values[q] for s in reps if s.values.get(q) is not None]
+            return {"lo": min(vals), "hi": max(vals)} if vals else None
+
+        targets = [
+            {
+                "title": t["title"],
+                **r,
+                "within": within_tolerance(max(abs(x - t["paper"]) for x in r.values()), t["tolerance"]),
+            }
+            for t in mv.targets
+            if (r := span(t["quantity"]))
+        ]
         return {
             "state": state,
             "k": k,
@@ -323,11 +303,7 @@ class Results:
             "targets": targets,
             "joint_null": mv.joint_null,
             "noise_rule": self._noise_rule,
-            "reported": [
-                {**q, "lo": min(vals), "hi": max(vals)}
-                for q in mv.reported
-                if (vals := [s.values[q["quantity"]] for s in reps if s.values.get(q["quantity"]) is not None])
-            ],
+            "reported": [{**q, **r} for q in mv.reported if (r := span(q["quantity"]))],
         }
 
     @cached_property

@@ -28,12 +28,21 @@ def write_study(result: dict, folder: Path = STUDY_DIR) -> dict[str, bytes]:
 def _colour(name: str) -> str:
     from ..stats.methods import METHODS
 
-    m = METHODS.get(name)
-    return m.colour if m is not None else "black"
+    return getattr(METHODS.get(name), "colour", "black")
 
 
-def _short(label: str, width: int = 48) -> str:
-    return label if len(label) <= width else label[: width - 1] + "…"
+def _rows(ax, groups: list) -> None:
+    """Per group (the first at the top), one row per method: its point with an error bar ``(below, above)``."""
+    y, ticks, names = 0, [], []
+    for name, points in reversed(groups):
+        for m, x, below, above in points:
+            ax.errorbar([x], [y], xerr=[[below], [above]], fmt="o", ms=4, color=_colour(m), capsize=2)
+            y += 1
+        ticks.append(y - (len(points) + 1) / 2)
+        names.append(name if len(name) <= 48 else name[:47] + "…")
+        y += 0.6
+    ax.set_yticks(ticks)
+    ax.set_yticklabels(names)
 
 
 def _figure(result: dict) -> bytes:
@@ -44,7 +53,7 @@ def _figure(result: dict) -> bytes:
 
     from .figures import new_figure, style, svg_bytes
 
-    cov = result["coverage"]
+    cov, n = result["coverage"], result["n_replicates"]
     qs = list(cov)
     methods = list(next(iter(cov.values())))
     orderings = result.get("orderings") or []
@@ -61,55 +70,26 @@ def _figure(result: dict) -> bytes:
             limit = orderings[0]["by_method"][methods[0]]["limit"]
             ax.axvline(alpha, color="black", lw=0.8, ls="--", label=f"nominal one-sided level {alpha:.0%}")
             ax.axvspan(0.0, limit, color="#e8f3e8", zorder=0, label=f"trusted: at most {limit:.1%}")
-            y, ticks, names = 0, [], []
-            for o in reversed(orderings):
-                for m in methods:
-                    d = o["by_method"][m]
-                    ax.errorbar(
-                        [d["error"]],
-                        [y],
-                        xerr=[[0.0], [d["error_bound"] - d["error"]]],
-                        fmt="o",
-                        ms=4,
-                        color=_colour(m),
-                        capsize=2,
-                    )
-                    y += 1
-                ticks.append(y - (len(methods) + 1) / 2)
-                names.append(_short(o["label"]))
-                y += 0.6
-            ax.set_yticks(ticks)
-            ax.set_yticklabels(names)
+            by = [(o["label"], [(m, o["by_method"][m]) for m in methods]) for o in orderings]
+            _rows(
+                ax, [(label, [(m, d["error"], 0.0, d["error_bound"] - d["error"]) for m, d in ds]) for label, ds in by]
+            )
             ax.set_xlim(0.0, max(0.3, max(o["by_method"][m]["error_bound"] for o in orderings for m in methods) + 0.05))
             ax.set_title("Decisions on the asserted orderings", loc="left", fontsize=9)
-            ax.set_xlabel(
-                f"called supported where the difference is 0 ({result['n_replicates']} data sets, to the 95% bound)"
-            )
+            ax.set_xlabel(f"called supported where the difference is 0 ({n} data sets, to the 95% bound)")
             ax.legend(loc="lower right", fontsize=7, frameon=False)
         ax = axes[-1]
         lo, hi = result["calibrated_range"]
         ax.axvspan(lo, hi, color="#e8f3e8", zorder=0, label=f"trusted range [{lo:.0%}, {hi:.0%}]")
         ax.axvline(result["nominal_level"], color="black", lw=0.8, ls="--", label="nominal level")
-        ideal = result["reference"]["ideal_percentile_at_B"]["coverage"]
+        label = f"ideal percentile interval at B = {result['n_resamples']}"
         ax.axvline(
-            ideal, color="#888888", lw=0.8, ls=":", label=f"ideal percentile interval at B = {result['n_resamples']}"
+            result["reference"]["ideal_percentile_at_B"]["coverage"], color="#888888", lw=0.8, ls=":", label=label
         )
-        y, ticks, names = 0, [], []
-        for q in reversed(qs):
-            for m in methods:
-                row = cov[q][m]
-                c, se = row["coverage"], row["mc_se"]
-                ax.errorbar([c], [y], xerr=[[2 * se], [2 * se]], fmt="o", ms=4, color=_colour(m), capsize=2)
-                y += 1
-            ticks.append(y - (len(methods) + 1) / 2)
-            names.append(_short(result["labels"].get(q, q)))
-            y += 0.6
-        ax.set_yticks(ticks)
-        ax.set_yticklabels(names)
+        by = [(result["labels"].get(q, q), [(m, cov[q][m]) for m in methods]) for q in qs]
+        _rows(ax, [(label, [(m, r["coverage"], 2 * r["mc_se"], 2 * r["mc_se"]) for m, r in rs]) for label, rs in by])
         ax.set_title("Two-sided intervals of the values", loc="left", fontsize=9)
-        ax.set_xlabel(
-            f"coverage of the {result['nominal_level']:.0%} interval ({result['n_replicates']} data sets, ±2 MC s.e.)"
-        )
+        ax.set_xlabel(f"coverage of the {result['nominal_level']:.0%} interval ({n} data sets, ±2 MC s.e.)")
         ax.set_xlim(-0.02, 1.02)
         handles = ax.get_legend_handles_labels()[0] + [
             Line2D([], [], marker="o", ls="none", color=_colour(m), label=m) for m in methods

@@ -1,2 +1,1 @@
-"""Judging: targets and controls by the one target rule, the arms compared, the verdict rule, the findings every
-report states, and the checks of every finding's state against the record's numbers."""
+"""Judging targets and controls on each arm, and the verdict rule."""

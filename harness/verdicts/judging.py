@@ -17,22 +17,21 @@ def _finite(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
+def _symbol(relation: str) -> str:
+    return "magnitude <" if relation == "abs<" else relation
+
+
 def requirement_text(relation: str, *, paper_text=None, tolerance_text=None, value_text=None, other_label=None) -> str:
     """The relation a target tests, in symbols: ``within 0.0005 of 0.828``, ``< 0.05``, ``|x| < 0.0002``."""
     if relation == "~":
         if tolerance_text is not None and float(tolerance_text) == 0:
             return f"= {paper_text}"
         return f"within {tolerance_text} of {paper_text}"
-    rhs = other_label if other_label is not None else value_text
-    if relation == "abs<":
-        return f"magnitude < {rhs}"
-    return f"{relation} {rhs}"
+    return f"{_symbol(relation)} {other_label if other_label is not None else value_text}"
 
 
 def _number_text(spec: ClaimSpec, path: tuple, value) -> str | None:
-    if value is None:
-        return None
-    return spec.text_of(*path) or f"{value:g}"
+    return None if value is None else (spec.text_of(*path) or f"{value:g}")
 
 
 def _arm_reading(t, values: dict | None, ok: bool) -> ArmTarget:
@@ -61,25 +60,18 @@ def judge_targets(spec: ClaimSpec, reimpl, upstream) -> list[TargetOutcome]:
         theirs = _arm_reading(t, upstream.values, upstream.ok)
         judged = theirs if judged_on == "upstream" else mine
         texts = {
-            "paper_text": _number_text(spec, ("targets", i, "paper"), t.paper),
-            "tolerance_text": _number_text(spec, ("targets", i, "tolerance"), t.tolerance),
-            "value_text": _number_text(spec, ("targets", i, "value"), t.value),
+            f"{k}_text": _number_text(spec, ("targets", i, k), getattr(t, k)) for k in ("paper", "tolerance", "value")
         }
         other_label = spec.label_of(t.other) if t.other else None
         out.append(
             TargetOutcome(
-                quantity=t.quantity,
+                **t.model_dump(
+                    include={"quantity", "role", "relation", "paper", "tolerance", "value", "other", "reason"}
+                ),
                 quantity_label=q.label,
                 title=t.label or q.label,
-                role=t.role,
-                relation=t.relation,
                 requirement=requirement_text(t.relation, other_label=other_label, **texts),
-                paper=t.paper,
-                tolerance=t.tolerance,
-                value=t.value,
-                other=t.other,
                 other_label=other_label,
-                reason=t.reason,
                 judged_on=judged_on,
                 decimals=max(4, literal_decimals(texts["paper_text"]) + 1) if t.relation == "~" else 4,
                 reimpl=mine,
@@ -101,6 +93,15 @@ def _measured(measure: str, v: float, ref: float | None) -> float | None:
     if measure == "abs_shift":
         return abs(v - ref)
     return v / ref if ref else None  # ratio
+
+
+_MEASURE_WORDS = {
+    "value": "",
+    "shift": "shift from the",
+    "abs_shift": "size of the shift from the",
+    "ratio": "ratio to the",
+}
+_REFERENCE_WORDS = {"baseline": " unperturbed run", "paper": " paper's value"}
 
 
 def _judge_control_arm(spec: ClaimSpec, ctl, control_values: dict | None, baseline: dict) -> ArmControlOutcome:
@@ -129,25 +130,12 @@ def _judge_control_arm(spec: ClaimSpec, ctl, control_values: dict | None, baseli
             )
         idx = spec.claim.controls.index(ctl)
         threshold = spec.text_of("controls", idx, "must", i, "value") or f"{cond.value:g}"
-        what = {
-            "value": "",
-            "shift": "shift from the",
-            "abs_shift": "size of the shift from the",
-            "ratio": "ratio to the",
-        }[cond.measure]
-        ref_words = (
-            ""
-            if cond.measure == "value"
-            else (" unperturbed run" if cond.reference == "baseline" else " paper's value")
-        )
-        op = "magnitude <" if cond.op == "abs<" else cond.op
+        what = _MEASURE_WORDS[cond.measure] + (_REFERENCE_WORDS[cond.reference] if cond.measure != "value" else "")
         conditions.append(
             ConditionOutcome(
-                measure=cond.measure,
-                reference=cond.reference,
-                op=cond.op,
+                **cond.model_dump(include={"measure", "reference", "op"}),
                 threshold=cond.value,
-                requirement=f"{what}{ref_words} {op} {threshold}".strip(),
+                requirement=f"{what} {_symbol(cond.op)} {threshold}".strip(),
                 rows=rows,
                 holds=all(r.holds for r in rows),
             )
@@ -155,8 +143,7 @@ def _judge_control_arm(spec: ClaimSpec, ctl, control_values: dict | None, baseli
     broke = all(c.holds for c in conditions)
     targets_failed = None
     if ctl.must_fail_targets:
-        readings = [_arm_reading(t, control_values, True) for t in spec.claim.targets]
-        targets_failed = all(r.holds is False for r in readings)
+        targets_failed = all(_arm_reading(t, control_values, True).holds is False for t in spec.claim.targets)
         broke = broke and targets_failed
     return ArmControlOutcome(ran=True, broke=broke, conditions=conditions, targets_failed=targets_failed)
 
@@ -171,11 +158,8 @@ def judge_controls(spec: ClaimSpec, reimpl, upstream) -> list[ControlOutcome]:
             arms[name] = _judge_control_arm(spec, ctl, cv.values if cv is not None else None, arm.values)
         out.append(
             ControlOutcome(
-                id=ctl.id,
-                control=ctl.control,
+                **ctl.model_dump(include={"id", "control", "changes", "must_fail_targets"}),
                 params=spec.control_params[ctl.id].model_dump(mode="json"),
-                changes=ctl.changes,
-                must_fail_targets=ctl.must_fail_targets,
                 **arms,
             )
         )
@@ -192,15 +176,5 @@ def arm_disagreements(targets: list[TargetOutcome]) -> list[dict]:
         beyond = t.relation == "~" and not within_tolerance(a.value - b.value, t.tolerance)
         differ = t.relation != "~" and a.holds is not None and b.holds is not None and a.holds != b.holds
         if beyond or differ:
-            out.append(
-                {
-                    "title": t.title,
-                    "quantity": t.quantity,
-                    "reimpl": a.value,
-                    "upstream": b.value,
-                    "difference": a.value - b.value,
-                    "tolerance_text": t.tolerance_text if beyond else None,
-                    "decimals": t.decimals,
-                }
-            )
+            out.append({"title": t.title, "quantity": t.quantity, "difference": a.value - b.value})
     return out

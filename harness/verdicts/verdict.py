@@ -1,33 +1,6 @@
-"""The verdict rule: a claim's verdict and its reasons, from its judged targets and controls.
-
-The verdict rule, written once (docs/verdicts.md states it for reviewers):
-
-1. **could not run**: the independent re-implementation did not produce its
-   measurements (the authors' arm alone is never enough).
-2. **inconclusive**: some target's quantity was not measured, or is not a
-   finite number, so the claim cannot be judged.
-3. **not reproduced**: a *headline* target fails on the arm it is judged on
-   (the re-implementation, or the authors' arm for a check of the authors'
-   own code), and the authors' code does not rescue it (a target judged on
-   the re-implementation is rescued when the authors' code meets it).
-4. **partially reproduced**: a headline target is met by the authors' code
-   but not by the re-implementation of the paper's equations (the published
-   number depends on something the paper does not state), or every headline
-   target holds but a *supporting* target fails, a destructive control did
-   not break, or the two arms disagree with each other by more than a
-   target's tolerance (or on whether a relation holds).
-5. **reproduced**: otherwise: every target holds, every control broke, and
-   the authors' code (where it ran) agrees with the re-implementation.
-
-A target that the authors' code alone puts just outside its tolerance, while
-the two arms agree within it, does not change the verdict; the report states
-it, with the value.
-
-Each reason names what decided it (a state and the titles of its targets, or
-the ids of its controls); the report's words and numbers for it come from the
-record's targets (:mod:`harness.rendering.results`). The targets and controls
-are judged in :mod:`harness.verdicts.judging`.
-"""
+"""The verdict rule, written once: a claim's verdict and its reasons, from its judged targets and controls
+(:mod:`harness.verdicts.judging`). docs/verdicts.md states it for reviewers; each reason names what decided it
+(a state and the titles of its targets, or the ids of its controls), and the report words it from the record."""
 
 from __future__ import annotations
 
@@ -37,7 +10,7 @@ from ..core.record import ControlOutcome, Reason, TargetOutcome, Verdict
 def decide_verdict(
     reimpl, upstream, targets: list[TargetOutcome], controls: list[ControlOutcome], disagreements: list[dict]
 ) -> Verdict:
-    """Apply the rule of this module's docstring; the first rule that applies decides, with its reasons."""
+    """The first rule of docs/verdicts.md's table that applies decides, with its reasons."""
     if not reimpl.ok:
         return Verdict(verdict="could not run", reasons=[Reason(state="reimpl_could_not_run")])
     unmeasured = [t.title for t in targets if t.outcome == "unmeasured"]

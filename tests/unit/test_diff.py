@@ -12,7 +12,7 @@ import pytest
 
 from harness.core.claimslock import file_sha, update
 from harness.core.record import read_record
-from harness.rendering.diff import _comparable, _comparable_v1, diff_records
+from harness.rendering.diff import _comparable, diff_records
 from harness.rendering.diff import compare as _compare_counted
 
 REPORTS = Path(__file__).resolve().parents[2] / "reports"
@@ -83,24 +83,6 @@ def test_targets_added_and_removed_are_named():
     old["targets"]["boundary.Nothing|~"] = {**gone, "title": "a target since dropped"}
     lines = compare(old, rec)
     assert f"target added: {t.title}" in lines and "target removed: a target since dropped" in lines
-
-
-def test_a_first_layout_record_is_compared_on_its_values():
-    """Records of the first layout (``"schema": 1``) carry values and verdicts but no outcomes."""
-    rec = _record("002")
-    v1 = {
-        "schema": 1,
-        "verdict": rec.verdict.verdict,
-        "targets": [
-            {"name": t.quantity, "relation": t.relation, "label": t.title, "reimpl": t.reimpl.value,
-             "upstream": t.upstream.value}
-            for t in rec.targets
-        ],
-        "controls": [{"id": c.id, "broke": c.reimpl.broke} for c in rec.controls],
-    }  # fmt: skip
-    assert compare(_comparable_v1(v1), rec) == ["record layout 1 -> 2 (outcomes of targets not compared)"]
-    v1["targets"][0]["reimpl"] += 1.0
-    assert any(line.startswith(f"{rec.targets[0].title} (reimpl)") for line in compare(_comparable_v1(v1), rec))
 
 
 def test_a_move_inside_its_band_is_counted_not_listed_and_one_beyond_it_prints_at_report_precision():

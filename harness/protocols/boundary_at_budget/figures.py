@@ -9,22 +9,27 @@ import numpy as np
 from ...core.record import Figure, Record
 from ...rendering.figures import (
     CONTROL,
-    PAPER,
+    CROSS,
+    DOT,
     REIMPL,
+    RING,
     UPSTREAM,
     Z_LABEL,
+    arm_handles,
     done,
     fmt,
     legend_handles,
     linspace,
     new_figure,
     read_density,
-    upstream_label,
     upstream_missing,
 )
 
+_CONTROL_LINE, _CONTROL_DOT = {"color": CONTROL["color"], "ls": ":", "lw": 1.3}, {"marker": "o", "ms": 4}
 
-def _boundaries(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
+
+def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
+    """Each benchmark's boundary at the budget of a ``boundary_at_budget`` record, both arms and the control."""
     labels = list(P.get("tasks", {}))
     if not labels:
         return []
@@ -42,49 +47,26 @@ def _boundaries(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
         T = P["tasks"][label]
         counts, extent = read_density(T["density"])
         shade = np.log1p(counts)
-        ax.imshow(
-            shade,
-            origin="lower",
-            extent=extent,
-            aspect="auto",
-            cmap="Greys",
-            interpolation="none",
-            vmin=0.0,
-            vmax=max(shade.max(), 1.0) * 1.8,
-            zorder=0,
-        )
+        kw = {"origin": "lower", "aspect": "auto", "cmap": "Greys", "interpolation": "none", "zorder": 0}
+        ax.imshow(shade, extent=extent, vmin=0.0, vmax=max(shade.max(), 1.0) * 1.8, **kw)
         curves, at = T["curves"], T["at_eval"]
-        if curves.get("control") is not None:
-            ax.plot(zs, np.array(curves["control"], dtype=float), color=CONTROL["color"], ls=":", lw=1.3, zorder=2)
-        if curves.get("reimpl") is not None:
-            ax.plot(zs, np.array(curves["reimpl"], dtype=float), color=REIMPL["color"], lw=1.6, zorder=3)
-        if curves.get("upstream") is not None:
-            ax.plot(
-                zs, np.array(curves["upstream"], dtype=float), color=UPSTREAM["color"], lw=1.4, ls=(0, (4, 2)), zorder=4
-            )
+        for arm, z, line, point in (
+            ("control", 2, _CONTROL_LINE, {**_CONTROL_DOT, "color": CONTROL["color"]}),
+            ("reimpl", 3, {"color": REIMPL["color"], "lw": 1.6}, DOT),
+            ("upstream", 4, {"color": UPSTREAM["color"], "lw": 1.4, "ls": (0, (4, 2))}, {**RING, "ms": 8}),
+        ):
+            if curves.get(arm) is not None:
+                ax.plot(zs, np.array(curves[arm], dtype=float), zorder=z, **line)
+            if at.get(arm) is not None:
+                ax.plot([z_eval], [at[arm]], ls="none", zorder=z + 3, **point)
         ax.axvline(z_eval, color="0.55", lw=0.7, ls="--", zorder=1)
-        if at.get("control") is not None:
-            ax.plot([z_eval], [at["control"]], "o", ms=4, color=CONTROL["color"], zorder=5)
-        if at.get("reimpl") is not None:
-            ax.plot([z_eval], [at["reimpl"]], "o", ms=5, color=REIMPL["color"], zorder=6)
-        if at.get("upstream") is not None:
-            ax.plot([z_eval], [at["upstream"]], "o", ms=8, mfc="none", mec=UPSTREAM["color"], mew=1.3, zorder=7)
         if at.get("paper") is not None:
-            ax.plot([z_eval], [at["paper"]], "x", ms=7, mew=1.6, color=PAPER["color"], zorder=8)
+            ax.plot([z_eval], [at["paper"]], ls="none", zorder=8, **CROSS)
         ax.set_title(label)
         lines = [f"paper {at['paper_text']}"] if at.get("paper_text") else []
         lines += [f"mine {fmt(at.get('reimpl'), 4)}", f"authors' {fmt(at.get('upstream'), 4)}"]
-        ax.text(
-            0.03,
-            0.97,
-            "\n".join(lines),
-            transform=ax.transAxes,
-            ha="left",
-            va="top",
-            fontsize=7,
-            color="0.2",
-            linespacing=1.25,
-        )
+        kw = {"transform": ax.transAxes, "ha": "left", "va": "top", "fontsize": 7, "color": "0.2", "linespacing": 1.25}
+        ax.text(0.03, 0.97, "\n".join(lines), **kw)
         ax.set_xlim(extent[0], extent[1])
         ax.set_ylim(extent[2], extent[3])
     for ax in axes.flat[len(labels) :]:
@@ -96,47 +78,15 @@ def _boundaries(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     from matplotlib.patches import Patch
 
     tau = P["tau"]
-    handles = legend_handles(
-        {
-            "color": REIMPL["color"],
-            "lw": 1.6,
-            "marker": "o",
-            "ms": 5,
-            "label": f"τ = {tau:g} boundary, re-implementation",
-        },
-        {
-            "color": UPSTREAM["color"],
-            "lw": 1.4,
-            "ls": (0, (4, 2)),
-            "marker": "o",
-            "ms": 8,
-            "mfc": "none",
-            "label": upstream_label(record),
-        },
+    handles = arm_handles(
+        record,
+        {"lw": 1.6, "ls": "-", "label": f"τ = {tau:g} boundary, re-implementation"},
+        {"lw": 1.4, "ms": 8, "mew": 1.0, "ls": (0, (4, 2))},
     )
-    has_paper = P.get("has_paper", True)
-    if has_paper:
-        handles += legend_handles(
-            {
-                "color": PAPER["color"],
-                "ls": "none",
-                "marker": "x",
-                "ms": 7,
-                "mew": 1.6,
-                "label": f"the paper's value at {P['budget']}",
-            }
-        )
+    if has_paper := P.get("has_paper", True):
+        handles += legend_handles({**CROSS, "ls": "none", "label": f"the paper's value at {P['budget']}"})
     if ctl is not None:
-        handles += legend_handles(
-            {
-                "color": CONTROL["color"],
-                "lw": 1.3,
-                "ls": ":",
-                "marker": "o",
-                "ms": 4,
-                "label": f"τ = {ctl['tau']:g} control",
-            }
-        )
+        handles += legend_handles({**_CONTROL_LINE, **_CONTROL_DOT, "label": f"τ = {ctl['tau']:g} control"})
     d = P["tasks"][labels[0]]["density"]
     cell = f"{(d['x'][1] - d['x'][0]) / d['x'][2]:.2g} × {(d['y'][1] - d['y'][0]) / d['y'][2]:.2g}"
     handles.append(Patch(color="0.75", label=f"models (counts on a {cell} grid of z and score)"))
@@ -149,8 +99,3 @@ def _boundaries(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
         + f"; grey shading is the ~{n} models' density (counts on a grid, not the points)."
     )
     return [done(record, "boundaries", fig, caption=caption, section="result", missing=missing)]
-
-
-def draw(record: Record, plots: dict) -> list[tuple[Figure, bytes]]:
-    """Every figure of a ``boundary_at_budget`` record."""
-    return [*_boundaries(record, plots)]

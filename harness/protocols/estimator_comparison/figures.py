@@ -5,16 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.record import Figure, Record
-from ...rendering.figures import (
-    PAPER,
-    REIMPL,
-    UPSTREAM,
-    done,
-    legend_handles,
-    new_figure,
-    upstream_label,
-    upstream_missing,
-)
+from ...rendering.figures import CROSS, DOT, RING, arm_handles, done, legend_handles, new_figure, upstream_missing
 
 
 def _estimators(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
@@ -33,54 +24,28 @@ def _estimators(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     for ax, (metric, scale, xlabel) in zip(axes, panels):
         for y, (r, split) in zip(ys, lines):
             m = f"{metric}_{split}"
-            if r.get("paper", {}).get(m) is not None:
-                ax.plot([r["paper"][m] * scale], [y], "x", ms=7, mew=1.6, color=PAPER["color"], zorder=5)
-            if r.get("upstream") and r["upstream"].get(m) is not None:
-                ax.plot(
-                    [r["upstream"][m] * scale], [y], "o", ms=9, mfc="none", mec=UPSTREAM["color"], mew=1.3, zorder=4
-                )
+            for values, marker, z in ((r.get("paper", {}), CROSS, 5), (r.get("upstream") or {}, RING, 4)):
+                if values.get(m) is not None:
+                    ax.plot([values[m] * scale], [y], ls="none", zorder=z, **marker)
             if r["reimpl"].get(m) is not None:
-                ax.plot([r["reimpl"][m] * scale], [y], "o", ms=5, color=REIMPL["color"], zorder=6)
+                ax.plot([r["reimpl"][m] * scale], [y], ls="none", zorder=6, **DOT)
         for k in range(1, len(rows)):
             ax.axhline(ys[2 * k] + 0.5, color="0.85" if k != n_est else "0.4", lw=0.6 if k != n_est else 1.0)
         if len(rows) > n_est:
             ax.axhspan(ys[-1] - 0.5, ys[2 * n_est] + 0.5, color="0.95", zorder=0)
         ax.set_xlabel(xlabel)
         ax.grid(axis="x", color="0.9", lw=0.5)
-    axes[0].set_yticks(
-        ys,
-        [
-            ("OOD" if s == "ood" else f"{r['label']}{'' if r['kind'] == 'estimator' else ' (control)'}, ID")
-            for r, s in lines
-        ],
-    )
+    names = [f"{r['label']}{'' if r['kind'] == 'estimator' else ' (control)'}, ID" for r in rows]
+    axes[0].set_yticks(ys, [name if s == "id" else "OOD" for name in names for s in ("id", "ood")])
     axes[0].set_ylim(ys[-1] - 0.6, 0.6)
-    handles = legend_handles(
-        {"color": REIMPL["color"], "marker": "o", "ms": 5, "ls": "none", "label": REIMPL["label"]},
-        {
-            "color": UPSTREAM["color"],
-            "marker": "o",
-            "ms": 9,
-            "mfc": "none",
-            "mew": 1.3,
-            "ls": "none",
-            "label": upstream_label(record),
-        },
-    )
+    handles = arm_handles(record)
     if any(r.get("paper", {}).get(m) is not None for r in rows for m in r.get("paper", {})):
-        handles += legend_handles(
-            {"color": PAPER["color"], "marker": "x", "ms": 7, "mew": 1.6, "ls": "none", "label": PAPER["label"]}
-        )
+        handles += legend_handles({**CROSS, "ls": "none", "label": "paper"})
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
     missing = upstream_missing(record, "the authors' values")
     shuffled = next((r for r in rows if r["kind"] == "shuffle_z"), None)
-    if (
-        shuffled
-        and shuffled.get("upstream")
-        and not any(
-            shuffled["upstream"].get(m) is not None for m in ("pinball_ood", "calibration_id", "calibration_ood")
-        )
-    ):
+    theirs = (shuffled or {}).get("upstream")
+    if theirs and not any(theirs.get(m) is not None for m in ("pinball_ood", "calibration_id", "calibration_ood")):
         missing.append("the authors' shuffled-z values other than ID pinball (their arm reports only the ID advantage)")
     caption = (
         f"Each estimator's loss and calibration in and out of distribution (means over {P['n_pairs']} task-period "
@@ -91,6 +56,7 @@ def _estimators(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
 
 
 BOXED = {"color": "#2a9d4b", "label": "re-implementation in the authors' box"}
+_SQUARE = {"color": BOXED["color"], "marker": "s", "ms": 4.5}
 
 
 def _differences(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
@@ -106,30 +72,16 @@ def _differences(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     ax.axvline(0.0, color="0.5", lw=0.8, zorder=1)
     has_boxed = any(c.get("boxed") is not None for c in cells)
     for y, c in zip(ys, cells):
-        if c.get("upstream") is not None:
-            ax.plot([c["upstream"]], [y], "o", ms=9, mfc="none", mec=UPSTREAM["color"], mew=1.3, zorder=4)
-        if c.get("boxed") is not None:
-            ax.plot([c["boxed"]], [y + 0.18], "s", ms=4.5, color=BOXED["color"], zorder=5)
-        if c.get("reimpl") is not None:
-            ax.plot([c["reimpl"]], [y], "o", ms=5, color=REIMPL["color"], zorder=6)
+        for key, dy, marker, z in (("upstream", 0, RING, 4), ("boxed", 0.18, _SQUARE, 5), ("reimpl", 0, DOT, 6)):
+            if c.get(key) is not None:
+                ax.plot([c[key]], [y + dy], ls="none", zorder=z, **marker)
     ax.set_yticks(ys, [f"{c['title']} (± {c['tolerance_text']})" for c in cells])
     ax.set_ylim(ys[-1] - 0.6, 0.6)
     ax.set_xlabel("value − paper, in units of the cell's tolerance (shaded: within it)")
     ax.grid(axis="x", color="0.9", lw=0.5)
-    handles = legend_handles(
-        {"color": REIMPL["color"], "marker": "o", "ms": 5, "ls": "none", "label": REIMPL["label"]},
-        {
-            "color": UPSTREAM["color"],
-            "marker": "o",
-            "ms": 9,
-            "mfc": "none",
-            "mew": 1.3,
-            "ls": "none",
-            "label": upstream_label(record),
-        },
-    )
+    handles = arm_handles(record)
     if has_boxed:
-        handles += legend_handles({"color": BOXED["color"], "marker": "s", "ms": 4.5, "ls": "none", **BOXED})
+        handles += legend_handles({**_SQUARE, "ls": "none", **BOXED})
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
     caption = (
         "Each headline cell's distance from the paper in units of its tolerance (outside the shaded band, it "

@@ -11,10 +11,10 @@ from ...rendering.figures import (
     CONTROL,
     REIMPL,
     UPSTREAM,
+    arm_handles,
     done,
     legend_handles,
     new_figure,
-    upstream_label,
     upstream_missing,
     val,
 )
@@ -44,20 +44,15 @@ def _position(value: float, grid: list[float], xs) -> float:
     return exact[0] + 0.25 if exact else float(np.interp(value, g, x))
 
 
-def _sweeps(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
+def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
+    """The one-at-a-time sweeps of a ``hyperparameters`` record."""
     sweeps = P.get("sweeps")
     if not sweeps:
         return []
     fig = new_figure(7.6, 3.2)
     axes = fig.subplots(1, len(sweeps), sharey=True, squeeze=False)[0]
     within = P["within"]
-    values = [
-        r[arm]
-        for rows in sweeps.values()
-        for r in rows
-        for arm in ("reimpl", "upstream")
-        if r.get(arm) is not None and r[arm] > 0
-    ]
+    values = [r[a] for rows in sweeps.values() for r in rows for a in ("reimpl", "upstream") if (r.get(a) or 0) > 0]
     floor = min(values + [within]) / 3
     for ax, (param, rows) in zip(axes, sweeps.items()):
         xs = np.arange(len(rows), dtype=float)
@@ -65,36 +60,26 @@ def _sweeps(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
         claimed = [i for i, r in enumerate(rows) if r["value"] == P["claimed"][param]]
         for i in claimed:
             ax.axvspan(i - 0.35, i + 0.35, color="#e8f0e0", zorder=0)
-        for arm, style in (("reimpl", REIMPL), ("upstream", UPSTREAM)):
+        for arm, line in (
+            ("reimpl", {"color": REIMPL["color"], "ms": 5, "mfc": REIMPL["color"], "ls": "-", "zorder": 5}),
+            ("upstream", {"color": UPSTREAM["color"], "ms": 8, "mfc": "none", "ls": (0, (4, 2)), "zorder": 4}),
+        ):
             ys = np.array([max(val(r.get(arm)), floor) if r.get(arm) is not None else np.nan for r in rows])
-            if np.all(np.isnan(ys)):
-                continue
-            hollow = arm == "upstream"
-            ax.plot(
-                xs,
-                ys,
-                marker="o",
-                ms=8 if hollow else 5,
-                mfc="none" if hollow else style["color"],
-                color=style["color"],
-                lw=0.9,
-                ls=(0, (4, 2)) if hollow else "-",
-                zorder=4 if hollow else 5,
-            )
+            if not np.all(np.isnan(ys)):
+                ax.plot(xs, ys, marker="o", lw=0.9, **line)
         grid = [r["value"] for r in rows]
         for c in P.get("controls", []) if param == "tau" else []:
             x = _position(c["tau"], grid, xs)
-            ax.plot([x], [max(c["max_dev"], floor)], marker="s", ms=5, color=CONTROL["color"], ls="none", zorder=6)
-            ax.annotate(
-                f"control\nτ = {c['tau']:g}",
-                (x, max(c["max_dev"], floor)),
-                xytext=(0, -8),
-                textcoords="offset points",
-                ha="center",
-                va="top",
-                fontsize=6.5,
-                color=CONTROL["color"],
-            )
+            y = max(c["max_dev"], floor)
+            ax.plot([x], [y], marker="s", ms=5, color=CONTROL["color"], ls="none", zorder=6)
+            kw = {
+                "textcoords": "offset points",
+                "ha": "center",
+                "va": "top",
+                "fontsize": 6.5,
+                "color": CONTROL["color"],
+            }
+            ax.annotate(f"control\nτ = {c['tau']:g}", (x, y), xytext=(0, -8), **kw)
         ax.axhline(within, color="#a03020", lw=0.9, ls="--", zorder=2)
         ax.set_yscale("log")
         ax.set_xticks(xs, [_tick(r["value"]) for r in rows])
@@ -104,26 +89,11 @@ def _sweeps(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
         fixed = ", ".join(f"{P['symbols'].get(k, k)} = {_tick(x)}" for k, x in P["claimed"].items() if k != param)
         ax.set_title(f"{sym} swept ({fixed})", fontsize=8.5)
     axes[0].set_ylabel(f"largest |boundary − reference|\nat {P['budget']}")
-    axes[0].text(
-        0.02,
-        within,
-        f" reach {within:g}",
-        transform=axes[0].get_yaxis_transform(),
-        va="bottom",
-        fontsize=7,
-        color="#a03020",
-    )
-    handles = legend_handles(
-        {"color": REIMPL["color"], "marker": "o", "ms": 5, "label": REIMPL["label"]},
-        {
-            "color": UPSTREAM["color"],
-            "marker": "o",
-            "ms": 8,
-            "mfc": "none",
-            "ls": (0, (4, 2)),
-            "label": upstream_label(record),
-        },
-        {"color": "#a03020", "ls": "--", "label": f"the claim's reach: within {within:g} of every reference value"},
+    kw = {"transform": axes[0].get_yaxis_transform(), "va": "bottom", "fontsize": 7, "color": "#a03020"}
+    axes[0].text(0.02, within, f" reach {within:g}", **kw)
+    handles = arm_handles(record, {"ls": "-"}, {"ms": 8, "mew": 1.0, "ls": (0, (4, 2))})
+    handles += legend_handles(
+        {"color": "#a03020", "ls": "--", "label": f"the claim's reach: within {within:g} of every reference value"}
     )
     if P.get("controls"):
         handles += legend_handles(
@@ -137,8 +107,3 @@ def _sweeps(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
         "one shaded."
     )
     return [done(record, "sweeps", fig, caption=caption, section="result", missing=missing)]
-
-
-def draw(record: Record, plots: dict) -> list[tuple[Figure, bytes]]:
-    """Every figure of a ``hyperparameters`` record."""
-    return [*_sweeps(record, plots)]

@@ -20,72 +20,33 @@ def _shift_null(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     g = P["gamma"]["reimpl"]
     centres = (edges[:-1] + edges[1:]) / 2
     tail = centres >= g
-    ax.bar(
-        centres,
-        counts,
-        width=np.diff(edges),
-        color="0.78",
-        edgecolor="none",
-        label=f"permutation null ({P['n_perm']} label permutations within {P['n_bins']} strata)",
-    )
-    ax.bar(
-        centres[tail],
-        counts[tail],
-        width=np.diff(edges)[tail],
-        color="#9ecae1",
-        edgecolor="none",
-        label=f"permuted γ ≥ observed: p = {P['p_value']['reimpl']:.3f}",
-    )
+    for sel, color, label in (
+        (slice(None), "0.78", f"permutation null ({P['n_perm']} label permutations within {P['n_bins']} strata)"),
+        (tail, "#9ecae1", f"permuted γ ≥ observed: p = {P['p_value']['reimpl']:.3f}"),
+    ):
+        ax.bar(centres[sel], counts[sel], width=np.diff(edges)[sel], color=color, edgecolor="none", label=label)
     top = counts.max() if counts.size else 1.0
     ax.axvline(0.0, color="0.3", lw=0.6)
     ax.axvline(g, color=REIMPL["color"], lw=2.0, label=f"observed γ = {g:.3f} (re-implementation)")
-    ax.axvline(
-        P["null_mean"]["reimpl"],
-        color="black",
-        lw=1.2,
-        ls="--",
-        label=f"null centre (mean permuted γ) {P['null_mean']['reimpl']:.3f}",
-    )
-    missing = []
-    if P["gamma"].get("upstream") is not None:
-        ax.axvline(
-            P["gamma"]["upstream"],
-            color=UPSTREAM["color"],
-            lw=1.4,
-            ls=(0, (4, 2)),
-            label=f"authors' code: γ = {P['gamma']['upstream']:.3f}, p = {fmt(P['p_value']['upstream'])}",
-        )
-        if P["null_mean"].get("upstream") is not None:
-            ax.plot(
-                [P["null_mean"]["upstream"]],
-                [top * 1.02],
-                "v",
-                color=UPSTREAM["color"],
-                ms=6,
-                label=f"authors' null centre {P['null_mean']['upstream']:.3f}",
-            )
+    centre = P["null_mean"]["reimpl"]
+    ax.axvline(centre, color="black", lw=1.2, ls="--", label=f"null centre (mean permuted γ) {centre:.3f}")
+    missing, theirs, their_centre = [], P["gamma"].get("upstream"), P["null_mean"].get("upstream")
+    if theirs is not None:
+        label = f"authors' code: γ = {theirs:.3f}, p = {fmt(P['p_value']['upstream'])}"
+        ax.axvline(theirs, color=UPSTREAM["color"], lw=1.4, ls=(0, (4, 2)), label=label)
+        if their_centre is not None:
+            label = f"authors' null centre {their_centre:.3f}"
+            ax.plot([their_centre], [top * 1.02], "v", color=UPSTREAM["color"], ms=6, label=label)
     else:
         missing += upstream_missing(record, "the authors' γ and null centre")
     for c in P.get("controls", []):
         if c["kind"] == "inflate_post":
-            ax.axvline(
-                c["gamma"],
-                color="#2ca02c",
-                lw=1.4,
-                ls="-.",
-                label=f"planted-shift control (+{c['shift']:g}): γ = {c['gamma']:.3f}, p = {c['p_value']:.4f}",
-            )
+            label = f"planted-shift control (+{c['shift']:g}): γ = {c['gamma']:.3f}, p = {c['p_value']:.4f}"
+            ax.axvline(c["gamma"], color="#2ca02c", lw=1.4, ls="-.", label=label)
         elif c["kind"] == "relabel_groups":
-            ax.errorbar(
-                [c["gamma_mean"]],
-                [top * 1.12],
-                xerr=[c["gamma_sd"]],
-                fmt="s",
-                color="#9467bd",
-                ms=5,
-                capsize=3,
-                label=f"relabelling control: mean γ ± sd over {c['n_draws']} random labellings",
-            )
+            label = f"relabelling control: mean γ ± sd over {c['n_draws']} random labellings"
+            kw = {"fmt": "s", "color": "#9467bd", "ms": 5, "capsize": 3, "label": label}
+            ax.errorbar([c["gamma_mean"]], [top * 1.12], xerr=[c["gamma_sd"]], **kw)
     ax.set_ylim(0, top * 1.2)
     ax.set_xlabel("γ, post-release shift of logit(AIME-2025) at fixed logit(MATH-500) (logits)")
     ax.set_ylabel("permutations (count)")
@@ -112,20 +73,14 @@ def _shift_eps(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     fig = new_figure(7.2, 2.8)
     ax_g, ax_p = fig.subplots(1, 2)
     missing = [] if sens.get("upstream") else upstream_missing(record, "the authors' ε table")
-    for rows, style in ((sens["reimpl"], REIMPL), (sens.get("upstream") or [], UPSTREAM)):
+    for rows, kw in (
+        (sens["reimpl"], {"color": REIMPL["color"], "ms": 5, "ls": "-", "label": REIMPL["label"]}),
+        (sens.get("upstream") or [], {**UPSTREAM, "ms": 8, "mfc": "none", "ls": (0, (4, 2))}),
+    ):
         if not rows:
             continue
         e = [r["eps"] for r in rows]
-        hollow = style is UPSTREAM
-        kw = {
-            "color": style["color"],
-            "marker": "o",
-            "ms": 8 if hollow else 5,
-            "mfc": "none" if hollow else None,
-            "ls": (0, (4, 2)) if hollow else "-",
-            "lw": 1.2,
-            "label": style["label"],
-        }
+        kw |= {"marker": "o", "lw": 1.2}
         ax_g.plot(e, [r["gamma"] for r in rows], **kw)
         ax_p.plot(e, [r["p_value"] for r in rows], **kw)
     ax_p.axhline(P["alpha"], color="black", lw=0.8, ls="--", label=f"α = {P['alpha']:g}")
@@ -142,6 +97,9 @@ def _shift_eps(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
         f"ε = {fmt_general(P['eps'])} is the dotted line: look at whether p crosses α = {P['alpha']:g} anywhere."
     )
     return [done(record, "eps_sensitivity", fig, caption=caption, section="result", missing=missing)]
+
+
+_NOTE = {"textcoords": "offset points", "fontsize": 7.5}
 
 
 def _shift_power(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
@@ -167,40 +125,21 @@ def _shift_power(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     ax.axhline(pw["target"], color="black", lw=0.8, ls="--", label=f"target power {pw['target']:.0%}")
     ax.axhline(P["alpha"], color="0.5", lw=0.7, ls=":", label=f"α = {P['alpha']:g} (the rate at no shift)")
     ax.axvline(at["shift"], color=REIMPL["color"], lw=0.8, ls=":")
-    ax.annotate(
-        f"observed γ = {at['shift']:.2f}: power {at['power']:.0%}",
-        (at["shift"], at["power"]),
-        xytext=(8, -14),
-        textcoords="offset points",
-        fontsize=7.5,
-        color=REIMPL["color"],
-    )
+    text = f"observed γ = {at['shift']:.2f}: power {at['power']:.0%}"
+    ax.annotate(text, (at["shift"], at["power"]), xytext=(8, -14), color=REIMPL["color"], **_NOTE)
     if pw["linear"]["minimal_shift"]["shift"] is not None:
         md = pw["linear"]["minimal_shift"]["shift"]
         rng_ = pw["linear"]["minimal_shift_range"]
+        span = ""
         if rng_.get("lo") is not None and rng_.get("hi") is not None:
             ax.hlines(pw["target"], rng_["lo"], rng_["hi"], color="black", lw=3, alpha=0.35)
-        span = (
-            f" ({rng_['lo']:.2f}–{rng_['hi']:.2f})" if rng_.get("lo") is not None and rng_.get("hi") is not None else ""
-        )
-        ax.annotate(
-            f"{pw['target']:.0%} power at c ≈ {md:.2f}{span}",
-            (md, pw["target"]),
-            xytext=(8, -14),
-            textcoords="offset points",
-            fontsize=7.5,
-        )
+            span = f" ({rng_['lo']:.2f}–{rng_['hi']:.2f})"
+        ax.annotate(f"{pw['target']:.0%} power at c ≈ {md:.2f}{span}", (md, pw["target"]), xytext=(8, -14), **_NOTE)
     gi = P.get("gamma_interval")
     if gi and gi.get("lo") is not None and gi.get("hi") is not None:
         ax.hlines(0.06, gi["lo"], gi["hi"], color=REIMPL["color"], lw=4, alpha=0.45)
-        ax.annotate(
-            f"{gi['level']:.0%} interval for γ, the test inverted: [{gi['lo']:.2f}, {gi['hi']:.2f}]",
-            (gi["hi"], 0.06),
-            xytext=(6, -3),
-            textcoords="offset points",
-            fontsize=7.5,
-            color=REIMPL["color"],
-        )
+        text = f"{gi['level']:.0%} interval for γ, the test inverted: [{gi['lo']:.2f}, {gi['hi']:.2f}]"
+        ax.annotate(text, (gi["hi"], 0.06), xytext=(6, -3), color=REIMPL["color"], **_NOTE)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("planted shift c (logits)")
     ax.set_ylabel(f"power (share of data sets with p < {P['alpha']:g})")

@@ -19,18 +19,6 @@ from ...rendering.figures import (
 )
 
 
-def _task_colors(P: dict) -> dict[str, str]:
-    out = {x: DRIFT_COLORS[i % len(DRIFT_COLORS)] for i, x in enumerate(P["drift"])}
-    out.update({x: STABLE_COLORS[i % len(STABLE_COLORS)] for i, x in enumerate(P["stable"])})
-    return out
-
-
-def _pp(values) -> np.ndarray:
-    """Signed coverage errors as the report's tables print them, fractions of the models (``nan`` for a missing
-    one)."""
-    return np.array([val(x) for x in values], dtype=float)
-
-
 def _coverage_panel(ax, P: dict, colors: dict, keys: tuple[str, str, str, str], title: str) -> None:
     """Signed coverage error per split (lines) and its mean (◆), both arms, for one reading of coverage."""
     per_split, per_split_up, mean, mean_up = keys
@@ -45,71 +33,56 @@ def _coverage_panel(ax, P: dict, colors: dict, keys: tuple[str, str, str, str], 
         T, c = P["tasks"][x], colors[x]
         drift = T["group"] == "drift"
         style = {"color": c, "lw": 2.0 if drift else 1.1, "ls": "-" if drift else (0, (4, 2))}
-        ax.plot(xs + j, _pp(T[per_split]), marker="o", ms=5, label=f"{x} ({T['group']})", zorder=3, **style)
+        ax.plot(
+            xs + j,
+            np.array(T[per_split], dtype=float),
+            marker="o",
+            ms=5,
+            label=f"{x} ({T['group']})",
+            zorder=3,
+            **style,
+        )
         ax.plot([x_mean + j], [val(T[mean])], marker="D", ms=6, color=c, ls="none", zorder=3)
+        hollow = {"mfc": "none", "mec": c, "mew": 1.1, "ls": "none", "zorder": 4}
         if T.get(per_split_up) is not None:
-            ax.plot(xs + j, _pp(T[per_split_up]), marker="o", ms=9, mfc="none", mec=c, mew=1.1, ls="none", zorder=4)
+            ax.plot(xs + j, np.array(T[per_split_up], dtype=float), marker="o", ms=9, **hollow)
         if T.get(mean_up) is not None:
-            ax.plot([x_mean + j], [T[mean_up]], marker="D", ms=10, mfc="none", mec=c, mew=1.1, ls="none", zorder=4)
-    ax.set_xticks(
-        list(xs) + [x_mean],
-        [
-            f"{s['train']} → {s['val']}\n(n = {s['n']:.0f})" if s.get("n") is not None else f"{s['train']} → {s['val']}"
-            for s in splits
-        ]
-        + ["mean"],
-    )
+            ax.plot([x_mean + j], [T[mean_up]], marker="D", ms=10, **hollow)
+    ticks = [f"{s['train']} → {s['val']}" + (f"\n(n = {s['n']:.0f})" if s.get("n") is not None else "") for s in splits]
+    ax.set_xticks(list(xs) + [x_mean], ticks + ["mean"])
     ax.set_xlim(-0.45, x_mean + 0.45)
     ax.set_title(title)
 
 
-def _coverage_by_split(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
+def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
+    """Signed coverage error by split of a ``temporal_coverage`` record, both arms, pooled and over bins."""
     if not P.get("tasks"):
         return []
-    colors = _task_colors(P)
+    colors = {x: DRIFT_COLORS[i % len(DRIFT_COLORS)] for i, x in enumerate(P["drift"])}
+    colors |= {x: STABLE_COLORS[i % len(STABLE_COLORS)] for i, x in enumerate(P["stable"])}
     binned = all(T.get("bin_averaged") is not None for T in P["tasks"].values())
     fig = new_figure(8.6 if binned else 7.4, 4.3)
     axes = fig.subplots(1, 2 if binned else 1, sharey=True, squeeze=False)[0]
-    _coverage_panel(
-        axes[0], P, colors, ("reimpl", "upstream", "mean", "mean_upstream"), "pooled over models (the claim)"
-    )
+    panels = [(("reimpl", "upstream", "mean", "mean_upstream"), "pooled over models (the claim)")]
     if binned:
-        _coverage_panel(
-            axes[1],
-            P,
-            colors,
-            ("bin_averaged", "bin_averaged_upstream", "bin_averaged_mean", "bin_averaged_mean_upstream"),
-            "bin-averaged (the paper's Figure 2)",
-        )
-    keys = ("reimpl", "upstream", "bin_averaged", "bin_averaged_upstream") if binned else ("reimpl", "upstream")
-    values = [val(v) for T in P["tasks"].values() for k in keys for v in (T.get(k) or [])]
+        b = "bin_averaged"
+        panels.append(((b, f"{b}_upstream", f"{b}_mean", f"{b}_mean_upstream"), "bin-averaged (the paper's Figure 2)"))
+    for ax, (keys, title) in zip(axes, panels):
+        _coverage_panel(ax, P, colors, keys, title)
+    values = [val(v) for T in P["tasks"].values() for ks, _ in panels for k in ks[:2] for v in (T.get(k) or [])]
     values = [v for v in values if math.isfinite(v)]
     lo, hi = min(values + [0.0]), max(values + [0.0])
     pad = 0.08 * (hi - lo or 1.0)
     axes[0].set_ylim(lo - pad, hi + pad)
     axes[0].set_ylabel("signed coverage error, coverage − τ")
     fig.supxlabel("rolling split: fit on one period → test on the next (validation models)", fontsize=8)
-    axes[-1].text(
-        0.98,
-        0.02,
-        "below 0: more of the next period's models\nlie above the boundary than 1 − τ allows",
-        transform=axes[-1].transAxes,
-        fontsize=7,
-        color="#a03020",
-        va="bottom",
-        ha="right",
-    )
-    handles, _ = axes[0].get_legend_handles_labels()
+    below = "below 0: more of the next period's models\nlie above the boundary than 1 − τ allows"
+    kw = {"transform": axes[-1].transAxes, "fontsize": 7, "color": "#a03020", "va": "bottom", "ha": "right"}
+    axes[-1].text(0.98, 0.02, below, **kw)
+    handles, grey = axes[0].get_legend_handles_labels()[0], {"color": "0.3", "ls": "none", "marker": "o"}
     handles += legend_handles(
-        {"color": "0.3", "ls": "none", "marker": "o", "ms": 5, "label": "re-implementation"},
-        {
-            "color": "0.3",
-            "ls": "none",
-            "marker": "o",
-            "ms": 9,
-            "mfc": "none",
-            "label": upstream_label(record, "authors' code (hollow)"),
-        },
+        {**grey, "ms": 5, "label": "re-implementation"},
+        {**grey, "ms": 9, "mfc": "none", "label": upstream_label(record, "authors' code (hollow)")},
     )
     fig.legend(handles=handles, loc="outside right upper", frameon=False)
     missing = upstream_missing(record, "the authors' values")
@@ -121,8 +94,3 @@ def _coverage_by_split(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
         + "; drifting benchmarks solid, stable ones dashed."
     )
     return [done(record, "coverage_by_split", fig, caption=caption, section="result", missing=missing)]
-
-
-def draw(record: Record, plots: dict) -> list[tuple[Figure, bytes]]:
-    """Every figure of a ``temporal_coverage`` record."""
-    return _coverage_by_split(record, plots)
