@@ -258,9 +258,9 @@ def _study_job(study: StudyPlan, args, folder: Path, done: threading.Event | Non
             )
     except HarnessError as exc:
         return StudyOutput(spec.id, error=f"{spec.path}: {exc}")
-    except OSError as exc:  # an unwritable folder, a full disk: the study there is left as it was
+    except OSError as exc:  # an unwritable folder, a full disk: its entry in the lock is left as it was
         where = folder / f"{spec.id}.json"
-        return StudyOutput(spec.id, error=f"{where}: {unwritable(exc)}; the study there was left as it was")
+        return StudyOutput(spec.id, error=f"{where}: {unwritable(exc)}; its entry in the lock was left as it was")
     except Exception:  # a crash: say where; the claims go on
         return StudyOutput(spec.id, error=f"{spec.path}: the coverage study crashed\n{traceback.format_exc()}")
     finally:
