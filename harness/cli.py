@@ -95,7 +95,7 @@ CONSOLE = _Console()
 
 
 def cmd_validate(args) -> int:
-    from .build.make import check_ids, pins_of, tables_of
+    from .build.plan import check_ids, pins_of, tables_of
     from .claimfiles.spec import load_claim
     from .core.datalock import load_lock
     from .core.errors import HarnessError
@@ -467,14 +467,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _recover(out: Path) -> None:
-    """Complete or undo what a killed command left half written in ``out`` (every command does this first)."""
-    from .core.fileio import recover, recovered_line
-
-    for name in recover(out):
-        CONSOLE.note(recovered_line(name))
-
-
 def _terminated(signum, _frame):
     signal.signal(signum, signal.SIG_DFL)  # a second SIGTERM stops the process at once
     raise KeyboardInterrupt("SIGTERM")
@@ -487,7 +479,6 @@ def main(argv=None) -> int:
     if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:  # SIGTERM cleans up as Ctrl-C does
         signal.signal(signal.SIGTERM, _terminated)
     try:
-        _recover(Path(getattr(args, "out", None) or REPORTS_DIR))
         return args.func(args)
     except HarnessError as exc:
         _err(str(exc))

@@ -1,7 +1,7 @@
 """``make claims`` as a build: plan (:mod:`harness.build.plan`), run the stale claims and, with ``--studies``, the
 stale coverage studies first, all as one build on ``-j`` cores, re-render the reports whose templates changed,
-and write each claim's ``<id>.json``, ``<id>.md`` and figures together as soon as it is done, then its entry in
-the lock. A run poorer than the report there (no authors' arm where the report has it) is not written. This
+and write each claim's figures, ``<id>.md`` and ``<id>.json`` (each atomically) as soon as it is done, then, last,
+its entry in the lock. A run poorer than the report there (no authors' arm where the report has it) is not written. This
 module prints nothing: what a user should read goes to the :class:`Console` it is given.
 """
 
@@ -20,8 +20,6 @@ from typing import Protocol
 
 from ..core.paths import RUN_LOG_DIR
 from .plan import Planned, StudyPlan, checked_record, current_record, plan, tables_of
-from .plan import check_ids as check_ids  # the command line's
-from .plan import pins_of as pins_of
 
 EXIT_OK, EXIT_ERROR, EXIT_DEGRADED = 0, 2, 3
 #: Held while a figure is drawn (matplotlib's rc context is process-wide).
@@ -125,18 +123,17 @@ def _job(job: Planned, args, study: threading.Event | None = None) -> ClaimOutpu
 
 
 def _write_pair(out: Path, cid: str, protocol: str, deps: dict, json_text: str, md: str, figures: dict) -> None:
-    """Replace ``<id>.json``, ``<id>.md`` and the figures together, removing figures no longer drawn; then the
-    claim's entry in the lock."""
+    """Write the figures, ``<id>.md`` and ``<id>.json``, each atomically; remove the figures no longer drawn;
+    then, last, the claim's entry in the lock. A run killed meanwhile leaves files whose sha256 is not the
+    lock's: the next ``status`` and ``run`` find them edited and make them again."""
     from ..core.claimslock import render_deps, update
-    from ..core.fileio import write_together
+    from ..core.fileio import write_files
 
-    stale = tuple(
-        p.relative_to(out).as_posix()
-        for p in (out / "figures" / cid).glob("*.svg")
-        if p.relative_to(out).as_posix() not in figures
-    )
-    files = {**figures, f"{cid}.json": json_text.encode("utf-8"), f"{cid}.md": md.encode("utf-8")}
-    write_together(out, cid, files, remove=stale)
+    files = {**figures, f"{cid}.md": md.encode("utf-8"), f"{cid}.json": json_text.encode("utf-8")}
+    write_files(out, files)
+    for p in (out / "figures" / cid).glob("*.svg"):
+        if p.relative_to(out).as_posix() not in figures:
+            p.unlink(missing_ok=True)
     outs = {name: hashlib.sha256(files[name]).hexdigest() for name in (f"{cid}.json", f"{cid}.md")}
     update(out, "claims", cid, {"protocol": protocol, "deps": deps, "render": render_deps(protocol), "outs": outs})
 
@@ -179,7 +176,7 @@ def _finish(res: ClaimOutput, args, has_upstream: bool, console: Console) -> int
         try:
             _write_pair(out, cid, res.protocol, res.deps, res.json, res.md, res.figures)
         except OSError as exc:
-            console.error(f"{out / (cid + '.md')}: {unwritable(exc)}; nothing was written for {cid}")
+            console.error(f"{out / (cid + '.md')}: {unwritable(exc)}; {cid}'s entry in the lock was left as it was")
             return EXIT_ERROR
     up = res.upstream if res.upstream == "ok" else f"{res.upstream}: {res.upstream_reason}"
     console.info(f"{cid}: {res.verdict} -> {out / (cid + '.md')}; authors' code: {up}; {seconds:.0f} s")
@@ -261,9 +258,9 @@ def _study_job(study: StudyPlan, args, folder: Path, done: threading.Event | Non
             )
     except HarnessError as exc:
         return StudyOutput(spec.id, error=f"{spec.path}: {exc}")
-    except OSError as exc:  # an unwritable folder, a full disk: the study there is left as it was
+    except OSError as exc:  # an unwritable folder, a full disk: its entry in the lock is left as it was
         where = folder / f"{spec.id}.json"
-        return StudyOutput(spec.id, error=f"{where}: {unwritable(exc)}; the study there was left as it was")
+        return StudyOutput(spec.id, error=f"{where}: {unwritable(exc)}; its entry in the lock was left as it was")
     except Exception:  # a crash: say where; the claims go on
         return StudyOutput(spec.id, error=f"{spec.path}: the coverage study crashed\n{traceback.format_exc()}")
     finally:
@@ -359,11 +356,8 @@ def run_claims(args, paths: list[Path], console: Console) -> int:
     """Bring the reports of ``paths`` up to date (with ``args.studies``, their coverage studies first, in the same
     build); the exit status of ``run``."""
     from ..core.errors import HarnessError
-    from ..core.fileio import recover, recovered_line
     from ..resampling.calibration import STUDY_DIR
 
-    for name in recover(args.out):
-        console.note(recovered_line(name))
     planned = _planned(args, paths, console)
     if planned is None:
         return EXIT_ERROR
@@ -412,9 +406,7 @@ def status_claims(args, paths: list[Path], console: Console) -> int:
 def records(out: Path, console: Console, problems: list[str] | None = None):
     """``(path, Record)`` of every readable record in ``out``; any other is said and named in ``problems``."""
     from ..core.errors import HarnessError
-    from ..core.fileio import recover
 
-    recover(out)
     for f in sorted(out.glob("*.json")):
         try:
             yield f, checked_record(out, f.stem)

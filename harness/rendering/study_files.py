@@ -9,19 +9,20 @@ from ..resampling.calibration import STUDY_DIR
 
 
 def write_study(result: dict, folder: Path = STUDY_DIR) -> dict[str, bytes]:
-    """The study's files (``<id>.json``, ``<id>.md``, ``<id>.svg``), relative to ``folder``, written together."""
-    from ..core.fileio import write_together
+    """The study's files (``<id>.md``, ``<id>.svg``, ``<id>.json``), relative to ``folder``, written in that order
+    (its entry in the lock names the JSON file's sha256: the caller writes it after them)."""
+    from ..core.fileio import write_files
     from ..stats.calibration import study_json
     from .render import render_study
 
     cid = result["claim"]
     svg = _figure(result)
     files = {
-        f"{cid}.json": study_json(result).encode("utf-8"),
         f"{cid}.md": render_study(result, f"{cid}.svg").encode("utf-8"),
         f"{cid}.svg": svg,
+        f"{cid}.json": study_json(result).encode("utf-8"),
     }
-    write_together(folder, f"calibration-{cid}", files)
+    write_files(folder, files)
     return files
 
 
