@@ -11,7 +11,7 @@ from pydantic import Field, field_validator, model_validator
 from ..core.errors import DataError
 from ..core.schema import Count, Label, Number
 from ..stats.leaderboard import cluster_weights, task_arrays, weight_column, with_compute_column, with_log_compute
-from .base import Choice, ProtocolParams
+from .base import Choice, Protocol, ProtocolParams
 
 #: The sigmoid estimator's choices a leaderboard claim's multiverse may vary (:class:`~harness.protocols.base.Choice`).
 ESTIMATOR_CHOICES = {
@@ -294,6 +294,33 @@ def task_weights(frame, p: LeaderboardParams) -> dict:
         y = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float)
         out[label] = frame[wcol].to_numpy(dtype=float)[np.isfinite(y)]
     return out
+
+
+def task_matrix(frame, p: LeaderboardParams, labels) -> tuple:
+    """``(Y, W)``: the score columns of the tasks ``labels`` side by side, and their weight columns (``None`` where
+    each row weighs one), for the bootstrap's resamples (:func:`resampled_task`)."""
+    Y = np.column_stack([frame[p.tasks[k]].to_numpy(dtype=float) for k in labels])
+    if p.weighting != "base_model":
+        return Y, None
+    return Y, frame[[weight_column(p.tasks[k]) for k in labels]].to_numpy(dtype=float)
+
+
+def resampled_task(z, Y, W, rows, counts, j: int) -> tuple:
+    """Task ``j``'s scored rows among ``rows``, a row drawn k times (``counts``) fitted once and counted k times:
+    ``(z, y, weights)``."""
+    y = Y[rows, j]
+    keep = np.isfinite(y)
+    return z[rows][keep], y[keep], counts[keep] if W is None else counts[keep] * W[rows, j][keep]
+
+
+class LeaderboardProtocol(Protocol):
+    """A protocol on the leaderboard's rows with a compute axis: the columns it reads and its inputs' summary."""
+
+    def columns(self, params: LeaderboardParams):
+        return leaderboard_columns(params)
+
+    def data_summary(self, params: LeaderboardParams, tables):
+        return leaderboard_summary(tables, params)
 
 
 def budget_tail_support(data, fits: dict, z_eval: float, name=str) -> dict:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from ...core.schema import Count, Number
-from ...parallel.fanout import Mapper
 from ...stats.estimator_comparison import (
     baseline_comparison,
     estimator_table,
@@ -19,6 +18,8 @@ from ..periods import (
     boxed_options,
     outside_box,
     period_frame,
+    period_kwargs,
+    period_resampling,
     period_summary,
     sigmoid_options,
     split_tail_support,
@@ -95,17 +96,6 @@ def _estimators_read(quantities) -> list[str] | None:
     return [e for e in ESTIMATORS if e in out]
 
 
-def _eval_kwargs(params) -> dict:
-    return {
-        "periods": params.periods,
-        "tau": params.tau,
-        "kappa": params.kappa,
-        "n_bins": params.n_bins,
-        "min_bin_size": params.min_bin_size,
-        "map_fn": Mapper("fits of the splits"),
-    }
-
-
 def _inits(fitted: list[dict]) -> dict:
     """``{"sigmoid" | "ispline": {(task, t): params}}`` from the ``fitted`` records of a comparison."""
     return {
@@ -170,7 +160,7 @@ class EstimatorComparison(Protocol):
             n_intervals=params.ispline_intervals,
             sigmoid_options=sigmoid_options(params),
             n_shuffles=0,
-            **_eval_kwargs(params),
+            **period_kwargs(params),
         )
         table = res["table"]
         values = {Q.metric(m, e): table[e][m] for e in ESTIMATORS for m in METRICS}
@@ -185,7 +175,7 @@ class EstimatorComparison(Protocol):
                 rng=rng,
                 n_intervals_grid=others,
                 ispline_lam=params.ispline_lam,
-                **_eval_kwargs(params),
+                **period_kwargs(params),
             )
             if others
             else {"rows": []}
@@ -205,7 +195,7 @@ class EstimatorComparison(Protocol):
                 "sigmoid",
                 {**params.loss(), **boxed_options(params)},
                 rng=rng,
-                **_eval_kwargs(params),
+                **period_kwargs(params),
             )
             bt = {**table, "sigmoid": boxed["table"]}
             values.update({Q.boxed(Q.metric(m, "sigmoid")): boxed["table"][m] for m in METRICS})
@@ -230,7 +220,7 @@ class EstimatorComparison(Protocol):
                 "constant_loss_min",
                 {"tau": params.tau, "kappa": params.kappa},
                 rng=rng,
-                **_eval_kwargs(params),
+                **period_kwargs(params),
             )
             return Measurement({Q.metric(m, "sigmoid"): res["table"][m] for m in METRICS})
         n = cparams.n_shuffles or params.n_shuffles
@@ -241,7 +231,7 @@ class EstimatorComparison(Protocol):
             n_shuffles=n,
             lam=params.lam,
             sigmoid_options=sigmoid_options(params),
-            **_eval_kwargs(params),
+            **period_kwargs(params),
         )
         return Measurement(
             {"advantage.id": res["advantage_mean"]},
@@ -254,34 +244,20 @@ class EstimatorComparison(Protocol):
         return split_tail_support(tables, params, fits)
 
     def resampling(self, params: EstimatorComparisonParams, tables, reimpl, *, cluster_col: str, quantities=None):
-        from ..base import Resampling
-
-        df = period_frame(tables, params)
-        keep = ["z", "period", *params.tasks.values()]
-        # the labels as plain strings: a resample's rows are taken from them quicker than from a string array
-        frame = df[keep].astype({"period": object})
-        inits = _inits(reimpl.details["fitted"])
         kwargs = {
             "lam": params.lam,
             "ispline_lam": params.ispline_lam,
             "n_intervals": params.ispline_intervals,
             "sigmoid_options": {"n_random": 0},
             "ispline_options": {"n_random": 0},
-            **_eval_kwargs(params),
+            **period_kwargs(params),
             "map_fn": None,
         }
         # the estimators no read value is of are not fitted on a resample
-        design = dict(frame=frame, tasks=params.tasks, inits=inits, kwargs=kwargs)
         estimators = _estimators_read(quantities)
-        if estimators is not None:
-            design["estimators"] = estimators
-        return Resampling.of_fits(
-            len(df),
-            df[cluster_col].to_numpy(dtype=object),
-            "the dated leaderboard rows (every period resampled together)",
-            _table_on,
-            design,
-        )
+        design = {} if estimators is None else {"estimators": estimators}
+        inits = _inits(reimpl.details["fitted"])
+        return period_resampling(params, tables, cluster_col, _table_on, inits=inits, kwargs=kwargs, **design)
 
     # -- figures ----------------------------------------------------------------------------------------
 
