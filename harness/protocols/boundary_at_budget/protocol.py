@@ -23,7 +23,7 @@ from ..leaderboard import (
     leaderboard_frame,
     resampled_task,
     task_data,
-    task_matrix,
+    task_rows,
     task_weights,
 )
 from . import CARD
@@ -177,17 +177,12 @@ class BoundaryAtBudget(LeaderboardProtocol):
         frame = leaderboard_frame(tables, params)
         # the tasks whose boundary is read (all when none is named): the others are not refitted
         labels = [k for k in params.tasks if quantities is None or Q.boundary(k) in quantities] or list(params.tasks)
-        Y, W = task_matrix(frame, params, labels)
-        options = params.estimator(n_random=0)  # each resample starts from the full-sample optimum
-        design = dict(
-            z=frame["z"].to_numpy(dtype=float),
-            Y=Y,
-            W=W,
-            labels=labels,
-            inits={k: f["params"] for k, f in reimpl.details["fits"].items()},
-            options=options,
-            z_eval=math.log10(params.eval_x),
-        )
+        design = {
+            **task_rows(frame, params, labels),
+            "inits": {k: f["params"] for k, f in reimpl.details["fits"].items()},
+            "options": params.estimator(n_random=0),  # each resample starts from the full-sample optimum
+            "z_eval": math.log10(params.eval_x),
+        }
         return Resampling.of_fits(
             len(frame),
             frame[cluster_col].to_numpy(dtype=object),

@@ -27,7 +27,7 @@ from ..leaderboard import (
     leaderboard_frame,
     resampled_task,
     task_data,
-    task_matrix,
+    task_rows,
     task_weights,
 )
 from . import CARD
@@ -286,22 +286,17 @@ class Hyperparameters(LeaderboardProtocol):
     def resampling(self, params: HyperParams, tables, reimpl, *, cluster_col: str, quantities=None):
         # every value of the statistic is read off every probed setting: nothing to leave out for ``quantities``
         frame = leaderboard_frame(tables, params)
-        labels = list(params.tasks)
         settings = {
             key: ({p: s[p] for p in ("tau", "kappa", "lam")}, s["fits"])
             for key, s in reimpl.details["settings"].items()
         }
-        Y, W = task_matrix(frame, params, labels)
-        design = dict(
-            z=frame["z"].to_numpy(dtype=float),
-            Y=Y,
-            W=W,
-            labels=labels,
-            settings=settings,
-            reference=dict(params.reference),
-            z_eval=math.log10(params.eval_x),
-            claimed_key=Q.setting_key(params.loss()),
-        )
+        design = {
+            **task_rows(frame, params, list(params.tasks)),
+            "settings": settings,
+            "reference": dict(params.reference),
+            "z_eval": math.log10(params.eval_x),
+            "claimed_key": Q.setting_key(params.loss()),
+        }
         order = _search_order(settings, design["reference"], design["z_eval"], design["claimed_key"])
         return Resampling(
             len(frame),
