@@ -291,11 +291,8 @@ class EstimatorComparison(Protocol):
                     }
                 )
             elif c.control == "shuffle_z":
-                # the shuffled sigmoid's ID loss is the Constant's minus the advantage (advantage.id's definition)
-                mine = cd.get("sigmoid_shuffled") or {
-                    "pinball_id": v[Q.metric("pinball_id", "constant")] - cv["advantage.id"]
-                }
-                theirs = None
+                # the authors' shuffled sigmoid's ID loss: the Constant's minus the advantage (its definition)
+                mine, theirs = cd["sigmoid_shuffled"], None
                 if cu and cu.get("advantage.id") is not None and uv.get(Q.metric("pinball_id", "constant")) is not None:
                     theirs = {"pinball_id": uv[Q.metric("pinball_id", "constant")] - cu["advantage.id"]}
                 rows.append(

@@ -115,9 +115,9 @@ def control_values(fits: dict, reference: dict) -> dict:
     """Summaries of one refit: coverage, distance from the reference, mean boundary."""
     bnd = {k: f["boundary"] for k, f in fits.items()}
     return {
-        "claimed.coverage_mean": float(np.mean([f["coverage"] for f in fits.values()])),
-        "claimed.max_dev": max(abs(bnd[k] - v) for k, v in reference.items()),
-        "claimed.mean_boundary": float(np.mean(list(bnd.values()))),
+        Q.claimed("coverage_mean"): float(np.mean([f["coverage"] for f in fits.values()])),
+        Q.claimed("max_dev"): max(abs(bnd[k] - v) for k, v in reference.items()),
+        Q.claimed("mean_boundary"): float(np.mean(list(bnd.values()))),
     }
 
 
@@ -125,9 +125,9 @@ def sweep_values(sweep: dict, claimed: dict, within: float) -> dict:
     """Flatten a sweep (as :func:`hyperparameter_sweep` returns it) into named values."""
     c = sweep["claimed"]
     values = {
-        "claimed.max_dev": c["max_dev_reference"],
-        "claimed.coverage_mean": c["coverage_mean"],
-        "claimed.mean_boundary": float(np.mean(list(c["boundary"].values()))),
+        Q.claimed("max_dev"): c["max_dev_reference"],
+        Q.claimed("coverage_mean"): c["coverage_mean"],
+        Q.claimed("mean_boundary"): float(np.mean(list(c["boundary"].values()))),
     }
     others = []
     for param, rows in sweep["sweeps"].items():
@@ -139,8 +139,8 @@ def sweep_values(sweep: dict, claimed: dict, within: float) -> dict:
             values[Q.sweep(param, v, "beta")] = row["beta_of_task"]
             if v != claimed[param]:
                 others.append(row["max_dev_reference"])
-    values["others.min_max_dev"] = min(others)
-    values["others.n_within"] = sum(x <= within for x in others)
+    values[Q.others("min_max_dev")] = min(others)
+    values[Q.others("n_within")] = sum(x <= within for x in others)
     return values
 
 
@@ -177,7 +177,7 @@ def _sweep_fits(indices, rng, *, z, Y, W, labels, settings, reference, z_eval, c
     devs = {key: max(abs(cells[key][k] - v) for k, v in reference.items()) for key in settings}
     fits = {key: (setting, params[key]) for key, (setting, _) in settings.items()}
     others = [d for k, d in devs.items() if k != claimed_key]
-    return {"claimed.max_dev": devs[claimed_key], "others.min_max_dev": min(others)}, fits
+    return {Q.claimed("max_dev"): devs[claimed_key], Q.others("min_max_dev"): min(others)}, fits
 
 
 def _search_order(settings, reference, z_eval, claimed_key) -> list[tuple]:
@@ -221,7 +221,7 @@ def _sweep_values(indices, rng, *, z, Y, W, labels, settings, reference, z_eval,
             if largest >= least:
                 break
         least = min(least, largest)
-    return {"claimed.max_dev": claimed, "others.min_max_dev": least}
+    return {Q.claimed("max_dev"): claimed, Q.others("min_max_dev"): least}
 
 
 def _rebased(indices, rng, *, design):
@@ -315,7 +315,7 @@ class Hyperparameters(LeaderboardProtocol):
         p, n = ctx.params, int(ctx.data["oll_rows_with_compute"])
         data = task_data(leaderboard_frame(ctx.tables, p), p)
         fits = _fit_at(p, data, rng.spawn(len(data)), lam=p.lam / n)
-        gap = control_values(fits, p.reference)["claimed.max_dev"]
+        gap = control_values(fits, p.reference)[Q.claimed("max_dev")]
         return {"sum": {"n": n, "ridge": p.lam / n, "max_dev": gap if math.isfinite(gap) else None}}  # NaN: no fit
 
     # -- figures ----------------------------------------------------------------------------------------
@@ -340,9 +340,9 @@ class Hyperparameters(LeaderboardProtocol):
             {
                 "id": c.id,
                 "tau": c.params["tau"],
-                "max_dev": ctx.reimpl.controls[c.id].values["claimed.max_dev"],
+                "max_dev": ctx.reimpl.controls[c.id].values[Q.claimed("max_dev")],
                 "upstream_max_dev": (
-                    ctx.upstream.controls[c.id].values.get("claimed.max_dev")
+                    ctx.upstream.controls[c.id].values.get(Q.claimed("max_dev"))
                     if ctx.upstream.ok and c.id in ctx.upstream.controls
                     else None
                 ),
