@@ -10,7 +10,14 @@ from ..parallel.fanout import Mapper
 from ..stats.periods import assign_periods, validate_periods
 from ..stats.splits import rolling_splits
 from .base import Resampling
-from .leaderboard import BoxParams, leaderboard_frame, leaderboard_summary, with_weights
+from .leaderboard import (
+    BoxParams,
+    LeaderboardProtocol,
+    leaderboard_columns,
+    leaderboard_frame,
+    leaderboard_summary,
+    with_weights,
+)
 
 
 class PeriodParams(BoxParams):
@@ -125,25 +132,35 @@ def outside_box(df, params, fitted: list[dict]) -> list[dict]:
     return out
 
 
-def split_tail_support(tables, params, fits: dict) -> dict:
-    """What carries each split's boundary (the report's tail table): for every rolling split with a fitted
-    sigmoid ``fits[(task, t)]`` (``y0, L, a, beta``), the training models above it and the later models (those
-    of the next period inside the overlap) above it."""
-    from ..stats.sigmoid import sigmoid_boundary
+class PeriodProtocol(LeaderboardProtocol):
+    """A protocol that fits on one period of upload dates and scores the fit on the next."""
 
-    rows = []
-    for s in rolling_splits(period_frame(tables, params), params.tasks, periods=params.periods):
-        q = fits.get((s.task, s.t))
-        if q is None:
-            continue
-        curve = (q["y0"], q["L"], q["a"], q["beta"])
-        rows.append(
-            {
-                "label": f"{s.task}, split {s.t} ({s.train_period} to {s.val_period})",
-                "above": int((s.y_train > sigmoid_boundary(s.z_train, *curve)).sum()),
-                "n": int(s.z_train.size),
-                "later_above": int((s.y_val > sigmoid_boundary(s.z_val, *curve)).sum()),
-                "later_n": int(s.z_val.size),
-            }
-        )
-    return {"kind": "periods", "rows": rows}
+    def columns(self, params):
+        return leaderboard_columns(params, date_col=params.date_col)
+
+    def data_summary(self, params, tables):
+        return period_summary(tables, params)
+
+    def tail_support(self, params, tables, reimpl) -> dict:
+        """What carries each split's sigmoid boundary (the report's tail table): the training models above it and
+        the later models (those of the next period inside the overlap) above it."""
+        from ..stats.sigmoid import sigmoid_boundary
+
+        fitted = reimpl.details["fitted"]
+        fits = {(f["task"], f["t"]): f["params"] for f in fitted if f.get("estimator", "sigmoid") == "sigmoid"}
+        rows = []
+        for s in rolling_splits(period_frame(tables, params), params.tasks, periods=params.periods):
+            q = fits.get((s.task, s.t))
+            if q is None:
+                continue
+            curve = (q["y0"], q["L"], q["a"], q["beta"])
+            rows.append(
+                {
+                    "label": f"{s.task}, split {s.t} ({s.train_period} to {s.val_period})",
+                    "above": int((s.y_train > sigmoid_boundary(s.z_train, *curve)).sum()),
+                    "n": int(s.z_train.size),
+                    "later_above": int((s.y_val > sigmoid_boundary(s.z_val, *curve)).sum()),
+                    "later_n": int(s.z_val.size),
+                }
+            )
+        return {"kind": "periods", "rows": rows}

@@ -11,18 +11,17 @@ from ...stats.estimator_comparison import (
     ispline_knot_sensitivity,
     shuffled_z_advantage,
 )
-from ..base import Choice, Context, Measurement, Protocol, ProtocolParams
-from ..leaderboard import DATA_CHOICES, ESTIMATOR_CHOICES, EstimatorParams, LeaderboardParams, leaderboard_columns
+from ..base import Choice, Context, Measurement, ProtocolParams
+from ..leaderboard import DATA_CHOICES, ESTIMATOR_CHOICES, EstimatorParams, LeaderboardParams
 from ..periods import (
     PeriodParams,
+    PeriodProtocol,
     boxed_options,
     outside_box,
     period_frame,
     period_kwargs,
     period_resampling,
-    period_summary,
     sigmoid_options,
-    split_tail_support,
 )
 from . import CARD
 from . import quantities as Q
@@ -115,7 +114,7 @@ def _table_on(indices, rng, *, frame, tasks, inits, kwargs, estimators=None) -> 
     return out, _inits(res["fitted"])
 
 
-class EstimatorComparison(Protocol):
+class EstimatorComparison(PeriodProtocol):
     card = CARD
     Params = EstimatorComparisonParams
     controls = {"beta_zero": BetaZero, "shuffle_z": ShuffleZ}
@@ -139,12 +138,6 @@ class EstimatorComparison(Protocol):
         # weighting is left out: the I-spline and the baselines take no weights
         "scores": DATA_CHOICES["scores"],
     }
-
-    def columns(self, params):
-        return leaderboard_columns(params, date_col=params.date_col)
-
-    def data_summary(self, params, tables):
-        return period_summary(tables, params)
 
     def multiverse_params(self, params: EstimatorComparisonParams) -> dict:
         return {"box_check": None, "knot_grid": [params.ispline_intervals]}
@@ -237,11 +230,6 @@ class EstimatorComparison(Protocol):
             {"advantage.id": res["advantage_mean"]},
             {"n": res["n"], "advantage_each": res["advantage_each"], "sigmoid_shuffled": res["sigmoid_shuffled"]},
         )
-
-    def tail_support(self, params: EstimatorComparisonParams, tables, reimpl) -> dict:
-        """What carries each split's sigmoid boundary: the training models above it, and the later ones."""
-        fits = {(f["task"], f["t"]): f["params"] for f in reimpl.details["fitted"] if f["estimator"] == "sigmoid"}
-        return split_tail_support(tables, params, fits)
 
     def resampling(self, params: EstimatorComparisonParams, tables, reimpl, *, cluster_col: str, quantities=None):
         kwargs = {

@@ -9,10 +9,11 @@ from pydantic import Field, model_validator
 
 from ...core.schema import Count, Label, Number
 from ...stats.temporal_coverage import relabelled_coverage, temporal_coverage
-from ..base import Context, Measurement, Protocol, ProtocolParams
+from ..base import Context, Measurement, ProtocolParams
 from ..leaderboard import DATA_CHOICES, ESTIMATOR_CHOICES, EstimatorParams, LeaderboardParams, leaderboard_columns
 from ..periods import (
     PeriodParams,
+    PeriodProtocol,
     boxed_options,
     outside_box,
     period_frame,
@@ -20,7 +21,6 @@ from ..periods import (
     period_resampling,
     period_summary,
     sigmoid_options,
-    split_tail_support,
 )
 from . import CARD
 from . import quantities as Q
@@ -124,7 +124,7 @@ def _coverage_on(indices, rng, *, frame, tasks, labels, inits, kwargs, binned=Tr
     return values, {(f["task"], f["t"]): f["params"] for f in res["fitted"]}
 
 
-class TemporalCoverage(Protocol):
+class TemporalCoverage(PeriodProtocol):
     card = CARD
     Params = TemporalParams
     controls = {"relabel_periods": RelabelPeriods}
@@ -200,11 +200,6 @@ class TemporalCoverage(Protocol):
         values = {Q.SEPARATION: res["separation_mean"]}
         values.update({Q.signed_coverage(k): x for k, x in res["signed_coverage_mean"].items()})
         return Measurement(values, {"separation_each": res["separation"]})  # the range the report gives
-
-    def tail_support(self, params: TemporalParams, tables, reimpl) -> dict:
-        """What carries each split's boundary: the training models above it, and the later models above it."""
-        fits = {(f["task"], f["t"]): f["params"] for f in reimpl.details["fitted"]}
-        return split_tail_support(tables, params, fits)
 
     def resampling(self, params: TemporalParams, tables, reimpl, *, cluster_col: str, quantities=None):
         return period_resampling(
