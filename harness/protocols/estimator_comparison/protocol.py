@@ -27,6 +27,8 @@ from . import CARD
 from . import quantities as Q
 
 METRICS, ESTIMATORS = Q.METRICS, Q.ESTIMATORS
+#: Why a setting of the I-spline is an analysis choice.
+_LEFT_OPEN = "a setting of the comparison estimator, which Appendix B.3 leaves open"
 
 
 class EstimatorComparisonParams(LeaderboardParams, EstimatorParams, PeriodParams):
@@ -126,15 +128,9 @@ class EstimatorComparison(PeriodProtocol):
             "a discretisation of the comparison the claim does not name (calibration error is a mean over bins)",
         ),
         "ispline_intervals": Choice(
-            "the knot rule of the I-spline (quantile intervals of the training z)",
-            "analysis",
-            "a setting of the comparison estimator, which Appendix B.3 leaves open",
+            "the knot rule of the I-spline (quantile intervals of the training z)", "analysis", _LEFT_OPEN
         ),
-        "ispline_lam": Choice(
-            "the ridge on the I-spline's weights",
-            "analysis",
-            "a setting of the comparison estimator, which Appendix B.3 leaves open",
-        ),
+        "ispline_lam": Choice("the ridge on the I-spline's weights", "analysis", _LEFT_OPEN),
         # weighting is left out: the I-spline and the baselines take no weights
         "scores": DATA_CHOICES["scores"],
     }

@@ -16,6 +16,8 @@ from . import CARD
 from .quantities import BATCHES, PARAMS, natural
 
 Theta = list[Number]
+#: Why a setting of the bootstrap is an analysis choice.
+_HOW_MADE = "how the interval is made, not what it estimates"
 
 
 class LossParams(ProtocolParams):
@@ -226,15 +228,9 @@ class ParametricLoss(Protocol):
             "the extraction's reading of the figure",
             "data",
         ),
-        "interval": Choice(
-            "the bootstrap interval's definition", "analysis", "how the interval is made, not what it estimates"
-        ),
-        "boot_start": Choice(
-            "where each resample's fit starts", "analysis", "how the interval is made, not what it estimates"
-        ),
-        "boot_gtol": Choice(
-            "BFGS's tolerance in each resample", "analysis", "how the interval is made, not what it estimates"
-        ),
+        "interval": Choice("the bootstrap interval's definition", "analysis", _HOW_MADE),
+        "boot_start": Choice("where each resample's fit starts", "analysis", _HOW_MADE),
+        "boot_gtol": Choice("BFGS's tolerance in each resample", "analysis", _HOW_MADE),
         "level": Choice("the interval's coverage", "estimand", "another coverage is another interval"),
     }
 
