@@ -39,9 +39,6 @@ class Context:
     tables: Any  # harness.core.datalock.Tables
     verdict: Verdict
 
-    def target(self, quantity: str) -> TargetOutcome | None:
-        return next((t for t in self.targets if t.quantity == quantity), None)
-
 
 #: What a choice of a claim's multiverse is (:attr:`Choice.role`).
 CHOICE_ROLES = ("estimand", "analysis")
@@ -77,16 +74,10 @@ class Choice:
 class Resampling:
     """What a protocol gives the bootstrap: the rows, their clusters, and the statistic of a resample.
 
-    ``statistic(indices, rng) -> {quantity: value}`` must be picklable (a
-    module-level function, or a ``functools.partial`` of one) so that chunks
-    can run in worker processes. ``rows`` says in words which rows are resampled.
-
-    ``rebase(indices, rng) -> (values, statistic)``, optional and picklable
-    likewise, is the statistic on the rows ``indices`` together with a
-    statistic of the same kind whose fits start from that estimate's. The
-    coverage study (:mod:`harness.stats.calibration`) then starts the
-    resamples of each simulated data set from its own estimate, as the claim's
-    bootstrap starts its resamples from the full-sample estimate.
+    ``statistic(indices, rng) -> {quantity: value}``, picklable (worker processes run it); ``rows`` says in words
+    which rows are resampled. ``rebase(indices, rng) -> (values, statistic)``, optional and picklable: the values on
+    the rows ``indices`` and a statistic whose fits start from theirs, so that the coverage study starts each
+    simulated data set's resamples from its own estimate, as the claim's bootstrap starts from the full sample's.
     """
 
     def __init__(self, n_rows: int, cluster_labels, statistic, rows: str, rebase=None):

@@ -11,7 +11,7 @@ from pydantic import Field, field_validator, model_validator
 from ..core.errors import DataError
 from ..core.schema import Count, Label, Number
 from ..stats.leaderboard import cluster_weights, task_arrays, weight_column, with_compute_column, with_log_compute
-from .base import Choice, ProtocolParams
+from .base import Choice, Protocol, ProtocolParams
 
 #: The sigmoid estimator's choices a leaderboard claim's multiverse may vary (:class:`~harness.protocols.base.Choice`).
 ESTIMATOR_CHOICES = {
@@ -183,12 +183,6 @@ class EstimatorParams(ProtocolParams):
         return {**self.loss(), "warm_start": self.warm_start, "n_random": self.n_random, **overrides}
 
 
-def check_box(box):
-    if box is not None and not 0 < box[0] < box[1]:
-        raise ValueError(f"box_check must be (beta_min, beta_max) with 0 < beta_min < beta_max, got {list(box)}")
-    return box
-
-
 class BoxParams(ProtocolParams):
     box_check: Box | None = Field(
         None, description="also refit with the slope in [lo, hi] and the midpoint inside the data (the authors' box)"
@@ -197,7 +191,9 @@ class BoxParams(ProtocolParams):
     @field_validator("box_check")
     @classmethod
     def _box(cls, box):
-        return check_box(box)
+        if box is not None and not 0 < box[0] < box[1]:
+            raise ValueError(f"box_check must be (beta_min, beta_max) with 0 < beta_min < beta_max, got {list(box)}")
+        return box
 
 
 def leaderboard_columns(p: LeaderboardParams, **extra: str) -> list[tuple[str, str, dict[str, str]]]:
@@ -212,20 +208,16 @@ def normalised_column(column: str) -> str:
     return column.removesuffix(" Raw")
 
 
-def _on_scale(df, p: LeaderboardParams):
-    """The score columns as fractions: divided by 100 when the claim says they are percents (``scale``)."""
-    if p.scale != "percent":
+def _scores(df, p: LeaderboardParams):
+    """The score columns as fractions (divided by 100 when the claim says they are percents, ``scale``), or the
+    leaderboard's normalised scores in their place (``scores: normalised``)."""
+    if p.scale == "fraction" and p.scores == "raw":
         return df
     df = df.copy()
-    for col in dict.fromkeys(p.tasks.values()):
-        df[col] = pd.to_numeric(df[col], errors="coerce") / 100.0
-    return df
-
-
-def _data_choices(df, p: LeaderboardParams):
-    """The scores the parameters' data choice ``scores`` asks for."""
+    if p.scale == "percent":
+        for col in dict.fromkeys(p.tasks.values()):
+            df[col] = pd.to_numeric(df[col], errors="coerce") / 100.0
     if p.scores == "normalised":
-        df = df.copy()
         for col in p.tasks.values():  # the normalised score replaces the raw one, on the raw one's scale
             df[col] = pd.to_numeric(df[normalised_column(col)], errors="coerce") / 100.0
     return df
@@ -260,7 +252,7 @@ def leaderboard_frame(tables, p: LeaderboardParams):
         raise DataError(
             f"table '{p.table}' ({tables.entry(p.table).path}): columns {missing} named in the claim are not in it"
         )
-    df = _data_choices(_on_scale(df, p), p)
+    df = _scores(df, p)
     if p.compute is not None:
         return with_weights(with_compute_column(df, p.compute.column, p.compute.scale), p)
     return with_weights(with_log_compute(df, p.tokens_col, p.params_col, p.multiplier), p)
@@ -294,6 +286,36 @@ def task_weights(frame, p: LeaderboardParams) -> dict:
         y = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float)
         out[label] = frame[wcol].to_numpy(dtype=float)[np.isfinite(y)]
     return out
+
+
+def task_rows(frame, p: LeaderboardParams, labels: list[str]) -> dict:
+    """The rows a bootstrap resamples (:func:`resampled_task`): ``z``, the score columns of the tasks ``labels`` side
+    by side (``Y``), their weight columns (``W``, ``None`` where each row weighs one), and the ``labels``."""
+    Y = np.column_stack([frame[p.tasks[k]].to_numpy(dtype=float) for k in labels])
+    W = (
+        frame[[weight_column(p.tasks[k]) for k in labels]].to_numpy(dtype=float)
+        if p.weighting == "base_model"
+        else None
+    )
+    return {"z": frame["z"].to_numpy(dtype=float), "Y": Y, "W": W, "labels": labels}
+
+
+def resampled_task(z, Y, W, rows, counts, j: int) -> tuple:
+    """Task ``j``'s scored rows among ``rows``, a row drawn k times (``counts``) fitted once and counted k times:
+    ``(z, y, weights)``."""
+    y = Y[rows, j]
+    keep = np.isfinite(y)
+    return z[rows][keep], y[keep], counts[keep] if W is None else counts[keep] * W[rows, j][keep]
+
+
+class LeaderboardProtocol(Protocol):
+    """A protocol on the leaderboard's rows with a compute axis: the columns it reads and its inputs' summary."""
+
+    def columns(self, params: LeaderboardParams):
+        return leaderboard_columns(params)
+
+    def data_summary(self, params: LeaderboardParams, tables):
+        return leaderboard_summary(tables, params)
 
 
 def budget_tail_support(data, fits: dict, z_eval: float, name=str) -> dict:

@@ -5,11 +5,19 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from ..core.quantities import boxed as boxed_name
 from ..core.schema import Count, Label
+from ..parallel.fanout import Mapper
 from ..stats.periods import assign_periods, validate_periods
 from ..stats.splits import rolling_splits
-from .leaderboard import BoxParams, leaderboard_frame, leaderboard_summary, with_weights
+from .base import Resampling
+from .leaderboard import (
+    BoxParams,
+    LeaderboardProtocol,
+    leaderboard_columns,
+    leaderboard_frame,
+    leaderboard_summary,
+    with_weights,
+)
 
 
 class PeriodParams(BoxParams):
@@ -74,16 +82,37 @@ def sigmoid_options(params) -> dict:
 
 
 def boxed_options(params) -> dict:
-    """The sigmoid inside the authors' box. Every start is carried to the final stage: inside the box the
-    warm-up stages can lead the best few starts into one basin and miss the box's optimum (measured on the
-    GPQA and IFEval pairs of Table 2), which keeping all starts avoids."""
-    n_starts = 9 + params.n_random  # the deterministic 3 x 3 grid plus the random starts
+    """The sigmoid inside the authors' box. Every start (the 3 x 3 grid and the random ones) is carried to the
+    final stage: inside the box the warm-up stages can lead the best few starts into one basin and miss the box's
+    optimum (measured on the GPQA and IFEval pairs of Table 2), which keeping all starts avoids."""
+    return {**sigmoid_options(params), "n_keep": 9 + params.n_random, "box": tuple(params.box_check)}
+
+
+def period_kwargs(params) -> dict:
+    """The settings every fit and score of a period protocol shares."""
     return {
-        "warm_start": params.warm_start,
-        "n_random": params.n_random,
-        "n_keep": n_starts,
-        "box": tuple(params.box_check),
+        "periods": params.periods,
+        "tau": params.tau,
+        "kappa": params.kappa,
+        "n_bins": params.n_bins,
+        "min_bin_size": params.min_bin_size,
+        "map_fn": Mapper("fits of the splits"),
     }
+
+
+def period_resampling(params, tables, cluster_col: str, fits, **design) -> Resampling:
+    """The claim's bootstrap over the dated rows, every period resampled together: ``fits`` on a resample of
+    the rows' ``frame``, with the claim's ``tasks`` and ``design`` (:meth:`Resampling.of_fits`)."""
+    df = period_frame(tables, params)
+    # the labels as plain strings: a resample's rows are taken from them quicker than from a string array
+    frame = df[["z", "period", *params.tasks.values()]].astype({"period": object})
+    return Resampling.of_fits(
+        len(df),
+        df[cluster_col].to_numpy(dtype=object),
+        "the dated leaderboard rows (every period resampled together)",
+        fits,
+        {"frame": frame, "tasks": params.tasks, **design},
+    )
 
 
 def outside_box(df, params, fitted: list[dict]) -> list[dict]:
@@ -103,44 +132,35 @@ def outside_box(df, params, fitted: list[dict]) -> list[dict]:
     return out
 
 
-def box_explanation(mine: dict, theirs: dict, names) -> dict:
-    """Per value name with a ``boxed.`` counterpart: mine, boxed, authors' and the two gaps."""
-    out = {}
-    for name in names:
-        b = boxed_name(name)
-        if b not in mine or mine.get(name) is None or theirs.get(name) is None:
-            continue
-        gap, boxed_gap = mine[name] - theirs[name], mine[b] - theirs[name]
-        out[name] = {
-            "reimpl": mine[name],
-            "boxed": mine[b],
-            "upstream": theirs[name],
-            "gap": gap,
-            "boxed_gap": boxed_gap,
-            "closed": (1.0 - abs(boxed_gap) / abs(gap)) if gap else None,
-        }
-    return out
+class PeriodProtocol(LeaderboardProtocol):
+    """A protocol that fits on one period of upload dates and scores the fit on the next."""
 
+    def columns(self, params):
+        return leaderboard_columns(params, date_col=params.date_col)
 
-def split_tail_support(tables, params, fits: dict) -> dict:
-    """What carries each split's boundary (the report's tail table): for every rolling split with a fitted
-    sigmoid ``fits[(task, t)]`` (``y0, L, a, beta``), the training models above it and the later models (those
-    of the next period inside the overlap) above it."""
-    from ..stats.sigmoid import sigmoid_boundary
+    def data_summary(self, params, tables):
+        return period_summary(tables, params)
 
-    rows = []
-    for s in rolling_splits(period_frame(tables, params), params.tasks, periods=params.periods):
-        q = fits.get((s.task, s.t))
-        if q is None:
-            continue
-        curve = (q["y0"], q["L"], q["a"], q["beta"])
-        rows.append(
-            {
-                "label": f"{s.task}, split {s.t} ({s.train_period} to {s.val_period})",
-                "above": int((s.y_train > sigmoid_boundary(s.z_train, *curve)).sum()),
-                "n": int(s.z_train.size),
-                "later_above": int((s.y_val > sigmoid_boundary(s.z_val, *curve)).sum()),
-                "later_n": int(s.z_val.size),
-            }
-        )
-    return {"kind": "periods", "rows": rows}
+    def tail_support(self, params, tables, reimpl) -> dict:
+        """What carries each split's sigmoid boundary (the report's tail table): the training models above it and
+        the later models (those of the next period inside the overlap) above it."""
+        from ..stats.sigmoid import sigmoid_boundary
+
+        fitted = reimpl.details["fitted"]
+        fits = {(f["task"], f["t"]): f["params"] for f in fitted if f.get("estimator", "sigmoid") == "sigmoid"}
+        rows = []
+        for s in rolling_splits(period_frame(tables, params), params.tasks, periods=params.periods):
+            q = fits.get((s.task, s.t))
+            if q is None:
+                continue
+            curve = (q["y0"], q["L"], q["a"], q["beta"])
+            rows.append(
+                {
+                    "label": f"{s.task}, split {s.t} ({s.train_period} to {s.val_period})",
+                    "above": int((s.y_train > sigmoid_boundary(s.z_train, *curve)).sum()),
+                    "n": int(s.z_train.size),
+                    "later_above": int((s.y_val > sigmoid_boundary(s.z_val, *curve)).sum()),
+                    "later_n": int(s.z_val.size),
+                }
+            )
+        return {"kind": "periods", "rows": rows}

@@ -9,21 +9,21 @@ from pydantic import Field
 
 from ...core.schema import Number
 from ...parallel.fanout import Mapper
-from ...stats.leaderboard import weight_column
 from ...stats.sigmoid import SigmoidQuantileRegressor, sigmoid_boundary, sigmoid_objective
-from ..base import Choice, Context, Measurement, Protocol
+from ..base import Choice, Context, Measurement, Resampling
 from ..leaderboard import (
     DATA_CHOICES,
     ESTIMATOR_CHOICES,
     BoxParams,
     EstimatorParams,
     LeaderboardParams,
+    LeaderboardProtocol,
     TauOverride,
     budget_tail_support,
-    leaderboard_columns,
     leaderboard_frame,
-    leaderboard_summary,
+    resampled_task,
     task_data,
+    task_rows,
     task_weights,
 )
 from . import CARD
@@ -106,13 +106,11 @@ def _fit_all(data, weights, params, rng, z_eval, **overrides):
 def _boundary_fits(indices, rng, *, z, Y, W, labels, inits, options, z_eval) -> tuple[dict, dict]:
     """Every task's boundary refitted on the rows ``indices`` from ``inits`` and read off at ``z_eval``, and
     the fits' parameters (``inits`` in kind). ``W``: the rows' weights (``None``: one each)."""
-    rows, counts = np.unique(indices, return_counts=True)  # a row drawn k times is fitted once, counted k times
-    zi, out, params = z[rows], {}, {}
+    rows, counts = np.unique(indices, return_counts=True)
+    out, params = {}, {}
     for j, label in enumerate(labels):
-        yi = Y[rows, j]
-        keep = np.isfinite(yi)
-        w = counts[keep] if W is None else counts[keep] * W[rows, j][keep]
-        model = SigmoidQuantileRegressor(rng=rng, **options).fit(zi[keep], yi[keep], init=inits[label], weights=w)
+        zj, yj, w = resampled_task(z, Y, W, rows, counts, j)
+        model = SigmoidQuantileRegressor(rng=rng, **options).fit(zj, yj, init=inits[label], weights=w)
         out[Q.boundary(label)], params[label] = float(model.predict(z_eval)), model.params_
     return out, params
 
@@ -124,7 +122,7 @@ def _boundary_values(cells: dict, fits: dict, prefix: str = "") -> dict:
     return out
 
 
-class BoundaryAtBudget(Protocol):
+class BoundaryAtBudget(LeaderboardProtocol):
     card = CARD
     Params = BoundaryParams
     controls = {"tau_override": TauOverride}
@@ -137,12 +135,6 @@ class BoundaryAtBudget(Protocol):
             "the claim names the budget (its table is at one compute); another budget is another number",
         ),
     }
-
-    def columns(self, params: BoundaryParams):
-        return leaderboard_columns(params)
-
-    def data_summary(self, params: BoundaryParams, tables):
-        return leaderboard_summary(tables, params)
 
     def multiverse_params(self, params: BoundaryParams) -> dict:
         return {"robustness_cold_start": False, "box_check": None, "kappa_check": None}
@@ -182,24 +174,15 @@ class BoundaryAtBudget(Protocol):
         return budget_tail_support(data, fits, math.log10(params.eval_x), name=Q.boundary)
 
     def resampling(self, params: BoundaryParams, tables, reimpl, *, cluster_col: str, quantities=None):
-        from ..base import Resampling
-
         frame = leaderboard_frame(tables, params)
         # the tasks whose boundary is read (all when none is named): the others are not refitted
         labels = [k for k in params.tasks if quantities is None or Q.boundary(k) in quantities] or list(params.tasks)
-        Y = np.column_stack([frame[params.tasks[k]].to_numpy(dtype=float) for k in labels])
-        wcols = [weight_column(params.tasks[k]) for k in labels]
-        W = frame[wcols].to_numpy(dtype=float) if params.weighting == "base_model" else None
-        options = params.estimator(n_random=0)  # each resample starts from the full-sample optimum
-        design = dict(
-            z=frame["z"].to_numpy(dtype=float),
-            Y=Y,
-            W=W,
-            labels=labels,
-            inits={k: f["params"] for k, f in reimpl.details["fits"].items()},
-            options=options,
-            z_eval=math.log10(params.eval_x),
-        )
+        design = {
+            **task_rows(frame, params, labels),
+            "inits": {k: f["params"] for k, f in reimpl.details["fits"].items()},
+            "options": params.estimator(n_random=0),  # each resample starts from the full-sample optimum
+            "z_eval": math.log10(params.eval_x),
+        }
         return Resampling.of_fits(
             len(frame),
             frame[cluster_col].to_numpy(dtype=object),

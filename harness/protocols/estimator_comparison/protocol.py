@@ -5,28 +5,30 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from ...core.schema import Count, Number
-from ...parallel.fanout import Mapper
 from ...stats.estimator_comparison import (
     baseline_comparison,
     estimator_table,
     ispline_knot_sensitivity,
     shuffled_z_advantage,
 )
-from ..base import Choice, Context, Measurement, Protocol, ProtocolParams
-from ..leaderboard import DATA_CHOICES, ESTIMATOR_CHOICES, EstimatorParams, LeaderboardParams, leaderboard_columns
+from ..base import Choice, Context, Measurement, ProtocolParams
+from ..leaderboard import DATA_CHOICES, ESTIMATOR_CHOICES, EstimatorParams, LeaderboardParams
 from ..periods import (
     PeriodParams,
+    PeriodProtocol,
     boxed_options,
     outside_box,
     period_frame,
-    period_summary,
+    period_kwargs,
+    period_resampling,
     sigmoid_options,
-    split_tail_support,
 )
 from . import CARD
 from . import quantities as Q
 
 METRICS, ESTIMATORS = Q.METRICS, Q.ESTIMATORS
+#: Why a setting of the I-spline is an analysis choice.
+_LEFT_OPEN = "a setting of the comparison estimator, which Appendix B.3 leaves open"
 
 
 class EstimatorComparisonParams(LeaderboardParams, EstimatorParams, PeriodParams):
@@ -95,17 +97,6 @@ def _estimators_read(quantities) -> list[str] | None:
     return [e for e in ESTIMATORS if e in out]
 
 
-def _eval_kwargs(params) -> dict:
-    return {
-        "periods": params.periods,
-        "tau": params.tau,
-        "kappa": params.kappa,
-        "n_bins": params.n_bins,
-        "min_bin_size": params.min_bin_size,
-        "map_fn": Mapper("fits of the splits"),
-    }
-
-
 def _inits(fitted: list[dict]) -> dict:
     """``{"sigmoid" | "ispline": {(task, t): params}}`` from the ``fitted`` records of a comparison."""
     return {
@@ -125,7 +116,7 @@ def _table_on(indices, rng, *, frame, tasks, inits, kwargs, estimators=None) -> 
     return out, _inits(res["fitted"])
 
 
-class EstimatorComparison(Protocol):
+class EstimatorComparison(PeriodProtocol):
     card = CARD
     Params = EstimatorComparisonParams
     controls = {"beta_zero": BetaZero, "shuffle_z": ShuffleZ}
@@ -137,24 +128,12 @@ class EstimatorComparison(Protocol):
             "a discretisation of the comparison the claim does not name (calibration error is a mean over bins)",
         ),
         "ispline_intervals": Choice(
-            "the knot rule of the I-spline (quantile intervals of the training z)",
-            "analysis",
-            "a setting of the comparison estimator, which Appendix B.3 leaves open",
+            "the knot rule of the I-spline (quantile intervals of the training z)", "analysis", _LEFT_OPEN
         ),
-        "ispline_lam": Choice(
-            "the ridge on the I-spline's weights",
-            "analysis",
-            "a setting of the comparison estimator, which Appendix B.3 leaves open",
-        ),
+        "ispline_lam": Choice("the ridge on the I-spline's weights", "analysis", _LEFT_OPEN),
         # weighting is left out: the I-spline and the baselines take no weights
         "scores": DATA_CHOICES["scores"],
     }
-
-    def columns(self, params):
-        return leaderboard_columns(params, date_col=params.date_col)
-
-    def data_summary(self, params, tables):
-        return period_summary(tables, params)
 
     def multiverse_params(self, params: EstimatorComparisonParams) -> dict:
         return {"box_check": None, "knot_grid": [params.ispline_intervals]}
@@ -170,7 +149,7 @@ class EstimatorComparison(Protocol):
             n_intervals=params.ispline_intervals,
             sigmoid_options=sigmoid_options(params),
             n_shuffles=0,
-            **_eval_kwargs(params),
+            **period_kwargs(params),
         )
         table = res["table"]
         values = {Q.metric(m, e): table[e][m] for e in ESTIMATORS for m in METRICS}
@@ -185,7 +164,7 @@ class EstimatorComparison(Protocol):
                 rng=rng,
                 n_intervals_grid=others,
                 ispline_lam=params.ispline_lam,
-                **_eval_kwargs(params),
+                **period_kwargs(params),
             )
             if others
             else {"rows": []}
@@ -205,7 +184,7 @@ class EstimatorComparison(Protocol):
                 "sigmoid",
                 {**params.loss(), **boxed_options(params)},
                 rng=rng,
-                **_eval_kwargs(params),
+                **period_kwargs(params),
             )
             bt = {**table, "sigmoid": boxed["table"]}
             values.update({Q.boxed(Q.metric(m, "sigmoid")): boxed["table"][m] for m in METRICS})
@@ -230,7 +209,7 @@ class EstimatorComparison(Protocol):
                 "constant_loss_min",
                 {"tau": params.tau, "kappa": params.kappa},
                 rng=rng,
-                **_eval_kwargs(params),
+                **period_kwargs(params),
             )
             return Measurement({Q.metric(m, "sigmoid"): res["table"][m] for m in METRICS})
         n = cparams.n_shuffles or params.n_shuffles
@@ -241,47 +220,28 @@ class EstimatorComparison(Protocol):
             n_shuffles=n,
             lam=params.lam,
             sigmoid_options=sigmoid_options(params),
-            **_eval_kwargs(params),
+            **period_kwargs(params),
         )
         return Measurement(
             {"advantage.id": res["advantage_mean"]},
             {"n": res["n"], "advantage_each": res["advantage_each"], "sigmoid_shuffled": res["sigmoid_shuffled"]},
         )
 
-    def tail_support(self, params: EstimatorComparisonParams, tables, reimpl) -> dict:
-        """What carries each split's sigmoid boundary: the training models above it, and the later ones."""
-        fits = {(f["task"], f["t"]): f["params"] for f in reimpl.details["fitted"] if f["estimator"] == "sigmoid"}
-        return split_tail_support(tables, params, fits)
-
     def resampling(self, params: EstimatorComparisonParams, tables, reimpl, *, cluster_col: str, quantities=None):
-        from ..base import Resampling
-
-        df = period_frame(tables, params)
-        keep = ["z", "period", *params.tasks.values()]
-        # the labels as plain strings: a resample's rows are taken from them quicker than from a string array
-        frame = df[keep].astype({"period": object})
-        inits = _inits(reimpl.details["fitted"])
         kwargs = {
             "lam": params.lam,
             "ispline_lam": params.ispline_lam,
             "n_intervals": params.ispline_intervals,
             "sigmoid_options": {"n_random": 0},
             "ispline_options": {"n_random": 0},
-            **_eval_kwargs(params),
+            **period_kwargs(params),
             "map_fn": None,
         }
         # the estimators no read value is of are not fitted on a resample
-        design = dict(frame=frame, tasks=params.tasks, inits=inits, kwargs=kwargs)
         estimators = _estimators_read(quantities)
-        if estimators is not None:
-            design["estimators"] = estimators
-        return Resampling.of_fits(
-            len(df),
-            df[cluster_col].to_numpy(dtype=object),
-            "the dated leaderboard rows (every period resampled together)",
-            _table_on,
-            design,
-        )
+        design = {} if estimators is None else {"estimators": estimators}
+        inits = _inits(reimpl.details["fitted"])
+        return period_resampling(params, tables, cluster_col, _table_on, inits=inits, kwargs=kwargs, **design)
 
     # -- figures ----------------------------------------------------------------------------------------
 
@@ -315,11 +275,8 @@ class EstimatorComparison(Protocol):
                     }
                 )
             elif c.control == "shuffle_z":
-                # the shuffled sigmoid's ID loss is the Constant's minus the advantage (advantage.id's definition)
-                mine = cd.get("sigmoid_shuffled") or {
-                    "pinball_id": v[Q.metric("pinball_id", "constant")] - cv["advantage.id"]
-                }
-                theirs = None
+                # the authors' shuffled sigmoid's ID loss: the Constant's minus the advantage (its definition)
+                mine, theirs = cd["sigmoid_shuffled"], None
                 if cu and cu.get("advantage.id") is not None and uv.get(Q.metric("pinball_id", "constant")) is not None:
                     theirs = {"pinball_id": uv[Q.metric("pinball_id", "constant")] - cu["advantage.id"]}
                 rows.append(

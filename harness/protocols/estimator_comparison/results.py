@@ -104,12 +104,8 @@ class Results(BaseResults):
         rows = []
         for m in Q.METRICS:
             name = Q.metric(m, "sigmoid")
-            t, mine, inside, theirs = (
-                self._cells.get(name),
-                self.mine[name],
-                self.mine[Q.boxed(name)],
-                self.theirs.get(name),
-            )
+            t, theirs = self._cells.get(name), self.theirs.get(name)
+            mine, inside = self.mine[name], self.mine[Q.boxed(name)]
             gap = None if theirs is None else mine - theirs
             rows.append(
                 {

@@ -13,21 +13,21 @@ from pydantic import Field, model_validator
 from ...core.quantities import budget_text
 from ...core.schema import Count, Label, Number, RelativePath
 from ...parallel.fanout import Mapper
-from ...stats.leaderboard import weight_column
 from ...stats.sigmoid import BETA_MAX, sigmoid_boundary
 from ...stats.sweep import fit_setting, hyperparameter_sweep
-from ..base import Context, Measurement, Protocol, ProtocolParams
+from ..base import Context, Measurement, ProtocolParams, Resampling
 from ..leaderboard import (
     DATA_CHOICES,
     ESTIMATOR_CHOICES,
     EstimatorParams,
     LeaderboardParams,
+    LeaderboardProtocol,
     TauOverride,
     budget_tail_support,
-    leaderboard_columns,
     leaderboard_frame,
-    leaderboard_summary,
+    resampled_task,
     task_data,
+    task_rows,
     task_weights,
 )
 from . import CARD
@@ -88,9 +88,8 @@ class HyperParams(LeaderboardParams, EstimatorParams):
             bad.append(f"reference/beta_task names {unknown} are not task labels {list(self.tasks)}")
         if self.loss_grid_points % 2 == 0:
             bad.append("loss_grid_points must be odd, so that u = 0 is on the grid")
-        grids = {"tau": self.tau_grid, "kappa": self.kappa_grid, "lam": self.lam_grid}
         claimed = self.loss()
-        if not any(v != claimed[p] for p, vs in grids.items() for v in vs):
+        if not any(v != claimed[p] for p, vs in _grids(self).items() for v in vs):
             bad.append("the grids hold no setting other than the claimed one")
         if bad:
             raise ValueError("; ".join(bad))
@@ -101,13 +100,24 @@ def _grids(params) -> dict:
     return {"tau": params.tau_grid, "kappa": params.kappa_grid, "lam": params.lam_grid}
 
 
+def _fit_at(p: HyperParams, data, rngs, **setting) -> dict:
+    """Every task's fit at the claim's setting with ``setting`` replacing some of it (``tau``, ``kappa``, ``lam``,
+    ``weights``), read off at the budget (:func:`fit_setting`)."""
+    setting = {**p.loss(), **setting}
+    starts = "warm" if p.warm_start else "cold"
+    options = {"n_random": p.n_random}
+    return fit_setting(
+        data, rngs=rngs, z_eval=math.log10(p.eval_x), estimator_options=options, starts=starts, **setting
+    )
+
+
 def control_values(fits: dict, reference: dict) -> dict:
     """Summaries of one refit: coverage, distance from the reference, mean boundary."""
     bnd = {k: f["boundary"] for k, f in fits.items()}
     return {
-        "claimed.coverage_mean": float(np.mean([f["coverage"] for f in fits.values()])),
-        "claimed.max_dev": max(abs(bnd[k] - v) for k, v in reference.items()),
-        "claimed.mean_boundary": float(np.mean(list(bnd.values()))),
+        Q.claimed("coverage_mean"): float(np.mean([f["coverage"] for f in fits.values()])),
+        Q.claimed("max_dev"): max(abs(bnd[k] - v) for k, v in reference.items()),
+        Q.claimed("mean_boundary"): float(np.mean(list(bnd.values()))),
     }
 
 
@@ -115,9 +125,9 @@ def sweep_values(sweep: dict, claimed: dict, within: float) -> dict:
     """Flatten a sweep (as :func:`hyperparameter_sweep` returns it) into named values."""
     c = sweep["claimed"]
     values = {
-        "claimed.max_dev": c["max_dev_reference"],
-        "claimed.coverage_mean": c["coverage_mean"],
-        "claimed.mean_boundary": float(np.mean(list(c["boundary"].values()))),
+        Q.claimed("max_dev"): c["max_dev_reference"],
+        Q.claimed("coverage_mean"): c["coverage_mean"],
+        Q.claimed("mean_boundary"): float(np.mean(list(c["boundary"].values()))),
     }
     others = []
     for param, rows in sweep["sweeps"].items():
@@ -129,8 +139,8 @@ def sweep_values(sweep: dict, claimed: dict, within: float) -> dict:
             values[Q.sweep(param, v, "beta")] = row["beta_of_task"]
             if v != claimed[param]:
                 others.append(row["max_dev_reference"])
-    values["others.min_max_dev"] = min(others)
-    values["others.n_within"] = sum(x <= within for x in others)
+    values[Q.others("min_max_dev")] = min(others)
+    values[Q.others("n_within")] = sum(x <= within for x in others)
     return values
 
 
@@ -151,24 +161,23 @@ def _sweep_fits(indices, rng, *, z, Y, W, labels, settings, reference, z_eval, c
     (``settings`` in kind)."""
     from ...stats.sigmoid import SigmoidQuantileRegressor
 
-    rows, counts = np.unique(indices, return_counts=True)  # a row drawn k times is fitted once, counted k times
-    zi, cells, params = z[rows], {key: {} for key in settings}, {key: {} for key in settings}
+    rows, counts = np.unique(indices, return_counts=True)
+    cells, params = {key: {} for key in settings}, {key: {} for key in settings}
     for j, label in enumerate(labels):  # each task's points sorted once for all the settings
-        yi = Y[rows, j]
-        keep = np.isfinite(yi)
+        zj, yj, w = resampled_task(z, Y, W, rows, counts, j)
         models = SigmoidQuantileRegressor.refit_settings(
-            zi[keep],
-            yi[keep],
+            zj,
+            yj,
             [{"n_random": 0, **setting} for setting, _ in settings.values()],
             [inits[label] for _, inits in settings.values()],
-            weights=counts[keep] if W is None else counts[keep] * W[rows, j][keep],
+            weights=w,
         )
         for key, model in zip(settings, models):
             cells[key][label], params[key][label] = float(model.predict(z_eval)), model.params_
     devs = {key: max(abs(cells[key][k] - v) for k, v in reference.items()) for key in settings}
     fits = {key: (setting, params[key]) for key, (setting, _) in settings.items()}
     others = [d for k, d in devs.items() if k != claimed_key]
-    return {"claimed.max_dev": devs[claimed_key], "others.min_max_dev": min(others)}, fits
+    return {Q.claimed("max_dev"): devs[claimed_key], Q.others("min_max_dev"): min(others)}, fits
 
 
 def _search_order(settings, reference, z_eval, claimed_key) -> list[tuple]:
@@ -192,14 +201,12 @@ def _sweep_values(indices, rng, *, z, Y, W, labels, settings, reference, z_eval,
     from ...stats.sigmoid import Refits
 
     rows, counts = np.unique(indices, return_counts=True)
-    zi, refits = z[rows], {}
+    refits = {}
 
     def gap(key, label):
         if label not in refits:
-            yi = Y[rows, labels.index(label)]
-            keep = np.isfinite(yi)
-            w = counts[keep] if W is None else counts[keep] * W[rows, labels.index(label)][keep]
-            refits[label] = Refits(zi[keep], yi[keep], weights=w)
+            zj, yj, w = resampled_task(z, Y, W, rows, counts, labels.index(label))
+            refits[label] = Refits(zj, yj, weights=w)
         setting, inits = settings[key]
         model = refits[label].fit({"n_random": 0, **setting}, inits[label])
         return abs(float(model.predict(z_eval)) - reference[label])
@@ -214,7 +221,7 @@ def _sweep_values(indices, rng, *, z, Y, W, labels, settings, reference, z_eval,
             if largest >= least:
                 break
         least = min(least, largest)
-    return {"claimed.max_dev": claimed, "others.min_max_dev": least}
+    return {Q.claimed("max_dev"): claimed, Q.others("min_max_dev"): least}
 
 
 def _rebased(indices, rng, *, design):
@@ -224,7 +231,7 @@ def _rebased(indices, rng, *, design):
     return values, partial(_sweep_values, **{**design, "settings": fits, "order": order})
 
 
-class Hyperparameters(Protocol):
+class Hyperparameters(LeaderboardProtocol):
     card = CARD
     Params = HyperParams
     controls = {"tau_override": TauOverride}
@@ -243,12 +250,6 @@ class Hyperparameters(Protocol):
             "weights ask which setting fits another table",
         ),
     }
-
-    def columns(self, params):
-        return leaderboard_columns(params)
-
-    def data_summary(self, params, tables):
-        return leaderboard_summary(tables, params)
 
     def measure(self, params: HyperParams, tables, rng):
         frame = leaderboard_frame(tables, params)
@@ -272,17 +273,7 @@ class Hyperparameters(Protocol):
         frame = leaderboard_frame(tables, params)
         data = task_data(frame, params)
         rngs = [np.random.default_rng(s) for s in rng.bit_generator.seed_seq.spawn(len(data))]
-        fits = fit_setting(
-            data,
-            weights=task_weights(frame, params),
-            tau=cparams.tau,
-            kappa=params.kappa,
-            lam=params.lam,
-            rngs=rngs,
-            z_eval=math.log10(params.eval_x),
-            estimator_options={"n_random": params.n_random},
-            starts="warm" if params.warm_start else "cold",
-        )
+        fits = _fit_at(params, data, rngs, weights=task_weights(frame, params), tau=cparams.tau)
         return Measurement(control_values(fits, params.reference))
 
     def tail_support(self, params: HyperParams, tables, reimpl) -> dict:
@@ -294,28 +285,18 @@ class Hyperparameters(Protocol):
 
     def resampling(self, params: HyperParams, tables, reimpl, *, cluster_col: str, quantities=None):
         # every value of the statistic is read off every probed setting: nothing to leave out for ``quantities``
-        from ..base import Resampling
-
         frame = leaderboard_frame(tables, params)
-        labels = list(params.tasks)
         settings = {
             key: ({p: s[p] for p in ("tau", "kappa", "lam")}, s["fits"])
             for key, s in reimpl.details["settings"].items()
         }
-        design = dict(
-            z=frame["z"].to_numpy(dtype=float),
-            Y=np.column_stack([frame[params.tasks[k]].to_numpy(dtype=float) for k in labels]),
-            W=(
-                frame[[weight_column(params.tasks[k]) for k in labels]].to_numpy(dtype=float)
-                if params.weighting == "base_model"
-                else None
-            ),
-            labels=labels,
-            settings=settings,
-            reference=dict(params.reference),
-            z_eval=math.log10(params.eval_x),
-            claimed_key=Q.setting_key(params.loss()),
-        )
+        design = {
+            **task_rows(frame, params, list(params.tasks)),
+            "settings": settings,
+            "reference": dict(params.reference),
+            "z_eval": math.log10(params.eval_x),
+            "claimed_key": Q.setting_key(params.loss()),
+        }
         order = _search_order(settings, design["reference"], design["z_eval"], design["claimed_key"])
         return Resampling(
             len(frame),
@@ -333,17 +314,8 @@ class Hyperparameters(Protocol):
         the largest gap of its boundaries to the reference."""
         p, n = ctx.params, int(ctx.data["oll_rows_with_compute"])
         data = task_data(leaderboard_frame(ctx.tables, p), p)
-        fits = fit_setting(
-            data,
-            tau=p.tau,
-            kappa=p.kappa,
-            lam=p.lam / n,
-            rngs=rng.spawn(len(data)),
-            z_eval=math.log10(p.eval_x),
-            estimator_options={"n_random": p.n_random},
-            starts="warm" if p.warm_start else "cold",
-        )
-        gap = control_values(fits, p.reference)["claimed.max_dev"]
+        fits = _fit_at(p, data, rng.spawn(len(data)), lam=p.lam / n)
+        gap = control_values(fits, p.reference)[Q.claimed("max_dev")]
         return {"sum": {"n": n, "ridge": p.lam / n, "max_dev": gap if math.isfinite(gap) else None}}  # NaN: no fit
 
     # -- figures ----------------------------------------------------------------------------------------
@@ -368,9 +340,9 @@ class Hyperparameters(Protocol):
             {
                 "id": c.id,
                 "tau": c.params["tau"],
-                "max_dev": ctx.reimpl.controls[c.id].values["claimed.max_dev"],
+                "max_dev": ctx.reimpl.controls[c.id].values[Q.claimed("max_dev")],
                 "upstream_max_dev": (
-                    ctx.upstream.controls[c.id].values.get("claimed.max_dev")
+                    ctx.upstream.controls[c.id].values.get(Q.claimed("max_dev"))
                     if ctx.upstream.ok and c.id in ctx.upstream.controls
                     else None
                 ),

@@ -16,6 +16,8 @@ from . import CARD
 from .quantities import BATCHES, PARAMS, natural
 
 Theta = list[Number]
+#: Why a setting of the bootstrap is an analysis choice.
+_HOW_MADE = "how the interval is made, not what it estimates"
 
 
 class LossParams(ProtocolParams):
@@ -115,20 +117,20 @@ def _theta_of(printed) -> np.ndarray:
     return np.array([math.log(a), math.log(b), math.log(e), alpha, beta])
 
 
-def _width(samples, level: float, how: str) -> float:
-    """The width of :func:`_interval` about the samples' mean."""
-    lo, hi = _interval(samples, float(np.mean(samples)), level, how)
-    return hi - lo
-
-
-def _interval(samples, estimate: float, level: float, how: str) -> tuple[float, float]:
+def _interval(samples, level: float, how: str) -> tuple[float, float]:
+    """The bootstrap interval of ``samples``: their percentiles, or normal about their mean with their s.d."""
     if how == "percentile":
         lo, hi = np.percentile(samples, [50 * (1 - level), 50 * (1 + level)])
         return float(lo), float(hi)
     from scipy.stats import norm
 
-    half = norm.ppf(0.5 + level / 2) * float(np.std(samples, ddof=1))
-    return estimate - half, estimate + half
+    mean, half = float(np.mean(samples)), norm.ppf(0.5 + level / 2) * float(np.std(samples, ddof=1))
+    return mean - half, mean + half
+
+
+def _width(samples, level: float, how: str) -> float:
+    lo, hi = _interval(samples, level, how)
+    return hi - lo
 
 
 def _measure(params: LossParams, runs, rng, *, printed, n_boot: int, scale: float = 1.0, profile=False) -> Measurement:
@@ -186,10 +188,10 @@ def _bootstrap(params: LossParams, runs, rng, n_boot: int, fitted, details) -> d
     named = [natural("b", t) for t in boot.thetas]
     out = {f"se.{k}": float(np.std([d[f"b.{k}"] for d in named], ddof=1)) for k in PARAMS}
     shares = np.array([d["b.a"] for d in named])
-    lo, hi = _interval(shares, float(np.mean(shares)), params.level, params.interval)
+    lo, hi = _interval(shares, params.level, params.interval)
     target = params.interval_a[1] - params.interval_a[0]
     ratios = ch.tokens_per_parameter(boot.thetas, params.compute)
-    r_lo, r_hi = _interval(ratios, float(np.mean(ratios)), params.level, params.interval)
+    r_lo, r_hi = _interval(ratios, params.level, params.interval)
     details["bootstrap"] = {"converged": int(boot.success.sum()), "n": n_boot}
     # The Monte Carlo error of the runs needed: the spread of the same statistic over BATCHES disjoint batches of
     # the resamples, divided by sqrt(BATCHES) (batch means; each batch's interval is a little noisier than the whole's).
@@ -226,15 +228,9 @@ class ParametricLoss(Protocol):
             "the extraction's reading of the figure",
             "data",
         ),
-        "interval": Choice(
-            "the bootstrap interval's definition", "analysis", "how the interval is made, not what it estimates"
-        ),
-        "boot_start": Choice(
-            "where each resample's fit starts", "analysis", "how the interval is made, not what it estimates"
-        ),
-        "boot_gtol": Choice(
-            "BFGS's tolerance in each resample", "analysis", "how the interval is made, not what it estimates"
-        ),
+        "interval": Choice("the bootstrap interval's definition", "analysis", _HOW_MADE),
+        "boot_start": Choice("where each resample's fit starts", "analysis", _HOW_MADE),
+        "boot_gtol": Choice("BFGS's tolerance in each resample", "analysis", _HOW_MADE),
         "level": Choice("the interval's coverage", "estimand", "another coverage is another interval"),
     }
 

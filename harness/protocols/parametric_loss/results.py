@@ -126,11 +126,8 @@ class Results(BaseResults):
     def resampling_gap(self) -> dict | None:
         """Where both arms give the runs needed: how far apart, in Monte Carlo standard errors of this arm's (the
         arms draw different resamples: the notebook after ``np.random.seed(42)``, this run from the claim's seed)."""
-        mine, theirs, se = (
-            self.mine.get("required_runs"),
-            self.theirs.get("required_runs"),
-            self.mine.get("mc.required_runs"),
-        )
+        mine, theirs = self._pair("required_runs").values()
+        se = self.mine.get("mc.required_runs")
         if mine is None or theirs is None or not se:
             return None
         return {"gap": theirs - mine, "in_se": abs(theirs - mine) / se}

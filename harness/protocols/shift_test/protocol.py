@@ -16,8 +16,10 @@ from ..base import Choice, Context, Measurement, Protocol, ProtocolParams
 from . import CARD
 from .quantities import MC_SIDE_SDS
 
-#: A specification's power: fewer data sets and permutations than the claim's own (Monte Carlo s.e. at most 2.5%).
+#: A specification's power: fewer data sets and permutations than the claim's own.
 MULTIVERSE_POWER = {"n_replicates": 400, "n_perm": 200}
+#: The largest Monte Carlo s.e. of a power from that many data sets (a proportion's, at 1/2).
+MULTIVERSE_POWER_SE = 0.5 / math.sqrt(MULTIVERSE_POWER["n_replicates"])
 
 
 class PowerParams(ProtocolParams):
@@ -237,7 +239,7 @@ class ShiftTest(Protocol):
     #: specification says nothing there by being not significant.
     MULTIVERSE_REPORTS = {
         "power.at_observed": "at each specification's own γ; {n_replicates} data sets and {n_perm} permutations each, "
-        "a Monte Carlo s.e. of at most 0.025".format(**MULTIVERSE_POWER)
+        "a Monte Carlo s.e. of at most {se:g}".format(**MULTIVERSE_POWER, se=MULTIVERSE_POWER_SE)
     }
 
     def multiverse_params(self, params: ShiftParams) -> dict:
@@ -280,20 +282,10 @@ class ShiftTest(Protocol):
 
         start = copy.deepcopy(rng)  # the eps table reuses the test's stream: rows differ by eps only
         res = shift_test(x, y, post, rng=rng, eps=params.eps, interval_alpha=params.alpha, **kw)
-        values = {
-            "n_merged": res["n_merged"],
-            "n_support": res["n"],
-            "n_pre": res["n_pre"],
-            "n_post": res["n_post"],
-            "slope": res["slope"],
-            "gamma": res["gamma"],
-            "se": res["se"],
-            "t": res["t"],
-            "p_value": res["p_value"],
-            "gamma_lo": res["gamma_lo"],
-            "gamma_hi": res["gamma_hi"],
-            "r2": res["r2"],
-            "odds_ratio": math.exp(res["gamma"]),
+        values = {"n_merged": res["n_merged"], "n_support": res["n"]}
+        values |= {k: res[k] for k in ("n_pre", "n_post", "slope", "gamma", "se", "t", "p_value", "gamma_lo")}
+        values |= {k: res[k] for k in ("gamma_hi", "r2")} | {"odds_ratio": math.exp(res["gamma"])}
+        values |= {
             "null_mean": res["null_mean"],
             "upper95": res["gamma"] + norm.ppf(0.95) * res["se"],
             # The textbook alternative: one-sided t-test of gamma = 0 with n - 3 degrees of freedom.
@@ -312,16 +304,7 @@ class ShiftTest(Protocol):
             for r in eps_sensitivity(x, y, post, rng=start, eps_grid=params.eps_grid, **kw)
         ]
         if params.power is not None:
-            pw = params.power
-            pkw = {
-                "shifts": pw.shifts,
-                "n_replicates": pw.n_replicates,
-                "eps": params.eps,
-                "n_bins": params.n_bins,
-                "n_perm": pw.n_perm,
-                "alpha": params.alpha,
-                "target": pw.target,
-            }
+            pkw = {**params.power.model_dump(), "eps": params.eps, "n_bins": params.n_bins, "alpha": params.alpha}
             main = shift_test_power(x, y, post, rng=rng, mean_model="linear", **pkw)
             strata = shift_test_power(x, y, post, rng=rng, mean_model="strata", **pkw)
             values["power.at_observed"] = main["at_observed"]["power"]

@@ -8,18 +8,19 @@ import pandas as pd
 from pydantic import Field, model_validator
 
 from ...core.schema import Count, Label, Number
-from ...parallel.fanout import Mapper
 from ...stats.temporal_coverage import relabelled_coverage, temporal_coverage
-from ..base import Context, Measurement, Protocol, ProtocolParams
+from ..base import Context, Measurement, ProtocolParams
 from ..leaderboard import DATA_CHOICES, ESTIMATOR_CHOICES, EstimatorParams, LeaderboardParams, leaderboard_columns
 from ..periods import (
     PeriodParams,
+    PeriodProtocol,
     boxed_options,
     outside_box,
     period_frame,
+    period_kwargs,
+    period_resampling,
     period_summary,
     sigmoid_options,
-    split_tail_support,
 )
 from . import CARD
 from . import quantities as Q
@@ -66,17 +67,8 @@ class RelabelPeriods(ProtocolParams):
 
 
 def _fit_kwargs(params: TemporalParams) -> dict:
-    return {
-        "drift_tasks": params.drift_tasks,
-        "periods": params.periods,
-        "tau": params.tau,
-        "kappa": params.kappa,
-        "lam": params.lam,
-        "n_bins": params.n_bins,
-        "min_bin_size": params.min_bin_size,
-        "exceed_rate": params.exceed_rate,
-        "map_fn": Mapper("fits of the splits"),
-    }
+    extra = {"drift_tasks": params.drift_tasks, "lam": params.lam, "exceed_rate": params.exceed_rate}
+    return {**period_kwargs(params), **extra}
 
 
 def _coverage_values(res: dict, labels: list[str], *, counts: bool = True) -> dict[str, float]:
@@ -97,13 +89,13 @@ def _coverage_values(res: dict, labels: list[str], *, counts: bool = True) -> di
     g, gb = res["groups"]["signed_coverage"], res["groups"]["bin_averaged_train_bins"]
     v.update(
         {
-            "group.drift": g["drift"],
-            "group.stable": g["stable"],
-            "separation": g["separation"],
+            Q.group("drift"): g["drift"],
+            Q.group("stable"): g["stable"],
+            Q.SEPARATION: g["separation"],
             Q.DROP_SEPARATION: g["separation"] - res["groups"]["in_sample"]["separation"],
-            Q.bin_averaged("group.drift"): gb["drift"],
-            Q.bin_averaged("group.stable"): gb["stable"],
-            Q.bin_averaged("separation"): gb["separation"],
+            Q.bin_averaged(Q.group("drift")): gb["drift"],
+            Q.bin_averaged(Q.group("stable")): gb["stable"],
+            Q.bin_averaged(Q.SEPARATION): gb["separation"],
         }
     )
     if counts:
@@ -132,7 +124,7 @@ def _coverage_on(indices, rng, *, frame, tasks, labels, inits, kwargs, binned=Tr
     return values, {(f["task"], f["t"]): f["params"] for f in res["fitted"]}
 
 
-class TemporalCoverage(Protocol):
+class TemporalCoverage(PeriodProtocol):
     card = CARD
     Params = TemporalParams
     controls = {"relabel_periods": RelabelPeriods}
@@ -205,39 +197,22 @@ class TemporalCoverage(Protocol):
             sigmoid_options=sigmoid_options(params),
             **_fit_kwargs(params),
         )
-        values = {"separation": res["separation_mean"]}
+        values = {Q.SEPARATION: res["separation_mean"]}
         values.update({Q.signed_coverage(k): x for k, x in res["signed_coverage_mean"].items()})
         return Measurement(values, {"separation_each": res["separation"]})  # the range the report gives
 
-    def tail_support(self, params: TemporalParams, tables, reimpl) -> dict:
-        """What carries each split's boundary: the training models above it, and the later models above it."""
-        fits = {(f["task"], f["t"]): f["params"] for f in reimpl.details["fitted"]}
-        return split_tail_support(tables, params, fits)
-
     def resampling(self, params: TemporalParams, tables, reimpl, *, cluster_col: str, quantities=None):
-        from ..base import Resampling
-
-        df = period_frame(tables, params)
-        keep = ["z", "period", *params.tasks.values()]
-        # the labels as plain strings: a resample's rows are taken from them quicker than from a string array
-        frame = df[keep].astype({"period": object})
-        inits = {(f["task"], f["t"]): f["params"] for f in reimpl.details["fitted"]}
-        design = dict(
-            frame=frame,
-            tasks=params.tasks,
+        return period_resampling(
+            params,
+            tables,
+            cluster_col,
+            _coverage_on,
             labels=list(params.tasks),
-            inits=inits,
+            inits={(f["task"], f["t"]): f["params"] for f in reimpl.details["fitted"]},
             kwargs={**_fit_kwargs(params), "map_fn": None},
             # the bin-averaged variants are computed on a resample only where one of them is read
             binned=quantities is None or any(q.startswith(Q.bin_averaged("")) for q in quantities),
             tested=quantities is None or any(q.startswith(Q.binomial_p("")) for q in quantities),
-        )
-        return Resampling.of_fits(
-            len(df),
-            df[cluster_col].to_numpy(dtype=object),
-            "the dated leaderboard rows (every period resampled together)",
-            _coverage_on,
-            design,
         )
 
     # -- figures ----------------------------------------------------------------------------------------
