@@ -1,12 +1,9 @@
-"""The authors' code at its pinned commit: the pins (``data/upstream.yaml``) and the sparse checkout in
-``vendor/``.
+"""The authors' code at its pinned commit: the pins (``data/upstream.yaml``) and the sparse checkout in ``vendor/``.
 
-:func:`checkout` clones a pin (a local mirror is git's business: ``url.<mirror>.insteadOf``), sparse-checks-out
-its ``paths`` and detaches HEAD at the commit; :func:`verified_tree` runs before every use and refuses a
-checkout that is not the pinned tree, byte for byte, and nothing else. Git runs in an environment of its own
-(:data:`GIT_ENV`, :data:`GIT_OPTIONS`): no system or global configuration but the mirrors, no replace refs, no
-hooks, no fsmonitor, and a checkout whose own configuration holds anything the harness did not write is
-refused.
+:func:`checkout` clones a pin, sparse and detached at its commit; :func:`verified_tree` runs before every use and
+refuses a checkout that is not the pinned tree, byte for byte. Git runs in an environment of its own
+(:data:`GIT_ENV`, :data:`GIT_OPTIONS`): no configuration but the user's mirrors, no replace refs, hooks or
+fsmonitor, and no key in the checkout's own configuration that the harness did not write.
 """
 
 from __future__ import annotations
@@ -180,11 +177,19 @@ def _open_repo(dest: Path, fix: str) -> git.Repo:
     return repo
 
 
-def _origin_url(repo: git.Repo) -> str | None:
+def _check_origin(repo: git.Repo, dest: Path, pin: Pin, fix: str) -> None:
     try:
-        return repo.git.config("--get", "remote.origin.url")
+        found = repo.git.config("--get", "remote.origin.url")
     except git.GitCommandError:
-        return None
+        found = None
+    if found != pin.url:
+        raise UpstreamError(f"{shown(dest)} is a clone of {found}, expected {pin.url}; {fix}")
+
+
+def _check_unchanged(repo: git.Repo, dest: Path, fix: str) -> None:
+    changes = _local_changes(repo)
+    if changes:
+        raise UpstreamError(f"{shown(dest)} has local changes ({_describe_changes(changes)}); {fix}")
 
 
 def _local_changes(repo: git.Repo) -> list[str]:
@@ -252,12 +257,9 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
         else:
             repo = _open_repo(dest, fix)
         with repo:
-            found = _origin_url(repo)
-            if found != pin.url:
-                raise UpstreamError(f"{shown(dest)} is a clone of {found}, expected {pin.url}; {fix}")
-            changes = [] if fresh else _local_changes(repo)  # a fresh --no-checkout clone lists every file as deleted
-            if changes:
-                raise UpstreamError(f"{shown(dest)} has local changes ({_describe_changes(changes)}); {fix}")
+            _check_origin(repo, dest, pin, fix)
+            if not fresh:  # a fresh --no-checkout clone lists every file as deleted
+                _check_unchanged(repo, dest, fix)
             if not _has_commit(repo, pin.commit):
                 _git(repo, mirrors=True).fetch("--quiet", "origin")
                 _git(repo)
@@ -315,7 +317,6 @@ def _disk_mismatches(root: Path, repo: git.Repo, commit: str, paths: list[str]) 
 
 
 def verify_checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: str | Path = PINS_FILE) -> Path:
-    """Check that ``vendor_dir/<pin_name>`` is the pin, untouched; return its path (see :func:`verified_tree`)."""
     return verified_tree(pin_name, vendor_dir, pins_file=pins_file)[0]
 
 
@@ -333,9 +334,7 @@ def verified_tree(
         )
     try:
         with _open_repo(dest, fix) as repo:
-            found = _origin_url(repo)
-            if found != pin.url:
-                raise UpstreamError(f"{shown(dest)} is a clone of {found}, expected {pin.url}; {fix}")
+            _check_origin(repo, dest, pin, fix)
             try:
                 head = repo.git.rev_parse("--verify", "--quiet", "HEAD^{commit}")
             except git.GitCommandError:
@@ -354,9 +353,7 @@ def verified_tree(
                     f"{shown(dest)}: sparse-checkout paths are {sparse or 'not set (full checkout)'},"
                     f" expected {pin.sparse_patterns()}; run `make vendor`"
                 )
-            changes = _local_changes(repo)
-            if changes:
-                raise UpstreamError(f"{shown(dest)} has local changes ({_describe_changes(changes)}); {fix}")
+            _check_unchanged(repo, dest, fix)
             altered, on_disk = _disk_mismatches(dest, repo, pin.commit, pin.paths)
             if altered:
                 more = f" and {len(altered) - 6} more" if len(altered) > 6 else ""

@@ -114,22 +114,18 @@ def summarise(rows: list[dict], p: dict) -> tuple[dict, dict]:
             "share_above": k / n,
             "binomial_p": float(test.pvalue),
         }
-        names = {
-            "signed_coverage": Q.signed_coverage(label),
-            "in_sample": Q.in_sample(label),
-            "share_above": Q.share_above(label),
-            "binomial_p": Q.binomial_p(label),
-            "bin_averaged": Q.bin_averaged(Q.signed_coverage(label)),
-        }
-        values.update({name: per_task[label][key] for key, name in names.items()})
-        for x in r:
-            values[Q.split(x["t"], label)] = x["signed_coverage"]
-    d = float(np.mean([per_task[t]["signed_coverage"] for t in labels if t in drift]))
-    s = float(np.mean([per_task[t]["signed_coverage"] for t in labels if t not in drift]))
+        names = {"in_sample": Q.in_sample, "share_above": Q.share_above, "binomial_p": Q.binomial_p}
+        values.update({name(label): per_task[label][key] for key, name in names.items()})
+        values[Q.signed_coverage(label)] = per_task[label]["signed_coverage"]
+        values[Q.bin_averaged(Q.signed_coverage(label))] = per_task[label]["bin_averaged"]
+        values.update({Q.split(x["t"], label): x["signed_coverage"] for x in r})
+
+    def mean(key: str, drifting: bool) -> float:
+        return float(np.mean([per_task[t][key] for t in labels if (t in drift) == drifting]))
+
+    d, s = mean("signed_coverage", True), mean("signed_coverage", False)
     values.update({Q.group("drift"): d, Q.group("stable"): s, Q.SEPARATION: s - d})
-    d_in = float(np.mean([per_task[t]["in_sample"] for t in labels if t in drift]))
-    s_in = float(np.mean([per_task[t]["in_sample"] for t in labels if t not in drift]))
-    values[Q.DROP_SEPARATION] = (s - d) - (s_in - d_in)
+    values[Q.DROP_SEPARATION] = (s - d) - (mean("in_sample", False) - mean("in_sample", True))
     return values, per_task
 
 
