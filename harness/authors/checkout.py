@@ -50,6 +50,11 @@ MIRROR_HINT = (
 )
 
 
+def package_name(requirement: str) -> str:
+    """A package's normalised name (PEP 503) in ``name==version``."""
+    return re.sub(r"[-_.]+", "-", requirement.split("==")[0]).lower()
+
+
 # -- pins ---------------------------------------------------------------------------------------------------
 
 
@@ -71,7 +76,7 @@ class Pin(BaseModel):
         bad = [p for p in packages if not EXACT_REQUIREMENT.fullmatch(p)]
         if bad:
             raise ValueError(f"each package must be name==version (an exact version), got {', '.join(map(repr, bad))}")
-        names = [re.sub(r"[-_.]+", "-", p.split("==")[0]).lower() for p in packages]
+        names = [package_name(p) for p in packages]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             raise ValueError(f"each package must be named once, got {', '.join(twice)} more than once")
@@ -177,11 +182,16 @@ def _open_repo(dest: Path, fix: str) -> git.Repo:
     return repo
 
 
-def _check_origin(repo: git.Repo, dest: Path, pin: Pin, fix: str) -> None:
+def _or_none(call, *args):
+    """``call(*args)`` (a git command), or None when git fails."""
     try:
-        found = repo.git.config("--get", "remote.origin.url")
+        return call(*args)
     except git.GitCommandError:
-        found = None
+        return None
+
+
+def _check_origin(repo: git.Repo, dest: Path, pin: Pin, fix: str) -> None:
+    found = _or_none(repo.git.config, "--get", "remote.origin.url")
     if found != pin.url:
         raise UpstreamError(f"{shown(dest)} is a clone of {found}, expected {pin.url}; {fix}")
 
@@ -223,10 +233,13 @@ def _stray_folders(root: Path, tracked: list[str]) -> list[str]:
     return stray
 
 
-def _describe_changes(lines: list[str], limit: int = 6) -> str:
+def _some(items: list[str], limit: int = 6) -> str:
+    return ", ".join(items[:limit]) + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def _describe_changes(lines: list[str]) -> str:
     kinds = {"??": "untracked ", "!!": "ignored "}
-    shown = ", ".join(kinds.get(ln[:2], "changed ") + ln[3:] for ln in lines[:limit])
-    return shown + (f" and {len(lines) - limit} more" if len(lines) > limit else "")
+    return _some([kinds.get(ln[:2], "changed ") + ln[3:] for ln in lines])
 
 
 def _git_failure(exc: git.GitCommandError) -> str:
@@ -276,11 +289,7 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
 
 
 def _has_commit(repo: git.Repo, commit: str) -> bool:
-    try:
-        repo.git.cat_file("-e", f"{commit}^{{commit}}")
-        return True
-    except git.GitCommandError:
-        return False
+    return _or_none(repo.git.cat_file, "-e", f"{commit}^{{commit}}") is not None
 
 
 def _blob_id(data: bytes) -> str:
@@ -335,19 +344,14 @@ def verified_tree(
     try:
         with _open_repo(dest, fix) as repo:
             _check_origin(repo, dest, pin, fix)
-            try:
-                head = repo.git.rev_parse("--verify", "--quiet", "HEAD^{commit}")
-            except git.GitCommandError:
-                head = None
+            head = _or_none(repo.git.rev_parse, "--verify", "--quiet", "HEAD^{commit}")
             if head != pin.commit:
                 raise UpstreamError(
                     f"{shown(dest)}: HEAD is {head[:7] if head else 'not a commit'}, expected {pin.commit};"
                     " run `make vendor` to check out the pinned commit"
                 )
-            try:
-                sparse = repo.git.sparse_checkout("list").splitlines()
-            except git.GitCommandError:
-                sparse = None
+            listed = _or_none(repo.git.sparse_checkout, "list")
+            sparse = None if listed is None else listed.splitlines()
             if sparse != pin.sparse_patterns():
                 raise UpstreamError(
                     f"{shown(dest)}: sparse-checkout paths are {sparse or 'not set (full checkout)'},"
@@ -356,9 +360,8 @@ def verified_tree(
             _check_unchanged(repo, dest, fix)
             altered, on_disk = _disk_mismatches(dest, repo, pin.commit, pin.paths)
             if altered:
-                more = f" and {len(altered) - 6} more" if len(altered) > 6 else ""
                 raise UpstreamError(
-                    f"{shown(dest)}: {', '.join(altered[:6])}{more} on disk differ from the pinned commit"
+                    f"{shown(dest)}: {_some(altered)} on disk differ from the pinned commit"
                     f" {pin.commit[:7]} although git reports no change (hidden by --assume-unchanged or"
                     f" --skip-worktree?); {fix}"
                 )
