@@ -85,29 +85,31 @@ def parts(request: dict) -> list[dict]:
     return [{**request, "params": {**request["params"], "tasks": {label: col}}} for label, col in tasks.items()]
 
 
-def _merged(dicts) -> dict:
-    return {k: v for d in dicts for k, v in d.items()}
-
-
 def combine(request: dict, answers: list[dict]) -> dict:
-    """The claim's answer from its benchmarks' (in :func:`parts` order), as :func:`run` on all tasks gives it:
-    each per-task mapping merged, the largest shift of the other start over all tasks."""
+    """The claim's answer from its benchmarks' (in :func:`parts` order), as :func:`run` on all tasks gives it."""
+    labels = list(request["params"]["tasks"])
+    one = dict(zip(labels, answers))
+    cells = {k: a["values"][Q.boundary(k)] for k, a in one.items()}
+    fits = {k: a["details"]["fits"][k] for k, a in one.items()}
+    values = _values(cells, fits)
     first = answers[0]["details"]
-    values = _merged(a["values"] for a in answers)
     details = {
-        **first,
-        "fits": _merged(a["details"]["fits"] for a in answers),
+        "fits": fits,
+        "z_eval": first["z_eval"],
+        "warm_start": first["warm_start"],
         "n_rows": max(a["details"]["n_rows"] for a in answers),
+        "fit_args": first["fit_args"],
         "own_setting": dict(first["own_setting"]),
     }
     if "boundaries" in first["own_setting"]:
-        details["own_setting"]["boundaries"] = _merged(a["details"]["own_setting"]["boundaries"] for a in answers)
+        details["own_setting"]["boundaries"] = {k: a["details"]["own_setting"]["boundaries"][k] for k, a in one.items()}
     if request["params"].get("robustness_cold_start"):
+        values.update({Q.alt_start_boundary(k): a["values"][Q.alt_start_boundary(k)] for k, a in one.items()})
         values[Q.ALT_START_MAX_SHIFT] = max(a["values"][Q.ALT_START_MAX_SHIFT] for a in answers)
-        details["alt_start_fits"] = _merged(a["details"]["alt_start_fits"] for a in answers)
+        details["alt_start_fits"] = {k: a["details"]["alt_start_fits"][k] for k, a in one.items()}
     controls = {}
     for c in request.get("controls", []):
-        each = [a["controls"][c["id"]] for a in answers]
-        fits = _merged(x["details"]["fits"] for x in each)
-        controls[c["id"]] = {"values": _merged(x["values"] for x in each), "details": {"fits": fits}}
+        c_cells = {k: a["controls"][c["id"]]["values"][Q.boundary(k)] for k, a in one.items()}
+        c_fits = {k: a["controls"][c["id"]]["details"]["fits"][k] for k, a in one.items()}
+        controls[c["id"]] = {"values": _values(c_cells, c_fits), "details": {"fits": c_fits}}
     return {"values": values, "details": details, "controls": controls}

@@ -114,10 +114,14 @@ def summarise(rows: list[dict], p: dict) -> tuple[dict, dict]:
             "share_above": k / n,
             "binomial_p": float(test.pvalue),
         }
-        names = {"in_sample": Q.in_sample, "share_above": Q.share_above, "binomial_p": Q.binomial_p}
-        values.update({name(label): per_task[label][key] for key, name in names.items()})
-        values[Q.signed_coverage(label)] = per_task[label]["signed_coverage"]
-        values[Q.bin_averaged(Q.signed_coverage(label))] = per_task[label]["bin_averaged"]
+        names = {
+            "signed_coverage": Q.signed_coverage(label),
+            "in_sample": Q.in_sample(label),
+            "share_above": Q.share_above(label),
+            "binomial_p": Q.binomial_p(label),
+            "bin_averaged": Q.bin_averaged(Q.signed_coverage(label)),
+        }
+        values.update({name: per_task[label][key] for key, name in names.items()})
         values.update({Q.split(x["t"], label): x["signed_coverage"] for x in r})
 
     def mean(key: str, drifting: bool) -> float:
@@ -168,7 +172,10 @@ def parts(request: dict) -> list[dict]:
 
 def _task_part(request: dict, label: str) -> dict:
     A, p, table, settings, data, periods = _setup(request)
-    pairs, tau = periods["pairs"], float(p["tau"])
+    pairs, fit_at = (
+        periods["pairs"],
+        {"tau": float(p["tau"]), "kappa": settings["kappa_final"], "lam": settings["lambda_b"]},
+    )
     one = {**p, "tasks": {label: p["tasks"][label]}}
     out = scratch("main")
     args = run_script(one, table, out)
@@ -177,17 +184,10 @@ def _task_part(request: dict, label: str) -> dict:
     for x in rows:
         tr_pid, va_pid = pairs[x["t"] - 1]
         sets = TC.split_sets(data, x["task"], (tr_pid, va_pid))
-        kappa, lam = settings["kappa_final"], settings["lambda_b"]
-        f = TC.fit_native(A, sets["C_tr"], sets["y_tr"], tau=tau, kappa=kappa, lam=lam)
+        f = TC.fit_native(A, sets["C_tr"], sets["y_tr"], **fit_at)
         below_exact = int(np.sum(sets["y_va"] <= A.sqo.sigmoid_pred(f["native"], np.log10(sets["C_va"]))))
-        x.update(
-            {
-                "train": p["periods"][tr_pid][0],
-                "val": p["periods"][va_pid][0],
-                "n_val_before_overlap": sets["n_val_before_overlap"],
-                "overlap": sets["overlap"],
-            }
-        )
+        x.update(train=p["periods"][tr_pid][0], val=p["periods"][va_pid][0], overlap=sets["overlap"])
+        x["n_val_before_overlap"] = sets["n_val_before_overlap"]
         x["fit"] = {k: v for k, v in f.items() if k != "native"}
         x["check"] = {
             "n_train_rebuilt": int(sets["z_tr"].size),
