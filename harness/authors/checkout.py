@@ -1,12 +1,9 @@
-"""The authors' code at its pinned commit: the pins (``data/upstream.yaml``) and the sparse checkout in
-``vendor/``.
+"""The authors' code at its pinned commit: the pins (``data/upstream.yaml``) and the sparse checkout in ``vendor/``.
 
-:func:`checkout` clones a pin (a local mirror is git's business: ``url.<mirror>.insteadOf``), sparse-checks-out
-its ``paths`` and detaches HEAD at the commit; :func:`verified_tree` runs before every use and refuses a
-checkout that is not the pinned tree, byte for byte, and nothing else. Git runs in an environment of its own
-(:data:`GIT_ENV`, :data:`GIT_OPTIONS`): no system or global configuration but the mirrors, no replace refs, no
-hooks, no fsmonitor, and a checkout whose own configuration holds anything the harness did not write is
-refused.
+:func:`checkout` clones a pin, sparse and detached at its commit; :func:`verified_tree` runs before every use and
+refuses a checkout that is not the pinned tree, byte for byte. Git runs in an environment of its own
+(:data:`GIT_ENV`, :data:`GIT_OPTIONS`): no configuration but the user's mirrors, no replace refs, hooks or
+fsmonitor, and no key in the checkout's own configuration that the harness did not write.
 """
 
 from __future__ import annotations
@@ -53,6 +50,11 @@ MIRROR_HINT = (
 )
 
 
+def package_name(requirement: str) -> str:
+    """A package's normalised name (PEP 503) in ``name==version``."""
+    return re.sub(r"[-_.]+", "-", requirement.split("==")[0]).lower()
+
+
 # -- pins ---------------------------------------------------------------------------------------------------
 
 
@@ -74,7 +76,7 @@ class Pin(BaseModel):
         bad = [p for p in packages if not EXACT_REQUIREMENT.fullmatch(p)]
         if bad:
             raise ValueError(f"each package must be name==version (an exact version), got {', '.join(map(repr, bad))}")
-        names = [re.sub(r"[-_.]+", "-", p.split("==")[0]).lower() for p in packages]
+        names = [package_name(p) for p in packages]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             raise ValueError(f"each package must be named once, got {', '.join(twice)} more than once")
@@ -180,11 +182,24 @@ def _open_repo(dest: Path, fix: str) -> git.Repo:
     return repo
 
 
-def _origin_url(repo: git.Repo) -> str | None:
+def _or_none(call, *args):
+    """``call(*args)`` (a git command), or None when git fails."""
     try:
-        return repo.git.config("--get", "remote.origin.url")
+        return call(*args)
     except git.GitCommandError:
         return None
+
+
+def _check_origin(repo: git.Repo, dest: Path, pin: Pin, fix: str) -> None:
+    found = _or_none(repo.git.config, "--get", "remote.origin.url")
+    if found != pin.url:
+        raise UpstreamError(f"{shown(dest)} is a clone of {found}, expected {pin.url}; {fix}")
+
+
+def _check_unchanged(repo: git.Repo, dest: Path, fix: str) -> None:
+    changes = _local_changes(repo)
+    if changes:
+        raise UpstreamError(f"{shown(dest)} has local changes ({_describe_changes(changes)}); {fix}")
 
 
 def _local_changes(repo: git.Repo) -> list[str]:
@@ -218,10 +233,13 @@ def _stray_folders(root: Path, tracked: list[str]) -> list[str]:
     return stray
 
 
-def _describe_changes(lines: list[str], limit: int = 6) -> str:
+def _some(items: list[str], limit: int = 6) -> str:
+    return ", ".join(items[:limit]) + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def _describe_changes(lines: list[str]) -> str:
     kinds = {"??": "untracked ", "!!": "ignored "}
-    shown = ", ".join(kinds.get(ln[:2], "changed ") + ln[3:] for ln in lines[:limit])
-    return shown + (f" and {len(lines) - limit} more" if len(lines) > limit else "")
+    return _some([kinds.get(ln[:2], "changed ") + ln[3:] for ln in lines])
 
 
 def _git_failure(exc: git.GitCommandError) -> str:
@@ -252,12 +270,9 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
         else:
             repo = _open_repo(dest, fix)
         with repo:
-            found = _origin_url(repo)
-            if found != pin.url:
-                raise UpstreamError(f"{shown(dest)} is a clone of {found}, expected {pin.url}; {fix}")
-            changes = [] if fresh else _local_changes(repo)  # a fresh --no-checkout clone lists every file as deleted
-            if changes:
-                raise UpstreamError(f"{shown(dest)} has local changes ({_describe_changes(changes)}); {fix}")
+            _check_origin(repo, dest, pin, fix)
+            if not fresh:  # a fresh --no-checkout clone lists every file as deleted
+                _check_unchanged(repo, dest, fix)
             if not _has_commit(repo, pin.commit):
                 _git(repo, mirrors=True).fetch("--quiet", "origin")
                 _git(repo)
@@ -274,11 +289,7 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
 
 
 def _has_commit(repo: git.Repo, commit: str) -> bool:
-    try:
-        repo.git.cat_file("-e", f"{commit}^{{commit}}")
-        return True
-    except git.GitCommandError:
-        return False
+    return _or_none(repo.git.cat_file, "-e", f"{commit}^{{commit}}") is not None
 
 
 def _blob_id(data: bytes) -> str:
@@ -315,7 +326,6 @@ def _disk_mismatches(root: Path, repo: git.Repo, commit: str, paths: list[str]) 
 
 
 def verify_checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: str | Path = PINS_FILE) -> Path:
-    """Check that ``vendor_dir/<pin_name>`` is the pin, untouched; return its path (see :func:`verified_tree`)."""
     return verified_tree(pin_name, vendor_dir, pins_file=pins_file)[0]
 
 
@@ -333,35 +343,25 @@ def verified_tree(
         )
     try:
         with _open_repo(dest, fix) as repo:
-            found = _origin_url(repo)
-            if found != pin.url:
-                raise UpstreamError(f"{shown(dest)} is a clone of {found}, expected {pin.url}; {fix}")
-            try:
-                head = repo.git.rev_parse("--verify", "--quiet", "HEAD^{commit}")
-            except git.GitCommandError:
-                head = None
+            _check_origin(repo, dest, pin, fix)
+            head = _or_none(repo.git.rev_parse, "--verify", "--quiet", "HEAD^{commit}")
             if head != pin.commit:
                 raise UpstreamError(
                     f"{shown(dest)}: HEAD is {head[:7] if head else 'not a commit'}, expected {pin.commit};"
                     " run `make vendor` to check out the pinned commit"
                 )
-            try:
-                sparse = repo.git.sparse_checkout("list").splitlines()
-            except git.GitCommandError:
-                sparse = None
+            listed = _or_none(repo.git.sparse_checkout, "list")
+            sparse = None if listed is None else listed.splitlines()
             if sparse != pin.sparse_patterns():
                 raise UpstreamError(
                     f"{shown(dest)}: sparse-checkout paths are {sparse or 'not set (full checkout)'},"
                     f" expected {pin.sparse_patterns()}; run `make vendor`"
                 )
-            changes = _local_changes(repo)
-            if changes:
-                raise UpstreamError(f"{shown(dest)} has local changes ({_describe_changes(changes)}); {fix}")
+            _check_unchanged(repo, dest, fix)
             altered, on_disk = _disk_mismatches(dest, repo, pin.commit, pin.paths)
             if altered:
-                more = f" and {len(altered) - 6} more" if len(altered) > 6 else ""
                 raise UpstreamError(
-                    f"{shown(dest)}: {', '.join(altered[:6])}{more} on disk differ from the pinned commit"
+                    f"{shown(dest)}: {_some(altered)} on disk differ from the pinned commit"
                     f" {pin.commit[:7]} although git reports no change (hidden by --assume-unchanged or"
                     f" --skip-worktree?); {fix}"
                 )

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..core.errors import UpstreamError
 from ..core.paths import PROJECT_ROOT, shown
+from .checkout import package_name
 
 ENVS_DIR = PROJECT_ROOT / ".cache" / "envs"
 STAMP = "harness-env.json"
@@ -106,9 +107,9 @@ def _uv(pin_name: str, packages: list[str], *args: str) -> None:
         raise UpstreamError(f"building the environment of pin '{pin_name}' took over {BUILD_TIMEOUT_S} s") from None
     if proc.returncode != 0:
         said = (proc.stderr or proc.stdout).strip()
-        names = {re.sub(r"[-_.]+", "-", p.split("==")[0]).lower(): p for p in packages}
+        names = {package_name(p): p for p in packages}
         words = re.findall(r"[A-Za-z0-9][A-Za-z0-9._-]*", said.lower())
-        culprit = next((names[n] for w in words if (n := re.sub(r"[-_.]+", "-", w.strip("._-"))) in names), None)
+        culprit = next((names[n] for w in words if (n := package_name(w.strip("._-"))) in names), None)
         last = "\n".join(said.splitlines()[-UV_ERROR_LINES:])
         raise UpstreamError(
             f"the environment of pin '{pin_name}' could not be built"

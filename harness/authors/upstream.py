@@ -1,14 +1,8 @@
-"""The authors' arm: their code at a pinned commit, run by the protocol's adapter in a subprocess.
-
-:func:`run_upstream_arm` runs ``harness.protocols.<name>.adapter`` through ``adapters/_launch.py`` with this
-interpreter (or the pin's declared environment, :mod:`harness.authors.environment`), in a scratch folder with a
-minimal environment, under bubblewrap (:mod:`harness.authors.sandbox`; unconfined only with ``--sandbox
-none``, said in the record). The adapter reads copies of the verified table bytes, never the files by path.
-Successful answers are cached under ``.cache/upstream/``, keyed by the pin, the checkout's bytes, the inputs'
-hashes, the request and every harness file the adapter may load (:data:`harness.core.claimslock.ADAPTER_CODE`;
-a file loaded outside it voids the answer); a cached answer is used only when it verifies (a bounded regular
-file whose sha256 matches, made under the same confinement). Trouble with the checkout or the adapter makes
-the arm "could not run"; it never raises.
+"""The authors' arm: the protocol's adapter run through ``adapters/_launch.py`` on the pinned checkout, in a
+scratch folder under bubblewrap (:mod:`.sandbox`; unconfined only with ``--sandbox none``), on copies of the
+verified tables. Answers are cached under ``.cache/upstream/``, keyed by everything they depend on (the harness
+files the adapter may load: :data:`~harness.core.claimslock.ADAPTER_CODE`), and used only when they verify.
+Trouble with the checkout or the adapter makes the arm "could not run"; it never raises.
 """
 
 from __future__ import annotations
@@ -38,7 +32,7 @@ from ..core.paths import HARNESS, LAUNCHER, PROJECT_ROOT, scrub_paths, shown
 from ..core.schema import format_validation_error
 from . import sandbox
 from .checkout import PINS_FILE, VENDOR_DIR, checkout, find_pin, verified_tree
-from .environment import ENVS_DIR, Environment, environment
+from .environment import ENVS_DIR, environment
 from .sandbox import Limits
 
 CACHE_DIR = PROJECT_ROOT / ".cache" / "upstream"
@@ -121,9 +115,7 @@ class _Answer(_Part):
     controls: dict[str, _Part] = Field(default_factory=dict)
 
 
-class _Launched(BaseModel):
-    """What the launcher writes around the adapter's answer: the harness files the run loaded."""
-
+class _Launched(BaseModel):  # the answer, and the harness files the run loaded
     model_config = ConfigDict(extra="forbid", strict=True)
     answer: dict[str, Any]
     harness_modules: list[str]
@@ -159,13 +151,9 @@ def _no_constant(name: str):
 
 
 def _read_cache(path: Path, confinement: dict) -> UpstreamResult | None:
-    """The cached answer at ``path`` when it verifies (sha256, shape, confinement); else None."""
+    """The cached answer at ``path`` when it verifies (a bounded regular file, sha256, shape, confinement)."""
     try:
-        data = read_regular_file(path, limit=CACHE_MAX_BYTES)
-    except (OSError, FileRefused):
-        return None
-    try:
-        stored = json.loads(data, parse_constant=_no_constant)
+        stored = json.loads(read_regular_file(path, limit=CACHE_MAX_BYTES), parse_constant=_no_constant)
         result = stored["result"]
         if hashlib.sha256(_canonical(result)).hexdigest() != stored["sha256"]:
             return None
@@ -173,7 +161,7 @@ def _read_cache(path: Path, confinement: dict) -> UpstreamResult | None:
         if result["status"] != "ok" or result["confinement"] != confinement:
             return None
         return UpstreamResult.from_json(result)
-    except (ValueError, TypeError, KeyError, ValidationError):
+    except (OSError, FileRefused, ValueError, TypeError, KeyError, ValidationError):
         return None
 
 
@@ -188,9 +176,8 @@ def _write_cache(path: Path, result: UpstreamResult) -> None:
 
 
 def _child_env(scratch: Path) -> dict[str, str]:
-    """A minimal environment (nothing of the caller's PYTHON*/MPL* settings): no ``.pyc``, UTF-8, one BLAS thread
-    and the pinned CPU kernels (:mod:`harness.core.numerics`), so that the answer depends on neither. Not
-    ``-E``/``-I``: they would drop ``PYTHONHASHSEED``."""
+    """A minimal environment: none of the caller's PYTHON*/MPL* settings, one BLAS thread, the pinned CPU kernels
+    (:mod:`harness.core.numerics`). Not ``-E``/``-I``: they would drop ``PYTHONHASHSEED``."""
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(scratch / "home"),
@@ -296,19 +283,12 @@ def _run_adapter(
             " an import the build cannot see; its answer was discarded",
             **run,
         )
-    asked = [c["id"] for c in request["controls"]]
-    if "part" not in request and sorted(answer["controls"]) != sorted(asked):  # a part answers what it is asked
-        return _failed(
-            f"the adapter {adapter.name} answered controls {sorted(answer['controls'])}, asked for {sorted(asked)}",
-            **run,
-        )
     return UpstreamResult(status="ok", **answer, **run)
 
 
 def _adapter(protocol, harness_dir: Path) -> _Adapter | None:
     """The protocol's adapter in the package at ``harness_dir``, with the hashes of what it loads."""
-    module = protocol.card.adapter_module
-    if module is None:
+    if (module := protocol.card.adapter_module) is None:
         return None
     name = "/".join(module.split(".")[1:]) + ".py"
     own = harness_dir / name
@@ -326,17 +306,15 @@ def run_upstream_arm(
     """Run the authors' arm of ``claim``: an :class:`UpstreamResult` ("ok", "not run" or "could not run", with
     the reason); only a :class:`~harness.core.errors.DataError` of the input tables propagates."""
     if not options.enabled:
-        return UpstreamResult(status="not run", reason="the authors' arm is switched off for this run")
+        return UpstreamResult("not run", "the authors' arm is switched off for this run")
     if claim.upstream is None:
-        return UpstreamResult(status="not run", reason="the claim names no upstream pin")
+        return UpstreamResult("not run", "the claim names no upstream pin")
     try:
         adapter = _adapter(protocol, Path(options.harness_dir))
     except (UpstreamError, OSError, SyntaxError) as exc:
         return _failed(f"the adapter of protocol '{protocol.name}' cannot be read: {exc}")
     if adapter is None:
-        return UpstreamResult(
-            status="not run", reason=f"protocol '{protocol.name}' has no adapter for the authors' code"
-        )
+        return UpstreamResult("not run", f"protocol '{protocol.name}' has no adapter for the authors' code")
     try:
         pin = find_pin(claim.upstream, options.pins_file)
     except UpstreamError as exc:
@@ -347,47 +325,8 @@ def run_upstream_arm(
         if options.auto_checkout and not (Path(options.vendor_dir) / claim.upstream).exists():
             with project_lock():
                 checkout(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
-    except UpstreamError as exc:
-        return _failed(str(exc), **where)
-    return _run_parts(claim, params, tables, options, pin, where, adapter, inputs)
-
-
-def _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of, env) -> UpstreamResult:
-    """One request, answered once however many claims of a build ask it at once (they wait for the first)."""
-    if isinstance(confine, str):  # the sandbox cannot be had, and unconfined was not asked for
-        return _failed(confine, sandbox=f"none: {confine}")
-    described = sandbox.describe(options.limits, confine.confined)
-    key = key_of(sub, described)
-    cache_file = Path(options.cache_dir) / f"{key}.json"
-    answered = _FRESH.get(key, 0)  # a run that ends while this one waits answers it, --force-upstream or not
-    with _held(_KEYS, key, threading.Lock):
-        reuse = not options.force or _FRESH.get(key, 0) != answered
-        if reuse and (stored := _read_cache(cache_file, described)) is not None:
-            return dataclasses.replace(stored, cached=True, cache_key=key)  # nothing ran
-        jobs = options.jobs or os.cpu_count() or 1
-        with _held(_RUNNING, jobs, lambda: threading.BoundedSemaphore(jobs)):
-            ran = _run_adapter(checkout_dir, adapter, sub, inputs, options, confine, env)
-        if ran.ok:  # in the form the cache keeps (keys sorted), so that a fresh answer and a cached one are one record
-            ran = UpstreamResult.from_json(json.loads(_canonical(dataclasses.asdict(ran))))
-            _write_cache(cache_file, ran)
-            _FRESH[key] = _FRESH.get(key, 0) + 1
-    return dataclasses.replace(ran, cache_key=key)
-
-
-def _parts_label(sub: dict) -> str:
-    part = sub.get("part")
-    if part is None:
-        return ", ".join(sub["params"].get("tasks", {})) or "the claim"
-    return ", ".join(f"{k} {v}" for k, v in part.items())
-
-
-def _run_parts(claim, params, tables, options, pin, where, adapter, inputs):
-    """The arm's run, request by request on this machine's cores."""
-    try:
         checkout_dir, tree = verified_tree(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
-        env: Environment | None = None
-        if pin.packages is not None:
-            env = environment(claim.upstream, pin.packages, options.envs_dir)
+        env = None if pin.packages is None else environment(claim.upstream, pin.packages, options.envs_dir)
     except UpstreamError as exc:
         return _failed(str(exc), **where)
     if pin.timeout_s is not None:
@@ -424,12 +363,41 @@ def _run_parts(claim, params, tables, options, pin, where, adapter, inputs):
     return _combined(adapter, request, requests, results, where, sandbox_name)
 
 
+def _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of, env) -> UpstreamResult:
+    """One request, answered once however many claims of a build ask it at once (they wait for the first)."""
+    if isinstance(confine, str):  # the sandbox cannot be had, and unconfined was not asked for
+        return _failed(confine, sandbox=f"none: {confine}")
+    described = sandbox.describe(options.limits, confine.confined)
+    key = key_of(sub, described)
+    cache_file = Path(options.cache_dir) / f"{key}.json"
+    answered = _FRESH.get(key, 0)  # a run that ends while this one waits answers it, --force-upstream or not
+    with _held(_KEYS, key, threading.Lock):
+        reuse = not options.force or _FRESH.get(key, 0) != answered
+        if reuse and (stored := _read_cache(cache_file, described)) is not None:
+            return dataclasses.replace(stored, cached=True, cache_key=key)  # nothing ran
+        jobs = options.jobs or os.cpu_count() or 1
+        with _held(_RUNNING, jobs, lambda: threading.BoundedSemaphore(jobs)):
+            ran = _run_adapter(checkout_dir, adapter, sub, inputs, options, confine, env)
+        if ran.ok:  # in the form the cache keeps (keys sorted), so that a fresh answer and a cached one are one record
+            ran = UpstreamResult.from_json(json.loads(_canonical(dataclasses.asdict(ran))))
+            _write_cache(cache_file, ran)
+            _FRESH[key] = _FRESH.get(key, 0) + 1
+    return dataclasses.replace(ran, cache_key=key)
+
+
+def _parts_label(sub: dict) -> str:
+    part = sub.get("part")
+    if part is None:
+        return ", ".join(sub["params"].get("tasks", {})) or "the claim"
+    return ", ".join(f"{k} {v}" for k, v in part.items())
+
+
 def _combined(adapter, request, requests, results, where, sandbox_name) -> UpstreamResult:
     """The claim's answer from its requests' answers (the adapter's ``combine``)."""
+    parts = [{"values": r.values, "details": r.details, "controls": r.controls} for r in results]
     if len(requests) == 1 and requests[0] is request:
-        answer = {"values": results[0].values, "details": results[0].details, "controls": results[0].controls}
+        answer = parts[0]
     else:
-        parts = [{"values": r.values, "details": r.details, "controls": r.controls} for r in results]
         try:
             answer = _Answer.model_validate(adapter.plan().combine(request, parts)).model_dump()
         except (ValueError, KeyError, TypeError, ValidationError) as exc:
@@ -438,13 +406,11 @@ def _combined(adapter, request, requests, results, where, sandbox_name) -> Upstr
                 f"{type(exc).__name__}: {exc}",
                 **where,
             )
-        asked = sorted(c["id"] for c in request["controls"])
-        if sorted(answer["controls"]) != asked:
-            return _failed(
-                f"the adapter {adapter.name}'s requests combine into controls {sorted(answer['controls'])}, "
-                f"asked for {asked}",
-                **where,
-            )
+    asked = sorted(c["id"] for c in request["controls"])
+    if sorted(answer["controls"]) != asked:  # of the claim's answer: a part answers what it is asked
+        return _failed(
+            f"the adapter {adapter.name} answered controls {sorted(answer['controls'])}, asked for {asked}", **where
+        )
     keys = [r.cache_key or "" for r in results]
     key = keys[0] if len(keys) == 1 else hashlib.sha256("".join(keys).encode()).hexdigest()
     return UpstreamResult(

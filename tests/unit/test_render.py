@@ -62,7 +62,7 @@ def test_an_exceptions_text_never_reaches_the_prose(prefix):
     crash = (
         "the adapter protocols/x/adapter.py exited with status 1; last lines of stderr:\n"
         "Traceback (most recent call last):\n"
-        "harness.authors.adapters.errors.OutsideTheirCodeError: the claim's periods are not those of the authors' code "
+        "harness.authors.adapters.shared.OutsideTheirCodeError: the claim's periods are not those of the authors' code "
         "(their scripts cannot take others): period H1 = None..2024-04 is not their <=2024-06 = (1900, 1)..(2024, 6)"
     )
     md = render_report(_without_upstream(_record(prefix), crash))

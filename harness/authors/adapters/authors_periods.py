@@ -1,23 +1,19 @@
-"""The authors' period pipelines (``--split_mode period4``): what the period-split adapters share.
-
-Imported by the adapters of ``temporal_coverage`` and ``estimator_comparison`` inside the authors' environment
-(see ``_launch.py``); it imports their modules lazily and, of the harness, only its neighbours in
-:mod:`harness.authors.adapters`. Their period scripts load the table with their own CSV helpers
-(``read_csv_rows``, ``compute_flops``, ``parse_year_month``, ``assign_period_index_period4``), hard-code the
-periods (``PERIOD4_BOUNDS``) and the rolling pairs, fit on all of the training period and score the validation
-period on the overlap of the two z ranges.
+"""The authors' period pipelines (``--split_mode period4``), shared by the adapters of ``temporal_coverage`` and
+``estimator_comparison``. Their scripts load the table with their own CSV helpers, hard-code the periods
+(``PERIOD4_BOUNDS``) and the rolling pairs, fit on all of the training period and score the validation period on
+the overlap of the two z ranges.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from types import SimpleNamespace
 
 import numpy as np
 
 from .authors_sigmoid import described, fit_enhanced, task_arrays
-from .errors import OutsideTheirCodeError
-from .shared import require_columns
+from .shared import OutsideTheirCodeError, require_columns
 
 
 def authors() -> SimpleNamespace:
@@ -41,12 +37,8 @@ def _num(v) -> float:
 
 
 def period_data(A, csv_path: str, p: dict) -> dict:
-    """The arrays their period4 scripts build (compute proxy, z, period index, scores).
-
-    Rows without a finite positive proxy, a parseable year-month or a period get period -1 and a NaN proxy, as
-    in their loops. ``z`` is ``math.log10(x)`` as in the scripts (used for bins and overlaps); their fitter takes
-    ``np.log10`` of the proxy itself.
-    """
+    """The arrays their period4 scripts build: compute proxy ``C`` (NaN, and period -1, for a row without a finite
+    positive proxy, a year-month or a period), ``z = math.log10(C)`` as the scripts take it, period, scores."""
     if p.get("compute"):
         raise ValueError(
             "their period scripts take the compute proxy tokens x params (--compute_product_cols), not a column "
@@ -72,18 +64,20 @@ def period_data(A, csv_path: str, p: dict) -> dict:
         per.append(pid)
         C.append(float(c) if pid >= 0 else float("nan"))
     C = np.asarray(C, float)
-    z = np.array([math.log10(c) if np.isfinite(c) else float("nan") for c in C])
-    Y = {label: np.array([_num(r.get(col)) for r in rows], float) for label, col in p["tasks"].items()}
     return {
         "rows": rows,
         "headers": headers,
         "date_col": date_col,
         "C": C,
-        "z": z,
+        "z": np.array([math.log10(c) if np.isfinite(c) else float("nan") for c in C]),
         "per": np.asarray(per, int),
-        "Y": Y,
+        "Y": {label: np.array([_num(r.get(col)) for r in rows], float) for label, col in p["tasks"].items()},
         "year_months": ym_all,
     }
+
+
+def _year_month(text: str) -> tuple[int, ...]:
+    return tuple(int(v) for v in text.split("-"))
 
 
 def check_periods(A, p: dict, data: dict) -> dict:
@@ -95,19 +89,11 @@ def check_periods(A, p: dict, data: dict) -> dict:
     problems = []
     if len(claimed) != len(bounds):
         problems.append(f"{len(claimed)} periods claimed, their code has {len(bounds)}")
-    for cl, b in zip(claimed, bounds):
-        _, lo, hi = b
-        c_lo, c_hi = cl[1], cl[2]
-        if c_lo is None:
-            ok_lo = tuple(lo) <= first
-        else:
-            ok_lo = tuple(int(v) for v in c_lo.split("-")) == tuple(lo)
-        if c_hi is None:
-            ok_hi = tuple(hi) >= last
-        else:
-            ok_hi = tuple(int(v) for v in c_hi.split("-")) == tuple(hi)
+    for (name, c_lo, c_hi), (theirs, lo, hi) in zip(claimed, bounds):
+        ok_lo = tuple(lo) <= first if c_lo is None else _year_month(c_lo) == tuple(lo)
+        ok_hi = tuple(hi) >= last if c_hi is None else _year_month(c_hi) == tuple(hi)
         if not (ok_lo and ok_hi):
-            problems.append(f"period {cl[0]} = {c_lo}..{c_hi} is not their {b[0]} = {lo}..{hi}")
+            problems.append(f"period {name} = {c_lo}..{c_hi} is not their {theirs} = {lo}..{hi}")
     pairs = [tuple(s) for s in A.pu.normalize_period4_splits_single()]
     want = [(i, i + 1) for i in range(len(claimed) - 1)]
     if pairs != want:
@@ -158,8 +144,4 @@ def fit_native(A, C_tr, y_tr, *, tau, kappa, lam) -> dict:
 
 def bound_summary(fits: list[dict]) -> dict:
     """How many fits sit on each limit of their box."""
-    out: dict[str, int] = {}
-    for f in fits:
-        for name in f["bounds_active"]:
-            out[name] = out.get(name, 0) + 1
-    return dict(sorted(out.items()))
+    return dict(sorted(Counter(name for f in fits for name in f["bounds_active"]).items()))

@@ -1,13 +1,6 @@
-"""The authors' sigmoid fitter as their CLI path calls it, shared by the adapters that fit their boundary.
-
-Runs inside the authors' environment and imports their modules lazily, nothing of the harness. Read from
-their code at the pinned commit: :func:`task_arrays` (their finite-value filter, ``log10`` and sort),
-:func:`box` (``fit_sigmoid_enhanced``'s bounds), :func:`fit_one_stage` (their starts, objective and SLSQP at
-one ``(tau, kappa)``, built from their own pieces, nothing monkeypatched), :func:`fit_enhanced` (their
-continuation as their CLI calls it), :func:`described` (a fit as the records give it), :func:`load_tasks` and
-:func:`claim_table` (the table as their loader reads it; a ``scale: percent`` claim gives their code a copy
-divided by 100, so that their scale guess changes nothing), :func:`own_setting` (the (tau, kappa, lambda)
-their own code path uses for the claim's table).
+"""The authors' sigmoid fitter as their CLI path calls it, and the claim's table as their loaders read it, shared
+by the adapters that fit their boundary. Runs inside the authors' environment; imports their modules lazily and
+nothing of the harness but its neighbours. Every setting is read from their code at the pinned commit.
 """
 
 from __future__ import annotations
@@ -19,8 +12,7 @@ import textwrap
 
 import numpy as np
 
-from .errors import OutsideTheirCodeError
-from .shared import require_columns, write_table
+from .shared import OutsideTheirCodeError, require_columns, write_table
 
 # fit_sigmoid_frontier's arguments to fit_sigmoid_enhanced (skill_frontier/core/sigmoid.py).
 CLI_FIT_ARGS = {"n_zstar_grid": 10, "n_b_grid": 10, "n_random": 100, "seed": 0}
@@ -39,15 +31,8 @@ def authors():
 
 def box(sqo, z):
     """The box of ``fit_sigmoid_enhanced``: limits from its signature and from z."""
-    defaults = inspect.signature(sqo.fit_sigmoid_enhanced).parameters
-    b_min, b_max = defaults["b_min"].default, defaults["b_max"].default
-    return {
-        "z_min": float(z.min()),
-        "z_max": float(z.max()),
-        "b_min": b_min,
-        "b_max": b_max,
-        "maxiter": defaults["maxiter"].default,
-    }
+    defaults = {k: v.default for k, v in inspect.signature(sqo.fit_sigmoid_enhanced).parameters.items()}
+    return {"z_min": float(z.min()), "z_max": float(z.max()), **{k: defaults[k] for k in ("b_min", "b_max", "maxiter")}}
 
 
 def fit_one_stage(sqo, z, y, *, tau, kappa, lam):
@@ -93,14 +78,7 @@ def fit_one_stage(sqo, z, y, *, tau, kappa, lam):
             options={"maxiter": limits["maxiter"], "ftol": 1e-9, "disp": False},
         )
         y0 = float(np.clip(res.x[0], 0.0, 1.0))
-        p = np.array(
-            [
-                y0,
-                float(np.clip(res.x[1], 0.0, 1.0 - y0)),
-                float(np.clip(res.x[2], limits["z_min"], limits["z_max"])),
-                float(np.clip(res.x[3], lb_min, lb_max)),
-            ]
-        )
+        p = np.clip(res.x, [0.0, 0.0, limits["z_min"], lb_min], [1.0, 1.0 - y0, limits["z_max"], lb_max])
         obj = objective(p)[0]
         if best is None or obj < best[0]:
             best = (obj, p, bool(res.success), str(res.message))
@@ -130,21 +108,8 @@ def described(sqo, native, z, objective, *, gaps: bool = False) -> dict:
     """A fit's parameters (as the harness writes them and in their units), objective and the limits of their
     box it sits on (with the distance from each if ``gaps``)."""
     y0, L, z_star, log_b = (float(v) for v in native)
-    beta = math.exp(log_b)
-    distance = bound_gaps((y0, L, z_star, log_b), box(sqo, z))
-    out = {
-        "params": {"y0": y0, "L": L, "a": -beta * z_star, "beta": beta},
-        "params_native": {"y0": y0, "L": L, "z_star": z_star, "log_b": log_b},
-        "objective": float(objective),
-        "bounds_active": [name for name, gap in distance.items() if abs(gap) <= ACTIVE_TOL],
-    }
-    return out | ({"bound_gaps": distance} if gaps else {})
-
-
-def bound_gaps(native, limits) -> dict[str, float]:
-    """Distance of the optimum from each limit of their box (z* and log b in their own units)."""
-    y0, L, z_star, log_b = native
-    return {
+    beta, limits = math.exp(log_b), box(sqo, z)
+    distance = {  # from each limit of their box (z* and log b in their own units)
         "z*=z_min": z_star - limits["z_min"],
         "z*=z_max": limits["z_max"] - z_star,
         f"beta={limits['b_min']:g}": log_b - math.log(limits["b_min"]),
@@ -153,6 +118,13 @@ def bound_gaps(native, limits) -> dict[str, float]:
         "L=0": L,
         "y0+L=1": 1.0 - y0 - L,
     }
+    out = {
+        "params": {"y0": y0, "L": L, "a": -beta * z_star, "beta": beta},
+        "params_native": {"y0": y0, "L": L, "z_star": z_star, "log_b": log_b},
+        "objective": float(objective),
+        "bounds_active": [name for name, gap in distance.items() if abs(gap) <= ACTIVE_TOL],
+    }
+    return out | ({"bound_gaps": distance} if gaps else {})
 
 
 def task_arrays(x, y):

@@ -1,15 +1,15 @@
-"""What every protocol's adapter does alike, whatever the authors' code it drives (standard library only).
-
-A request answered in parts (:func:`by_parts`), a control kind an adapter does not take (:func:`unsupported`),
-an authors' script's command line (:func:`argv`, :func:`shown`), its scratch folder (:func:`scratch`) and the
-CSV files it reads and writes (:func:`read_rows`, :func:`write_table`).
-"""
+"""What every protocol's adapter does alike, whatever the authors' code it drives (standard library only)."""
 
 from __future__ import annotations
 
 import csv
 import os
 from collections.abc import Callable, Iterable
+
+
+class OutsideTheirCodeError(ValueError):
+    """The claim asks for something the authors' code does not do (other periods, another compute unit). The
+    message's words up to its first colon are the report's reason; the rest goes to its folded detail."""
 
 
 def by_parts(request: dict, parts: Callable, answer: Callable, combine: Callable) -> dict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import os
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -21,12 +22,6 @@ METRICS = {
     "calibration_id": ("train", "CE"),
     "calibration_ood": ("val", "CE"),
 }
-
-
-def _script():
-    from scripts.evaluate import sigmoid_pinball_baselines as spb
-
-    return spb
 
 
 def _argv(p: dict, csv_path: str, out_base: str) -> list[str]:
@@ -81,92 +76,82 @@ def _check_settings(A, spb, p: dict, headers: list[str]) -> dict:
     }
 
 
-def _read_pair(path: str) -> dict[str, dict[str, float]]:
+def _read_metrics(path: str) -> dict[str, dict[str, float]]:
+    """Each estimator's metrics from their per-pair CSV (a train row and a val row)."""
     rows = {r["split"]: {k: float(v) for k, v in r.items() if k != "split"} for r in read_rows(path)}
     if set(rows) != {"train", "val"}:
         raise RuntimeError(f"{path}: rows {sorted(rows)}, expected train and val")
-    return rows
-
-
-def _metrics_of(rows: dict, their: str) -> dict[str, float]:
-    return {m: rows[split][f"{prefix}_{their}"] for m, (split, prefix) in METRICS.items()}
-
-
-def _table(pairs: list[dict]) -> dict[str, float]:
-    values = {}
-    for est in ESTIMATORS:
-        for m in METRICS:
-            values[Q.metric(m, est)] = float(np.mean([x["metrics"][est][m] for x in pairs]))
-    values.update(Q.gap_values(values))
-    return values
-
-
-def _mean_loss(pinball_utils, y, yhat, tau) -> float:
-    """Their ``_global_loss``: mean ``smooth_pinball_loss`` (default k_smooth) over finite pairs."""
-    m = np.isfinite(y) & np.isfinite(yhat)
-    return float(np.mean(pinball_utils.smooth_pinball_loss(y[m] - yhat[m], tau=tau)))
-
-
-def _constant_metrics(A, spb, pinball_utils, s: dict, c: float, tau: float, bins: int, min_bin: int) -> dict:
-    """A constant boundary ``c`` on one pair, with their loss, bins and calibration error."""
-    edges_tr = A.binning.create_equal_mass_bins(s["z_tr"], bins, min_bin)
-    edges_va = A.binning.create_equal_mass_bins(s["z_va"], bins, min_bin) if s["z_va"].size else np.array([])
-    q_tr, q_va = np.full_like(s["y_tr"], c), np.full_like(s["y_va"], c)
     return {
-        "pinball_id": _mean_loss(pinball_utils, s["y_tr"], q_tr, tau),
-        "pinball_ood": _mean_loss(pinball_utils, s["y_va"], q_va, tau),
-        "calibration_id": spb._macro_calibration_error(s["z_tr"], s["y_tr"], q_tr, edges_tr, tau=tau),
-        "calibration_ood": spb._macro_calibration_error(s["z_va"], s["y_va"], q_va, edges_va, tau=tau),
+        est: {m: rows[split][f"{prefix}_{their}"] for m, (split, prefix) in METRICS.items()}
+        for est, their in ESTIMATORS.items()
     }
 
 
-def _beta_zero(A, spb, pinball_utils, pairs, sets, p):
-    tau, bins, min_bin = float(p["tau"]), max(1, int(p["n_bins"])), max(1, int(p["min_bin_size"]))
+def _table(pairs: list[dict]) -> dict[str, float]:
+    values = {Q.metric(m, e): float(np.mean([x["metrics"][e][m] for x in pairs])) for e in ESTIMATORS for m in METRICS}
+    return values | Q.gap_values(values)
+
+
+def _mean_loss(S, y, yhat) -> float:
+    """Their ``_global_loss``: mean ``smooth_pinball_loss`` (default k_smooth) over finite pairs."""
+    m = np.isfinite(y) & np.isfinite(yhat)
+    return float(np.mean(S.pu.smooth_pinball_loss(y[m] - yhat[m], tau=S.tau)))
+
+
+def _constant_metrics(S, s: dict, c: float) -> dict:
+    """A constant boundary ``c`` on one pair, with their loss, bins and calibration error."""
+    edges_tr = S.A.binning.create_equal_mass_bins(s["z_tr"], S.bins, S.min_bin)
+    edges_va = S.A.binning.create_equal_mass_bins(s["z_va"], S.bins, S.min_bin) if s["z_va"].size else np.array([])
+    q_tr, q_va = np.full_like(s["y_tr"], c), np.full_like(s["y_va"], c)
+    return {
+        "pinball_id": _mean_loss(S, s["y_tr"], q_tr),
+        "pinball_ood": _mean_loss(S, s["y_va"], q_va),
+        "calibration_id": S.spb._macro_calibration_error(s["z_tr"], s["y_tr"], q_tr, edges_tr, tau=S.tau),
+        "calibration_ood": S.spb._macro_calibration_error(s["z_va"], s["y_va"], q_va, edges_va, tau=S.tau),
+    }
+
+
+def _sets(S, task: str, t: int) -> dict:
+    return TC.split_sets(S.data, task, S.split_pids[t - 1])
+
+
+def _beta_zero(S) -> dict:
     rows = []
-    for x in pairs:
-        s = sets[(x["task"], x["t"])]
-        c = spb._best_constant_pinball(s["y_tr"], tau=tau)
-        rows.append(
-            {
-                "task": x["task"],
-                "t": x["t"],
-                "constant": c,
-                "quantile_constant": float(np.quantile(s["y_tr"][np.isfinite(s["y_tr"])], tau)),
-                **_constant_metrics(A, spb, pinball_utils, s, c, tau, bins, min_bin),
-            }
-        )
-    values = {Q.metric(m, "sigmoid"): float(np.mean([r[m] for r in rows])) for m in METRICS}
-    details = {
+    for task, t in S.pair_keys:
+        s = _sets(S, task, t)
+        c = S.spb._best_constant_pinball(s["y_tr"], tau=S.tau)
+        q = float(np.quantile(s["y_tr"][np.isfinite(s["y_tr"])], S.tau))
+        rows.append({"task": task, "t": t, "constant": c, "quantile_constant": q, **_constant_metrics(S, s, c)})
+    return {
+        "values": {Q.metric(m, "sigmoid"): float(np.mean([r[m] for r in rows])) for m in METRICS},
         "how": "beta = 0 is outside their fitter's box (beta >= 0.05); the beta = 0 optimum of their "
         "objective is the loss-minimising constant in [0, 1], their _best_constant_pinball",
         "per_pair": rows,
     }
-    return values, details
 
 
-def _shuffle_losses(A, pinball_utils, data, pair_keys, split_pids, p, args, i, seed) -> dict[str, float]:
+def _shuffle_losses(S, i: int, seed: int) -> dict[str, float]:
     """Shuffle ``i``: the compute proxy permuted among the models of each training period (one permutation per
     period, shared by the tasks; the ``i``-th from ``numpy.random.default_rng(seed)``), and their sigmoid's
     ID loss on each pair's shuffled training set."""
-    tau = float(p["tau"])
+    data, args = S.data, S.args
     rng = np.random.default_rng(seed)
-    train_pids = list(dict.fromkeys(tr for tr, _ in split_pids))
     for _ in range(i + 1):
         C_perm = data["C"].copy()
-        for pid in train_pids:
+        for pid in S.train_pids:
             rows = np.flatnonzero(data["per"] == pid)
             C_perm[rows] = data["C"][rng.permutation(rows)]
     shuffled = {**data, "C": C_perm, "z": np.log10(C_perm)}
     losses = {}
-    for task, t in pair_keys:
-        sets = TC.split_sets(shuffled, task, split_pids[t - 1])
-        edges_tr = A.binning.create_equal_mass_bins(
+    for task, t in S.pair_keys:
+        sets = TC.split_sets(shuffled, task, S.split_pids[t - 1])
+        edges_tr = S.A.binning.create_equal_mass_bins(
             sets["z_tr"], max(1, int(args.bins)), max(1, int(args.min_bin_size))
         )
-        xs, yc = A.common.fit_sigmoid_predictor(
+        xs, yc = S.A.common.fit_sigmoid_predictor(
             sets["C_tr"],
             sets["y_tr"],
-            tau=tau,
+            tau=S.tau,
             frontier_fit_mode=str(args.frontier_fit_mode),
             bins_for_fit=int(args.bins),
             min_bin_size_for_fit=int(args.min_bin_size),
@@ -176,41 +161,41 @@ def _shuffle_losses(A, pinball_utils, data, pair_keys, split_pids, p, args, i, s
             kappa_final=float(args.kappa_final),
             lambda_b=args.lambda_b,
         )
-        losses[f"{task} t={t}"] = _mean_loss(
-            pinball_utils, sets["y_tr"], A.common.interpolate_curve(xs, yc, sets["C_tr"]), tau
-        )
+        losses[f"{task} t={t}"] = _mean_loss(S, sets["y_tr"], S.A.common.interpolate_curve(xs, yc, sets["C_tr"]))
     return losses
 
 
-def _setup(request: dict) -> dict:
-    p = request["params"]
-    A = TC.authors()
-    spb = _script()
+def _setup(request: dict) -> SimpleNamespace:
+    from scripts.evaluate import sigmoid_pinball_baselines as spb
     from skill_frontier.evaluation import pinball_utils
 
+    p, A = request["params"], TC.authors()
     table = claim_table(request)
     data = TC.period_data(A, table, p)
     fixed = _check_settings(A, spb, p, data["headers"])
     periods = TC.check_periods(A, p, data)
     split_pids = [tuple(x) for x in periods["pairs"]]
-    pair_keys = [(label, t) for label in p["tasks"] for t in range(1, len(split_pids) + 1)]
     out = scratch("main")
     args = _argv(p, table, out)
-    return {
-        "A": A,
-        "spb": spb,
-        "pinball_utils": pinball_utils,
-        "p": p,
-        "table": table,
-        "data": data,
-        "fixed": fixed,
-        "periods": periods,
-        "split_pids": split_pids,
-        "pair_keys": pair_keys,
-        "out": out,
-        "argv": args,
-        "args": spb._build_argparser().parse_args(args),
-    }
+    return SimpleNamespace(
+        A=A,
+        spb=spb,
+        pu=pinball_utils,
+        p=p,
+        tau=float(p["tau"]),
+        bins=max(1, int(p["n_bins"])),
+        min_bin=max(1, int(p["min_bin_size"])),
+        table=table,
+        data=data,
+        fixed=fixed,
+        periods=periods,
+        split_pids=split_pids,
+        train_pids=list(dict.fromkeys(tr for tr, _ in split_pids)),
+        pair_keys=[(label, t) for label in p["tasks"] for t in range(1, len(split_pids) + 1)],
+        out=out,
+        argv=args,
+        args=spb._build_argparser().parse_args(args),
+    )
 
 
 def _controls(request: dict) -> list[dict]:
@@ -236,81 +221,53 @@ def parts(request: dict) -> list[dict]:
 
 def _main_part(request: dict) -> dict:
     S = _setup(request)
-    A, spb, pinball_utils, p, data, split_pids = (
-        S[k] for k in ("A", "spb", "pinball_utils", "p", "data", "split_pids")
-    )
-    tau = float(p["tau"])
-    spb.main(S["argv"])
-    pairs = []
-    for label, col in p["tasks"].items():
-        for t in range(1, len(split_pids) + 1):
-            rows = _read_pair(os.path.join(S["out"], f"k{t}", f"{A.cu.sanitize_name(col)}__pinball_baselines.csv"))
-            metrics = {est: _metrics_of(rows, their) for est, their in ESTIMATORS.items()}
-            pairs.append({"task": label, "t": t, "metrics": metrics})
-    values = _table(pairs)
-
-    # the rebuilt sets, their sigmoid's parameters, and checks against the script's numbers
-    fits = []
-    bins, min_bin = max(1, int(p["n_bins"])), max(1, int(p["min_bin_size"]))
-    worst_null, worst_sig = 0.0, 0.0
-    for x in pairs:
-        sets = TC.split_sets(data, x["task"], split_pids[x["t"] - 1])
-        null = _constant_metrics(A, spb, pinball_utils, sets, float(np.quantile(sets["y_tr"], tau)), tau, bins, min_bin)
-        d_null = max(abs(null[m] - x["metrics"]["constant"][m]) for m in METRICS)
-        f = TC.fit_native(A, sets["C_tr"], sets["y_tr"], tau=tau, kappa=float(p["kappa"]), lam=float(p["lam"]))
-        L_exact = _mean_loss(pinball_utils, sets["y_tr"], A.sqo.sigmoid_pred(f["native"], np.log10(sets["C_tr"])), tau)
-        d_sig = abs(L_exact - x["metrics"]["sigmoid"]["pinball_id"])
-        worst_null, worst_sig = max(worst_null, d_null), max(worst_sig, d_sig)
+    p = S.p
+    S.spb.main(S.argv)
+    pairs, fits, worst_null, worst_sig = [], [], 0.0, 0.0
+    for task, t in S.pair_keys:
+        name = f"{S.A.cu.sanitize_name(p['tasks'][task])}__pinball_baselines.csv"
+        pairs.append(x := {"task": task, "t": t, "metrics": _read_metrics(os.path.join(S.out, f"k{t}", name))})
+        # the rebuilt sets, their sigmoid's parameters, and checks against the script's numbers
+        sets = _sets(S, task, t)
+        null = _constant_metrics(S, sets, float(np.quantile(sets["y_tr"], S.tau)))
+        worst_null = max(worst_null, *(abs(null[m] - x["metrics"]["constant"][m]) for m in METRICS))
+        f = TC.fit_native(S.A, sets["C_tr"], sets["y_tr"], tau=S.tau, kappa=float(p["kappa"]), lam=float(p["lam"]))
+        L_exact = _mean_loss(S, sets["y_tr"], S.A.sqo.sigmoid_pred(f["native"], np.log10(sets["C_tr"])))
+        worst_sig = max(worst_sig, abs(L_exact - x["metrics"]["sigmoid"]["pinball_id"]))
         x["sigmoid_fit"] = {k: v for k, v in f.items() if k != "native"}
         fits.append(x["sigmoid_fit"])
-    edge_fits = [
-        f"{x['task']} t={x['t']}" for x in pairs if {"z*=z_min", "z*=z_max"} & set(x["sigmoid_fit"]["bounds_active"])
-    ]
-    beta_fits = [
-        f"{x['task']} t={x['t']}"
-        for x in pairs
-        if any(b.startswith("beta=") for b in x["sigmoid_fit"]["bounds_active"])
-    ]
-    table = S["table"]
+
+    def at(limits) -> list[str]:
+        return [f"{x['task']} t={x['t']}" for x in pairs if any(map(limits, x["sigmoid_fit"]["bounds_active"]))]
+
     details = {
         "script": SCRIPT,
-        "argv": shown(S["argv"], table),
+        "argv": shown(S.argv, S.table),
         "n_pairs": len(pairs),
         "estimator_names": {k: f"their {v}" for k, v in ESTIMATORS.items()},
         "settings": {
-            **S["fixed"],
-            "fit": {"tau": tau, "kappa_final": float(p["kappa"]), "lambda_b": float(p["lam"]), **CLI_FIT_ARGS},
+            **S.fixed,
+            "fit": {"tau": S.tau, "kappa_final": float(p["kappa"]), "lambda_b": float(p["lam"]), **CLI_FIT_ARGS},
         },
-        "periods": S["periods"],
+        "periods": S.periods,
         "per_pair": pairs,
         "bounds_active_counts": TC.bound_summary(fits),
-        "sigmoid_z_star_at_range_edge": edge_fits,
-        "sigmoid_beta_at_bound": beta_fits,
+        "sigmoid_z_star_at_range_edge": at(lambda b: b in ("z*=z_min", "z*=z_max")),
+        "sigmoid_beta_at_bound": at(lambda b: b.startswith("beta=")),
         "check": {"null_rows_max_abs_diff": worst_null, "sigmoid_exact_vs_interpolated_max_abs_diff": worst_sig},
         "weighting": "equal weight per task-period pair",
         "ignored_params": sorted(k for k in ("knot_grid", "warm_start", "n_random", "box_check") if k in p),
     }
-    return {"values": values, "details": details, "controls": {}}
+    return {"values": _table(pairs), "details": details, "controls": {}}
 
 
 def _control_part(request: dict, part: dict) -> dict:
     S = _setup(request)
-    A, spb, pinball_utils, p, data, split_pids = (
-        S[k] for k in ("A", "spb", "pinball_utils", "p", "data", "split_pids")
-    )
     if part.get("beta_zero"):
-        sets = {(task, t): TC.split_sets(data, task, split_pids[t - 1]) for task, t in S["pair_keys"]}
-        pairs = [{"task": task, "t": t} for task, t in S["pair_keys"]]
-        values, details = _beta_zero(A, spb, pinball_utils, pairs, sets, p)
-        return {"values": {}, "details": {"values": values, **details}, "controls": {}}
-    i = int(part["shuffle"])
-    losses = _shuffle_losses(A, pinball_utils, data, S["pair_keys"], split_pids, p, S["args"], i, request["seed"])
-    train_pids = list(dict.fromkeys(tr for tr, _ in split_pids))
-    return {
-        "values": {},
-        "details": {"losses": losses, "shuffled_periods": [p["periods"][k][0] for k in train_pids]},
-        "controls": {},
-    }
+        return {"values": {}, "details": _beta_zero(S), "controls": {}}
+    losses = _shuffle_losses(S, int(part["shuffle"]), request["seed"])
+    shuffled = [S.p["periods"][k][0] for k in S.train_pids]
+    return {"values": {}, "details": {"losses": losses, "shuffled_periods": shuffled}, "controls": {}}
 
 
 def _part(request: dict) -> dict:

@@ -15,20 +15,17 @@ from .quantities import setting_key
 
 
 def _fit_task(sqo, z, y, *, tau, kappa, lam, warm, z_eval):
+    """One task's fit at one setting: its coverage, and what the record keeps of it (:data:`_KEPT`)."""
     where = f" at tau={tau}, kappa={kappa}, lam={lam}"
-    native, objective, ok, message, trace = H.fit_at(sqo, z, y, tau=tau, kappa=kappa, lam=lam, warm=warm, where=where)
+    native, objective, ok, _, trace = H.fit_at(sqo, z, y, tau=tau, kappa=kappa, lam=lam, warm=warm, where=where)
     fit = H.described(sqo, native, z, objective)
     return {
         "boundary": float(sqo.sigmoid_pred(native, z_eval)),
         "coverage": float(np.mean(y <= sqo.sigmoid_pred(native, z))),
         "beta": fit["params"]["beta"],
-        "params_native": fit["params_native"],
-        "objective": fit["objective"],
-        "last_stage_objective": float(trace[-1]["obj"]) if trace else fit["objective"],
         "bounds_active": fit["bounds_active"],
         "stages": [[float(s["tau"]), float(s["kappa"])] for s in trace] if trace else [[float(tau), float(kappa)]],
         "converged": bool(ok),
-        "message": str(message),
     }
 
 
@@ -43,12 +40,7 @@ def _summary(fits, claimed_fits, reference, beta_task):
     }
 
 
-def _control_values(fits, reference, beta_task):
-    summary = _summary(fits, fits, reference, beta_task)
-    return {Q.claimed(stat): summary[stat] for stat in ("coverage_mean", "max_dev", "mean_boundary")}
-
-
-#: What the record keeps of each task's fit (:func:`_fit_task`): what the report and the tests rest on.
+#: What the record keeps of each task's fit: what the report and the tests rest on.
 _KEPT = ("boundary", "beta", "bounds_active", "stages", "converged")
 
 
@@ -106,12 +98,10 @@ def _distinct_settings(request: dict) -> list[dict]:
         if ctl["control"] != "tau_override":
             raise unsupported(ctl)
         wanted.append({**claimed, "tau": float(ctl["params"]["tau"])})
-    out, seen = [], set()
+    out: dict[str, dict] = {}
     for s in wanted:
-        if setting_key(s) not in seen:
-            seen.add(setting_key(s))
-            out.append(s)
-    return out
+        out.setdefault(setting_key(s), s)
+    return list(out.values())
 
 
 def parts(request: dict) -> list[dict]:
@@ -146,23 +136,19 @@ def combine(request: dict, answers: list[dict]) -> dict:
     """The claim's answer from its parts' answers (in :func:`parts` order)."""
     p = request["params"]
     settings = _distinct_settings(request)
-    by_key = {setting_key(s): a["details"] for s, a in zip(settings, answers)}
+    fits_at = {setting_key(s): a["details"]["fits"] for s, a in zip(settings, answers)}
     code = answers[len(settings)]
     first = answers[0]["details"]
     b_min_name, b_max_name = f"beta={first['b_min']:g}", f"beta={first['b_max']:g}"
     reference = {k: float(v) for k, v in p["reference"].items()}
     z_eval, warm = math.log10(float(p["eval_x"])), bool(p["warm_start"])
 
-    fitted: dict[str, tuple[dict, dict]] = {}  # setting key -> (setting, fits by task), in the order first met
-
-    def fit(s: dict) -> dict:
-        k = setting_key(s)
-        if k not in fitted:
-            fitted[k] = (s, by_key[k]["fits"])
-        return fitted[k][1]
+    def fit(s: dict) -> dict:  # every setting is fitted: the claimed one, the sweep's, the controls'
+        return fits_at[setting_key(s)]
 
     claimed = _claimed(p)
     claimed_fits = fit(claimed)
+    swept = {setting_key(claimed)}
     n_tasks = len(claimed_fits)
     c = _summary(claimed_fits, claimed_fits, reference, p["beta_task"])
     values = {Q.claimed(stat): c[stat] for stat in Q.CLAIMED_STATS}
@@ -170,6 +156,7 @@ def combine(request: dict, answers: list[dict]) -> dict:
     for param in ("tau", "kappa", "lam"):
         for v in p[f"{param}_grid"]:
             s = {**claimed, param: float(v)}
+            swept.add(setting_key(s))
             row = _summary(fit(s), claimed_fits, reference, p["beta_task"])
             values.update(
                 {
@@ -189,10 +176,12 @@ def combine(request: dict, answers: list[dict]) -> dict:
     controls = {}
     for ctl in request.get("controls", []):
         s = {**claimed, "tau": float(ctl["params"]["tau"])}
-        reused = setting_key(s) in fitted
+        reused = setting_key(s) in swept
+        swept.add(setting_key(s))
         c_fits = fit(s)
+        summary = _summary(c_fits, c_fits, reference, p["beta_task"])
         controls[ctl["id"]] = {
-            "values": _control_values(c_fits, reference, p["beta_task"]),
+            "values": {Q.claimed(stat): summary[stat] for stat in ("coverage_mean", "max_dev", "mean_boundary")},
             "details": {
                 "setting": setting_key(s),
                 "reused_sweep_fit": reused,
@@ -200,7 +189,7 @@ def combine(request: dict, answers: list[dict]) -> dict:
             },
         }
 
-    settings_details = {k: _setting_details(s, f, b_min_name) for k, (s, f) in fitted.items()}
+    settings_details = {setting_key(s): _setting_details(s, fit(s), b_min_name) for s in settings}
     details = {
         "claimed": setting_key(claimed),
         "settings": settings_details,
@@ -214,7 +203,7 @@ def combine(request: dict, answers: list[dict]) -> dict:
             "beta_bound": b_min_name,
             "beta_max_bound": b_max_name,
         },
-        "n_fits": len(fitted) * n_tasks,
+        "n_fits": len(settings) * n_tasks,
         "n_rows": first["n_rows"],
         "warm_start": warm,
         "fit_args": dict(H.CLI_FIT_ARGS),

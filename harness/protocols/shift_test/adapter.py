@@ -33,12 +33,6 @@ EPS_ROW = {
 }
 
 
-def _authors():
-    from scripts.artificial_analysis import plot_math500_vs_aime2025 as aa
-
-    return aa
-
-
 def _merge(aa, p, tables):
     """The merge of ``main()`` (lines 406-421, 440, 512-513)."""
     import pandas as pd
@@ -71,11 +65,6 @@ def _test(aa, x, y, post, p, **kw):
     args = {"n_bins": int(p["n_bins"]), "n_perm": int(p["n_perm"]), "seed": SEED, "eps": float(p["eps"])}
     args.update(kw)
     return aa._contamination_test_logit_to_logit(x_pct=x, y_pct=y, group_post=post, **args)
-
-
-def _values(res, n_merged):
-    gamma, se = res["coef_group_shift_gamma"], res["se_group_shift_gamma"]
-    return {"n_merged": n_merged, **{k: res[v] for k, v in THEIRS.items()}, "upper95": gamma + Z95 * se}
 
 
 def _their_logit(aa, pct, eps):
@@ -135,11 +124,13 @@ def _relabel(aa, x, y, post, p, base, n_draws, seed):
 
 
 def run(request: dict) -> dict:
+    from scripts.artificial_analysis import plot_math500_vs_aime2025 as aa
+
     p = request["params"]
-    aa = _authors()
     x, y, post, counts = _merge(aa, p, request["tables"])
     res = _test(aa, x, y, post, p)
-    values = _values(res, counts["n_total_merged"])
+    values = {"n_merged": counts["n_total_merged"], **{k: res[v] for k, v in THEIRS.items()}}
+    values["upper95"] = res["coef_group_shift_gamma"] + Z95 * res["se_group_shift_gamma"]
     eps_default = inspect.signature(aa._contamination_test_logit_to_logit).parameters["eps"].default
     details = {
         "test": res,

@@ -122,14 +122,14 @@ def summarise(rows: list[dict], p: dict) -> tuple[dict, dict]:
             "bin_averaged": Q.bin_averaged(Q.signed_coverage(label)),
         }
         values.update({name: per_task[label][key] for key, name in names.items()})
-        for x in r:
-            values[Q.split(x["t"], label)] = x["signed_coverage"]
-    d = float(np.mean([per_task[t]["signed_coverage"] for t in labels if t in drift]))
-    s = float(np.mean([per_task[t]["signed_coverage"] for t in labels if t not in drift]))
+        values.update({Q.split(x["t"], label): x["signed_coverage"] for x in r})
+
+    def mean(key: str, drifting: bool) -> float:
+        return float(np.mean([per_task[t][key] for t in labels if (t in drift) == drifting]))
+
+    d, s = mean("signed_coverage", True), mean("signed_coverage", False)
     values.update({Q.group("drift"): d, Q.group("stable"): s, Q.SEPARATION: s - d})
-    d_in = float(np.mean([per_task[t]["in_sample"] for t in labels if t in drift]))
-    s_in = float(np.mean([per_task[t]["in_sample"] for t in labels if t not in drift]))
-    values[Q.DROP_SEPARATION] = (s - d) - (s_in - d_in)
+    values[Q.DROP_SEPARATION] = (s - d) - (mean("in_sample", False) - mean("in_sample", True))
     return values, per_task
 
 
@@ -172,7 +172,10 @@ def parts(request: dict) -> list[dict]:
 
 def _task_part(request: dict, label: str) -> dict:
     A, p, table, settings, data, periods = _setup(request)
-    pairs, tau = periods["pairs"], float(p["tau"])
+    pairs, fit_at = (
+        periods["pairs"],
+        {"tau": float(p["tau"]), "kappa": settings["kappa_final"], "lam": settings["lambda_b"]},
+    )
     one = {**p, "tasks": {label: p["tasks"][label]}}
     out = scratch("main")
     args = run_script(one, table, out)
@@ -181,17 +184,10 @@ def _task_part(request: dict, label: str) -> dict:
     for x in rows:
         tr_pid, va_pid = pairs[x["t"] - 1]
         sets = TC.split_sets(data, x["task"], (tr_pid, va_pid))
-        kappa, lam = settings["kappa_final"], settings["lambda_b"]
-        f = TC.fit_native(A, sets["C_tr"], sets["y_tr"], tau=tau, kappa=kappa, lam=lam)
+        f = TC.fit_native(A, sets["C_tr"], sets["y_tr"], **fit_at)
         below_exact = int(np.sum(sets["y_va"] <= A.sqo.sigmoid_pred(f["native"], np.log10(sets["C_va"]))))
-        x.update(
-            {
-                "train": p["periods"][tr_pid][0],
-                "val": p["periods"][va_pid][0],
-                "n_val_before_overlap": sets["n_val_before_overlap"],
-                "overlap": sets["overlap"],
-            }
-        )
+        x.update(train=p["periods"][tr_pid][0], val=p["periods"][va_pid][0], overlap=sets["overlap"])
+        x["n_val_before_overlap"] = sets["n_val_before_overlap"]
         x["fit"] = {k: v for k, v in f.items() if k != "native"}
         x["check"] = {
             "n_train_rebuilt": int(sets["z_tr"].size),
