@@ -194,7 +194,7 @@ class Results:
     @cached_property
     def resampling(self) -> dict | None:
         """The bootstrap's reading of each ordering the claim asserts (``None`` where it was not run): its label,
-        the rows of the orderings, the coverage study it rests on."""
+        the rows of the orderings, the coverage study it rests on, the robustness facts as recorded."""
         rb = self.record.robustness
         if rb is None or rb.state == "not run":
             return None
@@ -208,21 +208,7 @@ class Results:
                 | {"error": c.get(side), "error_bound": c.get(f"{side}_bound")}
                 | {"carried_by": [x.get("cluster") for x in c.get("carried_by") or []]}
             )
-        return {
-            "label": rb.state,
-            "orderings": rows,
-            "n_resamples": f.get("n_resamples"),
-            "n_clusters": f.get("n_clusters"),
-            "cluster_col": f.get("cluster_col"),
-            "method_words": f.get("method_words"),
-            "study": f.get("calibration") or {},
-            "joint": (f.get("calibration") or {}).get("joint"),
-            "intervals": [
-                {k: i.get(k) for k in ("label", "estimate", "lo", "hi", "coverage", "decimals")}
-                | {"shown": i.get("shown", False)}
-                for i in f.get("intervals", [])
-            ],
-        }
+        return {"label": rb.state, "orderings": rows, "study": f.get("calibration") or {}, "facts": f}
 
     # -- analysis choices -------------------------------------------------------------------------------
 
