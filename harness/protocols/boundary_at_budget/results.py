@@ -32,10 +32,6 @@ class Results(BaseResults):
     """boundary_at_budget: each benchmark's boundary at the budget, both arms, the paper, the τ control."""
 
     @cached_property
-    def labels(self) -> list[str]:
-        return list(self.params["tasks"])
-
-    @cached_property
     def z_eval(self) -> float:
         return math.log10(self.params["eval_x"])
 
@@ -55,7 +51,7 @@ class Results(BaseResults):
         """One row per benchmark: both arms' boundaries, the paper's, each arm's difference from it, the control's."""
         ctl = self.control_values(self.tau_control["id"]) if self.tau_control else {}
         out = []
-        for label in self.labels:
+        for label in self.params["tasks"]:
             name, t = Q.boundary(label), self.paper.get(Q.boundary(label))
             mine, theirs, cv = self.mine.get(name), self.theirs.get(name), ctl.get(name)
             cov, sharp_cov = self.mine.get(Q.coverage(label)), self.mine.get(Q.sharp(Q.coverage(label)))
@@ -94,25 +90,10 @@ class Results(BaseResults):
         }
 
     @cached_property
-    def between_arms(self) -> bool | None:
-        """The arms against each other (not against the paper): whether every boundary with a tolerance lies
-        within it of the other arm's. ``None`` without theirs or without a tolerance."""
-        tols = {q.partition(".")[2]: t.tolerance for q, t in self.paper.items()}
-        pairs = [
-            (k, self.mine[Q.boundary(k)], self.theirs[Q.boundary(k)])
-            for k in self.labels
-            if self.theirs.get(Q.boundary(k)) is not None
-        ]
-        if not pairs or not tols:
-            return None
-        return all(within_tolerance(a - b, tols[k]) for k, a, b in pairs if k in tols)
-
-    @cached_property
     def support(self) -> dict:
         """Where the evaluation point sits in the data and how many models stand behind the boundary there."""
         n, n_above = self.data["oll_rows_with_compute"], self.mine_details["n_at_or_above_eval"]
-        tau = self.params["tau"]
-        z_min, z_max, edge = self.data["z_min"], self.data["z_max"], 1.0 / (1.0 - tau)
+        z_min, z_max, edge = self.data["z_min"], self.data["z_max"], 1.0 / (1.0 - self.params["tau"])
         thin = n_above / n < THIN_TAIL_SHARE
         if self.z_eval > z_max:
             state = "beyond"
@@ -130,7 +111,6 @@ class Results(BaseResults):
             "n_models": n,
             "share": n_above / n,
             "edge_models": math.ceil(edge - 1e-9),
-            "expected_above": n_above * (1.0 - tau),
         }
 
     @cached_property
@@ -157,7 +137,6 @@ class Results(BaseResults):
             "tolerance": tol,
             "tolerance_text": tol_text,
             "mine_within": within_tolerance(mine, tol),
-            "theirs_within": None if theirs is None else within_tolerance(theirs, tol),
             "causes": [{k: g[k] for k in ("cause", "labels", "authors_kappa", "short")} for g in causes.values()],
         }
 
