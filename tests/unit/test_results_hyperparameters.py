@@ -144,7 +144,7 @@ def test_audit_counts_each_line_for_what_it_states():
 
 def test_without_the_authors_arm_nothing_of_their_code_is_stated():
     r = _results(upstream=False)
-    assert r.audit is None and r.audit_lines == [] and r.loss is None
+    assert r.audit is None and r.audit_lines == [] and r.their_details == {}
     assert [s["theirs"] for s in r.settings] == [None] * 4
     # only the re-implementation's own step remains among the departures
     (d,) = r.departures

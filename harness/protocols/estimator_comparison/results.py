@@ -24,14 +24,6 @@ class Results(BaseResults):
         return len(self.mine_details["pair_gaps"])
 
     @cached_property
-    def n_splits(self) -> int:
-        return len(self.data["splits"])
-
-    @cached_property
-    def n_tasks(self) -> int:
-        return len(self.params["tasks"])
-
-    @cached_property
     def table(self) -> list[dict]:
         """Table 2, one row per estimator: ``estimator`` and, per metric, ``{"mine", "theirs", "paper"}``
         (``theirs``: ``None`` where the authors' arm did not run; ``paper``: the claim file's printed cell,

@@ -111,12 +111,6 @@ class Results(BaseResults):
             for e in a["entries"]
         ]
 
-    @cached_property
-    def loss(self) -> dict | None:
-        """The authors' loss function against the printed formula and the sharp check loss, in units of the
-        loss (their arm's numbers; ``None``: not evaluated)."""
-        return self.their_details.get("loss")
-
     def _name(self, setting: dict, stat: str) -> str:
         """The quantity of a statistic at a setting: its sweep row's (the claimed setting's row on any grid that
         holds it, or ``claimed.max_dev``), or ``""`` when no row holds that setting."""

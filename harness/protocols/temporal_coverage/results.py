@@ -25,29 +25,16 @@ class Results(BaseResults):
     arm_gap = ARM_GAP
 
     @cached_property
-    def drift(self) -> list[str]:
-        return list(self.params["drift_tasks"])
-
-    @cached_property
-    def stable(self) -> list[str]:
-        return [x for x in self.params["tasks"] if x not in self.drift]
-
-    @cached_property
-    def splits(self) -> list[dict]:
-        """Each rolling split: ``t``, the periods it is fitted on and tested on, and its later models ``n``."""
-        return [{"t": s["t"], "train": s["train"], "val": s["val"], "n": s["n_val"]} for s in self.data["splits"]]
-
-    @cached_property
     def rows(self) -> list[dict]:
         """One row per benchmark: its group, its signed coverage error per split and their mean (both arms), the
         share above with its binomial and cluster-robust p, the design effect and the clusters, the in-sample error,
         and the bin-averaged variants."""
-        v, u, ts = self.mine, self.theirs, [s["t"] for s in self.splits]
+        v, u, ts = self.mine, self.theirs, [s["t"] for s in self.data["splits"]]
         clusters = self.mine_details.get("n_clusters", {})
         return [
             {
                 "label": x,
-                "group": "drift" if x in self.drift else "stable",
+                "group": "drift" if x in self.params["drift_tasks"] else "stable",
                 "by_split": [v[Q.split(t, x)] for t in ts],
                 "n_below": sum(v[Q.split(t, x)] < 0 for t in ts),
                 "mine": v[Q.signed_coverage(x)],
@@ -82,7 +69,7 @@ class Results(BaseResults):
             xs = r["by_split"]
             if r["group"] != "drift" or len(xs) < 2 or sum(xs) >= 0:
                 continue
-            for s, x in zip(self.splits, xs):
+            for s, x in zip(self.data["splits"], xs):
                 rest = (sum(xs) - x) / (len(xs) - 1)
                 if rest >= 0:
                     out.append({"label": r["label"], "t": s["t"], "value": x, "rest": rest})
@@ -187,12 +174,3 @@ class Results(BaseResults):
                 }
             )
         return out
-
-    @cached_property
-    def later(self) -> dict | None:
-        """The later models the exceedance tests pool, how many name a base model and how many base models they
-        name (``None`` where the table has no base-model column)."""
-        d = self.data
-        if "later_models" not in d:
-            return None
-        return {"n": d["later_models"], "named": d["later_with_base_model"], "base_models": d["later_base_models"]}
