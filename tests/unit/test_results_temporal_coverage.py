@@ -151,4 +151,3 @@ def test_relabelled_periods_name_the_benchmarks_still_below_zero():
     assert (x["n"], x["separation_low"], x["separation_high"]) == (3, 0.004, 0.008)
     assert x["below_zero"] == ["B"] and (x["lowest"], x["highest"]) == (-0.001, 0.017)
     assert _results(controls=[control]).relabelled == []  # a control that did not run says nothing
-

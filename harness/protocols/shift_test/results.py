@@ -88,7 +88,9 @@ class Results(BaseResults):
         out = []
         for r in self.mine_details["eps_sensitivity"]:
             n = r.get("n_perm", self.params["n_perm"])
-            out.append({**r, "mc_se": mc_se(r["p_value"], n), "decision": p_value_side(r["p_value"], n, self.params["alpha"])})
+            out.append(
+                {**r, "mc_se": mc_se(r["p_value"], n), "decision": p_value_side(r["p_value"], n, self.params["alpha"])}
+            )
         return out
 
     @cached_property
