@@ -43,7 +43,6 @@ class Results:
 
     def __init__(self, record: Record):
         self.record = record
-        self.claim = record.claim
         self.params = record.claim.params
         self.data = record.data
         arms = record.arms
@@ -54,10 +53,10 @@ class Results:
         self.their_details = arms.upstream.details if self.authors_ran else {}
         self.evidence = record.evidence
 
-    def control_values(self, control_id: str, arm: str = "reimpl") -> dict:
-        a = getattr(self.record.arms, arm)
-        c = a.controls.get(control_id)
-        return c.values if (c is not None and a.ok) else {}
+    def control_values(self, control_id: str) -> dict:
+        """The re-implementation's values under a control (none where it did not run)."""
+        c = self.record.arms.reimpl.controls.get(control_id)
+        return c.values if (c is not None and self.record.arms.reimpl.ok) else {}
 
     @cached_property
     def budget(self) -> str | None:
@@ -185,9 +184,8 @@ class Results:
     def arms_agree(self) -> bool:
         """Both arms ran, measured a target in common, and agree within every target's tolerance and on every
         relation. This is the arms against each other; each arm against the paper is :attr:`targets`."""
-        both = [t for t in self.record.targets if t.reimpl.value is not None and t.upstream.value is not None]
-        ran = self.record.arms.reimpl.ok and self.authors_ran
-        return bool(ran and both) and not arm_disagreements(self.record.targets)
+        both = any(t.reimpl.value is not None and t.upstream.value is not None for t in self.record.targets)
+        return both and not arm_disagreements(self.record.targets)
 
     # -- resampling -------------------------------------------------------------------------------------
 
