@@ -89,7 +89,8 @@ def every(n, singular: str, plural: str | None = None) -> str:
 
 def cap(text: str) -> str:
     """``text`` with its first letter in upper case (and the rest as it is)."""
-    return str(text)[:1].upper() + str(text)[1:]
+    text = str(text)
+    return text[:1].upper() + text[1:]
 
 
 def agree(n, singular: str, plural: str) -> str:
