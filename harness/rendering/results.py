@@ -123,14 +123,14 @@ class Results:
 
     @cached_property
     def controls(self) -> list[dict]:
-        """Per control: whether it broke in each arm, and per condition how many quantities meet it and the range
-        measured (the re-implementation's)."""
+        """Per control, its outcome (``id``, ``changes``, each arm's) and per condition how many quantities meet
+        it and the range measured (the re-implementation's)."""
         out = []
         for c in self.record.controls:
+            theirs = c.upstream.conditions if c.upstream.ran else [None] * len(c.reimpl.conditions)
             conditions = []
-            for i, cond in enumerate(c.reimpl.conditions):
+            for cond, their in zip(c.reimpl.conditions, theirs):
                 measured = [r.measured for r in cond.rows if r.measured is not None]
-                theirs = c.upstream.conditions[i] if c.upstream.ran and i < len(c.upstream.conditions) else None
                 conditions.append(
                     {
                         "requirement": cond.requirement,
@@ -138,22 +138,12 @@ class Results:
                         "n_met": sum(r.holds for r in cond.rows),
                         "lo": min(measured) if measured else None,
                         "hi": max(measured) if measured else None,
-                        "theirs_n_met": sum(r.holds for r in theirs.rows) if theirs else None,
-                        "theirs_all": theirs.holds if theirs else None,
+                        "theirs_n_met": sum(r.holds for r in their.rows) if their else None,
+                        "theirs_all": their.holds if their else None,
                         "single": len(cond.rows) == 1,
                     }
                 )
-            out.append(
-                {
-                    "ran": c.reimpl.ran,
-                    "broke": c.reimpl.broke,
-                    "theirs_ran": c.upstream.ran,
-                    "theirs_broke": c.upstream.broke if c.upstream.ran else None,
-                    "targets_failed": c.reimpl.targets_failed,
-                    "conditions": conditions,
-                }
-                | c.model_dump(include={"id", "changes", "must_fail_targets"})
-            )
+            out.append(dict(c) | {"conditions": conditions})
         return out
 
     # -- the two arms -----------------------------------------------------------------------------------
