@@ -1,4 +1,5 @@
-"""Results of ``boundary_at_budget``: the facts its report states, each derived once from the record."""
+"""The facts the report of ``boundary_at_budget`` states, each derived once from the record: each benchmark's
+boundary at the budget in both arms, against the paper, under the τ control."""
 
 from __future__ import annotations
 
@@ -29,8 +30,6 @@ def _limit_words(name: str) -> str:
 
 
 class Results(BaseResults):
-    """boundary_at_budget: each benchmark's boundary at the budget, both arms, the paper, the τ control."""
-
     @cached_property
     def z_eval(self) -> float:
         return math.log10(self.params["eval_x"])

@@ -1,6 +1,5 @@
-"""Results of ``estimator_comparison``: Table 2, the orderings the claim asserts and the authors' box, each derived
-once from the record (see :mod:`harness.rendering.results`). Arithmetic on recorded values only.
-"""
+"""The facts the report of ``estimator_comparison`` states, each derived once from the record: Table 2, the
+orderings the claim asserts and the authors' box. Arithmetic on recorded values only."""
 
 from __future__ import annotations
 
@@ -12,8 +11,6 @@ from . import quantities as Q
 
 
 class Results(BaseResults):
-    """estimator_comparison: the facts its report states, each derived once from the record."""
-
     @cached_property
     def _cells(self) -> dict:
         """The claim's value targets (``~``) by quantity: the cells of Table 2 it pins."""

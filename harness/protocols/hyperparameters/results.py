@@ -1,4 +1,6 @@
-"""The facts of a ``hyperparameters`` record, each derived once (see :mod:`harness.rendering.results`)."""
+"""The facts the report of ``hyperparameters`` states, each derived once from the record: the settings' gaps to
+the reference, the coverage at each τ, the checks of the authors' code, and where their fits depart from the
+setting asked for."""
 
 from __future__ import annotations
 
@@ -13,9 +15,6 @@ _PARAMS = ("tau", "kappa", "lam")
 
 
 class Results(BaseResults):
-    """hyperparameters: the settings' gaps to the reference, the coverage at each τ, the checks of the authors'
-    code, and where their fits depart from the setting asked for."""
-
     @cached_property
     def claimed(self) -> dict[str, float]:
         return {p: float(self.params[p]) for p in _PARAMS}

@@ -1,4 +1,5 @@
-"""The facts the report of ``parametric_loss`` states, each derived once from the record."""
+"""The facts the report of ``parametric_loss`` states, each derived once from the record: the estimates beside
+Hoffmann et al.'s, the likelihoods, what follows from them."""
 
 from __future__ import annotations
 
@@ -14,8 +15,6 @@ PROFILE_95 = NormalDist().inv_cdf(0.975) ** 2 / 2
 
 
 class Results(BaseResults):
-    """``parametric_loss``: the estimates beside Hoffmann et al.'s, the likelihoods, what follows from them."""
-
     batches = BATCHES
 
     def _pair(self, name: str) -> dict:

@@ -1,4 +1,5 @@
-"""The facts the report of ``shift_test`` states, each derived once from the record (Equation 3's shift test)."""
+"""The facts the report of ``shift_test`` states, each derived once from the record (Equation 3's shift test): the
+regression, every p-value of γ with its decision, the clip table, the power study."""
 
 from __future__ import annotations
 
@@ -24,8 +25,6 @@ def decision(value: float, se: float, level: float) -> str:
 
 
 class Results(BaseResults):
-    """``shift_test``: the regression, every p-value of γ with its decision, the clip table, the power study."""
-
     @cached_property
     def regression(self) -> list[dict]:
         """The fit of Equation 3, one row per quantity: both arms' values (``theirs`` None where theirs did not

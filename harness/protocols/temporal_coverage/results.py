@@ -1,4 +1,5 @@
-"""The facts the ``temporal_coverage`` report states, each derived once from the record (no refit here)."""
+"""The facts the report of ``temporal_coverage`` states, each derived once from the record (no refit here): the
+signed coverage errors of earlier boundaries on later models."""
 
 from __future__ import annotations
 
@@ -20,8 +21,6 @@ def differ(mine: float, theirs: float) -> bool:
 
 
 class Results(BaseResults):
-    """``temporal_coverage``: signed coverage errors of earlier boundaries on later models."""
-
     arm_gap = ARM_GAP
 
     @cached_property
