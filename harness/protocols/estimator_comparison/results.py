@@ -60,8 +60,8 @@ class Results(BaseResults):
         """The orderings the claim file's targets assert, and no other: its relation targets on a difference of
         :data:`Q.GAPS` against a number. One rule reads them all: the target's relation applied to the difference
         of Table 2's means (the target's own outcome, ``holds``), then the same relation to
-        the difference on each task-period pair alone (``pairs`` of ``n_pairs``) and at each knot count of the
-        I-spline (``knots`` of ``n_knots``). ``mine`` / ``theirs`` / ``paper``: the difference (``paper`` from
+        the difference on each task-period pair alone (``pairs`` of :attr:`n_pairs`) and at each knot count of the
+        I-spline (``knots`` of :attr:`knots`). ``mine`` / ``theirs`` / ``paper``: the difference (``paper`` from
         its printed cells, ``None`` where it prints one of them or none)."""
         pair_gaps, knots = self.mine_details["pair_gaps"], self.knots
         rows = []
@@ -77,9 +77,7 @@ class Results(BaseResults):
                     "paper": self._paper_gap(t.quantity),
                     "holds": t.reimpl.holds,
                     "pairs": sum(relation_holds(t.relation, p[t.quantity], t.value) for p in pair_gaps),
-                    "n_pairs": len(pair_gaps),
                     "knots": sum(relation_holds(t.relation, k[t.quantity], t.value) for k in knots),
-                    "n_knots": len(knots),
                 }
             )
         return rows
