@@ -24,6 +24,11 @@ class Results(BaseResults):
         moved = [Q.setting_text(p, setting[p]) for p in _PARAMS if float(setting[p]) != self.claimed[p]]
         return ", ".join(moved) or "the claimed setting"
 
+    def _gaps(self, setting: dict) -> dict:
+        """A setting in words, with each arm's largest gap to the reference there."""
+        gap = self._name(setting, "max_dev")
+        return {"setting": self._words(setting), "mine": self.mine.get(gap), "theirs": self.theirs.get(gap)}
+
     @cached_property
     def settings(self) -> list[dict]:
         """One row per probed setting, the claimed one first: its largest gap to the reference (in accuracy) in
@@ -35,15 +40,13 @@ class Results(BaseResults):
         out = []
         for p, x in rows:
             setting = {**self.claimed, p: x}
-            gap, shift, beta = (self._name(setting, stat) for stat in ("max_dev", "max_shift", "beta"))
-            mine = self.mine.get(gap)
+            shift, beta = self._name(setting, "max_shift"), self._name(setting, "beta")
+            row = self._gaps(setting)
             out.append(
-                {
-                    "setting": self._words(setting),
+                row
+                | {
                     "claimed": x == self.claimed[p],
-                    "mine": mine,
-                    "theirs": self.theirs.get(gap),
-                    "within": mine is not None and mine <= within,
+                    "within": row["mine"] is not None and row["mine"] <= within,
                     "shift": self.mine.get(shift),
                     "beta": self.mine.get(beta),
                     "theirs_beta": self.theirs.get(beta),
@@ -134,16 +137,8 @@ class Results(BaseResults):
         def row(setting: dict) -> dict:
             words = self._words(setting)
             if words not in rows:
-                gap = self._name(setting, "max_dev")
-                rows[words] = {
-                    "setting": words,
-                    "mine": self.mine.get(gap),
-                    "theirs": self.theirs.get(gap),
-                    "last_stage": None,
-                    "all_at_lower": False,
-                    "at_upper": [],
-                    "steep": [],
-                }
+                flags = {"last_stage": None, "all_at_lower": False, "at_upper": [], "steep": []}
+                rows[words] = self._gaps(setting) | flags
             return rows[words]
 
         settings = self.their_details.get("settings", {})
