@@ -28,6 +28,12 @@ def same_results(a: dict, b: dict) -> bool:
     )
 
 
+def span(values) -> dict | None:
+    """The lowest and highest of ``values`` that are not ``None`` (``{"lo", "hi"}``; ``None`` where none is)."""
+    vals = [v for v in values if v is not None]
+    return {"lo": min(vals), "hi": max(vals)} if vals else None
+
+
 def results_for(record: Record) -> Results:
     """The results object of a record: its protocol's (``harness.protocols.<name>.results.Results``), else this
     module's."""
@@ -79,8 +85,7 @@ class Results:
             t.model_dump(include={"title", "role", "requirement", "decimals", "judged_on", "outcome"})
             | {
                 "mine": t.reimpl.value,
-                "theirs": t.upstream.value if self.authors_ran else None,
-                "theirs_holds": t.upstream.holds if self.authors_ran else None,
+                "theirs": t.upstream.value,
                 # a supporting target both arms meet is folded away; a headline or a missed one is in view
                 "folded": t.role == "supporting" and t.outcome == "holds" and t.upstream.holds is not False,
             }
@@ -94,13 +99,13 @@ class Results:
     @cached_property
     def n_theirs_holding(self) -> int | None:
         """How many targets the authors' code meets (``None`` where it did not run)."""
-        return sum(t["theirs_holds"] is True for t in self.targets) if self.authors_ran else None
+        return sum(t.upstream.holds is True for t in self.record.targets) if self.authors_ran else None
 
     @cached_property
     def n_theirs_judged(self) -> int | None:
         """How many targets the authors' code measures, so that they can be judged on it (``None``: it did not
         run)."""
-        return sum(t["theirs_holds"] is not None for t in self.targets) if self.authors_ran else None
+        return sum(t.upstream.holds is not None for t in self.record.targets) if self.authors_ran else None
 
     @cached_property
     def reasons(self) -> list[dict]:
@@ -245,10 +250,6 @@ class Results:
                 }
             )
 
-        def span(q: str) -> dict | None:  # the lowest and highest value of a quantity over the distinct results
-            vals = [s.values[q] for s in reps if s.values.get(q) is not None]
-            return {"lo": min(vals), "hi": max(vals)} if vals else None
-
         targets = [
             {
                 "title": t["title"],
@@ -256,7 +257,7 @@ class Results:
                 "within": within_tolerance(max(abs(x - t["paper"]) for x in r.values()), t["tolerance"]),
             }
             for t in mv.targets
-            if (r := span(t["quantity"]))
+            if (r := span(s.values.get(t["quantity"]) for s in reps))  # over the distinct results
         ]
         return {
             "state": state,
@@ -277,7 +278,7 @@ class Results:
             "targets": targets,
             "joint_null": mv.joint_null,
             "noise_rule": self._noise_rule,
-            "reported": [{**q, **r} for q in mv.reported if (r := span(q["quantity"]))],
+            "reported": [{**q, **r} for q in mv.reported if (r := span(s.values.get(q["quantity"]) for s in reps))],
         }
 
     @cached_property

@@ -8,6 +8,7 @@ from functools import cached_property
 
 from ...core.relations import target_holds, within_tolerance
 from ...rendering.results import Results as BaseResults
+from ...rendering.results import span
 from . import quantities as Q
 
 #: The evaluation point rests on a thin upper tail when fewer than this share of the models lie at or above it.
@@ -77,15 +78,11 @@ class Results(BaseResults):
         ``1 - tau`` a τ-quantile leaves, at the claim's κ and at ``kappa_check`` (``sharp``: ``None`` without it),
         each as its range over the benchmarks."""
 
-        def span(key):
-            v = [r[key] for r in self.rows if r[key] is not None]
-            return {"lo": min(v), "hi": max(v)} if v else None
-
         return {
             "nominal": 1.0 - self.params["tau"],
-            "above": span("above"),
+            "above": span(r["above"] for r in self.rows),
             "sharp_kappa": self.params.get("kappa_check"),
-            "sharp_above": span("sharp_above"),
+            "sharp_above": span(r["sharp_above"] for r in self.rows),
         }
 
     @cached_property
