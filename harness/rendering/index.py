@@ -81,16 +81,11 @@ def index_markdown(records: list[Record]) -> str:
     """``reports/README.md``: every claim with its verdict and why, by paper; the terms; each paper's setup."""
     from ..claimfiles.papers import load_papers
     from ..core.paths import CLAIMS_DIR
-    from .render import _tidy, environment
+    from .render import render_page
 
     studies = [
         (r.claim.id, r.robustness.facts["calibration"]["study"])
         for r in sorted(records, key=lambda r: r.claim.id)
         if r.robustness is not None and (r.robustness.facts.get("calibration") or {}).get("study")
     ]
-    page = (
-        environment()
-        .get_template("index.md.j2")
-        .render(papers=papers(records, load_papers(CLAIMS_DIR)), studies=studies)
-    )
-    return _tidy(page)
+    return render_page("index.md.j2", papers=papers(records, load_papers(CLAIMS_DIR)), studies=studies)
