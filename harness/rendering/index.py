@@ -44,23 +44,21 @@ def why(record: Record) -> str:
 
 
 def summary_rows(records: list[Record]) -> list[dict]:
-    rows = []
-    for rec in sorted(records, key=lambda r: r.claim.id):
-        r = results_for(rec)
-        rows.append(
-            {
-                "id": rec.claim.id,
-                "title": short_title(rec),
-                "verdict": rec.verdict.verdict,
-                "why": why(rec),
-                "robustness": r.resampling_label,
-                "choices": r.choices_label,
-                "upstream": rec.arms.upstream.status,
-                "n_targets": len(rec.targets),
-                "n_holding": r.n_holding,
-            }
-        )
-    return rows
+    return [
+        {
+            "id": rec.claim.id,
+            "title": short_title(rec),
+            "verdict": rec.verdict.verdict,
+            "why": why(rec),
+            "robustness": r.resampling_label,
+            "choices": r.choices_label,
+            "upstream": rec.arms.upstream.status,
+            "n_targets": len(rec.targets),
+            "n_holding": r.n_holding,
+        }
+        for rec in sorted(records, key=lambda r: r.claim.id)
+        for r in [results_for(rec)]
+    ]
 
 
 def papers(records: list[Record], known: dict) -> list[dict]:

@@ -62,8 +62,8 @@ class Results(BaseResults):
         if "p_value" in self.theirs:
             rows.append(self._permutation("authors", self.theirs["p_value"], n, None, self.theirs.get("null_mean")))
         if "p_value_precise" in v:
-            precise = self._permutation("precise", v["p_value_precise"], n_precise, used.get("precise"))
-            rows.append({**precise, "null_centre": v["null_mean_precise"]})
+            p = v["p_value_precise"]
+            rows.append(self._permutation("precise", p, n_precise, used.get("precise"), v["null_mean_precise"]))
         t_test = {"source": "t_test", "n_perm": None, "p": v["p_classical"], "mc_se": 0.0, "null_centre": 0.0}
         return [*rows, {**t_test, "decision": decision(v["p_classical"], 0.0, self.params["alpha"])}]
 
