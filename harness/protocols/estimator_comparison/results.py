@@ -111,5 +111,4 @@ class Results(BaseResults):
             "outside": boxed["free_fits_outside"],
             "rows": rows,
             "rescued": [r["title"] for r in rows if r["free_within"] is False and r["within"]],
-            "missed": [r["title"] for r in rows if r["within"] is False],
         }
