@@ -42,17 +42,11 @@ class Results(BaseResults):
     @cached_property
     def likelihoods(self) -> list[dict]:
         """The refit and Hoffmann's two sets of values under one likelihood, each tested against the refit."""
-        rows = [{"label": "refit", "loglik": self._pair("fit.loglik"), "lr": None, "p": None}]
-        for which, words in (("tex", "Hoffmann et al., TeX source"), ("printed", "Hoffmann et al., printed")):
-            rows.append(
-                {
-                    "label": words,
-                    "loglik": self._pair(f"loglik.{which}"),
-                    "lr": self._pair(f"lr.{which}"),
-                    "p": self._pair(f"p.{which}"),
-                }
-            )
-        return rows
+        hoffmann = (("tex", "Hoffmann et al., TeX source"), ("printed", "Hoffmann et al., printed"))
+        return [{"label": "refit", "loglik": self._pair("fit.loglik"), "lr": None, "p": None}] + [
+            {"label": words, **{k: self._pair(f"{k}.{which}") for k in ("loglik", "lr", "p")}}
+            for which, words in hoffmann
+        ]
 
     @cached_property
     def ridge(self) -> float | None:
