@@ -22,9 +22,8 @@ class Results(BaseResults):
 
     @cached_property
     def table(self) -> list[dict]:
-        """Table 2, one row per estimator: ``estimator`` and, per metric, ``{"mine", "theirs", "paper"}``
-        (``theirs``: ``None`` where the authors' arm did not run; ``paper``: the claim file's printed cell,
-        ``None`` where it pins none)."""
+        """Table 2, one row per estimator: per metric, both arms' value and the claim file's printed cell (``None``
+        where it pins none)."""
 
         def cell(name: str) -> dict:
             t = self._cells.get(name)
@@ -57,12 +56,9 @@ class Results(BaseResults):
 
     @cached_property
     def orderings(self) -> list[dict]:
-        """The orderings the claim file's targets assert, and no other: its relation targets on a difference of
-        :data:`Q.GAPS` against a number. One rule reads them all: the target's relation applied to the difference
-        of Table 2's means (the target's own outcome, ``holds``), then the same relation to
-        the difference on each task-period pair alone (``pairs`` of :attr:`n_pairs`) and at each knot count of the
-        I-spline (``knots`` of :attr:`knots`). ``mine`` / ``theirs`` / ``paper``: the difference (``paper`` from
-        its printed cells, ``None`` where it prints one of them or none)."""
+        """The orderings the claim's relation targets on a difference of :data:`Q.GAPS` assert, and no other, each
+        by one rule: the target's relation on the difference of Table 2's means (``holds``), on each task-period
+        pair alone (``pairs``) and at each knot count of the I-spline (``knots``)."""
         pair_gaps, knots = self.mine_details["pair_gaps"], self.knots
         rows = []
         for t in self.record.targets:

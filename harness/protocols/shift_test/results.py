@@ -116,9 +116,8 @@ class Results(BaseResults):
     @cached_property
     def power(self) -> dict | None:
         """The measured power on the claim's own design (None where the claim asks for none). ``state``:
-        ``"rejected"`` where :attr:`permutation_decision` is below the level (no null result to weigh), else the
-        power at the fitted γ against the target: ``"adequate"``, ``"underpowered"`` or ``"undecided"`` (within
-        Monte Carlo error of it)."""
+        ``"rejected"`` where the test rejects (no null result to weigh), else the power at the fitted γ against the
+        target: ``"adequate"``, ``"underpowered"`` or ``"undecided"`` (within Monte Carlo error of it)."""
         pw = self.mine_details.get("power")
         if pw is None:
             return None

@@ -25,9 +25,8 @@ class Results(BaseResults):
 
     @cached_property
     def rows(self) -> list[dict]:
-        """One row per benchmark: its group, its signed coverage error per split and their mean (both arms), the
-        share above with its binomial and cluster-robust p, the design effect and the clusters, the in-sample error,
-        and the bin-averaged variants."""
+        """One row per benchmark: its signed coverage errors (per split, their mean, in sample, over bins) and its
+        share above with the clustered test's p, design effect and clusters."""
         v, u, ts = self.mine, self.theirs, [s["t"] for s in self.data["splits"]]
         clusters = self.mine_details.get("n_clusters", {})
         return [
