@@ -183,14 +183,11 @@ class Results(BaseResults):
         ]
         if not changed:
             return None
-        refits = self.evidence.get("own_setting", {})
         rows = []
-        for label, r in refits.items():
+        for label, r in self.evidence.get("own_setting", {}).items():
             t = self.paper[Q.boundary(label)]
             theirs = own["boundaries"][label]
-            within = [target_holds("~", v, paper=t.paper, tolerance=t.tolerance) for v in (theirs, r["reimpl"])]
-            if r["boxed"] is not None:
-                within.append(target_holds("~", r["boxed"], paper=t.paper, tolerance=t.tolerance))
+            refitted = [v for v in (theirs, r["reimpl"], r["boxed"]) if v is not None]
             rows.append(
                 {
                     "label": label,
@@ -200,7 +197,7 @@ class Results(BaseResults):
                     "mine_at_own": r["reimpl"],
                     "mine_boxed_at_own": r["boxed"],
                     "theirs_at_own": theirs,
-                    "closed": any(within),
+                    "closed": any(target_holds("~", v, paper=t.paper, tolerance=t.tolerance) for v in refitted),
                 }
             )
         state = "no_common_miss" if not rows else "closes" if all(r["closed"] for r in rows) else "does_not_close"
