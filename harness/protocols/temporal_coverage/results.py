@@ -50,11 +50,10 @@ class Results(BaseResults):
 
     @cached_property
     def groups(self) -> dict[str, dict]:
-        """``drift`` and ``stable`` (the groups' mean signed coverage errors) and ``separation`` (stable minus drift):
-        each ``mine``, ``theirs`` and ``bins`` (mine, averaged over bins)."""
-        v, u = self.mine, self.theirs
+        """``drift`` and ``stable`` (the groups' mean signed coverage errors) and ``separation`` (stable minus drift),
+        each in both arms."""
         names = {"drift": Q.group("drift"), "stable": Q.group("stable"), "separation": Q.SEPARATION}
-        return {k: {"mine": v[n], "theirs": u.get(n), "bins": v[Q.bin_averaged(n)]} for k, n in names.items()}
+        return {k: {"mine": self.mine[n], "theirs": self.theirs.get(n)} for k, n in names.items()}
 
     @cached_property
     def carried(self) -> list[dict]:
@@ -148,7 +147,7 @@ class Results(BaseResults):
 
     @cached_property
     def relabelled(self) -> list[dict]:
-        """Per ``relabel_periods`` control that ran: the relabellings, the separation (mean, lowest, highest) and the
+        """Per ``relabel_periods`` control that ran: the relabellings, the separation's lowest and highest, and the
         benchmarks' means, lowest, highest and those below zero."""
         out = []
         for c in self.record.controls:
@@ -161,7 +160,6 @@ class Results(BaseResults):
                 {
                     "id": c.id,
                     "n": len(each),
-                    "separation": arm.values[Q.SEPARATION],
                     "separation_low": min(each),
                     "separation_high": max(each),
                     "lowest": min(means.values()),
