@@ -45,7 +45,6 @@ class Results(BaseResults):
             out.append(
                 row
                 | {
-                    "claimed": x == self.claimed[p],
                     "within": row["mine"] is not None and row["mine"] <= within,
                     "shift": self.mine.get(shift),
                     "beta": self.mine.get(beta),
@@ -101,8 +100,7 @@ class Results(BaseResults):
             row = by_constant.setdefault(e["constant"], {"constant": e["constant"], "n": 0, "n_found": 0})
             row["n"] += 1
             row["n_found"] += bool(e["found"])
-        failed = [f"{e['file']}:{e['line']}" for e in a["entries"] if not e["found"]]
-        return {"n": a["n"], "n_found": a["n_found"], "by_constant": list(by_constant.values()), "failed": failed}
+        return {"n": a["n"], "n_found": a["n_found"], "by_constant": list(by_constant.values())}
 
     @cached_property
     def audit_lines(self) -> list[dict]:
