@@ -225,9 +225,9 @@ FILTERS = {
 }
 
 
-def environment(templates_dir: str | Path = TEMPLATES_DIR) -> jinja2.Environment:
+def environment() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(templates_dir)),
+        loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -265,15 +265,15 @@ def _tidy(text: str) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def render_page(name: str, templates_dir: str | Path = TEMPLATES_DIR, **context) -> str:
+def render_page(name: str, **context) -> str:
     """The template ``name`` rendered with ``context``, tidied (:func:`_tidy`)."""
-    return _tidy(environment(templates_dir).get_template(name).render(**context))
+    return _tidy(environment().get_template(name).render(**context))
 
 
-def render_report(record: Record, templates_dir: str | Path = TEMPLATES_DIR) -> str:
+def render_report(record: Record) -> str:
     """The Markdown report of a run record: its protocol's template, given the record's results object."""
     from ..claimfiles.registry import PROTOCOLS
     from .results import results_for
 
-    context = record.model_dump(mode="json")
-    return render_page(PROTOCOLS[record.claim.protocol].template, templates_dir, r=results_for(record), **context)
+    template = PROTOCOLS[record.claim.protocol].template
+    return render_page(template, r=results_for(record), **record.model_dump(mode="json"))
