@@ -122,7 +122,7 @@ def test_the_box_explains_the_arms_gaps_it_closes():
     theirs = {name: -0.048, Q.signed_coverage("B"): v[Q.signed_coverage("B")] * (1 + ARM_GAP / 2)}  # not apart
     r = _results(mine=v, theirs=theirs)
     (gap,) = r.arm_gaps
-    assert (gap["name"], gap["mine"], gap["boxed"], gap["theirs"]) == (name, -0.05, -0.048, -0.048)
+    assert (gap["label"], gap["mine"], gap["boxed"], gap["theirs"]) == (name, -0.05, -0.048, -0.048)
     assert r.box_unexplained == []
     assert _results(mine=_values(), theirs=theirs).box_unexplained is None  # no boxed refit: nothing to say of it
     v["boxed." + name] = -0.049  # the box moves the value only part of the way

@@ -116,8 +116,8 @@ class Results(BaseResults):
         benchmarks. ``None`` where the claim asks for no other start."""
         if not self.params.get("robustness_cold_start"):
             return None
-        tols = sorted(((t.tolerance, t.tolerance_text) for t in self.paper.values()), key=lambda x: x[0])
-        tol, tol_text = tols[0] if tols else (PRINTED, None)
+        tols = [(t.tolerance, t.tolerance_text) for t in self.paper.values()]
+        tol, tol_text = min(tols, key=lambda x: x[0], default=(PRINTED, None))
         mine, theirs = self.mine[Q.ALT_START_MAX_SHIFT], self.theirs.get(Q.ALT_START_MAX_SHIFT)
         causes: dict[tuple, dict] = {}
         for row in self.evidence.get("their_starts", []):

@@ -126,13 +126,7 @@ class Results(BaseResults):
         authors' box (``None`` without the box), theirs."""
         v, u = self.mine, self.theirs
         return [
-            {
-                "name": n,
-                "label": self.record.quantities.get(n, n),
-                "mine": v[n],
-                "boxed": v.get(boxed(n)),
-                "theirs": u[n],
-            }
+            {"label": self.record.quantities.get(n, n), "mine": v[n], "boxed": v.get(boxed(n)), "theirs": u[n]}
             for n in u
             if n in v and v[n] is not None and u[n] is not None and differ(v[n], u[n])
         ]
