@@ -109,10 +109,10 @@ class Results(BaseResults):
         mine, se = self.mine.get("required_runs"), self.required_runs_mc
         if mine is None or not se:
             return []
-        targets = [t for t in self.record.targets if t.quantity == "required_runs" and t.value is not None]
         return [
             {"value": t.value, "se": abs(mine - t.value) / se, "side": "below" if mine > t.value else "above"}
-            for t in targets
+            for t in self.record.targets
+            if t.quantity == "required_runs" and t.value is not None
         ]
 
     @cached_property
