@@ -225,9 +225,9 @@ FILTERS = {
 }
 
 
-def environment() -> jinja2.Environment:
+def environment(templates_dir: str | Path = TEMPLATES_DIR) -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)),
+        loader=jinja2.FileSystemLoader(str(templates_dir)),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
