@@ -28,22 +28,17 @@ def _comparable(rec: Record) -> dict:
             for t in rec.targets
         },
         "controls": {c.id: c.reimpl.broke for c in rec.controls},
-        "robustness": _robustness(rec.robustness),
-    }
-
-
-def _robustness(r) -> dict | None:
-    """A record's resampling state and, per asserted ordering, its label and its decision's measured error with
-    that error's MC standard error."""
-    if r is None:
-        return None
-    comps = r.facts.get("comparisons") or []
-    return {
-        "state": r.state,
-        "orderings": {
-            c["label"]: (c.get("state"), c.get("error"), c.get("error_mc_se"))
-            for c in comps
-            if isinstance(c, dict) and isinstance(c.get("label"), str)
+        # the resampling state and, per asserted ordering, its label, its decision's measured error and that
+        # error's MC standard error
+        "robustness": None
+        if rec.robustness is None
+        else {
+            "state": rec.robustness.state,
+            "orderings": {
+                c["label"]: (c.get("state"), c.get("error"), c.get("error_mc_se"))
+                for c in rec.robustness.facts.get("comparisons") or []
+                if isinstance(c, dict) and isinstance(c.get("label"), str)
+            },
         },
     }
 
@@ -80,9 +75,7 @@ RELATIVE_MOVE = 1e-4
 
 def _moved(a: float, b: float, tolerance: float | None, fraction: float) -> float:
     """How far a target's value may move before ``diff`` reports it."""
-    if tolerance:
-        return tolerance * fraction
-    return max(RELATIVE_MOVE * max(abs(a), abs(b)), 1e-12)
+    return tolerance * fraction if tolerance else max(RELATIVE_MOVE * max(abs(a), abs(b)), 1e-12)
 
 
 def _apart(a, b, exact: bool, fmt=lambda x, d: f"{x:.{d}g}", digits=range(3, 18)) -> str:

@@ -44,23 +44,21 @@ def why(record: Record) -> str:
 
 
 def summary_rows(records: list[Record]) -> list[dict]:
-    rows = []
-    for rec in sorted(records, key=lambda r: r.claim.id):
-        r = results_for(rec)
-        rows.append(
-            {
-                "id": rec.claim.id,
-                "title": short_title(rec),
-                "verdict": rec.verdict.verdict,
-                "why": why(rec),
-                "robustness": r.resampling_label,
-                "choices": r.choices_label,
-                "upstream": rec.arms.upstream.status,
-                "n_targets": len(rec.targets),
-                "n_holding": r.n_holding,
-            }
-        )
-    return rows
+    return [
+        {
+            "id": rec.claim.id,
+            "title": short_title(rec),
+            "verdict": rec.verdict.verdict,
+            "why": why(rec),
+            "robustness": r.resampling_label,
+            "choices": r.choices_label,
+            "upstream": rec.arms.upstream.status,
+            "n_targets": len(rec.targets),
+            "n_holding": r.n_holding,
+        }
+        for rec in sorted(records, key=lambda r: r.claim.id)
+        for r in [results_for(rec)]
+    ]
 
 
 def papers(records: list[Record], known: dict) -> list[dict]:
@@ -81,16 +79,11 @@ def index_markdown(records: list[Record]) -> str:
     """``reports/README.md``: every claim with its verdict and why, by paper; the terms; each paper's setup."""
     from ..claimfiles.papers import load_papers
     from ..core.paths import CLAIMS_DIR
-    from .render import _tidy, environment
+    from .render import render_page
 
     studies = [
         (r.claim.id, r.robustness.facts["calibration"]["study"])
         for r in sorted(records, key=lambda r: r.claim.id)
         if r.robustness is not None and (r.robustness.facts.get("calibration") or {}).get("study")
     ]
-    page = (
-        environment()
-        .get_template("index.md.j2")
-        .render(papers=papers(records, load_papers(CLAIMS_DIR)), studies=studies)
-    )
-    return _tidy(page)
+    return render_page("index.md.j2", papers=papers(records, load_papers(CLAIMS_DIR)), studies=studies)

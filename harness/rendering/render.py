@@ -89,7 +89,8 @@ def every(n, singular: str, plural: str | None = None) -> str:
 
 def cap(text: str) -> str:
     """``text`` with its first letter in upper case (and the rest as it is)."""
-    return str(text)[:1].upper() + str(text)[1:]
+    text = str(text)
+    return text[:1].upper() + text[1:]
 
 
 def agree(n, singular: str, plural: str) -> str:
@@ -172,11 +173,15 @@ def _inline(text: str, cell: bool) -> str:
     return escaped
 
 
+def _fence(text: str, least: int) -> str:
+    """A run of backticks longer than any in ``text``, and at least ``least`` long."""
+    return "`" * max(least, 1 + max((len(r) for r in re.findall(r"`+", text)), default=0))
+
+
 def _code_span(text: str, cell: bool) -> str:
     if cell:
         text = text.replace("|", "\\|")  # a table splits cells on | even inside a code span
-    longest = max((len(r) for r in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
+    fence = _fence(text, 1)
     pad = " " if text.startswith(("`", " ")) or text.endswith(("`", " ")) else ""
     return f"{fence}{pad}{text}{pad}{fence}"
 
@@ -193,7 +198,7 @@ def code_block(value) -> str:
     """Text from outside (an arm's recorded reason) as a fenced code block that shows it literally: its fence
     longer than any run of backticks in it, control characters as visible escapes."""
     text = _controls_shown(str(value))
-    fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", text)), default=0))
+    fence = _fence(text, 3)
     return f"{fence}text\n{text}\n{fence}"
 
 
@@ -260,17 +265,15 @@ def _tidy(text: str) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def render_report(record: Record, templates_dir: str | Path = TEMPLATES_DIR) -> str:
+def render_page(name: str, **context) -> str:
+    """The template ``name`` rendered with ``context``, tidied (:func:`_tidy`)."""
+    return _tidy(environment().get_template(name).render(**context))
+
+
+def render_report(record: Record) -> str:
     """The Markdown report of a run record: its protocol's template, given the record's results object."""
     from ..claimfiles.registry import PROTOCOLS
     from .results import results_for
 
-    context = record.model_dump(mode="json")
-    template = environment(templates_dir).get_template(PROTOCOLS[record.claim.protocol].template)
-    return _tidy(template.render(r=results_for(record), **context))
-
-
-def render_study(study: dict, figure: str, templates_dir: str | Path = TEMPLATES_DIR) -> str:
-    """The Markdown page of a claim's coverage study (:mod:`harness.resampling.calibration`), its figure beside it."""
-    template = environment(templates_dir).get_template("calibration.md.j2")
-    return _tidy(template.render(study=study, figure=figure))
+    template = PROTOCOLS[record.claim.protocol].template
+    return render_page(template, r=results_for(record), **record.model_dump(mode="json"))

@@ -28,6 +28,12 @@ def same_results(a: dict, b: dict) -> bool:
     )
 
 
+def span(values) -> dict | None:
+    """The lowest and highest of ``values`` that are not ``None`` (``{"lo", "hi"}``; ``None`` where none is)."""
+    vals = [v for v in values if v is not None]
+    return {"lo": min(vals), "hi": max(vals)} if vals else None
+
+
 def results_for(record: Record) -> Results:
     """The results object of a record: its protocol's (``harness.protocols.<name>.results.Results``), else this
     module's."""
@@ -43,7 +49,6 @@ class Results:
 
     def __init__(self, record: Record):
         self.record = record
-        self.claim = record.claim
         self.params = record.claim.params
         self.data = record.data
         arms = record.arms
@@ -54,10 +59,10 @@ class Results:
         self.their_details = arms.upstream.details if self.authors_ran else {}
         self.evidence = record.evidence
 
-    def control_values(self, control_id: str, arm: str = "reimpl") -> dict:
-        a = getattr(self.record.arms, arm)
-        c = a.controls.get(control_id)
-        return c.values if (c is not None and a.ok) else {}
+    def control_values(self, control_id: str) -> dict:
+        """The re-implementation's values under a control (none where it did not run)."""
+        c = self.record.arms.reimpl.controls.get(control_id)
+        return c.values if (c is not None and self.record.arms.reimpl.ok) else {}
 
     @cached_property
     def budget(self) -> str | None:
@@ -80,8 +85,7 @@ class Results:
             t.model_dump(include={"title", "role", "requirement", "decimals", "judged_on", "outcome"})
             | {
                 "mine": t.reimpl.value,
-                "theirs": t.upstream.value if self.authors_ran else None,
-                "theirs_holds": t.upstream.holds if self.authors_ran else None,
+                "theirs": t.upstream.value,
                 # a supporting target both arms meet is folded away; a headline or a missed one is in view
                 "folded": t.role == "supporting" and t.outcome == "holds" and t.upstream.holds is not False,
             }
@@ -95,13 +99,13 @@ class Results:
     @cached_property
     def n_theirs_holding(self) -> int | None:
         """How many targets the authors' code meets (``None`` where it did not run)."""
-        return sum(t["theirs_holds"] is True for t in self.targets) if self.authors_ran else None
+        return sum(t.upstream.holds is True for t in self.record.targets) if self.authors_ran else None
 
     @cached_property
     def n_theirs_judged(self) -> int | None:
         """How many targets the authors' code measures, so that they can be judged on it (``None``: it did not
         run)."""
-        return sum(t["theirs_holds"] is not None for t in self.targets) if self.authors_ran else None
+        return sum(t.upstream.holds is not None for t in self.record.targets) if self.authors_ran else None
 
     @cached_property
     def reasons(self) -> list[dict]:
@@ -124,14 +128,14 @@ class Results:
 
     @cached_property
     def controls(self) -> list[dict]:
-        """Per control: whether it broke in each arm, and per condition how many quantities meet it and the range
-        measured (the re-implementation's)."""
+        """Per control, its outcome (``id``, ``changes``, each arm's) and per condition how many quantities meet
+        it and the range measured (the re-implementation's)."""
         out = []
         for c in self.record.controls:
+            theirs = c.upstream.conditions if c.upstream.ran else [None] * len(c.reimpl.conditions)
             conditions = []
-            for i, cond in enumerate(c.reimpl.conditions):
+            for cond, their in zip(c.reimpl.conditions, theirs):
                 measured = [r.measured for r in cond.rows if r.measured is not None]
-                theirs = c.upstream.conditions[i] if c.upstream.ran and i < len(c.upstream.conditions) else None
                 conditions.append(
                     {
                         "requirement": cond.requirement,
@@ -139,22 +143,12 @@ class Results:
                         "n_met": sum(r.holds for r in cond.rows),
                         "lo": min(measured) if measured else None,
                         "hi": max(measured) if measured else None,
-                        "theirs_n_met": sum(r.holds for r in theirs.rows) if theirs else None,
-                        "theirs_all": theirs.holds if theirs else None,
+                        "theirs_n_met": sum(r.holds for r in their.rows) if their else None,
+                        "theirs_all": their.holds if their else None,
                         "single": len(cond.rows) == 1,
                     }
                 )
-            out.append(
-                {
-                    "ran": c.reimpl.ran,
-                    "broke": c.reimpl.broke,
-                    "theirs_ran": c.upstream.ran,
-                    "theirs_broke": c.upstream.broke if c.upstream.ran else None,
-                    "targets_failed": c.reimpl.targets_failed,
-                    "conditions": conditions,
-                }
-                | c.model_dump(include={"id", "changes", "must_fail_targets"})
-            )
+            out.append(dict(c) | {"conditions": conditions})
         return out
 
     # -- the two arms -----------------------------------------------------------------------------------
@@ -185,16 +179,15 @@ class Results:
     def arms_agree(self) -> bool:
         """Both arms ran, measured a target in common, and agree within every target's tolerance and on every
         relation. This is the arms against each other; each arm against the paper is :attr:`targets`."""
-        both = [t for t in self.record.targets if t.reimpl.value is not None and t.upstream.value is not None]
-        ran = self.record.arms.reimpl.ok and self.authors_ran
-        return bool(ran and both) and not arm_disagreements(self.record.targets)
+        both = any(t.reimpl.value is not None and t.upstream.value is not None for t in self.record.targets)
+        return both and not arm_disagreements(self.record.targets)
 
     # -- resampling -------------------------------------------------------------------------------------
 
     @cached_property
     def resampling(self) -> dict | None:
         """The bootstrap's reading of each ordering the claim asserts (``None`` where it was not run): its label,
-        the rows of the orderings, the coverage study it rests on."""
+        the rows of the orderings, the coverage study it rests on, the robustness facts as recorded."""
         rb = self.record.robustness
         if rb is None or rb.state == "not run":
             return None
@@ -208,21 +201,7 @@ class Results:
                 | {"error": c.get(side), "error_bound": c.get(f"{side}_bound")}
                 | {"carried_by": [x.get("cluster") for x in c.get("carried_by") or []]}
             )
-        return {
-            "label": rb.state,
-            "orderings": rows,
-            "n_resamples": f.get("n_resamples"),
-            "n_clusters": f.get("n_clusters"),
-            "cluster_col": f.get("cluster_col"),
-            "method_words": f.get("method_words"),
-            "study": f.get("calibration") or {},
-            "joint": (f.get("calibration") or {}).get("joint"),
-            "intervals": [
-                {k: i.get(k) for k in ("label", "estimate", "lo", "hi", "coverage", "decimals")}
-                | {"shown": i.get("shown", False)}
-                for i in f.get("intervals", [])
-            ],
-        }
+        return {"label": rb.state, "orderings": rows, "study": f.get("calibration") or {}, "facts": f}
 
     # -- analysis choices -------------------------------------------------------------------------------
 
@@ -271,10 +250,6 @@ class Results:
                 }
             )
 
-        def span(q: str) -> dict | None:  # the lowest and highest value of a quantity over the distinct results
-            vals = [s.values[q] for s in reps if s.values.get(q) is not None]
-            return {"lo": min(vals), "hi": max(vals)} if vals else None
-
         targets = [
             {
                 "title": t["title"],
@@ -282,7 +257,7 @@ class Results:
                 "within": within_tolerance(max(abs(x - t["paper"]) for x in r.values()), t["tolerance"]),
             }
             for t in mv.targets
-            if (r := span(t["quantity"]))
+            if (r := span(s.values.get(t["quantity"]) for s in reps))  # over the distinct results
         ]
         return {
             "state": state,
@@ -303,7 +278,7 @@ class Results:
             "targets": targets,
             "joint_null": mv.joint_null,
             "noise_rule": self._noise_rule,
-            "reported": [{**q, **r} for q in mv.reported if (r := span(q["quantity"]))],
+            "reported": [{**q, **r} for q in mv.reported if (r := span(s.values.get(q["quantity"]) for s in reps))],
         }
 
     @cached_property

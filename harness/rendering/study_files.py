@@ -13,12 +13,12 @@ def write_study(result: dict, folder: Path = STUDY_DIR) -> dict[str, bytes]:
     (its entry in the lock names the JSON file's sha256: the caller writes it after them)."""
     from ..core.fileio import write_files
     from ..stats.calibration import study_json
-    from .render import render_study
+    from .render import render_page
 
     cid = result["claim"]
     svg = _figure(result)
     files = {
-        f"{cid}.md": render_study(result, f"{cid}.svg").encode("utf-8"),
+        f"{cid}.md": render_page("calibration.md.j2", study=result, figure=f"{cid}.svg").encode("utf-8"),
         f"{cid}.svg": svg,
         f"{cid}.json": study_json(result).encode("utf-8"),
     }

@@ -75,7 +75,7 @@ def test_each_arm_against_the_paper_is_kept_apart_from_the_arms_against_each_oth
     targets = RAW["targets"]
     assert len(r.paper) == 6 and r.n_holding == sum(t["reimpl"]["holds"] is True for t in targets) == 6
     assert r.n_theirs_holding == sum(t["upstream"]["holds"] is True for t in targets) == 5
-    assert r.between_arms is True and r.arms_agree is True
+    assert r.arms_agree is True
 
 
 def test_without_the_authors_arm_nothing_is_said_of_it():
@@ -85,7 +85,7 @@ def test_without_the_authors_arm_nothing_is_said_of_it():
             t["upstream"] = {}
 
     r = _results({}, drop)
-    assert r.n_theirs_holding is None and r.between_arms is None
+    assert r.n_theirs_holding is None and r.arms_agree is False
     assert r.own_setting is None and r.arm_rows == []
 
 
@@ -123,7 +123,7 @@ def test_support_of_the_evaluation_point():
 
 def test_start_causes_only_where_the_authors_values_move_beyond_the_tolerance():
     st = _results().start
-    assert st["alternative"] == "cold" and st["mine_within"] is True and st["theirs_within"] is False
+    assert st["alternative"] == "cold" and st["mine_within"] is True and st["theirs"] > st["tolerance"]
     assert st["tolerance"] == 0.0005
     # MUSR moves by 1.1e-3 between the authors' starts; BBH's cause is recorded but it does not move past 5e-4
     assert st["causes"] == [{"cause": "stopped", "labels": ["MUSR"], "authors_kappa": 50.0, "short": "warm"}]

@@ -103,7 +103,7 @@ def test_table_has_every_estimator_and_the_printed_cells():
     assert sig["pinball_ood"] == {"mine": 0.004944, "theirs": 0.00493, "paper": "0.00493"}
     assert sig["calibration_id"]["paper"] is None  # no target pins it
     assert _results(authors=False).table[3]["pinball_ood"]["theirs"] is None
-    assert (r.n_pairs, r.n_tasks, r.n_splits) == (2, 2, 1)
+    assert r.n_pairs == 2
 
 
 def test_only_the_orderings_the_targets_assert():
@@ -117,12 +117,13 @@ def test_only_the_orderings_the_targets_assert():
 def test_one_rule_for_every_ordering():
     # issue 37, kind 11: the target's own relation, on the means, on each pair, at each knot count; no other
     # standard (no "tie" against a spread) for any row
-    by = {o["title"]: o for o in _results().orderings}
+    r = _results()
+    by = {o["title"]: o for o in r.orderings}
     assert len({frozenset(o) for o in by.values()}) == 1  # every row carries the same facts
     id_gap = by["gap.pinball_id >"]
     assert id_gap["holds"] is True and id_gap["mine"] == pytest.approx(8e-5)
-    assert (id_gap["pairs"], id_gap["n_pairs"]) == (1, 2)  # +2e-4 > 0, -4e-5 is not
-    assert (id_gap["knots"], id_gap["n_knots"]) == (1, 2)  # at 2 intervals 0.00408 - 0.00410 < 0
+    assert (id_gap["pairs"], r.n_pairs) == (1, 2)  # +2e-4 > 0, -4e-5 is not
+    assert (id_gap["knots"], len(r.knots)) == (1, 2)  # at 2 intervals 0.00408 - 0.00410 < 0
     assert id_gap["paper"] == pytest.approx(8e-5)  # 0.00408 - 0.00400, from the printed cells
     small = by["gap.pinball_id abs<"]
     assert (small["pairs"], small["knots"]) == (1, 2)  # |2e-4| >= 1.5e-4; |-4e-5| and |-2e-5| < 1.5e-4
@@ -142,7 +143,8 @@ def test_the_box_rescues_the_cell_the_free_fit_misses():
     ood = next(row for row in b["rows"] if row["title"] == "pinball_ood.sigmoid ~")
     # free 0.004944 misses 0.00493 by 1.4e-5 > 5e-6; inside the box 0.00493 is the authors' value exactly
     assert (ood["free_within"], ood["within"], ood["removed"]) == (False, True, 1.0)
-    assert b["rescued"] == ["pinball_ood.sigmoid ~"] and b["missed"] == ["pinball_id.sigmoid ~"]
+    assert b["rescued"] == ["pinball_ood.sigmoid ~"]
+    assert [r["title"] for r in b["rows"] if r["within"] is False] == ["pinball_id.sigmoid ~"]
     assert b["bounds"] == [0.05, 50.0] and b["outside"] == OUTSIDE
     # a cell without a paper value is not judged, and the arms agreeing exactly remove no share
     cal = next(row for row in b["rows"] if row["title"] == "calibration_ood.sigmoid")

@@ -81,12 +81,11 @@ def _results(*, mine=None, theirs=None, details=None, targets=(), controls=(), c
 def test_rows_and_groups_are_the_measured_values():
     r = _results()
     (a,) = [x for x in r.rows if x["label"] == "A"]
-    assert a["by_split"] == list(SPLITS["A"]) and a["n_below"] == 3 and a["group"] == "drift"
+    assert a["by_split"] == list(SPLITS["A"]) and a["group"] == "drift"
     assert a["mine"] == pytest.approx(-0.03) and a["theirs"] is None and a["bins_by_split"] == list(BINS["A"])
-    assert [x["n_below"] for x in r.rows] == [3, 2, 1, 0]
     assert r.groups["separation"]["mine"] == pytest.approx(r.groups["stable"]["mine"] - r.groups["drift"]["mine"])
-    assert r.stable == ["S", "T"] and [s["n"] for s in r.splits] == [40, 50, 60]
-    assert (a["binomial_p"], a["cluster_p"], a["design_effect"], a["clusters"]) == (0.2, 0.4, 6.5, None)
+    assert [row["group"] for row in r.rows].count("stable") == 2
+    assert (a["cluster_p"], a["design_effect"], a["clusters"]) == (0.4, 6.5, None)
     (a,) = [x for x in _results(details={"n_clusters": {"A": 23}}).rows if x["label"] == "A"]
     assert a["clusters"] == 23
 
@@ -123,7 +122,7 @@ def test_the_box_explains_the_arms_gaps_it_closes():
     theirs = {name: -0.048, Q.signed_coverage("B"): v[Q.signed_coverage("B")] * (1 + ARM_GAP / 2)}  # not apart
     r = _results(mine=v, theirs=theirs)
     (gap,) = r.arm_gaps
-    assert (gap["name"], gap["mine"], gap["boxed"], gap["theirs"]) == (name, -0.05, -0.048, -0.048)
+    assert (gap["label"], gap["mine"], gap["boxed"], gap["theirs"]) == (name, -0.05, -0.048, -0.048)
     assert r.box_unexplained == []
     assert _results(mine=_values(), theirs=theirs).box_unexplained is None  # no boxed refit: nothing to say of it
     v["boxed." + name] = -0.049  # the box moves the value only part of the way
@@ -151,8 +150,3 @@ def test_relabelled_periods_name_the_benchmarks_still_below_zero():
     assert (x["n"], x["separation_low"], x["separation_high"]) == (3, 0.004, 0.008)
     assert x["below_zero"] == ["B"] and (x["lowest"], x["highest"]) == (-0.001, 0.017)
     assert _results(controls=[control]).relabelled == []  # a control that did not run says nothing
-
-
-def test_the_base_models_of_the_later_models_come_from_the_data_summary():
-    assert _results().later == {"n": 150, "named": 140, "base_models": 12}
-    assert _results(data={k: v for k, v in DATA.items() if not k.startswith("later")}).later is None

@@ -1,4 +1,5 @@
-"""Results of ``boundary_at_budget``: the facts its report states, each derived once from the record."""
+"""The facts the report of ``boundary_at_budget`` states, each derived once from the record: each benchmark's
+boundary at the budget in both arms, against the paper, under the τ control."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from functools import cached_property
 
 from ...core.relations import target_holds, within_tolerance
 from ...rendering.results import Results as BaseResults
+from ...rendering.results import span
 from . import quantities as Q
 
 #: The evaluation point rests on a thin upper tail when fewer than this share of the models lie at or above it.
@@ -29,12 +31,6 @@ def _limit_words(name: str) -> str:
 
 
 class Results(BaseResults):
-    """boundary_at_budget: each benchmark's boundary at the budget, both arms, the paper, the τ control."""
-
-    @cached_property
-    def labels(self) -> list[str]:
-        return list(self.params["tasks"])
-
     @cached_property
     def z_eval(self) -> float:
         return math.log10(self.params["eval_x"])
@@ -55,7 +51,7 @@ class Results(BaseResults):
         """One row per benchmark: both arms' boundaries, the paper's, each arm's difference from it, the control's."""
         ctl = self.control_values(self.tau_control["id"]) if self.tau_control else {}
         out = []
-        for label in self.labels:
+        for label in self.params["tasks"]:
             name, t = Q.boundary(label), self.paper.get(Q.boundary(label))
             mine, theirs, cv = self.mine.get(name), self.theirs.get(name), ctl.get(name)
             cov, sharp_cov = self.mine.get(Q.coverage(label)), self.mine.get(Q.sharp(Q.coverage(label)))
@@ -82,37 +78,18 @@ class Results(BaseResults):
         ``1 - tau`` a τ-quantile leaves, at the claim's κ and at ``kappa_check`` (``sharp``: ``None`` without it),
         each as its range over the benchmarks."""
 
-        def span(key):
-            v = [r[key] for r in self.rows if r[key] is not None]
-            return {"lo": min(v), "hi": max(v)} if v else None
-
         return {
             "nominal": 1.0 - self.params["tau"],
-            "above": span("above"),
+            "above": span(r["above"] for r in self.rows),
             "sharp_kappa": self.params.get("kappa_check"),
-            "sharp_above": span("sharp_above"),
+            "sharp_above": span(r["sharp_above"] for r in self.rows),
         }
-
-    @cached_property
-    def between_arms(self) -> bool | None:
-        """The arms against each other (not against the paper): whether every boundary with a tolerance lies
-        within it of the other arm's. ``None`` without theirs or without a tolerance."""
-        tols = {q.partition(".")[2]: t.tolerance for q, t in self.paper.items()}
-        pairs = [
-            (k, self.mine[Q.boundary(k)], self.theirs[Q.boundary(k)])
-            for k in self.labels
-            if self.theirs.get(Q.boundary(k)) is not None
-        ]
-        if not pairs or not tols:
-            return None
-        return all(within_tolerance(a - b, tols[k]) for k, a, b in pairs if k in tols)
 
     @cached_property
     def support(self) -> dict:
         """Where the evaluation point sits in the data and how many models stand behind the boundary there."""
         n, n_above = self.data["oll_rows_with_compute"], self.mine_details["n_at_or_above_eval"]
-        tau = self.params["tau"]
-        z_min, z_max, edge = self.data["z_min"], self.data["z_max"], 1.0 / (1.0 - tau)
+        z_min, z_max, edge = self.data["z_min"], self.data["z_max"], 1.0 / (1.0 - self.params["tau"])
         thin = n_above / n < THIN_TAIL_SHARE
         if self.z_eval > z_max:
             state = "beyond"
@@ -130,7 +107,6 @@ class Results(BaseResults):
             "n_models": n,
             "share": n_above / n,
             "edge_models": math.ceil(edge - 1e-9),
-            "expected_above": n_above * (1.0 - tau),
         }
 
     @cached_property
@@ -140,8 +116,8 @@ class Results(BaseResults):
         benchmarks. ``None`` where the claim asks for no other start."""
         if not self.params.get("robustness_cold_start"):
             return None
-        tols = sorted(((t.tolerance, t.tolerance_text) for t in self.paper.values()), key=lambda x: x[0])
-        tol, tol_text = tols[0] if tols else (PRINTED, None)
+        tols = [(t.tolerance, t.tolerance_text) for t in self.paper.values()]
+        tol, tol_text = min(tols, key=lambda x: x[0], default=(PRINTED, None))
         mine, theirs = self.mine[Q.ALT_START_MAX_SHIFT], self.theirs.get(Q.ALT_START_MAX_SHIFT)
         causes: dict[tuple, dict] = {}
         for row in self.evidence.get("their_starts", []):
@@ -157,7 +133,6 @@ class Results(BaseResults):
             "tolerance": tol,
             "tolerance_text": tol_text,
             "mine_within": within_tolerance(mine, tol),
-            "theirs_within": None if theirs is None else within_tolerance(theirs, tol),
             "causes": [{k: g[k] for k in ("cause", "labels", "authors_kappa", "short")} for g in causes.values()],
         }
 
@@ -208,14 +183,11 @@ class Results(BaseResults):
         ]
         if not changed:
             return None
-        refits = self.evidence.get("own_setting", {})
         rows = []
-        for label, r in refits.items():
+        for label, r in self.evidence.get("own_setting", {}).items():
             t = self.paper[Q.boundary(label)]
             theirs = own["boundaries"][label]
-            within = [target_holds("~", v, paper=t.paper, tolerance=t.tolerance) for v in (theirs, r["reimpl"])]
-            if r["boxed"] is not None:
-                within.append(target_holds("~", r["boxed"], paper=t.paper, tolerance=t.tolerance))
+            refitted = [v for v in (theirs, r["reimpl"], r["boxed"]) if v is not None]
             rows.append(
                 {
                     "label": label,
@@ -225,7 +197,7 @@ class Results(BaseResults):
                     "mine_at_own": r["reimpl"],
                     "mine_boxed_at_own": r["boxed"],
                     "theirs_at_own": theirs,
-                    "closed": any(within),
+                    "closed": any(target_holds("~", v, paper=t.paper, tolerance=t.tolerance) for v in refitted),
                 }
             )
         state = "no_common_miss" if not rows else "closes" if all(r["closed"] for r in rows) else "does_not_close"

@@ -1,6 +1,5 @@
-"""Results of ``estimator_comparison``: Table 2, the orderings the claim asserts and the authors' box, each derived
-once from the record (see :mod:`harness.rendering.results`). Arithmetic on recorded values only.
-"""
+"""The facts the report of ``estimator_comparison`` states, each derived once from the record: Table 2, the
+orderings the claim asserts and the authors' box. Arithmetic on recorded values only."""
 
 from __future__ import annotations
 
@@ -12,8 +11,6 @@ from . import quantities as Q
 
 
 class Results(BaseResults):
-    """estimator_comparison: the facts its report states, each derived once from the record."""
-
     @cached_property
     def _cells(self) -> dict:
         """The claim's value targets (``~``) by quantity: the cells of Table 2 it pins."""
@@ -24,18 +21,9 @@ class Results(BaseResults):
         return len(self.mine_details["pair_gaps"])
 
     @cached_property
-    def n_splits(self) -> int:
-        return len(self.data["splits"])
-
-    @cached_property
-    def n_tasks(self) -> int:
-        return len(self.params["tasks"])
-
-    @cached_property
     def table(self) -> list[dict]:
-        """Table 2, one row per estimator: ``estimator`` and, per metric, ``{"mine", "theirs", "paper"}``
-        (``theirs``: ``None`` where the authors' arm did not run; ``paper``: the claim file's printed cell,
-        ``None`` where it pins none)."""
+        """Table 2, one row per estimator: per metric, both arms' value and the claim file's printed cell (``None``
+        where it pins none)."""
 
         def cell(name: str) -> dict:
             t = self._cells.get(name)
@@ -68,12 +56,9 @@ class Results(BaseResults):
 
     @cached_property
     def orderings(self) -> list[dict]:
-        """The orderings the claim file's targets assert, and no other: its relation targets on a difference of
-        :data:`Q.GAPS` against a number. One rule reads them all: the target's relation applied to the difference
-        of Table 2's means (the target's own outcome, ``holds``), then the same relation to
-        the difference on each task-period pair alone (``pairs`` of ``n_pairs``) and at each knot count of the
-        I-spline (``knots`` of ``n_knots``). ``mine`` / ``theirs`` / ``paper``: the difference (``paper`` from
-        its printed cells, ``None`` where it prints one of them or none)."""
+        """The orderings the claim's relation targets on a difference of :data:`Q.GAPS` assert, and no other, each
+        by one rule: the target's relation on the difference of Table 2's means (``holds``), on each task-period
+        pair alone (``pairs``) and at each knot count of the I-spline (``knots``)."""
         pair_gaps, knots = self.mine_details["pair_gaps"], self.knots
         rows = []
         for t in self.record.targets:
@@ -88,9 +73,7 @@ class Results(BaseResults):
                     "paper": self._paper_gap(t.quantity),
                     "holds": t.reimpl.holds,
                     "pairs": sum(relation_holds(t.relation, p[t.quantity], t.value) for p in pair_gaps),
-                    "n_pairs": len(pair_gaps),
                     "knots": sum(relation_holds(t.relation, k[t.quantity], t.value) for k in knots),
-                    "n_knots": len(knots),
                 }
             )
         return rows
@@ -124,5 +107,4 @@ class Results(BaseResults):
             "outside": boxed["free_fits_outside"],
             "rows": rows,
             "rescued": [r["title"] for r in rows if r["free_within"] is False and r["within"]],
-            "missed": [r["title"] for r in rows if r["within"] is False],
         }

@@ -1,4 +1,6 @@
-"""The facts of a ``hyperparameters`` record, each derived once (see :mod:`harness.rendering.results`)."""
+"""The facts the report of ``hyperparameters`` states, each derived once from the record: the settings' gaps to
+the reference, the coverage at each τ, the checks of the authors' code, and where their fits depart from the
+setting asked for."""
 
 from __future__ import annotations
 
@@ -13,9 +15,6 @@ _PARAMS = ("tau", "kappa", "lam")
 
 
 class Results(BaseResults):
-    """hyperparameters: the settings' gaps to the reference, the coverage at each τ, the checks of the authors'
-    code, and where their fits depart from the setting asked for."""
-
     @cached_property
     def claimed(self) -> dict[str, float]:
         return {p: float(self.params[p]) for p in _PARAMS}
@@ -24,6 +23,11 @@ class Results(BaseResults):
         """``κ = 10`` for the setting that moves κ alone; ``the claimed setting`` for the claimed one."""
         moved = [Q.setting_text(p, setting[p]) for p in _PARAMS if float(setting[p]) != self.claimed[p]]
         return ", ".join(moved) or "the claimed setting"
+
+    def _gaps(self, setting: dict) -> dict:
+        """A setting in words, with each arm's largest gap to the reference there."""
+        gap = self._name(setting, "max_dev")
+        return {"setting": self._words(setting), "mine": self.mine.get(gap), "theirs": self.theirs.get(gap)}
 
     @cached_property
     def settings(self) -> list[dict]:
@@ -36,15 +40,12 @@ class Results(BaseResults):
         out = []
         for p, x in rows:
             setting = {**self.claimed, p: x}
-            gap, shift, beta = (self._name(setting, stat) for stat in ("max_dev", "max_shift", "beta"))
-            mine = self.mine.get(gap)
+            shift, beta = self._name(setting, "max_shift"), self._name(setting, "beta")
+            row = self._gaps(setting)
             out.append(
-                {
-                    "setting": self._words(setting),
-                    "claimed": x == self.claimed[p],
-                    "mine": mine,
-                    "theirs": self.theirs.get(gap),
-                    "within": mine is not None and mine <= within,
+                row
+                | {
+                    "within": row["mine"] is not None and row["mine"] <= within,
                     "shift": self.mine.get(shift),
                     "beta": self.mine.get(beta),
                     "theirs_beta": self.theirs.get(beta),
@@ -99,8 +100,7 @@ class Results(BaseResults):
             row = by_constant.setdefault(e["constant"], {"constant": e["constant"], "n": 0, "n_found": 0})
             row["n"] += 1
             row["n_found"] += bool(e["found"])
-        failed = [f"{e['file']}:{e['line']}" for e in a["entries"] if not e["found"]]
-        return {"n": a["n"], "n_found": a["n_found"], "by_constant": list(by_constant.values()), "failed": failed}
+        return {"n": a["n"], "n_found": a["n_found"], "by_constant": list(by_constant.values())}
 
     @cached_property
     def audit_lines(self) -> list[dict]:
@@ -110,12 +110,6 @@ class Results(BaseResults):
             {"location": f"{e['file']}:{e['line']}", "text": e["text"], "constant": e["constant"], "found": e["found"]}
             for e in a["entries"]
         ]
-
-    @cached_property
-    def loss(self) -> dict | None:
-        """The authors' loss function against the printed formula and the sharp check loss, in units of the
-        loss (their arm's numbers; ``None``: not evaluated)."""
-        return self.their_details.get("loss")
 
     def _name(self, setting: dict, stat: str) -> str:
         """The quantity of a statistic at a setting: its sweep row's (the claimed setting's row on any grid that
@@ -141,16 +135,8 @@ class Results(BaseResults):
         def row(setting: dict) -> dict:
             words = self._words(setting)
             if words not in rows:
-                gap = self._name(setting, "max_dev")
-                rows[words] = {
-                    "setting": words,
-                    "mine": self.mine.get(gap),
-                    "theirs": self.theirs.get(gap),
-                    "last_stage": None,
-                    "all_at_lower": False,
-                    "at_upper": [],
-                    "steep": [],
-                }
+                flags = {"last_stage": None, "all_at_lower": False, "at_upper": [], "steep": []}
+                rows[words] = self._gaps(setting) | flags
             return rows[words]
 
         settings = self.their_details.get("settings", {})

@@ -1,4 +1,5 @@
-"""The facts the report of ``parametric_loss`` states, each derived once from the record."""
+"""The facts the report of ``parametric_loss`` states, each derived once from the record: the estimates beside
+Hoffmann et al.'s, the likelihoods, what follows from them."""
 
 from __future__ import annotations
 
@@ -14,8 +15,6 @@ PROFILE_95 = NormalDist().inv_cdf(0.975) ** 2 / 2
 
 
 class Results(BaseResults):
-    """``parametric_loss``: the estimates beside Hoffmann et al.'s, the likelihoods, what follows from them."""
-
     batches = BATCHES
 
     def _pair(self, name: str) -> dict:
@@ -43,17 +42,11 @@ class Results(BaseResults):
     @cached_property
     def likelihoods(self) -> list[dict]:
         """The refit and Hoffmann's two sets of values under one likelihood, each tested against the refit."""
-        rows = [{"label": "refit", "loglik": self._pair("fit.loglik"), "lr": None, "p": None}]
-        for which, words in (("tex", "Hoffmann et al., TeX source"), ("printed", "Hoffmann et al., printed")):
-            rows.append(
-                {
-                    "label": words,
-                    "loglik": self._pair(f"loglik.{which}"),
-                    "lr": self._pair(f"lr.{which}"),
-                    "p": self._pair(f"p.{which}"),
-                }
-            )
-        return rows
+        hoffmann = (("tex", "Hoffmann et al., TeX source"), ("printed", "Hoffmann et al., printed"))
+        return [{"label": "refit", "loglik": self._pair("fit.loglik"), "lr": None, "p": None}] + [
+            {"label": words, **{k: self._pair(f"{k}.{which}") for k in ("loglik", "lr", "p")}}
+            for which, words in hoffmann
+        ]
 
     @cached_property
     def ridge(self) -> float | None:
@@ -116,10 +109,10 @@ class Results(BaseResults):
         mine, se = self.mine.get("required_runs"), self.required_runs_mc
         if mine is None or not se:
             return []
-        targets = [t for t in self.record.targets if t.quantity == "required_runs" and t.value is not None]
         return [
             {"value": t.value, "se": abs(mine - t.value) / se, "side": "below" if mine > t.value else "above"}
-            for t in targets
+            for t in self.record.targets
+            if t.quantity == "required_runs" and t.value is not None
         ]
 
     @cached_property

@@ -1,4 +1,5 @@
-"""The facts the report of ``shift_test`` states, each derived once from the record (Equation 3's shift test)."""
+"""The facts the report of ``shift_test`` states, each derived once from the record (Equation 3's shift test): the
+regression, every p-value of γ with its decision, the clip table, the power study."""
 
 from __future__ import annotations
 
@@ -24,12 +25,6 @@ def decision(value: float, se: float, level: float) -> str:
 
 
 class Results(BaseResults):
-    """``shift_test``: the regression, every p-value of γ with its decision, the clip table, the power study."""
-
-    @cached_property
-    def alpha(self) -> float:
-        return self.params["alpha"]
-
     @cached_property
     def regression(self) -> list[dict]:
         """The fit of Equation 3, one row per quantity: both arms' values (``theirs`` None where theirs did not
@@ -51,7 +46,7 @@ class Results(BaseResults):
             "refined_from": asked if n != asked else None,
             "p": p,
             "mc_se": mc_se(p, n),
-            "decision": p_value_side(p, n, self.alpha),
+            "decision": p_value_side(p, n, self.params["alpha"]),
             "null_centre": null_centre,
         }
 
@@ -67,10 +62,10 @@ class Results(BaseResults):
         if "p_value" in self.theirs:
             rows.append(self._permutation("authors", self.theirs["p_value"], n, None, self.theirs.get("null_mean")))
         if "p_value_precise" in v:
-            precise = self._permutation("precise", v["p_value_precise"], n_precise, used.get("precise"))
-            rows.append({**precise, "null_centre": v["null_mean_precise"]})
+            p = v["p_value_precise"]
+            rows.append(self._permutation("precise", p, n_precise, used.get("precise"), v["null_mean_precise"]))
         t_test = {"source": "t_test", "n_perm": None, "p": v["p_classical"], "mc_se": 0.0, "null_centre": 0.0}
-        return [*rows, {**t_test, "decision": decision(v["p_classical"], 0.0, self.alpha)}]
+        return [*rows, {**t_test, "decision": decision(v["p_classical"], 0.0, self.params["alpha"])}]
 
     @cached_property
     def permutation_decision(self) -> str:
@@ -87,17 +82,14 @@ class Results(BaseResults):
         return "agree" if self.p_values[-1]["decision"] == self.permutation_decision else "differ"
 
     @cached_property
-    def n_strata(self) -> int:
-        """The strata the permutations kept (the claim's ``n_bins``, fewer where quantile edges tie)."""
-        return self.mine_details["n_bins_used"]
-
-    @cached_property
     def eps_rows(self) -> list[dict]:
         """The test at each clip ε of the scores, with each p-value's Monte Carlo s.e. and decision."""
         out = []
         for r in self.mine_details["eps_sensitivity"]:
             n = r.get("n_perm", self.params["n_perm"])
-            out.append({**r, "mc_se": mc_se(r["p_value"], n), "decision": p_value_side(r["p_value"], n, self.alpha)})
+            out.append(
+                {**r, "mc_se": mc_se(r["p_value"], n), "decision": p_value_side(r["p_value"], n, self.params["alpha"])}
+            )
         return out
 
     @cached_property
@@ -119,14 +111,13 @@ class Results(BaseResults):
         """The ``1 - 2 alpha`` interval for γ from inverting the test on its own permutations; its lower end is
         the one-sided ``1 - alpha`` bound, so it excludes 0 exactly where this run's p is below alpha."""
         lo, hi = self.mine["gamma_lo"], self.mine["gamma_hi"]
-        return {"lo": lo, "hi": hi, "level": 1 - 2 * self.alpha, "excludes_zero": lo > 0}
+        return {"lo": lo, "hi": hi, "level": 1 - 2 * self.params["alpha"], "excludes_zero": lo > 0}
 
     @cached_property
     def power(self) -> dict | None:
         """The measured power on the claim's own design (None where the claim asks for none). ``state``:
-        ``"rejected"`` where :attr:`permutation_decision` is below the level (no null result to weigh), else the
-        power at the fitted γ against the target: ``"adequate"``, ``"underpowered"`` or ``"undecided"`` (within
-        Monte Carlo error of it)."""
+        ``"rejected"`` where the test rejects (no null result to weigh), else the power at the fitted γ against the
+        target: ``"adequate"``, ``"underpowered"`` or ``"undecided"`` (within Monte Carlo error of it)."""
         pw = self.mine_details.get("power")
         if pw is None:
             return None
@@ -137,18 +128,14 @@ class Results(BaseResults):
         return {
             "state": "rejected" if self.permutation_decision == "below" else state,
             "target": target,
-            "n_replicates": cfg["n_replicates"],
-            "n_perm": cfg["n_perm"],
+            **{k: cfg[k] for k in ("n_replicates", "n_perm")},
             "at_observed": at["power"],
             "at_observed_se": at["mc_se"],
-            "min_detectable": main["minimal_shift"]["shift"],
-            "min_detectable_lo": main["minimal_shift_range"]["lo"],
-            "min_detectable_hi": main["minimal_shift_range"]["hi"],
-            "max_power": main["minimal_shift"]["max_power"],
             "coverage": at["coverage"],
             "coverage_se": at["coverage_mc_se"],
-            "strata_shift": pw["strata"]["at_observed"]["shift"],
-            "strata_power": pw["strata"]["at_observed"]["power"],
+            "min_detectable": main["minimal_shift"],  # its shift, and the curve's max_power
+            "min_range": main["minimal_shift_range"],  # lo, hi
+            "strata": pw["strata"]["at_observed"],  # the shift and power with one intercept per stratum
         }
 
     @cached_property

@@ -1,4 +1,5 @@
-"""The facts the ``temporal_coverage`` report states, each derived once from the record (no refit here)."""
+"""The facts the report of ``temporal_coverage`` states, each derived once from the record (no refit here): the
+signed coverage errors of earlier boundaries on later models."""
 
 from __future__ import annotations
 
@@ -20,40 +21,22 @@ def differ(mine: float, theirs: float) -> bool:
 
 
 class Results(BaseResults):
-    """``temporal_coverage``: signed coverage errors of earlier boundaries on later models."""
-
     arm_gap = ARM_GAP
 
     @cached_property
-    def drift(self) -> list[str]:
-        return list(self.params["drift_tasks"])
-
-    @cached_property
-    def stable(self) -> list[str]:
-        return [x for x in self.params["tasks"] if x not in self.drift]
-
-    @cached_property
-    def splits(self) -> list[dict]:
-        """Each rolling split: ``t``, the periods it is fitted on and tested on, and its later models ``n``."""
-        return [{"t": s["t"], "train": s["train"], "val": s["val"], "n": s["n_val"]} for s in self.data["splits"]]
-
-    @cached_property
     def rows(self) -> list[dict]:
-        """One row per benchmark: its group, its signed coverage error per split and their mean (both arms), the
-        share above with its binomial and cluster-robust p, the design effect and the clusters, the in-sample error,
-        and the bin-averaged variants."""
-        v, u, ts = self.mine, self.theirs, [s["t"] for s in self.splits]
+        """One row per benchmark: its signed coverage errors (per split, their mean, in sample, over bins) and its
+        share above with the clustered test's p, design effect and clusters."""
+        v, u, ts = self.mine, self.theirs, [s["t"] for s in self.data["splits"]]
         clusters = self.mine_details.get("n_clusters", {})
         return [
             {
                 "label": x,
-                "group": "drift" if x in self.drift else "stable",
+                "group": "drift" if x in self.params["drift_tasks"] else "stable",
                 "by_split": [v[Q.split(t, x)] for t in ts],
-                "n_below": sum(v[Q.split(t, x)] < 0 for t in ts),
                 "mine": v[Q.signed_coverage(x)],
                 "theirs": u.get(Q.signed_coverage(x)),
                 "share_above": v[Q.share_above(x)],
-                "binomial_p": v[Q.binomial_p(x)],
                 "cluster_p": v.get(Q.cluster_p(x)),
                 "design_effect": v.get(Q.design_effect(x)),
                 "clusters": clusters.get(x),
@@ -67,11 +50,10 @@ class Results(BaseResults):
 
     @cached_property
     def groups(self) -> dict[str, dict]:
-        """``drift`` and ``stable`` (the groups' mean signed coverage errors) and ``separation`` (stable minus drift):
-        each ``mine``, ``theirs`` and ``bins`` (mine, averaged over bins)."""
-        v, u = self.mine, self.theirs
+        """``drift`` and ``stable`` (the groups' mean signed coverage errors) and ``separation`` (stable minus drift),
+        each in both arms."""
         names = {"drift": Q.group("drift"), "stable": Q.group("stable"), "separation": Q.SEPARATION}
-        return {k: {"mine": v[n], "theirs": u.get(n), "bins": v[Q.bin_averaged(n)]} for k, n in names.items()}
+        return {k: {"mine": self.mine[n], "theirs": self.theirs.get(n)} for k, n in names.items()}
 
     @cached_property
     def carried(self) -> list[dict]:
@@ -82,7 +64,7 @@ class Results(BaseResults):
             xs = r["by_split"]
             if r["group"] != "drift" or len(xs) < 2 or sum(xs) >= 0:
                 continue
-            for s, x in zip(self.splits, xs):
+            for s, x in zip(self.data["splits"], xs):
                 rest = (sum(xs) - x) / (len(xs) - 1)
                 if rest >= 0:
                     out.append({"label": r["label"], "t": s["t"], "value": x, "rest": rest})
@@ -144,13 +126,7 @@ class Results(BaseResults):
         authors' box (``None`` without the box), theirs."""
         v, u = self.mine, self.theirs
         return [
-            {
-                "name": n,
-                "label": self.record.quantities.get(n, n),
-                "mine": v[n],
-                "boxed": v.get(boxed(n)),
-                "theirs": u[n],
-            }
+            {"label": self.record.quantities.get(n, n), "mine": v[n], "boxed": v.get(boxed(n)), "theirs": u[n]}
             for n in u
             if n in v and v[n] is not None and u[n] is not None and differ(v[n], u[n])
         ]
@@ -165,7 +141,7 @@ class Results(BaseResults):
 
     @cached_property
     def relabelled(self) -> list[dict]:
-        """Per ``relabel_periods`` control that ran: the relabellings, the separation (mean, lowest, highest) and the
+        """Per ``relabel_periods`` control that ran: the relabellings, the separation's lowest and highest, and the
         benchmarks' means, lowest, highest and those below zero."""
         out = []
         for c in self.record.controls:
@@ -178,7 +154,6 @@ class Results(BaseResults):
                 {
                     "id": c.id,
                     "n": len(each),
-                    "separation": arm.values[Q.SEPARATION],
                     "separation_low": min(each),
                     "separation_high": max(each),
                     "lowest": min(means.values()),
@@ -187,12 +162,3 @@ class Results(BaseResults):
                 }
             )
         return out
-
-    @cached_property
-    def later(self) -> dict | None:
-        """The later models the exceedance tests pool, how many name a base model and how many base models they
-        name (``None`` where the table has no base-model column)."""
-        d = self.data
-        if "later_models" not in d:
-            return None
-        return {"n": d["later_models"], "named": d["later_with_base_model"], "base_models": d["later_base_models"]}
