@@ -47,15 +47,15 @@ Z_LABEL = "z = log₁₀(FLOPs / 10²¹)"
 
 
 def draw_figures(record: Record, plots: dict) -> list[tuple[Figure, bytes]]:
-    """Every figure of ``record`` (none when the claim file turns figures off; none of the protocol's without
-    plot data)."""
+    """Every figure of ``record`` (none when the claim file turns figures off; none of the protocol's where the
+    re-implementation did not measure every value it declares)."""
     from ..claimfiles.registry import PROTOCOLS
 
     if not record.claim.figures:
         return []
     out = []
     with style():
-        if plots:
+        if record.arms.reimpl.ok and not record.unmeasured:
             out += PROTOCOLS[record.claim.protocol].draw(record, plots)
         if record.multiverse is not None:
             out.append(specification_curve(record))

@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 
 from ...core.schema import Count, Label, Number
 from ...stats.temporal_coverage import relabelled_coverage, temporal_coverage
-from ..base import Context, Measurement, ProtocolParams
+from ..base import Measurement, ProtocolParams
 from ..leaderboard import DATA_CHOICES, ESTIMATOR_CHOICES, EstimatorParams, LeaderboardParams, leaderboard_columns
 from ..periods import (
     PeriodParams,
@@ -214,42 +214,6 @@ class TemporalCoverage(PeriodProtocol):
             binned=quantities is None or any(q.startswith(Q.bin_averaged("")) for q in quantities),
             tested=quantities is None or any(q.startswith(Q.binomial_p("")) for q in quantities),
         )
-
-    # -- figures ----------------------------------------------------------------------------------------
-
-    def plots(self, ctx: Context) -> dict:
-        """Signed coverage error per benchmark and split for both arms, pooled and bin-averaged."""
-        p, v = ctx.params, ctx.reimpl.values
-        uv = ctx.upstream.values if ctx.upstream.ok else {}
-        ts = [s["t"] for s in ctx.data["splits"]]
-        drift = list(p.drift_tasks)
-        tasks = {}
-        for x in p.tasks:
-            tasks[x] = {
-                "group": "drift" if x in drift else "stable",
-                "reimpl": [v[Q.split(t, x)] for t in ts],
-                "mean": v[Q.signed_coverage(x)],
-                "upstream": [uv.get(Q.split(t, x)) for t in ts] if uv else None,
-                "mean_upstream": uv.get(Q.signed_coverage(x)),
-                "bin_averaged": [v[Q.bin_averaged(Q.split(t, x))] for t in ts],
-                "bin_averaged_upstream": (
-                    [uv.get(Q.bin_averaged(Q.split(t, x))) for t in ts]
-                    if any(Q.bin_averaged(Q.split(t, x)) in uv for t in ts)
-                    else None
-                ),
-                "bin_averaged_mean": v[Q.bin_averaged(Q.signed_coverage(x))],
-                "bin_averaged_mean_upstream": uv.get(Q.bin_averaged(Q.signed_coverage(x))),
-            }
-        return {
-            "tau": p.tau,
-            "drift": drift,
-            "stable": [x for x in p.tasks if x not in drift],
-            "splits": [
-                {"t": s["t"], "train": s["train"], "val": s["val"], "n": v.get(Q.n_validation(s["t"]))}
-                for s in ctx.data["splits"]
-            ],
-            "tasks": tasks,
-        }
 
 
 PROTOCOL = TemporalCoverage()
