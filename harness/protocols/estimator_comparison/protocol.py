@@ -11,7 +11,7 @@ from ...stats.estimator_comparison import (
     ispline_knot_sensitivity,
     shuffled_z_advantage,
 )
-from ..base import Choice, Context, Measurement, ProtocolParams
+from ..base import Choice, Measurement, ProtocolParams
 from ..leaderboard import DATA_CHOICES, ESTIMATOR_CHOICES, EstimatorParams, LeaderboardParams
 from ..periods import (
     PeriodParams,
@@ -242,77 +242,6 @@ class EstimatorComparison(PeriodProtocol):
         design = {} if estimators is None else {"estimators": estimators}
         inits = _inits(reimpl.details["fitted"])
         return period_resampling(params, tables, cluster_col, _table_on, inits=inits, kwargs=kwargs, **design)
-
-    # -- figures ----------------------------------------------------------------------------------------
-
-    def plots(self, ctx: Context) -> dict:
-        """Each estimator's four metrics for both arms and the paper, and the sigmoid under each control."""
-        v, uv = ctx.reimpl.values, (ctx.upstream.values if ctx.upstream.ok else {})
-        paper = {t.quantity: t.paper for t in ctx.targets if t.relation == "~"}
-        rows = [
-            {
-                "label": Q.ESTIMATOR_NAMES[e][0].upper() + Q.ESTIMATOR_NAMES[e][1:],
-                "kind": "estimator",
-                "reimpl": {m: v[Q.metric(m, e)] for m in METRICS},
-                "upstream": {m: uv.get(Q.metric(m, e)) for m in METRICS} if uv else None,
-                "paper": {m: paper.get(Q.metric(m, e)) for m in METRICS},
-            }
-            for e in ESTIMATORS
-        ]
-        for c in ctx.controls:
-            if not c.reimpl.ran:
-                continue
-            cv, cd = ctx.reimpl.controls[c.id].values, ctx.reimpl.controls[c.id].details
-            cu = ctx.upstream.controls[c.id].values if (ctx.upstream.ok and c.id in ctx.upstream.controls) else None
-            if c.control == "beta_zero":
-                rows.append(
-                    {
-                        "label": "Sigmoid, β = 0",
-                        "kind": c.control,
-                        "id": c.id,
-                        "reimpl": {m: cv.get(Q.metric(m, "sigmoid")) for m in METRICS},
-                        "upstream": {m: cu.get(Q.metric(m, "sigmoid")) for m in METRICS} if cu else None,
-                    }
-                )
-            elif c.control == "shuffle_z":
-                # the authors' shuffled sigmoid's ID loss: the Constant's minus the advantage (its definition)
-                mine, theirs = cd["sigmoid_shuffled"], None
-                if cu and cu.get("advantage.id") is not None and uv.get(Q.metric("pinball_id", "constant")) is not None:
-                    theirs = {"pinball_id": uv[Q.metric("pinball_id", "constant")] - cu["advantage.id"]}
-                rows.append(
-                    {
-                        "label": "Sigmoid, z shuffled",
-                        "kind": c.control,
-                        "id": c.id,
-                        "n": cd.get("n"),
-                        "reimpl": {m: mine.get(m) for m in METRICS},
-                        "upstream": {m: theirs.get(m) for m in METRICS} if theirs else None,
-                    }
-                )
-        # the differences that decide the verdict: each headline cell's distance from the paper, in units of
-        # its tolerance, in both arms and (with box_check) for the re-implementation refitted in the box
-        cells = [
-            {
-                "title": t.title,
-                "reimpl": t.reimpl.delta / t.tolerance if t.reimpl.delta is not None and t.tolerance else None,
-                "upstream": t.upstream.delta / t.tolerance if t.upstream.delta is not None and t.tolerance else None,
-                "boxed": (
-                    (v[Q.boxed(t.quantity)] - t.paper) / t.tolerance
-                    if t.tolerance and v.get(Q.boxed(t.quantity)) is not None
-                    else None
-                ),
-                "tolerance_text": t.tolerance_text,
-            }
-            for t in ctx.targets
-            if t.relation == "~" and t.role == "headline"
-        ]
-        return {
-            "tau": ctx.params.tau,
-            "kappa": ctx.params.kappa,
-            "n_pairs": len(ctx.reimpl.details["pair_gaps"]),
-            "rows": rows,
-            "cells": cells,
-        }
 
 
 PROTOCOL = EstimatorComparison()
