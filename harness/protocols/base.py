@@ -201,6 +201,6 @@ class Protocol:
     MULTIVERSE_REPORTS: ClassVar[dict[str, str]] = {}
 
     def plots(self, ctx: Context) -> dict[str, Any]:
-        """What the report's figures are drawn from (curve grids, histograms): drawn when the claim runs
-        (:mod:`harness.rendering.figures`), never stored in the record."""
+        """What the report's figures are drawn from beyond the record, what only the tables give (densities,
+        curve grids, a redrawn null): drawn when the claim runs (:mod:`harness.rendering.figures`), never stored."""
         return {}

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ...core.quantities import budget_text
 from ...core.record import Figure, Record
 from ...rendering.figures import (
     CONTROL,
@@ -18,6 +19,7 @@ from ...rendering.figures import (
     upstream_missing,
     val,
 )
+from . import quantities as Q
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -44,20 +46,36 @@ def _position(value: float, grid: list[float], xs) -> float:
     return exact[0] + 0.25 if exact else float(np.interp(value, g, x))
 
 
-def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
-    """The one-at-a-time sweeps of a ``hyperparameters`` record."""
-    sweeps = P.get("sweeps")
-    if not sweeps:
-        return []
+def draw(record: Record, plots: dict) -> list[tuple[Figure, bytes]]:
+    """The one-at-a-time sweeps of a ``hyperparameters`` record: each setting's largest distance from the
+    reference (Table 1), both arms, and the tau_override controls'."""
+    p, v = record.claim.params, record.arms.reimpl.values
+    uv = record.arms.upstream.values if record.arms.upstream.ok else {}
+    setting, within, budget = {k: p[k] for k in Q.HYPER_SYMBOLS}, p["within"], budget_text(p["eval_x"])
+    sweeps = {
+        param: [
+            {
+                "value": x,
+                "reimpl": v.get(Q.sweep(param, x, "max_dev")),
+                "upstream": uv.get(Q.sweep(param, x, "max_dev")),
+            }
+            for x in p[f"{param}_grid"]
+        ]
+        for param in Q.HYPER_SYMBOLS
+    }
+    controls = [
+        {"tau": c.params["tau"], "max_dev": record.arms.reimpl.controls[c.id].values[Q.claimed("max_dev")]}
+        for c in record.controls
+        if c.control == "tau_override" and c.reimpl.ran
+    ]
     fig = new_figure(7.6, 3.2)
     axes = fig.subplots(1, len(sweeps), sharey=True, squeeze=False)[0]
-    within = P["within"]
     values = [r[a] for rows in sweeps.values() for r in rows for a in ("reimpl", "upstream") if (r.get(a) or 0) > 0]
     floor = min(values + [within]) / 3
     for ax, (param, rows) in zip(axes, sweeps.items()):
         xs = np.arange(len(rows), dtype=float)
-        sym = P["symbols"].get(param, param)
-        claimed = [i for i, r in enumerate(rows) if r["value"] == P["claimed"][param]]
+        sym = Q.HYPER_SYMBOLS.get(param, param)
+        claimed = [i for i, r in enumerate(rows) if r["value"] == setting[param]]
         for i in claimed:
             ax.axvspan(i - 0.35, i + 0.35, color="#e8f0e0", zorder=0)
         for arm, line in (
@@ -68,7 +86,7 @@ def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
             if not np.all(np.isnan(ys)):
                 ax.plot(xs, ys, marker="o", lw=0.9, **line)
         grid = [r["value"] for r in rows]
-        for c in P.get("controls", []) if param == "tau" else []:
+        for c in controls if param == "tau" else []:
             x = _position(c["tau"], grid, xs)
             y = max(c["max_dev"], floor)
             ax.plot([x], [y], marker="s", ms=5, color=CONTROL["color"], ls="none", zorder=6)
@@ -83,26 +101,26 @@ def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
         ax.axhline(within, color="#a03020", lw=0.9, ls="--", zorder=2)
         ax.set_yscale("log")
         ax.set_xticks(xs, [_tick(r["value"]) for r in rows])
-        ax.set_xlabel(f"{sym} (claimed {_tick(P['claimed'][param])}, shaded)")
-        outside = [_position(c["tau"], grid, xs) for c in P.get("controls", [])] if param == "tau" else []
+        ax.set_xlabel(f"{sym} (claimed {_tick(setting[param])}, shaded)")
+        outside = [_position(c["tau"], grid, xs) for c in controls] if param == "tau" else []
         ax.set_xlim(min([-0.5, *(x - 0.6 for x in outside)]), max([xs[-1] + 0.5, *(x + 0.6 for x in outside)]))
-        fixed = ", ".join(f"{P['symbols'].get(k, k)} = {_tick(x)}" for k, x in P["claimed"].items() if k != param)
+        fixed = ", ".join(f"{Q.HYPER_SYMBOLS.get(k, k)} = {_tick(x)}" for k, x in setting.items() if k != param)
         ax.set_title(f"{sym} swept ({fixed})", fontsize=8.5)
-    axes[0].set_ylabel(f"largest |boundary − reference|\nat {P['budget']}")
+    axes[0].set_ylabel(f"largest |boundary − reference|\nat {budget}")
     kw = {"transform": axes[0].get_yaxis_transform(), "va": "bottom", "fontsize": 7, "color": "#a03020"}
     axes[0].text(0.02, within, f" reach {within:g}", **kw)
     handles = arm_handles(record, {"ls": "-"}, {"ms": 8, "mew": 1.0, "ls": (0, (4, 2))})
     handles += legend_handles(
         {"color": "#a03020", "ls": "--", "label": f"the claim's reach: within {within:g} of every reference value"}
     )
-    if P.get("controls"):
+    if controls:
         handles += legend_handles(
             {"color": CONTROL["color"], "marker": "s", "ms": 5, "ls": "none", "label": "τ-override control"}
         )
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
     missing = upstream_missing(record, "the authors' sweeps")
     caption = (
-        f"One-at-a-time sweeps of τ, κ and λ: the largest distance of the boundaries at {P['budget']} "
+        f"One-at-a-time sweeps of τ, κ and λ: the largest distance of the boundaries at {budget} "
         f"from the claim's reference values (log scale); look at which settings come within {within:g}, the claimed "
         "one shaded."
     )
