@@ -234,7 +234,7 @@ def test_boundary_density_is_the_data(runs, tables):
     spec, _, plots = runs["002_table1_boundary_1e24"]
     data = task_data(leaderboard_frame(tables, spec.params), spec.params)
     for label, (z, y) in data.items():
-        d = plots["tasks"][label]["density"]
+        d = plots["densities"][label]
         counts, extent = read_density(d)
         expected, _, _ = np.histogram2d(z, y, bins=(d["x"][2], d["y"][2]), range=[extent[:2], extent[2:]])
         assert np.array_equal(counts, expected.T), label
