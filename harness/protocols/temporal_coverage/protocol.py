@@ -76,12 +76,7 @@ def _coverage_values(res: dict, labels: list[str], *, counts: bool = True) -> di
     v = {}
     for label in labels:
         t = res["tasks"][label]
-        v[Q.signed_coverage(label)] = t["signed_coverage"]
-        v[Q.in_sample(label)] = t["in_sample"]
-        v[Q.share_above(label)] = t["share_above"]
-        v[Q.binomial_p(label)] = t["binomial_p"]
-        v[Q.cluster_p(label)] = t["cluster_p"]
-        v[Q.design_effect(label)] = t["design_effect"]
+        v.update({name(label): t[key] for key, name in Q.PER_TASK.items()})
         v[Q.bin_averaged(Q.signed_coverage(label))] = t["bin_averaged_train_bins"]
     for row in res["splits"]:
         v[Q.split(row["t"], row["task"])] = row["signed_coverage"]
