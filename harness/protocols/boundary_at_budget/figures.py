@@ -19,9 +19,7 @@ from ...rendering.figures import (
     done,
     fmt,
     legend_handles,
-    linspace,
     new_figure,
-    read_density,
     upstream_missing,
 )
 from ...stats.sigmoid import sigmoid_boundary
@@ -40,12 +38,12 @@ def _curve(fit: dict | None, zs) -> np.ndarray | None:
 
 def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     """Each benchmark's boundary at the budget of a ``boundary_at_budget`` record, both arms and the control."""
-    labels, p, arms = list(P["densities"]), record.claim.params, record.arms
+    labels, p, arms, extent = list(P["densities"]), record.claim.params, record.arms, P["extent"]
     ncols = min(3, len(labels))
     nrows = math.ceil(len(labels) / ncols)
     fig = new_figure(3.0 * ncols + 0.4, 2.45 * nrows + 0.55)
     axes = fig.subplots(nrows, ncols, squeeze=False, sharex=True, sharey=True)
-    zs, z_eval = linspace(P["z_grid"]), math.log10(p["eval_x"])
+    zs, z_eval = np.linspace(extent[0], extent[1], 81), math.log10(p["eval_x"])  # the boundaries' grid
     paper = {t.quantity: t for t in record.targets if t.relation == "~" and t.quantity.startswith("boundary.")}
     ctl = next((c for c in record.controls if c.control == "tau_override" and c.reimpl.ran), None)
     by_arm = {
@@ -59,8 +57,7 @@ def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     if ctl is None:
         missing.append("a τ-override control curve (no such control ran)")
     for ax, label in zip(axes.flat, labels):
-        counts, extent = read_density(P["densities"][label])
-        shade = np.log1p(counts)
+        shade = np.log1p(np.array(P["densities"][label], dtype=float))
         kw = {"origin": "lower", "aspect": "auto", "cmap": "Greys", "interpolation": "none", "zorder": 0}
         ax.imshow(shade, extent=extent, vmin=0.0, vmax=max(shade.max(), 1.0) * 1.8, **kw)
         name, t = Q.boundary(label), paper.get(Q.boundary(label))
@@ -105,11 +102,11 @@ def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
         handles += legend_handles({**CROSS, "ls": "none", "label": f"the paper's value at {budget}"})
     if ctl is not None:
         handles += legend_handles({**_CONTROL_LINE, **_CONTROL_DOT, "label": f"τ = {ctl.params['tau']:g} control"})
-    d = P["densities"][labels[0]]
-    cell = f"{(d['x'][1] - d['x'][0]) / d['x'][2]:.2g} × {(d['y'][1] - d['y'][0]) / d['y'][2]:.2g}"
+    ny, nx = np.shape(P["densities"][labels[0]])
+    cell = f"{(extent[1] - extent[0]) / nx:.2g} × {(extent[3] - extent[2]) / ny:.2g}"
     handles.append(Patch(color="0.75", label=f"models (counts on a {cell} grid of z and score)"))
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
-    n = sum(d["n"] for d in P["densities"].values()) // len(labels)
+    n = int(sum(np.sum(d) for d in P["densities"].values())) // len(labels)
     caption = (
         f"Each benchmark's boundary at {budget} (dashed vertical line, z = {z_eval:g}): look at "
         + (f"whether both arms' τ = {tau:g} curves pass through the paper's ×" if has_paper else "the two arms' curves")

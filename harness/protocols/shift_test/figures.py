@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.record import Figure, Record
-from ...rendering.figures import REIMPL, UPSTREAM, done, fmt, linspace, new_figure, upstream_missing
+from ...rendering.figures import REIMPL, UPSTREAM, done, fmt, new_figure, upstream_missing
 from ...rendering.render import fmt_general
 
 
@@ -20,7 +20,7 @@ def _shift_null(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     ]
     fig = new_figure(7.2, 4.6)
     ax = fig.add_subplot()
-    edges = linspace([null["edges"][0], null["edges"][1], null["edges"][2] + 1])
+    edges = np.linspace(float(null["edges"][0]), float(null["edges"][1]), int(null["edges"][2]) + 1)
     counts = np.asarray(null["counts"], dtype=float)
     g = v["gamma"]
     centres = (edges[:-1] + edges[1:]) / 2
