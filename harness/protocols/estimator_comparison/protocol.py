@@ -67,9 +67,11 @@ class ShuffleZ(ProtocolParams):
     n_shuffles: Count | None = Field(None, ge=1, le=1000, description="shuffles (default: the protocol's n_shuffles)")
 
 
-def _gaps(t: dict[str, dict[str, float]]) -> dict[str, float]:
-    """The gaps of :data:`Q.GAPS` whose two estimators are in the table ``t``."""
-    return {name: t[a][m] - t[b][m] for name, (m, a, b) in Q.GAPS.items() if a in t and b in t}
+def _table_values(t: dict[str, dict[str, float]]) -> dict[str, float]:
+    """Table 2's values from a comparison's table ``t`` (``{estimator: {metric: value}}``): the metrics of each
+    estimator it holds, then the gaps of :data:`Q.GAPS` whose two estimators it holds."""
+    out = {Q.metric(m, e): t[e][m] for e in ESTIMATORS if e in t for m in METRICS}
+    return out | {name: t[a][m] - t[b][m] for name, (m, a, b) in Q.GAPS.items() if a in t and b in t}
 
 
 def _pair_gaps(per_pair: list[dict]) -> list[dict]:
@@ -110,10 +112,7 @@ def _table_on(indices, rng, *, frame, tasks, inits, kwargs, estimators=None) -> 
     the fits' parameters (``inits`` in kind). ``estimators``: only theirs (default: every estimator's)."""
     df = frame.iloc[indices].reset_index(drop=True)
     res = baseline_comparison(df, tasks, rng=rng, n_shuffles=0, inits=inits, estimators=estimators, **kwargs)
-    table = res["table"]
-    out = {Q.metric(m, e): table[e][m] for e in ESTIMATORS if e in table for m in METRICS}
-    out.update(_gaps(table))
-    return out, _inits(res["fitted"])
+    return _table_values(res["table"]), _inits(res["fitted"])
 
 
 class EstimatorComparison(PeriodProtocol):
@@ -152,8 +151,7 @@ class EstimatorComparison(PeriodProtocol):
             **period_kwargs(params),
         )
         table = res["table"]
-        values = {Q.metric(m, e): table[e][m] for e in ESTIMATORS for m in METRICS}
-        values.update(_gaps(table))
+        values = _table_values(table)
 
         # the I-spline row at every other knot count (the claimed count is the row above)
         others = [k for k in params.knot_grid if k != params.ispline_intervals]
@@ -186,9 +184,10 @@ class EstimatorComparison(PeriodProtocol):
                 rng=rng,
                 **period_kwargs(params),
             )
-            bt = {**table, "sigmoid": boxed["table"]}
-            values.update({Q.boxed(Q.metric(m, "sigmoid")): boxed["table"][m] for m in METRICS})
-            values.update({Q.boxed(k): x for k, x in _gaps(bt).items()})
+            # the sigmoid's metrics refitted in the box, then the gaps with the sigmoid so refitted
+            sigmoid = {Q.metric(m, "sigmoid") for m in METRICS}
+            bt = _table_values({**table, "sigmoid": boxed["table"]})
+            values.update({Q.boxed(k): x for k, x in bt.items() if k in sigmoid or k in Q.GAPS})
             free = [f for f in res["fitted"] if f["estimator"] == "sigmoid"]
             mine_pp = {(r["task"], r["t"]): r for r in res["per_pair"] if r["estimator"] == "sigmoid"}
             box_pp = {(r["task"], r["t"]): r for r in boxed["per_pair"]}
