@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar
@@ -71,6 +71,7 @@ class Choice:
             raise ValueError(f"a choice's kind is 'analysis' or 'data', got {self.kind!r}")
 
 
+@dataclass
 class Resampling:
     """What a protocol gives the bootstrap: the rows, their clusters, and the statistic of a resample.
 
@@ -80,12 +81,11 @@ class Resampling:
     simulated data set's resamples from its own estimate, as the claim's bootstrap starts from the full sample's.
     """
 
-    def __init__(self, n_rows: int, cluster_labels, statistic, rows: str, rebase=None):
-        self.n_rows = int(n_rows)
-        self.cluster_labels = cluster_labels
-        self.statistic = statistic
-        self.rows = rows
-        self.rebase = rebase
+    n_rows: int
+    cluster_labels: Any
+    statistic: Callable
+    rows: str
+    rebase: Callable | None = None
 
     @classmethod
     def of_fits(cls, n_rows: int, cluster_labels, rows: str, fits, design: dict, start: str = "inits"):
