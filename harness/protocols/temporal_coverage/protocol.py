@@ -82,17 +82,11 @@ def _coverage_values(res: dict, labels: list[str], *, counts: bool = True) -> di
         v[Q.split(row["t"], row["task"])] = row["signed_coverage"]
         v[Q.bin_averaged(Q.split(row["t"], row["task"]))] = row["bin_averaged_train_bins"]
     g, gb = res["groups"]["signed_coverage"], res["groups"]["bin_averaged_train_bins"]
-    v.update(
-        {
-            Q.group("drift"): g["drift"],
-            Q.group("stable"): g["stable"],
-            Q.SEPARATION: g["separation"],
-            Q.DROP_SEPARATION: g["separation"] - res["groups"]["in_sample"]["separation"],
-            Q.bin_averaged(Q.group("drift")): gb["drift"],
-            Q.bin_averaged(Q.group("stable")): gb["stable"],
-            Q.bin_averaged(Q.SEPARATION): gb["separation"],
-        }
-    )
+    v.update({Q.group(x): g[x] for x in Q.GROUPS})
+    v[Q.SEPARATION] = g["separation"]
+    v[Q.DROP_SEPARATION] = g["separation"] - res["groups"]["in_sample"]["separation"]
+    v.update({Q.bin_averaged(Q.group(x)): gb[x] for x in Q.GROUPS})
+    v[Q.bin_averaged(Q.SEPARATION)] = gb["separation"]
     if counts:
         for t in sorted({row["t"] for row in res["splits"]}):
             v[Q.n_validation(t)] = min(row["n_val"] for row in res["splits"] if row["t"] == t)
