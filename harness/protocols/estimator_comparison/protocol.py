@@ -107,6 +107,13 @@ def _inits(fitted: list[dict]) -> dict:
     }
 
 
+def _comparison(params: EstimatorComparisonParams, **options) -> dict:
+    """The settings of the comparison's fits: the sigmoid's, the I-spline's, the periods' (``options`` replace or add
+    some)."""
+    kw = {"lam": params.lam, "ispline_lam": params.ispline_lam, "n_intervals": params.ispline_intervals}
+    return {**kw, "sigmoid_options": sigmoid_options(params), **period_kwargs(params), **options}
+
+
 def _table_on(indices, rng, *, frame, tasks, inits, kwargs, estimators=None) -> tuple[dict, dict]:
     """Table 2 on the rows ``indices``, each sigmoid and I-spline fit started from ``inits``: its values, and
     the fits' parameters (``inits`` in kind). ``estimators``: only theirs (default: every estimator's)."""
@@ -139,17 +146,7 @@ class EstimatorComparison(PeriodProtocol):
 
     def measure(self, params: EstimatorComparisonParams, tables, rng):
         df = period_frame(tables, params)
-        res = baseline_comparison(
-            df,
-            params.tasks,
-            rng=rng,
-            lam=params.lam,
-            ispline_lam=params.ispline_lam,
-            n_intervals=params.ispline_intervals,
-            sigmoid_options=sigmoid_options(params),
-            n_shuffles=0,
-            **period_kwargs(params),
-        )
+        res = baseline_comparison(df, params.tasks, rng=rng, n_shuffles=0, **_comparison(params))
         table = res["table"]
         values = _table_values(table)
 
@@ -227,15 +224,8 @@ class EstimatorComparison(PeriodProtocol):
         )
 
     def resampling(self, params: EstimatorComparisonParams, tables, reimpl, *, cluster_col: str, quantities=None):
-        kwargs = {
-            "lam": params.lam,
-            "ispline_lam": params.ispline_lam,
-            "n_intervals": params.ispline_intervals,
-            "sigmoid_options": {"n_random": 0},
-            "ispline_options": {"n_random": 0},
-            **period_kwargs(params),
-            "map_fn": None,
-        }
+        # each resample's fits start from the claim's (no random starts), one after the other
+        kwargs = _comparison(params, sigmoid_options={"n_random": 0}, ispline_options={"n_random": 0}, map_fn=None)
         # the estimators no read value is of are not fitted on a resample
         estimators = _estimators_read(quantities)
         design = {} if estimators is None else {"estimators": estimators}

@@ -150,24 +150,16 @@ class TemporalCoverage(PeriodProtocol):
     def measure(self, params: TemporalParams, tables, rng):
         df = period_frame(tables, params)
         labels = list(params.tasks)
-        kwargs = {**_fit_kwargs(params), "cluster_col": params.base_model_col}  # the base models: the tests' clusters
-        res = temporal_coverage(
-            df, params.tasks, rng=rng, sigmoid_options=sigmoid_options(params), n_relabellings=0, **kwargs
-        )
+        # the settings of both fits (the claim's and the boxed one); the base models are the tests' clusters
+        kwargs = {**_fit_kwargs(params), "cluster_col": params.base_model_col, "rng": rng, "n_relabellings": 0}
+        res = temporal_coverage(df, params.tasks, sigmoid_options=sigmoid_options(params), **kwargs)
         values = _coverage_values(res, labels)
         details = {
             "fitted": res["fitted"],  # the fits' parameters: the tail table and the resamples' starts
             "n_clusters": {x: res["tasks"][x]["n_clusters"] for x in labels},  # of the cluster-robust test
         }
         if params.box_check is not None:
-            boxed = temporal_coverage(
-                df,
-                params.tasks,
-                rng=rng,
-                sigmoid_options=boxed_options(params),
-                n_relabellings=0,
-                **kwargs,
-            )
+            boxed = temporal_coverage(df, params.tasks, sigmoid_options=boxed_options(params), **kwargs)
             values.update({Q.boxed(k): x for k, x in _coverage_values(boxed, labels, counts=False).items()})
             outside = outside_box(df, params, res["fitted"])
             boxed_split_of = {(r["task"], r["t"]): r["signed_coverage"] for r in boxed["splits"]}
