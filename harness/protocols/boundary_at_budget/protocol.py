@@ -50,16 +50,6 @@ def _closer(value: float | None, target: float, gap: float) -> bool:
     return value is not None and abs(value - target) < gap / 2
 
 
-def _at_claim(stage: tuple[float, float], p) -> bool:
-    """Whether a (tau, kappa) is the claim's."""
-    return math.isclose(stage[0], p.tau) and math.isclose(stage[1], p.kappa)
-
-
-def _boundary_at(z, y, options: dict, z_eval: float, rng) -> float:
-    """One boundary fitted with ``options`` (:meth:`EstimatorParams.estimator`), read off at ``z_eval``."""
-    return float(SigmoidQuantileRegressor(rng=rng, **options).fit(z, y).predict(z_eval))
-
-
 def _authors_last_stage(fit: dict, p) -> tuple[float, float]:
     """The (tau, kappa) of the authors' last stage: from their trace where their arm reports it, else from their
     schedule (:data:`AUTHORS_KAPPA_STAGES`) when they warm up, else the claim's own setting."""
@@ -237,10 +227,11 @@ class BoundaryAtBudget(LeaderboardProtocol):
             obj_mine = sigmoid_objective(_vector(mine_fits[label]["params"]), z, y, **kw)
             obj_theirs = sigmoid_objective(_vector(fit["params"]), z, y, **kw)
             stage = _authors_last_stage(fit, p)
-            differs = not _at_claim(stage, p)
+            differs = not (math.isclose(stage[0], p.tau) and math.isclose(stage[1], p.kappa))
             at_stage = None
             if differs:
-                at_stage = _boundary_at(z, y, p.estimator(tau=stage[0], kappa=stage[1]), math.log10(p.eval_x), rng)
+                model = SigmoidQuantileRegressor(rng=rng, **p.estimator(tau=stage[0], kappa=stage[1])).fit(z, y)
+                at_stage = float(model.predict(math.log10(p.eval_x)))
             their_cov = float(np.mean(y <= sigmoid_boundary(z, *_vector(fit["params"]))))
             same_data = fit.get("n", z.size) == z.size and (
                 fit.get("coverage") is None or abs(their_cov - fit["coverage"]) <= 2.0 / z.size
@@ -291,7 +282,7 @@ class BoundaryAtBudget(LeaderboardProtocol):
             warm, cold = (fits[label], alt[label]) if p.warm_start else (alt[label], fits[label])
             stage = _authors_last_stage({**warm, "continuation": True}, p)
             row = {"label": label, "authors_kappa": stage[1], "short": None}
-            if not _at_claim(stage, p):
+            if not (math.isclose(stage[0], p.tau) and math.isclose(stage[1], p.kappa)):
                 row["cause"] = "setting"
             else:
                 obj_warm = sigmoid_objective(_vector(warm["params"]), z, y, **kw)
@@ -317,10 +308,12 @@ class BoundaryAtBudget(LeaderboardProtocol):
             if not (t.quantity.startswith("boundary.") and t.reimpl.holds is False and t.upstream.holds is False):
                 continue
             z, y = data[t.quantity.partition(".")[2]]
-            mine = _boundary_at(z, y, options, z_eval, rng)
-            boxed = (
-                None if p.box_check is None else _boundary_at(z, y, {**options, "box": tuple(p.box_check)}, z_eval, rng)
-            )
+            mine = float(SigmoidQuantileRegressor(rng=rng, **options).fit(z, y).predict(z_eval))
+            boxed = None
+            if p.box_check is not None:
+                boxed = float(
+                    SigmoidQuantileRegressor(rng=rng, **options, box=tuple(p.box_check)).fit(z, y).predict(z_eval)
+                )
             out[t.quantity.partition(".")[2]] = {"reimpl": mine, "boxed": boxed}
         return out
 
