@@ -37,7 +37,10 @@ def _curve(fit: dict | None, zs) -> np.ndarray | None:
 
 
 def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
-    """Each benchmark's boundary at the budget of a ``boundary_at_budget`` record, both arms and the control."""
+    """Each benchmark's boundary at the budget of a ``boundary_at_budget`` record, both arms and the control (none
+    without plot data: the models' counts)."""
+    if not P:
+        return []
     labels, p, arms, extent = list(P["densities"]), record.claim.params, record.arms, P["extent"]
     ncols = min(3, len(labels))
     nrows = math.ceil(len(labels) / ncols)

@@ -10,6 +10,8 @@ from ...rendering.render import fmt_general
 
 
 def _shift_null(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
+    if not P:  # the redrawn null is plot data: none without it
+        return []
     null, p, v = P["null"], record.claim.params, record.arms.reimpl.values
     uv = record.arms.upstream.values if record.arms.upstream.ok else {}
     ran = record.arms.reimpl.controls  # each control that ran: its parameters, values and details
