@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar
@@ -71,7 +71,6 @@ class Choice:
             raise ValueError(f"a choice's kind is 'analysis' or 'data', got {self.kind!r}")
 
 
-@dataclass
 class Resampling:
     """What a protocol gives the bootstrap: the rows, their clusters, and the statistic of a resample.
 
@@ -81,11 +80,12 @@ class Resampling:
     simulated data set's resamples from its own estimate, as the claim's bootstrap starts from the full sample's.
     """
 
-    n_rows: int
-    cluster_labels: Any
-    statistic: Callable
-    rows: str
-    rebase: Callable | None = None
+    def __init__(self, n_rows: int, cluster_labels, statistic, rows: str, rebase=None):
+        self.n_rows = int(n_rows)
+        self.cluster_labels = cluster_labels
+        self.statistic = statistic
+        self.rows = rows
+        self.rebase = rebase
 
     @classmethod
     def of_fits(cls, n_rows: int, cluster_labels, rows: str, fits, design: dict, start: str = "inits"):
@@ -201,6 +201,6 @@ class Protocol:
     MULTIVERSE_REPORTS: ClassVar[dict[str, str]] = {}
 
     def plots(self, ctx: Context) -> dict[str, Any]:
-        """What the report's figures are drawn from beyond the record, what only the tables give (densities,
-        curve grids, a redrawn null): drawn when the claim runs (:mod:`harness.rendering.figures`), never stored."""
+        """What the report's figures are drawn from (curve grids, histograms): drawn when the claim runs
+        (:mod:`harness.rendering.figures`), never stored in the record."""
         return {}

@@ -64,19 +64,11 @@ def others(stat: str) -> str:
     return f"others.{stat}"
 
 
-def _claimed_stats(where: str) -> dict[str, Quantity]:
-    """The statistics of one setting's fits (:data:`CLAIMED_STATS`), ``where``: at the claimed setting, or under a
-    control."""
-    return {
-        claimed("max_dev"): Quantity(f"largest gap to the reference {where}"),
-        claimed("coverage_mean"): Quantity(f"mean coverage {where}", kind="fraction"),
-        claimed("mean_boundary"): Quantity(f"mean boundary {where}", bounds=SCORE),
-    }
-
-
 def vocabulary(p: dict) -> dict[str, Quantity]:
     out = {
-        **_claimed_stats("at the claimed setting"),
+        claimed("max_dev"): Quantity("largest gap to the reference at the claimed setting"),
+        claimed("coverage_mean"): Quantity("mean coverage at the claimed setting", kind="fraction"),
+        claimed("mean_boundary"): Quantity("mean boundary at the claimed setting", bounds=SCORE),
         others("min_max_dev"): Quantity("smallest largest-gap to the reference among the other settings"),
         others("n_within"): Quantity("other settings within reach of the reference", kind="count"),
     }
@@ -94,4 +86,8 @@ def vocabulary(p: dict) -> dict[str, Quantity]:
 
 
 def control_vocabulary(kind: str, p: dict, c: dict) -> dict[str, Quantity]:
-    return _claimed_stats("under the control")
+    return {
+        claimed("max_dev"): Quantity("largest gap to the reference under the control"),
+        claimed("coverage_mean"): Quantity("mean coverage under the control", kind="fraction"),
+        claimed("mean_boundary"): Quantity("mean boundary under the control", bounds=SCORE),
+    }
