@@ -47,15 +47,15 @@ Z_LABEL = "z = log₁₀(FLOPs / 10²¹)"
 
 
 def draw_figures(record: Record, plots: dict) -> list[tuple[Figure, bytes]]:
-    """Every figure of ``record`` (none when the claim file turns figures off; none of the protocol's without
-    plot data)."""
+    """Every figure of ``record`` (none when the claim file turns figures off; none of the protocol's where the
+    re-implementation did not measure every value it declares)."""
     from ..claimfiles.registry import PROTOCOLS
 
     if not record.claim.figures:
         return []
     out = []
     with style():
-        if plots:
+        if record.arms.reimpl.ok and not record.unmeasured:
             out += PROTOCOLS[record.claim.protocol].draw(record, plots)
         if record.multiverse is not None:
             out.append(specification_curve(record))
@@ -143,28 +143,6 @@ def specification_curve(record: Record) -> tuple[Figure, bytes]:
         "the claim, and below it the alternative of each choice it takes."
     )
     return done(record, "specification_curve", fig, caption=caption, section="multiverse")
-
-
-# -- what the protocols store ----------------------------------------------------------------------------
-#
-# A grid is ``[lo, hi, n]`` (``numpy.linspace(lo, hi, n)``); a density is a 2-D histogram
-# ``{"x": [lo, hi, nx], "y": [lo, hi, ny], "n", "inside", "rows"}`` with ``rows[j]`` the counts of the ``j``-th
-# y bin from the bottom as space-separated integers, trailing zeros left out (written by the protocols'
-# ``plots``, which do not import this module, so that a change of drawing redraws and does not rerun).
-
-
-def linspace(g) -> np.ndarray:
-    return np.linspace(float(g[0]), float(g[1]), int(g[2]))
-
-
-def read_density(d: dict) -> tuple[np.ndarray, list[float]]:
-    """A stored density's counts as an array ``(ny, nx)`` (bottom row first) and its extent."""
-    nx, ny = int(d["x"][2]), int(d["y"][2])
-    counts = np.zeros((ny, nx))
-    for j, row in enumerate(d["rows"]):
-        vals = [int(c) for c in row.split()]
-        counts[j, : len(vals)] = vals
-    return counts, [d["x"][0], d["x"][1], d["y"][0], d["y"][1]]
 
 
 # -- drawing ---------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from harness.core.record import (
     read_record,
     record_json,
 )
-from harness.rendering.figures import MAX_SVG_BYTES, draw_figures, read_density
+from harness.rendering.figures import MAX_SVG_BYTES, draw_figures
 from harness.rendering.render import render_report
 
 CLAIMS = sorted((PROJECT_ROOT / "claims").glob("*.yaml"))
@@ -52,29 +52,33 @@ def _expected(spec, record) -> set:
 # -- synthetic records (no data) -------------------------------------------------------------------------
 
 
-def _record(
-    protocol: str,
-    plots: dict,
-    *,
-    reimpl: str = "ok",
-    upstream: str = "ok",
-    figures: bool = True,
-    cid: str = "999_synthetic",
+def _sweep_record(
+    *, reimpl: str = "ok", upstream: str = "ok", figures: bool = True, cid: str = "999_synthetic"
 ) -> tuple[Record, dict]:
+    """A synthetic ``hyperparameters`` record, each sweep's largest distance least at the claimed setting, and its
+    (empty) plot data."""
+    grids = {"tau": [0.5, 0.9, 0.98], "kappa": [10.0, 50.0, 200.0], "lam": [0.0, 1e-4, 1e-3, 1e-2]}
+    claimed = {"tau": 0.98, "kappa": 50.0, "lam": 1e-3}
+    mine, theirs = {}, {}
+    for k, xs in grids.items():
+        for i, x in enumerate(xs):
+            mine[f"sweep.{k}={x:g}.max_dev"] = 0.0004 if x == claimed[k] else 0.01 * (i + 1)
+            theirs[f"sweep.{k}={x:g}.max_dev"] = 0.0005 if x == claimed[k] else 0.012 * (i + 1)
     arm = {
-        "ok": Arm(status="ok"),
+        "ok": Arm(status="ok", values=mine),
         "could not run": Arm(status="could not run", reason="synthetic: no run"),
         "not run": Arm(status="not run", reason="synthetic: switched off"),
     }
+    params = {**claimed, **{f"{k}_grid": xs for k, xs in grids.items()}, "within": 0.001, "eval_x": 1000.0}
     record = Record(
         claim=ClaimInfo(
             id=cid,
             claim="A synthetic claim.",
             locator="nowhere",
-            protocol=protocol,
+            protocol="hyperparameters",
             path=f"claims/{cid}.yaml",
             spec_sha256="0" * 64,
-            params={},
+            params=params,
             seed=1,
             upstream=None,
             inputs=[],
@@ -84,50 +88,13 @@ def _record(
         inputs=[],
         data={},
         provenance=Provenance(project_commit=None, project_dirty=None, python="3", packages={}),
-        arms=Arms(reimpl=arm[reimpl], upstream=arm[upstream]),
+        arms=Arms(reimpl=arm[reimpl], upstream=Arm(status="ok", values=theirs) if upstream == "ok" else arm[upstream]),
         quantities={},
         targets=[],
         controls=[],
         verdict=Verdict(verdict="inconclusive" if reimpl == "ok" else "could not run", reasons=[]),
     )
-    return record, plots
-
-
-def _sweep_plots(upstream: bool) -> dict:
-    grids = {"tau": [0.5, 0.9, 0.98], "kappa": [10.0, 50.0, 200.0], "lam": [0.0, 1e-4, 1e-3, 1e-2]}
-    claimed = {"tau": 0.98, "kappa": 50.0, "lam": 1e-3}
-    return {
-        "claimed": claimed,
-        "within": 0.001,
-        "budget": "10²⁴ FLOPs",
-        "symbols": {"tau": "τ", "kappa": "κ", "lam": "λ"},
-        "controls": [],
-        "sweeps": {
-            k: [
-                {
-                    "value": x,
-                    "reimpl": 0.0004 if x == claimed[k] else 0.01 * (i + 1),
-                    "upstream": (0.0005 if x == claimed[k] else 0.012 * (i + 1)) if upstream else None,
-                }
-                for i, x in enumerate(xs)
-            ]
-            for k, xs in grids.items()
-        },
-    }
-
-
-def test_read_density():
-    d = {
-        "x": [0.0, 3.0, 3],
-        "y": [0.0, 1.0, 2],
-        "n": 6,
-        "inside": 6,
-        "rows": ["1 0 2", ""],
-    }
-    counts, extent = read_density(d)
-    assert counts.tolist() == [[1, 0, 2], [0, 0, 0]]
-    assert extent == [0.0, 3.0, 0.0, 1.0]
-    assert read_density({**d, "rows": ["1", "0 3"]})[0].tolist() == [[1, 0, 0], [0, 3, 0]]
+    return record, {}
 
 
 def test_a_change_of_drawing_reruns_and_one_of_wording_does_not():
@@ -142,23 +109,23 @@ def test_a_change_of_drawing_reruns_and_one_of_wording_does_not():
 
 
 def test_no_figure_when_turned_off_or_reimpl_missing():
-    assert draw_figures(*_record("hyperparameters", _sweep_plots(True), figures=False)) == []
-    assert draw_figures(*_record("hyperparameters", {}, reimpl="could not run")) == []
+    assert draw_figures(*_sweep_record(figures=False)) == []
+    assert draw_figures(*_sweep_record(reimpl="could not run")) == []
 
 
 @pytest.mark.parametrize("status", ["could not run", "not run"])
 def test_synthetic_record_without_the_authors_arm(status):
-    figures = draw_figures(*_record("hyperparameters", _sweep_plots(False), upstream=status))
+    figures = draw_figures(*_sweep_record(upstream=status))
     assert [f.name for f, _ in figures] == ["sweeps"]
     fig, svg = figures[0]
     assert fig.missing and "authors'" in fig.missing[0]
     assert svg.startswith(b"<?xml") and len(svg) < MAX_SVG_BYTES
-    full = draw_figures(*_record("hyperparameters", _sweep_plots(True)))
+    full = draw_figures(*_sweep_record())
     assert full[0][0].missing == []
 
 
 def test_synthetic_rerender_is_byte_identical():
-    record, plots = _record("hyperparameters", _sweep_plots(True))
+    record, plots = _sweep_record()
     again = Record.model_validate(json.loads(record_json(record)))
     assert [b for _, b in draw_figures(record, plots)] == [
         b for _, b in draw_figures(again, json.loads(json.dumps(plots)))
@@ -210,9 +177,8 @@ def _variant(spec, record: Record, tables, *, upstream: Arm | None = None, no_co
         tables=tables,
         verdict=record.verdict,
     )
-    return record.model_copy(update={"arms": Arms(reimpl=record.arms.reimpl, upstream=up)}), plain(
-        spec.protocol.plots(ctx)
-    )
+    arms = Arms(reimpl=record.arms.reimpl, upstream=up)
+    return record.model_copy(update={"arms": arms, "controls": controls}), plain(spec.protocol.plots(ctx))
 
 
 def _check_svgs(figures, cid: str) -> None:
@@ -253,12 +219,12 @@ def test_boundary_density_is_the_data(runs, tables):
 
     spec, _, plots = runs["002_table1_boundary_1e24"]
     data = task_data(leaderboard_frame(tables, spec.params), spec.params)
+    extent = plots["extent"]
     for label, (z, y) in data.items():
-        d = plots["tasks"][label]["density"]
-        counts, extent = read_density(d)
-        expected, _, _ = np.histogram2d(z, y, bins=(d["x"][2], d["y"][2]), range=[extent[:2], extent[2:]])
+        counts = np.array(plots["densities"][label])
+        expected, _, _ = np.histogram2d(z, y, bins=counts.shape[::-1], range=[extent[:2], extent[2:]])
         assert np.array_equal(counts, expected.T), label
-        assert d["n"] == d["inside"] == z.size == counts.sum(), label
+        assert z.size == counts.sum(), label
         assert extent[0] <= z.min() and z.max() <= extent[1], label
 
 

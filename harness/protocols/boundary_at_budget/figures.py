@@ -19,52 +19,69 @@ from ...rendering.figures import (
     done,
     fmt,
     legend_handles,
-    linspace,
     new_figure,
-    read_density,
     upstream_missing,
 )
+from ...stats.sigmoid import sigmoid_boundary
+from . import quantities as Q
 
 _CONTROL_LINE, _CONTROL_DOT = {"color": CONTROL["color"], "ls": ":", "lw": 1.3}, {"marker": "o", "ms": 4}
 
 
+def _curve(fit: dict | None, zs) -> np.ndarray | None:
+    """A fit's boundary on the grid ``zs`` (to 5 decimals), ``None`` without fitted parameters."""
+    if not fit or "params" not in fit:
+        return None
+    q = fit["params"]
+    return np.array([round(float(c), 5) for c in sigmoid_boundary(zs, q["y0"], q["L"], q["a"], q["beta"])])
+
+
 def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
-    """Each benchmark's boundary at the budget of a ``boundary_at_budget`` record, both arms and the control."""
-    labels = list(P.get("tasks", {}))
-    if not labels:
+    """Each benchmark's boundary at the budget of a ``boundary_at_budget`` record, both arms and the control (none
+    without plot data: the models' counts)."""
+    if not P:
         return []
+    labels, p, arms, extent = list(P["densities"]), record.claim.params, record.arms, P["extent"]
     ncols = min(3, len(labels))
     nrows = math.ceil(len(labels) / ncols)
     fig = new_figure(3.0 * ncols + 0.4, 2.45 * nrows + 0.55)
     axes = fig.subplots(nrows, ncols, squeeze=False, sharex=True, sharey=True)
-    zs, z_eval, ctl = linspace(P["z_grid"]), P["z_eval"], P.get("control")
+    zs, z_eval = np.linspace(extent[0], extent[1], 81), math.log10(p["eval_x"])  # the boundaries' grid
+    paper = {t.quantity: t for t in record.targets if t.relation == "~" and t.quantity.startswith("boundary.")}
+    ctl = next((c for c in record.controls if c.control == "tau_override" and c.reimpl.ran), None)
+    by_arm = {
+        "control": arms.reimpl.controls[ctl.id] if ctl else None,
+        "reimpl": arms.reimpl,
+        "upstream": arms.upstream if arms.upstream.ok else None,
+    }
     missing = upstream_missing(record, "the authors' boundaries")
-    if record.arms.upstream.ok and any(P["tasks"][x]["curves"].get("upstream") is None for x in labels):
+    if arms.upstream.ok and any(_curve(arms.upstream.details.get("fits", {}).get(x), zs) is None for x in labels):
         missing.append("some of the authors' boundary curves (their arm reports no fitted parameters for them)")
     if ctl is None:
         missing.append("a τ-override control curve (no such control ran)")
     for ax, label in zip(axes.flat, labels):
-        T = P["tasks"][label]
-        counts, extent = read_density(T["density"])
-        shade = np.log1p(counts)
+        shade = np.log1p(np.array(P["densities"][label], dtype=float))
         kw = {"origin": "lower", "aspect": "auto", "cmap": "Greys", "interpolation": "none", "zorder": 0}
         ax.imshow(shade, extent=extent, vmin=0.0, vmax=max(shade.max(), 1.0) * 1.8, **kw)
-        curves, at = T["curves"], T["at_eval"]
+        name, t = Q.boundary(label), paper.get(Q.boundary(label))
         for arm, z, line, point in (
             ("control", 2, _CONTROL_LINE, {**_CONTROL_DOT, "color": CONTROL["color"]}),
             ("reimpl", 3, {"color": REIMPL["color"], "lw": 1.6}, DOT),
             ("upstream", 4, {"color": UPSTREAM["color"], "lw": 1.4, "ls": (0, (4, 2))}, {**RING, "ms": 8}),
         ):
-            if curves.get(arm) is not None:
-                ax.plot(zs, np.array(curves[arm], dtype=float), zorder=z, **line)
-            if at.get(arm) is not None:
-                ax.plot([z_eval], [at[arm]], ls="none", zorder=z + 3, **point)
+            a = by_arm[arm]
+            curve = _curve(a.details.get("fits", {}).get(label), zs) if a else None
+            if curve is not None:
+                ax.plot(zs, curve, zorder=z, **line)
+            if a and a.values.get(name) is not None:
+                ax.plot([z_eval], [a.values[name]], ls="none", zorder=z + 3, **point)
         ax.axvline(z_eval, color="0.55", lw=0.7, ls="--", zorder=1)
-        if at.get("paper") is not None:
-            ax.plot([z_eval], [at["paper"]], ls="none", zorder=8, **CROSS)
+        if t and t.paper is not None:
+            ax.plot([z_eval], [t.paper], ls="none", zorder=8, **CROSS)
         ax.set_title(label)
-        lines = [f"paper {at['paper_text']}"] if at.get("paper_text") else []
-        lines += [f"mine {fmt(at.get('reimpl'), 4)}", f"authors' {fmt(at.get('upstream'), 4)}"]
+        lines = [f"paper {t.paper_text}"] if t and t.paper_text else []
+        mine, theirs = arms.reimpl.values.get(name), by_arm["upstream"] and by_arm["upstream"].values.get(name)
+        lines += [f"mine {fmt(mine, 4)}", f"authors' {fmt(theirs, 4)}"]
         kw = {"transform": ax.transAxes, "ha": "left", "va": "top", "fontsize": 7, "color": "0.2", "linespacing": 1.25}
         ax.text(0.03, 0.97, "\n".join(lines), **kw)
         ax.set_xlim(extent[0], extent[1])
@@ -77,25 +94,26 @@ def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
         ax.set_ylabel("score (accuracy)")
     from matplotlib.patches import Patch
 
-    tau = P["tau"]
+    tau = p["tau"]
     handles = arm_handles(
         record,
         {"lw": 1.6, "ls": "-", "label": f"τ = {tau:g} boundary, re-implementation"},
         {"lw": 1.4, "ms": 8, "mew": 1.0, "ls": (0, (4, 2))},
     )
-    if has_paper := P.get("has_paper", True):
-        handles += legend_handles({**CROSS, "ls": "none", "label": f"the paper's value at {P['budget']}"})
+    budget = Q.budget_text(p["eval_x"])
+    if has_paper := bool(paper):
+        handles += legend_handles({**CROSS, "ls": "none", "label": f"the paper's value at {budget}"})
     if ctl is not None:
-        handles += legend_handles({**_CONTROL_LINE, **_CONTROL_DOT, "label": f"τ = {ctl['tau']:g} control"})
-    d = P["tasks"][labels[0]]["density"]
-    cell = f"{(d['x'][1] - d['x'][0]) / d['x'][2]:.2g} × {(d['y'][1] - d['y'][0]) / d['y'][2]:.2g}"
+        handles += legend_handles({**_CONTROL_LINE, **_CONTROL_DOT, "label": f"τ = {ctl.params['tau']:g} control"})
+    ny, nx = np.shape(P["densities"][labels[0]])
+    cell = f"{(extent[1] - extent[0]) / nx:.2g} × {(extent[3] - extent[2]) / ny:.2g}"
     handles.append(Patch(color="0.75", label=f"models (counts on a {cell} grid of z and score)"))
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
-    n = sum(T["density"]["n"] for T in P["tasks"].values()) // len(labels)
+    n = int(sum(np.sum(d) for d in P["densities"].values())) // len(labels)
     caption = (
-        f"Each benchmark's boundary at {P['budget']} (dashed vertical line, z = {z_eval:g}): look at "
+        f"Each benchmark's boundary at {budget} (dashed vertical line, z = {z_eval:g}): look at "
         + (f"whether both arms' τ = {tau:g} curves pass through the paper's ×" if has_paper else "the two arms' curves")
-        + (f" and how far the τ = {ctl['tau']:g} control moves them" if ctl else "")
+        + (f" and how far the τ = {ctl.params['tau']:g} control moves them" if ctl else "")
         + f"; grey shading is the ~{n} models' density (counts on a grid, not the points)."
     )
     return [done(record, "boundaries", fig, caption=caption, section="result", missing=missing)]

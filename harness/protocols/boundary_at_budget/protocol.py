@@ -320,71 +320,22 @@ class BoundaryAtBudget(LeaderboardProtocol):
     # -- figures ----------------------------------------------------------------------------------------
 
     def plots(self, ctx: Context) -> dict:
-        """Each benchmark's models as a density on a fixed grid (not the points), both arms' boundaries and the
-        tau_override control's on one z grid, and the values at the evaluation point."""
-
+        """Each benchmark's models as counts on one grid of z and score (not the points), bottom row first, and
+        the grid's extent, over the data and the budget."""
         p = ctx.params
         data = task_data(leaderboard_frame(ctx.tables, p), p)
         z_eval = math.log10(p.eval_x)
-        paper = {t.quantity: t for t in ctx.targets if t.relation == "~" and t.quantity.startswith("boundary.")}
-        ctl = next((c for c in ctx.controls if c.control == "tau_override" and c.reimpl.ran), None)
         z_all = np.concatenate([z for z, _ in data.values()])
         y_all = np.concatenate([y for _, y in data.values()])
-        # the density grid: 0.1 in z, 0.02 in score; the curves on 81 points over the data and the budget
+        # the grid: 0.1 in z, 0.02 in score
         z_lo = math.floor(min(z_all.min(), z_eval) * 10) / 10
         z_hi = math.ceil(max(z_all.max(), z_eval) * 10) / 10
         y_lo, y_hi = min(0.0, math.floor(y_all.min())), max(1.0, math.ceil(y_all.max()))
         bins = (int(round((z_hi - z_lo) / 0.1)), int(round((y_hi - y_lo) / 0.02)))
-        zs = np.linspace(z_lo, z_hi, 81)
-
-        def density(z, y):
-            counts, _, _ = np.histogram2d(z, y, bins=bins, range=[[z_lo, z_hi], [y_lo, y_hi]])
-            rows = []
-            for row in counts.T.astype(int):
-                nz = np.flatnonzero(row)
-                rows.append(" ".join(str(c) for c in row[: nz[-1] + 1]) if nz.size else "")
-            return {
-                "x": [z_lo, z_hi, bins[0]],
-                "y": [y_lo, y_hi, bins[1]],
-                "n": int(z.size),
-                "inside": int(counts.sum()),
-                "rows": rows,
-            }
-
-        def curve(fit):
-            if not fit or "params" not in fit:
-                return None
-            q = fit["params"]
-            return [round(float(c), 5) for c in sigmoid_boundary(zs, q["y0"], q["L"], q["a"], q["beta"])]
-
-        fits = {
-            "reimpl": ctx.reimpl.details["fits"],
-            "upstream": ctx.upstream.details.get("fits", {}) if ctx.upstream.ok else {},
-            "control": ctx.reimpl.controls[ctl.id].details["fits"] if ctl else {},
-        }
-        ctl_values = ctx.reimpl.controls[ctl.id].values if ctl else {}
-        tasks = {}
-        for label, (z, y) in data.items():
-            name, t = Q.boundary(label), paper.get(Q.boundary(label))
-            tasks[label] = {
-                "density": density(z, y),
-                "curves": {arm: curve(f.get(label)) for arm, f in fits.items()},
-                "at_eval": {
-                    "reimpl": ctx.reimpl.values.get(name),
-                    "upstream": ctx.upstream.values.get(name) if ctx.upstream.ok else None,
-                    "control": ctl_values.get(name),
-                    "paper": t.paper if t else None,
-                    "paper_text": t.paper_text if t else None,
-                },
-            }
+        grid = {"bins": bins, "range": [[z_lo, z_hi], [y_lo, y_hi]]}
         return {
-            "z_eval": z_eval,
-            "budget": Q.budget_text(p.eval_x),
-            "tau": p.tau,
-            "z_grid": [z_lo, z_hi, 81],
-            "control": {"id": ctl.id, "tau": ctl.params["tau"]} if ctl else None,
-            "has_paper": bool(paper),
-            "tasks": tasks,
+            "extent": [z_lo, z_hi, y_lo, y_hi],
+            "densities": {label: np.histogram2d(z, y, **grid)[0].T.astype(int) for label, (z, y) in data.items()},
         }
 
 

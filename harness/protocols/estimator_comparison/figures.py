@@ -6,14 +6,55 @@ import numpy as np
 
 from ...core.record import Figure, Record
 from ...rendering.figures import CROSS, DOT, RING, arm_handles, done, legend_handles, new_figure, upstream_missing
+from . import quantities as Q
 
 
-def _estimators(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
-    rows = P.get("rows")
-    if not rows:
-        return []
+def _metrics(values: dict, estimator: str) -> dict:
+    return {m: values.get(Q.metric(m, estimator)) for m in Q.METRICS}
+
+
+def _rows(record: Record) -> list[dict]:
+    """Each estimator's four metrics for both arms and the paper, then the sigmoid's under each control."""
+    arms = record.arms
+    uv = arms.upstream.values if arms.upstream.ok else {}
+    paper = {t.quantity: t.paper for t in record.targets if t.relation == "~"}
+    rows = [
+        {
+            "label": Q.ESTIMATOR_NAMES[e][0].upper() + Q.ESTIMATOR_NAMES[e][1:],
+            "kind": "estimator",
+            "reimpl": _metrics(arms.reimpl.values, e),
+            "upstream": _metrics(uv, e) if uv else None,
+            "paper": _metrics(paper, e),
+        }
+        for e in Q.ESTIMATORS
+    ]
+    for c in record.controls:
+        if not c.reimpl.ran:
+            continue
+        mine = arms.reimpl.controls[c.id]
+        theirs = arms.upstream.controls[c.id].values if arms.upstream.ok and c.id in arms.upstream.controls else None
+        if c.control == "beta_zero":
+            row = {"label": "Sigmoid, β = 0", "reimpl": _metrics(mine.values, "sigmoid")}
+            row["upstream"] = _metrics(theirs, "sigmoid") if theirs else None
+        elif c.control == "shuffle_z":
+            # the authors' shuffled sigmoid's ID loss: the Constant's minus the advantage (its definition)
+            row = {
+                "label": "Sigmoid, z shuffled",
+                "reimpl": {m: mine.details["sigmoid_shuffled"].get(m) for m in Q.METRICS},
+            }
+            constant = uv.get(Q.metric("pinball_id", "constant"))
+            up = theirs and theirs.get(Q.ADVANTAGE_ID) is not None and constant is not None
+            row["upstream"] = {"pinball_id": constant - theirs[Q.ADVANTAGE_ID]} if up else None
+        else:
+            continue
+        rows.append({**row, "kind": c.control})
+    return rows
+
+
+def _estimators(record: Record) -> list[tuple[Figure, bytes]]:
+    rows = _rows(record)
     panels = (
-        ("pinball", 1e3, f"mean smoothed pinball loss\n(×10⁻³, κ = {P['kappa']:g})"),
+        ("pinball", 1e3, f"mean smoothed pinball loss\n(×10⁻³, κ = {record.claim.params['kappa']:g})"),
         ("calibration", 1.0, "calibration error\n(mean |coverage − τ| over bins)"),
     )
     lines = [(r, split) for r in rows for split in ("id", "ood")]
@@ -43,12 +84,11 @@ def _estimators(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
         handles += legend_handles({**CROSS, "ls": "none", "label": "paper"})
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
     missing = upstream_missing(record, "the authors' values")
-    shuffled = next((r for r in rows if r["kind"] == "shuffle_z"), None)
-    theirs = (shuffled or {}).get("upstream")
-    if theirs and not any(theirs.get(m) is not None for m in ("pinball_ood", "calibration_id", "calibration_ood")):
+    if any(r["kind"] == "shuffle_z" and r["upstream"] for r in rows):  # it has the ID pinball loss only
         missing.append("the authors' shuffled-z values other than ID pinball (their arm reports only the ID advantage)")
+    n_pairs = len(record.arms.reimpl.details["pair_gaps"])
     caption = (
-        f"Each estimator's loss and calibration in and out of distribution (means over {P['n_pairs']} task-period "
+        f"Each estimator's loss and calibration in and out of distribution (means over {n_pairs} task-period "
         f"pairs), the sigmoid under each control shaded: look at the sigmoid against the I-spline on OOD "
         f"calibration, and at how far the controls move it."
     )
@@ -59,10 +99,26 @@ BOXED = {"color": "#2a9d4b", "label": "re-implementation in the authors' box"}
 _SQUARE = {"color": BOXED["color"], "marker": "s", "ms": 4.5}
 
 
-def _differences(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
+def _differences(record: Record) -> list[tuple[Figure, bytes]]:
     """The headline cells' distances from the paper in units of their tolerance: the differences of about
-    1e-5 that decide the verdict, which the other figure's scale cannot show."""
-    cells = P.get("cells") or []
+    1e-5 that decide the verdict, which the other figure's scale cannot show; with box_check, the
+    re-implementation's refit in the box too."""
+    v = record.arms.reimpl.values
+    cells = [
+        {
+            "title": t.title,
+            "reimpl": t.reimpl.delta / t.tolerance if t.reimpl.delta is not None and t.tolerance else None,
+            "upstream": t.upstream.delta / t.tolerance if t.upstream.delta is not None and t.tolerance else None,
+            "boxed": (
+                (v[Q.boxed(t.quantity)] - t.paper) / t.tolerance
+                if t.tolerance and v.get(Q.boxed(t.quantity)) is not None
+                else None
+            ),
+            "tolerance_text": t.tolerance_text,
+        }
+        for t in record.targets
+        if t.relation == "~" and t.role == "headline"
+    ]
     if not cells:
         return []
     fig = new_figure(6.4, 0.42 * len(cells) + 1.3)
@@ -94,4 +150,4 @@ def _differences(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
 
 def draw(record: Record, plots: dict) -> list[tuple[Figure, bytes]]:
     """Every figure of a ``estimator_comparison`` record."""
-    return [*_estimators(record, plots), *_differences(record, plots)]
+    return [*_estimators(record), *_differences(record)]

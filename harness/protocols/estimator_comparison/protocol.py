@@ -11,7 +11,7 @@ from ...stats.estimator_comparison import (
     ispline_knot_sensitivity,
     shuffled_z_advantage,
 )
-from ..base import Choice, Context, Measurement, ProtocolParams
+from ..base import Choice, Measurement, ProtocolParams
 from ..leaderboard import DATA_CHOICES, ESTIMATOR_CHOICES, EstimatorParams, LeaderboardParams
 from ..periods import (
     PeriodParams,
@@ -67,9 +67,11 @@ class ShuffleZ(ProtocolParams):
     n_shuffles: Count | None = Field(None, ge=1, le=1000, description="shuffles (default: the protocol's n_shuffles)")
 
 
-def _gaps(t: dict[str, dict[str, float]]) -> dict[str, float]:
-    """The gaps of :data:`Q.GAPS` whose two estimators are in the table ``t``."""
-    return {name: t[a][m] - t[b][m] for name, (m, a, b) in Q.GAPS.items() if a in t and b in t}
+def _table_values(t: dict[str, dict[str, float]]) -> dict[str, float]:
+    """Table 2's values from a comparison's table ``t`` (``{estimator: {metric: value}}``): the metrics of each
+    estimator it holds, then the gaps of :data:`Q.GAPS` whose two estimators it holds."""
+    out = {Q.metric(m, e): t[e][m] for e in ESTIMATORS if e in t for m in METRICS}
+    return out | {name: t[a][m] - t[b][m] for name, (m, a, b) in Q.GAPS.items() if a in t and b in t}
 
 
 def _pair_gaps(per_pair: list[dict]) -> list[dict]:
@@ -105,15 +107,19 @@ def _inits(fitted: list[dict]) -> dict:
     }
 
 
+def _comparison(params: EstimatorComparisonParams, **options) -> dict:
+    """The settings of the comparison's fits: the sigmoid's, the I-spline's, the periods' (``options`` replace or add
+    some)."""
+    kw = {"lam": params.lam, "ispline_lam": params.ispline_lam, "n_intervals": params.ispline_intervals}
+    return {**kw, "sigmoid_options": sigmoid_options(params), **period_kwargs(params), **options}
+
+
 def _table_on(indices, rng, *, frame, tasks, inits, kwargs, estimators=None) -> tuple[dict, dict]:
     """Table 2 on the rows ``indices``, each sigmoid and I-spline fit started from ``inits``: its values, and
     the fits' parameters (``inits`` in kind). ``estimators``: only theirs (default: every estimator's)."""
     df = frame.iloc[indices].reset_index(drop=True)
     res = baseline_comparison(df, tasks, rng=rng, n_shuffles=0, inits=inits, estimators=estimators, **kwargs)
-    table = res["table"]
-    out = {Q.metric(m, e): table[e][m] for e in ESTIMATORS if e in table for m in METRICS}
-    out.update(_gaps(table))
-    return out, _inits(res["fitted"])
+    return _table_values(res["table"]), _inits(res["fitted"])
 
 
 class EstimatorComparison(PeriodProtocol):
@@ -140,20 +146,9 @@ class EstimatorComparison(PeriodProtocol):
 
     def measure(self, params: EstimatorComparisonParams, tables, rng):
         df = period_frame(tables, params)
-        res = baseline_comparison(
-            df,
-            params.tasks,
-            rng=rng,
-            lam=params.lam,
-            ispline_lam=params.ispline_lam,
-            n_intervals=params.ispline_intervals,
-            sigmoid_options=sigmoid_options(params),
-            n_shuffles=0,
-            **period_kwargs(params),
-        )
+        res = baseline_comparison(df, params.tasks, rng=rng, n_shuffles=0, **_comparison(params))
         table = res["table"]
-        values = {Q.metric(m, e): table[e][m] for e in ESTIMATORS for m in METRICS}
-        values.update(_gaps(table))
+        values = _table_values(table)
 
         # the I-spline row at every other knot count (the claimed count is the row above)
         others = [k for k in params.knot_grid if k != params.ispline_intervals]
@@ -186,9 +181,10 @@ class EstimatorComparison(PeriodProtocol):
                 rng=rng,
                 **period_kwargs(params),
             )
-            bt = {**table, "sigmoid": boxed["table"]}
-            values.update({Q.boxed(Q.metric(m, "sigmoid")): boxed["table"][m] for m in METRICS})
-            values.update({Q.boxed(k): x for k, x in _gaps(bt).items()})
+            # the sigmoid's metrics refitted in the box, then the gaps with the sigmoid so refitted
+            sigmoid = {Q.metric(m, "sigmoid") for m in METRICS}
+            bt = _table_values({**table, "sigmoid": boxed["table"]})
+            values.update({Q.boxed(k): x for k, x in bt.items() if k in sigmoid or k in Q.GAPS})
             free = [f for f in res["fitted"] if f["estimator"] == "sigmoid"]
             mine_pp = {(r["task"], r["t"]): r for r in res["per_pair"] if r["estimator"] == "sigmoid"}
             box_pp = {(r["task"], r["t"]): r for r in boxed["per_pair"]}
@@ -228,91 +224,13 @@ class EstimatorComparison(PeriodProtocol):
         )
 
     def resampling(self, params: EstimatorComparisonParams, tables, reimpl, *, cluster_col: str, quantities=None):
-        kwargs = {
-            "lam": params.lam,
-            "ispline_lam": params.ispline_lam,
-            "n_intervals": params.ispline_intervals,
-            "sigmoid_options": {"n_random": 0},
-            "ispline_options": {"n_random": 0},
-            **period_kwargs(params),
-            "map_fn": None,
-        }
+        # each resample's fits start from the claim's (no random starts), one after the other
+        kwargs = _comparison(params, sigmoid_options={"n_random": 0}, ispline_options={"n_random": 0}, map_fn=None)
         # the estimators no read value is of are not fitted on a resample
         estimators = _estimators_read(quantities)
         design = {} if estimators is None else {"estimators": estimators}
         inits = _inits(reimpl.details["fitted"])
         return period_resampling(params, tables, cluster_col, _table_on, inits=inits, kwargs=kwargs, **design)
-
-    # -- figures ----------------------------------------------------------------------------------------
-
-    def plots(self, ctx: Context) -> dict:
-        """Each estimator's four metrics for both arms and the paper, and the sigmoid under each control."""
-        v, uv = ctx.reimpl.values, (ctx.upstream.values if ctx.upstream.ok else {})
-        paper = {t.quantity: t.paper for t in ctx.targets if t.relation == "~"}
-        rows = [
-            {
-                "label": Q.ESTIMATOR_NAMES[e][0].upper() + Q.ESTIMATOR_NAMES[e][1:],
-                "kind": "estimator",
-                "reimpl": {m: v[Q.metric(m, e)] for m in METRICS},
-                "upstream": {m: uv.get(Q.metric(m, e)) for m in METRICS} if uv else None,
-                "paper": {m: paper.get(Q.metric(m, e)) for m in METRICS},
-            }
-            for e in ESTIMATORS
-        ]
-        for c in ctx.controls:
-            if not c.reimpl.ran:
-                continue
-            cv, cd = ctx.reimpl.controls[c.id].values, ctx.reimpl.controls[c.id].details
-            cu = ctx.upstream.controls[c.id].values if (ctx.upstream.ok and c.id in ctx.upstream.controls) else None
-            if c.control == "beta_zero":
-                rows.append(
-                    {
-                        "label": "Sigmoid, β = 0",
-                        "kind": c.control,
-                        "id": c.id,
-                        "reimpl": {m: cv.get(Q.metric(m, "sigmoid")) for m in METRICS},
-                        "upstream": {m: cu.get(Q.metric(m, "sigmoid")) for m in METRICS} if cu else None,
-                    }
-                )
-            elif c.control == "shuffle_z":
-                # the authors' shuffled sigmoid's ID loss: the Constant's minus the advantage (its definition)
-                mine, theirs = cd["sigmoid_shuffled"], None
-                if cu and cu.get("advantage.id") is not None and uv.get(Q.metric("pinball_id", "constant")) is not None:
-                    theirs = {"pinball_id": uv[Q.metric("pinball_id", "constant")] - cu["advantage.id"]}
-                rows.append(
-                    {
-                        "label": "Sigmoid, z shuffled",
-                        "kind": c.control,
-                        "id": c.id,
-                        "n": cd.get("n"),
-                        "reimpl": {m: mine.get(m) for m in METRICS},
-                        "upstream": {m: theirs.get(m) for m in METRICS} if theirs else None,
-                    }
-                )
-        # the differences that decide the verdict: each headline cell's distance from the paper, in units of
-        # its tolerance, in both arms and (with box_check) for the re-implementation refitted in the box
-        cells = [
-            {
-                "title": t.title,
-                "reimpl": t.reimpl.delta / t.tolerance if t.reimpl.delta is not None and t.tolerance else None,
-                "upstream": t.upstream.delta / t.tolerance if t.upstream.delta is not None and t.tolerance else None,
-                "boxed": (
-                    (v[Q.boxed(t.quantity)] - t.paper) / t.tolerance
-                    if t.tolerance and v.get(Q.boxed(t.quantity)) is not None
-                    else None
-                ),
-                "tolerance_text": t.tolerance_text,
-            }
-            for t in ctx.targets
-            if t.relation == "~" and t.role == "headline"
-        ]
-        return {
-            "tau": ctx.params.tau,
-            "kappa": ctx.params.kappa,
-            "n_pairs": len(ctx.reimpl.details["pair_gaps"]),
-            "rows": rows,
-            "cells": cells,
-        }
 
 
 PROTOCOL = EstimatorComparison()

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ...core.quantities import budget_text
 from ...core.record import Figure, Record
 from ...rendering.figures import (
     CONTROL,
@@ -16,8 +17,8 @@ from ...rendering.figures import (
     legend_handles,
     new_figure,
     upstream_missing,
-    val,
 )
+from . import quantities as Q
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -44,33 +45,40 @@ def _position(value: float, grid: list[float], xs) -> float:
     return exact[0] + 0.25 if exact else float(np.interp(value, g, x))
 
 
-def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
-    """The one-at-a-time sweeps of a ``hyperparameters`` record."""
-    sweeps = P.get("sweeps")
-    if not sweeps:
-        return []
+def draw(record: Record, plots: dict) -> list[tuple[Figure, bytes]]:
+    """The one-at-a-time sweeps of a ``hyperparameters`` record: each setting's largest distance from the
+    reference (Table 1), both arms, and the tau_override controls'."""
+    p, up = record.claim.params, record.arms.upstream
+    setting, within, budget = {k: p[k] for k in Q.HYPER_SYMBOLS}, p["within"], budget_text(p["eval_x"])
+    grids = {param: p[f"{param}_grid"] for param in Q.HYPER_SYMBOLS}
+    arms = {"reimpl": record.arms.reimpl.values, "upstream": up.values if up.ok else {}}
+    devs = {  # each arm's largest distance at each setting of each sweep
+        param: {arm: [v.get(Q.sweep(param, x, "max_dev")) for x in grid] for arm, v in arms.items()}
+        for param, grid in grids.items()
+    }
+    controls = [
+        (c.params["tau"], record.arms.reimpl.controls[c.id].values[Q.claimed("max_dev")])
+        for c in record.controls
+        if c.control == "tau_override" and c.reimpl.ran
+    ]
     fig = new_figure(7.6, 3.2)
-    axes = fig.subplots(1, len(sweeps), sharey=True, squeeze=False)[0]
-    within = P["within"]
-    values = [r[a] for rows in sweeps.values() for r in rows for a in ("reimpl", "upstream") if (r.get(a) or 0) > 0]
-    floor = min(values + [within]) / 3
-    for ax, (param, rows) in zip(axes, sweeps.items()):
-        xs = np.arange(len(rows), dtype=float)
-        sym = P["symbols"].get(param, param)
-        claimed = [i for i, r in enumerate(rows) if r["value"] == P["claimed"][param]]
-        for i in claimed:
+    axes = fig.subplots(1, len(grids), sharey=True, squeeze=False)[0]
+    positive = [d for by_arm in devs.values() for ds in by_arm.values() for d in ds if (d or 0) > 0]
+    floor = min(positive + [within]) / 3  # the log scale's floor, for a distance of zero
+    for ax, (param, grid) in zip(axes, grids.items()):
+        xs = np.arange(len(grid), dtype=float)
+        sym = Q.HYPER_SYMBOLS[param]
+        for i in [i for i, x in enumerate(grid) if x == setting[param]]:
             ax.axvspan(i - 0.35, i + 0.35, color="#e8f0e0", zorder=0)
         for arm, line in (
             ("reimpl", {"color": REIMPL["color"], "ms": 5, "mfc": REIMPL["color"], "ls": "-", "zorder": 5}),
             ("upstream", {"color": UPSTREAM["color"], "ms": 8, "mfc": "none", "ls": (0, (4, 2)), "zorder": 4}),
         ):
-            ys = np.array([max(val(r.get(arm)), floor) if r.get(arm) is not None else np.nan for r in rows])
+            ys = np.array([max(d, floor) if d is not None else np.nan for d in devs[param][arm]])
             if not np.all(np.isnan(ys)):
                 ax.plot(xs, ys, marker="o", lw=0.9, **line)
-        grid = [r["value"] for r in rows]
-        for c in P.get("controls", []) if param == "tau" else []:
-            x = _position(c["tau"], grid, xs)
-            y = max(c["max_dev"], floor)
+        for tau, dev in controls if param == "tau" else []:
+            x, y = _position(tau, grid, xs), max(dev, floor)
             ax.plot([x], [y], marker="s", ms=5, color=CONTROL["color"], ls="none", zorder=6)
             kw = {
                 "textcoords": "offset points",
@@ -79,30 +87,30 @@ def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
                 "fontsize": 6.5,
                 "color": CONTROL["color"],
             }
-            ax.annotate(f"control\nτ = {c['tau']:g}", (x, y), xytext=(0, -8), **kw)
+            ax.annotate(f"control\nτ = {tau:g}", (x, y), xytext=(0, -8), **kw)
         ax.axhline(within, color="#a03020", lw=0.9, ls="--", zorder=2)
         ax.set_yscale("log")
-        ax.set_xticks(xs, [_tick(r["value"]) for r in rows])
-        ax.set_xlabel(f"{sym} (claimed {_tick(P['claimed'][param])}, shaded)")
-        outside = [_position(c["tau"], grid, xs) for c in P.get("controls", [])] if param == "tau" else []
+        ax.set_xticks(xs, [_tick(x) for x in grid])
+        ax.set_xlabel(f"{sym} (claimed {_tick(setting[param])}, shaded)")
+        outside = [_position(tau, grid, xs) for tau, _ in controls] if param == "tau" else []
         ax.set_xlim(min([-0.5, *(x - 0.6 for x in outside)]), max([xs[-1] + 0.5, *(x + 0.6 for x in outside)]))
-        fixed = ", ".join(f"{P['symbols'].get(k, k)} = {_tick(x)}" for k, x in P["claimed"].items() if k != param)
+        fixed = ", ".join(f"{Q.HYPER_SYMBOLS[k]} = {_tick(x)}" for k, x in setting.items() if k != param)
         ax.set_title(f"{sym} swept ({fixed})", fontsize=8.5)
-    axes[0].set_ylabel(f"largest |boundary − reference|\nat {P['budget']}")
+    axes[0].set_ylabel(f"largest |boundary − reference|\nat {budget}")
     kw = {"transform": axes[0].get_yaxis_transform(), "va": "bottom", "fontsize": 7, "color": "#a03020"}
     axes[0].text(0.02, within, f" reach {within:g}", **kw)
     handles = arm_handles(record, {"ls": "-"}, {"ms": 8, "mew": 1.0, "ls": (0, (4, 2))})
     handles += legend_handles(
         {"color": "#a03020", "ls": "--", "label": f"the claim's reach: within {within:g} of every reference value"}
     )
-    if P.get("controls"):
+    if controls:
         handles += legend_handles(
             {"color": CONTROL["color"], "marker": "s", "ms": 5, "ls": "none", "label": "τ-override control"}
         )
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
     missing = upstream_missing(record, "the authors' sweeps")
     caption = (
-        f"One-at-a-time sweeps of τ, κ and λ: the largest distance of the boundaries at {P['budget']} "
+        f"One-at-a-time sweeps of τ, κ and λ: the largest distance of the boundaries at {budget} "
         f"from the claim's reference values (log scale); look at which settings come within {within:g}, the claimed "
         "one shaded."
     )

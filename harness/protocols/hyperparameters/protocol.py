@@ -10,7 +10,6 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from ...core.quantities import budget_text
 from ...core.schema import Count, Label, Number, RelativePath
 from ...parallel.fanout import Mapper
 from ...stats.sigmoid import BETA_MAX, sigmoid_boundary
@@ -317,47 +316,6 @@ class Hyperparameters(LeaderboardProtocol):
         fits = _fit_at(p, data, rng.spawn(len(data)), lam=p.lam / n)
         gap = control_values(fits, p.reference)[Q.claimed("max_dev")]
         return {"sum": {"n": n, "ridge": p.lam / n, "max_dev": gap if math.isfinite(gap) else None}}  # NaN: no fit
-
-    # -- figures ----------------------------------------------------------------------------------------
-
-    def plots(self, ctx: Context) -> dict:
-        """Each one-at-a-time sweep's largest distance from the reference (Table 1), both arms, and the
-        tau_override control's."""
-        p, v = ctx.params, ctx.reimpl.values
-        uv = ctx.upstream.values if ctx.upstream.ok else {}
-        sweeps = {
-            param: [
-                {
-                    "value": x,
-                    "reimpl": v.get(Q.sweep(param, x, "max_dev")),
-                    "upstream": uv.get(Q.sweep(param, x, "max_dev")),
-                }
-                for x in xs
-            ]
-            for param, xs in _grids(p).items()
-        }
-        controls = [
-            {
-                "id": c.id,
-                "tau": c.params["tau"],
-                "max_dev": ctx.reimpl.controls[c.id].values[Q.claimed("max_dev")],
-                "upstream_max_dev": (
-                    ctx.upstream.controls[c.id].values.get(Q.claimed("max_dev"))
-                    if ctx.upstream.ok and c.id in ctx.upstream.controls
-                    else None
-                ),
-            }
-            for c in ctx.controls
-            if c.control == "tau_override" and c.reimpl.ran
-        ]
-        return {
-            "claimed": p.loss(),
-            "within": p.within,
-            "budget": budget_text(p.eval_x),
-            "symbols": dict(Q.HYPER_SYMBOLS),
-            "sweeps": sweeps,
-            "controls": controls,
-        }
 
 
 PROTOCOL = Hyperparameters()

@@ -324,44 +324,18 @@ class ShiftTest(Protocol):
     # -- figures ----------------------------------------------------------------------------------------
 
     def plots(self, ctx: Context) -> dict:
-        """What the figures draw: the permutation null (the test rerun on the measurement's own stream, that of
-        :func:`harness.build.runner._generators`, so that its histogram is the recorded test's), both arms' γ and
-        null centres, the controls, the ε table of both arms and the power curves."""
-        p, v = ctx.params, ctx.reimpl.values
-        uv = ctx.upstream.values if ctx.upstream.ok else {}
+        """The permutation null: the test rerun on the measurement's own stream (that of
+        :func:`harness.build.runner._generators`), so that its histogram is the recorded test's."""
+        p = ctx.params
         x, y, post = _arrays(p, ctx.tables)
         stream = np.random.default_rng(np.random.SeedSequence(ctx.spec.claim.seed).spawn(1)[0])
         test = shift_test(x, y, post, rng=stream, eps=p.eps, **_test_kw(p))
-        if test["p_value"] != v["p_value"]:
+        if test["p_value"] != ctx.reimpl.values["p_value"]:
             raise ProtocolError(
                 f"the permutation null redrawn for the figure gives p = {test['p_value']!r}, the measurement "
-                f"{v['p_value']!r}: the figure's stream is not the measurement's"
+                f"{ctx.reimpl.values['p_value']!r}: the figure's stream is not the measurement's"
             )
-        controls = []
-        for c in ctx.controls:
-            if c.reimpl.ran:
-                m = ctx.reimpl.controls[c.id]
-                controls.append({"kind": c.control, **c.params, **m.values, **m.details})
-        keys = ("eps", "gamma", "p_value")
-        eps = {
-            arm: [{k: r[k] for k in keys} for r in a.details.get("eps_sensitivity", [])] if a.ok else None
-            for arm, a in (("reimpl", ctx.reimpl), ("upstream", ctx.upstream))
-        }
-        pw = ctx.reimpl.details.get("power")
-        return {
-            "alpha": p.alpha,
-            "n_perm": p.n_perm,
-            "n_bins": p.n_bins,
-            "eps": p.eps,
-            "null": test["null_histogram"],
-            "gamma": {"reimpl": v["gamma"], "upstream": uv.get("gamma")},
-            "p_value": {"reimpl": v["p_value"], "upstream": uv.get("p_value")},
-            "null_mean": {"reimpl": v["null_mean"], "upstream": uv.get("null_mean")},
-            "controls": controls,
-            "eps_sensitivity": eps,
-            "power": None if pw is None else {"target": p.power.target, "n_replicates": p.power.n_replicates, **pw},
-            "gamma_interval": {"lo": v["gamma_lo"], "hi": v["gamma_hi"], "level": 1.0 - 2.0 * p.alpha},
-        }
+        return {"null": test["null_histogram"]}
 
 
 PROTOCOL = ShiftTest()

@@ -24,14 +24,9 @@ SHIFT_STATS = {
     "upper95": "one-sided 95% upper bound on γ",
 }
 #: The kind of each that is not a value (:class:`~harness.core.quantities.Quantity`).
-KINDS = {
-    "n_merged": "count",
-    "n_support": "count",
-    "n_pre": "count",
-    "n_post": "count",
-    "p_value": "fraction",
-    "r2": "fraction",
-}
+KINDS = dict.fromkeys(("n_merged", "n_support", "n_pre", "n_post"), "count") | dict.fromkeys(
+    ("p_value", "r2"), "fraction"
+)
 #: Control ``inflate_post``: the test again with the planted shift.
 INFLATED = {
     "gamma": "post-release shift γ with the planted shift",

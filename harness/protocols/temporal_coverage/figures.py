@@ -17,59 +17,59 @@ from ...rendering.figures import (
     upstream_missing,
     val,
 )
+from . import quantities as Q
 
 
-def _coverage_panel(ax, P: dict, colors: dict, keys: tuple[str, str, str, str], title: str) -> None:
-    """Signed coverage error per split (lines) and its mean (◆), both arms, for one reading of coverage."""
-    per_split, per_split_up, mean, mean_up = keys
-    splits, order = P["splits"], P["drift"] + P["stable"]
+def _coverage_panel(ax, record: Record, colors: dict, reading, title: str) -> None:
+    """Signed coverage error per split (lines) and its mean (◆), both arms, for one reading of coverage
+    (``reading``: a quantity's name to the name of that reading of it, pooled or bin-averaged)."""
+    v, uv = record.arms.reimpl.values, record.arms.upstream.values if record.arms.upstream.ok else {}
+    splits, drift = record.data["splits"], record.claim.params["drift_tasks"]
     n = len(splits)
     xs, x_mean = np.arange(n, dtype=float), n + 0.6
     ax.axhspan(-1, 0, color="#fbe3e0", zorder=0)
     ax.axhline(0, color="black", lw=0.8, zorder=1)
     ax.axvline(n - 0.2, color="0.6", lw=0.6)
-    jitter = np.linspace(-0.12, 0.12, len(order)) if len(order) > 1 else np.zeros(1)
-    for j, x in zip(jitter, order):
-        T, c = P["tasks"][x], colors[x]
-        drift = T["group"] == "drift"
-        style = {"color": c, "lw": 2.0 if drift else 1.1, "ls": "-" if drift else (0, (4, 2))}
-        ax.plot(
-            xs + j,
-            np.array(T[per_split], dtype=float),
-            marker="o",
-            ms=5,
-            label=f"{x} ({T['group']})",
-            zorder=3,
-            **style,
-        )
-        ax.plot([x_mean + j], [val(T[mean])], marker="D", ms=6, color=c, ls="none", zorder=3)
+    jitter = np.linspace(-0.12, 0.12, len(colors)) if len(colors) > 1 else np.zeros(1)
+    for j, (x, c) in zip(jitter, colors.items()):
+        names = [reading(Q.split(s["t"], x)) for s in splits]
+        mean = reading(Q.signed_coverage(x))
+        group = "drift" if x in drift else "stable"
+        style = {"color": c, "lw": 2.0 if x in drift else 1.1, "ls": "-" if x in drift else (0, (4, 2))}
+        ys = np.array([v[k] for k in names], dtype=float)
+        ax.plot(xs + j, ys, marker="o", ms=5, label=f"{x} ({group})", zorder=3, **style)
+        ax.plot([x_mean + j], [val(v[mean])], marker="D", ms=6, color=c, ls="none", zorder=3)
         hollow = {"mfc": "none", "mec": c, "mew": 1.1, "ls": "none", "zorder": 4}
-        if T.get(per_split_up) is not None:
-            ax.plot(xs + j, np.array(T[per_split_up], dtype=float), marker="o", ms=9, **hollow)
-        if T.get(mean_up) is not None:
-            ax.plot([x_mean + j], [T[mean_up]], marker="D", ms=10, **hollow)
-    ticks = [f"{s['train']} → {s['val']}" + (f"\n(n = {s['n']:.0f})" if s.get("n") is not None else "") for s in splits]
+        if any(k in uv for k in names):
+            ax.plot(xs + j, np.array([uv.get(k) for k in names], dtype=float), marker="o", ms=9, **hollow)
+        if uv.get(mean) is not None:
+            ax.plot([x_mean + j], [uv[mean]], marker="D", ms=10, **hollow)
+    n_val = [v.get(Q.n_validation(s["t"])) for s in splits]
+    ticks = [
+        f"{s['train']} → {s['val']}" + (f"\n(n = {k:.0f})" if k is not None else "") for s, k in zip(splits, n_val)
+    ]
     ax.set_xticks(list(xs) + [x_mean], ticks + ["mean"])
     ax.set_xlim(-0.45, x_mean + 0.45)
     ax.set_title(title)
 
 
-def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
+def draw(record: Record, plots: dict) -> list[tuple[Figure, bytes]]:
     """Signed coverage error by split of a ``temporal_coverage`` record, both arms, pooled and over bins."""
-    if not P.get("tasks"):
-        return []
-    colors = {x: DRIFT_COLORS[i % len(DRIFT_COLORS)] for i, x in enumerate(P["drift"])}
-    colors |= {x: STABLE_COLORS[i % len(STABLE_COLORS)] for i, x in enumerate(P["stable"])}
-    binned = all(T.get("bin_averaged") is not None for T in P["tasks"].values())
-    fig = new_figure(8.6 if binned else 7.4, 4.3)
-    axes = fig.subplots(1, 2 if binned else 1, sharey=True, squeeze=False)[0]
-    panels = [(("reimpl", "upstream", "mean", "mean_upstream"), "pooled over models (the claim)")]
-    if binned:
-        b = "bin_averaged"
-        panels.append(((b, f"{b}_upstream", f"{b}_mean", f"{b}_mean_upstream"), "bin-averaged (the paper's Figure 2)"))
-    for ax, (keys, title) in zip(axes, panels):
-        _coverage_panel(ax, P, colors, keys, title)
-    values = [val(v) for T in P["tasks"].values() for ks, _ in panels for k in ks[:2] for v in (T.get(k) or [])]
+    drift = record.claim.params["drift_tasks"]
+    stable = [x for x in record.claim.params["tasks"] if x not in drift]
+    colors = {x: DRIFT_COLORS[i % len(DRIFT_COLORS)] for i, x in enumerate(drift)}
+    colors |= {x: STABLE_COLORS[i % len(STABLE_COLORS)] for i, x in enumerate(stable)}
+    fig = new_figure(8.6, 4.3)
+    axes = fig.subplots(1, 2, sharey=True, squeeze=False)[0]
+    readings = [
+        (lambda name: name, "pooled over models (the claim)"),
+        (Q.bin_averaged, "bin-averaged (the paper's Figure 2)"),
+    ]
+    for ax, (reading, title) in zip(axes, readings):
+        _coverage_panel(ax, record, colors, reading, title)
+    arms = [a.values for a in (record.arms.reimpl, record.arms.upstream) if a.ok]
+    per_split = [reading(Q.split(s["t"], x)) for s in record.data["splits"] for x in colors for reading, _ in readings]
+    values = [val(v.get(k)) for v in arms for k in per_split]
     values = [v for v in values if math.isfinite(v)]
     lo, hi = min(values + [0.0]), max(values + [0.0])
     pad = 0.08 * (hi - lo or 1.0)
@@ -86,11 +86,11 @@ def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     )
     fig.legend(handles=handles, loc="outside right upper", frameon=False)
     missing = upstream_missing(record, "the authors' values")
-    if binned and record.arms.upstream.ok and not any(T.get("bin_averaged_upstream") for T in P["tasks"].values()):
+    binned_up = [Q.bin_averaged(Q.split(s["t"], x)) for s in record.data["splits"] for x in colors]
+    if record.arms.upstream.ok and not any(k in record.arms.upstream.values for k in binned_up):
         missing.append("the authors' bin-averaged values per split (their arm reports only the means)")
     caption = (
-        "Signed coverage error per split and its mean (◆), both arms"
-        + (", over models (left) and over bins (right)" if binned else "")
-        + "; drifting benchmarks solid, stable ones dashed."
+        "Signed coverage error per split and its mean (◆), both arms, over models (left) and over bins (right); "
+        "drifting benchmarks solid, stable ones dashed."
     )
     return [done(record, "coverage_by_split", fig, caption=caption, section="result", missing=missing)]

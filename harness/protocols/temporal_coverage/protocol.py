@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 
 from ...core.schema import Count, Label, Number
 from ...stats.temporal_coverage import relabelled_coverage, temporal_coverage
-from ..base import Context, Measurement, ProtocolParams
+from ..base import Measurement, ProtocolParams
 from ..leaderboard import DATA_CHOICES, ESTIMATOR_CHOICES, EstimatorParams, LeaderboardParams, leaderboard_columns
 from ..periods import (
     PeriodParams,
@@ -76,28 +76,17 @@ def _coverage_values(res: dict, labels: list[str], *, counts: bool = True) -> di
     v = {}
     for label in labels:
         t = res["tasks"][label]
-        v[Q.signed_coverage(label)] = t["signed_coverage"]
-        v[Q.in_sample(label)] = t["in_sample"]
-        v[Q.share_above(label)] = t["share_above"]
-        v[Q.binomial_p(label)] = t["binomial_p"]
-        v[Q.cluster_p(label)] = t["cluster_p"]
-        v[Q.design_effect(label)] = t["design_effect"]
+        v.update({name(label): t[key] for key, name in Q.PER_TASK.items()})
         v[Q.bin_averaged(Q.signed_coverage(label))] = t["bin_averaged_train_bins"]
     for row in res["splits"]:
         v[Q.split(row["t"], row["task"])] = row["signed_coverage"]
         v[Q.bin_averaged(Q.split(row["t"], row["task"]))] = row["bin_averaged_train_bins"]
     g, gb = res["groups"]["signed_coverage"], res["groups"]["bin_averaged_train_bins"]
-    v.update(
-        {
-            Q.group("drift"): g["drift"],
-            Q.group("stable"): g["stable"],
-            Q.SEPARATION: g["separation"],
-            Q.DROP_SEPARATION: g["separation"] - res["groups"]["in_sample"]["separation"],
-            Q.bin_averaged(Q.group("drift")): gb["drift"],
-            Q.bin_averaged(Q.group("stable")): gb["stable"],
-            Q.bin_averaged(Q.SEPARATION): gb["separation"],
-        }
-    )
+    v.update({Q.group(x): g[x] for x in Q.GROUPS})
+    v[Q.SEPARATION] = g["separation"]
+    v[Q.DROP_SEPARATION] = g["separation"] - res["groups"]["in_sample"]["separation"]
+    v.update({Q.bin_averaged(Q.group(x)): gb[x] for x in Q.GROUPS})
+    v[Q.bin_averaged(Q.SEPARATION)] = gb["separation"]
     if counts:
         for t in sorted({row["t"] for row in res["splits"]}):
             v[Q.n_validation(t)] = min(row["n_val"] for row in res["splits"] if row["t"] == t)
@@ -161,24 +150,16 @@ class TemporalCoverage(PeriodProtocol):
     def measure(self, params: TemporalParams, tables, rng):
         df = period_frame(tables, params)
         labels = list(params.tasks)
-        kwargs = {**_fit_kwargs(params), "cluster_col": params.base_model_col}  # the base models: the tests' clusters
-        res = temporal_coverage(
-            df, params.tasks, rng=rng, sigmoid_options=sigmoid_options(params), n_relabellings=0, **kwargs
-        )
+        # the settings of both fits (the claim's and the boxed one); the base models are the tests' clusters
+        kwargs = {**_fit_kwargs(params), "cluster_col": params.base_model_col, "rng": rng, "n_relabellings": 0}
+        res = temporal_coverage(df, params.tasks, sigmoid_options=sigmoid_options(params), **kwargs)
         values = _coverage_values(res, labels)
         details = {
             "fitted": res["fitted"],  # the fits' parameters: the tail table and the resamples' starts
             "n_clusters": {x: res["tasks"][x]["n_clusters"] for x in labels},  # of the cluster-robust test
         }
         if params.box_check is not None:
-            boxed = temporal_coverage(
-                df,
-                params.tasks,
-                rng=rng,
-                sigmoid_options=boxed_options(params),
-                n_relabellings=0,
-                **kwargs,
-            )
+            boxed = temporal_coverage(df, params.tasks, sigmoid_options=boxed_options(params), **kwargs)
             values.update({Q.boxed(k): x for k, x in _coverage_values(boxed, labels, counts=False).items()})
             outside = outside_box(df, params, res["fitted"])
             boxed_split_of = {(r["task"], r["t"]): r["signed_coverage"] for r in boxed["splits"]}
@@ -214,42 +195,6 @@ class TemporalCoverage(PeriodProtocol):
             binned=quantities is None or any(q.startswith(Q.bin_averaged("")) for q in quantities),
             tested=quantities is None or any(q.startswith(Q.binomial_p("")) for q in quantities),
         )
-
-    # -- figures ----------------------------------------------------------------------------------------
-
-    def plots(self, ctx: Context) -> dict:
-        """Signed coverage error per benchmark and split for both arms, pooled and bin-averaged."""
-        p, v = ctx.params, ctx.reimpl.values
-        uv = ctx.upstream.values if ctx.upstream.ok else {}
-        ts = [s["t"] for s in ctx.data["splits"]]
-        drift = list(p.drift_tasks)
-        tasks = {}
-        for x in p.tasks:
-            tasks[x] = {
-                "group": "drift" if x in drift else "stable",
-                "reimpl": [v[Q.split(t, x)] for t in ts],
-                "mean": v[Q.signed_coverage(x)],
-                "upstream": [uv.get(Q.split(t, x)) for t in ts] if uv else None,
-                "mean_upstream": uv.get(Q.signed_coverage(x)),
-                "bin_averaged": [v[Q.bin_averaged(Q.split(t, x))] for t in ts],
-                "bin_averaged_upstream": (
-                    [uv.get(Q.bin_averaged(Q.split(t, x))) for t in ts]
-                    if any(Q.bin_averaged(Q.split(t, x)) in uv for t in ts)
-                    else None
-                ),
-                "bin_averaged_mean": v[Q.bin_averaged(Q.signed_coverage(x))],
-                "bin_averaged_mean_upstream": uv.get(Q.bin_averaged(Q.signed_coverage(x))),
-            }
-        return {
-            "tau": p.tau,
-            "drift": drift,
-            "stable": [x for x in p.tasks if x not in drift],
-            "splits": [
-                {"t": s["t"], "train": s["train"], "val": s["val"], "n": v.get(Q.n_validation(s["t"]))}
-                for s in ctx.data["splits"]
-            ],
-            "tasks": tasks,
-        }
 
 
 PROTOCOL = TemporalCoverage()

@@ -32,28 +32,22 @@ DROP_SEPARATION = "drop_separation"
 GROUPS = ("drift", "stable")
 
 
-def signed_coverage(label: str) -> str:
-    return f"signed_coverage.{label}"
+def _per_task(group: str):
+    """The name of a benchmark's quantity of ``group``: ``<group>.<label>``."""
+
+    def name(label: str) -> str:
+        return f"{group}.{label}"
+
+    return name
 
 
-def in_sample(label: str) -> str:
-    return f"in_sample.{label}"
-
-
-def share_above(label: str) -> str:
-    return f"share_above.{label}"
-
-
-def binomial_p(label: str) -> str:
-    return f"binomial_p.{label}"
-
-
-def cluster_p(label: str) -> str:
-    return f"cluster_p.{label}"
-
-
-def design_effect(label: str) -> str:
-    return f"design_effect.{label}"
+#: Each benchmark's quantities of the exceedance analysis, by the result's key (in the record's order): the signed
+#: coverage error out of period and in sample, the share of later models above the earlier boundary, the binomial
+#: and cluster-robust p-values of those exceedances, and the base models' design effect on that share.
+PER_TASK = {
+    k: _per_task(k) for k in ("signed_coverage", "in_sample", "share_above", "binomial_p", "cluster_p", "design_effect")
+}
+signed_coverage, in_sample, share_above, binomial_p, cluster_p, design_effect = PER_TASK.values()
 
 
 def split(t: int, label: str) -> str:
