@@ -259,9 +259,8 @@ class MultiverseRecord(_Model):
     assertions: list[dict[str, Any]]  # what a specification is judged on: label, kind, left, relation, right, margin
     targets: list[dict[str, Any]]  # the headline value targets, shown as movement: title, quantity, paper, tolerance
     excluded: int = 0
-    left_out: list[str] = Field(
-        default_factory=list
-    )  # parameters each specification changes from the claim to stay cheap
+    #: parameters each specification changes from the claim to stay cheap
+    left_out: list[str] = Field(default_factory=list)
     specifications: list[MultiverseSpecification]
     reported: list[dict[str, Any]] = Field(default_factory=list)  # also shown per specification: quantity, label, how
     joint_null: dict[str, Any] | None = None  # harness.resampling.multiverse.joint_null_record
