@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from .errors import DataError
 from .fileio import atomic_write_text, project_lock
 from .paths import DEFAULT_LOCK, PROJECT_ROOT
-from .schema import CONTROL_CHARS, forbidden_char, format_validation_error
+from .schema import CONTROL_CHARS, Strict, forbidden_char, format_validation_error
 
 if TYPE_CHECKING:  # pandas is imported where a table is parsed: reading the lock needs none of it
     import pandas as pd
@@ -91,17 +91,15 @@ def read_regular_file(path: str | Path, *, limit: int | None = None) -> bytes:
     return data
 
 
-class LockedTable(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class LockedTable(Strict):
     path: str = Field(min_length=1)
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     rows: int = Field(ge=0)
-    header: list[str] | None = Field(None, description="the column names, as `harness data add` read them")
+    header: list[str] | None = None  # the column names, as `harness data add` read them
     provenance: str = Field(min_length=1)
 
 
-class DataLock(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class DataLock(Strict):
     tables: dict[str, LockedTable]
 
 
@@ -200,14 +198,10 @@ class Tables:
 
     def header(self, name: str) -> list[str]:
         """The column names of table ``name`` as :meth:`frame` gives them, from the verified bytes."""
-        if self.entry(name).header is not None:
-            self.data(name)  # the bytes are those the header was read from
-            return list(self.entry(name).header)
-        if name in self._frames:
-            return [str(c) for c in self._frames[name].columns]
-        import pandas as pd
-
-        return [str(c) for c in pd.read_csv(io.BytesIO(self.data(name)), nrows=0).columns]
+        if self.entry(name).header is None:
+            return [str(c) for c in self.frame(name).columns]
+        self.data(name)  # the bytes are those the header was read from
+        return list(self.entry(name).header)
 
     def describe(self, names) -> list[dict]:
         """Provenance of the named tables for the run record."""

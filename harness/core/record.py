@@ -1,9 +1,6 @@
-"""The run record: one typed, versioned document per claim, the single source of truth.
-
-It holds the claim as run, its inputs and their hashes, both arms' measurements, each target's and control's
-outcome, the protocol's ``evidence``, the verdict and provenance; the report is rendered from it alone. Only
-what the claim and its inputs determine goes in (no timing, host, temporary path or cache state). Written by
-:func:`record_json`, read by :func:`read_record`.
+"""The run record: one typed, versioned document per claim, the single source of truth (the report is rendered
+from it alone). Only what the claim and its inputs determine goes in (no timing, host, temporary path or cache
+state). Written by :func:`record_json`, read by :func:`read_record`.
 """
 
 from __future__ import annotations

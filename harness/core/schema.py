@@ -285,12 +285,8 @@ def format_validation_error(err: ValidationError, prefix: str = "", model: type[
             msg = _length_words(e)
         got = e.get("input")
         msg = _STRICT_WORDS.get((e["type"], type(got).__name__), msg)
-        shown = (
-            ""
-            if e["type"] in ("missing", "extra_forbidden") or isinstance(got, (dict, list))
-            else f", got {shorten(got)}"
-        )
-        lines.append(f"{where}: {msg}{shown}")
+        hidden = e["type"] in ("missing", "extra_forbidden") or isinstance(got, (dict, list))
+        lines.append(f"{where}: {msg}" + ("" if hidden else f", got {shorten(got)}"))
     return lines
 
 
