@@ -1,11 +1,6 @@
-"""The build's lock file, ``claims.lock`` beside the reports, as DVC's ``dvc.lock``: for each claim and
-coverage study, its declared dependencies by hash (nothing inferred from imports) and the sha256 of its outputs.
-
-A claim's **record** depends on its claim file, tables, :data:`RECORD_CODE`, its protocol's :data:`MEASURING`
-files (and :data:`AUTHORS_CODE` with an authors' arm), package versions, pin and coverage study; its
-**report** on :data:`RENDER_CODE` and :data:`REPORTING` (a change re-words it, re-running nothing); a
-**coverage study** on its design, tables and :data:`STUDY_CODE`. An output whose sha256 differs from the
-lock's was edited. Paths are relative, keys sorted, no time and no host.
+"""The build's lock file, ``claims.lock`` beside the reports, as DVC's ``dvc.lock``: for each claim and coverage
+study, its dependencies as declared here (nothing inferred from imports; docs/build.md has the table) by hash,
+and the sha256 of its outputs. Paths are relative, keys sorted, no time and no host.
 """
 
 from __future__ import annotations
@@ -80,12 +75,7 @@ def file_sha(path: Path) -> str | None:
 def files_of(pattern: str, root: Path = PROJECT_ROOT) -> list[Path]:
     """The files a declared pattern names under ``root``: one file, ``folder/*.py`` or ``folder/**`` (every
     file below it but compiled Python), sorted."""
-    if pattern.endswith("/**"):
-        found = (root / pattern[:-3]).rglob("*")
-    elif "*" in pattern:
-        found = root.glob(pattern)
-    else:
-        found = [root / pattern]
+    found = root.glob(pattern + "/*" if pattern.endswith("/**") else pattern)
     return sorted(
         f for f in found if f.is_file() and "__pycache__" not in f.parts and f.relative_to(root).as_posix() not in NEVER
     )

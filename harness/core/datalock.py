@@ -1,27 +1,25 @@
-"""The data lock: input tables by logical name, verified by sha256 before use.
-
-Every input file (a table, the lock, a claim file) is read with
-:func:`read_regular_file`: only a regular file is read (a folder, a FIFO, a
-device or a socket is refused before anything is read from it, and a FIFO
-is opened without blocking, so it cannot hang a run), at most ``limit`` bytes.
-"""
+"""The data lock: input tables by logical name, verified by sha256 before use; and :func:`read_regular_file`,
+how every input file (a table, the lock, a claim file) is read."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import io
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from .errors import DataError
+from .fileio import atomic_write_text, project_lock
 from .paths import DEFAULT_LOCK, PROJECT_ROOT
-from .schema import format_validation_error
+from .schema import CONTROL_CHARS, Strict, forbidden_char, format_validation_error
 
 if TYPE_CHECKING:  # pandas is imported where a table is parsed: reading the lock needs none of it
     import pandas as pd
@@ -51,14 +49,17 @@ _KINDS = (
 )
 
 
-def _not_regular(mode: int) -> FileRefused:
-    kind = next((words for test, words in _KINDS if test(mode)), "something other than a file")
-    return FileRefused(f"is {kind}, not a regular file")
-
-
 def _too_big(size: int | None, limit: int) -> FileRefused:
     found = "longer" if size is None else f"{size} bytes ({sized(size)})"
     return FileRefused(f"is {found}, more than the {limit} bytes ({sized(limit)}) read from such a file")
+
+
+def _check_regular(st: os.stat_result, limit: int | None) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        kind = next((words for test, words in _KINDS if test(st.st_mode)), "something other than a file")
+        raise FileRefused(f"is {kind}, not a regular file")
+    if limit is not None and st.st_size > limit:
+        raise _too_big(st.st_size, limit)
 
 
 def sized(n: int) -> str:
@@ -70,62 +71,35 @@ def sized(n: int) -> str:
 
 
 def read_regular_file(path: str | Path, *, limit: int | None = None) -> bytes:
-    """The bytes of the regular file at ``path`` (a symlink is followed), at most ``limit`` of them: checked, opened
-    without blocking (a FIFO cannot hang it) and checked again. :class:`FileNotFoundError` when nothing is
-    there, :class:`FileRefused` (what was found) for anything else that is not a readable file within ``limit``."""
+    """The bytes of the regular file at ``path`` (a symlink is followed), at most ``limit`` of them: checked
+    before it is opened (a folder, a FIFO, a device or a socket never is), opened without blocking and checked
+    again. :class:`FileNotFoundError` when nothing is there, :class:`FileRefused` (what was found) for anything
+    else that is not a readable file within ``limit``."""
     try:
-        st = os.stat(path)
+        _check_regular(os.stat(path), limit)
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC), "rb") as fh:
+            _check_regular(os.fstat(fh.fileno()), limit)  # swapped for something else since the first check
+            data = fh.read() if limit is None else fh.read(limit + 1)
     except (FileNotFoundError, NotADirectoryError):
         raise FileNotFoundError(str(path)) from None
-    except OSError as exc:
-        raise FileRefused(f"cannot be examined: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise _not_regular(st.st_mode)
-    if limit is not None and st.st_size > limit:
-        raise _too_big(st.st_size, limit)
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except (FileNotFoundError, NotADirectoryError):
-        raise FileNotFoundError(str(path)) from None
-    except PermissionError:
-        raise FileRefused("cannot be read: permission denied") from None
-    except OSError as exc:
-        raise FileRefused(f"cannot be opened: {exc.strerror or exc}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):  # swapped for something else between the check and the open
-            raise _not_regular(st.st_mode)
-        chunks, size = [], 0
-        while True:
-            want = 1 << 20 if limit is None else min(1 << 20, limit + 1 - size)
-            chunk = os.read(fd, want)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-            if limit is not None and size > limit:  # grew since it was examined, or a file of /proc
-                raise _too_big(None, limit)
     except PermissionError:
         raise FileRefused("cannot be read: permission denied") from None
     except OSError as exc:
         raise FileRefused(f"cannot be read: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-    return b"".join(chunks)
+    if limit is not None and len(data) > limit:  # grew since it was examined, or a file of /proc
+        raise _too_big(None, limit)
+    return data
 
 
-class LockedTable(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class LockedTable(Strict):
     path: str = Field(min_length=1)
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     rows: int = Field(ge=0)
-    header: list[str] | None = Field(None, description="the column names, as `harness data add` read them")
+    header: list[str] | None = None  # the column names, as `harness data add` read them
     provenance: str = Field(min_length=1)
 
 
-class DataLock(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class DataLock(Strict):
     tables: dict[str, LockedTable]
 
 
@@ -224,14 +198,10 @@ class Tables:
 
     def header(self, name: str) -> list[str]:
         """The column names of table ``name`` as :meth:`frame` gives them, from the verified bytes."""
-        if self.entry(name).header is not None:
-            self.data(name)  # the bytes are those the header was read from
-            return list(self.entry(name).header)
-        if name in self._frames:
-            return [str(c) for c in self._frames[name].columns]
-        import pandas as pd
-
-        return [str(c) for c in pd.read_csv(io.BytesIO(self.data(name)), nrows=0).columns]
+        if self.entry(name).header is None:
+            return [str(c) for c in self.frame(name).columns]
+        self.data(name)  # the bytes are those the header was read from
+        return list(self.entry(name).header)
 
     def describe(self, names) -> list[dict]:
         """Provenance of the named tables for the run record."""
@@ -246,24 +216,13 @@ _NAME = r"^[a-z0-9][a-z0-9_]*$"
 def add_table(name: str, path: str | Path, provenance: str, *, root: Path, lock_file: Path = DEFAULT_LOCK) -> dict:
     """Append table ``name`` (the CSV at ``path``, under ``root``) to the data lock, its path, sha256, rows and
     header from one read; return its entry. A :class:`DataError` names any problem (a header naming a column
-    twice or with a control character among them). One ``data add`` at a time (a lock on the lock's folder):
-    each appends to what the last one wrote."""
-    import fcntl
-
-    folder = os.open(Path(lock_file).parent, os.O_RDONLY)
-    try:
-        fcntl.flock(folder, fcntl.LOCK_EX)
+    twice or with a control character among them). The lock is read and written holding the project's write
+    lock, so each of two ``data add`` at once appends to what the other wrote."""
+    with project_lock():
         return _add_table(name, path, provenance, root, lock_file)
-    finally:
-        os.close(folder)
 
 
 def _add_table(name, path, provenance, root, lock_file) -> dict:
-    import csv
-    import re
-
-    from .schema import CONTROL_CHARS, forbidden_char
-
     lock = load_lock(lock_file)
     if not re.match(_NAME, name):
         raise DataError(f"{name!r}: a table's name is lower-case letters, digits and '_' (e.g. epoch_math_l5)")
@@ -311,7 +270,5 @@ def _add_table(name, path, provenance, root, lock_file) -> dict:
             f"{lock_file}: the entry of {name!r} cannot be appended to this lock's text (its `tables:` is not a"
             " block mapping, one table per indented key); write the lock in that layout and add the table again"
         ) from None
-    from .fileio import atomic_write_text
-
     atomic_write_text(lock_file, new)
     return entry

@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import math
 
-#: The states of a one-sided decision on an asserted ordering.
-DECISIONS = ("supported", "contradicted", "inconclusive")
-
 
 def claimed_side(relation: str) -> int:
     """``-1`` when the claim asserts ``left - right`` below 0 (``<``, ``<=``), ``+1`` above (``>``, ``>=``)."""

@@ -1,15 +1,6 @@
-"""The one way this project writes a file: atomically, world-readable.
-
-A reader sees the old content or the new, never a part: the bytes go to a
-temporary file in the same folder, are flushed to disk, and are renamed over
-the target. ``tempfile.mkstemp`` creates files with mode 0600; committed
-reports and shared caches must be readable by others, so the mode is set
-explicitly (0644 by default) before the rename.
-
-Between processes (two runs of one checkout), :func:`project_lock` holds the
-project's lock file exclusively while a process reads and then writes (a
-report, and its entry in the build's lock). Files written one after the other
-are not all or none: the build's lock, written last, says which are good.
+"""The one way this project writes a file: atomically (a reader sees the old content or the new: the bytes go to
+a temporary file beside it, flushed, renamed over it) and world-readable (0644, not ``mkstemp``'s 0600: reports
+and shared caches are read by others); and :func:`project_lock`, held by whoever reads and then writes.
 """
 
 from __future__ import annotations

@@ -35,12 +35,10 @@ def scrub_paths(obj, *, scratch: Path | None = None, data_root: Path | None = No
         return [scrub_paths(v, scratch=scratch, data_root=data_root, any_temp=any_temp) for v in obj]
     if not isinstance(obj, str):
         return obj
-    pairs = [(data_root, "<data root>"), (scratch, "<scratch>")]
-    for prefix, repl in [(str(path), repl) for path, repl in pairs if path is not None] + [
-        (str(PROJECT_ROOT) + "/", ""),
-        (str(PROJECT_ROOT), "."),
-    ]:
-        obj = obj.replace(prefix, repl)
+    pairs = ((data_root, "<data root>"), (scratch, "<scratch>"), (f"{PROJECT_ROOT}/", ""), (PROJECT_ROOT, "."))
+    for path, repl in pairs:
+        if path is not None:
+            obj = obj.replace(str(path), repl)
     if not any_temp:
         return obj
     return re.sub(re.escape(tempfile.gettempdir().rstrip("/")) + r"/[^\s'\"]*", "<scratch>", obj)

@@ -1,8 +1,6 @@
-"""Where a run came from: this project's git commit (and whether its code had local changes),
-the Python and package versions. Nothing host-specific: no platform string, host name or path.
-
-The ``dirty`` flag is measured once, before any report is written, and
-ignores ``reports/``: a run's own outputs never make it true.
+"""Where a run came from: this project's git commit (and whether its code had local changes), the Python and
+package versions; nothing host-specific. ``dirty`` is measured once, before any report is written, and ignores
+``reports/``: a run's own outputs never make it true.
 """
 
 from __future__ import annotations

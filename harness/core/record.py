@@ -1,9 +1,6 @@
-"""The run record: one typed, versioned document per claim, the single source of truth.
-
-It holds the claim as run, its inputs and their hashes, both arms' measurements, each target's and control's
-outcome, the protocol's ``evidence``, the verdict and provenance; the report is rendered from it alone. Only
-what the claim and its inputs determine goes in (no timing, host, temporary path or cache state). Written by
-:func:`record_json`, read by :func:`read_record`.
+"""The run record: one typed, versioned document per claim, the single source of truth (the report is rendered
+from it alone). Only what the claim and its inputs determine goes in (no timing, host, temporary path or cache
+state). Written by :func:`record_json`, read by :func:`read_record`.
 """
 
 from __future__ import annotations
@@ -259,9 +256,8 @@ class MultiverseRecord(_Model):
     assertions: list[dict[str, Any]]  # what a specification is judged on: label, kind, left, relation, right, margin
     targets: list[dict[str, Any]]  # the headline value targets, shown as movement: title, quantity, paper, tolerance
     excluded: int = 0
-    left_out: list[str] = Field(
-        default_factory=list
-    )  # parameters each specification changes from the claim to stay cheap
+    #: parameters each specification changes from the claim to stay cheap
+    left_out: list[str] = Field(default_factory=list)
     specifications: list[MultiverseSpecification]
     reported: list[dict[str, Any]] = Field(default_factory=list)  # also shown per specification: quantity, label, how
     joint_null: dict[str, Any] | None = None  # harness.resampling.multiverse.joint_null_record

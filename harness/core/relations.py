@@ -1,8 +1,5 @@
-"""The relations a claim asserts, and how a number is written: the one place the target rule lives.
-
-Pure functions of numbers and strings; imports nothing of the harness, so
-that the claim files, the verdict, the resampling and the protocols can all
-use them without importing one another.
+"""The relations a claim asserts, and how a number is written: the one place the target rule lives. Pure
+functions that import nothing of the harness, so that every layer can use them without importing another.
 """
 
 from __future__ import annotations

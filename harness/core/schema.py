@@ -1,23 +1,5 @@
-"""Typed building blocks shared by every schema of user input (claim files, protocol parameters, pins).
-
-* :class:`Strict`: frozen pydantic base in strict mode, unknown keys
-  forbidden, NaN and infinity refused: a quoted number is text, not a number,
-  and ``"false"`` is not a boolean. :func:`validate_plain` validates data as
-  YAML or JSON gives it (a list stands for a tuple, an integer for a float,
-  nothing else is converted).
-* ``Number`` and ``Count``: a float and an int that refuse booleans; ``Label``:
-  a one-line string without control characters; ``Text``: prose folded to one
-  paragraph. Neither holds C0/C1 control characters, bidirectional overrides
-  or lone surrogates (:data:`FORBIDDEN_CHARS`). ``IsoDate``: a real calendar
-  date ``YYYY-MM-DD``; ``RelativePath``: a relative path that stays inside its
-  folder.
-* :func:`format_validation_error`: one line per problem, ``path: what was
-  expected, got what``, with long values shortened, length limits in
-  characters (text) or entries (lists), and for an unknown key a suggestion
-  among the keys its place takes (:func:`fields_at`).
-* :func:`validate_lenient`: what of a file validates, for checking the rest
-  when a part of it does not (so that one typo hides no other problem).
-* :func:`did_you_mean`.
+"""The typed building blocks of every schema of user input (claim files, protocol parameters, pins), and its
+errors in words: one line per problem, ``path: what was expected, got what``, an unknown key with "did you mean".
 """
 
 from __future__ import annotations
@@ -87,9 +69,22 @@ def _empty(tp):
     return [] if origin is list else {} if origin is dict else None
 
 
-def _stand_in(model: type[BaseModel], data: dict, where: str, bad: set[str]):
-    """``model`` built, unvalidated, from the fields of ``data`` that validate one by one; a field that does not
-    is its default (or None), and its path goes into ``bad``."""
+def _lenient_item(model: type[BaseModel], data: Any, where: str, bad: set[str]):
+    try:
+        return validate_plain(model, data)
+    except ValidationError:
+        bad.add(where)
+        return validate_lenient(model, data, f"{where}.")[0]
+
+
+def validate_lenient(
+    model: type[BaseModel], data: Any, where: str = "", bad: set[str] | None = None
+) -> tuple[BaseModel, set[str]]:
+    """``model`` built, unvalidated, from the fields of ``data`` that validate one by one, and the paths of those
+    that do not (each its default, or an empty stand-in): what the checks of the rest of a file run on, so that
+    one typo hides nothing else. Never a validated value."""
+    bad = set() if bad is None else bad
+    data = data if isinstance(data, dict) else {}
     values = {}
     for name, f in model.model_fields.items():
         if name not in data:
@@ -105,23 +100,7 @@ def _stand_in(model: type[BaseModel], data: dict, where: str, bad: set[str]):
             item = _item_model(f.annotation)
             if item is not None and isinstance(data[name], list):
                 values[name] = [_lenient_item(item, x, f"{where}{name}[{i}]", bad) for i, x in enumerate(data[name])]
-    return model.model_construct(**values)
-
-
-def _lenient_item(model: type[BaseModel], data: Any, where: str, bad: set[str]):
-    try:
-        return validate_plain(model, data)
-    except ValidationError:
-        bad.add(where)
-        return _stand_in(model, data if isinstance(data, dict) else {}, f"{where}.", set())
-
-
-def validate_lenient(model: type[BaseModel], data: dict) -> tuple[BaseModel, set[str]]:
-    """``model`` built, unvalidated, from the fields of ``data`` that validate one by one, and the paths of those
-    that do not: what the checks of the rest of a file run on, so that one typo hides nothing else. Never a
-    validated value."""
-    bad: set[str] = set()
-    return _stand_in(model, data if isinstance(data, dict) else {}, "", bad), bad
+    return model.model_construct(**values), bad
 
 
 def _no_bool(v: Any) -> Any:
@@ -205,9 +184,7 @@ def _loc(loc: tuple) -> str:
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif str(part).startswith(("function-after", "function-before", "function-wrap")):
-            continue
-        else:
+        elif not str(part).startswith("function-"):  # a validator's step, not a key
             out += ("." if out else "") + str(part)
     return out or "(top level)"
 
@@ -308,12 +285,8 @@ def format_validation_error(err: ValidationError, prefix: str = "", model: type[
             msg = _length_words(e)
         got = e.get("input")
         msg = _STRICT_WORDS.get((e["type"], type(got).__name__), msg)
-        shown = (
-            ""
-            if e["type"] in ("missing", "extra_forbidden") or isinstance(got, (dict, list))
-            else f", got {shorten(got)}"
-        )
-        lines.append(f"{where}: {msg}{shown}")
+        hidden = e["type"] in ("missing", "extra_forbidden") or isinstance(got, (dict, list))
+        lines.append(f"{where}: {msg}" + ("" if hidden else f", got {shorten(got)}"))
     return lines
 
 
