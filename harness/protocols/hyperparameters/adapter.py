@@ -8,7 +8,7 @@ import numpy as np
 
 from ...authors import audit
 from ...authors.adapters import authors_sigmoid as H
-from ...authors.adapters.shared import by_parts, unsupported
+from ...authors.adapters.shared import unsupported
 from ...stats import losscheck
 from . import quantities as Q
 from .quantities import setting_key
@@ -111,7 +111,8 @@ def parts(request: dict) -> list[dict]:
     return [*own, {**request, "part": {"code": "checks"}}]
 
 
-def _run_part(request: dict) -> dict:
+def run(request: dict) -> dict:
+    """The answer to one part (``request["part"]``) of :func:`parts`."""
     part = request["part"]
     if "code" in part:
         _, sqo = H.authors()
@@ -125,11 +126,6 @@ def _run_part(request: dict) -> dict:
     limits = H.box(sqo, next(iter(data.values()))[0])
     details = {"fits": fits, "b_min": limits["b_min"], "b_max": limits["b_max"], "n_rows": int(x.size)}
     return {"values": {}, "details": details, "controls": {}}
-
-
-def run(request: dict) -> dict:
-    """The answer to one part (``request["part"]``), or to the whole claim: its parts, combined."""
-    return by_parts(request, parts, _run_part, combine)
 
 
 def combine(request: dict, answers: list[dict]) -> dict:
