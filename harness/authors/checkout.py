@@ -1,10 +1,6 @@
-"""The authors' code at its pinned commit: the pins (``data/upstream.yaml``) and the sparse checkout in ``vendor/``.
-
-:func:`checkout` clones a pin, sparse and detached at its commit; :func:`verified_tree` runs before every use and
-refuses a checkout that is not the pinned tree, byte for byte. Git runs in an environment of its own
-(:data:`GIT_ENV`, :data:`GIT_OPTIONS`): no configuration but the user's mirrors, no replace refs, hooks or
-fsmonitor, and no key in the checkout's own configuration that the harness did not write.
-"""
+"""The authors' code at its pinned commit: the pins (``data/upstream.yaml``) and the sparse checkout in ``vendor/``
+that :func:`verified_tree` checks byte for byte before every use; git in an environment of its own
+(:data:`GIT_ENV`, :data:`GIT_OPTIONS`, :data:`OWN_CONFIG`). See docs/authors-arm.md."""
 
 from __future__ import annotations
 

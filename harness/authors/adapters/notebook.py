@@ -1,9 +1,5 @@
-"""Run chosen cells of the authors' notebook afresh (nbclient) and read back the variables asked for.
-
-Each cell's source must have the sha256 the adapter states (else :class:`NotebookError` names the cell and
-both hashes); a new notebook of the parameter cell, those cells and a last cell that writes the requested
-expressions as JSON runs on a fresh kernel in the checkout (a timeout per cell, an error stops it, ``Agg``,
-sockets on 127.0.0.1). Nothing of the committed outputs is read. Imports nothing of the harness.
+"""Run chosen cells of the authors' notebook afresh (nbclient) and read back the variables asked for
+(docs/authors-arm.md). Imports nothing of the harness.
 """
 
 from __future__ import annotations

@@ -4,19 +4,12 @@ from __future__ import annotations
 
 import csv
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 
 class OutsideTheirCodeError(ValueError):
     """The claim asks for something the authors' code does not do (other periods, another compute unit). The
     message's words up to its first colon are the report's reason; the rest goes to its folded detail."""
-
-
-def by_parts(request: dict, parts: Callable, answer: Callable, combine: Callable) -> dict:
-    """The answer to one part (``request["part"]``), or to the whole claim: its parts' answers, combined."""
-    if request.get("part") is None:
-        return combine(request, [answer(r) for r in parts(request)])
-    return answer(request)
 
 
 def unsupported(control: dict) -> ValueError:

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from ...authors.adapters import authors_periods as TC
-from ...authors.adapters.authors_sigmoid import CLI_FIT_ARGS, claim_table
-from ...authors.adapters.shared import argv, by_parts, read_rows, scratch, shown, unsupported
+from ...authors.adapters.authors_sigmoid import CLI_FIT_ARGS
+from ...authors.adapters.shared import argv, read_rows, scratch, shown, unsupported
 from . import quantities as Q
 
 SCRIPT = "scripts/evaluate/sigmoid_pinball_baselines.py"
@@ -169,11 +169,9 @@ def _setup(request: dict) -> SimpleNamespace:
     from scripts.evaluate import sigmoid_pinball_baselines as spb
     from skill_frontier.evaluation import pinball_utils
 
-    p, A = request["params"], TC.authors()
-    table = claim_table(request)
-    data = TC.period_data(A, table, p)
+    p = request["params"]
+    A, table, data, periods = TC.setup(request)
     fixed = _check_settings(A, spb, p, data["headers"])
-    periods = TC.check_periods(A, p, data)
     split_pids = [tuple(x) for x in periods["pairs"]]
     out = scratch("main")
     args = _argv(p, table, out)
@@ -223,7 +221,7 @@ def _main_part(request: dict) -> dict:
     S = _setup(request)
     p = S.p
     S.spb.main(S.argv)
-    pairs, fits, worst_null, worst_sig = [], [], 0.0, 0.0
+    pairs, worst_null, worst_sig = [], 0.0, 0.0
     for task, t in S.pair_keys:
         name = f"{S.A.cu.sanitize_name(p['tasks'][task])}__pinball_baselines.csv"
         pairs.append(x := {"task": task, "t": t, "metrics": _read_metrics(os.path.join(S.out, f"k{t}", name))})
@@ -231,11 +229,11 @@ def _main_part(request: dict) -> dict:
         sets = _sets(S, task, t)
         null = _constant_metrics(S, sets, float(np.quantile(sets["y_tr"], S.tau)))
         worst_null = max(worst_null, *(abs(null[m] - x["metrics"]["constant"][m]) for m in METRICS))
-        f = TC.fit_native(S.A, sets["C_tr"], sets["y_tr"], tau=S.tau, kappa=float(p["kappa"]), lam=float(p["lam"]))
-        L_exact = _mean_loss(S, sets["y_tr"], S.A.sqo.sigmoid_pred(f["native"], np.log10(sets["C_tr"])))
+        native, x["sigmoid_fit"] = TC.fit_native(
+            S.A, sets["C_tr"], sets["y_tr"], tau=S.tau, kappa=float(p["kappa"]), lam=float(p["lam"])
+        )
+        L_exact = _mean_loss(S, sets["y_tr"], S.A.sqo.sigmoid_pred(native, np.log10(sets["C_tr"])))
         worst_sig = max(worst_sig, abs(L_exact - x["metrics"]["sigmoid"]["pinball_id"]))
-        x["sigmoid_fit"] = {k: v for k, v in f.items() if k != "native"}
-        fits.append(x["sigmoid_fit"])
 
     def at(limits) -> list[str]:
         return [f"{x['task']} t={x['t']}" for x in pairs if any(map(limits, x["sigmoid_fit"]["bounds_active"]))]
@@ -251,7 +249,7 @@ def _main_part(request: dict) -> dict:
         },
         "periods": S.periods,
         "per_pair": pairs,
-        "bounds_active_counts": TC.bound_summary(fits),
+        "bounds_active_counts": TC.bound_summary([x["sigmoid_fit"] for x in pairs]),
         "sigmoid_z_star_at_range_edge": at(lambda b: b in ("z*=z_min", "z*=z_max")),
         "sigmoid_beta_at_bound": at(lambda b: b.startswith("beta=")),
         "check": {"null_rows_max_abs_diff": worst_null, "sigmoid_exact_vs_interpolated_max_abs_diff": worst_sig},
@@ -270,13 +268,9 @@ def _control_part(request: dict, part: dict) -> dict:
     return {"values": {}, "details": {"losses": losses, "shuffled_periods": shuffled}, "controls": {}}
 
 
-def _part(request: dict) -> dict:
-    return _main_part(request) if request["part"].get("main") else _control_part(request, request["part"])
-
-
 def run(request: dict) -> dict:
-    """The answer to one part (``request["part"]``), or to the whole claim: its parts, combined."""
-    return by_parts(request, parts, _part, combine)
+    """The answer to one part (``request["part"]``) of :func:`parts`."""
+    return _main_part(request) if request["part"].get("main") else _control_part(request, request["part"])
 
 
 def combine(request: dict, answers: list[dict]) -> dict:

@@ -8,7 +8,7 @@ import numpy as np
 
 from ...authors import audit
 from ...authors.adapters import authors_sigmoid as H
-from ...authors.adapters.shared import by_parts, unsupported
+from ...authors.adapters.shared import unsupported
 from ...stats import losscheck
 from . import quantities as Q
 from .quantities import setting_key
@@ -73,17 +73,6 @@ def check_code(request: dict, sqo) -> tuple[dict, dict]:
     return values, {"audit": cited, "loss": loss}
 
 
-def _data(request: dict):
-    p = request["params"]
-    sqo, labels, x, Y = H.load_tasks(request)
-    data = {label: H.task_arrays(x, Y[:, j]) for j, label in enumerate(labels)}
-    reference = {k: float(v) for k, v in p["reference"].items()}
-    unknown = sorted(set(reference) - set(data)) + ([p["beta_task"]] if p["beta_task"] not in data else [])
-    if unknown:
-        raise ValueError(f"reference/beta_task names {unknown} are not task labels {labels}")
-    return sqo, x, data
-
-
 def _claimed(p: dict) -> dict:
     return {"tau": float(p["tau"]), "kappa": float(p["kappa"]), "lam": float(p["lam"])}
 
@@ -111,7 +100,8 @@ def parts(request: dict) -> list[dict]:
     return [*own, {**request, "part": {"code": "checks"}}]
 
 
-def _run_part(request: dict) -> dict:
+def run(request: dict) -> dict:
+    """The answer to one part (``request["part"]``) of :func:`parts`."""
     part = request["part"]
     if "code" in part:
         _, sqo = H.authors()
@@ -119,7 +109,8 @@ def _run_part(request: dict) -> dict:
         return {"values": values, "details": details, "controls": {}}
     p = request["params"]
     (s,) = [x for x in _distinct_settings(request) if setting_key(x) == part["setting"]]
-    sqo, x, data = _data(request)
+    sqo, labels, x, Y = H.load_tasks(request)
+    data = {label: H.task_arrays(x, Y[:, j]) for j, label in enumerate(labels)}
     z_eval, warm = math.log10(float(p["eval_x"])), bool(p["warm_start"])
     fits = {label: _fit_task(sqo, z, y, warm=warm, z_eval=z_eval, **s) for label, (z, y) in data.items()}
     limits = H.box(sqo, next(iter(data.values()))[0])
@@ -127,15 +118,11 @@ def _run_part(request: dict) -> dict:
     return {"values": {}, "details": details, "controls": {}}
 
 
-def run(request: dict) -> dict:
-    """The answer to one part (``request["part"]``), or to the whole claim: its parts, combined."""
-    return by_parts(request, parts, _run_part, combine)
-
-
 def combine(request: dict, answers: list[dict]) -> dict:
     """The claim's answer from its parts' answers (in :func:`parts` order)."""
     p = request["params"]
     settings = _distinct_settings(request)
+    # every setting is fitted once: the claimed one, the sweep's, the controls'
     fits_at = {setting_key(s): a["details"]["fits"] for s, a in zip(settings, answers)}
     code = answers[len(settings)]
     first = answers[0]["details"]
@@ -143,11 +130,8 @@ def combine(request: dict, answers: list[dict]) -> dict:
     reference = {k: float(v) for k, v in p["reference"].items()}
     z_eval, warm = math.log10(float(p["eval_x"])), bool(p["warm_start"])
 
-    def fit(s: dict) -> dict:  # every setting is fitted: the claimed one, the sweep's, the controls'
-        return fits_at[setting_key(s)]
-
     claimed = _claimed(p)
-    claimed_fits = fit(claimed)
+    claimed_fits = fits_at[setting_key(claimed)]
     swept = {setting_key(claimed)}
     n_tasks = len(claimed_fits)
     c = _summary(claimed_fits, claimed_fits, reference, p["beta_task"])
@@ -157,13 +141,9 @@ def combine(request: dict, answers: list[dict]) -> dict:
         for v in p[f"{param}_grid"]:
             s = {**claimed, param: float(v)}
             swept.add(setting_key(s))
-            row = _summary(fit(s), claimed_fits, reference, p["beta_task"])
-            values.update(
-                {
-                    Q.sweep(param, float(v), stat): row[stat]
-                    for stat in ("max_dev", "coverage_mean", "max_shift", "beta")
-                }
-            )
+            row = _summary(fits_at[setting_key(s)], claimed_fits, reference, p["beta_task"])
+            for stat in ("max_dev", "coverage_mean", "max_shift", "beta"):
+                values[Q.sweep(param, float(v), stat)] = row[stat]
             if float(v) != claimed[param]:
                 others.append(row["max_dev"])
                 n_within += int(row["max_dev"] <= float(p["within"]))
@@ -178,7 +158,7 @@ def combine(request: dict, answers: list[dict]) -> dict:
         s = {**claimed, "tau": float(ctl["params"]["tau"])}
         reused = setting_key(s) in swept
         swept.add(setting_key(s))
-        c_fits = fit(s)
+        c_fits = fits_at[setting_key(s)]
         summary = _summary(c_fits, c_fits, reference, p["beta_task"])
         controls[ctl["id"]] = {
             "values": {Q.claimed(stat): summary[stat] for stat in ("coverage_mean", "max_dev", "mean_boundary")},
@@ -189,7 +169,7 @@ def combine(request: dict, answers: list[dict]) -> dict:
             },
         }
 
-    settings_details = {setting_key(s): _setting_details(s, fit(s), b_min_name) for s in settings}
+    settings_details = {setting_key(s): _setting_details(s, fits_at[setting_key(s)], b_min_name) for s in settings}
     details = {
         "claimed": setting_key(claimed),
         "settings": settings_details,

@@ -8,8 +8,8 @@ import os
 import numpy as np
 
 from ...authors.adapters import authors_periods as TC
-from ...authors.adapters.authors_sigmoid import CLI_FIT_ARGS, claim_table
-from ...authors.adapters.shared import argv, by_parts, read_rows, scratch, shown, unsupported, write_table
+from ...authors.adapters.authors_sigmoid import CLI_FIT_ARGS
+from ...authors.adapters.shared import argv, read_rows, scratch, shown, unsupported, write_table
 from . import quantities as Q
 
 SCRIPT = "scripts/evaluate/sigmoid_binned_mae.py"
@@ -95,10 +95,7 @@ def read_outputs(A, p: dict, out_base: str, n_splits: int) -> list[dict]:
 def summarise(rows: list[dict], p: dict) -> tuple[dict, dict]:
     from scipy.stats import binomtest
 
-    labels, drift = list(p["tasks"]), set(p["drift_tasks"])
-    unknown = sorted(drift - set(labels))
-    if unknown:
-        raise ValueError(f"drift_tasks {unknown} are not task labels {labels}")
+    labels, drift = list(p["tasks"]), set(p["drift_tasks"])  # drift_tasks: task labels (checked with the claim)
     values, per_task = {}, {}
     for label in labels:
         r = sorted((x for x in rows if x["task"] == label), key=lambda x: x["t"])
@@ -143,16 +140,6 @@ def _relabelled_table(data: dict, perm: np.ndarray, eligible: np.ndarray, path: 
     write_table(path, data["headers"], ({**r, col: new[i]} if i in new else r for i, r in enumerate(data["rows"])))
 
 
-def _setup(request: dict):
-    p = request["params"]
-    A = TC.authors()
-    table = claim_table(request)
-    settings = _fixed_settings(A, p)
-    data = TC.period_data(A, table, p)
-    periods = TC.check_periods(A, p, data)
-    return A, p, table, settings, data, periods
-
-
 def _relabellings(request: dict) -> list[tuple[str, int]]:
     out = []
     for c in request.get("controls", []):
@@ -171,11 +158,11 @@ def parts(request: dict) -> list[dict]:
 
 
 def _task_part(request: dict, label: str) -> dict:
-    A, p, table, settings, data, periods = _setup(request)
-    pairs, fit_at = (
-        periods["pairs"],
-        {"tau": float(p["tau"]), "kappa": settings["kappa_final"], "lam": settings["lambda_b"]},
-    )
+    p = request["params"]
+    A, table, data, periods = TC.setup(request)
+    settings = _fixed_settings(A, p)
+    pairs = periods["pairs"]
+    fit_at = {"tau": float(p["tau"]), "kappa": settings["kappa_final"], "lam": settings["lambda_b"]}
     one = {**p, "tasks": {label: p["tasks"][label]}}
     out = scratch("main")
     args = run_script(one, table, out)
@@ -184,11 +171,11 @@ def _task_part(request: dict, label: str) -> dict:
     for x in rows:
         tr_pid, va_pid = pairs[x["t"] - 1]
         sets = TC.split_sets(data, x["task"], (tr_pid, va_pid))
-        f = TC.fit_native(A, sets["C_tr"], sets["y_tr"], **fit_at)
-        below_exact = int(np.sum(sets["y_va"] <= A.sqo.sigmoid_pred(f["native"], np.log10(sets["C_va"]))))
+        native, fit = TC.fit_native(A, sets["C_tr"], sets["y_tr"], **fit_at)
+        below_exact = int(np.sum(sets["y_va"] <= A.sqo.sigmoid_pred(native, np.log10(sets["C_va"]))))
         x.update(train=p["periods"][tr_pid][0], val=p["periods"][va_pid][0], overlap=sets["overlap"])
         x["n_val_before_overlap"] = sets["n_val_before_overlap"]
-        x["fit"] = {k: v for k, v in f.items() if k != "native"}
+        x["fit"] = fit
         x["check"] = {
             "n_train_rebuilt": int(sets["z_tr"].size),
             "n_val_rebuilt": int(sets["z_va"].size),
@@ -203,7 +190,8 @@ def _relabel_part(request: dict, cid: str, i: int) -> dict:
     """Relabelling ``i`` of control ``cid``: the upload dates permuted among the models with a period by the
     ``i``-th permutation of ``numpy.random.default_rng(seed)`` (every period keeps its size), and their script
     run on the table written with the permuted dates."""
-    A, p, table, settings, data, periods = _setup(request)
+    p = request["params"]
+    A, _, data, periods = TC.setup(request)
     eligible = np.flatnonzero(data["per"] >= 0)
     rng = np.random.default_rng(request["seed"])
     for _ in range(i):
@@ -225,16 +213,12 @@ def _relabel_part(request: dict, cid: str, i: int) -> dict:
     return {"values": {}, "details": {**details, "period_sizes_kept": sizes_ok}, "controls": {}}
 
 
-def _part(request: dict) -> dict:
+def run(request: dict) -> dict:
+    """The answer to one part (``request["part"]``) of :func:`parts`."""
     part = request["part"]
     if "task" in part:
         return _task_part(request, part["task"])
     return _relabel_part(request, part["control"], int(part["relabelling"]))
-
-
-def run(request: dict) -> dict:
-    """The answer to one part (``request["part"]``), or to the whole claim: its parts, combined."""
-    return by_parts(request, parts, _part, combine)
 
 
 def combine(request: dict, answers: list[dict]) -> dict:
