@@ -82,12 +82,8 @@ def _job(job: Planned, args, study: threading.Event | None = None) -> ClaimOutpu
             job.deps["study"] = file_sha(study_path(job.spec.id))
 
     try:
-        result = run_claim(
-            path,
-            tables_of(args),
-            upstream_options=_upstream_options(args),
-            before_resampling=before_resampling,
-        )
+        options = _upstream_options(args)
+        result = run_claim(path, tables_of(args), upstream_options=options, before_resampling=before_resampling)
         record = result.record
         with DRAWING:
             figures = draw_figures(record, result.plots)
@@ -220,14 +216,9 @@ def _study_job(study: StudyPlan, args, folder: Path, done: threading.Event | Non
         result = run_study(spec, tables, measurement_arm(spec, tables))
         with project_lock(), DRAWING:
             files = write_study(result, folder)
-            name = f"{spec.id}.json"
-            outs = {f"{folder.name}/{name}": hashlib.sha256(files[name]).hexdigest()}
-            update(
-                folder.parent,
-                "studies",
-                spec.id,
-                {"protocol": spec.protocol.name, "deps": study_deps(spec, tables.lock), "outs": outs},
-            )
+            outs = {f"{folder.name}/{spec.id}.json": hashlib.sha256(files[f"{spec.id}.json"]).hexdigest()}
+            found = {"protocol": spec.protocol.name, "deps": study_deps(spec, tables.lock), "outs": outs}
+            update(folder.parent, "studies", spec.id, found)
     except HarnessError as exc:
         return StudyOutput(f"{spec.path}: {exc}", error=True)
     except OSError as exc:  # an unwritable folder, a full disk: its entry in the lock is left as it was
