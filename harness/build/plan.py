@@ -82,11 +82,12 @@ def record_deps(path: Path, protocol: str, inputs, upstream, lock, pins, paper=N
     return claim_deps(path, protocol, inputs, upstream, lock, pins, package_versions(), study_path(path.stem), paper)
 
 
-def _claim_plan(path: Path, spec, claim, protocol: str, paper, existing, why, out: Path, lock, pins, args) -> Planned:
+def _claim_plan(path: Path, spec, claim, paper, existing, why, out: Path, lock, pins, args) -> Planned:
     """Why the claim (``claim``: its claim file's, or its record's when ``spec`` is None) must run or its report
     be drawn again; ``existing``, ``why``: its record there now (:func:`current_record`)."""
     from ..core.claimslock import changed, edited, entry, listed, render_deps, stale_reasons
 
+    protocol = claim.protocol
     deps = record_deps(path, protocol, claim.inputs, claim.upstream, lock, pins, paper)
     found = entry(out, "claims", claim.id) or {}
     render = []
@@ -129,7 +130,7 @@ def _from_lock(path: Path, out: Path, lock, pins, tables, args) -> Planned | Non
         tables.describe(c.inputs)
     except HarnessError:
         return None
-    item = _claim_plan(path, None, c, c.protocol, c.paper and c.paper.id, existing, None, out, lock, pins, args)
+    item = _claim_plan(path, None, c, c.paper and c.paper.id, existing, None, out, lock, pins, args)
     if item.run or (getattr(args, "studies", False) and not _study_measured(existing)):
         return None
     return item
@@ -213,7 +214,7 @@ def plan(args, paths: list[Path], console) -> tuple[list[Planned], list[StudyPla
         elif path in specs:
             spec, c = specs[path], specs[path].claim
             existing, why = current_record(out, spec.id)
-            item = _claim_plan(path, spec, c, spec.protocol.name, c.paper, existing, why, out, lock, pins, args)
+            item = _claim_plan(path, spec, c, c.paper, existing, why, out, lock, pins, args)
             stale = study_reasons(spec, lock) if getattr(args, "studies", False) else []
             if stale:
                 studies.append(StudyPlan(spec, stale[0]))
