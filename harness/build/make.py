@@ -1,8 +1,6 @@
-"""``make claims`` as a build: plan (:mod:`harness.build.plan`), run the stale claims and, with ``--studies``, the
-stale coverage studies first, all as one build on ``-j`` cores, re-render the reports whose templates changed,
-and write each claim's figures, ``<id>.md`` and ``<id>.json`` (each atomically) as soon as it is done, then, last,
-its entry in the lock. A run poorer than the report there (no authors' arm where the report has it) is not written. This
-module prints nothing: what a user should read goes to the :class:`Console` it is given.
+"""``make claims`` as a build (docs/build.md): run what :mod:`harness.build.plan` finds stale, write each claim's
+outputs as soon as it is done, its lock entry last. This module prints nothing: it says what it does on the
+:class:`Console` it is given.
 """
 
 from __future__ import annotations
@@ -19,7 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..core.paths import RUN_LOG_DIR
-from .plan import Planned, StudyPlan, checked_record, current_record, plan, tables_of
+from .plan import Planned, StudyPlan, checked_record, current_record, load_claims, plan, tables_of
 
 EXIT_OK, EXIT_ERROR, EXIT_DEGRADED = 0, 2, 3
 #: Held while a figure is drawn (matplotlib's rc context is process-wide).
@@ -39,17 +37,11 @@ class ClaimOutput:
     """What a claim's run produced, for the parent to write (a worker never writes into the project)."""
 
     path: Path
-    id: str | None = None
-    protocol: str | None = None
+    record: object = None  # the Record
     deps: dict = field(default_factory=dict)  # what the record was made from (the lock's entry)
-    json: str = ""
     md: str = ""
     figures: dict[str, bytes] = field(default_factory=dict)
     log: dict = field(default_factory=dict)
-    verdict: str | None = None
-    reimpl: str | None = None
-    upstream: str | None = None
-    upstream_reason: str | None = None
     error: str | None = None
 
 
@@ -75,7 +67,6 @@ def _job(job: Planned, args, study: threading.Event | None = None) -> ClaimOutpu
     from ..core import progress
     from ..core.claimslock import file_sha
     from ..core.errors import HarnessError
-    from ..core.record import record_json
     from ..parallel import fanout
     from ..rendering.figures import draw_figures
     from ..rendering.render import render_report
@@ -91,95 +82,69 @@ def _job(job: Planned, args, study: threading.Event | None = None) -> ClaimOutpu
             job.deps["study"] = file_sha(study_path(job.spec.id))
 
     try:
-        result = run_claim(
-            path,
-            tables_of(args),
-            upstream_options=_upstream_options(args),
-            before_resampling=before_resampling,
-        )
+        options = _upstream_options(args)
+        result = run_claim(path, tables_of(args), upstream_options=options, before_resampling=before_resampling)
         record = result.record
         with DRAWING:
             figures = draw_figures(record, result.plots)
         record = record.model_copy(update={"figures": [f for f, _ in figures]})
         log = {**result.log, "executor": fanout.current().describe()}
-        return ClaimOutput(
-            path=path,
-            id=record.claim.id,
-            protocol=record.claim.protocol,
-            deps=job.deps,
-            json=record_json(record),
-            md=render_report(record),
-            figures={f.path: data for f, data in figures},
-            log=log,
-            verdict=record.verdict.verdict,
-            reimpl=record.arms.reimpl.status,
-            upstream=record.arms.upstream.status,
-            upstream_reason=record.arms.upstream.reason,
-        )
+        figures = {f.path: data for f, data in figures}
+        return ClaimOutput(path, record, job.deps, render_report(record), figures, log)
     except HarnessError as exc:  # the claim named in every message (a table's problem is the claim's to solve)
         return ClaimOutput(path=path, error=str(exc) if str(path) in str(exc) else f"{path}: {exc}")
     except Exception:  # a crash: say where; the other claims go on
         return ClaimOutput(path=path, error=f"{path}: the run crashed; no report was written\n{traceback.format_exc()}")
 
 
-def _write_pair(out: Path, cid: str, protocol: str, deps: dict, json_text: str, md: str, figures: dict) -> None:
-    """Write the figures, ``<id>.md`` and ``<id>.json``, each atomically; remove the figures no longer drawn;
-    then, last, the claim's entry in the lock. A run killed meanwhile leaves files whose sha256 is not the
-    lock's: the next ``status`` and ``run`` find them edited and make them again."""
-    from ..core.claimslock import render_deps, update
-    from ..core.fileio import write_files
-
-    files = {**figures, f"{cid}.md": md.encode("utf-8"), f"{cid}.json": json_text.encode("utf-8")}
-    write_files(out, files)
-    for p in (out / "figures" / cid).glob("*.svg"):
-        if p.relative_to(out).as_posix() not in figures:
-            p.unlink(missing_ok=True)
-    outs = {name: hashlib.sha256(files[name]).hexdigest() for name in (f"{cid}.json", f"{cid}.md")}
-    update(out, "claims", cid, {"protocol": protocol, "deps": deps, "render": render_deps(protocol), "outs": outs})
-
-
-def _log(cid: str, log: dict) -> None:
-    from ..core.fileio import atomic_write_text
-
-    with contextlib.suppress(OSError):  # the run log is a convenience; its loss is no error
-        atomic_write_text(RUN_LOG_DIR / f"{cid}.json", json.dumps(log, indent=1, default=str) + "\n")
-
-
 def _finish(res: ClaimOutput, args, has_upstream: bool, console: Console) -> int:
     """Write one claim's outputs, unless they are poorer than the report there now (decided under the write lock;
-    a record that cannot be believed is taken to have had the authors' arm); say one line."""
-    from ..core.fileio import project_lock
+    a record that cannot be believed is taken to have had the authors' arm); say one line. The figures,
+    ``<id>.md`` and ``<id>.json`` are written each atomically, then, last, the claim's entry in the lock."""
+    from ..core.claimslock import render_deps, update
+    from ..core.fileio import atomic_write_text, project_lock, write_files
+    from ..core.record import record_json
 
     if res.error is not None:
         console.error(res.error)
         return EXIT_ERROR
-    out, cid = Path(args.out), res.id
-    _log(cid, res.log)
-    seconds = res.log.get("total_seconds", 0.0)
+    out, rec = Path(args.out), res.record
+    cid, upstream = rec.claim.id, rec.arms.upstream
+    with contextlib.suppress(OSError):  # the run log is a convenience; its loss is no error
+        atomic_write_text(RUN_LOG_DIR / f"{cid}.json", json.dumps(res.log, indent=1, default=str) + "\n")
     with project_lock():
         existing, broken = current_record(out, cid)
-        if res.reimpl != "ok" and (existing is not None or broken):
+        if rec.arms.reimpl.status != "ok" and (existing is not None or broken):
             console.error(
                 f"{cid}: the re-implementation could not run; {out / (cid + '.json')} and its report were left as"
                 " they were"
             )
             return EXIT_ERROR
         had = existing.arms.upstream.status == "ok" if existing is not None else bool(broken and has_upstream)
-        if had and res.upstream != "ok" and not args.accept_degraded:
+        if had and upstream.status != "ok" and not args.accept_degraded:
             than = f"the one in {out}" if existing is not None else f"a run with it, since {broken}"
             console.error(
-                f"{cid}: the authors' arm did not run ({res.upstream}: {res.upstream_reason}), so this run "
-                f"({res.verdict}) is poorer than {than}; nothing was written; --accept-degraded lets it replace "
-                "the report"
+                f"{cid}: the authors' arm did not run ({upstream.status}: {upstream.reason}), so this run "
+                f"({rec.verdict.verdict}) is poorer than {than}; nothing was written; --accept-degraded lets it "
+                "replace the report"
             )
             return EXIT_DEGRADED
+        files = {**res.figures, f"{cid}.md": res.md.encode("utf-8"), f"{cid}.json": record_json(rec).encode("utf-8")}
         try:
-            _write_pair(out, cid, res.protocol, res.deps, res.json, res.md, res.figures)
+            write_files(out, files)
+            for p in (out / "figures" / cid).glob("*.svg"):  # the figures no longer drawn
+                if p.relative_to(out).as_posix() not in res.figures:
+                    p.unlink(missing_ok=True)
+            outs = {name: hashlib.sha256(files[name]).hexdigest() for name in (f"{cid}.json", f"{cid}.md")}
+            protocol = rec.claim.protocol
+            entry = {"protocol": protocol, "deps": res.deps, "render": render_deps(protocol), "outs": outs}
+            update(out, "claims", cid, entry)
         except OSError as exc:
             console.error(f"{out / (cid + '.md')}: {unwritable(exc)}; {cid}'s entry in the lock was left as it was")
             return EXIT_ERROR
-    up = res.upstream if res.upstream == "ok" else f"{res.upstream}: {res.upstream_reason}"
-    console.info(f"{cid}: {res.verdict} -> {out / (cid + '.md')}; authors' code: {up}; {seconds:.0f} s")
+    up = upstream.status if upstream.status == "ok" else f"{upstream.status}: {upstream.reason}"
+    seconds = res.log.get("total_seconds", 0.0)
+    console.info(f"{cid}: {rec.verdict.verdict} -> {out / (cid + '.md')}; authors' code: {up}; {seconds:.0f} s")
     return EXIT_OK
 
 
@@ -223,9 +188,12 @@ def rerender(cid: str, out: Path, console: Console) -> int:
 class StudyOutput:
     """What a coverage study's thread did: the line to print, or the error."""
 
-    id: str
-    line: str = ""
-    error: str | None = None
+    line: str
+    error: bool = False
+
+    def say(self, console: Console) -> int:
+        (console.error if self.error else console.info)(self.line)
+        return EXIT_ERROR if self.error else EXIT_OK
 
 
 def _study_job(study: StudyPlan, args, folder: Path, done: threading.Event | None) -> StudyOutput:
@@ -248,68 +216,73 @@ def _study_job(study: StudyPlan, args, folder: Path, done: threading.Event | Non
         result = run_study(spec, tables, measurement_arm(spec, tables))
         with project_lock(), DRAWING:
             files = write_study(result, folder)
-            name = f"{spec.id}.json"
-            outs = {f"{folder.name}/{name}": hashlib.sha256(files[name]).hexdigest()}
-            update(
-                folder.parent,
-                "studies",
-                spec.id,
-                {"protocol": spec.protocol.name, "deps": study_deps(spec, tables.lock), "outs": outs},
-            )
+            outs = {f"{folder.name}/{spec.id}.json": hashlib.sha256(files[f"{spec.id}.json"]).hexdigest()}
+            found = {"protocol": spec.protocol.name, "deps": study_deps(spec, tables.lock), "outs": outs}
+            update(folder.parent, "studies", spec.id, found)
     except HarnessError as exc:
-        return StudyOutput(spec.id, error=f"{spec.path}: {exc}")
+        return StudyOutput(f"{spec.path}: {exc}", error=True)
     except OSError as exc:  # an unwritable folder, a full disk: its entry in the lock is left as it was
         where = folder / f"{spec.id}.json"
-        return StudyOutput(spec.id, error=f"{where}: {unwritable(exc)}; its entry in the lock was left as it was")
+        return StudyOutput(f"{where}: {unwritable(exc)}; its entry in the lock was left as it was", error=True)
     except Exception:  # a crash: say where; the claims go on
-        return StudyOutput(spec.id, error=f"{spec.path}: the coverage study crashed\n{traceback.format_exc()}")
+        return StudyOutput(f"{spec.path}: the coverage study crashed\n{traceback.format_exc()}", error=True)
     finally:
         if done is not None:
             done.set()
     calls, seconds = result["statistic_calls"]["total"], time.perf_counter() - t0
     return StudyOutput(
-        spec.id,
-        line=f"{spec.id}: calibration written to {folder / (spec.id + '.md')} ({result['n_replicates']} data sets, "
-        f"{calls} statistic calls, {seconds:.0f} s, {calls / max(seconds, 1e-9):.1f} calls/s)",
+        f"{spec.id}: calibration written to {folder / (spec.id + '.md')} ({result['n_replicates']} data sets, "
+        f"{calls} statistic calls, {seconds:.0f} s, {calls / max(seconds, 1e-9):.1f} calls/s)"
     )
 
 
-def _execute(jobs: list[Planned], studies: list[StudyPlan], args, folder: Path):
+def _build(jobs: list[Planned], studies: list[StudyPlan], args, folder: Path, console: Console) -> int:
     """Run the studies and the claims as one build, each a thread sending its tasks to one pool of ``-j`` workers
-    (with ``-j 1``: one after the other, studies first); yield each output as it is done."""
+    (with ``-j 1``: one after the other, studies first, slowest first); write and say each as soon as it is done."""
     if not jobs and not studies:
-        return
+        return EXIT_OK
     from functools import partial
 
     import scipy.optimize  # noqa: F401  (load every BLAS before limiting its threads)
     from threadpoolctl import threadpool_limits
 
+    from ..core.errors import HarnessError
     from ..parallel import fanout
 
-    executor = fanout.executor_from(args.executor, jobs=args.jobs)
     done = {st.spec.id: threading.Event() for st in studies}
     slowest = sorted(studies, key=lambda st: -st.spec.protocol.card.cost)
     pieces = [partial(_study_job, st, args, folder, done[st.spec.id]) for st in slowest]
-    order = sorted(jobs, key=lambda j: -j.spec.protocol.card.cost)  # one after the other: slowest first
-    pieces += [partial(_job, j, args, done.get(j.id)) for j in order]
-    with (
-        threadpool_limits(limits=1, user_api="blas"),
-        fanout.shared(executor) as ex,
-        fanout.using(ex),
-    ):
-        if args.jobs <= 1 or ex.kind == "serial" or (ex.kind == "local" and ex.workers <= 1):
+    pieces += [partial(_job, j, args, done.get(j.id)) for j in sorted(jobs, key=lambda j: -j.spec.protocol.card.cost)]
+    has_upstream = {j.path: bool(j.spec.claim.upstream) for j in jobs}
+
+    def finish(res) -> int:
+        if isinstance(res, StudyOutput):
+            return res.say(console)
+        return _finish(res, args, has_upstream[res.path], console)
+
+    status = EXIT_OK
+    try:
+        executor = fanout.executor_from(args.executor, jobs=args.jobs)
+        with threadpool_limits(limits=1, user_api="blas"), fanout.shared(executor) as ex:
+            if args.jobs <= 1 or ex.kind == "serial" or (ex.kind == "local" and ex.workers <= 1):
+                for piece in pieces:
+                    status = max(status, finish(piece()))
+                return status
+            # Daemon threads: an interrupted build does not wait for them; what they started dies with the process.
+            finished: queue.Queue = queue.Queue()
             for piece in pieces:
-                yield piece()
-            return
-        # Daemon threads: an interrupted build does not wait for them; what they started dies with the process.
-        finished: queue.Queue = queue.Queue()
-        for piece in pieces:
-            threading.Thread(target=contextvars.copy_context().run, args=(_body, piece, finished), daemon=True).start()
-        for _ in pieces:
-            out, exc = finished.get()
-            if exc is not None:
-                raise exc
-            yield out
+                threading.Thread(
+                    target=contextvars.copy_context().run, args=(_body, piece, finished), daemon=True
+                ).start()
+            for _ in pieces:
+                res, exc = finished.get()
+                if exc is not None:
+                    raise exc
+                status = max(status, finish(res))
+    except HarnessError as exc:  # the executor could not be had (a Dask scheduler, a wrong worker)
+        console.error(str(exc))
+        status = EXIT_ERROR
+    return status
 
 
 def _body(piece, finished: queue.Queue) -> None:
@@ -319,8 +292,25 @@ def _body(piece, finished: queue.Queue) -> None:
         finished.put((None, exc))
 
 
-def _say_plan(plan_: list[Planned], studies: list[StudyPlan], console: Console, *, would: bool = False) -> None:
-    """Each claim's line: up to date, re-render or re-run with the reasons; each study to measure, why."""
+def _check_executor(args) -> None:
+    """``--executor`` is checked even when nothing is to run (a typo is refused at once)."""
+    from ..parallel.fanout import executor_from
+
+    executor_from(getattr(args, "executor", None), jobs=args.jobs)
+
+
+def run_claims(args, paths: list[Path], console: Console, *, would: bool = False) -> int:
+    """Bring the reports of ``paths`` up to date (with ``args.studies``, their coverage studies first, in the same
+    build); the exit status of ``run``. ``would``: say what it would do, and why, and do nothing (``status``)."""
+    from ..core.errors import HarnessError
+    from ..resampling.calibration import STUDY_DIR
+
+    try:
+        _check_executor(args)
+        plan_, studies, failed = plan(args, paths, console)
+    except HarnessError as exc:
+        console.error(str(exc))
+        return EXIT_ERROR
     run, draw = ("would re-run", "would re-render") if would else ("re-run", "re-render")
     for st in studies:
         console.note(f"{st.spec.id}: coverage study: {st.why}; {'would be measured' if would else 'measuring it'}")
@@ -331,76 +321,22 @@ def _say_plan(plan_: list[Planned], studies: list[StudyPlan], console: Console, 
             console.note(f"{item.id}: {draw}: {'; '.join(item.render)}")
         else:
             console.note(f"{item.id}: up to date")
-
-
-def _planned(args, paths: list[Path], console: Console):
-    """The plan, ``--executor`` checked first; None (said) when either fails."""
-    from ..core.errors import HarnessError
-
-    try:
-        _check_executor(args)
-        return plan(args, paths, console)
-    except HarnessError as exc:
-        console.error(str(exc))
-        return None
-
-
-def _check_executor(args) -> None:
-    """``--executor`` is checked even when nothing is to run (a typo is refused at once)."""
-    from ..parallel.fanout import executor_from
-
-    executor_from(getattr(args, "executor", None), jobs=args.jobs)
-
-
-def run_claims(args, paths: list[Path], console: Console) -> int:
-    """Bring the reports of ``paths`` up to date (with ``args.studies``, their coverage studies first, in the same
-    build); the exit status of ``run``."""
-    from ..core.errors import HarnessError
-    from ..resampling.calibration import STUDY_DIR
-
-    planned = _planned(args, paths, console)
-    if planned is None:
-        return EXIT_ERROR
-    plan_, studies, failed = planned
+    if would:
+        return EXIT_ERROR if failed else int(bool(studies or any(item.run or item.render for item in plan_)))
     status = EXIT_ERROR if failed else EXIT_OK
-    _say_plan(plan_, studies, console)
     jobs = [item for item in plan_ if item.run]
     for item in plan_:
         if item.render and not item.run:
             status = max(status, rerender(item.id, Path(args.out), console))
-    try:
-        for res in _execute(jobs, studies, args, STUDY_DIR):
-            if isinstance(res, StudyOutput):
-                status = _said_study(res, console, status)
-                continue
-            has_upstream = bool(next(j for j in jobs if j.path == res.path).spec.claim.upstream)
-            status = max(status, _finish(res, args, has_upstream, console))  # written as soon as it is done
-    except HarnessError as exc:  # the executor could not be had (a Dask scheduler, a wrong worker)
-        console.error(str(exc))
-        status = EXIT_ERROR
+    status = max(status, _build(jobs, studies, args, STUDY_DIR, console))
     if jobs or plan_:
         status = max(status, write_index(Path(args.out), console))
     return status
 
 
-def _said_study(res: StudyOutput, console: Console, status: int) -> int:
-    if res.error is not None:
-        console.error(res.error)
-        return max(status, EXIT_ERROR)
-    console.info(res.line)
-    return status
-
-
 def status_claims(args, paths: list[Path], console: Console) -> int:
     """What ``run`` would do and why: exit 0 when nothing is to do, 1 when something is, 2 on a bad claim file."""
-    planned = _planned(args, paths, console)
-    if planned is None:
-        return EXIT_ERROR
-    plan_, studies, failed = planned
-    _say_plan(plan_, studies, console, would=True)
-    if failed:
-        return EXIT_ERROR
-    return 1 if studies or any(item.run or item.render for item in plan_) else EXIT_OK
+    return run_claims(args, paths, console, would=True)
 
 
 def records(out: Path, console: Console, problems: list[str] | None = None):
@@ -466,7 +402,6 @@ def unwritable(exc: OSError) -> str:
 
 def calibrate_claims(args, paths: list[Path], console: Console) -> int:
     """Run the coverage studies of ``paths`` that are absent or out of date (``--force``: all), as one build."""
-    from ..claimfiles.spec import load_claim
     from ..core.datalock import load_lock
     from ..core.errors import HarnessError
     from ..resampling.calibration import STUDY_DIR, read_study
@@ -478,14 +413,9 @@ def calibrate_claims(args, paths: list[Path], console: Console) -> int:
         return EXIT_ERROR
     lock, tables = load_lock(args.lock), tables_of(args)
     folder = Path(getattr(args, "out", None) or STUDY_DIR.parent) / "calibration"
-    status, studies = EXIT_OK, []
-    for path in paths:
-        try:
-            spec = load_claim(path, lock=lock, tables=tables)
-        except HarnessError as exc:
-            console.error(str(exc))
-            status = EXIT_ERROR
-            continue
+    specs, failed = load_claims(paths, lock, None, tables, console)
+    studies = []
+    for spec in specs.values():
         state, _ = read_study(spec, lock, folder)
         if state == "not asked":
             continue
@@ -494,10 +424,4 @@ def calibrate_claims(args, paths: list[Path], console: Console) -> int:
             continue
         console.note(f"{spec.id}: calibration: {state}; running the study")
         studies.append(StudyPlan(spec, state))
-    try:
-        for res in _execute([], studies, args, folder):
-            status = _said_study(res, console, status)
-    except HarnessError as exc:
-        console.error(str(exc))
-        status = EXIT_ERROR
-    return status
+    return max(EXIT_ERROR if failed else EXIT_OK, _build([], studies, args, folder, console))

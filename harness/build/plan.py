@@ -1,12 +1,7 @@
-"""What a build would do, and why: which claims are up to date, which need their report drawn again, which must
-run, and which coverage studies must be measured again. Nothing here runs anything (``harness status`` prints
-the plan; ``harness run`` carries it out).
-
-Each claim is compared with its entry in the reports folder's lock (:mod:`harness.core.claimslock`): its
-declared dependencies as they are now against those it was made from, and its record's and report's bytes
-against the hashes the lock names. A claim found up to date from its entry is decided without parsing its
-claim file or importing its protocol (a warm build stays cheap); anything else goes through the full plan,
-which reads and checks the claim file and says what changed.
+"""What a build would do, and why (docs/build.md, "What runs, and why"): which claims are up to date, which need
+their report drawn again, which must run, and which coverage studies must be measured again. Nothing here runs
+anything. A claim found up to date from its entry in the lock is decided without parsing its claim file or
+importing its protocol; anything else is planned from its claim file, read and checked.
 """
 
 from __future__ import annotations
@@ -31,8 +26,7 @@ class Planned:
 
 @dataclass
 class StudyPlan:
-    """A coverage study the build measures (again): its claim, and why (``no study yet``, ``its design
-    changed``, ``its file was edited``, ``forced (--force)``)."""
+    """A coverage study the build measures (again), and why (e.g. ``no study yet``)."""
 
     spec: object
     why: str
@@ -88,14 +82,28 @@ def record_deps(path: Path, protocol: str, inputs, upstream, lock, pins, paper=N
     return claim_deps(path, protocol, inputs, upstream, lock, pins, package_versions(), study_path(path.stem), paper)
 
 
-def _render_reasons(out: Path, cid: str, found: dict, protocol: str) -> list[str]:
-    """Why the report must be drawn again from its record: its templates or drawing code changed, or it was
-    edited."""
-    from ..core.claimslock import changed, edited, listed, render_deps
+def _claim_plan(path: Path, spec, claim, paper, existing, why, out: Path, lock, pins, args) -> Planned:
+    """Why the claim (``claim``: its claim file's, or its record's when ``spec`` is None) must run or its report
+    be drawn again; ``existing``, ``why``: its record there now (:func:`current_record`)."""
+    from ..core.claimslock import changed, edited, entry, listed, render_deps, stale_reasons
 
-    drawn = changed(found.get("render"), render_deps(protocol))
-    md = edited(out, found, f"{cid}.md")
-    return ([f"template or rendering code changed: {listed(drawn)}"] if drawn else []) + ([md] if md else [])
+    protocol = claim.protocol
+    deps = record_deps(path, protocol, claim.inputs, claim.upstream, lock, pins, paper)
+    found = entry(out, "claims", claim.id) or {}
+    render = []
+    if existing is None:
+        run = [why or "no report yet"]
+    elif args.force:
+        run = ["forced (--force)"]
+    else:
+        run = stale_reasons(found.get("deps"), deps)
+        if existing.arms.upstream.status != "ok" and not args.no_upstream and claim.upstream:
+            run.append("the authors' arm did not run last time")
+        if not run:  # its templates or drawing code changed, or it was edited
+            drawn = changed(found.get("render"), render_deps(protocol))
+            md = edited(out, found, f"{claim.id}.md")
+            render = ([f"template or rendering code changed: {listed(drawn)}"] if drawn else []) + ([md] if md else [])
+    return Planned(path, spec, deps, existing, run, render)
 
 
 def _study_measured(record) -> bool:
@@ -107,35 +115,31 @@ def _study_measured(record) -> bool:
 
 
 def _from_lock(path: Path, out: Path, lock, pins, tables, args) -> Planned | None:
-    """The plan of a claim found up to date from its lock entry, or None (then the full plan decides). Its input
-    tables are still verified against the data lock (a table altered since says so through the full plan)."""
-    from ..core.claimslock import entry, stale_reasons
+    """The plan of a claim found up to date from its lock entry and its record, or None (then its claim file
+    decides). Its input tables are still verified against the data lock."""
+    from ..core.claimslock import entry
     from ..core.errors import HarnessError
 
-    found = entry(out, "claims", path.stem)
-    if found is None or not isinstance(found.get("protocol"), str):
-        return None
     existing, _ = current_record(out, path.stem)
     if existing is None or existing.claim.id != path.stem:
+        return None
+    if not isinstance((entry(out, "claims", path.stem) or {}).get("protocol"), str):
         return None
     c = existing.claim
     try:
         tables.describe(c.inputs)
     except HarnessError:
         return None
-    deps = record_deps(path, c.protocol, c.inputs, c.upstream, lock, pins, c.paper and c.paper.id)
-    if stale_reasons(found.get("deps"), deps):
+    item = _claim_plan(path, None, c, c.paper and c.paper.id, existing, None, out, lock, pins, args)
+    if item.run or (getattr(args, "studies", False) and not _study_measured(existing)):
         return None
-    if existing.arms.upstream.status != "ok" and not args.no_upstream and c.upstream:
-        return None
-    if getattr(args, "studies", False) and not _study_measured(existing):
-        return None
-    return Planned(path, None, deps, existing, [], _render_reasons(out, c.id, found, c.protocol))
+    return item
 
 
-def _load(paths: list[Path], lock, pins, tables, console) -> tuple[dict[Path, object], int]:
+def load_claims(paths: list[Path], lock, pins, tables, console) -> tuple[dict[Path, object], int]:
+    """The claim files read and checked, each problem said; ``(specs, how many failed)``."""
     if not paths:
-        return {}, 0
+        return {}, 0  # a warm build imports no protocol
     from ..claimfiles.spec import load_claim
     from ..core.errors import HarnessError
 
@@ -190,7 +194,6 @@ def plan(args, paths: list[Path], console) -> tuple[list[Planned], list[StudyPla
     """``(claims, studies, failed)``: each claim with why it must run or be drawn again (both empty: up to
     date); the coverage studies the build measures first (with ``args.studies``); how many claim files could
     not be read. Problems are said on ``console``."""
-    from ..core.claimslock import entry, stale_reasons
     from ..core.datalock import load_lock
     from ..resampling.calibration import stale_reasons as study_reasons
 
@@ -198,39 +201,23 @@ def plan(args, paths: list[Path], console) -> tuple[list[Planned], list[StudyPla
     out = Path(args.out)
     paths, failed = _not_over_a_committed_claim(paths, out, console)
     stems = [p.stem for p in paths]
-    quick = {}
-    if not args.force:
-        for path in paths:
-            found = _from_lock(path, out, lock, pins, tables, args) if stems.count(path.stem) == 1 else None
-            if found is not None:
-                quick[path] = found
-    specs, unread = _load([p for p in paths if p not in quick], lock, pins, tables, console)
-    failed += unread
+    quick = (
+        {}
+        if args.force
+        else {p: _from_lock(p, out, lock, pins, tables, args) for p in paths if stems.count(p.stem) == 1}
+    )
+    specs, unread = load_claims([p for p in paths if quick.get(p) is None], lock, pins, tables, console)
     planned, studies = [], []
     for path in paths:
-        if path in quick:
+        if quick.get(path) is not None:
             planned.append(quick[path])
-            continue
-        if path not in specs:
-            continue
-        spec = specs[path]
-        c = spec.claim
-        deps = record_deps(spec.path, spec.protocol.name, c.inputs, c.upstream, lock, pins, c.paper)
-        existing, why = current_record(out, spec.id)
-        found = entry(out, "claims", spec.id) or {}
-        run, render = [], []
-        if existing is None:
-            run = [why or "no report yet"]
-        elif args.force:
-            run = ["forced (--force)"]
-        else:
-            run = stale_reasons(found.get("deps"), deps)
-            if existing.arms.upstream.status != "ok" and not args.no_upstream and c.upstream:
-                run.append("the authors' arm did not run last time")
-            render = [] if run else _render_reasons(out, spec.id, found, spec.protocol.name)
-        stale = study_reasons(spec, lock) if getattr(args, "studies", False) else []
-        if stale:
-            studies.append(StudyPlan(spec, stale[0]))
-            run = run if run == ["forced (--force)"] else run + [f"coverage study stale: {stale[0]}"]
-        planned.append(Planned(path, spec, deps, existing, run, render))
-    return planned, studies, failed
+        elif path in specs:
+            spec, c = specs[path], specs[path].claim
+            existing, why = current_record(out, spec.id)
+            item = _claim_plan(path, spec, c, c.paper, existing, why, out, lock, pins, args)
+            stale = study_reasons(spec, lock) if getattr(args, "studies", False) else []
+            if stale:
+                studies.append(StudyPlan(spec, stale[0]))
+                item.run += [] if item.run == ["forced (--force)"] else [f"coverage study stale: {stale[0]}"]
+            planned.append(item)
+    return planned, studies, failed + unread

@@ -1,11 +1,6 @@
-"""Run one claim: both arms, the judgement of targets and controls, the verdict, the protocol's evidence.
-
-:func:`run_claim` returns a :class:`RunResult`: the typed run record (what
-the claim and its inputs determine; see :mod:`harness.core.record`), what its
-figures are drawn from (never stored), and the run log (timings, cache hits,
-the authors' stdout and stderr: what this machine and this moment add), which
-never goes into a committed file.
-"""
+"""Run one claim: both arms, the judgement of targets and controls, the verdict, the protocol's evidence: its
+record (:mod:`harness.core.record`), what its figures are drawn from, and its run log (timings, cache hits, the
+authors' output: what this machine and moment add, never committed)."""
 
 from __future__ import annotations
 
@@ -53,12 +48,6 @@ class RunResult:
     record: Record
     log: dict[str, Any] = field(default_factory=dict)
     plots: dict[str, Any] = field(default_factory=dict)  # what the figures are drawn from (Protocol.plots)
-
-
-def _paper_ref(path: Path, name: str | None) -> PaperRef | None:
-    """The paper a claim is from, as the record keeps it (its file's id, title and arXiv id with version)."""
-    paper = load_paper(path, name) if name else None
-    return None if paper is None else PaperRef(id=paper.id, title=paper.title, arxiv=f"{paper.arxiv}v{paper.version}")
 
 
 def _generators(seed: int, n_controls: int, extra: int = 0) -> list[np.random.Generator]:
@@ -151,26 +140,14 @@ def _check_vocabulary(spec: ClaimSpec, arm: Arm, who: str) -> None:
         )
 
 
-def _quantity_labels(spec: ClaimSpec) -> dict[str, str]:
-    labels = {name: q.label for name, q in spec.vocabulary.items()}
-    for vocab in spec.control_vocabularies.values():
-        for name, q in vocab.items():
-            labels.setdefault(name, q.label)
-    return labels
-
-
 def run_claim(
-    path_or_spec: str | Path | ClaimSpec,
-    tables: Tables,
-    *,
-    upstream_options=None,
-    before_resampling: Callable[[], None] | None = None,
+    path: str | Path, tables: Tables, *, upstream_options=None, before_resampling: Callable[[], None] | None = None
 ) -> RunResult:
     """Run a claim and return its record and run log. The authors' arm runs in a thread beside the
     re-implementation (in a shared build, the multiverse too); each part has its own seed, so the order changes
     no byte. A bad claim or bad inputs raise :class:`~harness.core.errors.HarnessError`; an arm that cannot run
     is recorded."""
-    spec = path_or_spec if isinstance(path_or_spec, ClaimSpec) else load_claim(path_or_spec, tables=tables)
+    spec = load_claim(path, tables=tables)
     log: dict[str, Any] = {"claim": spec.id}
     t_start = time.perf_counter()
     project_state()  # measured before anything is written (and cached)
@@ -180,7 +157,7 @@ def run_claim(
         upstream_job = pool.submit(contextvars.copy_context().run, _run_upstream, spec, tables, upstream_options, log)
         reimpl = _run_reimpl(spec, tables, log)
         beside = None
-        if reimpl.ok and fanout.current().shared:
+        if reimpl.ok and fanout.current().shared_pool is not None:
             beside = pool.submit(contextvars.copy_context().run, _multiverse, spec, tables, log)
         upstream, upstream_source = upstream_job.result()
         if before_resampling is not None:
@@ -227,7 +204,9 @@ def assemble_record(
     targets = judge_targets(spec, reimpl, upstream)
     controls = judge_controls(spec, reimpl, upstream)
     verdict = decide_verdict(reimpl, upstream, targets, controls, arm_disagreements(targets))
-    labels = _quantity_labels(spec)
+    labels: dict[str, str] = {}  # a name's first label: the claim's, then its controls' in order
+    for vocab in (spec.vocabulary, *spec.control_vocabularies.values()):
+        labels.update({name: q.label for name, q in vocab.items() if name not in labels})
     missing = sorted(n for n, q in spec.vocabulary.items() if q.arm != "upstream" and n not in reimpl.values)
     evidence = {}
     if reimpl.ok and not missing:  # a protocol's evidence rests on every value it declares
@@ -239,13 +218,15 @@ def assemble_record(
     except ValueError:
         rel_path = spec.path.name
     packages = package_versions()
+    paper = load_paper(spec.path, claim.paper) if claim.paper else None
+    ref = None if paper is None else PaperRef(id=paper.id, title=paper.title, arxiv=f"{paper.arxiv}v{paper.version}")
     source = (upstream_source or {}) if upstream.ok else {}
     return Record(
         claim=ClaimInfo(
             id=claim.id,
             title=claim.title,
             claim=claim.claim,
-            paper=_paper_ref(spec.path, claim.paper),
+            paper=ref,
             locator=claim.locator,
             protocol=claim.protocol,
             path=rel_path,

@@ -1,13 +1,10 @@
-"""One fan-out layer for every independent unit of work: local processes by default, a Dask cluster when asked.
+"""One fan-out layer for every independent unit of work (docs/build.md, "Where the work runs").
 
-A claim's fits, resamples, calibration replicates and multiverse specifications are lists of :class:`Task`
-(a picklable module-level function with its arguments and its own seed); :func:`run` returns their results
-**in task order**, so the output does not depend on where they ran. Executors: ``serial``; ``local`` /
-``local:N`` (a :class:`~concurrent.futures.ProcessPoolExecutor` of N processes, default: the cores);
-``dask://HOST:PORT`` (a ``dask.distributed`` scheduler's ``concurrent.futures`` executor; start its workers
-with ``python -m harness worker``). Chosen by ``--executor`` or ``$HARNESS_EXECUTOR``. A task runs with one
-BLAS thread and, inside it, every further fan-out is serial. A build shares one pool among its claims
-(:func:`shared`).
+A claim's fits, resamples, calibration replicates and multiverse specifications are lists of :class:`Task` (a
+picklable module-level function, its arguments and its own seed); :func:`run` returns their results in task order,
+so the output does not depend on where they ran: ``serial``, ``local[:N]`` (a process pool) or ``dask://HOST:PORT``
+(a ``dask.distributed`` scheduler's ``concurrent.futures`` executor). A task runs with one BLAS thread and, inside
+it, every further fan-out is serial.
 """
 
 from __future__ import annotations
@@ -20,7 +17,8 @@ import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import CancelledError, ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 
 from ..core.errors import HarnessError
 
@@ -38,7 +36,7 @@ class Task:
 
 def _call(task: Task) -> tuple:
     """Run one task as every executor runs it: one BLAS thread, no fan-out below it; a failure is returned as
-    ``(False, type, message)`` so that the parent names the task."""
+    ``(False, "Type: message")`` so that the parent names the task."""
     from threadpoolctl import threadpool_limits
 
     token = _CURRENT.set(SERIAL)
@@ -46,7 +44,7 @@ def _call(task: Task) -> tuple:
         with threadpool_limits(limits=1, user_api="blas"):
             return (True, task.fn(*task.args))
     except Exception as exc:
-        return (False, type(exc).__name__, " ".join(str(exc).split())[:500])
+        return (False, f"{type(exc).__name__}: {' '.join(str(exc).split())[:500]}")
     finally:
         _CURRENT.reset(token)
 
@@ -76,24 +74,21 @@ def process_pool(n: int) -> Iterator[ProcessPoolExecutor]:
     pool.shutdown(wait=True)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Executor:
     """Where tasks run: ``kind`` "serial", "local" (``workers`` processes) or "dask" (``address``)."""
 
     kind: str
     workers: int = 1
     address: str | None = None
-    _pool: list = field(default_factory=list, compare=False, repr=False)  # a build's shared pool or Dask client
+    shared_pool: ProcessPoolExecutor | None = field(default=None, compare=False, repr=False)  # a build's (shared)
+    client: object = field(default=None, compare=False, repr=False)  # the Dask client, made once
 
     @property
     def where(self) -> str:
         if self.kind == "dask":
             return f"the Dask scheduler at {self.address}"
         return "this machine" if self.kind == "local" else "this process"
-
-    @property
-    def shared(self) -> bool:
-        return bool(self._pool) and self.kind == "local"
 
     def describe(self) -> str:
         return {"serial": "serial", "local": f"local:{self.workers}", "dask": f"dask://{self.address}"}[self.kind]
@@ -103,8 +98,8 @@ class Executor:
         """A ``concurrent.futures`` executor for ``n_tasks`` tasks (``None``: run them here, one by one)."""
         if self.kind == "dask":
             yield self.dask_client().get_executor()
-        elif self._pool:
-            yield self._pool[-1]
+        elif self.shared_pool is not None:
+            yield self.shared_pool
         elif self.kind == "local" and min(self.workers, n_tasks) > 1:
             with process_pool(min(self.workers, n_tasks)) as pool:
                 yield pool
@@ -112,8 +107,7 @@ class Executor:
             yield None
 
     def dask_client(self):
-        """The client of the Dask scheduler, made once (127.0.0.1 or wherever ``address`` says)."""
-        if not self._pool:
+        if self.client is None:
             try:
                 from distributed import Client
             except ImportError:
@@ -121,11 +115,10 @@ class Executor:
                     f"--executor dask://{self.address} needs dask.distributed: pip install -e '.[dask]'"
                 ) from None
             try:
-                client = Client(f"tcp://{self.address}", timeout="10s", set_as_default=False)
+                self.client = Client(f"tcp://{self.address}", timeout="10s", set_as_default=False)
             except OSError as exc:
                 raise HarnessError(f"no Dask scheduler answers at {self.address}: {exc}") from None
-            self._pool.append(client)
-        return self._pool[0]
+        return self.client
 
 
 SERIAL = Executor("serial")
@@ -169,28 +162,44 @@ def using(executor: Executor) -> Iterator[Executor]:
         _CURRENT.reset(token)
 
 
-def run(tasks: Sequence[Task], *, stage: str, executor: Executor | None = None) -> list:
+@contextlib.contextmanager
+def shared(executor: Executor) -> Iterator[Executor]:
+    """:func:`using` for a build: every fan-out inside the block, from any thread that copies this context, goes
+    to one pool of ``executor.workers`` processes started here, before the build's threads (on Dask, through
+    the client made here)."""
+    with contextlib.ExitStack() as stack:
+        if executor.kind == "dask":
+            executor.dask_client()
+        elif executor.kind == "local" and executor.workers > 1:
+            pool = stack.enter_context(process_pool(executor.workers))
+            pool.submit(int).result()  # starts the workers now
+            executor = replace(executor, shared_pool=pool)
+        with using(executor):
+            yield executor
+
+
+def run(tasks: Sequence[Task], *, executor: Executor | None = None) -> list:
     """``[task.fn(*task.args) for task in tasks]``, computed on ``executor`` (default: :func:`current`), in task
     order. The first task that raised (in that order) makes a :class:`HarnessError` naming it."""
     tasks, ex = list(tasks), executor or current()
     with ex.pool(len(tasks)) as pool:
         if pool is None:
-            return [_unwrap(t, _call(t), ex) for t in tasks]
+            return [_result(t, ex, partial(_call, t)) for t in tasks]
         futures = [pool.submit(_call, t) for t in tasks]
         try:
-            return [_unwrap(t, _outcome(f, t, ex), ex) for t, f in zip(tasks, futures)]
+            return [_result(t, ex, f.result) for t, f in zip(tasks, futures)]
         except BaseException:
             for f in futures:
                 f.cancel()
             raise
 
 
-def _outcome(f, task: Task, ex: Executor) -> tuple:
-    """The outcome of a future; a lost scheduler or a dead worker process in one line."""
+def _result(task: Task, ex: Executor, outcome: Callable[[], tuple]):
+    """The task's value; its failure, a lost scheduler or a dead worker process in one line."""
     from concurrent.futures.process import BrokenProcessPool
 
     try:
-        return f.result()
+        ok, value = outcome()
     except CancelledError:
         raise HarnessError(
             f"{ex.where} stopped answering (its futures were cancelled) while task '{task.key}' was pending;"
@@ -200,30 +209,9 @@ def _outcome(f, task: Task, ex: Executor) -> tuple:
         raise HarnessError(f"a worker process on {ex.where} died while task '{task.key}' ran ({exc})") from None
     except OSError as exc:
         raise HarnessError(f"{ex.where} could not be reached while task '{task.key}' was pending: {exc}") from None
-
-
-def _unwrap(task: Task, outcome: tuple, ex: Executor):
-    if not outcome[0]:
-        raise HarnessError(f"task '{task.key}' failed on {ex.where}: {outcome[1]}: {outcome[2]}")
-    return outcome[1]
-
-
-@contextlib.contextmanager
-def shared(executor: Executor) -> Iterator[Executor]:
-    """One pool of ``executor.workers`` processes for every fan-out inside the block, from any thread (a build's
-    claims and studies), started here, before the build's threads; on Dask, the scheduler's client made here."""
-    if executor.kind == "dask":
-        executor.dask_client()
-    if executor.kind != "local" or executor.workers <= 1:
-        yield executor
-        return
-    with process_pool(executor.workers) as pool:
-        pool.submit(int).result()  # starts the workers now
-        executor._pool.append(pool)
-        try:
-            yield executor
-        finally:
-            executor._pool.pop()
+    if not ok:
+        raise HarnessError(f"task '{task.key}' failed on {ex.where}: {value}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -235,17 +223,11 @@ class Mapper:
 
     def __call__(self, fn: Callable, items) -> list:
         items = list(items)
-        n = len(items)
-        return run([Task(f"{self.stage} {i + 1}/{n}", fn, (item,)) for i, item in enumerate(items)], stage=self.stage)
+        return run([Task(f"{self.stage} {i + 1}/{len(items)}", fn, (item,)) for i, item in enumerate(items)])
 
 
 def worker_command(address: str, nworkers: int) -> list[str]:
     """This interpreter's ``dask worker`` for the scheduler at ``address``: one thread each, listening on
     127.0.0.1 only, no dashboard."""
-    return [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers", str(nworkers)] + [
-        "--nthreads",
-        "1",
-        "--host",
-        "127.0.0.1",
-        "--no-dashboard",
-    ]
+    flags = ["--nworkers", str(nworkers), "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"]
+    return [sys.executable, "-m", "distributed.cli.dask_worker", address, *flags]

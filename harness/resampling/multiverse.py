@@ -312,7 +312,7 @@ def run_multiverse(spec, tables) -> MultiverseRecord | None:
         args = (protocol.name, params_of[-1], tables, _run_stream(spec.seed), names, noise)
         tasks.append(Task(key, _measure_one, args))
     progress.stage(f"multiverse: {len(grid)} specifications and {len(others)} other estimands")
-    results = fanout.run(tasks, stage="multiverse specifications")
+    results = fanout.run(tasks)
     ends = protocol.INTERVALS.get(curve)
     specs = [
         _specification(
@@ -365,7 +365,7 @@ def _joint_null(spec, tables, params_of: list[dict], specs: list) -> dict | None
         for j, (s, k) in enumerate(zip(seeds, sizes))
     ]
     progress.stage(f"multiverse: the curve under the null, {n} data sets")
-    chunks = fanout.run(tasks, stage="joint null")
+    chunks = fanout.run(tasks)
     effect = np.concatenate([np.asarray(c["effect"], dtype=float) for c in chunks])
     significant = np.concatenate([np.asarray(c["significant"], dtype=bool) for c in chunks])
     alpha = spec.params.alpha

@@ -97,15 +97,15 @@ def _resamplings(method, d: Design, ids, n_resamples: int, seed: int) -> dict:
                 )
                 for ch in _chunks(n_resamples)
             ]
-            out[key] = concat_draws(fanout.run(tasks, stage="bootstrap chunks"))
+            out[key] = concat_draws(fanout.run(tasks))
         elif key[0] == "jackknife":
             task = Task(f"cluster jackknife ({key[1]} groups)", _jackknife, (d.statistic, d.n_rows, ids, key[1], seed))
-            (out[key],) = fanout.run([task], stage="jackknife")
+            (out[key],) = fanout.run([task])
         elif key[0] == "subsample":
             task = Task(
                 f"{n_resamples} subsamples", _subsamples, (d.statistic, d.n_rows, ids, key[1], n_resamples, seed)
             )
-            (out[key],) = fanout.run([task], stage="subsamples")
+            (out[key],) = fanout.run([task])
         else:
             raise ValueError(f"unknown resampling {key!r}")
     return out
@@ -118,7 +118,7 @@ def _deleted(d: Design, ids, seed: int) -> BootstrapDraws:
         Task(f"without clusters {ch.start + 1}-{ch.stop}", without_each, (d.statistic, d.n_rows, ids, ch, seed, _CATCH))
         for ch in _chunks(G)
     ]
-    return concat_draws(fanout.run(tasks, stage="influence of each cluster"))
+    return concat_draws(fanout.run(tasks))
 
 
 # -- what the record says -----------------------------------------------------------------------------------------

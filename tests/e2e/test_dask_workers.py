@@ -58,7 +58,7 @@ def _wait_for_workers(cluster, n: int) -> None:
 
 def test_a_task_runs_on_the_workers_of_the_scheduler(cluster):
     ex = executor_from(f"dask://{_address(cluster)}")
-    assert fanout.run([Task("sq", _square, (3,))], stage="t", executor=ex) == [9]
+    assert fanout.run([Task("sq", _square, (3,))], executor=ex) == [9]
 
 
 @pytest.mark.slow  # starts a worker process of its own (about 15 s)
@@ -73,7 +73,7 @@ def test_harness_worker_starts_a_worker_the_build_accepts(monkeypatch):
         try:
             _wait_for_workers(cluster, 1)
             ex = executor_from(f"dask://{_address(cluster)}")
-            assert fanout.run([Task("pow", pow, (4, 2))], stage="t", executor=ex) == [16]  # importable anywhere
+            assert fanout.run([Task("pow", pow, (4, 2))], executor=ex) == [16]  # importable anywhere
             (address,) = ex.dask_client().scheduler_info()["workers"]
             assert address.startswith("tcp://127.0.0.1:")
         finally:
@@ -107,7 +107,7 @@ def test_a_killed_scheduler_is_one_line_not_a_traceback(tmp_path):
                 time.sleep(0.5)
         threading.Timer(2.0, lambda: scheduler.send_signal(signal.SIGKILL)).start()
         with pytest.raises(HarnessError) as info:
-            fanout.run([Task(f"nap {i}", time.sleep, (0.5,)) for i in range(60)], stage="t", executor=ex)
+            fanout.run([Task(f"nap {i}", time.sleep, (0.5,)) for i in range(60)], executor=ex)
         assert "\n" not in str(info.value) and "stopped answering" in str(info.value)
     finally:
         for p in (worker, scheduler):

@@ -53,15 +53,15 @@ def _dask(cluster):
 def test_results_come_back_in_task_order_whatever_runs_them():
     tasks = [Task(f"square {i}", _square, (i,)) for i in range(20)]
     want = [i * i for i in range(20)]
-    assert fanout.run(tasks, stage="t", executor=SERIAL) == want
-    assert fanout.run(tasks, stage="t", executor=executor_from("local:2")) == want
+    assert fanout.run(tasks, executor=SERIAL) == want
+    assert fanout.run(tasks, executor=executor_from("local:2")) == want
 
 
 @pytest.mark.parametrize("spec", ["serial", "local:2"])
 def test_a_task_that_raises_names_itself_and_where_it_ran(spec):
     tasks = [Task("fine", _square, (1,)), Task("the planted one", _boom, (7,))]
     with pytest.raises(HarnessError, match=r"task 'the planted one' failed on .*: RuntimeError: planted failure at 7"):
-        fanout.run(tasks, stage="t", executor=executor_from(spec))
+        fanout.run(tasks, executor=executor_from(spec))
 
 
 @pytest.mark.parametrize(
@@ -101,7 +101,7 @@ def test_claim_002_gives_the_same_record_on_a_dask_cluster(tables, dask_cluster)
 @pytest.mark.dask
 def test_a_task_that_raises_on_a_dask_worker_names_itself(dask_cluster):
     with pytest.raises(HarnessError, match=r"task 'remote' failed on the Dask scheduler at .*: RuntimeError: planted"):
-        fanout.run([Task("remote", _boom, (3,))], stage="t", executor=_dask(dask_cluster))
+        fanout.run([Task("remote", _boom, (3,))], executor=_dask(dask_cluster))
 
 
 def test_a_failing_task_fails_its_claim_and_the_others_go_on(tmp_path, monkeypatch, capsys):

@@ -16,7 +16,7 @@ from harness import cli
 from harness.authors.checkout import checkout
 from harness.build import make
 from harness.core.errors import HarnessError, UpstreamError
-from harness.core.record import read_record, record_json
+from harness.core.record import read_record
 
 ROOT = Path(__file__).resolve().parents[2]
 STEMS = [p.stem for p in sorted((ROOT / "claims").glob("*.yaml"))]
@@ -110,10 +110,9 @@ def _output(upstream: str, reason: str | None) -> make.ClaimOutput:
     if committed is None:
         pytest.skip("no committed records")
     rec = read_record(committed)
-    return make.ClaimOutput(
-        path=Path(f"{rec.claim.id}.yaml"), id=rec.claim.id, json=record_json(rec), md="r\n", verdict="reproduced",
-        reimpl="ok", upstream=upstream, upstream_reason=reason,
-    )  # fmt: skip
+    arm = rec.arms.upstream.model_copy(update={"status": upstream, "reason": reason})
+    rec = rec.model_copy(update={"arms": rec.arms.model_copy(update={"upstream": arm})})
+    return make.ClaimOutput(path=Path(f"{rec.claim.id}.yaml"), record=rec, md="r\n")
 
 
 def _depth(text: str) -> int:
@@ -140,7 +139,7 @@ def test_a_git_error_is_said_once(tmp_path):
     first = _output("ok", None)
     args = SimpleNamespace(out=str(out), accept_degraded=False)
     assert make._finish(first, args, True, _Said()) == make.EXIT_OK
-    assert read_record(out / f"{first.id}.json")  # the report there now (its arm status is the committed one's)
+    assert read_record(out / f"{first.record.claim.id}.json").arms.upstream.status == "ok"  # the report there now
     said = _Said()
     make._finish(_output("could not run", reason), args, True, said)
     assert sum(line.count("does not appear to be a git repository") for line in said.lines) == 1, said.lines

@@ -22,7 +22,7 @@ from harness.build.plan import checked_record, plan
 from harness.core.claimslock import LOCK_NAME, file_sha
 from harness.core.errors import HarnessError
 from harness.core.fileio import project_lock
-from harness.core.record import read_record, record_json
+from harness.core.record import read_record
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = sorted((ROOT / "reports").glob("*.json"))
@@ -132,17 +132,13 @@ def _pristine(cid: str):
 
 def _poor(out: Path, cid: str) -> make.ClaimOutput:
     rec = _pristine(cid)
-    return make.ClaimOutput(
-        path=Path(f"{cid}.yaml"), id=cid, protocol=rec.claim.protocol, json=record_json(rec), md="fresh\n",
-        verdict="v", reimpl="ok",
-        upstream="not run", upstream_reason="switched off",
-    )  # fmt: skip
+    upstream = rec.arms.upstream.model_copy(update={"status": "not run", "reason": "switched off"})
+    poor = rec.model_copy(update={"arms": rec.arms.model_copy(update={"upstream": upstream})})
+    return make.ClaimOutput(Path(f"{cid}.yaml"), poor, md="fresh\n")
 
 
 def _good(out: Path, cid: str) -> make.ClaimOutput:
-    res = _poor(out, cid)
-    res.upstream, res.upstream_reason = "ok", None
-    return res
+    return make.ClaimOutput(Path(f"{cid}.yaml"), _pristine(cid), md="fresh\n")
 
 
 def test_run_says_an_edited_record_must_run_again(out):
