@@ -188,7 +188,10 @@ def cmd_diff(args) -> int:
 
 def cmd_data_add(args) -> int:
     from .core.datalock import add_table, resolve_data_root
+    from .core.errors import DataError
 
+    if not args.provenance.strip():
+        raise DataError(f"data add {args.name}: --provenance is empty; expected where the table comes from")
     entry = add_table(
         args.name, args.path, args.provenance, root=resolve_data_root(args.data_root), lock_file=args.lock
     )

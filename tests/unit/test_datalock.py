@@ -294,3 +294,15 @@ def test_data_add_to_a_lock_in_flow_layout_is_one_line_not_a_traceback(tmp_path,
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot be appended to this lock's text" in err and "Traceback" not in err
     assert lock.read_text() == "tables: {}\n"
+
+
+def test_data_add_with_an_empty_provenance_is_one_line_not_a_traceback(lock_file, tmp_path, capsys):
+    from harness import cli
+
+    before = lock_file.read_text(encoding="utf-8")
+    root = tmp_path / "data"
+    argv = ["--lock", str(lock_file), "--data-root", str(root), "data", "add", "u", str(root / "sub" / "u.csv")]
+    assert cli.main([*argv, "--provenance", " \n "]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--provenance is empty" in err and "Traceback" not in err
+    assert lock_file.read_text(encoding="utf-8") == before
