@@ -108,4 +108,5 @@ def test_changing_one_expected_constant_fails_the_audit(tmp_path, tables):
     rec = run_claim(path, tables, upstream_options=UpstreamOptions(cache_dir=tmp_path / "cache")).record
     assert rec.arms.upstream.values["audit.n_failed"] == 1
     assert rec.verdict.verdict == "not reproduced"
-    assert results_for(rec).audit["failed"] == ["skill_frontier/core/sigmoid.py:63"]
+    failed = [e["location"] for e in results_for(rec).audit_lines if not e["found"]]
+    assert failed == ["skill_frontier/core/sigmoid.py:63"]
