@@ -210,7 +210,7 @@ def assemble_record(
     missing = sorted(n for n, q in spec.vocabulary.items() if q.arm != "upstream" and n not in reimpl.values)
     evidence = {}
     if reimpl.ok and not missing:  # a protocol's evidence rests on every value it declares
-        ctx = Context(spec, spec.params, data, reimpl, upstream, targets, controls, tables, verdict)
+        ctx = Context(spec, spec.params, data, reimpl, upstream, targets, tables)
         rng = _generators(claim.seed, len(claim.controls), extra=1)[-1]
         evidence = plain(protocol.evidence(ctx, rng))
     try:
@@ -268,5 +268,5 @@ def plot_data(spec: ClaimSpec, tables: Tables, record: Record) -> dict:
     if not r.arms.reimpl.ok or r.unmeasured:
         return {}
     arms = (r.arms.reimpl, r.arms.upstream)
-    ctx = Context(spec, spec.params, r.data, *arms, r.targets, r.controls, tables, r.verdict)
+    ctx = Context(spec, spec.params, r.data, *arms, r.targets, tables)
     return plain(spec.protocol.plots(ctx))

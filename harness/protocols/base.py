@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..core.record import Arm, ControlOutcome, TargetOutcome, Verdict
+from ..core.record import Arm, TargetOutcome
 from ..core.schema import Strict
 from .card import ProtocolCard
 
@@ -26,8 +26,8 @@ class Measurement:
 
 @dataclass(frozen=True)
 class Context:
-    """Everything a protocol's evidence and figures may rest on: the claim, both arms, the judged targets and
-    controls, the verdict (decided by :mod:`harness.verdicts.verdict`, never by a protocol), the tables."""
+    """Everything a protocol's evidence and figures may rest on: the claim, both arms, the judged targets, the
+    tables."""
 
     spec: Any  # harness.claimfiles.spec.ClaimSpec
     params: ProtocolParams
@@ -35,9 +35,7 @@ class Context:
     reimpl: Arm
     upstream: Arm
     targets: list[TargetOutcome]
-    controls: list[ControlOutcome]
     tables: Any  # harness.core.datalock.Tables
-    verdict: Verdict
 
 
 #: What a choice of a claim's multiverse is (:attr:`Choice.role`).

@@ -12,19 +12,35 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["MC_SIDE_SDS", "p_value_side", "refined_p_value"]
+__all__ = ["MC_SIDE_SDS", "mc_se", "side_margin", "side", "p_value_side", "refined_p_value"]
 
 #: Which side of a level a permutation p-value lies on is settled when it lies more than this many Monte Carlo
 #: standard errors of a p-value whose limit is the level, ``sqrt(alpha (1 - alpha) / n_perm)``, away from it.
 MC_SIDE_SDS = 4.0
 
 
-def p_value_side(p: float, n_perm: int, alpha: float) -> str:
-    """``"below"`` or ``"above"`` ``alpha``, or ``"undecided"`` where ``|p - alpha|`` is at most
-    :data:`MC_SIDE_SDS` times ``sqrt(alpha (1 - alpha) / n_perm)``."""
-    if abs(p - alpha) <= MC_SIDE_SDS * math.sqrt(alpha * (1.0 - alpha) / n_perm):
+def mc_se(p: float, n: int) -> float:
+    """Monte Carlo standard error of a proportion ``p`` estimated from ``n`` draws, ``sqrt(p (1 - p) / n)``."""
+    return math.sqrt(p * (1.0 - p) / n)
+
+
+def side_margin(level: float, n: int) -> float:
+    """How far from ``level`` a proportion estimated from ``n`` draws must lie for its side of it to be settled:
+    :data:`MC_SIDE_SDS` Monte Carlo standard errors of one whose limit is the level, ``sqrt(level (1 - level) / n)``."""
+    return MC_SIDE_SDS * mc_se(level, n)
+
+
+def side(value: float, level: float, margin: float) -> str:
+    """``"below"`` or ``"above"`` ``level``, or ``"undecided"`` where ``|value - level| <= margin`` (an exact
+    value, ``margin == 0``, is never undecided: it is below or not)."""
+    if margin > 0 and abs(value - level) <= margin:
         return "undecided"
-    return "below" if p < alpha else "above"
+    return "below" if value < level else "above"
+
+
+def p_value_side(p: float, n_perm: int, alpha: float) -> str:
+    """The side of ``alpha`` of a p-value from ``n_perm`` permutations (:func:`side`, :func:`side_margin`)."""
+    return side(p, alpha, side_margin(alpha, n_perm))
 
 
 def refined_p_value(n_ge: int, n_perm: int, count_fresh, *, alpha: float, n_perm_max: int) -> dict:
@@ -51,4 +67,4 @@ def refined_p_value(n_ge: int, n_perm: int, count_fresh, *, alpha: float, n_perm
         b = min(n, int(n_perm_max) - n)
         k += int(count_fresh(b))
         n += b
-    return {"p_value": p, "n_perm": n, "n_perm_ge": k, "p_value_mc_se": math.sqrt(p * (1.0 - p) / n), "decision": side}
+    return {"p_value": p, "n_perm": n, "n_perm_ge": k, "p_value_mc_se": mc_se(p, n), "decision": side}

@@ -173,9 +173,7 @@ def _variant(spec, record: Record, tables, *, upstream: Arm | None = None, no_co
         reimpl=record.arms.reimpl,
         upstream=up,
         targets=record.targets,
-        controls=controls,
         tables=tables,
-        verdict=record.verdict,
     )
     arms = Arms(reimpl=record.arms.reimpl, upstream=up)
     return record.model_copy(update={"arms": arms, "controls": controls}), plain(spec.protocol.plots(ctx))

@@ -9,10 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.core.record import read_record
-from harness.protocols.shift_test.quantities import MC_SIDE_SDS
-from harness.protocols.shift_test.results import decision, mc_se
 from harness.rendering.results import results_for
-from harness.stats.permutation import p_value_side
+from harness.stats.permutation import MC_SIDE_SDS, mc_se, p_value_side, side
 
 RECORD = Path(__file__).resolve().parents[2] / "reports" / "000_aime2025_shift_test.json"
 
@@ -40,7 +38,7 @@ def test_the_decision_is_undecided_within_four_monte_carlo_errors_of_the_level()
     assert mc_se(0.051, 2000) == pytest.approx(math.sqrt(0.051 * 0.949 / 2000)) and MC_SIDE_SDS == 4.0
     assert p_value_side(0.051, 2000, 0.05) == "undecided" and p_value_side(0.0478, 200_000, 0.05) == "below"
     assert p_value_side(0.1429, 2000, 0.05) == "above"
-    assert decision(0.0501, 0.0, 0.05) == "above" and decision(0.0499, 0.0, 0.05) == "below"  # exact: a side
+    assert side(0.0501, 0.05, 0.0) == "above" and side(0.0499, 0.05, 0.0) == "below"  # exact: a side
 
 
 def test_claim_000s_p_values_each_carry_their_error_and_side(record):

@@ -10,11 +10,11 @@ from pydantic import Field, field_validator, model_validator
 
 from ...core.errors import DataError, ProtocolError
 from ...core.schema import Count, IsoDate, Label, Number
+from ...stats.permutation import side_margin
 from ...stats.power import shift_test_power
 from ...stats.shift import eps_sensitivity, inflation_control, merge_aa_exports, relabel_control, shift_test
 from ..base import Choice, Context, Measurement, Protocol, ProtocolParams
 from . import CARD
-from .quantities import MC_SIDE_SDS
 
 #: A specification's power: fewer data sets and permutations than the claim's own.
 MULTIVERSE_POWER = {"n_replicates": 400, "n_perm": 200}
@@ -247,14 +247,14 @@ class ShiftTest(Protocol):
         return {"n_perm_precise": 0, "power": pw, "eps_grid": [params.eps]}
 
     def decision_margin(self, params: ShiftParams, quantity: str, threshold: float) -> float | None:
-        """A permutation p-value's side of a level is settled beyond :data:`MC_SIDE_SDS` Monte Carlo standard
-        deviations of a p-value whose limit is the level, ``sqrt(t (1 - t) / n)``. At ``alpha`` the p-value was
+        """A permutation p-value's side of a level is settled beyond its :func:`~harness.stats.permutation.side_margin`
+        from ``n`` permutations. At ``alpha`` the p-value was
         refined until settled or ``n_perm_max`` (:func:`harness.stats.permutation.refined_p_value`), so ``n`` is
         ``n_perm_max``: its margin is the smallest, and reads each p-value as the refinement decided it."""
         if quantity != "p_value" or not 0 < threshold < 1:
             return None
         n = params.n_perm_max if math.isclose(threshold, params.alpha) else params.n_perm
-        return MC_SIDE_SDS * math.sqrt(threshold * (1 - threshold) / n)
+        return side_margin(threshold, n)
 
     def joint_null(self, params: ShiftParams, specifications: list, tables, rng, n: int) -> dict:
         """Data sets under the claim's own null: the release label permuted within the claim's strata of its

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from ...core.quantities import Quantity
-from ...stats.permutation import MC_SIDE_SDS
 
-__all__ = ["vocabulary", "control_vocabulary", "SHIFT_STATS", "INFLATED", "RELABELLED", "MC_SIDE_SDS"]
+__all__ = ["vocabulary", "control_vocabulary", "SHIFT_STATS", "INFLATED", "RELABELLED"]
 
 #: What the test measures, by name, with its label.
 SHIFT_STATS = {

@@ -3,25 +3,11 @@ regression, every p-value of γ with its decision, the clip table, the power stu
 
 from __future__ import annotations
 
-import math
 from functools import cached_property
 
 from ...rendering.results import Results as BaseResults
-from ...stats.permutation import p_value_side
-from .quantities import MC_SIDE_SDS, SHIFT_STATS
-
-
-def mc_se(p: float, n: int) -> float:
-    """Monte Carlo standard error of a proportion ``p`` estimated from ``n`` draws, ``sqrt(p (1 - p) / n)``."""
-    return math.sqrt(p * (1.0 - p) / n)
-
-
-def decision(value: float, se: float, level: float) -> str:
-    """``"below"`` or ``"above"`` ``level``, or ``"undecided"`` when ``|value - level| <= MC_SIDE_SDS * se``
-    (an exact value, ``se == 0``, is never undecided: it is below or not)."""
-    if se > 0 and abs(value - level) <= MC_SIDE_SDS * se:
-        return "undecided"
-    return "below" if value < level else "above"
+from ...stats.permutation import MC_SIDE_SDS, mc_se, p_value_side, side
+from .quantities import SHIFT_STATS
 
 
 class Results(BaseResults):
@@ -65,7 +51,7 @@ class Results(BaseResults):
             p = v["p_value_precise"]
             rows.append(self._permutation("precise", p, n_precise, used.get("precise"), v["null_mean_precise"]))
         t_test = {"source": "t_test", "n_perm": None, "p": v["p_classical"], "mc_se": 0.0, "null_centre": 0.0}
-        return [*rows, {**t_test, "decision": decision(v["p_classical"], 0.0, self.params["alpha"])}]
+        return [*rows, {**t_test, "decision": side(v["p_classical"], self.params["alpha"], 0.0)}]
 
     @cached_property
     def permutation_decision(self) -> str:
@@ -123,7 +109,7 @@ class Results(BaseResults):
             return None
         cfg, main = self.params["power"], pw["linear"]
         at, target = main["at_observed"], self.params["power"]["target"]
-        vs_target = decision(at["power"], at["mc_se"], target)
+        vs_target = side(at["power"], target, MC_SIDE_SDS * at["mc_se"])
         state = {"below": "underpowered", "above": "adequate", "undecided": "undecided"}[vs_target]
         return {
             "state": "rejected" if self.permutation_decision == "below" else state,
