@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 import numpy as np
@@ -196,13 +197,6 @@ class BoxParams(ProtocolParams):
         return box
 
 
-def leaderboard_columns(p: LeaderboardParams, **extra: str) -> list[tuple[str, str, dict[str, str]]]:
-    """The table and columns the parameters name, for the claim file's validation."""
-    cols = {**p.compute_columns(), **extra}
-    cols.update({f"tasks.{label}": col for label, col in p.tasks.items()})
-    return [("table", p.table, cols)]
-
-
 def normalised_column(column: str) -> str:
     """The leaderboard's normalised score column beside a raw one: ``"BBH Raw"`` -> ``"BBH"``."""
     return column.removesuffix(" Raw")
@@ -258,18 +252,6 @@ def leaderboard_frame(tables, p: LeaderboardParams):
     return with_weights(with_log_compute(df, p.tokens_col, p.params_col, p.multiplier), p)
 
 
-def leaderboard_summary(tables, p: LeaderboardParams) -> dict[str, Any]:
-    df = tables.frame(p.table)
-    kept = leaderboard_frame(tables, p)
-    return {
-        "oll_rows": int(len(df)),
-        "oll_rows_with_compute": int(len(kept)),
-        "all_rows_with_compute": len(kept) == len(df),
-        "z_min": float(kept["z"].min()),
-        "z_max": float(kept["z"].max()),
-    }
-
-
 def task_data(frame, p: LeaderboardParams):
     """``{label: (z, y)}`` for every task of the claim."""
     return {label: task_arrays(frame, col) for label, col in p.tasks.items()}
@@ -311,22 +293,33 @@ def resampled_task(z, Y, W, rows, counts, j: int) -> tuple:
 class LeaderboardProtocol(Protocol):
     """A protocol on the leaderboard's rows with a compute axis: the columns it reads and its inputs' summary."""
 
+    #: Parameters naming a column the protocol reads besides the compute axis and the scores.
+    COLUMN_PARAMS: tuple[str, ...] = ()
+
     def columns(self, params: LeaderboardParams):
-        return leaderboard_columns(params)
+        cols = {**params.compute_columns(), **{k: getattr(params, k) for k in self.COLUMN_PARAMS}}
+        cols.update({f"tasks.{label}": col for label, col in params.tasks.items()})
+        return [("table", params.table, cols)]
 
-    def data_summary(self, params: LeaderboardParams, tables):
-        return leaderboard_summary(tables, params)
+    def data_summary(self, params: LeaderboardParams, tables) -> dict[str, Any]:
+        rows, kept = tables.frame(params.table), leaderboard_frame(tables, params)
+        return {
+            "oll_rows": int(len(rows)),
+            "oll_rows_with_compute": int(len(kept)),
+            "all_rows_with_compute": len(kept) == len(rows),
+            "z_min": float(kept["z"].min()),
+            "z_max": float(kept["z"].max()),
+        }
 
 
-def budget_tail_support(data, fits: dict, z_eval: float, name=str) -> dict:
-    """What carries each boundary at a budget (the report's tail table): for every task of ``data``
-    (``{label: (z, y)}``) with its fitted sigmoid ``fits[label]`` (``y0, L, a, beta``), the models above the
-    fitted curve, the models at or above the evaluation point ``z_eval``, and those above the curve there.
-    ``name(label)`` is the row's quantity name."""
+def budget_tail_support(tables, p: LeaderboardParams, fits: dict, name=str) -> dict:
+    """What carries each boundary at the budget ``p.eval_x`` (the report's tail table): for every task with its
+    fitted sigmoid ``fits[label]`` (``y0, L, a, beta``), the models above the fitted curve, the models at or above
+    the budget, and those above the curve there. ``name(label)`` is the row's quantity name."""
     from ..stats.sigmoid import sigmoid_boundary
 
-    rows = []
-    for label, (z, y) in data.items():
+    rows, z_eval = [], math.log10(p.eval_x)
+    for label, (z, y) in task_data(leaderboard_frame(tables, p), p).items():
         q = fits[label]
         above = y > sigmoid_boundary(z, q["y0"], q["L"], q["a"], q["beta"])
         there = z >= z_eval

@@ -13,9 +13,7 @@ from .base import Resampling
 from .leaderboard import (
     BoxParams,
     LeaderboardProtocol,
-    leaderboard_columns,
     leaderboard_frame,
-    leaderboard_summary,
     with_weights,
 )
 
@@ -57,24 +55,6 @@ def period_frame(tables, params):
     frame = leaderboard_frame(tables, params)
     # with weighting by base model, each period's fit weighs each base model one
     return with_weights(assign_periods(frame, date_col=params.date_col, periods=params.periods), params, ("period",))
-
-
-def period_summary(tables, params) -> dict:
-    """Rows per period and the rolling splits' sizes, for the report's setup."""
-    out = leaderboard_summary(tables, params)
-    dated = period_frame(tables, params)
-    counts = dated["period"].value_counts()
-    out["rows_dated"] = int(len(dated))
-    out["periods"] = [
-        {"label": label, "first": first, "last": last, "rows": int(counts.get(label, 0))}
-        for label, first, last in params.periods
-    ]
-    first = next(iter(params.tasks))
-    out["splits"] = [
-        {k: v for k, v in s.describe().items() if k != "task"}
-        for s in rolling_splits(dated, {first: params.tasks[first]}, periods=params.periods)
-    ]
-    return out
 
 
 def sigmoid_options(params) -> dict:
@@ -135,11 +115,24 @@ def outside_box(df, params, fitted: list[dict]) -> list[dict]:
 class PeriodProtocol(LeaderboardProtocol):
     """A protocol that fits on one period of upload dates and scores the fit on the next."""
 
-    def columns(self, params):
-        return leaderboard_columns(params, date_col=params.date_col)
+    COLUMN_PARAMS = ("date_col",)
 
-    def data_summary(self, params, tables):
-        return period_summary(tables, params)
+    def data_summary(self, params, tables) -> dict:
+        """Rows per period and the rolling splits' sizes, for the report's setup."""
+        out = super().data_summary(params, tables)
+        dated = period_frame(tables, params)
+        counts = dated["period"].value_counts()
+        out["rows_dated"] = int(len(dated))
+        out["periods"] = [
+            {"label": label, "first": first, "last": last, "rows": int(counts.get(label, 0))}
+            for label, first, last in params.periods
+        ]
+        first = next(iter(params.tasks))
+        out["splits"] = [
+            {k: v for k, v in s.describe().items() if k != "task"}
+            for s in rolling_splits(dated, {first: params.tasks[first]}, periods=params.periods)
+        ]
+        return out
 
     def tail_support(self, params, tables, reimpl) -> dict:
         """What carries each split's sigmoid boundary (the report's tail table): the training models above it and

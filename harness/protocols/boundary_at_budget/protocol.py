@@ -169,9 +169,8 @@ class BoundaryAtBudget(LeaderboardProtocol):
 
     def tail_support(self, params: BoundaryParams, tables, reimpl) -> dict:
         """What carries each boundary: the models above it, at or above the budget, and above it there."""
-        data = task_data(leaderboard_frame(tables, params), params)
         fits = {label: f["params"] for label, f in reimpl.details["fits"].items()}
-        return budget_tail_support(data, fits, math.log10(params.eval_x), name=Q.boundary)
+        return budget_tail_support(tables, params, fits, name=Q.boundary)
 
     def resampling(self, params: BoundaryParams, tables, reimpl, *, cluster_col: str, quantities=None):
         frame = leaderboard_frame(tables, params)

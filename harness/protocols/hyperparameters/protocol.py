@@ -278,9 +278,8 @@ class Hyperparameters(LeaderboardProtocol):
     def tail_support(self, params: HyperParams, tables, reimpl) -> dict:
         """What carries each boundary of the claimed setting: the models above it, at or above the budget, and
         above it there."""
-        data = task_data(leaderboard_frame(tables, params), params)
         fits = reimpl.details["settings"][reimpl.details["claimed"]]["fits"]
-        return budget_tail_support(data, fits, math.log10(params.eval_x), name=lambda label: f"{label} (claimed)")
+        return budget_tail_support(tables, params, fits, name=lambda label: f"{label} (claimed)")
 
     def resampling(self, params: HyperParams, tables, reimpl, *, cluster_col: str, quantities=None):
         # every value of the statistic is read off every probed setting: nothing to leave out for ``quantities``

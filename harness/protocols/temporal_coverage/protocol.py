@@ -10,7 +10,7 @@ from pydantic import Field, model_validator
 from ...core.schema import Count, Label, Number
 from ...stats.temporal_coverage import relabelled_coverage, temporal_coverage
 from ..base import Measurement, ProtocolParams
-from ..leaderboard import DATA_CHOICES, ESTIMATOR_CHOICES, EstimatorParams, LeaderboardParams, leaderboard_columns
+from ..leaderboard import DATA_CHOICES, ESTIMATOR_CHOICES, EstimatorParams, LeaderboardParams
 from ..periods import (
     PeriodParams,
     PeriodProtocol,
@@ -19,7 +19,6 @@ from ..periods import (
     period_frame,
     period_kwargs,
     period_resampling,
-    period_summary,
     sigmoid_options,
 )
 from . import CARD
@@ -117,6 +116,7 @@ class TemporalCoverage(PeriodProtocol):
     card = CARD
     Params = TemporalParams
     controls = {"relabel_periods": RelabelPeriods}
+    COLUMN_PARAMS = ("date_col", "base_model_col")
     CHOICES = {
         **ESTIMATOR_CHOICES,
         # the exceedance rate a stationary boundary leaves follows from τ (1 - τ)
@@ -124,13 +124,10 @@ class TemporalCoverage(PeriodProtocol):
         **DATA_CHOICES,
     }
 
-    def columns(self, params: TemporalParams):
-        return leaderboard_columns(params, date_col=params.date_col, base_model_col=params.base_model_col)
-
     def data_summary(self, params: TemporalParams, tables):
         """The periods and splits, and how many base models the later models (pooled over the splits, as the
         exceedance tests pool them) name (left out where the table has no base-model column)."""
-        out = period_summary(tables, params)
+        out = super().data_summary(params, tables)
         df = period_frame(tables, params)
         later = [
             df.loc[(df["period"] == s["val"]) & df["z"].between(*s["overlap"]), params.base_model_col]
