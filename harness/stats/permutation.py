@@ -61,10 +61,10 @@ def refined_p_value(n_ge: int, n_perm: int, count_fresh, *, alpha: float, n_perm
     n, k = int(n_perm), int(n_ge)
     while True:
         p = (1.0 + k) / (n + 1.0)  # the +1 convention of harness.stats.shift.permutation_p_value
-        side = p_value_side(p, n, alpha)
-        if side != "undecided" or n >= n_perm_max:
+        decision = p_value_side(p, n, alpha)
+        if decision != "undecided" or n >= n_perm_max:
             break
         b = min(n, int(n_perm_max) - n)
         k += int(count_fresh(b))
         n += b
-    return {"p_value": p, "n_perm": n, "n_perm_ge": k, "p_value_mc_se": mc_se(p, n), "decision": side}
+    return {"p_value": p, "n_perm": n, "n_perm_ge": k, "p_value_mc_se": mc_se(p, n), "decision": decision}
