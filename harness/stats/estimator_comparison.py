@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._ties import Ties
 from .binning import equal_mass_bins
 from .coverage import calibration_error
 from .periods import Period
@@ -66,7 +67,7 @@ def evaluate_split(
     evaluates several models on it (they do not depend on the model).
     """
     z_tr = split.z_train
-    q_tr, q_va = model.predict(z_tr), model.predict(split.z_val)
+    q_tr, q_va = _predicted(model, z_tr), _predicted(model, split.z_val)
     if bins is None:
         bins = split_bins(split, n_bins=n_bins, min_bin_size=min_bin_size, closing_group=closing_group)
     bins_tr, bins_va = bins
@@ -78,6 +79,15 @@ def evaluate_split(
         "n_bins_id": int(bins_tr.max()) + 1,
         "n_bins_ood": int(bins_va.max()) + 1,
     }
+
+
+def _predicted(model, z: np.ndarray) -> np.ndarray:
+    """``model.predict(z)``, computed once per distinct ``z`` (a prediction is its point's ``z``'s): the fits of a
+    resample's tasks share their rows, and many rows share a ``z``."""
+    order, ties = Ties.sorted(z)
+    q = np.empty(z.size)
+    q[order] = ties.spread(model.predict(ties.values))
+    return q
 
 
 _METRICS = ("pinball_id", "pinball_ood", "calibration_id", "calibration_ood")
