@@ -62,7 +62,7 @@ class Ties:
             order = z.argsort(kind="stable")
             return order, cls.of(z[order])
 
-        return recent(("sorted", z.tobytes()), make)
+        return recent(("sorted", z.dtype.str, z.tobytes()), make)
 
     @classmethod
     def none(cls) -> Ties:
@@ -85,5 +85,5 @@ def recent(key, make):
     if out is None:
         out = _RECENT[key] = make()
         if len(_RECENT) > 16:
-            del _RECENT[next(iter(_RECENT))]
+            _RECENT.pop(next(iter(_RECENT)), None)
     return out

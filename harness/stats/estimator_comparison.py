@@ -20,11 +20,10 @@ from .binning import equal_mass_bins
 from .coverage import calibration_error
 from .periods import Period
 from .pinball import smoothed_pinball_loss
-from .splits import RollingSplit, fit_split_models, rolling_splits
+from .splits import _TAKES_RNG, RollingSplit, fit_split_models, rolling_splits
 from .splits import mean as _mean
 from .splits import plain_params as _plain
 from .splits import run_fit_jobs as _run_jobs
-from .splits import _TAKES_RNG
 from .splits import task_map as _task_map
 
 __all__ = [
