@@ -17,11 +17,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Ties"]
+__all__ = ["Ties", "recent"]
 
 #: Group the points only when there are at most this share of distinct values: with (nearly) all values
 #: distinct, spreading and summing would be two more passes for nothing.
 _WORTH = 0.5
+#: What :func:`recent` keeps: the few things made last.
+_RECENT: dict = {}
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,16 @@ class Ties:
         return cls(z_sorted[starts], starts, sizes)
 
     @classmethod
+    def sorted(cls, z: np.ndarray) -> tuple[np.ndarray, Ties]:
+        """``(order, ties)``: the stable argsort of ``z`` and the runs of ``z[order]`` (remembered: :func:`recent`)."""
+
+        def make():
+            order = z.argsort(kind="stable")
+            return order, cls.of(z[order])
+
+        return recent(("sorted", z.dtype.str, z.tobytes()), make)
+
+    @classmethod
     def none(cls) -> Ties:
         """One value per point: spreading and summing leave arrays as they are."""
         return cls(np.empty(0), None, None)
@@ -64,3 +76,14 @@ class Ties:
     def sums(self, w: np.ndarray) -> np.ndarray:
         """Per-point ``w`` (last axis) summed within each value's run."""
         return w if self.starts is None else np.add.reduceat(w, self.starts, axis=-1)
+
+
+def recent(key, make):
+    """``make()``, remembered under ``key`` with the few made last: the fits of a resample's tasks share its rows'
+    ``z``, and with it their sorting, grouping and basis. What it returns is not to be written to."""
+    out = _RECENT.get(key)
+    if out is None:
+        out = _RECENT[key] = make()
+        if len(_RECENT) > 16:
+            _RECENT.pop(next(iter(_RECENT)), None)
+    return out

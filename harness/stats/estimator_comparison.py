@@ -15,11 +15,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._ties import Ties
 from .binning import equal_mass_bins
 from .coverage import calibration_error
 from .periods import Period
 from .pinball import smoothed_pinball_loss
-from .splits import RollingSplit, fit_split_models, rolling_splits
+from .splits import _TAKES_RNG, RollingSplit, fit_split_models, rolling_splits
 from .splits import mean as _mean
 from .splits import plain_params as _plain
 from .splits import run_fit_jobs as _run_jobs
@@ -66,7 +67,7 @@ def evaluate_split(
     evaluates several models on it (they do not depend on the model).
     """
     z_tr = split.z_train
-    q_tr, q_va = model.predict(z_tr), model.predict(split.z_val)
+    q_tr, q_va = _predicted(model, z_tr), _predicted(model, split.z_val)
     if bins is None:
         bins = split_bins(split, n_bins=n_bins, min_bin_size=min_bin_size, closing_group=closing_group)
     bins_tr, bins_va = bins
@@ -78,6 +79,15 @@ def evaluate_split(
         "n_bins_id": int(bins_tr.max()) + 1,
         "n_bins_ood": int(bins_va.max()) + 1,
     }
+
+
+def _predicted(model, z: np.ndarray) -> np.ndarray:
+    """``model.predict(z)``, computed once per distinct ``z`` (a prediction is its point's ``z``'s): the fits of a
+    resample's tasks share their rows, and many rows share a ``z``."""
+    order, ties = Ties.sorted(z)
+    q = np.empty(z.size)
+    q[order] = ties.spread(model.predict(ties.values))
+    return q
 
 
 _METRICS = ("pinball_id", "pinball_ood", "calibration_id", "calibration_ood")
@@ -175,7 +185,8 @@ def baseline_comparison(
     inits : mapping, optional
         ``{"sigmoid" | "ispline": {(task, t): params}}``: start those fits of the real
         splits from these parameters (one solve; a bootstrap resample starts from the
-        full-sample fits).
+        full-sample fits). When every sigmoid and I-spline fit is started so and there
+        are no shuffles, no fit draws from a generator: none is spawned, ``rng`` is left as given.
     estimators : sequence of str, optional
         Fit and score only these keys of :data:`ESTIMATORS` (default: all), as a bootstrap that reads only
         some of them does. Every estimator's generators are still spawned, in the same order, so the fits
@@ -226,15 +237,19 @@ def baseline_comparison(
         raise ValueError(f"unknown estimators {unknown}; known: {list(kinds)}")
     jobs_spec = [(k, splits) for k in kinds]
     jobs_spec += [("sigmoid", sh) for sh in shuffled_sets]
+    starts = {k: [(inits or {}).get(k, {}).get((s.task, s.t)) for s in splits] for k in kinds}
+    # a generator is drawn from only by a sigmoid or I-spline fit without a start
+    draws = bool(shuffled_sets) or any(None in starts[k] for k in _TAKES_RNG if k in made)
     jobs, owners = [], []
     for i, (kind, sp) in enumerate(jobs_spec):
         if sp is splits and kind not in made:
             # spawned for every estimator, fitted or not, so the streams stay put: the seeds alone, unused
-            rng.bit_generator.seed_seq.spawn(len(sp))
+            if draws:
+                rng.bit_generator.seed_seq.spawn(len(sp))
             continue
-        children = rng.spawn(len(sp))
-        starts = [(inits or {}).get(kind, {}).get((s.task, s.t)) if sp is splits else None for s in sp]
-        jobs += [(kind, opts[kind], s.z_train, s.y_train, g, st) for s, g, st in zip(sp, children, starts)]
+        children = rng.spawn(len(sp)) if draws else [None] * len(sp)
+        starts_here = starts[kind] if sp is splits else [None] * len(sp)
+        jobs += [(kind, opts[kind], s.z_train, s.y_train, g, st) for s, g, st in zip(sp, children, starts_here)]
         owners += [i] * len(sp)
     fits = _run_jobs(jobs, map_fn)
     fits_by_spec = [[f for f, o in zip(fits, owners) if o == i] for i in range(len(jobs_spec))]

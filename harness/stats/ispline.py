@@ -83,7 +83,7 @@ from scipy.special import expit
 from ._inputs import check_zy
 from ._multistart import warmup_stages
 from ._newton import NewtonResult, active_set_newton
-from ._ties import Ties
+from ._ties import Ties, recent
 from .pinball import LossPoints, check_loss_settings, smoothed_pinball_loss
 
 __all__ = [
@@ -251,9 +251,10 @@ class _Natural:
     @classmethod
     def of(cls, z, y, breakpoints, degree: int, tau: float, kappa: float, lam: float) -> _Natural:
         """The problem of the points ``(z, y)`` in increasing ``z``, the basis at each distinct ``z``."""
-        order = z.argsort(kind="stable")
-        ties = Ties.of(z[order])
-        out = cls(ispline_basis(ties.values, breakpoints, degree), y[order], tau, kappa, lam, ties)
+        order, ties = Ties.sorted(z)
+        bp = np.asarray(breakpoints, dtype=float)
+        basis = recent(("ispline", z.tobytes(), bp.tobytes(), degree), lambda: ispline_basis(ties.values, bp, degree))
+        out = cls(basis, y[order], tau, kappa, lam, ties)
         out.order = order
         return out
 
@@ -426,7 +427,7 @@ class ISplineQuantileRegressor:
         if isinstance(self.n_intervals, bool) or int(self.n_intervals) != self.n_intervals or self.n_intervals < 1:
             raise ValueError(f"n_intervals must be a positive integer, got {self.n_intervals!r}")
         z, y = check_zy(z, y, min_points=4)
-        bp = quantile_breakpoints(z, self.n_intervals)
+        bp = recent(("breakpoints", z.tobytes(), self.n_intervals), lambda: quantile_breakpoints(z, self.n_intervals))
         final = _Natural.of(z, y, bp, self.degree, self.tau, self.kappa, self.lam)
         if init is not None:
             same = len(init["w"]) == final.D.shape[1] - 1

@@ -151,10 +151,10 @@ class _Problem:
     def __init__(
         self, z, y, tau: float, kappa: float, lam: float, box: tuple[float, float] | None = None, weights=None
     ):
-        order = z.argsort(kind="stable")
+        order, ties = Ties.sorted(z)
         z, y = z[order], y[order]
         self.z, self.y, self.tau, self.kappa, self.lam, self.box = z, y, tau, kappa, lam, box
-        self.ties = ties = Ties.of(z)
+        self.ties = ties
         # with weights, J is the weighted mean of rho (an integer weight: the row repeated that many times)
         self.weights = None if weights is None else weights[order]
         self.zbar = float(z.mean() if weights is None else (self.weights @ z) / self.weights.sum())

@@ -183,13 +183,15 @@ def fit_split_models(
     "binwise"``; ``options`` are its keyword arguments (without ``rng``). Child
     generators are spawned from ``rng`` in split order, one per split.
     ``inits`` (sigmoid and I-spline): per split, parameters to start a single solve from
-    (a bootstrap resample starts from the full-sample fit). Returns the fitted
+    (a bootstrap resample starts from the full-sample fit); with every split's given, no
+    generator is spawned (``rng`` is left as given). Returns the fitted
     estimators, in split order.
     """
     if kind not in _FACTORIES:
         raise ValueError(f"unknown estimator {kind!r}; known: {sorted(_FACTORIES)}")
-    children = rng.spawn(len(splits))
     inits = list(inits) if inits is not None else [None] * len(splits)
+    # a fit started from given parameters draws no start: with every fit so, none is spawned
+    children = rng.spawn(len(splits)) if None in inits else [None] * len(splits)
     jobs = [(kind, dict(options), s.z_train, s.y_train, g, i, s.w_train) for s, g, i in zip(splits, children, inits)]
     return run_fit_jobs(jobs, map_fn)
 
