@@ -13,7 +13,6 @@ import functools
 import hashlib
 import os
 import signal
-import time
 from pathlib import Path
 
 import pytest
@@ -443,13 +442,10 @@ def test_a_bad_claim_is_refused_by_validate_and_run(tmp_path, capsys, untouched,
     if bad is None:
         pytest.skip("this claim has no such field")
     for argv in (["validate", str(bad)], ["run", "-j", "1", "--no-upstream", "--out", str(tmp_path / "out"), str(bad)]):
-        start = time.monotonic()
-        with _deadline(10):
+        with _deadline(30):
             assert cli.main(argv) == 2
-        seconds = time.monotonic() - start
         err = capsys.readouterr().err
         assert _one_line(err, bad, key), err
         assert "Traceback" not in err, err
-        assert seconds < 5, f"{argv[0]} took {seconds:.1f} s"
     assert not any((tmp_path / "out").glob("*.md"))  # nothing written for a bad claim
     assert {p.name for p in tmp_path.iterdir()} <= {bad.name, "out"}  # nor anywhere beside it
