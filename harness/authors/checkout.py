@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import subprocess
 from pathlib import Path, PurePosixPath
 from typing import Annotated
 
@@ -15,6 +14,7 @@ import git
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError, field_validator
 
+from ..core.claimslock import listed
 from ..core.errors import UpstreamError
 from ..core.paths import PINS_FILE, VENDOR_DIR, shown
 from ..core.schema import did_you_mean as _did_you_mean
@@ -28,17 +28,9 @@ GIT_ENV = {
 }
 GIT_OPTIONS = ["core.hooksPath=/dev/null", "core.fsmonitor=false"]
 #: The keys of a checkout's own configuration that clone, sparse-checkout and checkout write; any other is refused.
-OWN_CONFIG = {
-    "core.repositoryformatversion",
-    "core.filemode",
-    "core.bare",
-    "core.logallrefupdates",
-    "core.sparsecheckout",
-    "core.sparsecheckoutcone",
-    "extensions.worktreeconfig",
-    "remote.origin.url",
-    "remote.origin.fetch",
-}
+OWN_CONFIG = {"core.repositoryformatversion", "core.filemode", "core.bare", "core.logallrefupdates"}
+OWN_CONFIG |= {"core.sparsecheckout", "core.sparsecheckoutcone", "extensions.worktreeconfig"}
+OWN_CONFIG |= {"remote.origin.url", "remote.origin.fetch"}
 EXACT_REQUIREMENT = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?==[0-9][A-Za-z0-9.+!_-]*")
 MIRROR_HINT = (
     "without network access, point git at a local mirror (docs/authors-arm.md):"
@@ -127,15 +119,7 @@ def find_pin(name: str, pins_file: str | Path = PINS_FILE) -> Pin:
 
 def _mirrors() -> list[str]:
     """The user's ``url.<mirror>.insteadOf`` settings (global configuration), as ``-c`` values for clone and fetch."""
-    try:
-        out = subprocess.run(
-            ["git", "config", "--global", "--get-regexp", r"^url\..*\.insteadof$"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        ).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return []
+    out = _or_none(git.Git().config, "--global", "--get-regexp", r"^url\..*\.insteadof$") or ""
     return [f"{key}={value}" for key, value in (line.split(" ", 1) for line in out.splitlines() if " " in line)]
 
 
@@ -150,18 +134,10 @@ def _git(repo_or_git, mirrors: bool = False):
 def _foreign_config(dest: Path) -> list[str]:
     """Keys of the checkout's own configuration the harness did not write (an include, a hook path, a filter...)."""
     found = []
-    for name in ("config", "config.worktree"):
-        path = dest / ".git" / name
-        if not path.exists():
-            continue
-        out = subprocess.run(
-            ["git", "config", "--file", str(path), "--list", "--name-only"],
-            capture_output=True,
-            text=True,
-            env={**os.environ, **GIT_ENV},
-            timeout=30,
-        ).stdout
-        found += [k for k in out.split() if k not in OWN_CONFIG and not k.startswith("branch.")]
+    for path in (dest / ".git" / "config", dest / ".git" / "config.worktree"):
+        if path.exists():
+            out = _git(git.Git()).config("--file", str(path), "--list", "--name-only")
+            found += [k for k in out.split() if k not in OWN_CONFIG and not k.startswith("branch.")]
     return found
 
 
@@ -229,13 +205,9 @@ def _stray_folders(root: Path, tracked: list[str]) -> list[str]:
     return stray
 
 
-def _some(items: list[str], limit: int = 6) -> str:
-    return ", ".join(items[:limit]) + (f" and {len(items) - limit} more" if len(items) > limit else "")
-
-
 def _describe_changes(lines: list[str]) -> str:
     kinds = {"??": "untracked ", "!!": "ignored "}
-    return _some([kinds.get(ln[:2], "changed ") + ln[3:] for ln in lines])
+    return listed([kinds.get(ln[:2], "changed ") + ln[3:] for ln in lines], 6)
 
 
 def _git_failure(exc: git.GitCommandError) -> str:
@@ -346,8 +318,8 @@ def verified_tree(
                     f"{shown(dest)}: HEAD is {head[:7] if head else 'not a commit'}, expected {pin.commit};"
                     " run `make vendor` to check out the pinned commit"
                 )
-            listed = _or_none(repo.git.sparse_checkout, "list")
-            sparse = None if listed is None else listed.splitlines()
+            found = _or_none(repo.git.sparse_checkout, "list")
+            sparse = None if found is None else found.splitlines()
             if sparse != pin.sparse_patterns():
                 raise UpstreamError(
                     f"{shown(dest)}: sparse-checkout paths are {sparse or 'not set (full checkout)'},"
@@ -357,7 +329,7 @@ def verified_tree(
             altered, on_disk = _disk_mismatches(dest, repo, pin.commit, pin.paths)
             if altered:
                 raise UpstreamError(
-                    f"{shown(dest)}: {_some(altered)} on disk differ from the pinned commit"
+                    f"{shown(dest)}: {listed(altered, 6)} on disk differ from the pinned commit"
                     f" {pin.commit[:7]} although git reports no change (hidden by --assume-unchanged or"
                     f" --skip-worktree?); {fix}"
                 )
