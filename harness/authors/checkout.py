@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapte
 from ..core.claimslock import listed
 from ..core.errors import UpstreamError
 from ..core.paths import PINS_FILE, VENDOR_DIR, shown
+from ..core.schema import RelativePath, format_validation_error
 from ..core.schema import did_you_mean as _did_you_mean
-from ..core.schema import format_validation_error
 
 GIT_ENV = {
     "GIT_TERMINAL_PROMPT": "0",  # never wait for credentials
@@ -52,7 +52,7 @@ class Pin(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     url: str = Field(min_length=1)
     commit: str = Field(pattern=r"^[0-9a-f]{40}$", description="full 40-hex commit id")
-    paths: list[str] = Field(min_length=1)
+    paths: list[Annotated[RelativePath, StringConstraints(min_length=1)]] = Field(min_length=1)
     #: The environment its code runs in (:mod:`harness.authors.environment`): every package, at an exact version;
     #: without it, the harness's own interpreter.
     packages: list[str] | None = Field(default=None, min_length=1)
@@ -69,14 +69,6 @@ class Pin(BaseModel):
         if twice:
             raise ValueError(f"each package must be named once, got {', '.join(twice)} more than once")
         return packages
-
-    @field_validator("paths")
-    @classmethod
-    def _relative_paths(cls, paths: list[str]) -> list[str]:
-        for p in paths:
-            if not p.strip("/") or p.startswith("/") or ".." in Path(p).parts:
-                raise ValueError(f"paths must be relative paths inside the repository, got {p!r}")
-        return paths
 
     def sparse_patterns(self) -> list[str]:
         """Non-cone sparse-checkout patterns: ``/<path>``, anchored at the repository root."""

@@ -423,7 +423,7 @@ def test_a_commit_the_repository_lacks_is_reported(world):
         ({"url": "u", "commit": "a" * 40}, "fake.paths: required key is missing"),
         (
             {"url": "u", "commit": "a" * 40, "paths": ["../up"]},
-            "fake.paths: paths must be relative paths inside the repository",
+            "fake.paths[0]: must be a path inside the checkout: '..' is not allowed, got '../up'",
         ),
     ],
 )
