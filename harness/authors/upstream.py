@@ -87,7 +87,6 @@ class UpstreamResult:
     url: str | None = None
     stdout: str = ""
     stderr: str = ""
-    sandbox: str | None = None
     request_seconds: list[float] = field(default_factory=list)  # each request's run (0 when cached)
     confinement: dict[str, Any] = field(default_factory=dict)  # the profile's words (harness.authors.sandbox)
 
@@ -194,11 +193,6 @@ def _child_env(scratch: Path) -> dict[str, str]:
     }
 
 
-def _inputs(tables, names) -> dict[str, tuple[str, bytes]]:
-    """The verified bytes of each named table, with its file's name: the adapter reads copies of these."""
-    return {r["name"]: (PurePosixPath(r["path"]).name, tables.data(r["name"])) for r in tables.describe(names)}
-
-
 @dataclass(frozen=True)
 class _Adapter:
     """The adapter of one protocol: its module, and the harness's files it may load, by hash."""
@@ -225,9 +219,7 @@ def _text(data: bytes, scratch: Path) -> str:
     return scrub_paths(_tail(data.decode("utf-8", errors="replace")), scratch=scratch, any_temp=False)
 
 
-def _run_adapter(
-    checkout_dir: Path, adapter: _Adapter, request: dict, inputs: dict, options, confine, env
-) -> UpstreamResult:
+def _run_adapter(checkout_dir: Path, adapter: _Adapter, request: dict, inputs: dict, options, bwrap, env):
     """Run the launcher once in a scratch folder, confined."""
     launcher = adapter.harness_dir / LAUNCHER
     python, env_paths = (sys.executable, []) if env is None else (str(env.python), [env.folder, env.base_prefix])
@@ -239,7 +231,8 @@ def _run_adapter(
         request = {**request, "tables": {name: str(path) for name, path in copies.items()}}
         req = atomic_write_text(Path(tmp) / "request.json", json.dumps(request))
         argv = [str(checkout_dir), str(adapter.harness_dir), adapter.module, str(req)]
-        cmd = confine.command(
+        cmd = sandbox.command(
+            bwrap,
             [python, *LAUNCH_FLAGS, str(launcher), *argv],
             scratch,
             [checkout_dir, adapter.harness_dir, Path(tmp) / "inputs", req, *env_paths],
@@ -256,14 +249,14 @@ def _run_adapter(
             "seconds": out.seconds,
             "stdout": _text(out.stdout, scratch),
             "stderr": _text(out.stderr, scratch),
-            "confinement": sandbox.describe(options.limits, confine.confined),
+            "confinement": sandbox.describe(options.limits, bwrap is not None),
         }
     rc = out.returncode
     if out.stopped:
         return _failed(f"the adapter {adapter.name} {out.stopped}", **run)
     if rc != 0:
         how = f"was killed by signal {-rc}" if rc < 0 else f"exited with status {rc}"
-        if confine.confined and rc > 128:  # bubblewrap relays a signal as 128 + its number
+        if bwrap is not None and rc > 128:  # bubblewrap relays a signal as 128 + its number
             how = f"was killed by signal {rc - 128} (exit status {rc} of its sandbox)"
         last = "\n".join(run["stderr"].rstrip().splitlines()[-REASON_STDERR_LINES:]) or "(stderr is empty)"
         return _failed(f"the adapter {adapter.name} {how}; last lines of stderr:\n{last}", **run)
@@ -320,13 +313,16 @@ def run_upstream_arm(
     except UpstreamError as exc:
         return _failed(str(exc))
     where = {"commit": pin.commit, "url": pin.url}
-    inputs = _inputs(tables, claim.inputs)
+    described = tables.describe(claim.inputs)
+    # the verified bytes of each table, with its file's name: the adapter reads copies of these
+    inputs = {r["name"]: (PurePosixPath(r["path"]).name, tables.data(r["name"])) for r in described}
     try:
         if options.auto_checkout and not (Path(options.vendor_dir) / claim.upstream).exists():
             with project_lock():
                 checkout(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
         checkout_dir, tree = verified_tree(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
         env = None if pin.packages is None else environment(claim.upstream, pin.packages, options.envs_dir)
+        bwrap = sandbox.confinement(options.sandbox)
     except UpstreamError as exc:
         return _failed(str(exc), **where)
     if pin.timeout_s is not None:
@@ -340,7 +336,6 @@ def run_upstream_arm(
         "seed": claim.seed,
         "checkout": str(checkout_dir),
     }
-    described = tables.describe(claim.inputs)
     # each request cached on its own: the adapter's ``parts(request)`` (its ``combine`` makes the claim's answer)
     plan = adapter.plan()
     requests = list(plan.parts(request)) if hasattr(plan, "parts") else [request]
@@ -348,26 +343,22 @@ def run_upstream_arm(
     def key_of(sub, confined):
         return _cache_key(pin.commit, described, adapter.code, sub, tree, confined, env and env.digest)
 
-    confine = sandbox.confinement(options.sandbox)
-    sandbox_name = f"none: {confine}" if isinstance(confine, str) else confine.name
     n_threads = max(1, min(len(requests), options.jobs or os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=n_threads) as pool:
         results = list(
-            pool.map(lambda sub: _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of, env), requests)
+            pool.map(lambda sub: _run_part(checkout_dir, adapter, sub, inputs, options, bwrap, key_of, env), requests)
         )
     failed = next(((i, r) for i, r in enumerate(results) if not r.ok), None)
     if failed is not None:
         i, r = failed
         label = "" if len(requests) == 1 else f"request {i + 1} of {len(requests)} ({_parts_label(requests[i])}): "
-        return dataclasses.replace(r, reason=label + (r.reason or ""), sandbox=r.sandbox or sandbox_name, **where)
-    return _combined(adapter, request, requests, results, where, sandbox_name)
+        return dataclasses.replace(r, reason=label + (r.reason or ""), **where)
+    return _combined(adapter, request, requests, results, where)
 
 
-def _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of, env) -> UpstreamResult:
+def _run_part(checkout_dir, adapter, sub, inputs, options, bwrap, key_of, env) -> UpstreamResult:
     """One request, answered once however many claims of a build ask it at once (they wait for the first)."""
-    if isinstance(confine, str):  # the sandbox cannot be had, and unconfined was not asked for
-        return _failed(confine, sandbox=f"none: {confine}")
-    described = sandbox.describe(options.limits, confine.confined)
+    described = sandbox.describe(options.limits, bwrap is not None)
     key = key_of(sub, described)
     cache_file = Path(options.cache_dir) / f"{key}.json"
     answered = _FRESH.get(key, 0)  # a run that ends while this one waits answers it, --force-upstream or not
@@ -377,7 +368,7 @@ def _run_part(checkout_dir, adapter, sub, inputs, options, confine, key_of, env)
             return dataclasses.replace(stored, cached=True, cache_key=key)  # nothing ran
         jobs = options.jobs or os.cpu_count() or 1
         with _held(_RUNNING, jobs, lambda: threading.BoundedSemaphore(jobs)):
-            ran = _run_adapter(checkout_dir, adapter, sub, inputs, options, confine, env)
+            ran = _run_adapter(checkout_dir, adapter, sub, inputs, options, bwrap, env)
         if ran.ok:  # in the form the cache keeps (keys sorted), so that a fresh answer and a cached one are one record
             ran = UpstreamResult.from_json(json.loads(_canonical(dataclasses.asdict(ran))))
             _write_cache(cache_file, ran)
@@ -392,7 +383,7 @@ def _parts_label(sub: dict) -> str:
     return ", ".join(f"{k} {v}" for k, v in part.items())
 
 
-def _combined(adapter, request, requests, results, where, sandbox_name) -> UpstreamResult:
+def _combined(adapter, request, requests, results, where) -> UpstreamResult:
     """The claim's answer from its requests' answers (the adapter's ``combine``)."""
     parts = [{"values": r.values, "details": r.details, "controls": r.controls} for r in results]
     if len(requests) == 1 and requests[0] is request:
@@ -423,7 +414,6 @@ def _combined(adapter, request, requests, results, where, sandbox_name) -> Upstr
         confinement=next((r.confinement for r in results if r.confinement), {}),  # a cached one was verified
         stdout=_joined([r.stdout for r in results]),
         stderr=_joined([r.stderr for r in results]),
-        sandbox=sandbox_name,
         **where,
     )
 
