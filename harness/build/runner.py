@@ -34,12 +34,12 @@ from ..core.record import (
     Provenance,
     Record,
     Robustness,
-    plain,
 )
 from ..parallel import fanout
 from ..protocols.base import Context, Measurement
 from ..resampling.multiverse import run_multiverse
 from ..resampling.robustness import run_bootstrap
+from ..stats.plain import plain
 from ..verdicts.judging import arm_disagreements, judge_controls, judge_targets
 from ..verdicts.verdict import decide_verdict
 

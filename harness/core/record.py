@@ -12,7 +12,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..stats.plain import plain as plain  # the arms' and resampling's
 from .errors import HarnessError
 
 SCHEMA_VERSION = 2
