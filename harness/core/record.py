@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import HarnessError
+from .schema import format_validation_error
 
 SCHEMA_VERSION = 2
 
@@ -272,5 +273,5 @@ def read_record(path: str | Path) -> Record:
     try:
         return Record.model_validate(raw)
     except ValidationError as err:
-        first = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors()[:5])
+        first = "; ".join(format_validation_error(err, model=Record)[:5])
         raise HarnessError(f"{path}: not a valid run record: {first}") from None
