@@ -207,10 +207,10 @@ def cmd_calibrate(args) -> int:
 
 
 def cmd_status(args) -> int:
-    from .build.make import status_claims
+    from .build.make import run_claims
 
     paths = _claim_paths(args)
-    return EXIT_ERROR if paths is None else status_claims(args, paths, CONSOLE)
+    return EXIT_ERROR if paths is None else run_claims(args, paths, CONSOLE, would=True)
 
 
 def cmd_worker(args) -> int:

@@ -292,21 +292,17 @@ def _body(piece, finished: queue.Queue) -> None:
         finished.put((None, exc))
 
 
-def _check_executor(args) -> None:
-    """``--executor`` is checked even when nothing is to run (a typo is refused at once)."""
-    from ..parallel.fanout import executor_from
-
-    executor_from(getattr(args, "executor", None), jobs=args.jobs)
-
-
 def run_claims(args, paths: list[Path], console: Console, *, would: bool = False) -> int:
     """Bring the reports of ``paths`` up to date (with ``args.studies``, their coverage studies first, in the same
-    build); the exit status of ``run``. ``would``: say what it would do, and why, and do nothing (``status``)."""
+    build); the exit status of ``run``. ``would``: say what it would do, and why, and do nothing (``status``: exit
+    0 when nothing is to do, 1 when something is, 2 on a bad claim file). ``--executor`` is checked even when
+    nothing is to run (a typo is refused at once)."""
     from ..core.errors import HarnessError
+    from ..parallel.fanout import executor_from
     from ..resampling.calibration import STUDY_DIR
 
     try:
-        _check_executor(args)
+        executor_from(args.executor, jobs=args.jobs)
         plan_, studies, failed = plan(args, paths, console)
     except HarnessError as exc:
         console.error(str(exc))
@@ -332,11 +328,6 @@ def run_claims(args, paths: list[Path], console: Console, *, would: bool = False
     if jobs or plan_:
         status = max(status, write_index(Path(args.out), console))
     return status
-
-
-def status_claims(args, paths: list[Path], console: Console) -> int:
-    """What ``run`` would do and why: exit 0 when nothing is to do, 1 when something is, 2 on a bad claim file."""
-    return run_claims(args, paths, console, would=True)
 
 
 def records(out: Path, console: Console, problems: list[str] | None = None):
@@ -404,10 +395,11 @@ def calibrate_claims(args, paths: list[Path], console: Console) -> int:
     """Run the coverage studies of ``paths`` that are absent or out of date (``--force``: all), as one build."""
     from ..core.datalock import load_lock
     from ..core.errors import HarnessError
+    from ..parallel.fanout import executor_from
     from ..resampling.calibration import STUDY_DIR, read_study
 
     try:
-        _check_executor(args)
+        executor_from(args.executor, jobs=args.jobs)
     except HarnessError as exc:
         console.error(str(exc))
         return EXIT_ERROR

@@ -15,7 +15,6 @@ class Planned:
     path: Path
     spec: object  # the loaded claim (None when it was found up to date from the lock alone)
     deps: dict  # what its record is made from (:func:`harness.core.claimslock.claim_deps`)
-    existing: object  # the Record there now, or None
     run: list[str]  # why it must run
     render: list[str]  # why it must be re-rendered
 
@@ -103,7 +102,7 @@ def _claim_plan(path: Path, spec, claim, paper, existing, why, out: Path, lock, 
             drawn = changed(found.get("render"), render_deps(protocol))
             md = edited(out, found, f"{claim.id}.md")
             render = ([f"template or rendering code changed: {listed(drawn)}"] if drawn else []) + ([md] if md else [])
-    return Planned(path, spec, deps, existing, run, render)
+    return Planned(path, spec, deps, run, render)
 
 
 def _study_measured(record) -> bool:

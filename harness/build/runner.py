@@ -5,6 +5,7 @@ authors' output: what this machine and moment add, never committed)."""
 from __future__ import annotations
 
 import contextvars
+import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -33,12 +34,12 @@ from ..core.record import (
     Provenance,
     Record,
     Robustness,
-    plain,
 )
 from ..parallel import fanout
 from ..protocols.base import Context, Measurement
 from ..resampling.multiverse import run_multiverse
 from ..resampling.robustness import run_bootstrap
+from ..stats.plain import plain
 from ..verdicts.judging import arm_disagreements, judge_controls, judge_targets
 from ..verdicts.verdict import decide_verdict
 
@@ -73,6 +74,35 @@ def _arm(
     )
 
 
+#: A failed arm's full text (a traceback, the tail of stderr) is kept in the run log, never in the record.
+_EXCEPTION_LINE = re.compile(
+    r"^(?:[A-Za-z_][\w.]*\.)?[A-Z][A-Za-z0-9_]*(?:Error|Exception|Exit|Interrupt|Failure)\b(?::.*)?$"
+)
+_STDERR_TAIL = re.compile(r"[;:,]?\s*(?:the )?last lines of stderr:?\s*$")
+MAX_REASON_CHARS = 300
+
+
+def one_line_reason(text: str | None, claim_id: str) -> str | None:
+    """Why an arm did not run, in one line: a multi-line reason (an adapter's crash with the tail of its
+    stderr, a Python traceback) becomes its first sentence and the exception's type and message, with
+    where the full text is kept (the claim's run log). A one-line reason is returned as it is."""
+    if text is None:
+        return None
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if len(lines) <= 1 and "Traceback (most recent call last)" not in text:
+        return lines[0] if lines else text.strip()
+    head = _STDERR_TAIL.sub("", lines[0]).rstrip(" ;:,")
+    if head.startswith("Traceback (most recent call last)"):
+        head = "the authors' code raised an exception"
+    exc = next((line for line in reversed(lines[1:]) if _EXCEPTION_LINE.match(line)), None)
+    if exc is None:  # no exception line: the last line of the tail stands for it
+        exc = lines[-1] if len(lines) > 1 else None
+    out = head if exc is None else f"{head}: {exc}"
+    if len(out) > MAX_REASON_CHARS:
+        out = out[: MAX_REASON_CHARS - 1].rstrip() + "…"
+    return f"{out} (full text in the run log, .cache/runs/{claim_id}.json)"
+
+
 def _run_reimpl(spec: ClaimSpec, tables: Tables, log: dict) -> Arm:
     protocol, params = spec.protocol, spec.params
     gens = _generators(spec.claim.seed, len(spec.claim.controls))
@@ -81,7 +111,7 @@ def _run_reimpl(spec: ClaimSpec, tables: Tables, log: dict) -> Arm:
     try:
         base = protocol.measure(params, tables, gens[0])
     except ProtocolError as exc:
-        return _arm("could not run", str(exc))
+        return _arm("could not run", one_line_reason(str(exc), spec.id))
     finally:
         log["reimpl_seconds"] = time.perf_counter() - t0
     controls = {}
@@ -123,7 +153,8 @@ def _run_upstream(spec: ClaimSpec, tables: Tables, options, log: dict) -> tuple[
     progress.stage(f"authors' code: {res.status}" + (" (from the cache)" if res.cached else ""))
     controls = {k: Measurement(v["values"], v.get("details", {})) for k, v in res.controls.items()}
     base = Measurement(res.values, res.details) if res.ok else None
-    arm = _arm(res.status, scrub_paths(res.reason, data_root=tables.root), base, controls, res.confinement)
+    reason = one_line_reason(scrub_paths(res.reason, data_root=tables.root), spec.id)
+    arm = _arm(res.status, reason, base, controls, res.confinement)
     return arm, ({"url": res.url, "commit": res.commit} if res.ok else {})
 
 

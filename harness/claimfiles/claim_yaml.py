@@ -26,7 +26,7 @@ import yaml
 
 from ..core.datalock import FileRefused, read_regular_file
 from ..core.errors import SpecError
-from ..core.schema import CONTROL_CHARS, forbidden_char, shorten
+from ..core.schema import forbidden_char, loc_text, shorten
 
 __all__ = [
     "read_claim_yaml",
@@ -96,7 +96,7 @@ class _ClaimLoader(yaml.SafeLoader):
         else:
             part = index
         path = (*self._path, part) if parent is not None else ()
-        where = _fmt_path(path)
+        where = loc_text(path)
         event = self.peek_event()
         if isinstance(event, yaml.AliasEvent):
             raise _Refused(where, event.start_mark, f"an alias (*{event.anchor}) is not accepted; write the value out")
@@ -151,10 +151,10 @@ def _walk(node, path: tuple, texts: dict, problems: list[str]) -> None:
         for key_node, value_node in node.value:
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node)
             line = key_node.start_mark.line + 1
-            where = _fmt_path(path + (key,))
+            where = loc_text(path + (key,))
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != _STR:
                 problems.append(
-                    f"{_fmt_path(path)}: a key must be text, got {shorten(key)} on line {line} (put it in quotes)"
+                    f"{loc_text(path)}: a key must be text, got {shorten(key)} on line {line} (put it in quotes)"
                 )
                 continue
             if key == "<<" and key_node.style is None:
@@ -171,14 +171,14 @@ def _walk(node, path: tuple, texts: dict, problems: list[str]) -> None:
         texts[path] = node.value
         if node.tag == _STR and node.style is None and is_yaml11_date(node.value):
             problems.append(
-                f'{_fmt_path(path)}: the date {node.value} must be written in quotes ("{node.value}", line '
+                f'{loc_text(path)}: the date {node.value} must be written in quotes ("{node.value}", line '
                 f"{node.start_mark.line + 1}): without them a YAML 1.1 reader takes it for a date, while this one "
                 "reads every plain value but numbers, booleans and null as text"
             )
         digits = len(node.value.lstrip("+-"))
         if node.tag == _INT and digits > MAX_INT_DIGITS:
             problems.append(
-                f"{_fmt_path(path)}: must be an integer of at most {MAX_INT_DIGITS} digits, got one of {digits} digits"
+                f"{loc_text(path)}: must be an integer of at most {MAX_INT_DIGITS} digits, got one of {digits} digits"
             )
 
 
@@ -190,31 +190,22 @@ def is_yaml11_date(value: str) -> bool:
     return _YAML11.resolve(yaml.ScalarNode, value, (True, False)) == "tag:yaml.org,2002:timestamp"
 
 
-def _fmt_path(path: tuple) -> str:
-    out = ""
-    for part in path:
-        if isinstance(part, str) and (CONTROL_CHARS.search(part) or len(part) > 60):
-            part = shorten(part, 60)
-        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + str(part)
-    return out or "(top level)"
-
-
 def _check_values(obj, path: tuple, problems: list[str]) -> None:
     """Every number finite; no text (key or value) with a control character, bidi override or lone surrogate."""
     if isinstance(obj, float) and not math.isfinite(obj):
-        problems.append(f"{_fmt_path(path)}: must be a finite number, got {obj!r}")
+        problems.append(f"{loc_text(path)}: must be a finite number, got {obj!r}")
     elif isinstance(obj, str):
         bad = forbidden_char(obj)
         if bad:
             problems.append(
-                f"{_fmt_path(path)}: must be text without control characters (escape, bell, NUL, ...), "
+                f"{loc_text(path)}: must be text without control characters (escape, bell, NUL, ...), "
                 f"bidirectional overrides or lone surrogates; found {bad} in {shorten(obj)}"
             )
     elif isinstance(obj, dict):
         for k, v in obj.items():
             if isinstance(k, str) and forbidden_char(k):
                 problems.append(
-                    f"{_fmt_path(path)}: the key {shorten(k)} holds {forbidden_char(k)}, a forbidden character"
+                    f"{loc_text(path)}: the key {shorten(k)} holds {forbidden_char(k)}, a forbidden character"
                 )
             _check_values(v, path + (k,), problems)
     elif isinstance(obj, list):
@@ -264,7 +255,7 @@ def _key_holding(text: str) -> str | None:
                 stack += [(where + (i,), v) for i, v in reversed(list(enumerate(obj)))]
             elif isinstance(obj, str) and _MARK in obj:
                 found.append(where)
-        return _fmt_path(found[0]) if found else None
+        return loc_text(found[0]) if found else None
     except yaml.YAMLError:
         return None
     finally:

@@ -35,13 +35,7 @@ MEASURING = ("__init__.py", "protocol.py", "quantities.py", "adapter.py", "figur
 RENDER_CODE = ("templates/**", "harness/rendering/**")
 REPORTING = ("results.py",)
 #: What a coverage study measures with, besides its protocol's measuring files.
-STUDY_CODE = (
-    "harness/__init__.py",
-    "harness/core/**",
-    "harness/stats/**",
-    "harness/protocols/*.py",
-    "harness/resampling/calibration.py",
-)
+STUDY_CODE = (*RECORD_CODE[:4], "harness/resampling/calibration.py")
 #: What an adapter's run may load of the harness (relative to the package), besides its folder's
 #: ``__init__.py``, ``quantities.py`` and ``adapter.py``: the key of its cached answers
 #: (:mod:`harness.authors.upstream`), which refuses an answer whose run loaded anything else.

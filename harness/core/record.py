@@ -10,10 +10,10 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..stats.plain import plain as plain  # the arms' and resampling's
 from .errors import HarnessError
+from .schema import format_validation_error
 
 SCHEMA_VERSION = 2
 
@@ -76,39 +76,9 @@ class ArmControl(_Model):
     details: dict[str, Any] = Field(default_factory=dict)
 
 
-#: Where a failed arm's full text (a traceback, the tail of stderr) is kept: the run log, never the record.
-RUN_LOG_HINT = "full text in the run log, .cache/runs/<claim id>.json"
-_EXCEPTION_LINE = re.compile(
-    r"^(?:[A-Za-z_][\w.]*\.)?[A-Z][A-Za-z0-9_]*(?:Error|Exception|Exit|Interrupt|Failure)\b(?::.*)?$"
-)
-_STDERR_TAIL = re.compile(r"[;:,]?\s*(?:the )?last lines of stderr:?\s*$")
-MAX_REASON_CHARS = 300
-
-
-def one_line_reason(text: str | None) -> str | None:
-    """Why an arm did not run, in one line: a multi-line reason (an adapter's crash with the tail of its
-    stderr, a Python traceback) becomes its first sentence and the exception's type and message, with
-    where the full text is kept (:data:`RUN_LOG_HINT`). A one-line reason is returned as it is."""
-    if text is None:
-        return None
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    if len(lines) <= 1 and "Traceback (most recent call last)" not in text:
-        return lines[0] if lines else text.strip()
-    head = _STDERR_TAIL.sub("", lines[0]).rstrip(" ;:,")
-    if head.startswith("Traceback (most recent call last)"):
-        head = "the authors' code raised an exception"
-    exc = next((line for line in reversed(lines[1:]) if _EXCEPTION_LINE.match(line)), None)
-    if exc is None:  # no exception line: the last line of the tail stands for it
-        exc = lines[-1] if len(lines) > 1 else None
-    out = head if exc is None else f"{head}: {exc}"
-    if len(out) > MAX_REASON_CHARS:
-        out = out[: MAX_REASON_CHARS - 1].rstrip() + "…"
-    return f"{out} ({RUN_LOG_HINT})"
-
-
 class Arm(_Model):
-    """One arm's measurement (``status`` "ok"), or why there is none, in one line (the traceback is the run
-    log's)."""
+    """One arm's measurement (``status`` "ok"), or why there is none, in one line
+    (:func:`harness.build.runner.one_line_reason`: the traceback is the run log's)."""
 
     status: Literal["ok", "not run", "could not run"]
     reason: str | None = None
@@ -117,11 +87,6 @@ class Arm(_Model):
     controls: dict[str, ArmControl] = Field(default_factory=dict)
     #: How the authors' code was confined (:mod:`harness.authors.sandbox`: the same words on every machine).
     confinement: dict[str, Any] = Field(default_factory=dict)
-
-    @field_validator("reason")
-    @classmethod
-    def _one_line(cls, reason: str | None) -> str | None:
-        return one_line_reason(reason)
 
     @property
     def ok(self) -> bool:
@@ -280,19 +245,6 @@ class Record(_Model):
     evidence: dict[str, Any] = Field(default_factory=dict)  # measured for the report (Protocol.evidence)
     figures: list[Figure] = Field(default_factory=list)
 
-    @model_validator(mode="after")
-    def _run_log_named(self):
-        """A reason's pointer to the run log names this claim's file (``.cache/runs/<id>.json``)."""
-        own = RUN_LOG_HINT.replace("<claim id>", self.claim.id)
-        arms = {}
-        for name in ("reimpl", "upstream"):
-            arm = getattr(self.arms, name)
-            if arm.reason and RUN_LOG_HINT in arm.reason:
-                arms[name] = arm.model_copy(update={"reason": arm.reason.replace(RUN_LOG_HINT, own)})
-        if arms:
-            object.__setattr__(self, "arms", self.arms.model_copy(update=arms))
-        return self
-
 
 #: A JSON array of scalars as indented text (no bracket or brace inside: a nested array stays as it is).
 _SCALAR_ARRAY = re.compile(r"\[\n\s*([^\[\]{}\n]*(?:\n\s*[^\[\]{}\n]*)*?)\n\s*\]")
@@ -321,5 +273,5 @@ def read_record(path: str | Path) -> Record:
     try:
         return Record.model_validate(raw)
     except ValidationError as err:
-        first = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors()[:5])
+        first = "; ".join(format_validation_error(err, model=Record)[:5])
         raise HarnessError(f"{path}: not a valid run record: {first}") from None

@@ -179,13 +179,15 @@ def shorten(value: Any, limit: int = SHOWN_CHARS) -> str:
     return f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
-def _loc(loc: tuple) -> str:
+def loc_text(loc: tuple) -> str:
+    """A path of keys and indices as a problem names it (``targets[2].tolerance``); an odd key shortened."""
     out = ""
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
         elif not str(part).startswith("function-"):  # a validator's step, not a key
-            out += ("." if out else "") + str(part)
+            odd = isinstance(part, str) and (CONTROL_CHARS.search(part) or len(part) > 60)
+            out += ("." if out else "") + (shorten(part, 60) if odd else str(part))
     return out or "(top level)"
 
 
@@ -271,7 +273,7 @@ def format_validation_error(err: ValidationError, prefix: str = "", model: type[
     lines = []
     for e in errors:
         loc = tuple(e["loc"])
-        where = _loc(loc)
+        where = loc_text(loc)
         if prefix:
             where = prefix + ("" if where == "(top level)" else ("" if where.startswith("[") else ".") + where)
         msg = e["msg"].removeprefix("Value error, ")

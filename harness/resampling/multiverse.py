@@ -44,11 +44,12 @@ from ..claimfiles.multiverse_spec import estimand_specifications, multiverse_gri
 from ..claimfiles.multiverse_spec import same_value as _same
 from ..core import progress
 from ..core.errors import HarnessError
-from ..core.record import MultiverseRecord, MultiverseSpecification, plain
+from ..core.record import MultiverseRecord, MultiverseSpecification
 from ..core.relations import relation_holds
 from ..core.schema import validate_plain
 from ..parallel import fanout
 from ..parallel.fanout import Task
+from ..stats.plain import plain
 
 __all__ = [
     "run_multiverse",

@@ -33,13 +33,14 @@ import numpy as np
 
 from ..core import progress
 from ..core.decisions import DOMINANT_SHARE, ORDERING_STATES, claimed_side, decide, ordering_state, overall_state
-from ..core.record import Robustness, plain
+from ..core.record import Robustness
 from ..core.relations import literal_decimals, relation_holds
 from ..parallel import fanout
 from ..parallel.fanout import Task
 from ..stats.influence import influence, without_each
 from ..stats.intervals import cluster_jackknife, cluster_subsample
 from ..stats.methods import decision_interval, method_named, needed
+from ..stats.plain import plain
 from ..stats.resample import BootstrapDraws, cluster_bootstrap, cluster_ids_from_labels, concat_draws
 from .calibration import CALIBRATED, Design, comparison_name, design, read_study, resampled_quantities
 

@@ -1,4 +1,4 @@
-"""Values as JSON holds them: the one conversion of the harness (:func:`harness.core.record.plain` is this one).
+"""Values as JSON holds them: the one conversion of the harness.
 
 In the floor of the layers, so that the coverage study (:mod:`harness.stats.calibration`) and the records
 (:mod:`harness.core.record`) write numbers alike. Standard library only.

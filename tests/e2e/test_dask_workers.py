@@ -125,7 +125,7 @@ def test_an_executor_that_is_no_address_is_refused_even_with_nothing_to_run(tmp_
     said = SimpleNamespace(info=lines.append, note=lines.append, error=lines.append)
     status = {
         "run": lambda: make.run_claims(args, [], said),
-        "status": lambda: make.status_claims(args, [], said),
+        "status": lambda: make.run_claims(args, [], said, would=True),
         "calibrate": lambda: make.calibrate_claims(args, [], said),
     }[command]()
     assert status == 2 and any("expected dask://HOST:PORT" in line for line in lines), lines

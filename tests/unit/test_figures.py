@@ -26,12 +26,12 @@ from harness.core.record import (
     Provenance,
     Record,
     Verdict,
-    plain,
     read_record,
     record_json,
 )
 from harness.rendering.figures import MAX_SVG_BYTES, draw_figures
 from harness.rendering.render import render_report
+from harness.stats.plain import plain
 
 CLAIMS = sorted((PROJECT_ROOT / "claims").glob("*.yaml"))
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from claimset import PREFIXES
 
+from harness.build.runner import one_line_reason
 from harness.core.record import Arm, read_record
 from harness.rendering.render import render_report as _render
 
@@ -32,7 +33,8 @@ def _record(prefix: str):
 
 def _without_upstream(record, reason="no route to host"):
     """The record as a run without the authors' arm would word it (the arm's numbers gone)."""
-    arms = record.arms.model_copy(update={"upstream": Arm(status="could not run", reason=reason)})
+    upstream = Arm(status="could not run", reason=one_line_reason(reason, record.claim.id))
+    arms = record.arms.model_copy(update={"upstream": upstream})
     gone = {"value": None, "holds": None}
     targets = [t.model_copy(update={"upstream": t.upstream.model_copy(update=gone)}) for t in record.targets]
     return record.model_copy(update={"arms": arms, "targets": targets})

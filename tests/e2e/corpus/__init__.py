@@ -38,6 +38,7 @@ from pathlib import Path
 
 import yaml
 
+from harness.build.runner import one_line_reason
 from harness.core.record import Arm, ArmControl
 
 CLAIMS = Path(__file__).resolve().parents[3] / "claims"
@@ -113,7 +114,9 @@ def arms(spec, reimpl: Arm) -> dict[str, Arm]:
     controls = {c: ArmControl(values=dict(m.values)) for c, m in reimpl.controls.items()}
     out = {
         "not_run": Arm(status="not run", reason="the authors' arm was switched off for this run by --no-upstream"),
-        "crashed": Arm(status="could not run", reason=TRACEBACK.format(protocol=spec.protocol.name)),
+        "crashed": Arm(
+            status="could not run", reason=one_line_reason(TRACEBACK.format(protocol=spec.protocol.name), spec.id)
+        ),
         "agrees": Arm(status="ok", values=mine, controls=controls),
         "disagrees": Arm(
             status="ok",

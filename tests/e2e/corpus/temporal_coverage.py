@@ -4,6 +4,7 @@ and groups, and periods the authors' scripts cannot take.
 
 from __future__ import annotations
 
+from harness.build.runner import one_line_reason
 from harness.core.record import Arm
 from harness.rendering.results import results_for
 
@@ -76,7 +77,7 @@ def _other_periods(raw):
 
 
 def _refused_periods_arm(spec, tables, reimpl):
-    return {"periods_refused": Arm(status="could not run", reason=PERIODS_REFUSED)}
+    return {"periods_refused": Arm(status="could not run", reason=one_line_reason(PERIODS_REFUSED, spec.id))}
 
 
 ISSUE28 = [
