@@ -236,8 +236,8 @@ def _study_job(study: StudyPlan, args, folder: Path, done: threading.Event | Non
     )
 
 
-def _build(jobs: list[Planned], studies: list[StudyPlan], args, folder: Path, console: Console) -> int:
-    """Run the studies and the claims as one build, each a thread sending its tasks to one pool of ``-j`` workers
+def _build(jobs: list[Planned], studies: list[StudyPlan], args, executor, folder: Path, console: Console) -> int:
+    """Run the studies and the claims as one build on ``executor``, each a thread sending its tasks to one pool
     (with ``-j 1``: one after the other, studies first, slowest first); write and say each as soon as it is done."""
     if not jobs and not studies:
         return EXIT_OK
@@ -262,7 +262,6 @@ def _build(jobs: list[Planned], studies: list[StudyPlan], args, folder: Path, co
 
     status = EXIT_OK
     try:
-        executor = fanout.executor_from(args.executor, jobs=args.jobs)
         with threadpool_limits(limits=1, user_api="blas"), fanout.shared(executor) as ex:
             if args.jobs <= 1 or ex.kind == "serial" or (ex.kind == "local" and ex.workers <= 1):
                 for piece in pieces:
@@ -302,7 +301,7 @@ def run_claims(args, paths: list[Path], console: Console, *, would: bool = False
     from ..resampling.calibration import STUDY_DIR
 
     try:
-        executor_from(args.executor, jobs=args.jobs)
+        executor = executor_from(args.executor, jobs=args.jobs)
         plan_, studies, failed = plan(args, paths, console)
     except HarnessError as exc:
         console.error(str(exc))
@@ -324,7 +323,7 @@ def run_claims(args, paths: list[Path], console: Console, *, would: bool = False
     for item in plan_:
         if item.render and not item.run:
             status = max(status, rerender(item.id, Path(args.out), console))
-    status = max(status, _build(jobs, studies, args, STUDY_DIR, console))
+    status = max(status, _build(jobs, studies, args, executor, STUDY_DIR, console))
     if jobs or plan_:
         status = max(status, write_index(Path(args.out), console))
     return status
@@ -399,7 +398,7 @@ def calibrate_claims(args, paths: list[Path], console: Console) -> int:
     from ..resampling.calibration import STUDY_DIR, read_study
 
     try:
-        executor_from(args.executor, jobs=args.jobs)
+        executor = executor_from(args.executor, jobs=args.jobs)
     except HarnessError as exc:
         console.error(str(exc))
         return EXIT_ERROR
@@ -416,4 +415,4 @@ def calibrate_claims(args, paths: list[Path], console: Console) -> int:
             continue
         console.note(f"{spec.id}: calibration: {state}; running the study")
         studies.append(StudyPlan(spec, state))
-    return max(EXIT_ERROR if failed else EXIT_OK, _build([], studies, args, folder, console))
+    return max(EXIT_ERROR if failed else EXIT_OK, _build([], studies, args, executor, folder, console))
