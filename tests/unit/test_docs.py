@@ -73,6 +73,23 @@ def test_every_relative_link_resolves(page):
     assert not broken, f"{page.relative_to(ROOT)}: " + "; ".join(broken)
 
 
+#: A path of this project written in code marks (``harness/stats/ispline.py``): placeholders (``<id>``) and globs
+#: are not paths.
+PROJECT_PATH = re.compile(r"`((?:harness|templates|tests|claims|data|benchmarks|reports|docs)/[\w./-]*)`")
+
+
+@pytest.mark.parametrize("page", [README, *DOCS], ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_file_a_page_names_exists(page):
+    missing = [m for m in PROJECT_PATH.findall(page.read_text(encoding="utf-8")) if not (ROOT / m).exists()]
+    assert not missing, f"{page.relative_to(ROOT)} names files that do not exist: {', '.join(missing)}"
+
+
+def test_the_path_check_can_fail():
+    assert PROJECT_PATH.findall("see `harness/verdicts/invariants.py` and `reports/<id>.json`") == [
+        "harness/verdicts/invariants.py"
+    ]
+
+
 def test_the_links_are_checked_against_github_anchors(tmp_path):
     # the anchor rule on a repeated heading and one with code and punctuation, as GitHub renders them
     page = tmp_path / "p.md"
