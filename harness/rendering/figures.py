@@ -214,9 +214,12 @@ def legend_handles(*specs):
     return [Line2D([], [], **s) for s in specs]
 
 
-def arm_handles(record: Record, mine: dict | None = None, theirs: dict | None = None) -> list:
-    """The legend entries of the two arms, a dot and a ring (``mine``, ``theirs``: what a figure draws otherwise)."""
-    return legend_handles(
+def arm_legend(fig, record: Record, *extra, mine: dict | None = None, theirs: dict | None = None) -> None:
+    """The legend below the figure: the two arms, a dot and a ring (``mine``, ``theirs``: what the figure draws
+    otherwise), then each entry of ``extra`` given (a line's keywords, or a handle; a falsy one is left out)."""
+    handles = legend_handles(
         {**DOT, "ls": "none", "label": REIMPL["label"], **(mine or {})},
         {**RING, "color": UPSTREAM["color"], "ls": "none", "label": upstream_label(record), **(theirs or {})},
     )
+    handles += [legend_handles(e)[0] if isinstance(e, dict) else e for e in extra if e]
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)

@@ -15,10 +15,9 @@ from ...rendering.figures import (
     RING,
     UPSTREAM,
     Z_LABEL,
-    arm_handles,
+    arm_legend,
     done,
     fmt,
-    legend_handles,
     new_figure,
     upstream_missing,
 )
@@ -95,24 +94,19 @@ def draw(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
     from matplotlib.patches import Patch
 
     tau = p["tau"]
-    handles = arm_handles(
-        record,
-        {"lw": 1.6, "ls": "-", "label": f"τ = {tau:g} boundary, re-implementation"},
-        {"lw": 1.4, "ms": 8, "mew": 1.0, "ls": (0, (4, 2))},
-    )
+    mine = {"lw": 1.6, "ls": "-", "label": f"τ = {tau:g} boundary, re-implementation"}
     budget = Q.budget_text(p["eval_x"])
-    if has_paper := bool(paper):
-        handles += legend_handles({**CROSS, "ls": "none", "label": f"the paper's value at {budget}"})
-    if ctl is not None:
-        handles += legend_handles({**_CONTROL_LINE, **_CONTROL_DOT, "label": f"τ = {ctl.params['tau']:g} control"})
+    cross = {**CROSS, "ls": "none", "label": f"the paper's value at {budget}"}
+    control = {**_CONTROL_LINE, **_CONTROL_DOT, "label": f"τ = {ctl.params['tau']:g} control"} if ctl else None
     ny, nx = np.shape(P["densities"][labels[0]])
     cell = f"{(extent[1] - extent[0]) / nx:.2g} × {(extent[3] - extent[2]) / ny:.2g}"
-    handles.append(Patch(color="0.75", label=f"models (counts on a {cell} grid of z and score)"))
-    fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
+    models = Patch(color="0.75", label=f"models (counts on a {cell} grid of z and score)")
+    theirs = {"lw": 1.4, "ms": 8, "mew": 1.0, "ls": (0, (4, 2))}
+    arm_legend(fig, record, paper and cross, control, models, mine=mine, theirs=theirs)
     n = int(sum(np.sum(d) for d in P["densities"].values())) // len(labels)
     caption = (
         f"Each benchmark's boundary at {budget} (dashed vertical line, z = {z_eval:g}): look at "
-        + (f"whether both arms' τ = {tau:g} curves pass through the paper's ×" if has_paper else "the two arms' curves")
+        + (f"whether both arms' τ = {tau:g} curves pass through the paper's ×" if paper else "the two arms' curves")
         + (f" and how far the τ = {ctl.params['tau']:g} control moves them" if ctl else "")
         + f"; grey shading is the ~{n} models' density (counts on a grid, not the points)."
     )

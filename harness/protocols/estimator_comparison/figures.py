@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.record import Figure, Record
-from ...rendering.figures import CROSS, DOT, RING, arm_handles, done, legend_handles, new_figure, upstream_missing
+from ...rendering.figures import CROSS, DOT, RING, arm_legend, done, new_figure, upstream_missing
 from . import quantities as Q
 
 
@@ -79,10 +79,8 @@ def _estimators(record: Record) -> list[tuple[Figure, bytes]]:
     names = [f"{r['label']}{'' if r['kind'] == 'estimator' else ' (control)'}, ID" for r in rows]
     axes[0].set_yticks(ys, [name if s == "id" else "OOD" for name in names for s in ("id", "ood")])
     axes[0].set_ylim(ys[-1] - 0.6, 0.6)
-    handles = arm_handles(record)
-    if any(r.get("paper", {}).get(m) is not None for r in rows for m in r.get("paper", {})):
-        handles += legend_handles({**CROSS, "ls": "none", "label": "paper"})
-    fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
+    has_paper = any(r.get("paper", {}).get(m) is not None for r in rows for m in r.get("paper", {}))
+    arm_legend(fig, record, has_paper and {**CROSS, "ls": "none", "label": "paper"})
     missing = upstream_missing(record, "the authors' values")
     if any(r["kind"] == "shuffle_z" and r["upstream"] for r in rows):  # it has the ID pinball loss only
         missing.append("the authors' shuffled-z values other than ID pinball (their arm reports only the ID advantage)")
@@ -135,10 +133,7 @@ def _differences(record: Record) -> list[tuple[Figure, bytes]]:
     ax.set_ylim(ys[-1] - 0.6, 0.6)
     ax.set_xlabel("value − paper, in units of the cell's tolerance (shaded: within it)")
     ax.grid(axis="x", color="0.9", lw=0.5)
-    handles = arm_handles(record)
-    if has_boxed:
-        handles += legend_handles({**_SQUARE, "ls": "none", **BOXED})
-    fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
+    arm_legend(fig, record, has_boxed and {**_SQUARE, "ls": "none", **BOXED})
     caption = (
         "Each headline cell's distance from the paper in units of its tolerance (outside the shaded band, it "
         "fails): look at which arm lands outside"

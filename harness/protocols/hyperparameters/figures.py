@@ -12,9 +12,8 @@ from ...rendering.figures import (
     CONTROL,
     REIMPL,
     UPSTREAM,
-    arm_handles,
+    arm_legend,
     done,
-    legend_handles,
     new_figure,
     upstream_missing,
 )
@@ -99,15 +98,10 @@ def draw(record: Record, plots: dict) -> list[tuple[Figure, bytes]]:
     axes[0].set_ylabel(f"largest |boundary − reference|\nat {budget}")
     kw = {"transform": axes[0].get_yaxis_transform(), "va": "bottom", "fontsize": 7, "color": "#a03020"}
     axes[0].text(0.02, within, f" reach {within:g}", **kw)
-    handles = arm_handles(record, {"ls": "-"}, {"ms": 8, "mew": 1.0, "ls": (0, (4, 2))})
-    handles += legend_handles(
-        {"color": "#a03020", "ls": "--", "label": f"the claim's reach: within {within:g} of every reference value"}
-    )
-    if controls:
-        handles += legend_handles(
-            {"color": CONTROL["color"], "marker": "s", "ms": 5, "ls": "none", "label": "τ-override control"}
-        )
-    fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
+    reach = {"color": "#a03020", "ls": "--", "label": f"the claim's reach: within {within:g} of every reference value"}
+    control = {"color": CONTROL["color"], "marker": "s", "ms": 5, "ls": "none", "label": "τ-override control"}
+    theirs = {"ms": 8, "mew": 1.0, "ls": (0, (4, 2))}
+    arm_legend(fig, record, reach, control if controls else None, mine={"ls": "-"}, theirs=theirs)
     missing = upstream_missing(record, "the authors' sweeps")
     caption = (
         f"One-at-a-time sweeps of τ, κ and λ: the largest distance of the boundaries at {budget} "
