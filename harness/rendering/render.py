@@ -87,12 +87,6 @@ def every(n, singular: str, plural: str | None = None) -> str:
     return f"the one {singular}" if k == 1 else (f"both {plural}" if k == 2 else f"all {k} {plural}")
 
 
-def cap(text: str) -> str:
-    """``text`` with its first letter in upper case (and the rest as it is)."""
-    text = str(text)
-    return text[:1].upper() + text[1:]
-
-
 def agree(n, singular: str, plural: str) -> str:
     """The form of a verb (or any word) that agrees with a count: ``sits`` for 1, ``sit`` otherwise."""
     return singular if (not _missing(n) and int(round(float(n))) == 1) else plural
@@ -211,7 +205,6 @@ FILTERS = {
     "integer": fmt_count,
     "count_of": count_of,
     "every": every,
-    "cap": cap,
     "agree": agree,
     "period": period,
     "titles": titles,

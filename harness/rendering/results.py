@@ -135,14 +135,12 @@ class Results:
             theirs = c.upstream.conditions if c.upstream.ran else [None] * len(c.reimpl.conditions)
             conditions = []
             for cond, their in zip(c.reimpl.conditions, theirs):
-                measured = [r.measured for r in cond.rows if r.measured is not None]
                 conditions.append(
                     {
                         "requirement": cond.requirement,
                         "n": len(cond.rows),
                         "n_met": sum(r.holds for r in cond.rows),
-                        "lo": min(measured) if measured else None,
-                        "hi": max(measured) if measured else None,
+                        **(span(r.measured for r in cond.rows) or {"lo": None, "hi": None}),
                         "theirs_n_met": sum(r.holds for r in their.rows) if their else None,
                         "theirs_all": their.holds if their else None,
                         "single": len(cond.rows) == 1,

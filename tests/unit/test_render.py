@@ -76,7 +76,7 @@ def test_an_exceptions_text_never_reaches_the_prose(prefix):
 
 def test_numbers_as_a_reader_reads_them():
     from harness.core.quantities import budget_text, power_of_ten
-    from harness.rendering.render import cap, every, fmt_auto, fmt_general, fmt_num, fmt_sci, fmt_signed
+    from harness.rendering.render import every, fmt_auto, fmt_general, fmt_num, fmt_sci, fmt_signed
 
     assert budget_text(1000.0) == "10²⁴ FLOPs" and budget_text(10**3.5) == "10^24.5 FLOPs"
     assert budget_text(3162.0) == "3.2 × 10²⁴ FLOPs" and budget_text(300.0) == "3 × 10²³ FLOPs"
@@ -89,7 +89,6 @@ def test_numbers_as_a_reader_reads_them():
     assert fmt_auto(0.0) == "0" and fmt_auto(3.0) == "3" and fmt_auto(2.2e-16) == "2.20e-16"  # a count as a count
     assert fmt_sci(0.0) == "0" and fmt_sci(-3.5e-6, 1) == "-3.5e-06"
     assert [every(n, "target") for n in (1, 2, 12)] == ["the one target", "both targets", "all 12 targets"]
-    assert cap(every(2, "target")) == "Both targets" and cap("the MATH row") == "The MATH row"
 
 
 def test_rendering_is_a_pure_function_of_the_record():
