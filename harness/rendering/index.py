@@ -50,7 +50,7 @@ def summary_rows(records: list[Record]) -> list[dict]:
             "title": short_title(rec),
             "verdict": rec.verdict.verdict,
             "why": why(rec),
-            "robustness": r.resampling_label,
+            "robustness": rec.robustness.state if rec.robustness else "not run",
             "choices": r.choices_label,
             "upstream": rec.arms.upstream.status,
             "n_targets": len(rec.targets),

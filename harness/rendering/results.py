@@ -301,10 +301,6 @@ class Results:
     # -- the labels of the index ------------------------------------------------------------------------
 
     @cached_property
-    def resampling_label(self) -> str:
-        return "not run" if self.resampling is None else self.resampling["label"]
-
-    @cached_property
     def choices_label(self) -> str:
         """The analysis choices' reading in a few words (the index, ``harness list``)."""
         m = self.multiverse

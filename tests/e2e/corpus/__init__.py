@@ -147,9 +147,9 @@ def chain(*edits):
 
 def resampling_is(*labels):
     def expect(rec):
-        from harness.rendering.results import results_for
+        from harness.rendering.index import summary_rows
 
-        label = results_for(rec).resampling_label
+        label = summary_rows([rec])[0]["robustness"]
         assert label in labels, (label, labels)
 
     return expect
