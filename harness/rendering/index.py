@@ -51,7 +51,7 @@ def summary_rows(records: list[Record]) -> list[dict]:
             "verdict": rec.verdict.verdict,
             "why": why(rec),
             "robustness": rec.robustness.state if rec.robustness else "not run",
-            "choices": r.choices_label,
+            "multiverse": r.multiverse,
             "upstream": rec.arms.upstream.status,
             "n_targets": len(rec.targets),
             "n_holding": r.n_holding,

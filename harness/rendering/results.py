@@ -297,26 +297,3 @@ class Results:
             "limit": worst["limit"],
             "calibrated": all(max(r["error_bound"], r["error_against_bound"]) <= r["limit"] for r in rules),
         }
-
-    # -- the labels of the index ------------------------------------------------------------------------
-
-    @cached_property
-    def choices_label(self) -> str:
-        """The analysis choices' reading in a few words (the index, ``harness list``)."""
-        m = self.multiverse
-        if m is None:
-            return "not run"
-        of = f"{m['k']} of {m['n_distinct']} distinct"
-        if m["unsettled"]:
-            of += f", {m['unsettled']} within noise"
-        if m["noise_rule"] and not m["noise_rule"]["calibrated"]:
-            of += ", noise rule not validated"
-        return {
-            "holds_across_choices": f"holds across choices ({of})",
-            "depends_on_choices": f"depends on {', '.join(m['depends_on'])} ({of})",
-            "holds_in_none": f"holds in none ({of})",
-            "within_noise": f"within noise ({of})",
-            "values_only": f"values only ({m['n_distinct']} distinct)",
-            "none_judged": "not judged",
-            "inert": f"inert (no choice moves a value in {m['n_ran']} specifications)",
-        }[m["state"]]
