@@ -1,9 +1,6 @@
-"""``make claims`` as a build (docs/build.md): what a build would do, and why ("What runs, and why": which claims
-are up to date, which need their report drawn again, which must run, which coverage studies must be measured
-again); then run it, writing each claim's outputs as soon as it is done, its lock entry last. A claim found up to
-date from its entry in the lock is decided without parsing its claim file or importing its protocol. This module
-prints nothing: it says what it does on the :class:`Console` it is given.
-"""
+"""``make claims`` as a build (docs/build.md): what is stale and why (a claim the lock finds up to date is decided
+without parsing its claim file or importing its protocol), then its run, each claim's outputs written as soon as it
+is done, its lock entry last. It prints nothing: it speaks on the :class:`Console` it is given."""
 
 from __future__ import annotations
 
