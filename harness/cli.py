@@ -95,7 +95,7 @@ CONSOLE = _Console()
 
 
 def cmd_validate(args) -> int:
-    from .build.plan import check_ids, pins_of, tables_of
+    from .build.make import check_ids, pins_of, tables_of
     from .claimfiles.spec import load_claim
     from .core.datalock import load_lock
     from .core.errors import HarnessError

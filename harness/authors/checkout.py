@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Annotated
 
 import git
@@ -161,45 +161,17 @@ def _check_origin(repo: git.Repo, dest: Path, pin: Pin, fix: str) -> None:
 
 
 def _check_unchanged(repo: git.Repo, dest: Path, fix: str) -> None:
-    changes = _local_changes(repo)
-    if changes:
-        raise UpstreamError(f"{shown(dest)} has local changes ({_describe_changes(changes)}); {fix}")
-
-
-def _local_changes(repo: git.Repo) -> list[str]:
-    """Everything in the work tree that is not the checked-out tree, as ``git status --porcelain`` lines: ignored
-    files (``!!``) and folders holding no tracked file count (either would be imported)."""
+    """Refuse anything in the work tree that is not the checked-out tree (``git status --porcelain``): ignored
+    files (``!!``) count, and so do folders that hold nothing ``git status`` lists but ``git clean -ndx`` would
+    remove (an empty one is a namespace package): either would be imported."""
     with repo.git.custom_environment(GIT_OPTIONAL_LOCKS="0"):
-        out = repo.git.status("--porcelain", "--ignored", "--untracked-files=all")
-        tracked = repo.git.ls_files("-z").split("\0")
-    lines = [line for line in out.splitlines() if line.strip()]
-    listed = [line[3:] for line in lines]
-    stray = [
-        d for d in _stray_folders(Path(repo.working_tree_dir), tracked) if not any(p.startswith(d) for p in listed)
-    ]
-    return lines + ["?? " + d for d in stray]
-
-
-def _stray_folders(root: Path, tracked: list[str]) -> list[str]:
-    """Folders under ``root`` (``.git`` aside) that no tracked path lies in, as ``name/``."""
-    needed = {str(PurePosixPath(t).parent) for t in tracked if t} | {"."}
-    needed |= {str(p) for n in list(needed) for p in PurePosixPath(n).parents}
-    stray = []
-    for dirpath, dirnames, _ in os.walk(root):
-        rel = Path(dirpath).relative_to(root).as_posix()
-        for d in sorted(dirnames):
-            sub = d if rel == "." else f"{rel}/{d}"
-            if rel == "." and d == ".git":
-                dirnames.remove(d)
-            elif sub not in needed:
-                stray.append(sub + "/")
-                dirnames.remove(d)  # what it holds is git's to list (as untracked or ignored), or nothing
-    return stray
-
-
-def _describe_changes(lines: list[str]) -> str:
-    kinds = {"??": "untracked ", "!!": "ignored "}
-    return listed([kinds.get(ln[:2], "changed ") + ln[3:] for ln in lines], 6)
+        lines = repo.git.status("--porcelain", "--ignored", "--untracked-files=all").splitlines()
+        folders = re.findall(r"^Would remove (.*/)$", repo.git.clean("-ndx"), re.MULTILINE)
+    lines += ["?? " + d for d in folders if not any(ln[3:].startswith(d) for ln in lines)]
+    if lines:
+        kinds = {"??": "untracked ", "!!": "ignored "}
+        found = listed([kinds.get(ln[:2], "changed ") + ln[3:] for ln in lines], 6)
+        raise UpstreamError(f"{shown(dest)} has local changes ({found}); {fix}")
 
 
 def _git_failure(exc: git.GitCommandError) -> str:

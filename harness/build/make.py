@@ -1,7 +1,6 @@
-"""``make claims`` as a build (docs/build.md): run what :mod:`harness.build.plan` finds stale, write each claim's
-outputs as soon as it is done, its lock entry last. This module prints nothing: it says what it does on the
-:class:`Console` it is given.
-"""
+"""``make claims`` as a build (docs/build.md): what is stale and why (a claim the lock finds up to date is decided
+without parsing its claim file or importing its protocol), then its run, each claim's outputs written as soon as it
+is done, its lock entry last. It prints nothing: it speaks on the :class:`Console` it is given."""
 
 from __future__ import annotations
 
@@ -16,8 +15,207 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..core.paths import RUN_LOG_DIR
-from .plan import Planned, StudyPlan, checked_record, current_record, load_claims, plan, tables_of
+from ..core import progress
+from ..core.claimslock import changed, claim_deps, edited, entry, file_sha, listed, render_deps, stale_reasons, update
+from ..core.datalock import Tables, load_lock, resolve_data_root
+from ..core.errors import HarnessError
+from ..core.fileio import atomic_write_text, failed_path, project_lock, write_files
+from ..core.paths import CLAIMS_DIR, REPORTS_DIR, RUN_LOG_DIR
+from ..core.provenance import package_versions
+from ..core.record import read_record, record_json
+from ..parallel import fanout
+from ..resampling.calibration import STUDY_DIR, read_study, run_study, study_deps, study_path
+from ..resampling.calibration import stale_reasons as study_reasons
+
+
+@dataclass
+class Planned:
+    path: Path
+    spec: object  # the loaded claim (None when it was found up to date from the lock alone)
+    deps: dict  # what its record is made from (:func:`harness.core.claimslock.claim_deps`)
+    run: list[str]  # why it must run
+    render: list[str]  # why it must be re-rendered
+
+    @property
+    def id(self) -> str:
+        return self.path.stem  # a claim's id is its file's name
+
+
+@dataclass
+class StudyPlan:
+    """A coverage study the build measures (again), and why (e.g. ``no study yet``)."""
+
+    spec: object
+    why: str
+
+
+def check_ids(specs: dict[Path, object]) -> tuple[list[str], set[Path]]:
+    """Claim ids must be unique across the batch: the problems, and the files that share an id."""
+    seen: dict[str, Path] = {}
+    problems, clashing = [], set()
+    for path, spec in specs.items():
+        if spec.id in seen:
+            problems.append(f"{path}: id '{spec.id}' is also the id of {seen[spec.id]}")
+            clashing |= {path, seen[spec.id]}
+        seen.setdefault(spec.id, path)
+    return problems, clashing
+
+
+def checked_record(out: Path, cid: str):
+    """The record ``out/<cid>.json``, read and checked against the lock; :class:`HarnessError` says why it
+    cannot be believed (none there, unreadable, of an old schema, not in the lock, or edited)."""
+    path = Path(out) / f"{cid}.json"
+    record = read_record(path)
+    why = edited(out, entry(out, "claims", cid), path.name)
+    if why is not None:
+        raise HarnessError(f"{path}: {why}; run the claim again")
+    return record
+
+
+def current_record(out: Path, cid: str):
+    """The record in ``out`` now, and why it cannot be believed: ``(Record, None)``, ``(None, None)`` when there
+    is none, ``(None, reason)`` when it is unreadable, of an old schema, not in the lock or edited."""
+    path = Path(out) / f"{cid}.json"
+    if not (path.is_file() or path.is_symlink()):
+        return None, None
+    try:
+        return checked_record(out, cid), None
+    except HarnessError as exc:
+        return None, str(exc).removeprefix(f"{path}: ").removesuffix("; run the claim again")
+
+
+def record_deps(path: Path, protocol: str, inputs, upstream, lock, pins, paper=None) -> dict:
+    """:func:`harness.core.claimslock.claim_deps` of a claim, its coverage study read where the build writes it."""
+    return claim_deps(path, protocol, inputs, upstream, lock, pins, package_versions(), study_path(path.stem), paper)
+
+
+def _claim_plan(path: Path, spec, claim, paper, existing, why, out: Path, lock, pins, args) -> Planned:
+    """Why the claim (``claim``: its claim file's, or its record's when ``spec`` is None) must run or its report
+    be drawn again; ``existing``, ``why``: its record there now (:func:`current_record`)."""
+    protocol = claim.protocol
+    deps = record_deps(path, protocol, claim.inputs, claim.upstream, lock, pins, paper)
+    found = entry(out, "claims", claim.id) or {}
+    render = []
+    if existing is None:
+        run = [why or "no report yet"]
+    elif args.force:
+        run = ["forced (--force)"]
+    else:
+        run = stale_reasons(found.get("deps"), deps)
+        if existing.arms.upstream.status != "ok" and not args.no_upstream and claim.upstream:
+            run.append("the authors' arm did not run last time")
+        if not run:  # its templates or drawing code changed, or it was edited
+            drawn = changed(found.get("render"), render_deps(protocol))
+            md = edited(out, found, f"{claim.id}.md")
+            render = ([f"template or rendering code changed: {listed(drawn)}"] if drawn else []) + ([md] if md else [])
+    return Planned(path, spec, deps, run, render)
+
+
+def _study_measured(record) -> bool:
+    """Whether the record was made with its claim's coverage study up to date (or with none asked for)."""
+    rob = record.robustness
+    if rob is None or (rob.state == "not run" and rob.facts.get("why") == "the claim file asks for no resampling"):
+        return True
+    return (rob.facts.get("calibration") or {}).get("state") in ("measured", "not asked")
+
+
+def _from_lock(path: Path, out: Path, lock, pins, tables, args) -> Planned | None:
+    """The plan of a claim found up to date from its lock entry and its record, or None (then its claim file
+    decides). Its input tables are still verified against the data lock."""
+    existing, _ = current_record(out, path.stem)
+    if existing is None or existing.claim.id != path.stem:
+        return None
+    if not isinstance((entry(out, "claims", path.stem) or {}).get("protocol"), str):
+        return None
+    c = existing.claim
+    try:
+        tables.describe(c.inputs)
+    except HarnessError:
+        return None
+    item = _claim_plan(path, None, c, c.paper and c.paper.id, existing, None, out, lock, pins, args)
+    if item.run or (getattr(args, "studies", False) and not _study_measured(existing)):
+        return None
+    return item
+
+
+def load_claims(paths: list[Path], lock, pins, tables, console) -> tuple[dict[Path, object], int]:
+    """The claim files read and checked, each problem said; ``(specs, how many failed)``."""
+    if not paths:
+        return {}, 0  # a warm build imports no protocol
+    from ..claimfiles.spec import load_claim
+
+    specs, failed = {}, 0
+    for path in paths:
+        try:
+            specs[path] = load_claim(path, lock=lock, tables=tables, pins=pins)
+        except HarnessError as exc:
+            console.error(str(exc))
+            failed += 1
+    problems, clashing = check_ids(specs)
+    for problem in problems:
+        console.error(problem)
+    return {p: s for p, s in specs.items() if p not in clashing}, failed + len(clashing)
+
+
+def tables_of(args):
+    """The tables of a build: the lock ``args.lock`` names, read from ``args.data_root``."""
+    return Tables(load_lock(args.lock), resolve_data_root(args.data_root))
+
+
+def pins_of(args=None):
+    """The upstream pins of a build (``args.pins`` or the project's pins file)."""
+    from ..authors.checkout import PINS_FILE, load_pins
+
+    return load_pins(getattr(args, "pins", None) or PINS_FILE)
+
+
+def _not_over_a_committed_claim(paths: list[Path], out: Path, console) -> tuple[list[Path], int]:
+    """The claim files that may write into ``out``: into the project's reports, no file from elsewhere whose id
+    is a claim of ``claims/`` (its report would replace that claim's)."""
+    if out.resolve() != REPORTS_DIR.resolve():
+        return paths, 0
+    kept = []
+    for path in paths:
+        home = CLAIMS_DIR / path.name
+        if home.exists() and path.resolve() != home.resolve():
+            console.error(
+                f"{path}: claims/{path.name} has this id and its report is in reports/; run a claim file from "
+                "elsewhere with --out DIR"
+            )
+        else:
+            kept.append(path)
+    return kept, len(paths) - len(kept)
+
+
+def plan(args, paths: list[Path], console) -> tuple[list[Planned], list[StudyPlan], int]:
+    """``(claims, studies, failed)``: each claim with why it must run or be drawn again (both empty: up to
+    date); the coverage studies the build measures first (with ``args.studies``); how many claim files could
+    not be read. Problems are said on ``console``."""
+    lock, pins, tables = load_lock(args.lock), pins_of(args), tables_of(args)
+    out = Path(args.out)
+    paths, failed = _not_over_a_committed_claim(paths, out, console)
+    stems = [p.stem for p in paths]
+    quick = (
+        {}
+        if args.force
+        else {p: _from_lock(p, out, lock, pins, tables, args) for p in paths if stems.count(p.stem) == 1}
+    )
+    specs, unread = load_claims([p for p in paths if quick.get(p) is None], lock, pins, tables, console)
+    planned, studies = [], []
+    for path in paths:
+        if quick.get(path) is not None:
+            planned.append(quick[path])
+        elif path in specs:
+            spec, c = specs[path], specs[path].claim
+            existing, why = current_record(out, spec.id)
+            item = _claim_plan(path, spec, c, c.paper, existing, why, out, lock, pins, args)
+            stale = study_reasons(spec, lock) if getattr(args, "studies", False) else []
+            if stale:
+                studies.append(StudyPlan(spec, stale[0]))
+                item.run += [] if item.run == ["forced (--force)"] else [f"coverage study stale: {stale[0]}"]
+            planned.append(item)
+    return planned, studies, failed + unread
+
 
 EXIT_OK, EXIT_ERROR, EXIT_DEGRADED = 0, 2, 3
 #: Held while a figure is drawn (matplotlib's rc context is process-wide).
@@ -64,13 +262,8 @@ def _upstream_options(args):
 def _job(job: Planned, args, study: threading.Event | None = None) -> ClaimOutput:
     """Run one claim (in a thread of the build); what the parent needs to write its outputs. ``study``: set once
     the claim's coverage study is written (its resampling waits for it)."""
-    from ..core import progress
-    from ..core.claimslock import file_sha
-    from ..core.errors import HarnessError
-    from ..parallel import fanout
     from ..rendering.figures import draw_figures
     from ..rendering.render import render_report
-    from ..resampling.calibration import study_path
     from .runner import run_claim
 
     path = job.path
@@ -101,10 +294,6 @@ def _finish(res: ClaimOutput, args, has_upstream: bool, console: Console) -> int
     """Write one claim's outputs, unless they are poorer than the report there now (decided under the write lock;
     a record that cannot be believed is taken to have had the authors' arm); say one line. The figures,
     ``<id>.md`` and ``<id>.json`` are written each atomically, then, last, the claim's entry in the lock."""
-    from ..core.claimslock import render_deps, update
-    from ..core.fileio import atomic_write_text, project_lock, write_files
-    from ..core.record import record_json
-
     if res.error is not None:
         console.error(res.error)
         return EXIT_ERROR
@@ -137,8 +326,8 @@ def _finish(res: ClaimOutput, args, has_upstream: bool, console: Console) -> int
                     p.unlink(missing_ok=True)
             outs = {name: hashlib.sha256(files[name]).hexdigest() for name in (f"{cid}.json", f"{cid}.md")}
             protocol = rec.claim.protocol
-            entry = {"protocol": protocol, "deps": res.deps, "render": render_deps(protocol), "outs": outs}
-            update(out, "claims", cid, entry)
+            locked = {"protocol": protocol, "deps": res.deps, "render": render_deps(protocol), "outs": outs}
+            update(out, "claims", cid, locked)
         except OSError as exc:
             console.error(f"{out / (cid + '.md')}: {unwritable(exc)}; {cid}'s entry in the lock was left as it was")
             return EXIT_ERROR
@@ -151,9 +340,6 @@ def _finish(res: ClaimOutput, args, has_upstream: bool, console: Console) -> int
 def rerender(cid: str, out: Path, console: Console) -> int:
     """The report ``out/<cid>.md`` worded again from its record alone (one that cannot be believed is not), under
     the write lock; its entry in the lock updated."""
-    from ..core.claimslock import entry, render_deps, update
-    from ..core.errors import HarnessError
-    from ..core.fileio import atomic_write_text, project_lock
     from ..rendering.render import render_report
 
     out = Path(out)
@@ -200,12 +386,7 @@ def _study_job(study: StudyPlan, args, folder: Path, done: threading.Event | Non
     """Measure one claim's coverage study and write it into ``folder`` (the claim's run waits for it: ``done``)."""
     import time
 
-    from ..core import progress
-    from ..core.claimslock import update
-    from ..core.errors import HarnessError
-    from ..core.fileio import project_lock
     from ..rendering.study_files import write_study
-    from ..resampling.calibration import run_study, study_deps
     from .runner import measurement_arm
 
     spec = study.spec
@@ -245,9 +426,6 @@ def _build(jobs: list[Planned], studies: list[StudyPlan], args, executor, folder
 
     import scipy.optimize  # noqa: F401  (load every BLAS before limiting its threads)
     from threadpoolctl import threadpool_limits
-
-    from ..core.errors import HarnessError
-    from ..parallel import fanout
 
     done = {st.spec.id: threading.Event() for st in studies}
     slowest = sorted(studies, key=lambda st: -st.spec.protocol.card.cost)
@@ -296,12 +474,8 @@ def run_claims(args, paths: list[Path], console: Console, *, would: bool = False
     build); the exit status of ``run``. ``would``: say what it would do, and why, and do nothing (``status``: exit
     0 when nothing is to do, 1 when something is, 2 on a bad claim file). ``--executor`` is checked even when
     nothing is to run (a typo is refused at once)."""
-    from ..core.errors import HarnessError
-    from ..parallel.fanout import executor_from
-    from ..resampling.calibration import STUDY_DIR
-
     try:
-        executor = executor_from(args.executor, jobs=args.jobs)
+        executor = fanout.executor_from(args.executor, jobs=args.jobs)
         plan_, studies, failed = plan(args, paths, console)
     except HarnessError as exc:
         console.error(str(exc))
@@ -331,8 +505,6 @@ def run_claims(args, paths: list[Path], console: Console, *, would: bool = False
 
 def records(out: Path, console: Console, problems: list[str] | None = None):
     """``(path, Record)`` of every readable record in ``out``; any other is said and named in ``problems``."""
-    from ..core.errors import HarnessError
-
     for f in sorted(out.glob("*.json")):
         try:
             yield f, checked_record(out, f.stem)
@@ -357,7 +529,6 @@ def render_claims(out: Path, paths: list[Path], console: Console) -> int:
 def write_index(out: Path, console: Console) -> int:
     """Rewrite ``out/README.md`` from the records when it changed; left as it is (exit status 2) while a record
     cannot be read or when it cannot be written."""
-    from ..core.fileio import atomic_write_text, project_lock
     from ..rendering.index import index_markdown
 
     with project_lock():
@@ -384,21 +555,14 @@ def write_index(out: Path, console: Console) -> int:
 
 def unwritable(exc: OSError) -> str:
     """Why a file could not be written, in words: the system's reason, and the file or folder it named."""
-    from ..core.fileio import failed_path
-
     named = failed_path(exc)
     return f"could not be written: {exc.strerror or exc}" + (f" (in {named})" if named is not None else "")
 
 
 def calibrate_claims(args, paths: list[Path], console: Console) -> int:
     """Run the coverage studies of ``paths`` that are absent or out of date (``--force``: all), as one build."""
-    from ..core.datalock import load_lock
-    from ..core.errors import HarnessError
-    from ..parallel.fanout import executor_from
-    from ..resampling.calibration import STUDY_DIR, read_study
-
     try:
-        executor = executor_from(args.executor, jobs=args.jobs)
+        executor = fanout.executor_from(args.executor, jobs=args.jobs)
     except HarnessError as exc:
         console.error(str(exc))
         return EXIT_ERROR

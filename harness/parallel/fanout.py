@@ -1,11 +1,6 @@
-"""One fan-out layer for every independent unit of work (docs/build.md, "Where the work runs").
-
-A claim's fits, resamples, calibration replicates and multiverse specifications are lists of :class:`Task` (a
-picklable module-level function, its arguments and its own seed); :func:`run` returns their results in task order,
-so the output does not depend on where they ran: ``serial``, ``local[:N]`` (a process pool) or ``dask://HOST:PORT``
-(a ``dask.distributed`` scheduler's ``concurrent.futures`` executor). A task runs with one BLAS thread and, inside
-it, every further fan-out is serial.
-"""
+"""One fan-out layer for every independent unit of work (docs/build.md, "Where the work runs"): :func:`run`
+returns the results of its :class:`Task` list in task order, wherever they ran (``serial``, ``local[:N]``,
+``dask://HOST:PORT``). A task runs with one BLAS thread and, inside it, every further fan-out is serial."""
 
 from __future__ import annotations
 
@@ -27,7 +22,8 @@ EXECUTOR_ENV = "HARNESS_EXECUTOR"
 
 @dataclass(frozen=True)
 class Task:
-    """One independent unit of work: ``fn(*args)``, named ``key`` (e.g. ``bootstrap resamples 40-49``)."""
+    """One independent unit of work: ``fn(*args)`` (a picklable module-level function), named ``key``
+    (e.g. ``bootstrap resamples 40-49``)."""
 
     key: str
     fn: Callable

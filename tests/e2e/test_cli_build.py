@@ -341,7 +341,7 @@ def test_status_over_a_claim_path_that_is_no_regular_file_says_so_and_ends(tmp_p
 
 
 def test_a_claim_from_elsewhere_with_a_committed_id_does_not_replace_that_report(tmp_path, capsys, monkeypatch):
-    from harness.build import plan as build_plan
+    from harness.build import make as build_plan
 
     monkeypatch.setattr("harness.core.paths.REPORTS_DIR", tmp_path / "reports")
     src = next((ROOT / "claims").glob("000*.yaml"))

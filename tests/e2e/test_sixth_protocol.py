@@ -39,7 +39,7 @@ def _blocks() -> list[tuple[str, str, str]]:
 
 KEYS = """
 import json
-from harness.build.plan import record_deps
+from harness.build.make import record_deps
 from harness.authors.checkout import load_pins
 from harness.core.paths import HARNESS
 from harness.core.datalock import load_lock

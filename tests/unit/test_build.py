@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from harness.authors.checkout import load_pins
-from harness.build import plan as planning
+from harness.build import make as planning
 from harness.claimfiles.registry import PROTOCOLS
 from harness.claimfiles.spec import load_claim
 from harness.core import claimslock

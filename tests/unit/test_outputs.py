@@ -18,7 +18,7 @@ import pytest
 
 from harness import cli
 from harness.build import make
-from harness.build.plan import checked_record, plan
+from harness.build.make import checked_record, plan
 from harness.core.claimslock import LOCK_NAME, file_sha
 from harness.core.errors import HarnessError
 from harness.core.fileio import project_lock
