@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._ties import Ties
-from .pinball import LossPoints, sum_of_logs, weighted_logs
+from .pinball import LossPoints, sum_of_logs
 
 __all__ = ["Levels", "optimal_levels"]
 
@@ -112,7 +112,7 @@ def _evaluate(shapes: _Shapes, points: LossPoints, v):
         if w is None:
             ax_sum, sx, logs = np.add.reduce(np.abs(x), axis=1), np.add.reduce(x, axis=1), sum_of_logs(e1)
         else:
-            ax_sum, sx, logs = np.abs(x) @ w, x @ w, weighted_logs(e, e1, w, points.reps)
+            ax_sum, sx, logs = np.abs(x) @ w, x @ w, np.log1p(e) @ w
         f[rows] = ((0.5 * (sx + ax_sum) + logs) / kappa + (tau - 1.0) / kappa * sx) / n
         if ex is None:
             np.divide(e, e1, out=e1)  # sigmoid(-|x|)

@@ -37,8 +37,9 @@ __all__ = [
 
 
 def _pair(y, q) -> tuple[np.ndarray, np.ndarray]:
-    y = np.asarray(y, dtype=float)
-    q = np.broadcast_to(np.asarray(q, dtype=float), y.shape)
+    y, q = np.asarray(y, dtype=float), np.asarray(q, dtype=float)
+    if q.shape != y.shape:  # a boundary's value per point, or one for all
+        q = np.broadcast_to(q, y.shape)
     if y.ndim != 1 or y.size == 0:
         raise ValueError(f"y must be a non-empty 1-d array, got shape {y.shape}")
     return y, q

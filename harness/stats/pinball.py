@@ -22,8 +22,6 @@ __all__ = [
     "check_loss",
     "literal_smoothed_pinball_loss",
     "sum_of_logs",
-    "weighted_logs",
-    "repeats",
     "LossPoints",
 ]
 
@@ -101,24 +99,6 @@ def sum_of_logs(factors: np.ndarray) -> np.ndarray:
     return np.add.reduce(np.log(np.multiply.reduceat(factors, edges, axis=-1)), axis=-1)
 
 
-#: Integer weights summing to at most this many times the points are repeated into :func:`sum_of_logs`.
-_REPEATED = 8
-
-
-def repeats(w: np.ndarray | None) -> np.ndarray | None:
-    """``w`` as integers where they are integers summing to at most :data:`_REPEATED` times their number
-    (a resample's multiplicities), else ``None``."""
-    if w is None or not np.all(w == np.floor(w)) or w.sum() > _REPEATED * w.size:
-        return None
-    return w.astype(np.int64)
-
-
-def weighted_logs(e: np.ndarray, e1: np.ndarray, w: np.ndarray, reps: np.ndarray | None) -> np.ndarray:
-    """``sum_i w_i log(1 + e_i)`` over the last axis (``e1 = 1 + e``): the repeated factors' product for
-    integer weights (``reps``), ``log1p(e) @ w`` otherwise."""
-    return sum_of_logs(e1.repeat(reps, axis=-1)) if reps is not None else np.log1p(e) @ w
-
-
 #: ``exp(-kappa |y - q|)`` is taken as a product of ``exp(-+kappa y)``, computed once, and
 #: ``exp(+-kappa q)`` when ``kappa * max(1, |y|)`` is at most this (with ``0 <= q <= 1``): every
 #: factor and product stays far inside the normal range of a double (``e**600``, ``e**-600``).
@@ -138,9 +118,8 @@ class LossPoints:
         dJ/dq  = -(sigmoid(x) + tau - 1) w / n,   sigmoid(x) = 1/2 + sign(x) (1/2 - e/(1 + e))
         d2J/dq2 = kappa * sigmoid(x) sigmoid(-x) w / n,   sigmoid(x) sigmoid(-x) = e/(1 + e) * (1 - e/(1 + e))
 
-    (``n = sum_i w_i``; unweighted, ``w = 1``). Integer weights whose total is at most :data:`_REPEATED`
-    times the points repeat each ``1 + e`` that many times into the products of :func:`sum_of_logs`; other
-    weights take ``w @ log1p(e)``. With ties, ``q`` is one
+    (``n = sum_i w_i``; unweighted, ``w = 1``). Weighted, the logs are ``log1p(e) @ w`` (the repeated factors
+    of a resample's integer weights into :func:`sum_of_logs` took twice as long). With ties, ``q`` is one
     value per distinct ``z``, and ``e`` is the smaller of ``exp(-kappa y) exp(kappa q)`` and
     ``exp(kappa y) exp(-kappa q)``: the factors of ``y`` are computed once, those of ``q`` once per
     distinct ``z`` (not once per point), and no exponential is taken per point per evaluation.
@@ -150,7 +129,6 @@ class LossPoints:
         self.y, self.tau, self.kappa, self.ties = y, tau, kappa, ties
         self.ky = kappa * y
         self.w = None if weights is None else np.asarray(weights, dtype=float)
-        self.reps = repeats(self.w)
         self.n = y.size if weights is None else float(self.w.sum())
         self.w_tied = ties.sums(np.ones(y.size) if weights is None else self.w)  # per distinct z
         self.factors = None
@@ -182,7 +160,7 @@ class LossPoints:
         if w is None:
             f = np.add.reduce(np.maximum(xk, 0.0)) + sum_of_logs(e1) + (tau - 1.0) * np.add.reduce(xk)
         else:
-            f = w @ np.maximum(xk, 0.0) + weighted_logs(e, e1, w, self.reps) + (tau - 1.0) * (w @ xk)
+            f = w @ np.maximum(xk, 0.0) + np.log1p(e) @ w + (tau - 1.0) * (w @ xk)
         f /= kappa * n
 
         def derivatives():

@@ -81,7 +81,6 @@ def test_loss_points_give_the_loss_and_its_derivatives(weighted, grouped):
     sums = (lambda v: v.reshape(40, 15).sum(axis=1)) if grouped else (lambda v: v)
     for tau, kappa in ((0.98, 50.0), (0.5, 10.0), (0.9, 1000.0)):
         points = LossPoints(y, tau, kappa, ties, None if weighted == "mean" else w[weighted])
-        assert (points.reps is not None) == (weighted == "counts")
         # the product form where every factor stays in range (kappa <= 300 here), the exponential of |x| beyond
         assert (points.factors is not None) == (grouped and kappa <= 300)
         u = y - (y0 + L * s)

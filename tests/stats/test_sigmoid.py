@@ -41,7 +41,6 @@ def test_gradient_and_hessian_match_finite_differences(boxed, weighted, tied):
         g = np.random.default_rng(4)
         w = g.integers(1, 5, z.size).astype(float) if weighted == "counts" else g.uniform(0.01, 3.0, z.size)
         prob = _Problem(z, y, prob.tau, prob.kappa, prob.lam, prob.box, w)
-        assert (prob.points.reps is not None) == (weighted == "counts")
     rng = np.random.default_rng(0)
     h = 1e-6
     for x in _interior_points(prob, rng):
@@ -282,15 +281,14 @@ def _base_models(n=600, seed=7):
     return z, y, sizes
 
 
-@pytest.mark.parametrize("scale", [1.0, 0.5], ids=["repeated-path", "log1p-path"])
+@pytest.mark.parametrize("scale", [1.0, 0.5], ids=["counts", "halved"])
 def test_integer_weights_fit_as_the_rows_repeated(scale):
-    # Weights 1-3 (halved: the same weighted mean, taken through w @ log1p(e) instead of the repeated factors):
-    # the objective, gradient and Hessian of the rows repeated, and the same fit from the multistart.
+    # Weights 1-3 (halved: the same weighted mean): the objective, gradient and Hessian of the rows repeated, and
+    # the same fit from the multistart.
     z, y, _ = _base_models()
     w = np.random.default_rng(8).integers(1, 4, z.size)
     repeated = _Problem(np.repeat(z, w), np.repeat(y, w), 0.98, 50.0, 1e-3)
     weighted = _Problem(z, y, 0.98, 50.0, 1e-3, None, scale * w)
-    assert (weighted.points.reps is None) == (scale != 1.0)
     for x in _interior_points(repeated, np.random.default_rng(9)):
         x_w = weighted.from_natural(*repeated.natural(x))
         f1, g1, H1 = repeated.value_grad_hess(x)
