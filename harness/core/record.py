@@ -259,7 +259,7 @@ def record_json(record: Record) -> str:
 
 def read_record(path: str | Path) -> Record:
     """Read and validate a record; :class:`HarnessError` names the file and what is wrong. (Whether it was
-    edited since it was written is the build's lock's to say: :func:`harness.build.plan.checked_record`.)"""
+    edited since it was written is the build's lock's to say: :func:`harness.build.make.checked_record`.)"""
     path = Path(path)
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))

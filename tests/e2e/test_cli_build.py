@@ -341,17 +341,17 @@ def test_status_over_a_claim_path_that_is_no_regular_file_says_so_and_ends(tmp_p
 
 
 def test_a_claim_from_elsewhere_with_a_committed_id_does_not_replace_that_report(tmp_path, capsys, monkeypatch):
-    from harness.build import make as build_plan
+    from harness.build import make
 
-    monkeypatch.setattr("harness.core.paths.REPORTS_DIR", tmp_path / "reports")
+    monkeypatch.setattr(make, "REPORTS_DIR", tmp_path / "reports")
     src = next((ROOT / "claims").glob("000*.yaml"))
     copy = tmp_path / src.name
     copy.write_bytes(src.read_bytes())
     said = []
-    kept, refused = build_plan._not_over_a_committed_claim([copy, src], tmp_path / "reports", _Console(said))
+    kept, refused = make._not_over_a_committed_claim([copy, src], tmp_path / "reports", _Console(said))
     assert kept == [src] and refused == 1
     assert "has this id and its report is in reports/" in said[0]
-    assert build_plan._not_over_a_committed_claim([copy], tmp_path / "elsewhere", _Console(said)) == ([copy], 0)
+    assert make._not_over_a_committed_claim([copy], tmp_path / "elsewhere", _Console(said)) == ([copy], 0)
 
 
 class _Console:
