@@ -59,7 +59,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg.lapack import dsyev
 
-__all__ = ["NewtonResult", "active_set_newton"]
+__all__ = ["NewtonResult", "active_set_newton", "solve_together"]
 
 _ARMIJO = 1e-4
 _EIG_FLOOR = 1e-10
@@ -210,9 +210,35 @@ def active_set_newton(
     -------
     NewtonResult
     """
+    return solve_together(lambda ks, xs: [fun(x) for x in xs], [x0], A, b, ftol=ftol, maxiter=maxiter)[0]
+
+
+def solve_together(evaluate, starts, A, b, *, ftol: float = 1e-15, maxiter: int = 200) -> list[NewtonResult]:
+    """:func:`active_set_newton` of several problems on the same constraints, one from each of ``starts``, run in
+    lockstep: ``evaluate(ks, xs)`` gives ``fun_k(x)`` of problem ``k`` at ``x`` for every pending pair at once (a
+    list, in their order), so that the problems' values can be computed together. Each solve takes the steps it
+    would take alone."""
+    solves = [_solve(x0, A, b, ftol, maxiter) for x0 in starts]
+    out: list[NewtonResult | None] = [None] * len(solves)
+    pending = {k: next(s) for k, s in enumerate(solves)}
+    while pending:
+        ks = list(pending)
+        values = evaluate(ks, [pending[k] for k in ks])
+        pending = {}
+        for k, v in zip(ks, values):
+            try:
+                pending[k] = solves[k].send(v)
+            except StopIteration as done:
+                out[k] = done.value
+    return out
+
+
+def _solve(x0, A, b, ftol, maxiter):
+    """The solve of :func:`active_set_newton` as a generator: it yields each point whose ``fun`` it needs, is sent
+    ``fun(x)``, and returns the :class:`NewtonResult`."""
     x = np.array(x0, dtype=float)
     akey = (A.shape, A.tobytes())
-    f, derivatives = fun(x)
+    f, derivatives = yield x
     g, H = derivatives()
     nfev, nit = 1, 0
     work = _starting_set(A, b, x, akey)
@@ -247,13 +273,13 @@ def active_set_newton(
             if alpha == step and block is not None:  # land exactly on the blocking constraint
                 a = A[block]
                 trial += (b[block] - a @ trial) * a / (a @ a)
-            ft, derivatives = fun(trial)
+            ft, derivatives = yield trial
             nfev += 1
             if ft <= f + _ARMIJO * alpha * slope:
                 break
             if bend:  # once: the face's own Newton step from where p met it (item 2 of the module docstring)
                 bend = False
-                bent = _bend(fun, trial, derivatives, A, b, tuple(sorted(work + (block,))), akey)
+                bent = yield from _bend(trial, derivatives, A, b, tuple(sorted(work + (block,))), akey)
                 if bent is not None:
                     nfev += 1
                     if bent[1] <= f + _ARMIJO * alpha * slope:
@@ -277,8 +303,8 @@ def active_set_newton(
             g, H = derivatives()
             continue
         if alpha == 1.0 and block is None and f - ft > -EXPAND * 0.5 * slope:
-            trial, ft, derivatives, nfev, block, step, alpha = _expand(
-                fun, x, p, ft, derivatives, A, b, Ap, slack, work, nfev
+            trial, ft, derivatives, nfev, block, step, alpha = yield from _expand(
+                x, p, ft, derivatives, A, b, Ap, slack, work, nfev
             )
         x, f = trial, ft
         g, H = derivatives()
@@ -303,7 +329,7 @@ def _starting_set(A: np.ndarray, b: np.ndarray, x: np.ndarray, akey: tuple) -> t
 _NONZERO_ROWS: dict[tuple, frozenset[int]] = {}
 
 
-def _bend(fun, x, derivatives, A, b, work, akey):
+def _bend(x, derivatives, A, b, work, akey):
     """From ``x`` on the face of ``work``, its Newton step, cut at the first constraint outside ``work`` (landed on
     exactly, and added): ``(trial, f(trial), derivatives, working set)``, or ``None`` when it does not descend."""
     g, H = derivatives()
@@ -317,11 +343,11 @@ def _bend(fun, x, derivatives, A, b, work, akey):
         a = A[block]
         trial += (b[block] - a @ trial) * a / (a @ a)
         work = tuple(sorted(work + (block,)))
-    ft, derivatives = fun(trial)
+    ft, derivatives = yield trial
     return trial, ft, derivatives, work
 
 
-def _expand(fun, x, p, ft, derivatives, A, b, Ap, slack, work, nfev):
+def _expand(x, p, ft, derivatives, A, b, Ap, slack, work, nfev):
     """Follow ``p`` past the unit step, doubling while ``f`` falls (item 4 of the module docstring).
 
     Returns ``(trial, f(trial), derivatives, nfev, block, step, alpha)`` with ``block`` the constraint landed on
@@ -334,7 +360,7 @@ def _expand(fun, x, p, ft, derivatives, A, b, Ap, slack, work, nfev):
         if a_try == reach and rblock is not None:  # land exactly on the constraint
             a = A[rblock]
             t2 += (b[rblock] - a @ t2) * a / (a @ a)
-        f2, d2 = fun(t2)
+        f2, d2 = yield t2
         nfev += 1
         if not f2 < ft:
             break

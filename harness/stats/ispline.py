@@ -82,7 +82,7 @@ from scipy.special import expit
 
 from ._inputs import check_zy
 from ._multistart import warmup_stages
-from ._newton import NewtonResult, active_set_newton
+from ._newton import NewtonResult, active_set_newton, solve_together
 from ._ties import Ties, recent
 from .pinball import LossPoints, check_loss_settings, smoothed_pinball_loss
 
@@ -93,6 +93,7 @@ __all__ = [
     "ispline_basis_derivative",
     "ispline_objective",
     "ISplineQuantileRegressor",
+    "fit_together",
 ]
 
 
@@ -319,6 +320,49 @@ class _Natural:
         """Newton from the feasible ``x0`` to the KKT point, to rounding."""
         return active_set_newton(self, x0, self.A, self.b, ftol=FTOL)
 
+    def start(self, init: dict, z: np.ndarray) -> np.ndarray:
+        """The feasible start nearest to another fit's ``params_`` (:meth:`ISplineQuantileRegressor.fit`)."""
+        return self.from_natural(init) if len(init["w"]) == self.D.shape[1] - 1 else self.from_fit(init, z)
+
+    def stacked(self, points: LossPoints, ks: list[int], xs: list[np.ndarray]) -> list:
+        """``self(x)`` of the problems that differ from this one in ``y`` alone, the rows ``ks`` of ``points`` (a
+        stack, :meth:`LossPoints.rows`), each at its ``x``: the same sums as :meth:`__call__`, computed together
+        (equal to rounding)."""
+        X = np.array(xs)
+        D, lam = self.D, self.lam
+        y0, L, w = X[:, :1], X[:, 1:2] - X[:, :1], X[:, 3:]
+        s = expit(X[:, 2:] @ D.T)
+        f, loss_derivatives = points.rows(ks).at(y0, L, s)
+        f += lam * np.einsum("kj,kj->k", w, w)
+
+        @functools.cache
+        def derivatives():
+            r1, r2 = loss_derivatives()
+            k, n = X.shape
+            sp = s * (1.0 - s)
+            G = np.empty((k, n, s.shape[1]))
+            G[:, 0], G[:, 1] = 1.0 - s, s
+            np.multiply(D.T, (L * sp)[:, None, :], out=G[:, 2:])
+            grad = (G @ r1[:, :, None])[:, :, 0]
+            grad[:, 3:] += 2.0 * lam * w
+            H = (G * r2[:, None, :]) @ G.transpose(0, 2, 1)
+            a = (r1 * sp) @ D
+            H[:, 0, 2:] -= a  # the upper triangle only, as in __call__
+            H[:, 1, 2:] += a
+            H[:, 2:, 2:] += (D.T * (L * r1 * sp * (1.0 - 2.0 * s))[:, None, :]) @ D
+            diagonal = _diagonal(n)
+            H[:, diagonal[0], diagonal[1]] += 2.0 * lam
+            i, j = _lower_triangle(n)
+            H[:, i, j] = H[:, j, i]
+            return grad, H
+
+        return [(float(f[r]), functools.partial(_row, derivatives, r)) for r in range(len(ks))]
+
+
+def _row(derivatives, r: int) -> tuple[np.ndarray, np.ndarray]:
+    grad, H = derivatives()
+    return grad[r], H[r]
+
 
 class ISplineQuantileRegressor:
     """Monotone quantile boundary ``y0 + L*sigmoid(a0 + sum_j w_j I_j(z))``, ``w >= 0``.
@@ -423,19 +467,24 @@ class ISplineQuantileRegressor:
         start is the ``(a0, w)`` whose ``eta`` is nearest to ``init``'s on this
         data (``init`` then needs its ``breakpoints`` and ``degree``).
         """
-        check_loss_settings(tau=self.tau, kappa=self.kappa, lam=self.lam)
-        if isinstance(self.n_intervals, bool) or int(self.n_intervals) != self.n_intervals or self.n_intervals < 1:
-            raise ValueError(f"n_intervals must be a positive integer, got {self.n_intervals!r}")
+        self._check_settings()
         z, y = check_zy(z, y, min_points=4)
         bp = recent(("breakpoints", z.tobytes(), self.n_intervals), lambda: quantile_breakpoints(z, self.n_intervals))
         final = _Natural.of(z, y, bp, self.degree, self.tau, self.kappa, self.lam)
         if init is not None:
-            same = len(init["w"]) == final.D.shape[1] - 1
-            best = final.solve(final.from_natural(init) if same else final.from_fit(init, z))
+            best = final.solve(final.start(init, z))
             n_iter = best.nit
         else:
             stages = [final.with_stage(t, k) for t, k in warmup_stages(self.tau, self.kappa, self.warm_start)]
             best, n_iter = self._multistart(stages, self._starts(y, final.D.shape[1] - 1))
+        return self._fitted(final, bp, best, n_iter)
+
+    def _check_settings(self) -> None:
+        check_loss_settings(tau=self.tau, kappa=self.kappa, lam=self.lam)
+        if isinstance(self.n_intervals, bool) or int(self.n_intervals) != self.n_intervals or self.n_intervals < 1:
+            raise ValueError(f"n_intervals must be a positive integer, got {self.n_intervals!r}")
+
+    def _fitted(self, final: _Natural, bp: np.ndarray, best: NewtonResult, n_iter: int):
         y0, L, a0, w = final.natural(best.x)
         self.params_ = {
             "y0": y0,
@@ -458,3 +507,20 @@ class ISplineQuantileRegressor:
         c = np.concatenate([[0.0], np.cumsum(p["w"])])
         eta = p["a0"] + BSpline.construct_fast(clamped_knot_vector(bp, p["degree"]), c, p["degree"])(x)
         return p["y0"] + p["L"] * expit(eta)
+
+
+def fit_together(models: list[ISplineQuantileRegressor], z, ys, inits: list[dict]) -> list[ISplineQuantileRegressor]:
+    """``model.fit(z, y, init=init)`` of each model (all of the same settings) on the same ``z``: one basis, and
+    the Newton solves run in lockstep, their values and derivatives computed together
+    (:func:`harness.stats._newton.solve_together`). Each solve takes the steps it takes alone; the fits equal
+    the one-at-a-time fits to rounding. A resample's fits of the tasks scored on the same rows are such a set."""
+    m = models[0]
+    m._check_settings()
+    z, y = check_zy(z, ys[0], min_points=4)
+    bp = quantile_breakpoints(z, m.n_intervals)
+    final = _Natural.of(z, y, bp, m.degree, m.tau, m.kappa, m.lam)
+    ys = np.stack([check_zy(z, y, min_points=4)[1][final.order] for y in ys])
+    points = LossPoints(ys, m.tau, m.kappa, final.ties)
+    starts = [final.start(init, z) for init in inits]
+    results = solve_together(functools.partial(final.stacked, points), starts, final.A, final.b, ftol=FTOL)
+    return [model._fitted(final, bp, r, r.nit) for model, r in zip(models, results)]

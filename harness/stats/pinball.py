@@ -12,6 +12,8 @@ attained at ``u = 0``.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 from scipy.special import expit
 
@@ -129,8 +131,8 @@ class LossPoints:
         self.y, self.tau, self.kappa, self.ties = y, tau, kappa, ties
         self.ky = kappa * y
         self.w = None if weights is None else np.asarray(weights, dtype=float)
-        self.n = y.size if weights is None else float(self.w.sum())
-        self.w_tied = ties.sums(np.ones(y.size) if weights is None else self.w)  # per distinct z
+        self.n = y.shape[-1] if weights is None else float(self.w.sum())
+        self.w_tied = ties.sums(np.ones(y.shape[-1]) if weights is None else self.w)  # per distinct z
         self.factors = None
         if ties.sizes is not None and kappa * max(1.0, float(np.abs(y).max())) <= _SEPARABLE:
             up = np.exp(self.ky)
@@ -158,7 +160,7 @@ class LossPoints:
         e1 = 1.0 + e
         tau, kappa, w, n = self.tau, self.kappa, self.w, self.n
         if w is None:
-            f = np.add.reduce(np.maximum(xk, 0.0)) + sum_of_logs(e1) + (tau - 1.0) * np.add.reduce(xk)
+            f = np.add.reduce(np.maximum(xk, 0.0), axis=-1) + sum_of_logs(e1) + (tau - 1.0) * np.add.reduce(xk, axis=-1)
         else:
             f = w @ np.maximum(xk, 0.0) + np.log1p(e) @ w + (tau - 1.0) * (w @ xk)
         f /= kappa * n
@@ -180,7 +182,16 @@ class LossPoints:
                 r2 *= w
             return ((1.0 - tau - shift) * self.w_tied - self.ties.sums(sig)) / n, (kappa / n) * self.ties.sums(r2)
 
-        return float(f), derivatives
+        return (float(f) if np.ndim(f) == 0 else f), derivatives
+
+    def rows(self, ks) -> LossPoints:
+        """The points of the curves ``ks`` of a stack of unweighted ``y`` (shape ``(K, n)``, one row a curve's
+        points; :meth:`at` then takes ``y0``, ``L`` of shape ``(K, 1)`` and gives one ``J`` per row)."""
+        out = copy.copy(self)
+        out.y, out.ky = self.y[ks], self.ky[ks]
+        if self.factors is not None:
+            out.factors = (self.factors[0][ks], self.factors[1][ks])
+        return out
 
 
 def check_loss(u, tau: float) -> np.ndarray:

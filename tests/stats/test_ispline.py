@@ -6,11 +6,13 @@ import pytest
 from harness.stats.ispline import (
     ISplineQuantileRegressor,
     _Natural,
+    fit_together,
     ispline_basis,
     ispline_basis_derivative,
     ispline_objective,
     quantile_breakpoints,
 )
+from harness.stats.pinball import LossPoints
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -237,3 +239,42 @@ def test_basis_uses_the_values_of_the_design_matrix(degree):
         t = clamped_knot_vector(bp, degree)
         B = BSpline.design_matrix(np.clip(z, bp[0], bp[-1]), t, degree).toarray()
         np.testing.assert_array_equal(ispline_basis(z, bp, degree), np.cumsum(B[:, ::-1], axis=1)[:, ::-1][:, 1:])
+
+
+@pytest.mark.parametrize("kappa", [50.0, 1000.0], ids=["separable", "per-point"])
+def test_problems_stacked_give_each_ones_value_and_derivatives(kappa):
+    # the values of several y on one z computed together equal each problem's own, to rounding
+    z, y, rng = _data(ties=True)
+    ys = [np.clip(y + rng.normal(0.0, 0.05, y.size), 0, 1) for _ in range(4)]
+    problems = [_Natural.of(z, v, BP, 3, 0.9, kappa, 1e-3) for v in ys]
+    points = LossPoints(np.stack([p.points.y for p in problems]), 0.9, kappa, problems[0].ties)
+    p = problems[0].D.shape[1] - 1
+    xs = [np.r_[rng.uniform(0.0, 0.3), rng.uniform(0.6, 1.0), rng.normal(-1.0, 1.0), rng.uniform(0.0, 2.0, p)]]
+    xs += [xs[0] + rng.normal(0.0, 0.05, xs[0].size) for _ in range(2)]
+    ks = [3, 0, 2]  # some of the stack, in any order
+    for (f, der), k, x in zip(problems[0].stacked(points, ks, xs), ks, xs):
+        f1, der1 = problems[k](x)
+        assert f == pytest.approx(f1, rel=1e-14)
+        (g, H), (g1, H1) = der(), der1()
+        np.testing.assert_allclose(g, g1, rtol=1e-12, atol=1e-14 * np.abs(g1).max())
+        np.testing.assert_allclose(H, H1, rtol=1e-12, atol=1e-14 * np.abs(H1).max())
+        np.testing.assert_array_equal(H, H.T)
+
+
+def test_fits_together_equal_the_fits_one_at_a_time():
+    rng = np.random.default_rng(11)
+    z = np.round(rng.uniform(0, 3, 500), 2)  # ties, as a leaderboard's z
+    ys = [np.clip(0.15 + c / (1 + np.exp(-2 * (z - 1.5))) + rng.normal(0, 0.05, z.size), 0, 1) for c in (0.3, 0.5, 0.6)]
+    full = ISplineQuantileRegressor(tau=0.98, kappa=50.0, lam=1e-4, rng=np.random.default_rng(0)).fit(z, ys[0])
+    # resampled rows; the second start comes from a fit with other knots (another basis size)
+    idx = rng.integers(0, z.size, z.size)
+    _, _, other, _ = _tied_data_and_a_fit_with_more_knots(12)
+    inits = [full.params_, other, full.params_]
+    settings = {"tau": 0.98, "kappa": 50.0, "lam": 1e-4}
+    together = fit_together([ISplineQuantileRegressor(**settings) for _ in ys], z[idx], [y[idx] for y in ys], inits)
+    for m, y, init in zip(together, ys, inits):
+        alone = ISplineQuantileRegressor(**settings).fit(z[idx], y[idx], init=init)
+        assert m.converged_ and m.n_iter_ == alone.n_iter_
+        assert m.objective_ == pytest.approx(alone.objective_, rel=1e-13)
+        assert m.params_["breakpoints"] == alone.params_["breakpoints"]
+        np.testing.assert_allclose(m.predict(X), alone.predict(X), rtol=1e-9, atol=1e-12)

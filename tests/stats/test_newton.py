@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from harness.stats._newton import active_set_newton
+from harness.stats._newton import active_set_newton, solve_together
 
 # 0 <= x0 <= x1 <= 1, as the sigmoid's (y0, h)
 TRIANGLE = (np.array([[-1.0, 0.0], [0.0, 1.0], [1.0, -1.0]]), np.array([0.0, 1.0, 0.0]))
@@ -158,3 +158,28 @@ def test_the_closed_form_step_is_the_eigen_decompositions(free):
     assert _small_step(np.ones(4), indefinite, (1, 3) if len(free) == 2 else (1,)) is None
     flat = np.diag([1.0, 1e-12, 1.0, 1.0])  # below the floor: 1e-12 < 1e-10 * 1
     assert len(free) == 1 or _small_step(np.ones(4), flat, (0, 1)) is None
+
+
+def test_solves_together_take_the_steps_each_takes_alone():
+    # problems on the same constraints finishing after different numbers of steps, evaluated in lockstep
+    funs = [_rosenbrock, _quadratic((0.3, 0.6)), _quadratic((-1.0, 2.0)), _quadratic((0.3, 0.6), (1e6, 1.0))]
+    starts = [np.array([0.1, 0.9]), np.array([0.2, 0.4]), np.array([0.2, 0.4]), np.array([0.9, 0.95])]
+    asked = []
+
+    def evaluate(ks, xs):
+        asked.append(list(ks))
+        return [funs[k](x) for k, x in zip(ks, xs)]
+
+    together = solve_together(evaluate, starts, *TRIANGLE)
+    for res, fun, x0 in zip(together, funs, starts):
+        alone = active_set_newton(fun, x0, *TRIANGLE)
+        np.testing.assert_array_equal(res.x, alone.x)
+        assert (res.fun, res.nit, res.nfev, res.converged, res.active) == (
+            alone.fun,
+            alone.nit,
+            alone.nfev,
+            alone.converged,
+            alone.active,
+        )
+    assert asked[0] == [0, 1, 2, 3] and len(asked[-1]) == 1  # the quick ones leave, the slowest goes on
+    assert sum(map(len, asked)) == sum(r.nfev for r in together)
