@@ -52,6 +52,7 @@ minimum the unit step is taken and convergence is quadratic.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -59,7 +60,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg.lapack import dsyev
 
-__all__ = ["NewtonResult", "active_set_newton", "solve_together"]
+__all__ = ["NewtonResult", "active_set_newton", "separate", "solve_together"]
 
 _ARMIJO = 1e-4
 _EIG_FLOOR = 1e-10
@@ -231,6 +232,19 @@ def solve_together(evaluate, starts, A, b, *, ftol: float = 1e-15, maxiter: int 
             except StopIteration as done:
                 out[k] = done.value
     return out
+
+
+def separate(f: np.ndarray, derivatives: Callable[[], tuple[np.ndarray, np.ndarray]]) -> list:
+    """The ``fun(x)`` pairs of a stack of problems from their values ``f`` and ``derivatives()``, which gives every
+    row's gradient and Hessian at once (computed once, when first asked): the ``evaluate`` of
+    :func:`solve_together`."""
+    once = functools.cache(derivatives)
+    return [(float(f[r]), functools.partial(_row, once, r)) for r in range(len(f))]
+
+
+def _row(derivatives, r: int) -> tuple[np.ndarray, np.ndarray]:
+    grad, H = derivatives()
+    return grad[r], H[r]
 
 
 def _solve(x0, A, b, ftol, maxiter):

@@ -82,7 +82,7 @@ from scipy.special import expit
 
 from ._inputs import check_zy
 from ._multistart import warmup_stages
-from ._newton import NewtonResult, active_set_newton, solve_together
+from ._newton import NewtonResult, active_set_newton, separate, solve_together
 from ._ties import Ties, recent
 from .pinball import LossPoints, check_loss_settings, smoothed_pinball_loss
 
@@ -335,7 +335,6 @@ class _Natural:
         f, loss_derivatives = points.rows(ks).at(y0, L, s)
         f += lam * np.einsum("kj,kj->k", w, w)
 
-        @functools.cache
         def derivatives():
             r1, r2 = loss_derivatives()
             k, n = X.shape
@@ -356,12 +355,7 @@ class _Natural:
             H[:, i, j] = H[:, j, i]
             return grad, H
 
-        return [(float(f[r]), functools.partial(_row, derivatives, r)) for r in range(len(ks))]
-
-
-def _row(derivatives, r: int) -> tuple[np.ndarray, np.ndarray]:
-    grad, H = derivatives()
-    return grad[r], H[r]
+        return separate(f, derivatives)
 
 
 class ISplineQuantileRegressor:

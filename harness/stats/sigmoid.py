@@ -58,6 +58,7 @@ point per evaluation; :class:`harness.stats.pinball.LossPoints`).
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -66,13 +67,14 @@ from scipy.special import expit
 from ._inputs import check_zy
 from ._levels import Levels, optimal_levels
 from ._multistart import WARMUP_SCHEDULE, warmup_stages
-from ._newton import NewtonResult, active_set_newton
+from ._newton import NewtonResult, active_set_newton, separate, solve_together
 from ._ties import Ties
 from .pinball import LossPoints, check_loss_settings, smoothed_pinball_loss
 
 __all__ = [
     "SigmoidQuantileRegressor",
     "Refits",
+    "fit_together",
     "sigmoid_boundary",
     "sigmoid_objective",
     "WARMUP_SCHEDULE",
@@ -152,6 +154,7 @@ class _Problem:
         self, z, y, tau: float, kappa: float, lam: float, box: tuple[float, float] | None = None, weights=None
     ):
         order, ties = Ties.sorted(z)
+        self.order = order
         z, y = z[order], y[order]
         self.z, self.y, self.tau, self.kappa, self.lam, self.box = z, y, tau, kappa, lam, box
         self.ties = ties
@@ -250,6 +253,42 @@ class _Problem:
             return np.array(grad), np.array(H)
 
         return f, derivatives
+
+    def stacked(self, points: LossPoints, ks: list[int], xs: list[np.ndarray]) -> list:
+        """``self(x)`` of the problems that differ from this one (unboxed) in ``y`` alone, the rows ``ks`` of
+        ``points`` (a stack, :meth:`LossPoints.rows`), each at its ``x``: the sums of :meth:`__call__`, computed
+        together (equal to rounding)."""
+        X = np.array(xs)
+        y0, L, c, beta = X[:, :1], X[:, 1:2] - X[:, :1], X[:, 2:3], X[:, 3:]
+        s = expit(self.dz * beta + c)
+        f, loss_derivatives = points.rows(ks).at(y0, L, s)
+        f += self.lam * beta[:, 0] ** 2
+
+        def derivatives():
+            r1, r2 = loss_derivatives()
+            G = np.empty((X.shape[0], 4, s.shape[1]))
+            G[:, 0], G[:, 1] = 1.0 - s, s
+            sp = np.multiply(s, G[:, 0], out=G[:, 2])
+            np.multiply(sp, self.dz, out=G[:, 3])
+            sums = (G @ r1[:, :, None])[:, :, 0]
+            m0, m1, m2 = ((G[:, 0] - s) * sp * r1 @ self.powers.T).T
+            sc = np.concatenate([np.ones((X.shape[0], 2)), L, L], axis=1)
+            grad = sc * sums
+            grad[:, 3] += 2.0 * self.lam * beta[:, 0]
+            H = sc[:, :, None] * sc[:, None, :] * ((G * r2[:, None, :]) @ G.transpose(0, 2, 1))
+            sa, sad, l1 = sums[:, 2], sums[:, 3], L[:, 0]
+            H[:, 0, 2] -= sa  # the upper triangle only, as in __call__
+            H[:, 1, 2] += sa
+            H[:, 0, 3] -= sad
+            H[:, 1, 3] += sad
+            H[:, 2, 2] += l1 * m0
+            H[:, 2, 3] += l1 * m1
+            H[:, 3, 3] += l1 * m2 + 2.0 * self.lam
+            i, j = np.tril_indices(4, -1)
+            H[:, i, j] = H[:, j, i]
+            return grad, H
+
+        return separate(f, derivatives)
 
     def value_grad_hess(self, x) -> tuple[float, np.ndarray, np.ndarray]:
         f, derivatives = self(x)
@@ -472,3 +511,21 @@ class Refits:
         if key not in self.stages:
             self.stages[key] = self.base.with_stage(*key)
         return model._solved(self.stages[key].with_stage(*key, lam=model.lam), init)
+
+
+def fit_together(models: list[SigmoidQuantileRegressor], z, ys, inits: list[Mapping]) -> list:
+    """``model.fit(z, y, init=init)`` of each model (all of the same settings) on the same ``z``, their Newton
+    solves run in lockstep with their values and derivatives computed together
+    (:func:`harness.stats._newton.solve_together`; with a box, one after the other). Each solve takes the
+    steps it takes alone; the fits equal the one-at-a-time fits to rounding."""
+    m = models[0]
+    if m.box is not None:
+        return [model.fit(z, y, init=init) for model, y, init in zip(models, ys, inits)]
+    m._check_settings()
+    z, y = check_zy(z, ys[0], min_points=4)
+    final = _Problem(z, y, m.tau, m.kappa, m.lam)
+    ys = np.stack([check_zy(z, y, min_points=4)[1][final.order] for y in ys])
+    points = LossPoints(ys, m.tau, m.kappa, final.ties)
+    starts = [final.from_natural(*(float(init[k]) for k in ("y0", "L", "a", "beta"))) for init in inits]
+    results = solve_together(functools.partial(final.stacked, points), starts, final.A, final.b, ftol=FTOL)
+    return [model._finish(final, r, r.nit) for model, r in zip(models, results)]

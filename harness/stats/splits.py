@@ -25,10 +25,12 @@ import numpy as np
 import pandas as pd
 
 from .baselines import BinwiseQuantileRegressor, ConstantQuantileRegressor, LossMinimisingConstantRegressor
-from .ispline import ISplineQuantileRegressor, fit_together
+from .ispline import ISplineQuantileRegressor
+from .ispline import fit_together as fit_isplines_together
 from .leaderboard import weight_column
 from .periods import Period, overlap_interval, rolling_pairs
 from .sigmoid import SigmoidQuantileRegressor
+from .sigmoid import fit_together as fit_sigmoids_together
 
 __all__ = ["RollingSplit", "rolling_splits", "fit_split_models", "run_fit_jobs", "task_map", "mean", "plain_params"]
 
@@ -141,6 +143,7 @@ _FACTORIES = {
     "binwise": BinwiseQuantileRegressor,
 }
 _TAKES_RNG = {"sigmoid", "ispline"}
+_TOGETHER = {"sigmoid": fit_sigmoids_together, "ispline": fit_isplines_together}
 
 
 def _fit_job(job):
@@ -160,18 +163,18 @@ def _fit_job(job):
 
 
 def run_fit_jobs(jobs: list, map_fn: Callable | None = None) -> list:
-    """Fit every job, through ``map_fn`` (in job order; serial when omitted). Serially, the I-spline jobs started
-    from given parameters that share their options and ``z`` (the tasks of a resample scored on the same rows)
-    are fitted together (:func:`harness.stats.ispline.fit_together`)."""
+    """Fit every job, through ``map_fn`` (in job order; serial when omitted). Serially, the sigmoid and I-spline
+    jobs started from given parameters, unweighted, that share their kind, options and ``z`` (the tasks of a
+    resample scored on the same rows) are fitted together (:func:`harness.stats.sigmoid.fit_together`)."""
     if map_fn is not None:
         return list(map_fn(_fit_job, jobs))
     out, together = [None] * len(jobs), {}
     for i, (kind, options, z, *rest) in enumerate(jobs):
-        if kind == "ispline" and len(rest) == 3 and rest[2] is not None:
-            together.setdefault((repr(sorted(options.items())), z.tobytes()), []).append(i)
-    for ids in together.values():
-        models = [ISplineQuantileRegressor(**jobs[i][1], rng=jobs[i][4]) for i in ids]
-        fits = fit_together(models, jobs[ids[0]][2], [jobs[i][3] for i in ids], [jobs[i][5] for i in ids])
+        if kind in _TOGETHER and len(rest) == 3 and rest[2] is not None:
+            together.setdefault((kind, repr(sorted(options.items())), z.tobytes()), []).append(i)
+    for (kind, *_), ids in together.items():
+        models = [_FACTORIES[kind](**jobs[i][1], rng=jobs[i][4]) for i in ids]
+        fits = _TOGETHER[kind](models, jobs[ids[0]][2], [jobs[i][3] for i in ids], [jobs[i][5] for i in ids])
         for i, m in zip(ids, fits):
             out[i] = m
     return [m if m is not None else _fit_job(job) for m, job in zip(out, jobs)]

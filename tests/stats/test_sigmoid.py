@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from harness.stats.sigmoid import SigmoidQuantileRegressor, _Problem, sigmoid_boundary, sigmoid_objective
+from harness.stats.pinball import LossPoints
+from harness.stats.sigmoid import SigmoidQuantileRegressor, _Problem, fit_together, sigmoid_boundary, sigmoid_objective
 
 
 def _toy(n=3000, seed=1):
@@ -377,3 +378,38 @@ def test_refit_settings_refuses_what_one_fit_refuses():
         SigmoidQuantileRegressor.refit_settings(z, y, [s], [init], weights=np.zeros(z.size))
     with pytest.raises(ValueError):
         SigmoidQuantileRegressor.refit_settings(z, y, [s, s], [init])
+
+
+@pytest.mark.parametrize("kappa", [25.0, 1000.0], ids=["separable", "per-point"])
+def test_problems_stacked_give_each_ones_value_and_derivatives(kappa):
+    # the values of several y on one (tied) z computed together equal each problem's own, to rounding
+    z, y = _toy(400)
+    z = np.round(z, 1)
+    rng = np.random.default_rng(3)
+    problems = [_Problem(z, np.clip(y + rng.normal(0, 0.05, y.size), 0, 1), 0.9, kappa, 1e-2) for _ in range(4)]
+    points = LossPoints(np.stack([p.points.y for p in problems]), 0.9, kappa, problems[0].ties)
+    xs = list(_interior_points(problems[0], rng, 3))
+    ks = [2, 0, 3]
+    for (f, der), k, x in zip(problems[0].stacked(points, ks, xs), ks, xs):
+        f1, der1 = problems[k](x)
+        assert f == pytest.approx(f1, rel=1e-14)
+        (g, H), (g1, H1) = der(), der1()
+        np.testing.assert_allclose(g, g1, rtol=1e-12, atol=1e-14 * np.abs(g1).max())
+        np.testing.assert_allclose(H, H1, rtol=1e-12, atol=1e-14 * np.abs(H1).max())
+        np.testing.assert_array_equal(H, H.T)
+
+
+@pytest.mark.parametrize("box", [None, (0.05, 50.0)], ids=["free", "authors-box"])
+def test_fits_together_equal_the_fits_one_at_a_time(box):
+    z, y = _toy(1500)
+    rng = np.random.default_rng(4)
+    ys = [np.clip(y + rng.normal(0, 0.03, y.size), 0, 1) for _ in range(3)]
+    full = SigmoidQuantileRegressor(rng=np.random.default_rng(0), box=box, **KW).fit(z, ys[0])
+    i = rng.integers(0, z.size, z.size)
+    inits = [full.params_, {**full.params_, "beta": 2.0 * full.params_["beta"]}, full.params_]
+    together = fit_together([SigmoidQuantileRegressor(box=box, **KW) for _ in ys], z[i], [v[i] for v in ys], inits)
+    for m, v, init in zip(together, ys, inits):
+        alone = SigmoidQuantileRegressor(box=box, **KW).fit(z[i], v[i], init=init)
+        assert m.converged_ and m.n_iter_ == alone.n_iter_
+        assert m.objective_ == pytest.approx(alone.objective_, rel=1e-13)
+        np.testing.assert_allclose(_natural(m), _natural(alone), rtol=1e-9, atol=1e-12)
