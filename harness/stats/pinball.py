@@ -184,9 +184,11 @@ class LossPoints:
 
         return (float(f) if np.ndim(f) == 0 else f), derivatives
 
-    def rows(self, ks) -> LossPoints:
-        """The points of the curves ``ks`` of a stack of unweighted ``y`` (shape ``(K, n)``, one row a curve's
-        points; :meth:`at` then takes ``y0``, ``L`` of shape ``(K, 1)`` and gives one ``J`` per row)."""
+    def rows(self, ks: list[int]) -> LossPoints:
+        """The points of the curves ``ks`` (increasing) of a stack of unweighted ``y`` (shape ``(K, n)``, one row a
+        curve's points; :meth:`at` then takes ``y0``, ``L`` of shape ``(K, 1)`` and gives one ``J`` per row)."""
+        if len(ks) == self.y.shape[0]:
+            return self
         out = copy.copy(self)
         out.y, out.ky = self.y[ks], self.ky[ks]
         if self.factors is not None:
