@@ -211,7 +211,13 @@ def active_set_newton(
     -------
     NewtonResult
     """
-    return solve_together(lambda ks, xs: [fun(x) for x in xs], [x0], A, b, ftol=ftol, maxiter=maxiter)[0]
+    solve = _solve(x0, A, b, ftol, maxiter)
+    try:
+        x = next(solve)
+        while True:
+            x = solve.send(fun(x))
+    except StopIteration as done:
+        return done.value
 
 
 def solve_together(evaluate, starts, A, b, *, ftol: float = 1e-15, maxiter: int = 200) -> list[NewtonResult]:
