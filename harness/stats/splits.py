@@ -169,8 +169,9 @@ def run_fit_jobs(jobs: list, map_fn: Callable | None = None) -> list:
     if map_fn is not None:
         return list(map_fn(_fit_job, jobs))
     out, together = [None] * len(jobs), {}
-    for i, (kind, options, z, *rest) in enumerate(jobs):
-        if kind in _TOGETHER and len(rest) == 3 and rest[2] is not None:
+    for i, (kind, options, z, _, _, *rest) in enumerate(jobs):
+        init, w = (rest + [None, None])[:2]
+        if kind in _TOGETHER and init is not None and w is None:
             together.setdefault((kind, repr(sorted(options.items())), z.tobytes()), []).append(i)
     for (kind, *_), ids in together.items():
         models = [_FACTORIES[kind](**jobs[i][1], rng=jobs[i][4]) for i in ids]

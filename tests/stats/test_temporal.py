@@ -161,6 +161,30 @@ def test_fits_do_not_depend_on_how_they_are_spread():
     assert [m.params_ for m in a] == [m.params_ for m in b]
 
 
+def test_fits_from_given_starts_on_the_same_z_are_fitted_together_as_one_at_a_time():
+    from harness.stats.splits import _fit_job, run_fit_jobs
+
+    splits = rolling_splits(_synthetic(1, 120), ["stable", "drift"], periods=PERIODS)
+    full = {
+        kind: fit_split_models(splits, kind, options, rng=np.random.default_rng(3))
+        for kind, options in (("sigmoid", SIGMOID), ("ispline", {"tau": 0.98, "kappa": 50.0, "lam": 1e-4}))
+    }
+    jobs = []
+    for s, sig, isp in zip(splits, full["sigmoid"], full["ispline"]):
+        g = np.random.default_rng(4)
+        jobs += [
+            ("sigmoid", SIGMOID, s.z_train, s.y_train, g, sig.params_),
+            ("ispline", {"tau": 0.98, "kappa": 50.0, "lam": 1e-4}, s.z_train, s.y_train, g, isp.params_, None),
+            ("sigmoid", SIGMOID, s.z_train, s.y_train, g, sig.params_, np.ones(s.z_train.size)),  # weighted: alone
+            ("constant", {"tau": 0.98}, s.z_train, s.y_train, g),
+        ]
+    for together, job in zip(run_fit_jobs(jobs), jobs):
+        alone = _fit_job(job)
+        assert type(together) is type(alone)
+        for k, v in alone.params_.items():
+            np.testing.assert_allclose(together.params_[k], v, rtol=1e-9, atol=1e-12)
+
+
 def test_baseline_comparison_orderings_on_synthetic_data():
     out = baseline_comparison(
         _synthetic(2),
