@@ -48,6 +48,11 @@ costs about as much as a gradient. A primal active-set method:
 
 Far from a minimum this is a damped Newton method; near a non-degenerate
 minimum the unit step is taken and convergence is quadratic.
+
+:func:`solve_together` runs the solves of several problems on the same
+constraints in lockstep, each taking its own steps, so that their values and
+derivatives are computed together (a resample's fits of several tasks on the
+same ``z``: a few numpy calls on stacked arrays instead of a few per problem).
 """
 
 from __future__ import annotations
