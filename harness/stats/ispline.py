@@ -506,8 +506,9 @@ class ISplineQuantileRegressor:
 def fit_together(models: list[ISplineQuantileRegressor], z, ys, inits: list[dict]) -> list[ISplineQuantileRegressor]:
     """``model.fit(z, y, init=init)`` of each model (all of the same settings) on the same ``z``: one basis, and
     the Newton solves run in lockstep, their values and derivatives computed together
-    (:func:`harness.stats._newton.solve_together`). Each solve takes the steps it takes alone; the fits equal
-    the one-at-a-time fits to rounding. A resample's fits of the tasks scored on the same rows are such a set."""
+    (:func:`harness.stats._newton.solve_together`): the one-at-a-time fits, to rounding (rarely, a rounding-level
+    difference changes a step, and the two stop within the solves' tolerance of each other). A resample's fits
+    of the tasks scored on the same rows are such a set."""
     m = models[0]
     m._check_settings()
     z, y = check_zy(z, ys[0], min_points=4)

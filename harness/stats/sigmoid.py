@@ -516,8 +516,9 @@ class Refits:
 def fit_together(models: list[SigmoidQuantileRegressor], z, ys, inits: list[Mapping]) -> list:
     """``model.fit(z, y, init=init)`` of each model (all of the same settings) on the same ``z``, their Newton
     solves run in lockstep with their values and derivatives computed together
-    (:func:`harness.stats._newton.solve_together`; with a box, one after the other). Each solve takes the
-    steps it takes alone; the fits equal the one-at-a-time fits to rounding."""
+    (:func:`harness.stats._newton.solve_together`; with a box, one after the other): the one-at-a-time fits,
+    to rounding (rarely, a rounding-level difference changes a step, and the two stop within the solves'
+    tolerance of each other)."""
     m = models[0]
     if m.box is not None:
         return [model.fit(z, y, init=init) for model, y, init in zip(models, ys, inits)]
