@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from stacks import assert_stack_matches
 
 from harness.stats.ispline import (
     ISplineQuantileRegressor,
@@ -252,13 +253,7 @@ def test_problems_stacked_give_each_ones_value_and_derivatives(kappa):
     xs = [np.r_[rng.uniform(0.0, 0.3), rng.uniform(0.6, 1.0), rng.normal(-1.0, 1.0), rng.uniform(0.0, 2.0, p)]]
     xs += [xs[0] + rng.normal(0.0, 0.05, xs[0].size) for _ in range(2)]
     ks = [0, 2, 3]  # some of the stack
-    for (f, der), k, x in zip(problems[0].stacked(points, ks, xs), ks, xs):
-        f1, der1 = problems[k](x)
-        assert f == pytest.approx(f1, rel=1e-14)
-        (g, H), (g1, H1) = der(), der1()
-        np.testing.assert_allclose(g, g1, rtol=1e-12, atol=1e-14 * np.abs(g1).max())
-        np.testing.assert_allclose(H, H1, rtol=1e-12, atol=1e-14 * np.abs(H1).max())
-        np.testing.assert_array_equal(H, H.T)
+    assert_stack_matches(problems, points, ks, xs)
 
 
 def test_fits_together_equal_the_fits_one_at_a_time():

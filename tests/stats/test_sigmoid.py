@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from scipy.optimize import minimize
+from stacks import assert_stack_matches
 
 from harness.stats.pinball import LossPoints
 from harness.stats.sigmoid import SigmoidQuantileRegressor, _Problem, fit_together, sigmoid_boundary, sigmoid_objective
@@ -390,13 +391,7 @@ def test_problems_stacked_give_each_ones_value_and_derivatives(kappa):
     points = LossPoints(np.stack([p.points.y for p in problems]), 0.9, kappa, problems[0].ties)
     xs = list(_interior_points(problems[0], rng, 3))
     ks = [0, 2, 3]
-    for (f, der), k, x in zip(problems[0].stacked(points, ks, xs), ks, xs):
-        f1, der1 = problems[k](x)
-        assert f == pytest.approx(f1, rel=1e-14)
-        (g, H), (g1, H1) = der(), der1()
-        np.testing.assert_allclose(g, g1, rtol=1e-12, atol=1e-14 * np.abs(g1).max())
-        np.testing.assert_allclose(H, H1, rtol=1e-12, atol=1e-14 * np.abs(H1).max())
-        np.testing.assert_array_equal(H, H.T)
+    assert_stack_matches(problems, points, ks, xs)
 
 
 @pytest.mark.parametrize("box", [None, (0.05, 50.0)], ids=["free", "authors-box"])
