@@ -105,6 +105,10 @@ _CONSTRAINTS = (
 )
 
 
+#: The lower triangle of a 4 x 4 matrix, ``(rows, columns)``.
+_LOWER = np.tril_indices(4, -1)
+
+
 def _clip(v, lo: float, hi: float) -> float:
     """``numpy.clip`` of one number, at a tenth of its cost."""
     return min(max(float(v), lo), hi)
@@ -284,7 +288,7 @@ class _Problem:
             H[:, 2, 2] += l1 * m0
             H[:, 2, 3] += l1 * m1
             H[:, 3, 3] += l1 * m2 + 2.0 * self.lam
-            i, j = np.tril_indices(4, -1)
+            i, j = _LOWER
             H[:, i, j] = H[:, j, i]
             return grad, H
 
