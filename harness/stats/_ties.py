@@ -80,10 +80,19 @@ class Ties:
 
 def recent(key, make):
     """``make()``, remembered under ``key`` with the few made last: the fits of a resample's tasks share its rows'
-    ``z``, and with it their sorting, grouping and basis. What it returns is not to be written to."""
+    ``z``, and with it their sorting, grouping and basis. Its arrays are made read-only (they are shared)."""
     out = _RECENT.get(key)
     if out is None:
-        out = _RECENT[key] = make()
+        out = _RECENT[key] = _read_only(make())
         if len(_RECENT) > 16:
             _RECENT.pop(next(iter(_RECENT)), None)
     return out
+
+
+def _read_only(x):
+    """``x``, with every array in it (in tuples and in :class:`Ties`) made read-only."""
+    if isinstance(x, np.ndarray):
+        x.flags.writeable = False
+    for part in x if isinstance(x, tuple) else vars(x).values() if isinstance(x, Ties) else ():
+        _read_only(part)
+    return x

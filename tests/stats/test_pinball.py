@@ -92,3 +92,17 @@ def test_loss_points_give_the_loss_and_its_derivatives(weighted, grouped):
         sig = 1.0 / (1.0 + np.exp(-kappa * u))
         np.testing.assert_allclose(r1, sums(-smoothed_pinball_derivative(u, tau, kappa) * wn), rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(r2, sums(kappa * sig * (1.0 - sig) * wn), rtol=1e-12, atol=1e-15)
+
+
+def test_what_recent_shares_cannot_be_written_to():
+    # the sorting, grouping and I-spline basis of a z are shared by every fit on it: a write would change them all
+    from harness.stats.ispline import ISplineQuantileRegressor
+
+    z = np.repeat(np.linspace(0.0, 1.0, 30), 3)[::-1].copy()
+    y = np.random.default_rng(0).uniform(size=z.size)
+    ISplineQuantileRegressor(tau=0.9, kappa=50.0, lam=1e-3, rng=np.random.default_rng(1)).fit(z, y)
+    order, ties = Ties.sorted(z)
+    for shared in (order, ties.values, ties.starts, ties.sizes):
+        with pytest.raises(ValueError, match="read-only"):
+            shared[0] = 0
+    assert Ties.sorted(z)[0] is order and z.flags.writeable  # remembered; the caller's own array untouched
