@@ -12,14 +12,13 @@ from pathlib import Path
 from .paths import PROJECT_ROOT, paper_file
 
 LOCK_NAME = "claims.lock"
-#: The code every claim's record comes from: the math, the foundation, the protocols' shared core, reading the
-#: claim file, judging, resampling and the run itself. The registry (a new protocol re-runs no other claim) and
-#: the writer of docs/claim-fields.md are in none.
+#: What every record and every coverage study is computed with: the foundation, the math, the protocols' shared core.
+SHARED_CODE = ("harness/__init__.py", "harness/core/**", "harness/stats/**", "harness/protocols/*.py")
+#: The code every claim's record comes from: the shared code, reading the claim file, judging, resampling and the
+#: run itself. The registry (a new protocol re-runs no other claim) and the writer of docs/claim-fields.md are in
+#: none.
 RECORD_CODE = (
-    "harness/__init__.py",
-    "harness/core/**",
-    "harness/stats/**",
-    "harness/protocols/*.py",
+    *SHARED_CODE,
     "harness/claimfiles/**",
     "harness/verdicts/**",
     "harness/resampling/**",
@@ -30,12 +29,13 @@ RECORD_CODE = (
 AUTHORS_CODE = ("harness/authors/**",)
 #: A protocol folder's files that measure or draw (figures are drawn when the claim runs; the rest of the
 #: folder words the report).
-MEASURING = ("__init__.py", "protocol.py", "quantities.py", "adapter.py", "figures.py")
+STUDIED = ("__init__.py", "protocol.py", "quantities.py")  # what a coverage study measures with
+MEASURING = (*STUDIED, "adapter.py", "figures.py")
 #: What a report is drawn with, besides its folder's :data:`REPORTING` files.
 RENDER_CODE = ("templates/**", "harness/rendering/**")
 REPORTING = ("results.py",)
-#: What a coverage study measures with, besides its protocol's measuring files.
-STUDY_CODE = (*RECORD_CODE[:4], "harness/resampling/calibration.py")
+#: What a coverage study measures with, besides its protocol's :data:`STUDIED` files.
+STUDY_CODE = (*SHARED_CODE, "harness/resampling/calibration.py")
 #: What an adapter's run may load of the harness (relative to the package), besides its folder's
 #: ``__init__.py``, ``quantities.py`` and ``adapter.py``: the key of its cached answers
 #: (:mod:`harness.authors.upstream`), which refuses an answer whose run loaded anything else.
@@ -122,7 +122,7 @@ def study_deps(protocol: str, design: dict, inputs, lock) -> dict:
     return {
         "design": hashlib.sha256(json.dumps(design, sort_keys=True).encode()).hexdigest(),
         "data": {name: lock.tables[name].sha256 for name in sorted(inputs) if name in lock.tables},
-        "code": code_hashes(STUDY_CODE + _folder(protocol, MEASURING[:3])),
+        "code": code_hashes(STUDY_CODE + _folder(protocol, STUDIED)),
     }
 
 

@@ -37,7 +37,7 @@ import copy
 import numpy as np
 import pandas as pd
 
-from .permutation import refined_p_value
+from .permutation import mc_se, refined_p_value
 
 __all__ = [
     "merge_aa_exports",
@@ -473,7 +473,7 @@ def shift_test(
         "support_hi": hi,
         "n_bins_used": int(np.unique(strata).size),
         **test,
-        "p_value_mc_se": float(np.sqrt(p * (1.0 - p) / test["n_perm"])),
+        "p_value_mc_se": mc_se(p, test["n_perm"]),
         "null_mean": float(np.mean(gam_perm)),
         "null_sd": float(np.std(gam_perm, ddof=1)),
         "null_histogram": null_histogram(gam_perm, gamma),
