@@ -85,11 +85,6 @@ def _apart(a, b, exact: bool, fmt=lambda x, d: f"{x:.{d}g}", digits=range(3, 18)
     return f"{a!r} -> {b!r}"
 
 
-def _share_apart(a: float, b: float, exact: bool) -> str:
-    """Two shares as the report prints them (``fmt_pct(x, 1)``), more decimals only when needed."""
-    return _apart(a, b, exact, fmt=fmt_pct, digits=range(1, 16))
-
-
 def compare(old: dict, rec: Record, *, fraction: float = 0.1, exact: bool = False) -> tuple[list[str], int]:
     """What changed from ``old`` (the :func:`_comparable` view of an earlier record) to ``rec``: one line each,
     and how many values moved within their band (not listed; with ``exact`` every difference is listed)."""
@@ -130,7 +125,7 @@ def compare(old: dict, rec: Record, *, fraction: float = 0.1, exact: bool = Fals
                 items.append(f"resampling of {label}: {prev[0]} -> {state}")
             if prev[1] is None or error is None or prev[1] == error:
                 continue
-            moves = _share_apart(prev[1], error, exact)
+            moves = _apart(prev[1], error, exact, fmt=fmt_pct, digits=range(1, 16))  # as the report prints a share
             band = 2.0 * ((prev[2] or 0.0) ** 2 + (se or 0.0) ** 2) ** 0.5  # twice the MC s.e. of the difference
             if abs(error - prev[1]) > band:
                 items.append(f"measured error of the decision on {label}: {moves}")

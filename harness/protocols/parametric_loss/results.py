@@ -36,10 +36,6 @@ class Results(BaseResults):
         ]
 
     @cached_property
-    def has_grid(self) -> bool:
-        return "grid.E" in self.mine
-
-    @cached_property
     def likelihoods(self) -> list[dict]:
         """The refit and Hoffmann's two sets of values under one likelihood, each tested against the refit."""
         hoffmann = (("tex", "Hoffmann et al., TeX source"), ("printed", "Hoffmann et al., printed"))
