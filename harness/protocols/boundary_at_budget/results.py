@@ -77,7 +77,6 @@ class Results(BaseResults):
         """What the smoothing does to the quantile: the share of models above each fitted boundary against the
         ``1 - tau`` a τ-quantile leaves, at the claim's κ and at ``kappa_check`` (``sharp``: ``None`` without it),
         each as its range over the benchmarks."""
-
         return {
             "nominal": 1.0 - self.params["tau"],
             "above": span(r["above"] for r in self.rows),

@@ -48,29 +48,26 @@ class Results(BaseResults):
             for row in self.mine_details["knot_rows"]
         ]
 
-    def _paper_gap(self, name: str) -> float | None:
-        """A difference of :data:`Q.GAPS` from the paper's printed cells, where the claim file pins both."""
-        m, a, b = Q.GAPS[name]
-        pa, pb = self._cells.get(Q.metric(m, a)), self._cells.get(Q.metric(m, b))
-        return pa.paper - pb.paper if pa and pb else None
-
     @cached_property
     def orderings(self) -> list[dict]:
         """The orderings the claim's relation targets on a difference of :data:`Q.GAPS` assert, and no other, each
         by one rule: the target's relation on the difference of Table 2's means (``holds``), on each task-period
-        pair alone (``pairs``) and at each knot count of the I-spline (``knots``)."""
+        pair alone (``pairs``) and at each knot count of the I-spline (``knots``); ``paper`` the difference of the
+        paper's printed cells, where the claim file pins both."""
         pair_gaps, knots = self.mine_details["pair_gaps"], self.knots
         rows = []
         for t in self.record.targets:
             if t.relation == "~" or t.quantity not in Q.GAPS or t.other is not None:
                 continue
+            m, a, b = Q.GAPS[t.quantity]
+            pa, pb = self._cells.get(Q.metric(m, a)), self._cells.get(Q.metric(m, b))
             rows.append(
                 {
                     "title": t.title,
                     "requirement": t.requirement,
                     "mine": t.reimpl.value,
                     "theirs": t.upstream.value,
-                    "paper": self._paper_gap(t.quantity),
+                    "paper": pa.paper - pb.paper if pa and pb else None,
                     "holds": t.reimpl.holds,
                     "pairs": sum(relation_holds(t.relation, p[t.quantity], t.value) for p in pair_gaps),
                     "knots": sum(relation_holds(t.relation, k[t.quantity], t.value) for k in knots),
