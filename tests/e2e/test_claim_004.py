@@ -108,5 +108,6 @@ def test_changing_one_expected_constant_fails_the_audit(tmp_path, tables):
     rec = run_claim(path, tables, upstream_options=UpstreamOptions(cache_dir=tmp_path / "cache")).record
     assert rec.arms.upstream.values["audit.n_failed"] == 1
     assert rec.verdict.verdict == "not reproduced"
-    failed = [e["location"] for e in results_for(rec).audit_lines if not e["found"]]
-    assert failed == ["skill_frontier/core/sigmoid.py:63"]
+    failed = [e for e in rec.arms.upstream.details["audit"]["entries"] if not e["found"]]
+    assert [(e["file"], e["line"]) for e in failed] == [("skill_frontier/core/sigmoid.py", 63)]
+    assert "| `skill_frontier/core/sigmoid.py:63` |" in render_report(rec)

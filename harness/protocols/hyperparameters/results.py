@@ -102,15 +102,6 @@ class Results(BaseResults):
             row["n_found"] += bool(e["found"])
         return {"n": a["n"], "n_found": a["n_found"], "by_constant": list(by_constant.values())}
 
-    @cached_property
-    def audit_lines(self) -> list[dict]:
-        """Each cited line: where, as read, what it is cited for, whether it says what the claim file expects."""
-        a = self.their_details.get("audit", {"entries": []})
-        return [
-            {"location": f"{e['file']}:{e['line']}", "text": e["text"], "constant": e["constant"], "found": e["found"]}
-            for e in a["entries"]
-        ]
-
     def _name(self, setting: dict, stat: str) -> str:
         """The quantity of a statistic at a setting: its sweep row's (the claimed setting's row on any grid that
         holds it, or ``claimed.max_dev``), or ``""`` when no row holds that setting."""
