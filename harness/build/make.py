@@ -377,10 +377,6 @@ class StudyOutput:
     line: str
     error: bool = False
 
-    def say(self, console: Console) -> int:
-        (console.error if self.error else console.info)(self.line)
-        return EXIT_ERROR if self.error else EXIT_OK
-
 
 def _study_job(study: StudyPlan, args, folder: Path, done: threading.Event | None) -> StudyOutput:
     """Measure one claim's coverage study and write it into ``folder`` (the claim's run waits for it: ``done``)."""
@@ -435,7 +431,8 @@ def _build(jobs: list[Planned], studies: list[StudyPlan], args, executor, folder
 
     def finish(res) -> int:
         if isinstance(res, StudyOutput):
-            return res.say(console)
+            (console.error if res.error else console.info)(res.line)
+            return EXIT_ERROR if res.error else EXIT_OK
         return _finish(res, args, has_upstream[res.path], console)
 
     status = EXIT_OK
