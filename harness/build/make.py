@@ -158,12 +158,10 @@ def load_claims(paths: list[Path], lock, pins, tables, console) -> tuple[dict[Pa
 
 
 def tables_of(args):
-    """The tables of a build: the lock ``args.lock`` names, read from ``args.data_root``."""
     return Tables(load_lock(args.lock), resolve_data_root(args.data_root))
 
 
 def pins_of(args=None):
-    """The upstream pins of a build (``args.pins`` or the project's pins file)."""
     from ..authors.checkout import PINS_FILE, load_pins
 
     return load_pins(getattr(args, "pins", None) or PINS_FILE)

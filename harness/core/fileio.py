@@ -87,7 +87,6 @@ def failed_path(exc: OSError) -> Path | None:
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:
-    """:func:`atomic_write_bytes` of ``text`` encoded as UTF-8."""
     return atomic_write_bytes(path, text.encode("utf-8"))
 
 
