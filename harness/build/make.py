@@ -498,15 +498,14 @@ def run_claims(args, paths: list[Path], console: Console, *, would: bool = False
     return status
 
 
-def records(out: Path, console: Console, problems: list[str] | None = None):
-    """``(path, Record)`` of every readable record in ``out``; any other is said and named in ``problems``."""
+def records(out: Path, console: Console, problems: list[str]):
+    """Every readable record in ``out``; any other is said and named in ``problems``."""
     for f in sorted(out.glob("*.json")):
         try:
-            yield f, checked_record(out, f.stem)
+            yield checked_record(out, f.stem)
         except HarnessError as exc:
             console.error(str(exc))
-            if problems is not None:
-                problems.append(f.name)
+            problems.append(f.name)
 
 
 def render_claims(out: Path, paths: list[Path], console: Console) -> int:
@@ -528,7 +527,7 @@ def write_index(out: Path, console: Console) -> int:
 
     with project_lock():
         problems: list[str] = []
-        found = [r for _, r in records(out, console, problems)]
+        found = list(records(out, console, problems))
         if problems:
             console.error(
                 f"{out / 'README.md'} was left as it was: {', '.join(problems)} cannot be read"
