@@ -168,7 +168,7 @@ def cmd_list(args) -> int:
     from .rendering.index import summary_rows
 
     problems: list[str] = []
-    rows = summary_rows([r for _, r in records(Path(args.out), CONSOLE, problems)])
+    rows = summary_rows(list(records(Path(args.out), CONSOLE, problems)))
     widths = [max([len(h)] + [len(str(r[k])) for r in rows]) for h, k in (("claim", "id"), ("verdict", "verdict"))]
     wide = max([len("robustness")] + [len(str(r["robustness"])) for r in rows])
     if rows:

@@ -17,8 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapte
 from ..core.claimslock import listed
 from ..core.errors import UpstreamError
 from ..core.paths import PINS_FILE, VENDOR_DIR, shown
-from ..core.schema import RelativePath, format_validation_error
-from ..core.schema import did_you_mean as _did_you_mean
+from ..core.schema import RelativePath, did_you_mean, format_validation_error
 
 GIT_ENV = {
     "GIT_TERMINAL_PROMPT": "0",  # never wait for credentials
@@ -100,7 +99,7 @@ def find_pin(name: str, pins_file: str | Path = PINS_FILE) -> Pin:
     pins = load_pins(pins_file)
     if name not in pins:
         raise UpstreamError(
-            f"{pins_file}: no upstream pin named '{name}'{_did_you_mean(name, pins)};"
+            f"{pins_file}: no upstream pin named '{name}'{did_you_mean(name, pins)};"
             f" known: {', '.join(sorted(pins)) or 'none'}"
         )
     return pins[name]

@@ -130,7 +130,7 @@ def command(bwrap: str | None, cmd: Sequence[str], writable: Path, visible: Iter
     return [*out, "--", *cmd]
 
 
-def confinement(mode: str = "bubblewrap") -> str | None:
+def confinement(mode: str) -> str | None:
     """The ``bwrap`` the authors' code runs under, None for ``--sandbox none``; an :class:`UpstreamError` says why
     it cannot be had (the authors' code then does not run)."""
     if mode not in SANDBOX_MODES:

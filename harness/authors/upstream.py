@@ -56,7 +56,6 @@ def _held(table: dict, key, make):
 class UpstreamOptions:
     """How the authors' arm runs: ``sandbox`` "bubblewrap" or "none" (unconfined, said in the result)."""
 
-    enabled: bool = True
     vendor_dir: Path = VENDOR_DIR
     cache_dir: Path = CACHE_DIR
     timeout_s: float = 900.0
@@ -238,13 +237,7 @@ def _run_adapter(checkout_dir: Path, adapter: _Adapter, request: dict, inputs: d
             [checkout_dir, adapter.harness_dir, Path(tmp) / "inputs", req, *env_paths],
             options.limits,
         )
-        out = sandbox.run(
-            cmd,
-            env=_child_env(scratch),
-            cwd=scratch,
-            timeout_s=options.timeout_s,
-            limits=options.limits,
-        )
+        out = sandbox.run(cmd, env=_child_env(scratch), cwd=scratch, timeout_s=options.timeout_s, limits=options.limits)
         run = {
             "seconds": out.seconds,
             "stdout": _text(out.stdout, scratch),
@@ -298,8 +291,6 @@ def run_upstream_arm(
 ) -> UpstreamResult:
     """Run the authors' arm of ``claim``: an :class:`UpstreamResult` ("ok", "not run" or "could not run", with
     the reason); only a :class:`~harness.core.errors.DataError` of the input tables propagates."""
-    if not options.enabled:
-        return UpstreamResult("not run", "the authors' arm is switched off for this run")
     if claim.upstream is None:
         return UpstreamResult("not run", "the claim names no upstream pin")
     try:

@@ -158,12 +158,10 @@ def load_claims(paths: list[Path], lock, pins, tables, console) -> tuple[dict[Pa
 
 
 def tables_of(args):
-    """The tables of a build: the lock ``args.lock`` names, read from ``args.data_root``."""
     return Tables(load_lock(args.lock), resolve_data_root(args.data_root))
 
 
 def pins_of(args=None):
-    """The upstream pins of a build (``args.pins`` or the project's pins file)."""
     from ..authors.checkout import PINS_FILE, load_pins
 
     return load_pins(getattr(args, "pins", None) or PINS_FILE)
@@ -377,10 +375,6 @@ class StudyOutput:
     line: str
     error: bool = False
 
-    def say(self, console: Console) -> int:
-        (console.error if self.error else console.info)(self.line)
-        return EXIT_ERROR if self.error else EXIT_OK
-
 
 def _study_job(study: StudyPlan, args, folder: Path, done: threading.Event | None) -> StudyOutput:
     """Measure one claim's coverage study and write it into ``folder`` (the claim's run waits for it: ``done``)."""
@@ -435,7 +429,8 @@ def _build(jobs: list[Planned], studies: list[StudyPlan], args, executor, folder
 
     def finish(res) -> int:
         if isinstance(res, StudyOutput):
-            return res.say(console)
+            (console.error if res.error else console.info)(res.line)
+            return EXIT_ERROR if res.error else EXIT_OK
         return _finish(res, args, has_upstream[res.path], console)
 
     status = EXIT_OK
@@ -503,15 +498,14 @@ def run_claims(args, paths: list[Path], console: Console, *, would: bool = False
     return status
 
 
-def records(out: Path, console: Console, problems: list[str] | None = None):
-    """``(path, Record)`` of every readable record in ``out``; any other is said and named in ``problems``."""
+def records(out: Path, console: Console, problems: list[str]):
+    """Every readable record in ``out``; any other is said and named in ``problems``."""
     for f in sorted(out.glob("*.json")):
         try:
-            yield f, checked_record(out, f.stem)
+            yield checked_record(out, f.stem)
         except HarnessError as exc:
             console.error(str(exc))
-            if problems is not None:
-                problems.append(f.name)
+            problems.append(f.name)
 
 
 def render_claims(out: Path, paths: list[Path], console: Console) -> int:
@@ -533,7 +527,7 @@ def write_index(out: Path, console: Console) -> int:
 
     with project_lock():
         problems: list[str] = []
-        found = [r for _, r in records(out, console, problems)]
+        found = list(records(out, console, problems))
         if problems:
             console.error(
                 f"{out / 'README.md'} was left as it was: {', '.join(problems)} cannot be read"

@@ -35,14 +35,11 @@ def _call(task: Task) -> tuple:
     ``(False, "Type: message")`` so that the parent names the task."""
     from threadpoolctl import threadpool_limits
 
-    token = _CURRENT.set(SERIAL)
     try:
-        with threadpool_limits(limits=1, user_api="blas"):
+        with using(SERIAL), threadpool_limits(limits=1, user_api="blas"):
             return (True, task.fn(*task.args))
     except Exception as exc:
         return (False, f"{type(exc).__name__}: {' '.join(str(exc).split())[:500]}")
-    finally:
-        _CURRENT.reset(token)
 
 
 def _die_with_parent() -> None:

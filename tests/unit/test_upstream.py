@@ -541,7 +541,6 @@ def test_a_missing_adapter_file_cannot_run(checked_out):
 @pytest.mark.parametrize(
     "change, reason",
     [
-        ({"enabled": False}, "switched off"),
         ({"adapter": None}, "has no adapter"),
         ({"claim": _claim(upstream=None)}, "names no upstream pin"),
     ],
