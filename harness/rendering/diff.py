@@ -15,7 +15,8 @@ from .render import agree, count_of, fmt_pct
 
 
 def _comparable(rec: Record) -> dict:
-    """What ``diff`` compares: the verdict, each target's values per arm and outcome, each control's result."""
+    """What ``diff`` compares: the verdict, each target's values per arm and outcome, each control's result, the
+    resampling's state and each ordering's state and measured error with its MC standard error."""
     return {
         "verdict": rec.verdict.verdict,
         "targets": {
@@ -28,8 +29,6 @@ def _comparable(rec: Record) -> dict:
             for t in rec.targets
         },
         "controls": {c.id: c.reimpl.broke for c in rec.controls},
-        # the resampling state and, per asserted ordering, its label, its decision's measured error and that
-        # error's MC standard error
         "robustness": None
         if rec.robustness is None
         else {

@@ -67,12 +67,10 @@ def papers(records: list[Record], known: dict) -> list[dict]:
     groups: dict = {}
     for rec in sorted(records, key=lambda r: r.claim.id):
         groups.setdefault(rec.claim.paper.id if rec.claim.paper else None, []).append(rec)
-    none = groups.pop(None, None)
-    out = [
+    return [
         {"ref": recs[0].claim.paper, "rows": summary_rows(recs), "setup": getattr(known.get(pid), "setup", None)}
-        for pid, recs in groups.items()
+        for pid, recs in sorted(groups.items(), key=lambda group: group[0] is None)
     ]
-    return out + ([{"ref": None, "rows": summary_rows(none), "setup": None}] if none else [])
 
 
 def index_markdown(records: list[Record]) -> str:

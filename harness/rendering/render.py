@@ -95,8 +95,6 @@ def agree(n, singular: str, plural: str) -> str:
 def fmt_general(x, digits: int = 4) -> str:
     """Shortest faithful form for parameters such as 0.001 or 50; a number that would need an exponent, or is
     below 0.001, as a power of ten (``10⁴``, ``10⁻⁴``, ``2.5 × 10⁻⁶``), never ``1e+04`` or ``0.0001``."""
-    if isinstance(x, bool):
-        return "yes" if x else "no"
     if isinstance(x, int) and abs(x) < 10**digits:
         return str(x)
     return DASH if _missing(x) else number_text(x, digits)
@@ -172,20 +170,18 @@ def _fence(text: str, least: int) -> str:
     return "`" * max(least, 1 + max((len(r) for r in re.findall(r"`+", text)), default=0))
 
 
-def _code_span(text: str, cell: bool) -> str:
+def md(value, cell: bool = False, code: bool = False) -> str:
+    """Text from a claim file (or from outside) as Markdown that prints it literally (``code``: as a code span)."""
+    if value is None:
+        return DASH
+    if not code:
+        return _controls_shown(_inline(str(value), cell))
+    text = _controls_shown(str(value))
     if cell:
         text = text.replace("|", "\\|")  # a table splits cells on | even inside a code span
     fence = _fence(text, 1)
     pad = " " if text.startswith(("`", " ")) or text.endswith(("`", " ")) else ""
     return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def md(value, cell: bool = False, code: bool = False) -> str:
-    """Text from a claim file (or from outside) as Markdown that prints it literally."""
-    if value is None:
-        return DASH
-    text = str(value)
-    return _code_span(_controls_shown(text), cell) if code else _controls_shown(_inline(text, cell))
 
 
 def code_block(value) -> str:
@@ -259,7 +255,6 @@ def _tidy(text: str) -> str:
 
 
 def render_page(name: str, **context) -> str:
-    """The template ``name`` rendered with ``context``, tidied (:func:`_tidy`)."""
     return _tidy(environment().get_template(name).render(**context))
 
 

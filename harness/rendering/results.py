@@ -35,8 +35,7 @@ def span(values) -> dict | None:
 
 
 def results_for(record: Record) -> Results:
-    """The results object of a record: its protocol's (``harness.protocols.<name>.results.Results``), else this
-    module's."""
+    """The results object of a record: its protocol's (``harness.protocols.<name>.results``), else this module's."""
     try:
         module = importlib.import_module(f"harness.protocols.{record.claim.protocol}.results")
     except ModuleNotFoundError:
@@ -60,7 +59,6 @@ class Results:
         self.evidence = record.evidence
 
     def control_values(self, control_id: str) -> dict:
-        """The re-implementation's values under a control (none where it did not run)."""
         c = self.record.arms.reimpl.controls.get(control_id)
         return c.values if (c is not None and self.record.arms.reimpl.ok) else {}
 
@@ -70,12 +68,9 @@ class Results:
         x = self.params.get("eval_x")
         return None if x is None else budget_text(float(x))
 
-    # -- the verdict and its basis ----------------------------------------------------------------------
-
     @cached_property
     def complete(self) -> bool:
-        """The re-implementation ran and measured every quantity its protocol declares (a protocol's own facts
-        rest on all of them; ``record.unmeasured`` names the others)."""
+        """The re-implementation ran and measured every quantity its protocol declares (its own facts need all)."""
         return self.record.arms.reimpl.ok and not self.record.unmeasured
 
     @cached_property
@@ -98,13 +93,10 @@ class Results:
 
     @cached_property
     def n_theirs_holding(self) -> int | None:
-        """How many targets the authors' code meets (``None`` where it did not run)."""
         return sum(t.upstream.holds is True for t in self.record.targets) if self.authors_ran else None
 
     @cached_property
     def n_theirs_judged(self) -> int | None:
-        """How many targets the authors' code measures, so that they can be judged on it (``None``: it did not
-        run)."""
         return sum(t.upstream.holds is not None for t in self.record.targets) if self.authors_ran else None
 
     @cached_property
@@ -124,32 +116,26 @@ class Results:
             groups.setdefault(t.reason, []).append(t.title)
         return [{"titles": titles, "reason": reason} for reason, titles in groups.items()]
 
-    # -- controls ---------------------------------------------------------------------------------------
-
     @cached_property
     def controls(self) -> list[dict]:
-        """Per control, its outcome (``id``, ``changes``, each arm's) and per condition how many quantities meet
-        it and the range measured (the re-implementation's)."""
+        """Per control, its outcome and per condition how many quantities meet it and the range measured."""
         out = []
         for c in self.record.controls:
             theirs = c.upstream.conditions if c.upstream.ran else [None] * len(c.reimpl.conditions)
-            conditions = []
-            for cond, their in zip(c.reimpl.conditions, theirs):
-                conditions.append(
-                    {
-                        "requirement": cond.requirement,
-                        "n": len(cond.rows),
-                        "n_met": sum(r.holds for r in cond.rows),
-                        **(span(r.measured for r in cond.rows) or {"lo": None, "hi": None}),
-                        "theirs_n_met": sum(r.holds for r in their.rows) if their else None,
-                        "theirs_all": their.holds if their else None,
-                        "single": len(cond.rows) == 1,
-                    }
-                )
+            conditions = [
+                {
+                    "requirement": cond.requirement,
+                    "n": len(cond.rows),
+                    "n_met": sum(r.holds for r in cond.rows),
+                    **(span(r.measured for r in cond.rows) or {"lo": None, "hi": None}),
+                    "theirs_n_met": sum(r.holds for r in their.rows) if their else None,
+                    "theirs_all": their.holds if their else None,
+                    "single": len(cond.rows) == 1,
+                }
+                for cond, their in zip(c.reimpl.conditions, theirs)
+            ]
             out.append(dict(c) | {"conditions": conditions})
         return out
-
-    # -- the two arms -----------------------------------------------------------------------------------
 
     @cached_property
     def authors(self) -> dict:
@@ -180,12 +166,9 @@ class Results:
         both = any(t.reimpl.value is not None and t.upstream.value is not None for t in self.record.targets)
         return both and not arm_disagreements(self.record.targets)
 
-    # -- resampling -------------------------------------------------------------------------------------
-
     @cached_property
     def resampling(self) -> dict | None:
-        """The bootstrap's reading of each ordering the claim asserts (``None`` where it was not run): its label,
-        the rows of the orderings, the coverage study it rests on, the robustness facts as recorded."""
+        """The bootstrap's reading of each ordering the claim asserts and the study it rests on (``None``: not run)."""
         rb = self.record.robustness
         if rb is None or rb.state == "not run":
             return None
@@ -200,8 +183,6 @@ class Results:
                 | {"carried_by": [x.get("cluster") for x in c.get("carried_by") or []]}
             )
         return {"label": rb.state, "orderings": rows, "study": f.get("calibration") or {}, "facts": f}
-
-    # -- analysis choices -------------------------------------------------------------------------------
 
     @cached_property
     def multiverse(self) -> dict | None:

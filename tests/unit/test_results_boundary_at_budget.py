@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.core.record import Record
+from harness.rendering.render import render_report
 from harness.rendering.results import results_for
 
 RAW = json.loads((Path(__file__).resolve().parents[2] / "reports" / "002_table1_boundary_1e24.json").read_text())
@@ -99,8 +100,10 @@ def test_boundary_and_objective_gaps_are_apart():
         == values["upstream"]["values"]["boundary.GPQA"] - values["reimpl"]["values"]["boundary.GPQA"]
     )
     assert gpqa["objective_gap"] == pytest.approx(0.0025804 - 0.0025765)
-    assert gpqa["their_limits"] == ["floor at 0", "slope at 0.05"]
+    assert gpqa["their_limits"] == ["y0=0", "beta=0.05"]
     assert [e["label"] for e in r.arm_causes] == ["GPQA", "MUSR"]  # the same optimum is no difference to explain
+    # the template words the limits, a slope's with its value
+    assert "| floor at 0, slope at 0.05 |" in render_report(r.record)
 
 
 def test_support_of_the_evaluation_point():

@@ -48,7 +48,7 @@ def test_claim_000s_p_values_each_carry_their_error_and_side(record):
     assert rows["run"]["p"] == v["p_value"] and rows["run"]["mc_se"] == pytest.approx(mc_se(v["p_value"], n))
     assert rows["precise"]["p"] == v["p_value_precise"] and rows["precise"]["n_perm"] == 100_000
     assert [row["decision"] for row in r.p_values][-1] == "below"  # the t-test
-    assert r.permutation_decision == "above" and r.tests_agree == "differ"
+    assert r.permutation_decision == "above" and r.tests_differ
     assert rows["run"]["null_centre"] == v["null_mean"] and rows["t_test"]["null_centre"] == 0.0
 
 
@@ -66,7 +66,7 @@ def test_a_p_value_near_the_level_is_undecided_and_the_precise_run_decides(recor
     alone = results_for(
         _edited(record, values={"p_value": 0.051}, details={"permutations": {}}, drop=("p_value_precise",))
     )
-    assert alone.permutation_decision == "undecided" and alone.tests_agree == "undecided"
+    assert alone.permutation_decision == "undecided" and not alone.tests_differ
 
 
 def test_a_refined_p_value_says_how_many_permutations_its_decision_took(record):
@@ -85,9 +85,9 @@ def test_a_refined_p_value_says_how_many_permutations_its_decision_took(record):
 
 def test_the_clip_table_reads_same_crosses_or_undecided(record):
     r = results_for(record)
-    assert r.eps_reading == "same" and r.eps_gamma_range == (
-        min(e["gamma"] for e in r.eps_rows),
-        max(e["gamma"] for e in r.eps_rows),
+    assert r.eps_reading == "same" and r.eps_gamma == dict(
+        lo=min(e["gamma"] for e in r.eps_rows),
+        hi=max(e["gamma"] for e in r.eps_rows),
     )
     rows = [dict(e) for e in record.arms.reimpl.details["eps_sensitivity"]]
     crossing = [{**rows[0], "p_value": 0.01}, *rows[1:]]

@@ -147,6 +147,6 @@ def test_relabelled_periods_name_the_benchmarks_still_below_zero():
         details={"separation_each": [0.004, 0.006, 0.008]},
     )
     (x,) = _results(controls=[control], control_arms={"shuffled": arm}).relabelled
-    assert (x["n"], x["separation_low"], x["separation_high"]) == (3, 0.004, 0.008)
-    assert x["below_zero"] == ["B"] and (x["lowest"], x["highest"]) == (-0.001, 0.017)
+    assert (x["n"], x["separation"]) == (3, {"lo": 0.004, "hi": 0.008})
+    assert x["below_zero"] == ["B"] and x["means"] == {"lo": -0.001, "hi": 0.017}
     assert _results(controls=[control]).relabelled == []  # a control that did not run says nothing

@@ -1,5 +1,4 @@
-"""The facts the report of ``boundary_at_budget`` states, each derived once from the record: each benchmark's
-boundary at the budget in both arms, against the paper, under the τ control."""
+"""What ``boundary_at_budget``'s report states: each benchmark's boundary at the budget, both arms, the paper."""
 
 from __future__ import annotations
 
@@ -16,19 +15,6 @@ THIN_TAIL_SHARE = 0.2
 #: Without a tolerance to judge the other start against: half a unit of the fourth decimal the tables print.
 PRINTED = 0.5e-4
 
-#: The limits of the authors' optimiser box in words (``beta=0.05``: the slope at 0.05).
-_LIMITS = {
-    "z*=z_min": "midpoint at the lowest z",
-    "z*=z_max": "midpoint at the highest z",
-    "y0=0": "floor at 0",
-    "L=0": "flat curve",
-    "y0+L=1": "top at 1",
-}
-
-
-def _limit_words(name: str) -> str:
-    return f"slope at {name.partition('=')[2]}" if name.startswith("beta=") else _LIMITS.get(name, name)
-
 
 class Results(BaseResults):
     @cached_property
@@ -37,12 +23,10 @@ class Results(BaseResults):
 
     @cached_property
     def paper(self) -> dict:
-        """The targets that give a published value of a boundary, by quantity."""
         return {t.quantity: t for t in self.record.targets if t.relation == "~" and t.quantity.startswith("boundary.")}
 
     @cached_property
     def tau_control(self) -> dict | None:
-        """The τ-override control whose re-implementation ran: ``{"id", "tau"}``, else ``None``."""
         c = next((c for c in self.record.controls if c.control == "tau_override" and c.reimpl.ran), None)
         return {"id": c.id, "tau": c.params["tau"]} if c else None
 
@@ -137,8 +121,7 @@ class Results(BaseResults):
 
     @cached_property
     def arm_rows(self) -> list[dict]:
-        """Per benchmark both arms measure: the difference of their boundaries (a score) and of their optima's
-        objectives on the one objective both minimise (a loss), apart, with the cause the claim run measured."""
+        """Per benchmark both arms measure: how far apart their boundaries and their optima's objectives lie."""
         out = []
         for e in self.evidence.get("arms", []):
             name = Q.boundary(e["label"])
@@ -156,14 +139,13 @@ class Results(BaseResults):
                     "mine_boxed": self.mine.get(Q.boxed(name)),
                     "mine_at_their_setting": e["reimpl_at_authors_setting"],
                     "their_kappa": e["authors_kappa"],
-                    "their_limits": [_limit_words(b) for b in e["bounds_active"]],
+                    "their_limits": e["bounds_active"],
                 }
             )
         return out
 
     @cached_property
     def arm_causes(self) -> list[dict]:
-        """The benchmarks whose optima differ (any cause but ``same_optimum``), with their rows."""
         return [r for r in self.arm_rows if r["cause"] != "same_optimum"]
 
     @cached_property

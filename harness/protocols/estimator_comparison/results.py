@@ -1,5 +1,4 @@
-"""The facts the report of ``estimator_comparison`` states, each derived once from the record: Table 2, the
-orderings the claim asserts and the authors' box. Arithmetic on recorded values only."""
+"""What ``estimator_comparison``'s report states: Table 2, the orderings the claim asserts, the authors' box."""
 
 from __future__ import annotations
 
@@ -22,8 +21,7 @@ class Results(BaseResults):
 
     @cached_property
     def table(self) -> list[dict]:
-        """Table 2, one row per estimator: per metric, both arms' value and the claim file's printed cell (``None``
-        where it pins none)."""
+        """Table 2, one row per estimator: per metric, both arms' value and the claim file's printed cell, if any."""
 
         def cell(name: str) -> dict:
             t = self._cells.get(name)

@@ -1,6 +1,5 @@
-"""The facts the report of ``hyperparameters`` states, each derived once from the record: the settings' gaps to
-the reference, the coverage at each τ, the checks of the authors' code, and where their fits depart from the
-setting asked for."""
+"""What ``hyperparameters``' report states: the settings' gaps to the reference, coverage per τ, the authors'
+fits: the checks of their code and where they depart from the setting asked for."""
 
 from __future__ import annotations
 
@@ -55,7 +54,6 @@ class Results(BaseResults):
 
     @cached_property
     def within_settings(self) -> list[str]:
-        """The settings whose re-implemented boundaries all lie within reach of the reference."""
         return [r["setting"] for r in self.settings if r["within"]]
 
     @cached_property
@@ -70,8 +68,7 @@ class Results(BaseResults):
 
     @cached_property
     def coverage(self) -> list[dict]:
-        """Per τ of the sweep (ascending): the share of models above the fitted curves (mean over tasks) against
-        the share 1 − τ the level asks for, and their ratio; the authors' share where their arm ran."""
+        """Per τ of the sweep (ascending): the share of models above the fitted curves against the 1 − τ asked."""
         out = []
         for tau in sorted(float(t) for t in self.params["tau_grid"]):
             name = Q.sweep("tau", tau, "coverage_mean")

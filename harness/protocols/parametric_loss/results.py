@@ -1,5 +1,4 @@
-"""The facts the report of ``parametric_loss`` states, each derived once from the record: the estimates beside
-Hoffmann et al.'s, the likelihoods, what follows from them."""
+"""What ``parametric_loss``'s report states: the estimates beside Hoffmann et al.'s, the likelihoods, what follows."""
 
 from __future__ import annotations
 
@@ -22,7 +21,6 @@ class Results(BaseResults):
 
     @cached_property
     def named(self) -> set[str]:
-        """The quantities the claim's targets and its controls' conditions name."""
         return {t.quantity for t in self.record.targets} | {
             r.quantity for c in self.record.controls for k in c.reimpl.conditions for r in k.rows
         }
@@ -58,8 +56,7 @@ class Results(BaseResults):
 
     @cached_property
     def sources(self) -> list[dict]:
-        """For each printed value a target compares with the refit or Hoffmann's method: how far each fit lies
-        from it, and the nearer (where both ran)."""
+        """Per printed value a target compares with a fit: how far each fit lies from it, and the nearer."""
         out = []
         for t in self.record.targets:
             group, _, key = t.quantity.partition(".")
@@ -90,12 +87,10 @@ class Results(BaseResults):
 
     @cached_property
     def reads_ratio(self) -> bool:
-        """A target or a control names tokens per parameter."""
         return any(q.startswith("ratio.") for q in self.named)
 
     @cached_property
     def required_runs_mc(self) -> float | None:
-        """The Monte Carlo standard error of the runs needed, where a target or a control names them."""
         return self.mine.get("mc.required_runs") if "required_runs" in self.named else None
 
     @cached_property

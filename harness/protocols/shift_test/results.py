@@ -1,11 +1,11 @@
-"""The facts the report of ``shift_test`` states, each derived once from the record (Equation 3's shift test): the
-regression, every p-value of γ with its decision, the clip table, the power study."""
+"""What ``shift_test``'s report states: Equation 3's fit, each p-value of γ and its decision, the clips, the power."""
 
 from __future__ import annotations
 
 from functools import cached_property
 
 from ...rendering.results import Results as BaseResults
+from ...rendering.results import span
 from ...stats.permutation import MC_SIDE_SDS, mc_se, p_value_side, side
 from .quantities import SHIFT_STATS
 
@@ -13,8 +13,7 @@ from .quantities import SHIFT_STATS
 class Results(BaseResults):
     @cached_property
     def regression(self) -> list[dict]:
-        """The fit of Equation 3, one row per quantity: both arms' values (``theirs`` None where theirs did not
-        run) and the digits to print."""
+        """The fit of Equation 3, one row per quantity: both arms' values and the digits to print."""
         digits = {"n_merged": 0, "n_support": 0, "slope": 4, "gamma": 4, "se": 4, "t": 4, "r2": 4}
         return [
             {"label": SHIFT_STATS[k], "mine": self.mine[k], "theirs": self.theirs.get(k), "digits": d}
@@ -60,23 +59,18 @@ class Results(BaseResults):
         return rows.get("precise", rows["run"])["decision"]
 
     @cached_property
-    def tests_agree(self) -> str:
-        """``"agree"`` or ``"differ"``: the t-test's decision against the permutation test's; ``"undecided"``
-        where the permutation test's is."""
-        if self.permutation_decision == "undecided":
-            return "undecided"
-        return "agree" if self.p_values[-1]["decision"] == self.permutation_decision else "differ"
+    def tests_differ(self) -> bool:
+        """The t-test decides otherwise than the permutation test, whose decision is not undecided."""
+        return self.permutation_decision not in ("undecided", self.p_values[-1]["decision"])
 
     @cached_property
     def eps_rows(self) -> list[dict]:
         """The test at each clip ε of the scores, with each p-value's Monte Carlo s.e. and decision."""
-        out = []
-        for r in self.mine_details["eps_sensitivity"]:
-            n = r.get("n_perm", self.params["n_perm"])
-            out.append(
-                {**r, "mc_se": mc_se(r["p_value"], n), "decision": p_value_side(r["p_value"], n, self.params["alpha"])}
-            )
-        return out
+        n = self.params["n_perm"]
+        return [
+            {**r, **self._permutation("clip", r["p_value"], r.get("n_perm", n), None)}
+            for r in self.mine_details["eps_sensitivity"]
+        ]
 
     @cached_property
     def eps_reading(self) -> str:
@@ -88,9 +82,8 @@ class Results(BaseResults):
         return "undecided" if "undecided" in sides else "same"
 
     @cached_property
-    def eps_gamma_range(self) -> tuple[float, float]:
-        gammas = [r["gamma"] for r in self.eps_rows]
-        return min(gammas), max(gammas)
+    def eps_gamma(self) -> dict:
+        return span(r["gamma"] for r in self.eps_rows)
 
     @cached_property
     def interval(self) -> dict:
@@ -126,8 +119,7 @@ class Results(BaseResults):
 
     @cached_property
     def power_rows(self) -> list[dict]:
-        """The power curve, one row per planted shift, Equation 3's and the sensitivity version's (one intercept
-        per stratum) side by side."""
+        """The power curve per planted shift, Equation 3's beside the one with an intercept per stratum."""
         pw = self.mine_details.get("power")
         if pw is None:
             return []

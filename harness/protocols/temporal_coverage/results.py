@@ -1,5 +1,4 @@
-"""The facts the report of ``temporal_coverage`` states, each derived once from the record (no refit here): the
-signed coverage errors of earlier boundaries on later models."""
+"""What ``temporal_coverage``'s report states: the signed coverage errors of earlier boundaries on later models."""
 
 from __future__ import annotations
 
@@ -8,6 +7,7 @@ from functools import cached_property
 from ...core.quantities import boxed
 from ...core.relations import relation_holds, target_holds
 from ...rendering.results import Results as BaseResults
+from ...rendering.results import span
 from . import quantities as Q
 
 #: The arms differ on a value when they are more than this share of it apart. Below it lies the rounding of the
@@ -25,8 +25,7 @@ class Results(BaseResults):
 
     @cached_property
     def rows(self) -> list[dict]:
-        """One row per benchmark: its signed coverage errors (per split, their mean, in sample, over bins) and its
-        share above with the clustered test's p, design effect and clusters."""
+        """One row per benchmark: its signed coverage errors and its share above with the clustered test's."""
         v, u, ts = self.mine, self.theirs, [s["t"] for s in self.data["splits"]]
         clusters = self.mine_details.get("n_clusters", {})
         return [
@@ -50,8 +49,7 @@ class Results(BaseResults):
 
     @cached_property
     def groups(self) -> dict[str, dict]:
-        """``drift`` and ``stable`` (the groups' mean signed coverage errors) and ``separation`` (stable minus drift),
-        each in both arms."""
+        """The groups' mean signed coverage errors and their ``separation`` (stable minus drift), in both arms."""
         names = {"drift": Q.group("drift"), "stable": Q.group("stable"), "separation": Q.SEPARATION}
         return {k: {"mine": self.mine[n], "theirs": self.theirs.get(n)} for k, n in names.items()}
 
@@ -95,7 +93,6 @@ class Results(BaseResults):
 
     @cached_property
     def bin_changed(self) -> list[str]:
-        """The targets whose outcome differs when judged over bins."""
         return [r["title"] for r in self.bin_targets if r["holds_bins"] is not None and r["holds_bins"] != r["holds"]]
 
     @cached_property
@@ -141,8 +138,8 @@ class Results(BaseResults):
 
     @cached_property
     def relabelled(self) -> list[dict]:
-        """Per ``relabel_periods`` control that ran: the relabellings, the separation's lowest and highest, and the
-        benchmarks' means, lowest, highest and those below zero."""
+        """Per ``relabel_periods`` control that ran: the relabellings, the separation's span, the benchmarks' means'
+        span and those below zero."""
         out = []
         for c in self.record.controls:
             arm = self.record.arms.reimpl.controls.get(c.id)
@@ -154,10 +151,8 @@ class Results(BaseResults):
                 {
                     "id": c.id,
                     "n": len(each),
-                    "separation_low": min(each),
-                    "separation_high": max(each),
-                    "lowest": min(means.values()),
-                    "highest": max(means.values()),
+                    "separation": span(each),
+                    "means": span(means.values()),
                     "below_zero": [x for x, m in means.items() if m < 0],
                 }
             )
