@@ -16,10 +16,9 @@ def write_study(result: dict, folder: Path = STUDY_DIR) -> dict[str, bytes]:
     from .render import render_page
 
     cid = result["claim"]
-    svg = _figure(result)
     files = {
         f"{cid}.md": render_page("calibration.md.j2", study=result, figure=f"{cid}.svg").encode("utf-8"),
-        f"{cid}.svg": svg,
+        f"{cid}.svg": _figure(result),
         f"{cid}.json": study_json(result).encode("utf-8"),
     }
     write_files(folder, files)

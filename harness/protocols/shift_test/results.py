@@ -101,13 +101,12 @@ class Results(BaseResults):
         if pw is None:
             return None
         cfg, main = self.params["power"], pw["linear"]
-        at, target = main["at_observed"], self.params["power"]["target"]
-        vs_target = side(at["power"], target, MC_SIDE_SDS * at["mc_se"])
+        at = main["at_observed"]
+        vs_target = side(at["power"], cfg["target"], MC_SIDE_SDS * at["mc_se"])
         state = {"below": "underpowered", "above": "adequate", "undecided": "undecided"}[vs_target]
         return {
             "state": "rejected" if self.permutation_decision == "below" else state,
-            "target": target,
-            **{k: cfg[k] for k in ("n_replicates", "n_perm")},
+            **{k: cfg[k] for k in ("target", "n_replicates", "n_perm")},
             "at_observed": at["power"],
             "at_observed_se": at["mc_se"],
             "coverage": at["coverage"],

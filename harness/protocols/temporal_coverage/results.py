@@ -99,9 +99,8 @@ class Results(BaseResults):
     def outside_box(self) -> list[dict]:
         """The free fits the authors' optimiser box would not allow, with their split's signed coverage error free
         and refitted inside the box (empty when the claim does not ask for the box)."""
-        v = self.mine
         return [
-            {**o, "free": v[Q.split(o["t"], o["task"])], "boxed": o["boxed_signed_coverage"]}
+            {**o, "free": self.mine[Q.split(o["t"], o["task"])], "boxed": o["boxed_signed_coverage"]}
             for o in self.mine_details.get("outside_box", [])
         ]
 
