@@ -162,7 +162,7 @@ class LossPoints:
         if w is None:
             f = np.add.reduce(np.maximum(xk, 0.0), axis=-1) + sum_of_logs(e1) + (tau - 1.0) * np.add.reduce(xk, axis=-1)
         else:
-            f = w @ np.maximum(xk, 0.0) + np.log1p(e) @ w + (tau - 1.0) * (w @ xk)
+            f = np.maximum(xk, 0.0) @ w + np.log1p(e) @ w + (tau - 1.0) * (xk @ w)
         f /= kappa * n
 
         def derivatives():

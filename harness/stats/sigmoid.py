@@ -75,6 +75,7 @@ __all__ = [
     "SigmoidQuantileRegressor",
     "Refits",
     "fit_together",
+    "fit_many",
     "sigmoid_boundary",
     "sigmoid_objective",
     "WARMUP_SCHEDULE",
@@ -517,20 +518,30 @@ class Refits:
         return model._solved(self.stages[key].with_stage(*key, lam=model.lam), init)
 
 
-def fit_together(models: list[SigmoidQuantileRegressor], z, ys, inits: list[Mapping]) -> list:
-    """``model.fit(z, y, init=init)`` of each model (all of the same settings) on the same ``z``, their Newton
-    solves run in lockstep with their values and derivatives computed together
+def fit_together(models: list[SigmoidQuantileRegressor], z, ys, inits: list[Mapping], weights=None) -> list:
+    """``model.fit(z, y, init=init, weights=weights)`` of each model (all of the same settings) on the same ``z``
+    and ``weights``, their Newton solves run in lockstep with their values and derivatives computed together
     (:func:`harness.stats._newton.solve_together`; with a box, one after the other): the one-at-a-time fits,
     to rounding (rarely, a rounding-level difference changes a step, and the two stop within the solves'
     tolerance of each other)."""
     m = models[0]
     if m.box is not None:
-        return [model.fit(z, y, init=init) for model, y, init in zip(models, ys, inits)]
+        return [model.fit(z, y, init=init, weights=weights) for model, y, init in zip(models, ys, inits)]
     m._check_settings()
     z, y = check_zy(z, ys[0], min_points=4)
-    final = _Problem(z, y, m.tau, m.kappa, m.lam)
-    ys = np.stack([check_zy(z, y, min_points=4)[1][final.order] for y in ys])
-    points = LossPoints(ys, m.tau, m.kappa, final.ties)
+    w = None if weights is None else _checked_weights(weights, z)
+    final = _Problem(z, y, m.tau, m.kappa, m.lam, weights=w)
+    ys = np.stack([y] + [check_zy(z, v, min_points=4)[1] for v in ys[1:]])[:, final.order]
+    points = LossPoints(ys, m.tau, m.kappa, final.ties, final.weights)
     starts = [final.from_natural(*(float(init[k]) for k in ("y0", "L", "a", "beta"))) for init in inits]
     results = solve_together(functools.partial(final.stacked, points), starts, final.A, final.b, ftol=FTOL)
     return [model._finish(final, r, r.nit) for model, r in zip(models, results)]
+
+
+def fit_many(models: list[SigmoidQuantileRegressor], data: list[tuple], inits: list[Mapping]) -> list:
+    """Each model fitted to its ``(z, y, weights)`` from its init, the solves run together (:func:`fit_together`)
+    where the data sets share ``z`` and the weights."""
+    z0, _, w0 = data[0]
+    if all(np.array_equal(z, z0) and np.array_equal(w, w0) for z, _, w in data):
+        return fit_together(models, z0, [y for _, y, _ in data], inits, weights=w0)
+    return [m.fit(z, y, init=init, weights=w) for m, (z, y, w), init in zip(models, data, inits, strict=True)]

@@ -5,8 +5,11 @@ import pytest
 from scipy.optimize import minimize
 from stacks import assert_stack_matches
 
+from harness.stats import sigmoid
 from harness.stats.pinball import LossPoints
 from harness.stats.sigmoid import SigmoidQuantileRegressor, _Problem, fit_together, sigmoid_boundary, sigmoid_objective
+
+sigmoid_fit_together = fit_together
 
 
 def _toy(n=3000, seed=1):
@@ -381,30 +384,55 @@ def test_refit_settings_refuses_what_one_fit_refuses():
         SigmoidQuantileRegressor.refit_settings(z, y, [s, s], [init])
 
 
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "counts"])
 @pytest.mark.parametrize("kappa", [25.0, 1000.0], ids=["separable", "per-point"])
-def test_problems_stacked_give_each_ones_value_and_derivatives(kappa):
-    # the values of several y on one (tied) z computed together equal each problem's own, to rounding
+def test_problems_stacked_give_each_ones_value_and_derivatives(kappa, weighted):
+    # the values of several y on one (tied) z, with one set of weights, computed together equal each problem's own
     z, y = _toy(400)
     z = np.round(z, 1)
     rng = np.random.default_rng(3)
-    problems = [_Problem(z, np.clip(y + rng.normal(0, 0.05, y.size), 0, 1), 0.9, kappa, 1e-2) for _ in range(4)]
-    points = LossPoints(np.stack([p.points.y for p in problems]), 0.9, kappa, problems[0].ties)
+    w = rng.integers(1, 4, z.size).astype(float) if weighted else None
+    problems = [
+        _Problem(z, np.clip(y + rng.normal(0, 0.05, y.size), 0, 1), 0.9, kappa, 1e-2, weights=w) for _ in range(4)
+    ]
+    points = LossPoints(np.stack([p.points.y for p in problems]), 0.9, kappa, problems[0].ties, problems[0].weights)
     xs = list(_interior_points(problems[0], rng, 3))
     ks = [0, 2, 3]
     assert_stack_matches(problems, points, ks, xs)
 
 
+@pytest.mark.parametrize("weighted", [False, True], ids=["rows-repeated", "counts"])
 @pytest.mark.parametrize("box", [None, (0.05, 50.0)], ids=["free", "authors-box"])
-def test_fits_together_equal_the_fits_one_at_a_time(box):
+def test_fits_together_equal_the_fits_one_at_a_time(box, weighted):
     z, y = _toy(1500)
     rng = np.random.default_rng(4)
     ys = [np.clip(y + rng.normal(0, 0.03, y.size), 0, 1) for _ in range(3)]
     full = SigmoidQuantileRegressor(rng=np.random.default_rng(0), box=box, **KW).fit(z, ys[0])
-    i = rng.integers(0, z.size, z.size)
+    i, w = rng.integers(0, z.size, z.size), None
+    if weighted:  # a resample's rows given once, each weighing the times it was drawn
+        i, w = np.unique(i, return_counts=True)
     inits = [full.params_, {**full.params_, "beta": 2.0 * full.params_["beta"]}, full.params_]
-    together = fit_together([SigmoidQuantileRegressor(box=box, **KW) for _ in ys], z[i], [v[i] for v in ys], inits)
+    models = [SigmoidQuantileRegressor(box=box, **KW) for _ in ys]
+    together = fit_together(models, z[i], [v[i] for v in ys], inits, weights=w)
     for m, v, init in zip(together, ys, inits):
-        alone = SigmoidQuantileRegressor(box=box, **KW).fit(z[i], v[i], init=init)
+        alone = SigmoidQuantileRegressor(box=box, **KW).fit(z[i], v[i], init=init, weights=w)
         assert m.converged_ and m.n_iter_ == alone.n_iter_
         assert m.objective_ == pytest.approx(alone.objective_, rel=1e-13)
         np.testing.assert_allclose(_natural(m), _natural(alone), rtol=1e-9, atol=1e-12)
+
+
+def test_fit_many_solves_together_only_data_that_share_z_and_weights(monkeypatch):
+    z, y = _toy(800)
+    full = SigmoidQuantileRegressor(rng=np.random.default_rng(0), **KW).fit(z, y)
+    w = np.ones(z.size)
+    calls = []
+    monkeypatch.setattr(sigmoid, "fit_together", lambda *a, **k: calls.append(a) or sigmoid_fit_together(*a, **k))
+    shared = [(z, y, w), (z, 0.9 * y, w)]
+    apart = [(z, y, w), (z[1:], y[1:], w[1:])]
+    for data, together in ((shared, 1), (apart, 0)):
+        models = sigmoid.fit_many([SigmoidQuantileRegressor(**KW) for _ in data], data, [full.params_] * 2)
+        assert len(calls) == together
+        calls.clear()
+        for m, (zj, yj, wj) in zip(models, data):
+            alone = SigmoidQuantileRegressor(**KW).fit(zj, yj, init=full.params_, weights=wj)
+            assert m.objective_ == pytest.approx(alone.objective_, rel=1e-13)

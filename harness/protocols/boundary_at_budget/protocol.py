@@ -9,7 +9,7 @@ from pydantic import Field
 
 from ...core.schema import Number
 from ...parallel.fanout import Mapper
-from ...stats.sigmoid import SigmoidQuantileRegressor, sigmoid_boundary, sigmoid_objective
+from ...stats.sigmoid import SigmoidQuantileRegressor, fit_many, sigmoid_boundary, sigmoid_objective
 from ..base import Choice, Context, Measurement, Resampling
 from ..leaderboard import (
     DATA_CHOICES,
@@ -107,12 +107,11 @@ def _boundary_fits(indices, rng, *, z, Y, W, labels, inits, options, z_eval) -> 
     """Every task's boundary refitted on the rows ``indices`` from ``inits`` and read off at ``z_eval``, and
     the fits' parameters (``inits`` in kind). ``W``: the rows' weights (``None``: one each)."""
     rows, counts = np.unique(indices, return_counts=True)
-    out, params = {}, {}
-    for j, label in enumerate(labels):
-        zj, yj, w = resampled_task(z, Y, W, rows, counts, j)
-        model = SigmoidQuantileRegressor(rng=rng, **options).fit(zj, yj, init=inits[label], weights=w)
-        out[Q.boundary(label)], params[label] = float(model.predict(z_eval)), model.params_
-    return out, params
+    tasks = [resampled_task(z, Y, W, rows, counts, j) for j in range(len(labels))]
+    models = [SigmoidQuantileRegressor(rng=rng, **options) for _ in labels]
+    models = fit_many(models, tasks, [inits[k] for k in labels])
+    out = {Q.boundary(k): float(m.predict(z_eval)) for k, m in zip(labels, models)}
+    return out, {k: m.params_ for k, m in zip(labels, models)}
 
 
 def _boundary_values(cells: dict, fits: dict, prefix: str = "") -> dict:
