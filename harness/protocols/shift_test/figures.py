@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.quantities import number_text
 from ...core.record import Figure, Record
 from ...rendering.figures import REIMPL, UPSTREAM, done, fmt, new_figure, upstream_missing
-from ...rendering.render import fmt_general
 
 
 def _shift_null(record: Record, P: dict) -> list[tuple[Figure, bytes]]:
@@ -103,7 +103,7 @@ def _shift_eps(record: Record) -> list[tuple[Figure, bytes]]:
     ax_p.legend(frameon=False, loc="best")
     caption = (
         f"How the clip ε of scores at 0 or 100% moves γ (left) and its p-value (right); the claim's "
-        f"ε = {fmt_general(p['eps'])} is the dotted line: look at whether p crosses α = {p['alpha']:g} anywhere."
+        f"ε = {number_text(p['eps'])} is the dotted line: look at whether p crosses α = {p['alpha']:g} anywhere."
     )
     return [done(record, "eps_sensitivity", fig, caption=caption, section="result", missing=missing)]
 
