@@ -491,7 +491,7 @@ def run_claims(args, paths: list[Path], console: Console, *, would: bool = False
         if item.render and not item.run:
             status = max(status, rerender(item.id, Path(args.out), console))
     status = max(status, _build(jobs, studies, args, executor, STUDY_DIR, console))
-    if jobs or plan_:
+    if plan_:
         status = max(status, write_index(Path(args.out), console))
     return status
 
