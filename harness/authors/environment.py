@@ -81,9 +81,8 @@ def _build(folder: Path, pin_name: str, packages: list[str]) -> None:
 
 def _install(pin_name: str, packages: list[str], python: str) -> None:
     """The declared packages, exactly, and nothing else; then their requirements checked against each other."""
-    if packages:
-        flags = ["--python", python, "--no-deps", "--only-binary", ":all:", "--link-mode", "copy"]
-        _uv(pin_name, packages, "pip", "install", *flags, *packages)
+    flags = ["--python", python, "--no-deps", "--only-binary", ":all:", "--link-mode", "copy"]
+    _uv(pin_name, packages, "pip", "install", *flags, *packages)
     _uv(pin_name, packages, "pip", "check", "--python", python)
 
 

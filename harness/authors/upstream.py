@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib
 import importlib.metadata
 import json
 import os
@@ -205,8 +206,6 @@ class _Adapter:
         """The adapter module (for its ``parts`` and ``combine``) when it is the harness's own; else ``None``."""
         if Path(self.harness_dir).resolve() != HARNESS.resolve():
             return None
-        import importlib
-
         return importlib.import_module(self.module)
 
 
@@ -316,8 +315,8 @@ def run_upstream_arm(
         bwrap = sandbox.confinement(options.sandbox)
     except UpstreamError as exc:
         return _failed(str(exc), **where)
-    if pin.timeout_s is not None:
-        options = dataclasses.replace(options, timeout_s=pin.timeout_s)
+    jobs = options.jobs or os.cpu_count() or 1
+    options = dataclasses.replace(options, timeout_s=pin.timeout_s or options.timeout_s, jobs=jobs)
     request = {
         "params": params.model_dump(mode="json"),
         "controls": [
@@ -334,8 +333,7 @@ def run_upstream_arm(
     def key_of(sub, confined):
         return _cache_key(pin.commit, described, adapter.code, sub, tree, confined, env and env.digest)
 
-    n_threads = max(1, min(len(requests), options.jobs or os.cpu_count() or 1))
-    with ThreadPoolExecutor(max_workers=n_threads) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, min(len(requests), jobs))) as pool:
         results = list(
             pool.map(lambda sub: _run_part(checkout_dir, adapter, sub, inputs, options, bwrap, key_of, env), requests)
         )
@@ -357,8 +355,7 @@ def _run_part(checkout_dir, adapter, sub, inputs, options, bwrap, key_of, env) -
         reuse = not options.force or _FRESH.get(key, 0) != answered
         if reuse and (stored := _read_cache(cache_file, described)) is not None:
             return dataclasses.replace(stored, cached=True, cache_key=key)  # nothing ran
-        jobs = options.jobs or os.cpu_count() or 1
-        with _held(_RUNNING, jobs, lambda: threading.BoundedSemaphore(jobs)):
+        with _held(_RUNNING, options.jobs, lambda: threading.BoundedSemaphore(options.jobs)):
             ran = _run_adapter(checkout_dir, adapter, sub, inputs, options, bwrap, env)
         if ran.ok:  # in the form the cache keeps (keys sorted), so that a fresh answer and a cached one are one record
             ran = UpstreamResult.from_json(json.loads(_canonical(dataclasses.asdict(ran))))

@@ -10,8 +10,10 @@ import hashlib
 import json
 import queue
 import threading
+import time
 import traceback
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -378,8 +380,6 @@ class StudyOutput:
 
 def _study_job(study: StudyPlan, args, folder: Path, done: threading.Event | None) -> StudyOutput:
     """Measure one claim's coverage study and write it into ``folder`` (the claim's run waits for it: ``done``)."""
-    import time
-
     from ..rendering.study_files import write_study
     from .runner import measurement_arm
 
@@ -416,8 +416,6 @@ def _build(jobs: list[Planned], studies: list[StudyPlan], args, executor, folder
     (with ``-j 1``: one after the other, studies first, slowest first); write and say each as soon as it is done."""
     if not jobs and not studies:
         return EXIT_OK
-    from functools import partial
-
     import scipy.optimize  # noqa: F401  (load every BLAS before limiting its threads)
     from threadpoolctl import threadpool_limits
 
@@ -493,7 +491,7 @@ def run_claims(args, paths: list[Path], console: Console, *, would: bool = False
         if item.render and not item.run:
             status = max(status, rerender(item.id, Path(args.out), console))
     status = max(status, _build(jobs, studies, args, executor, STUDY_DIR, console))
-    if jobs or plan_:
+    if plan_:
         status = max(status, write_index(Path(args.out), console))
     return status
 

@@ -138,18 +138,9 @@ def _run_upstream(spec: ClaimSpec, tables: Tables, options, log: dict) -> tuple[
 
     progress.stage("authors' code: started")
     res = run_upstream_arm(spec, spec.protocol, spec.params, tables, options=options)
-    log.update(
-        {
-            "upstream_seconds": res.seconds,
-            "upstream_request_seconds": res.request_seconds,
-            "upstream_cached": res.cached,
-            "upstream_stdout": res.stdout,
-            "upstream_stderr": res.stderr,
-            "upstream_commit": res.commit,
-            "upstream_url": res.url,
-            "upstream_ended_at": time.time(),  # the run log's: when the last request ended (benchmarks)
-        }
-    )
+    for name in ("seconds", "request_seconds", "cached", "stdout", "stderr", "commit", "url"):
+        log[f"upstream_{name}"] = getattr(res, name)
+    log["upstream_ended_at"] = time.time()  # the run log's: when the last request ended (benchmarks)
     progress.stage(f"authors' code: {res.status}" + (" (from the cache)" if res.cached else ""))
     controls = {k: Measurement(v["values"], v.get("details", {})) for k, v in res.controls.items()}
     base = Measurement(res.values, res.details) if res.ok else None
@@ -254,20 +245,11 @@ def assemble_record(
     source = (upstream_source or {}) if upstream.ok else {}
     return Record(
         claim=ClaimInfo(
-            id=claim.id,
-            title=claim.title,
-            claim=claim.claim,
+            **claim.model_dump(include=set(ClaimInfo.model_fields) - {"paper", "params"}),
             paper=ref,
-            locator=claim.locator,
-            protocol=claim.protocol,
             path=rel_path,
             spec_sha256=spec_sha256(spec.path),
             params=spec.params.model_dump(mode="json"),
-            seed=claim.seed,
-            upstream=claim.upstream,
-            inputs=list(claim.inputs),
-            limitations=list(claim.limitations),
-            figures=claim.figures,
         ),
         inputs=inputs,
         data=data,

@@ -162,7 +162,7 @@ def _alternative_error(protocol, base: dict, choice: dict) -> str | None:
     try:
         validate_plain(protocol.Params, specification_params(protocol, base, choice))
     except ValidationError as err:
-        return "; ".join(format_validation_error(err))[:300]
+        return "; ".join(format_validation_error(err, model=protocol.Params))[:300]
     return None
 
 

@@ -502,7 +502,7 @@ def _bootstrap_checks(claim: Claim, params, protocol, tables, problems: list[str
         try:
             validate_plain(protocol.Params, {**params.model_dump(mode="json"), **c.params})
         except ValidationError as err:
-            problems += format_validation_error(err, prefix="bootstrap.calibration.params")
+            problems += format_validation_error(err, prefix="bootstrap.calibration.params", model=protocol.Params)
     if type(protocol).resampling is Protocol.resampling:
         problems.append(f"bootstrap: protocol '{protocol.name}' has no bootstrap")
         return

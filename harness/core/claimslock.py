@@ -9,6 +9,8 @@ import hashlib
 import json
 from pathlib import Path
 
+from .datalock import FileRefused, read_regular_file
+from .fileio import atomic_write_text
 from .paths import PROJECT_ROOT, paper_file
 
 LOCK_NAME = "claims.lock"
@@ -58,8 +60,6 @@ NEVER = frozenset({"harness/claimfiles/registry.py", "harness/claimfiles/claim_f
 def file_sha(path: Path) -> str | None:
     """The sha256 of a regular file, or None (missing, or not a regular file of at most 64 MiB: then whoever
     reads it next says why)."""
-    from .datalock import FileRefused, read_regular_file
-
     try:
         return hashlib.sha256(read_regular_file(path, limit=64 << 20)).hexdigest()
     except (FileNotFoundError, FileRefused):
@@ -145,8 +145,6 @@ def entry(reports: Path, kind: str, cid: str) -> dict | None:
 
 def update(reports: Path, kind: str, cid: str, value: dict) -> None:
     """Set one entry of the lock (the caller holds the project's write lock)."""
-    from .fileio import atomic_write_text
-
     data = read_lock(reports)
     data.setdefault(kind, {})[cid] = value
     atomic_write_text(Path(reports) / LOCK_NAME, json.dumps(data, indent=1, sort_keys=True) + "\n")

@@ -117,7 +117,7 @@ def load_lock(path: str | Path = DEFAULT_LOCK) -> DataLock:
     except yaml.YAMLError as exc:
         raise DataError(f"{path}: not valid YAML: {exc}") from None
     except ValidationError as err:
-        raise DataError(f"{path}: " + "; ".join(format_validation_error(err))) from None
+        raise DataError(f"{path}: " + "; ".join(format_validation_error(err, model=DataLock))) from None
 
 
 def resolve_data_root(option: str | Path | None = None) -> Path:
@@ -213,16 +213,12 @@ class Tables:
 _NAME = r"^[a-z0-9][a-z0-9_]*$"
 
 
+@project_lock()
 def add_table(name: str, path: str | Path, provenance: str, *, root: Path, lock_file: Path = DEFAULT_LOCK) -> dict:
     """Append table ``name`` (the CSV at ``path``, under ``root``) to the data lock, its path, sha256, rows and
     header from one read; return its entry. A :class:`DataError` names any problem (a header naming a column
     twice or with a control character among them). The lock is read and written holding the project's write
     lock, so each of two ``data add`` at once appends to what the other wrote."""
-    with project_lock():
-        return _add_table(name, path, provenance, root, lock_file)
-
-
-def _add_table(name, path, provenance, root, lock_file) -> dict:
     lock = load_lock(lock_file)
     if not re.match(_NAME, name):
         raise DataError(f"{name!r}: a table's name is lower-case letters, digits and '_' (e.g. epoch_math_l5)")

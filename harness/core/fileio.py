@@ -58,7 +58,7 @@ def project_lock():
                 _HELD["fd"] = None
 
 
-def atomic_write_bytes(path: str | Path, data: bytes, *, mode: int = FILE_MODE) -> Path:
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically (a temporary file renamed over it; on failure the old content
     stays); return ``path``."""
     path = Path(path)
@@ -69,7 +69,7 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, mode: int = FILE_MODE) 
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
+        os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -86,9 +86,8 @@ def failed_path(exc: OSError) -> Path | None:
     return named
 
 
-def atomic_write_text(path: str | Path, text: str, *, mode: int = FILE_MODE) -> Path:
-    """:func:`atomic_write_bytes` of ``text`` encoded as UTF-8."""
-    return atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    return atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def write_files(folder: str | Path, files: dict[str, bytes]) -> None:

@@ -4,6 +4,8 @@ functions that import nothing of the harness, so that every layer can use them w
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 #: Rounding slack when a value is compared with a tolerance (values that round to the boundary count).
 TOL_SLACK = 1e-12
 
@@ -31,9 +33,4 @@ def target_holds(relation: str, value: float, *, paper=None, tolerance=None, rhs
 
 def literal_decimals(text: str | None) -> int:
     """Decimals a number is written with: ``"0.700"`` -> 3, ``"90"`` -> 0, ``"4.08e-3"`` -> 5."""
-    if not text:
-        return 0
-    t = text.strip().lower()
-    mantissa, _, exp = t.partition("e")
-    dec = len(mantissa.partition(".")[2])
-    return max(0, dec - int(exp)) if exp else dec
+    return max(0, -Decimal(text.strip()).as_tuple().exponent) if text else 0

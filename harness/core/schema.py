@@ -253,21 +253,9 @@ def fields_at(model: type[BaseModel], loc: tuple) -> list[str] | None:
     return names or None
 
 
-def _model_named(title: str) -> type[BaseModel] | None:
-    """The one schema class of this name (a :class:`Strict` subclass), or None when there is none or several."""
-    found, stack = [], list(Strict.__subclasses__())
-    while stack:
-        cls = stack.pop()
-        stack += cls.__subclasses__()
-        if cls.__name__ == title:
-            found.append(cls)
-    return found[0] if len(set(found)) == 1 else None
-
-
 def format_validation_error(err: ValidationError, prefix: str = "", model: type[BaseModel] | None = None) -> list[str]:
     """One line per problem, ``path: what was expected, got what``; an unknown key gets a suggestion among the
     keys its place takes, a missing one the unknown key that looks like its typo."""
-    model = model or _model_named(err.title)
     errors = err.errors()
     unknown = {tuple(e["loc"]) for e in errors if e["type"] == "extra_forbidden"}
     lines = []
