@@ -28,10 +28,14 @@ def _module_file(name: str) -> Path | None:
 
 
 def _imported(f: Path) -> set[Path]:
-    """The harness modules ``f`` imports, as files (``from x import name`` counts ``x.name`` when it is a module)."""
-    package = f.relative_to(PROJECT_ROOT).with_suffix("").parts[:-1]
+    """The harness modules ``f`` imports, as files (``from x import a, b`` counts each of ``x.a``, ``x.b`` that is a
+    module, and ``x`` when none is)."""
+    return _imports_of(f.read_text(), f.relative_to(PROJECT_ROOT).with_suffix("").parts[:-1])
+
+
+def _imports_of(source: str, package: tuple[str, ...]) -> set[Path]:
     out = set()
-    for node in ast.walk(ast.parse(f.read_text())):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom):
             base = list(package[: len(package) - node.level + 1]) if node.level else []
             module = ".".join(base + ([node.module] if node.module else []))
@@ -40,11 +44,13 @@ def _imported(f: Path) -> set[Path]:
             module, names = "", [a.name for a in node.names]
         else:
             continue
-        for name in [f"{module}.{n}".strip(".") for n in names] + ([module] if module else []):
-            if name.split(".")[0] == "harness" and (found := _module_file(name)):
-                out.add(found)
-                break
+        found = {g for n in names if (g := _harness_module(f"{module}.{n}".strip(".")))}
+        out |= found or {g for g in [_harness_module(module)] if g}
     return out
+
+
+def _harness_module(name: str) -> Path | None:
+    return _module_file(name) if name.split(".")[0] == "harness" else None
 
 
 def _undeclared(declared: set[Path]) -> list[str]:
@@ -78,3 +84,10 @@ def test_the_check_sees_an_import_inside_a_function():
     # of import that once slipped through (a protocol's figures formatting a number with render.py)
     found = _undeclared({PROJECT_ROOT / "harness/build/make.py"})
     assert "harness/build/make.py imports harness/rendering/render.py" in found
+
+
+def test_every_module_of_one_import_is_followed():
+    found = _imports_of("from ..rendering import render, figures\nfrom ..core import DASH", ("harness", "build"))
+    assert found == {PROJECT_ROOT / f for f in ("harness/rendering/render.py", "harness/rendering/figures.py")} | {
+        PROJECT_ROOT / "harness/core/__init__.py"
+    }
