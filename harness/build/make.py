@@ -232,7 +232,8 @@ class Console(Protocol):
 
 @dataclass
 class ClaimOutput:
-    """What a claim's run produced, for the parent to write (a worker never writes into the project)."""
+    """What a claim's run produced, for :func:`_finish` to write (a pool's worker process never writes into the
+    project)."""
 
     path: Path
     record: object = None  # the Record
@@ -260,7 +261,7 @@ def _upstream_options(args):
 
 
 def _job(job: Planned, args, study: threading.Event | None = None) -> ClaimOutput:
-    """Run one claim (in a thread of the build); what the parent needs to write its outputs. ``study``: set once
+    """Run one claim (in a thread of the build); what :func:`_finish` needs to write its outputs. ``study``: set once
     the claim's coverage study is written (its resampling waits for it)."""
     from ..rendering.figures import draw_figures
     from ..rendering.render import render_report
