@@ -419,10 +419,12 @@ def _build(jobs: list[Planned], studies: list[StudyPlan], args, executor, folder
 
     done = {st.spec.id: threading.Event() for st in studies}
     slowest = sorted(studies, key=lambda st: -st.spec.protocol.card.cost)
+
+    def claim(j: Planned) -> int:  # run it, then write and say its outputs
+        return _finish(_job(j, args, done.get(j.id)), args, bool(j.spec.claim.upstream), console)
+
     pieces = [partial(_study_job, st, args, folder, done[st.spec.id], console) for st in slowest]
-    for j in sorted(jobs, key=lambda j: -j.spec.protocol.card.cost):
-        ran = partial(_job, j, args, done.get(j.id))
-        pieces.append(lambda ran=ran, j=j: _finish(ran(), args, bool(j.spec.claim.upstream), console))
+    pieces += [partial(claim, j) for j in sorted(jobs, key=lambda j: -j.spec.protocol.card.cost)]
     status = EXIT_OK
     try:
         with threadpool_limits(limits=1, user_api="blas"), fanout.shared(executor) as ex:
