@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError, field_validator
 
 from ..core.claimslock import listed
+from ..core.datalock import MAX_LOCK_BYTES, FileRefused, read_regular_file
 from ..core.errors import UpstreamError
 from ..core.paths import PINS_FILE, VENDOR_DIR, shown
 from ..core.schema import RelativePath, did_you_mean, format_validation_error
@@ -82,9 +83,13 @@ def load_pins(path: str | Path = PINS_FILE) -> dict[str, Pin]:
     """Every pin in ``path``; :class:`UpstreamError` names the file and each bad field."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.safe_load(read_regular_file(path, limit=MAX_LOCK_BYTES).decode("utf-8"))
     except FileNotFoundError:
         raise UpstreamError(f"{path}: the file of upstream pins does not exist") from None
+    except FileRefused as exc:
+        raise UpstreamError(f"{path}: the file of upstream pins {exc.reason}") from None
+    except UnicodeDecodeError as exc:
+        raise UpstreamError(f"{path}: the file of upstream pins is not UTF-8 text (byte offset {exc.start})") from None
     except yaml.YAMLError as exc:
         raise UpstreamError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(raw, dict):

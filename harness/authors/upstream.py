@@ -164,9 +164,9 @@ def _read_cache(path: Path, confinement: dict) -> UpstreamResult | None:
         return None
 
 
-def _write_cache(path: Path, result: UpstreamResult) -> None:
-    """Store ``result`` with the sha256 of its canonical JSON; a cache that cannot be written is skipped."""
-    body = json.loads(_canonical(dataclasses.asdict(result)))
+def _write_cache(path: Path, body: dict) -> None:
+    """Store ``body`` (a result as canonical JSON's data) with its sha256; a cache that cannot be written is
+    skipped."""
     envelope = {"sha256": hashlib.sha256(_canonical(body)).hexdigest(), "result": body}
     try:
         atomic_write_text(path, json.dumps(envelope, indent=1, allow_nan=False))
@@ -337,11 +337,10 @@ def run_upstream_arm(
         results = list(
             pool.map(lambda sub: _run_part(checkout_dir, adapter, sub, inputs, options, bwrap, key_of, env), requests)
         )
-    failed = next(((i, r) for i, r in enumerate(results) if not r.ok), None)
-    if failed is not None:
-        i, r = failed
-        label = "" if len(requests) == 1 else f"request {i + 1} of {len(requests)} ({_parts_label(requests[i])}): "
-        return dataclasses.replace(r, reason=label + (r.reason or ""), **where)
+    for i, r in enumerate(results):  # the first request that failed fails the claim's arm
+        if not r.ok:
+            label = "" if len(requests) == 1 else f"request {i + 1} of {len(requests)} ({_parts_label(requests[i])}): "
+            return dataclasses.replace(r, reason=label + (r.reason or ""), **where)
     return _combined(adapter, request, requests, results, where)
 
 
@@ -358,8 +357,9 @@ def _run_part(checkout_dir, adapter, sub, inputs, options, bwrap, key_of, env) -
         with _held(_RUNNING, options.jobs, lambda: threading.BoundedSemaphore(options.jobs)):
             ran = _run_adapter(checkout_dir, adapter, sub, inputs, options, bwrap, env)
         if ran.ok:  # in the form the cache keeps (keys sorted), so that a fresh answer and a cached one are one record
-            ran = UpstreamResult.from_json(json.loads(_canonical(dataclasses.asdict(ran))))
-            _write_cache(cache_file, ran)
+            body = json.loads(_canonical(dataclasses.asdict(ran)))
+            ran = UpstreamResult.from_json(body)
+            _write_cache(cache_file, body)
             _FRESH[key] = _FRESH.get(key, 0) + 1
     return dataclasses.replace(ran, cache_key=key)
 

@@ -232,7 +232,8 @@ class Console(Protocol):
 
 @dataclass
 class ClaimOutput:
-    """What a claim's run produced, for the parent to write (a worker never writes into the project)."""
+    """What a claim's run produced, for :func:`_finish` to write (a pool's worker process never writes into the
+    project)."""
 
     path: Path
     record: object = None  # the Record
@@ -260,7 +261,7 @@ def _upstream_options(args):
 
 
 def _job(job: Planned, args, study: threading.Event | None = None) -> ClaimOutput:
-    """Run one claim (in a thread of the build); what the parent needs to write its outputs. ``study``: set once
+    """Run one claim (in a thread of the build); what :func:`_finish` needs to write its outputs. ``study``: set once
     the claim's coverage study is written (its resampling waits for it)."""
     from ..rendering.figures import draw_figures
     from ..rendering.render import render_report
@@ -370,16 +371,9 @@ def rerender(cid: str, out: Path, console: Console) -> int:
     return EXIT_OK
 
 
-@dataclass
-class StudyOutput:
-    """What a coverage study's thread did: the line to print, or the error."""
-
-    line: str
-    error: bool = False
-
-
-def _study_job(study: StudyPlan, args, folder: Path, done: threading.Event | None) -> StudyOutput:
-    """Measure one claim's coverage study and write it into ``folder`` (the claim's run waits for it: ``done``)."""
+def _study_job(study: StudyPlan, args, folder: Path, done: threading.Event | None, console: Console) -> int:
+    """Measure one claim's coverage study, write it into ``folder`` (the claim's run waits for it: ``done``) and
+    say so; the exit status."""
     from ..rendering.study_files import write_study
     from .runner import measurement_arm
 
@@ -395,25 +389,29 @@ def _study_job(study: StudyPlan, args, folder: Path, done: threading.Event | Non
             found = {"protocol": spec.protocol.name, "deps": study_deps(spec, tables.lock), "outs": outs}
             update(folder.parent, "studies", spec.id, found)
     except HarnessError as exc:
-        return StudyOutput(f"{spec.path}: {exc}", error=True)
+        console.error(f"{spec.path}: {exc}")
+        return EXIT_ERROR
     except OSError as exc:  # an unwritable folder, a full disk: its entry in the lock is left as it was
-        where = folder / f"{spec.id}.json"
-        return StudyOutput(f"{where}: {unwritable(exc)}; its entry in the lock was left as it was", error=True)
+        console.error(f"{folder / (spec.id + '.json')}: {unwritable(exc)}; its entry in the lock was left as it was")
+        return EXIT_ERROR
     except Exception:  # a crash: say where; the claims go on
-        return StudyOutput(f"{spec.path}: the coverage study crashed\n{traceback.format_exc()}", error=True)
+        console.error(f"{spec.path}: the coverage study crashed\n{traceback.format_exc()}")
+        return EXIT_ERROR
     finally:
         if done is not None:
             done.set()
     calls, seconds = result["statistic_calls"]["total"], time.perf_counter() - t0
-    return StudyOutput(
+    console.info(
         f"{spec.id}: calibration written to {folder / (spec.id + '.md')} ({result['n_replicates']} data sets, "
         f"{calls} statistic calls, {seconds:.0f} s, {calls / max(seconds, 1e-9):.1f} calls/s)"
     )
+    return EXIT_OK
 
 
 def _build(jobs: list[Planned], studies: list[StudyPlan], args, executor, folder: Path, console: Console) -> int:
     """Run the studies and the claims as one build on ``executor``, each a thread sending its tasks to one pool
-    (with ``-j 1``: one after the other, studies first, slowest first); write and say each as soon as it is done."""
+    (with ``-j 1``: one after the other, studies first, slowest first); each writes and says its outputs as soon
+    as it is done (:func:`_finish`)."""
     if not jobs and not studies:
         return EXIT_OK
     import scipy.optimize  # noqa: F401  (load every BLAS before limiting its threads)
@@ -421,22 +419,18 @@ def _build(jobs: list[Planned], studies: list[StudyPlan], args, executor, folder
 
     done = {st.spec.id: threading.Event() for st in studies}
     slowest = sorted(studies, key=lambda st: -st.spec.protocol.card.cost)
-    pieces = [partial(_study_job, st, args, folder, done[st.spec.id]) for st in slowest]
-    pieces += [partial(_job, j, args, done.get(j.id)) for j in sorted(jobs, key=lambda j: -j.spec.protocol.card.cost)]
-    has_upstream = {j.path: bool(j.spec.claim.upstream) for j in jobs}
 
-    def finish(res) -> int:
-        if isinstance(res, StudyOutput):
-            (console.error if res.error else console.info)(res.line)
-            return EXIT_ERROR if res.error else EXIT_OK
-        return _finish(res, args, has_upstream[res.path], console)
+    def claim(j: Planned) -> int:  # run it, then write and say its outputs
+        return _finish(_job(j, args, done.get(j.id)), args, bool(j.spec.claim.upstream), console)
 
+    pieces = [partial(_study_job, st, args, folder, done[st.spec.id], console) for st in slowest]
+    pieces += [partial(claim, j) for j in sorted(jobs, key=lambda j: -j.spec.protocol.card.cost)]
     status = EXIT_OK
     try:
         with threadpool_limits(limits=1, user_api="blas"), fanout.shared(executor) as ex:
             if args.jobs <= 1 or ex.kind == "serial" or (ex.kind == "local" and ex.workers <= 1):
                 for piece in pieces:
-                    status = max(status, finish(piece()))
+                    status = max(status, piece())
                 return status
             # Daemon threads: an interrupted build does not wait for them; what they started dies with the process.
             finished: queue.Queue = queue.Queue()
@@ -448,7 +442,7 @@ def _build(jobs: list[Planned], studies: list[StudyPlan], args, executor, folder
                 res, exc = finished.get()
                 if exc is not None:
                     raise exc
-                status = max(status, finish(res))
+                status = max(status, res)
     except HarnessError as exc:  # the executor could not be had (a Dask scheduler, a wrong worker)
         console.error(str(exc))
         status = EXIT_ERROR

@@ -435,6 +435,24 @@ def test_bad_pins_name_the_file_and_the_field(tmp_path, pin, expected):
     assert str(info.value).startswith(f"{path}: ") and expected in str(info.value)
 
 
+@pytest.mark.parametrize(
+    "make, expected",
+    [
+        (lambda p: p.mkdir(), "the file of upstream pins is a folder, not a regular file"),
+        (lambda p: os.mkfifo(p), "the file of upstream pins is a FIFO (named pipe), not a regular file"),
+        (lambda p: p.write_bytes(b"fake: \xff\n"), "the file of upstream pins is not UTF-8 text (byte offset 6)"),
+    ],
+)
+def test_a_pins_file_that_cannot_be_read_is_named(tmp_path, make, expected):
+    """--pins names the file: a folder, a FIFO (never opened: it would block) or bytes that are not text are
+    refused in one line, as the data lock is."""
+    path = tmp_path / "upstream.yaml"
+    make(path)
+    with pytest.raises(UpstreamError) as info:
+        load_pins(path)
+    assert str(info.value) == f"{path}: {expected}"
+
+
 def test_the_project_pins_load():
     pin = load_pins()["prescriptive-scaling"]
     assert pin.url == "https://github.com/hlzhang109/prescriptive-scaling" and len(pin.commit) == 40
