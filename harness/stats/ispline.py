@@ -284,7 +284,7 @@ class _Natural:
         """``(J, gradients, Hessians)`` of the curves ``X`` (rows) on the points ``pts`` (one ``y``, or one per
         row), in one compiled pass (:func:`harness.stats._kernel.ispline_sums`)."""
         consts = np.array([pts.tau, pts.kappa, self.lam, pts.n])
-        return ispline_sums(X, consts, self.D, *pts.compiled())
+        return ispline_sums(X, consts, self.D, *pts.compiled)
 
     def solve(self, x0: np.ndarray) -> NewtonResult:
         """Newton from the feasible ``x0`` to the KKT point, to rounding."""

@@ -13,6 +13,7 @@ attained at ``u = 0``.
 from __future__ import annotations
 
 import copy
+import functools
 
 import numpy as np
 from scipy.special import expit
@@ -162,7 +163,7 @@ class LossPoints:
         kq = s * (self.kappa * L)
         kq += self.kappa * y0
         tau, kappa, n = self.tau, self.kappa, self.n
-        F, S, R = loss_sums(np.atleast_2d(kq), *self.compiled()[:5])
+        F, S, R = loss_sums(np.atleast_2d(kq), *self.compiled[:5])
         F = (F[:, 0] + (tau - 1.0) * F[:, 1] - F[:, 2]) / (kappa * n)
 
         def derivatives():
@@ -171,6 +172,7 @@ class LossPoints:
 
         return (float(F[0]) if kq.ndim == 1 else F), derivatives
 
+    @functools.cached_property
     def compiled(self) -> tuple:
         """The points as the compiled functions of :mod:`harness.stats._kernel` take them: ``kappa y`` (2-D),
         ``exp(-kappa y)`` (or none), the ties' starts (or none), the weights (or none), whether they are counts, and
@@ -185,6 +187,7 @@ class LossPoints:
         if len(ks) == self.y.shape[0]:
             return self
         out = copy.copy(self)
+        out.__dict__.pop("compiled", None)
         out.y, out.ky = self.y[ks], self.ky[ks]
         if self.factors is not None:
             out.factors = (self.factors[0][ks], self.factors[1][ks])

@@ -273,7 +273,7 @@ class _Problem:
     def _sums(self, pts: LossPoints, X: np.ndarray):
         """``(J, gradients, Hessians)`` of the curves ``X`` (rows) on the points ``pts`` (one ``y``, or one per
         row), unboxed, in one compiled pass (:func:`harness.stats._kernel.sigmoid_sums`)."""
-        return sigmoid_sums(X, self.consts, self.dz, *pts.compiled())
+        return sigmoid_sums(X, self.consts, self.dz, *pts.compiled)
 
     def value_grad_hess(self, x) -> tuple[float, np.ndarray, np.ndarray]:
         f, derivatives = self(x)
