@@ -511,7 +511,7 @@ def fit_together(models: list[SigmoidQuantileRegressor], z, ys, inits: list[Mapp
     z, y = check_zy(z, ys[0], min_points=4)
     w = None if weights is None else _checked_weights(weights, z)
     final = _Problem(z, y, m.tau, m.kappa, m.lam, weights=w)
-    ys = np.stack([y] + [check_zy(z, v, min_points=4)[1] for v in ys[1:]])[:, final.order]
+    ys = np.stack([final.y] + [check_zy(z, v, min_points=4)[1][final.order] for v in ys[1:]])
     points = LossPoints(ys, m.tau, m.kappa, final.ties, final.weights)
     starts = [final.from_natural(*(float(init[k]) for k in ("y0", "L", "a", "beta"))) for init in inits]
     results = solve_together(functools.partial(final.stacked, points), starts, final.A, final.b, ftol=FTOL)
