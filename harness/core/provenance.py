@@ -11,7 +11,7 @@ from importlib import metadata
 
 from .paths import PROJECT_ROOT
 
-PACKAGES = ("numpy", "scipy", "pandas", "jinja2", "GitPython", "PyYAML", "pydantic", "matplotlib")
+PACKAGES = ("numpy", "scipy", "numba", "pandas", "jinja2", "GitPython", "PyYAML", "pydantic", "matplotlib")
 IGNORED_FOR_DIRTY = ("reports/",)
 
 

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .datalock import FileRefused, read_regular_file
 from .errors import HarnessError
 from .schema import format_validation_error
 
@@ -262,9 +263,11 @@ def read_record(path: str | Path) -> Record:
     edited since it was written is the build's lock's to say: :func:`harness.build.make.checked_record`.)"""
     path = Path(path)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(read_regular_file(path, limit=64 << 20).decode("utf-8"))
     except FileNotFoundError:
         raise HarnessError(f"{path}: no run record here") from None
+    except FileRefused as exc:
+        raise HarnessError(f"{path}: not a run record: {exc.reason}") from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise HarnessError(f"{path}: not a readable JSON run record ({exc})") from None
     if not isinstance(raw, dict) or raw.get("schema_version") != SCHEMA_VERSION:

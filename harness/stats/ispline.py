@@ -81,6 +81,7 @@ from scipy.optimize import nnls
 from scipy.special import expit
 
 from ._inputs import check_zy
+from ._kernel import ispline_sums
 from ._multistart import warmup_stages
 from ._newton import NewtonResult, active_set_newton, separate, solve_together
 from ._ties import Ties, recent
@@ -206,19 +207,6 @@ SAME_SOLUTION = 1e-6
 
 
 @functools.cache
-def _lower_triangle(k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Indices ``(i, j)``, ``i > j``, of a ``k x k`` matrix's lower triangle; reversed, its mirror above."""
-    return np.tril_indices(k, -1)
-
-
-@functools.cache
-def _diagonal(k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Indices of the diagonal of a ``k x k`` matrix from ``(3, 3)`` on (the weights' ridge)."""
-    d = np.arange(3, k)
-    return d, d
-
-
-@functools.cache
 def _constraints(p: int) -> tuple[np.ndarray, np.ndarray]:
     """``A x <= b`` of ``x = (y0, h, a0, w_1..w_p)``: ``-y0 <= 0``, ``h <= 1``, ``y0 - h <= 0``, ``-w_j <= 0``."""
     A = np.zeros((3 + p, 3 + p))
@@ -289,32 +277,14 @@ class _Natural:
 
     def __call__(self, x):
         """``(J(x), derivatives)``; ``derivatives()`` gives the gradient and Hessian at ``x``."""
-        y0, L, w = float(x[0]), float(x[1] - x[0]), x[3:]
-        s = expit(self.D @ x[2:])
-        f, loss_derivatives = self.points.at(y0, L, s)
-        f += self.lam * float(w @ w)
+        f, grad, H = self._sums(self.points, np.asarray(x, dtype=float)[None])
+        return float(f[0]), lambda: (grad[0], H[0])
 
-        def derivatives():
-            r1, r2 = loss_derivatives()  # per row of D
-            n, DT = x.size, self.D.T
-            G = np.empty((n, s.size))
-            sp = s * np.subtract(1.0, s, out=G[0])
-            G[1] = s
-            np.multiply(DT, L * sp, out=G[2:])
-            grad = G @ r1
-            grad[3:] += 2.0 * self.lam * w
-            H = (G * r2) @ G.T
-            a = DT @ (r1 * sp)
-            H[0, 2:] -= a  # the upper triangle only: the lower is its mirror, below
-            H[1, 2:] += a
-            H[2:, 2:] += (DT * (L * r1 * sp * (1.0 - 2.0 * s))) @ self.D
-            diagonal = _diagonal(n)
-            H[diagonal] += 2.0 * self.lam
-            lower = _lower_triangle(n)
-            H[lower] = H[lower[::-1]]  # the upper triangle holds the sums
-            return grad, H
-
-        return f, derivatives
+    def _sums(self, pts: LossPoints, X: np.ndarray):
+        """``(J, gradients, Hessians)`` of the curves ``X`` (rows) on the points ``pts`` (one ``y``, or one per
+        row), in one compiled pass (:func:`harness.stats._kernel.ispline_sums`)."""
+        consts = np.array([pts.tau, pts.kappa, self.lam, pts.n])
+        return ispline_sums(X, consts, self.D, *pts.compiled)
 
     def solve(self, x0: np.ndarray) -> NewtonResult:
         """Newton from the feasible ``x0`` to the KKT point, to rounding."""
@@ -326,36 +296,9 @@ class _Natural:
 
     def stacked(self, points: LossPoints, ks: list[int], xs: list[np.ndarray]) -> list:
         """``self(x)`` of the problems that differ from this one in ``y`` alone, the rows ``ks`` of ``points`` (a
-        stack, :meth:`LossPoints.rows`), each at its ``x``: the same sums as :meth:`__call__`, computed together
-        (equal to rounding)."""
-        X = np.array(xs)
-        D, lam = self.D, self.lam
-        y0, L, w = X[:, :1], X[:, 1:2] - X[:, :1], X[:, 3:]
-        s = expit(X[:, 2:] @ D.T)
-        f, loss_derivatives = points.rows(ks).at(y0, L, s)
-        f += lam * np.einsum("kj,kj->k", w, w)
-
-        def derivatives():
-            r1, r2 = loss_derivatives()
-            k, n = X.shape
-            sp = s * (1.0 - s)
-            G = np.empty((k, n, s.shape[1]))
-            G[:, 0], G[:, 1] = 1.0 - s, s
-            np.multiply(D.T, (L * sp)[:, None, :], out=G[:, 2:])
-            grad = (G @ r1[:, :, None])[:, :, 0]
-            grad[:, 3:] += 2.0 * lam * w
-            H = (G * r2[:, None, :]) @ G.transpose(0, 2, 1)
-            a = (r1 * sp) @ D
-            H[:, 0, 2:] -= a  # the upper triangle only, as in __call__
-            H[:, 1, 2:] += a
-            H[:, 2:, 2:] += (D.T * (L * r1 * sp * (1.0 - 2.0 * s))[:, None, :]) @ D
-            diagonal = _diagonal(n)
-            H[:, diagonal[0], diagonal[1]] += 2.0 * lam
-            i, j = _lower_triangle(n)
-            H[:, i, j] = H[:, j, i]
-            return grad, H
-
-        return separate(f, derivatives)
+        stack, :meth:`LossPoints.rows`), each at its ``x``: the sums of :meth:`__call__`, computed together."""
+        f, grad, H = self._sums(points.rows(ks), np.array(xs))
+        return separate(f, lambda: (grad, H))
 
 
 class ISplineQuantileRegressor:

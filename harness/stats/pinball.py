@@ -13,9 +13,12 @@ attained at ``u = 0``.
 from __future__ import annotations
 
 import copy
+import functools
 
 import numpy as np
 from scipy.special import expit
+
+from ._kernel import NO_FACTORS, NO_STARTS, NO_WEIGHTS, loss_sums
 
 __all__ = [
     "check_loss_settings",
@@ -116,15 +119,15 @@ class LossPoints:
     and its derivatives in ``q``. With ``x = kappa (y - q)`` and ``e = exp(-|x|)``, one ``e`` per point serves
     all three::
 
-        log(1 + exp(x)) = max(x, 0) + log(1 + e)           (the logs summed by :func:`sum_of_logs`)
-        dJ/dq  = -(sigmoid(x) + tau - 1) w / n,   sigmoid(x) = 1/2 + sign(x) (1/2 - e/(1 + e))
-        d2J/dq2 = kappa * sigmoid(x) sigmoid(-x) w / n,   sigmoid(x) sigmoid(-x) = e/(1 + e) * (1 - e/(1 + e))
+        log(1 + exp(x)) = max(x, 0) - log(sigmoid(|x|)),   sigmoid(|x|) = 1 / (1 + e)
+        dJ/dq  = -(sigmoid(x) + tau - 1) w / n
+        d2J/dq2 = kappa * sigmoid(x) sigmoid(-x) w / n,   sigmoid(x) sigmoid(-x) = e / (1 + e)**2
 
-    (``n = sum_i w_i``; unweighted, ``w = 1``). Weighted, the logs are ``log1p(e) @ w`` (the repeated factors
-    of a resample's integer weights into :func:`sum_of_logs` took twice as long). With ties, ``q`` is one
-    value per distinct ``z``, and ``e`` is the smaller of ``exp(-kappa y) exp(kappa q)`` and
-    ``exp(kappa y) exp(-kappa q)``: the factors of ``y`` are computed once, those of ``q`` once per
-    distinct ``z`` (not once per point), and no exponential is taken per point per evaluation.
+    (``n = sum_i w_i``; unweighted, ``w = 1``), in one compiled pass over the points
+    (:func:`harness.stats._kernel.loss_sums`; the logs of unweighted or count-weighted points as logs of products,
+    as :func:`sum_of_logs` takes them). With ties, ``q`` is one value per distinct ``z``, and ``exp(-x)`` is
+    ``exp(-kappa y) exp(kappa q)``: the factors of ``y`` are computed once, those of ``q`` once per distinct
+    ``z``, and no exponential is taken per point per evaluation.
     """
 
     def __init__(self, y: np.ndarray, tau: float, kappa: float, ties, weights=None):
@@ -133,6 +136,9 @@ class LossPoints:
         self.w = None if weights is None else np.asarray(weights, dtype=float)
         self.n = y.shape[-1] if weights is None else float(self.w.sum())
         self.w_tied = ties.sums(np.ones(y.shape[-1]) if weights is None else self.w)  # per distinct z
+        # the compiled pass's weights (empty: none), and whether they are counts (a resample's): small integers
+        self.w_kernel = NO_WEIGHTS if weights is None else self.w
+        self.counts = weights is None or bool(np.all((self.w == np.round(self.w)) & (self.w <= 64)))
         self.factors = None
         if ties.sizes is not None and kappa * max(1.0, float(np.abs(y).max())) <= _SEPARABLE:
             up = np.exp(self.ky)
@@ -153,36 +159,27 @@ class LossPoints:
 
     def at(self, y0: float, L: float, s: np.ndarray):
         """``(J, derivatives)`` at ``q = y0 + L s``; ``derivatives()`` gives ``(r1, r2)``, ``dJ/dq_i`` and
-        ``d2J/dq_i**2`` summed over the points of each distinct ``z``."""
+        ``d2J/dq_i**2`` summed over the points of each distinct ``z`` (one compiled pass: :mod:`._kernel`)."""
         kq = s * (self.kappa * L)
         kq += self.kappa * y0
-        xk, ex, e = self.exp_terms(kq)
-        e1 = 1.0 + e
-        tau, kappa, w, n = self.tau, self.kappa, self.w, self.n
-        if w is None:
-            f = np.add.reduce(np.maximum(xk, 0.0), axis=-1) + sum_of_logs(e1) + (tau - 1.0) * np.add.reduce(xk, axis=-1)
-        else:
-            f = np.maximum(xk, 0.0) @ w + np.log1p(e) @ w + (tau - 1.0) * (xk @ w)
-        f /= kappa * n
+        tau, kappa, n = self.tau, self.kappa, self.n
+        F, S, R = loss_sums(np.atleast_2d(kq), *self.compiled[:5])
+        F = (F[:, 0] + (tau - 1.0) * F[:, 1] - F[:, 2]) / (kappa * n)
 
         def derivatives():
-            if ex is None:
-                e_inv = e / e1  # sigmoid(-|x|)
-                sig = np.copysign(0.5 - e_inv, xk)  # sigmoid(x) - 1/2
-                e_inv *= 1.0 - e_inv  # sigmoid(x) sigmoid(-x)
-                r2, shift = e_inv, 0.5
-            else:
-                sig = 1.0 + ex
-                np.divide(1.0, sig, out=sig)  # sigmoid(x) = 1 / (1 + exp(-x))
-                r2 = ex * sig
-                r2 *= sig  # sigmoid(x) sigmoid(-x), no factor below the normal range
-                shift = 0.0
-            if w is not None:
-                sig *= w
-                r2 *= w
-            return ((1.0 - tau - shift) * self.w_tied - self.ties.sums(sig)) / n, (kappa / n) * self.ties.sums(r2)
+            r1, r2 = ((1.0 - tau) * self.w_tied - S) / n, (kappa / n) * R
+            return (r1[0], r2[0]) if kq.ndim == 1 else (r1, r2)
 
-        return (float(f) if np.ndim(f) == 0 else f), derivatives
+        return (float(F[0]) if kq.ndim == 1 else F), derivatives
+
+    @functools.cached_property
+    def compiled(self) -> tuple:
+        """The points as the compiled functions of :mod:`harness.stats._kernel` take them: ``kappa y`` (2-D),
+        ``exp(-kappa y)`` (or none), the ties' starts (or none), the weights (or none), whether they are counts, and
+        the weights summed per distinct ``z``."""
+        fneg = NO_FACTORS if self.factors is None else np.atleast_2d(self.factors[0])
+        starts = NO_STARTS if self.ties.starts is None else self.ties.starts
+        return np.atleast_2d(self.ky), fneg, starts, self.w_kernel, self.counts, self.w_tied
 
     def rows(self, ks: list[int]) -> LossPoints:
         """The points of the curves ``ks`` (increasing) of a stack of unweighted ``y`` (shape ``(K, n)``, one row a
@@ -190,6 +187,7 @@ class LossPoints:
         if len(ks) == self.y.shape[0]:
             return self
         out = copy.copy(self)
+        out.__dict__.pop("compiled", None)
         out.y, out.ky = self.y[ks], self.ky[ks]
         if self.factors is not None:
             out.factors = (self.factors[0][ks], self.factors[1][ks])

@@ -52,7 +52,9 @@ Cost: a leaderboard's compute is shared by a base model's fine-tunes (claim
 are computed once per distinct ``z`` (:class:`harness.stats._ties.Ties`); per
 point remain the loss and its two derivatives, from ``exp(-kappa |y - q|)``
 taken as a product of a factor of ``y`` and one of ``q`` (no exponential per
-point per evaluation; :class:`harness.stats.pinball.LossPoints`).
+point per evaluation; :class:`harness.stats.pinball.LossPoints`). Without a
+box, the value, gradient and Hessian come from one compiled pass
+(:func:`harness.stats._kernel.sigmoid_sums`).
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ import numpy as np
 from scipy.special import expit
 
 from ._inputs import check_zy
+from ._kernel import sigmoid_sums
 from ._levels import Levels, optimal_levels
 from ._multistart import WARMUP_SCHEDULE, warmup_stages
 from ._newton import NewtonResult, active_set_newton, separate, solve_together
@@ -104,10 +107,6 @@ _CONSTRAINTS = (
     _read_only(np.array([[-1.0, 0, 0, 0], [0, 1.0, 0, 0], [1.0, -1.0, 0, 0], [0, 0, 0, -1.0], [0, 0, 0, 1.0]])),
     _read_only(np.array([0.0, 1.0, 0.0, -BETA_LIMITS[0], BETA_LIMITS[1]])),
 )
-
-
-#: The lower triangle of a 4 x 4 matrix, ``(rows, columns)``.
-_LOWER = np.tril_indices(4, -1)
 
 
 def _clip(v, lo: float, hi: float) -> float:
@@ -167,6 +166,7 @@ class _Problem:
         self.weights = None if weights is None else weights[order]
         self.zbar = float(z.mean() if weights is None else (self.weights @ z) / self.weights.sum())
         self.points = LossPoints(y, tau, kappa, ties, self.weights)
+        self.consts = np.array([tau, kappa, lam, self.points.n])
         self.dz = ties.values - self.zbar  # per distinct z, as everything of the shape
         self.powers = np.empty((3, self.dz.size))  # (z - zbar)**j, j = 0, 1, 2
         self.powers[0], self.powers[1] = 1.0, self.dz
@@ -188,6 +188,7 @@ class _Problem:
             if (tau, kappa) == (self.tau, self.kappa)
             else LossPoints(self.y, tau, kappa, self.ties, self.weights)
         )
+        out.consts = np.array([tau, kappa, out.lam, out.points.n])
         return out
 
     # -- coordinates ------------------------------------------------------------
@@ -220,6 +221,9 @@ class _Problem:
 
     def __call__(self, x):
         """``(J(x), derivatives)``; ``derivatives()`` gives the gradient and Hessian at ``x``."""
+        if self.box is None:  # one compiled pass (harness.stats._kernel)
+            f, grad, H = self._sums(self.points, np.asarray(x, dtype=float)[None])
+            return float(f[0]), lambda: (grad[0], H[0])
         y0, h, c, beta = np.asarray(x, dtype=float).tolist()
         L = h - y0
         s, d, t3 = self._shape(c, beta)
@@ -262,38 +266,14 @@ class _Problem:
     def stacked(self, points: LossPoints, ks: list[int], xs: list[np.ndarray]) -> list:
         """``self(x)`` of the problems that differ from this one (unboxed) in ``y`` alone, the rows ``ks`` of
         ``points`` (a stack, :meth:`LossPoints.rows`), each at its ``x``: the sums of :meth:`__call__`, computed
-        together (equal to rounding)."""
-        X = np.array(xs)
-        y0, L, c, beta = X[:, :1], X[:, 1:2] - X[:, :1], X[:, 2:3], X[:, 3:]
-        s = expit(self.dz * beta + c)
-        f, loss_derivatives = points.rows(ks).at(y0, L, s)
-        f += self.lam * beta[:, 0] ** 2
+        together."""
+        f, grad, H = self._sums(points.rows(ks), np.array(xs))
+        return separate(f, lambda: (grad, H))
 
-        def derivatives():
-            r1, r2 = loss_derivatives()
-            G = np.empty((X.shape[0], 4, s.shape[1]))
-            G[:, 0], G[:, 1] = 1.0 - s, s
-            sp = np.multiply(s, G[:, 0], out=G[:, 2])
-            np.multiply(sp, self.dz, out=G[:, 3])
-            sums = (G @ r1[:, :, None])[:, :, 0]
-            m0, m1, m2 = ((G[:, 0] - s) * sp * r1 @ self.powers.T).T
-            sc = np.concatenate([np.ones((X.shape[0], 2)), L, L], axis=1)
-            grad = sc * sums
-            grad[:, 3] += 2.0 * self.lam * beta[:, 0]
-            H = sc[:, :, None] * sc[:, None, :] * ((G * r2[:, None, :]) @ G.transpose(0, 2, 1))
-            sa, sad, l1 = sums[:, 2], sums[:, 3], L[:, 0]
-            H[:, 0, 2] -= sa  # the upper triangle only, as in __call__
-            H[:, 1, 2] += sa
-            H[:, 0, 3] -= sad
-            H[:, 1, 3] += sad
-            H[:, 2, 2] += l1 * m0
-            H[:, 2, 3] += l1 * m1
-            H[:, 3, 3] += l1 * m2 + 2.0 * self.lam
-            i, j = _LOWER
-            H[:, i, j] = H[:, j, i]
-            return grad, H
-
-        return separate(f, derivatives)
+    def _sums(self, pts: LossPoints, X: np.ndarray):
+        """``(J, gradients, Hessians)`` of the curves ``X`` (rows) on the points ``pts`` (one ``y``, or one per
+        row), unboxed, in one compiled pass (:func:`harness.stats._kernel.sigmoid_sums`)."""
+        return sigmoid_sums(X, self.consts, self.dz, *pts.compiled)
 
     def value_grad_hess(self, x) -> tuple[float, np.ndarray, np.ndarray]:
         f, derivatives = self(x)
@@ -531,7 +511,7 @@ def fit_together(models: list[SigmoidQuantileRegressor], z, ys, inits: list[Mapp
     z, y = check_zy(z, ys[0], min_points=4)
     w = None if weights is None else _checked_weights(weights, z)
     final = _Problem(z, y, m.tau, m.kappa, m.lam, weights=w)
-    ys = np.stack([y] + [check_zy(z, v, min_points=4)[1] for v in ys[1:]])[:, final.order]
+    ys = np.stack([final.y] + [check_zy(z, v, min_points=4)[1][final.order] for v in ys[1:]])
     points = LossPoints(ys, m.tau, m.kappa, final.ties, final.weights)
     starts = [final.from_natural(*(float(init[k]) for k in ("y0", "L", "a", "beta"))) for init in inits]
     results = solve_together(functools.partial(final.stacked, points), starts, final.A, final.b, ftol=FTOL)

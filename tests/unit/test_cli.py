@@ -5,6 +5,7 @@ parentheses in a result line."""
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -143,3 +144,12 @@ def test_a_git_error_is_said_once(tmp_path):
     said = _Said()
     make._finish(_output("could not run", reason), args, True, said)
     assert sum(line.count("does not appear to be a git repository") for line in said.lines) == 1, said.lines
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_a_record_path_that_is_no_file_is_refused_in_one_line(tmp_path, kind):
+    # a record is read as every file a user names is: bounded, a regular file only (a FIFO would block)
+    path = tmp_path / "000_x.json"
+    path.mkdir() if kind == "folder" else os.mkfifo(path)
+    with pytest.raises(HarnessError, match=r"000_x\.json: not a run record: .*(folder|FIFO)"):
+        read_record(path)
