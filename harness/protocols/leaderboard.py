@@ -107,9 +107,7 @@ class LeaderboardParams(ProtocolParams):
         "not with `compute`",
     )
     multiplier: Number = Field(
-        6.0,
-        gt=0,
-        description="the factor of the compute proxy `multiplier * tokens * params`; not with `compute`",
+        6.0, gt=0, description="the factor of the compute proxy `multiplier * tokens * params`; not with `compute`"
     )
     compute: ComputeColumn | None = Field(None, description="a column of compute, instead of the proxy")
     tasks: dict[Label, Label] = Field(min_length=1, description="benchmark label -> score column")

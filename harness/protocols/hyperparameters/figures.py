@@ -8,15 +8,7 @@ import numpy as np
 
 from ...core.quantities import budget_text
 from ...core.record import Figure, Record
-from ...rendering.figures import (
-    CONTROL,
-    REIMPL,
-    UPSTREAM,
-    arm_legend,
-    done,
-    new_figure,
-    upstream_missing,
-)
+from ...rendering.figures import CONTROL, REIMPL, UPSTREAM, arm_legend, done, new_figure, upstream_missing
 from . import quantities as Q
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")

@@ -6,8 +6,6 @@ import math
 
 from ...core.quantities import Quantity
 
-__all__ = ["PARAMS", "BATCHES", "vocabulary", "control_vocabulary", "name", "natural", "BOOTSTRAP"]
-
 #: The law's parameters, by the name used in quantity names, with how a reader writes them.
 PARAMS = {"A": "A", "B": "B", "E": "E", "alpha": "α", "beta": "β", "a": "a = β/(α+β)"}
 

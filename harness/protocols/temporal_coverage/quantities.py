@@ -4,26 +4,6 @@ from __future__ import annotations
 
 from ...core.quantities import Quantity, boxed
 
-__all__ = [
-    "vocabulary",
-    "control_vocabulary",
-    "signed_coverage",
-    "in_sample",
-    "share_above",
-    "binomial_p",
-    "cluster_p",
-    "design_effect",
-    "split",
-    "group",
-    "bin_averaged",
-    "bin_averaged_counterpart",
-    "n_validation",
-    "split_numbers",
-    "SEPARATION",
-    "DROP_SEPARATION",
-    "GROUPS",
-]
-
 #: Stable minus drift group mean of the signed coverage errors.
 SEPARATION = "separation"
 #: The same contrast of each benchmark's drop from in-sample to out-of-period coverage: the smoothing (kappa)
