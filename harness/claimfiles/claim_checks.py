@@ -179,9 +179,9 @@ def _vocabulary_names(protocol: str, params: dict) -> set[str]:
     for base in ({k: v for k, v in plain.items() if not hasattr(v, "model_dump")}, _switched_on(schema)):
         p = {**base, **params}
         try:
-            names |= set(card.vocabulary(p))
+            names |= set(card.quantities.vocabulary(p))
             for kind in card.protocol.controls:
-                names |= set(card.control_vocabulary(kind, p, {}))
+                names |= set(card.quantities.control_vocabulary(kind, p, {}))
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             continue
     return names

@@ -257,14 +257,11 @@ def task_data(frame, p: LeaderboardParams):
 
 def task_weights(frame, p: LeaderboardParams) -> dict:
     """``{label: weights}`` beside :func:`task_data` (its rows, in its order); ``None`` where each row weighs one."""
-    out = {}
+    out = dict.fromkeys(p.tasks)
     for label, col in p.tasks.items():
-        wcol = weight_column(col)
-        if wcol not in frame.columns:
-            out[label] = None
-            continue
-        y = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float)
-        out[label] = frame[wcol].to_numpy(dtype=float)[np.isfinite(y)]
+        if weight_column(col) in frame.columns:
+            y = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float)
+            out[label] = frame[weight_column(col)].to_numpy(dtype=float)[np.isfinite(y)]
     return out
 
 
