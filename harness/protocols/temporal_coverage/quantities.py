@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 from ...core.quantities import Quantity, boxed
 
 #: Stable minus drift group mean of the signed coverage errors.
@@ -14,13 +12,20 @@ DROP_SEPARATION = "drop_separation"
 GROUPS = ("drift", "stable")
 
 
+def _per_task(group: str):
+    """The name of a benchmark's quantity of ``group``: ``<group>.<label>``."""
+
+    def name(label: str) -> str:
+        return f"{group}.{label}"
+
+    return name
+
+
 #: Each benchmark's quantities of the exceedance analysis, by the result's key (in the record's order): the signed
 #: coverage error out of period and in sample, the share of later models above the earlier boundary, the binomial
-#: and cluster-robust p-values of those exceedances, and the base models' design effect on that share. Each names
-#: a benchmark's quantity: ``signed_coverage("MMLU")`` is ``signed_coverage.MMLU``.
+#: and cluster-robust p-values of those exceedances, and the base models' design effect on that share.
 PER_TASK = {
-    k: partial("{}.{}".format, k)
-    for k in ("signed_coverage", "in_sample", "share_above", "binomial_p", "cluster_p", "design_effect")
+    k: _per_task(k) for k in ("signed_coverage", "in_sample", "share_above", "binomial_p", "cluster_p", "design_effect")
 }
 signed_coverage, in_sample, share_above, binomial_p, cluster_p, design_effect = PER_TASK.values()
 
