@@ -133,14 +133,15 @@ def _constant_names(obj) -> list[str]:
 
 @functools.cache
 def _shapes(name: str) -> tuple[re.Pattern, ...]:
-    """The shapes of the names protocol ``name`` builds: its quantities module's exported builders and the names
-    its exported constants hold."""
+    """The shapes of the names protocol ``name`` builds: its quantities module's public builders and the names its
+    public constants hold (its own: not what it imports)."""
     from .registry import PROTOCOLS
 
     module = PROTOCOLS[name].quantities
     out = []
-    for attr in getattr(module, "__all__", ()):
-        obj = getattr(module, attr)
+    for attr, obj in vars(module).items():
+        if attr.startswith("_") or getattr(obj, "__module__", module.__name__) != module.__name__:
+            continue
         if callable(obj) and attr not in ("vocabulary", "control_vocabulary"):
             shape = _builder_pattern(obj)
             out += [shape] if shape is not None else []
@@ -179,9 +180,9 @@ def _vocabulary_names(protocol: str, params: dict) -> set[str]:
     for base in ({k: v for k, v in plain.items() if not hasattr(v, "model_dump")}, _switched_on(schema)):
         p = {**base, **params}
         try:
-            names |= set(card.vocabulary(p))
+            names |= set(card.quantities.vocabulary(p))
             for kind in card.protocol.controls:
-                names |= set(card.control_vocabulary(kind, p, {}))
+                names |= set(card.quantities.control_vocabulary(kind, p, {}))
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             continue
     return names

@@ -37,9 +37,9 @@ def partial_vocabularies(card, protocol, raw_params, claim, cparams: dict):
         if meant:
             plain_params.setdefault(meant.split("'")[1], raw_params[key])
     try:
-        vocab = card.vocabulary(plain_params)
+        vocab = card.quantities.vocabulary(plain_params)
         cvocabs = {
-            i: card.control_vocabulary(claim.controls[i].control, plain_params, m.model_dump(mode="json"))
+            i: card.quantities.control_vocabulary(claim.controls[i].control, plain_params, m.model_dump(mode="json"))
             for i, m in cparams.items()
         }
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError):

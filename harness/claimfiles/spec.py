@@ -626,9 +626,9 @@ def load_claim(path: str | Path, *, lock=None, tables=None, pins=None) -> ClaimS
                 problems += protocol.data_problems(params, tables)
     if params is not None and not point_problems:
         pdump = params.model_dump(mode="json")
-        vocab = card.vocabulary(pdump)
+        vocab = card.quantities.vocabulary(pdump)
         cvocabs = {
-            i: card.control_vocabulary(claim.controls[i].control, pdump, m.model_dump(mode="json"))
+            i: card.quantities.control_vocabulary(claim.controls[i].control, pdump, m.model_dump(mode="json"))
             for i, m in cparams.items()
         }
         vocabulary_checks(claim, vocab, cvocabs, problems, bad)

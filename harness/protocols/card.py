@@ -56,15 +56,10 @@ class ProtocolCard:
 
     @property
     def quantities(self) -> Any:
-        """The vocabulary module (standard library only)."""
+        """The vocabulary module (standard library only): ``vocabulary(params)``, every quantity a measurement with
+        these (plain) parameters reports, ``{name: Quantity}``; ``control_vocabulary(kind, params, control_params)``,
+        a control's."""
         return self._module("quantities")
-
-    def vocabulary(self, params: dict) -> dict:
-        """Every quantity a measurement with these (plain) parameters reports: ``{name: Quantity}``."""
-        return self.quantities.vocabulary(params)
-
-    def control_vocabulary(self, kind: str, params: dict, control_params: dict) -> dict:
-        return self.quantities.control_vocabulary(kind, params, control_params)
 
     def draw(self, record, plots: dict) -> list:
         """The figures of ``record`` from ``plots``: ``[(Figure, svg bytes)]`` (none when the folder draws none)."""

@@ -107,9 +107,7 @@ class LeaderboardParams(ProtocolParams):
         "not with `compute`",
     )
     multiplier: Number = Field(
-        6.0,
-        gt=0,
-        description="the factor of the compute proxy `multiplier * tokens * params`; not with `compute`",
+        6.0, gt=0, description="the factor of the compute proxy `multiplier * tokens * params`; not with `compute`"
     )
     compute: ComputeColumn | None = Field(None, description="a column of compute, instead of the proxy")
     tasks: dict[Label, Label] = Field(min_length=1, description="benchmark label -> score column")
@@ -259,14 +257,11 @@ def task_data(frame, p: LeaderboardParams):
 
 def task_weights(frame, p: LeaderboardParams) -> dict:
     """``{label: weights}`` beside :func:`task_data` (its rows, in its order); ``None`` where each row weighs one."""
-    out = {}
+    out = dict.fromkeys(p.tasks)
     for label, col in p.tasks.items():
-        wcol = weight_column(col)
-        if wcol not in frame.columns:
-            out[label] = None
-            continue
-        y = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float)
-        out[label] = frame[wcol].to_numpy(dtype=float)[np.isfinite(y)]
+        if weight_column(col) in frame.columns:
+            y = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float)
+            out[label] = frame[weight_column(col)].to_numpy(dtype=float)[np.isfinite(y)]
     return out
 
 

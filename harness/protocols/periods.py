@@ -10,12 +10,7 @@ from ..parallel.fanout import Mapper
 from ..stats.periods import assign_periods, validate_periods
 from ..stats.splits import rolling_splits
 from .base import Resampling
-from .leaderboard import (
-    BoxParams,
-    LeaderboardProtocol,
-    leaderboard_frame,
-    with_weights,
-)
+from .leaderboard import BoxParams, LeaderboardProtocol, leaderboard_frame, with_weights
 
 
 class PeriodParams(BoxParams):

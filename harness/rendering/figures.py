@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -73,8 +74,6 @@ VALUES_ONLY = {"color": "#333333", "label": "specification"}
 
 
 def _wrapped(text: str, width: int) -> str:
-    import textwrap
-
     return "\n".join(textwrap.wrap(text, width)) or text
 
 

@@ -181,12 +181,9 @@ class BoundaryAtBudget(LeaderboardProtocol):
             "options": params.estimator(n_random=0),  # each resample starts from the full-sample optimum
             "z_eval": math.log10(params.eval_x),
         }
+        clusters = frame[cluster_col].to_numpy(dtype=object)
         return Resampling.of_fits(
-            len(frame),
-            frame[cluster_col].to_numpy(dtype=object),
-            "the leaderboard rows with a compute proxy",
-            _boundary_fits,
-            design,
+            len(frame), clusters, "the leaderboard rows with a compute proxy", _boundary_fits, design
         )
 
     # -- evidence: what the report rests on beyond the arms' values, measured when the claim runs ---------

@@ -4,16 +4,6 @@ from __future__ import annotations
 
 from ...core.quantities import SCORE, Quantity, boxed, budget_text
 
-__all__ = [
-    "vocabulary",
-    "control_vocabulary",
-    "boundary",
-    "coverage",
-    "alt_start_boundary",
-    "ALT_START_MAX_SHIFT",
-    "sharp",
-]
-
 #: The largest change of a boundary when the fits start the other way (cold instead of warm, or back).
 ALT_START_MAX_SHIFT = "alt_start.max_shift"
 

@@ -145,25 +145,18 @@ class EstimatorComparison(PeriodProtocol):
         return {"box_check": None, "knot_grid": [params.ispline_intervals]}
 
     def measure(self, params: EstimatorComparisonParams, tables, rng):
-        df = period_frame(tables, params)
+        df, period = period_frame(tables, params), period_kwargs(params)
         res = baseline_comparison(df, params.tasks, rng=rng, n_shuffles=0, **_comparison(params))
         table = res["table"]
         values = _table_values(table)
 
         # the I-spline row at every other knot count (the claimed count is the row above)
         others = [k for k in params.knot_grid if k != params.ispline_intervals]
-        ks = (
-            ispline_knot_sensitivity(
-                df,
-                params.tasks,
-                rng=rng,
-                n_intervals_grid=others,
-                ispline_lam=params.ispline_lam,
-                **period_kwargs(params),
+        ks = {"rows": []}
+        if others:
+            ks = ispline_knot_sensitivity(
+                df, params.tasks, rng=rng, n_intervals_grid=others, ispline_lam=params.ispline_lam, **period
             )
-            if others
-            else {"rows": []}
-        )
         by_k = {r["n_intervals"]: r for r in ks["rows"]} | {params.ispline_intervals: table["ispline"]}
         details = {
             # the sigmoid and I-spline fits: the starts of the bootstrap's refits and what the tail table reads
@@ -174,12 +167,7 @@ class EstimatorComparison(PeriodProtocol):
         }
         if params.box_check is not None:
             boxed = estimator_table(
-                df,
-                params.tasks,
-                "sigmoid",
-                {**params.loss(), **boxed_options(params)},
-                rng=rng,
-                **period_kwargs(params),
+                df, params.tasks, "sigmoid", {**params.loss(), **boxed_options(params)}, rng=rng, **period
             )
             # the sigmoid's metrics refitted in the box, then the gaps with the sigmoid so refitted
             sigmoid = {Q.metric(m, "sigmoid") for m in METRICS}
@@ -197,26 +185,14 @@ class EstimatorComparison(PeriodProtocol):
         return Measurement(values, details)
 
     def control(self, kind, cparams, params: EstimatorComparisonParams, tables, rng, baseline):
-        df = period_frame(tables, params)
+        df, period = period_frame(tables, params), period_kwargs(params)
         if kind == "beta_zero":
-            res = estimator_table(
-                df,
-                params.tasks,
-                "constant_loss_min",
-                {"tau": params.tau, "kappa": params.kappa},
-                rng=rng,
-                **period_kwargs(params),
-            )
+            loss = {"tau": params.tau, "kappa": params.kappa}  # β = 0: the sigmoid is a constant, the loss's minimiser
+            res = estimator_table(df, params.tasks, "constant_loss_min", loss, rng=rng, **period)
             return Measurement({Q.metric(m, "sigmoid"): res["table"][m] for m in METRICS})
         n = cparams.n_shuffles or params.n_shuffles
         res = shuffled_z_advantage(
-            df,
-            params.tasks,
-            rng=rng,
-            n_shuffles=n,
-            lam=params.lam,
-            sigmoid_options=sigmoid_options(params),
-            **period_kwargs(params),
+            df, params.tasks, rng=rng, n_shuffles=n, lam=params.lam, sigmoid_options=sigmoid_options(params), **period
         )
         return Measurement(
             {"advantage.id": res["advantage_mean"]},

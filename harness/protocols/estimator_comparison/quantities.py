@@ -4,19 +4,6 @@ from __future__ import annotations
 
 from ...core.quantities import Quantity, boxed
 
-__all__ = [
-    "vocabulary",
-    "control_vocabulary",
-    "metric",
-    "gap_values",
-    "METRICS",
-    "ESTIMATORS",
-    "ESTIMATOR_NAMES",
-    "METRIC_NAMES",
-    "GAPS",
-    "ADVANTAGE_ID",
-]
-
 METRICS = ("pinball_id", "pinball_ood", "calibration_id", "calibration_ood")
 ESTIMATORS = ("constant", "binwise", "ispline", "sigmoid")
 ESTIMATOR_NAMES = {"constant": "Constant", "binwise": "Binwise", "ispline": "I-spline", "sigmoid": "sigmoid"}

@@ -8,18 +8,11 @@ import numpy as np
 
 from ...core.quantities import budget_text
 from ...core.record import Figure, Record
-from ...rendering.figures import (
-    CONTROL,
-    REIMPL,
-    UPSTREAM,
-    arm_legend,
-    done,
-    new_figure,
-    upstream_missing,
-)
+from ...rendering.figures import CONTROL, REIMPL, UPSTREAM, arm_legend, done, new_figure, upstream_missing
 from . import quantities as Q
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+_CONTROL_NOTE = {"textcoords": "offset points", "ha": "center", "va": "top", "fontsize": 6.5, "color": CONTROL["color"]}
 
 
 def _tick(x: float) -> str:
@@ -79,14 +72,7 @@ def draw(record: Record, plots: dict) -> list[tuple[Figure, bytes]]:
         for tau, dev in controls if param == "tau" else []:
             x, y = _position(tau, grid, xs), max(dev, floor)
             ax.plot([x], [y], marker="s", ms=5, color=CONTROL["color"], ls="none", zorder=6)
-            kw = {
-                "textcoords": "offset points",
-                "ha": "center",
-                "va": "top",
-                "fontsize": 6.5,
-                "color": CONTROL["color"],
-            }
-            ax.annotate(f"control\nτ = {tau:g}", (x, y), xytext=(0, -8), **kw)
+            ax.annotate(f"control\nτ = {tau:g}", (x, y), xytext=(0, -8), **_CONTROL_NOTE)
         ax.axhline(within, color="#a03020", lw=0.9, ls="--", zorder=2)
         ax.set_yscale("log")
         ax.set_xticks(xs, [_tick(x) for x in grid])

@@ -296,13 +296,9 @@ class Hyperparameters(LeaderboardProtocol):
             "claimed_key": Q.setting_key(params.loss()),
         }
         order = _search_order(settings, design["reference"], design["z_eval"], design["claimed_key"])
-        return Resampling(
-            len(frame),
-            frame[cluster_col].to_numpy(dtype=object),
-            partial(_sweep_values, **design, order=order),
-            "the leaderboard rows with a compute proxy",
-            rebase=partial(_rebased, design=design),
-        )
+        clusters = frame[cluster_col].to_numpy(dtype=object)
+        statistic, rebase = partial(_sweep_values, **design, order=order), partial(_rebased, design=design)
+        return Resampling(len(frame), clusters, statistic, "the leaderboard rows with a compute proxy", rebase=rebase)
 
     # -- evidence -------------------------------------------------------------------------------------
 

@@ -4,21 +4,6 @@ from __future__ import annotations
 
 from ...core.quantities import SCORE, Quantity, number_text
 
-__all__ = [
-    "vocabulary",
-    "control_vocabulary",
-    "sweep",
-    "claimed",
-    "others",
-    "setting_key",
-    "setting_text",
-    "SWEEP_STATS",
-    "CLAIMED_STATS",
-    "HYPER_SYMBOLS",
-    "AUDIT",
-    "LOSS",
-]
-
 HYPER_SYMBOLS = {"tau": "τ", "kappa": "κ", "lam": "λ"}
 SWEEP_STATS = {
     "max_dev": "largest gap to the reference",

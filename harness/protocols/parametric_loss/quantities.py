@@ -6,8 +6,6 @@ import math
 
 from ...core.quantities import Quantity
 
-__all__ = ["PARAMS", "BATCHES", "vocabulary", "control_vocabulary", "name", "natural", "BOOTSTRAP"]
-
 #: The law's parameters, by the name used in quantity names, with how a reader writes them.
 PARAMS = {"A": "A", "B": "B", "E": "E", "alpha": "α", "beta": "β", "a": "a = β/(α+β)"}
 
@@ -30,7 +28,7 @@ def natural(group: str, theta) -> dict[str, float]:
 
 
 #: What Hoffmann et al.'s method adds (with ``grid: true``).
-GRID = {
+_GRID = {
     **{
         name("grid", k): Quantity(f"{w}, Hoffmann's method (summed Huber loss, grid of starts)")
         for k, w in PARAMS.items()
@@ -44,7 +42,7 @@ GRID = {
 
 def _fits(p: dict) -> dict[str, Quantity]:
     out = {name("fit", k): Quantity(f"{w}, refit (Huber likelihood)") for k, w in PARAMS.items()}
-    out |= GRID if p.get("grid") else {}
+    out |= _GRID if p.get("grid") else {}
     out |= {
         "fit.loglik": Quantity("log-likelihood of the refit"),
         "profile.B": Quantity("fall of the log-likelihood with B held 10% either side of the refit's", "reimpl"),

@@ -263,16 +263,8 @@ class ShiftTest(Protocol):
 
         x, y, post = _arrays(params, tables)
         specs = [{"eps": s.eps, "n_bins": s.n_bins, "n_perm": s.n_perm} for s in specifications]
-        return shift_specification_null(
-            x,
-            y,
-            post,
-            paper={"eps": params.eps, "n_bins": params.n_bins},
-            specs=specs,
-            n_datasets=n,
-            rng=rng,
-            alpha=params.alpha,
-        )
+        paper = {"eps": params.eps, "n_bins": params.n_bins}
+        return shift_specification_null(x, y, post, paper=paper, specs=specs, n_datasets=n, rng=rng, alpha=params.alpha)
 
     def measure(self, params: ShiftParams, tables, rng):
         x, y, post = _arrays(params, tables)

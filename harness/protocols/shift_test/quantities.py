@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from ...core.quantities import Quantity
 
-__all__ = ["vocabulary", "control_vocabulary", "SHIFT_STATS", "INFLATED", "RELABELLED"]
-
 #: What the test measures, by name, with its label.
 SHIFT_STATS = {
     "n_merged": "models in both exports",

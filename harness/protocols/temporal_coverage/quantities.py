@@ -4,26 +4,6 @@ from __future__ import annotations
 
 from ...core.quantities import Quantity, boxed
 
-__all__ = [
-    "vocabulary",
-    "control_vocabulary",
-    "signed_coverage",
-    "in_sample",
-    "share_above",
-    "binomial_p",
-    "cluster_p",
-    "design_effect",
-    "split",
-    "group",
-    "bin_averaged",
-    "bin_averaged_counterpart",
-    "n_validation",
-    "split_numbers",
-    "SEPARATION",
-    "DROP_SEPARATION",
-    "GROUPS",
-]
-
 #: Stable minus drift group mean of the signed coverage errors.
 SEPARATION = "separation"
 #: The same contrast of each benchmark's drop from in-sample to out-of-period coverage: the smoothing (kappa)
@@ -76,14 +56,9 @@ def n_validation(t: int) -> str:
     return f"n_validation.split{t}"
 
 
-def split_numbers(p: dict) -> list[int]:
-    """The rolling splits ``t = 1 .. len(periods) - 1`` (fit on period t, score period t + 1)."""
-    return list(range(1, len(p["periods"])))
-
-
-def _core(p: dict, *, counts: bool, arm_extra: str = "both") -> dict[str, Quantity]:
+def _core(p: dict, *, counts: bool) -> dict[str, Quantity]:
     out = {}
-    ts = split_numbers(p)
+    ts = range(1, len(p["periods"]))  # the rolling splits: fit on period t, score period t + 1
     for label in p["tasks"]:
         out[signed_coverage(label)] = Quantity(f"{label} signed coverage error out of period")
         out[in_sample(label)] = Quantity(f"{label} signed coverage error in sample")
@@ -97,16 +72,16 @@ def _core(p: dict, *, counts: bool, arm_extra: str = "both") -> dict[str, Quanti
         for t in ts:
             out[split(t, label)] = Quantity(f"{label} signed coverage error on split {t}")
             out[bin_averaged(split(t, label))] = Quantity(
-                f"{label} signed coverage error on split {t}, averaged over bins", arm_extra
+                f"{label} signed coverage error on split {t}, averaged over bins", "reimpl"
             )
     for g in GROUPS:
         out[group(g)] = Quantity(f"mean signed coverage error of the {g} group")
         out[bin_averaged(group(g))] = Quantity(
-            f"mean signed coverage error of the {g} group, averaged over bins", arm_extra
+            f"mean signed coverage error of the {g} group, averaged over bins", "reimpl"
         )
     out[SEPARATION] = Quantity("stable minus drift signed coverage error")
     out[DROP_SEPARATION] = Quantity("stable minus drift drop in coverage (out of period minus in sample)")
-    out[bin_averaged(SEPARATION)] = Quantity("stable minus drift, averaged over bins", arm_extra)
+    out[bin_averaged(SEPARATION)] = Quantity("stable minus drift, averaged over bins", "reimpl")
     if counts:
         for t in ts:
             out[n_validation(t)] = Quantity(f"later models scored on split {t}", kind="count")
@@ -114,7 +89,7 @@ def _core(p: dict, *, counts: bool, arm_extra: str = "both") -> dict[str, Quanti
 
 
 def vocabulary(p: dict) -> dict[str, Quantity]:
-    out = _core(p, counts=True, arm_extra="reimpl")
+    out = _core(p, counts=True)
     if p.get("box_check"):
         for name, q in _core(p, counts=False).items():
             out[boxed(name)] = Quantity(f"{q.label}, inside the authors' box", "reimpl", q.kind)
