@@ -35,7 +35,7 @@ def _loss(ky, fneg, kq, starts, w, counts, S, R):  # pragma: no cover - compiled
     and ``w_i sigmoid(x_i) sigmoid(-x_i)``, and returns ``sum_i w_i (log(1 + exp(x_i)) + (tau - 1) x_i)`` as ``(P,
     X, G)``: ``P = sum w max(x, 0)``, ``X = sum w x`` and ``G = sum w log(sigmoid(|x|)) = -sum w log(1 + e)``.
     ``fneg`` (``exp(-ky)``) is empty when ``exp(-x)`` is taken per point rather than as ``exp(-ky) exp(kq)``; ``w``
-    is empty when unweighted. With ``counts`` (weights that are small integers) and unweighted, ``G`` is the log of
+    is empty when unweighted. Unweighted, or with ``counts`` (weights that are small integers), ``G`` is the log of
     products in runs, as ``pinball.sum_of_logs`` takes it; else a log per point."""
     m = kq.shape[0]
     n = ky.shape[0]
@@ -89,19 +89,28 @@ def _loss(ky, fneg, kq, starts, w, counts, S, R):  # pragma: no cover - compiled
     return pos + pos_c, lin + lin_c, logs + logs_c
 
 
+@njit(inline="always")
+def _curve(k, kq, consts, ky, fneg, starts, w, counts, w_tied, r1, r2):  # pragma: no cover - compiled
+    """The mean loss ``J`` of curve ``k`` at ``kappa q = kq`` (per distinct ``z``; ``ky`` and ``fneg`` have one row,
+    or one per curve), ``consts = (tau, kappa, lam, n)``; ``r1``, ``r2`` filled with ``dJ/dq`` and ``d2J/dq2``
+    summed per distinct ``z`` (``LossPoints``' docstring)."""
+    tau, kappa, n = consts[0], consts[1], consts[3]
+    r = k if ky.shape[0] > 1 else 0
+    P, X, G = _loss(ky[r], fneg[r] if fneg.shape[0] > 0 else fneg.ravel(), kq, starts, w, counts, r1, r2)
+    for j in range(kq.shape[0]):
+        r1[j] = ((1.0 - tau) * w_tied[j] - r1[j]) / n
+        r2[j] *= kappa / n
+    return (P + (tau - 1.0) * X - G) / (kappa * n)
+
+
 @njit(cache=True, nogil=True)
-def loss_sums(kq, ky, fneg, starts, w, counts):  # pragma: no cover - compiled
-    """:func:`_loss` of each row of ``kq`` (a curve; ``ky`` and ``fneg`` have one row, or one per curve):
-    ``(F, S, R)`` with ``F[k] = [P, X, G]`` of row ``k``."""
+def loss_sums(kq, consts, ky, fneg, starts, w, counts, w_tied):  # pragma: no cover - compiled
+    """:func:`_curve` of each row of ``kq``: ``(J, r1, r2)``, a row each."""
     K, m = kq.shape
-    F = np.empty((K, 3))
-    S = np.empty((K, m))
-    R = np.empty((K, m))
+    J, r1, r2 = np.empty(K), np.empty((K, m)), np.empty((K, m))
     for k in range(K):
-        r = k if ky.shape[0] > 1 else 0
-        f = fneg[r] if fneg.shape[0] > 0 else fneg.ravel()
-        F[k, 0], F[k, 1], F[k, 2] = _loss(ky[r], f, kq[k], starts, w, counts, S[k], R[k])
-    return F, S, R
+        J[k] = _curve(k, kq[k], consts, ky, fneg, starts, w, counts, w_tied, r1[k], r2[k])
+    return J, r1, r2
 
 
 @njit(inline="always")
@@ -110,19 +119,10 @@ def _expit(t):  # pragma: no cover - compiled
 
 
 @njit(inline="always")
-def _curve(k, X, s, consts, ky, fneg, starts, w, counts, w_tied, r1, r2):  # pragma: no cover - compiled
-    """The loss of curve ``k`` at ``q = y0 + L s`` (``X[k] = (y0, h, ...)``, ``s`` per distinct ``z``): its value
-    (without the ridge), and ``r1``, ``r2`` filled with ``dJ/dq`` and ``d2J/dq2`` summed per distinct ``z``."""
-    tau, kappa, n = consts[0], consts[1], consts[3]
-    y0 = X[k, 0]
-    L = X[k, 1] - y0
-    kq = s * (kappa * L) + kappa * y0
-    r = k if ky.shape[0] > 1 else 0
-    P, Xs, G = _loss(ky[r], fneg[r] if fneg.shape[0] > 0 else fneg.ravel(), kq, starts, w, counts, r1, r2)
-    for j in range(s.shape[0]):
-        r1[j] = ((1.0 - tau) * w_tied[j] - r1[j]) / n
-        r2[j] *= kappa / n
-    return (P + (tau - 1.0) * Xs - G) / (kappa * n)
+def _kq(x, s, consts):  # pragma: no cover - compiled
+    """``kappa q = kappa (y0 + L s)`` of the curve ``x = (y0, h, ...)``, ``L = h - y0``."""
+    kappa = consts[1]
+    return s * (kappa * (x[1] - x[0])) + kappa * x[0]
 
 
 @njit(cache=True, nogil=True)
@@ -140,7 +140,8 @@ def sigmoid_sums(X, consts, dz, ky, fneg, starts, w, counts, w_tied):  # pragma:
         L = X[k, 1] - X[k, 0]
         for j in range(m):
             s[j] = _expit(c + dz[j] * beta)
-        F[k] = _curve(k, X, s, consts, ky, fneg, starts, w, counts, w_tied, r1, r2) + lam * beta * beta
+        kq = _kq(X[k], s, consts)
+        F[k] = _curve(k, kq, consts, ky, fneg, starts, w, counts, w_tied, r1, r2) + lam * beta * beta
         # per distinct z, grad q = (1, 1, L, L) * (1 - s, s, s', s' dz) (sigmoid._Problem's docstring)
         sums = np.zeros(4)
         Hq = np.zeros((4, 4))
@@ -195,7 +196,8 @@ def ispline_sums(X, consts, D, ky, fneg, starts, w, counts, w_tied):  # pragma: 
         ridge = 0.0
         for c in range(3, nx):
             ridge += X[k, c] * X[k, c]
-        F[k] = _curve(k, X, s, consts, ky, fneg, starts, w, counts, w_tied, r1, r2) + lam * ridge
+        kq = _kq(X[k], s, consts)
+        F[k] = _curve(k, kq, consts, ky, fneg, starts, w, counts, w_tied, r1, r2) + lam * ridge
         # per distinct z, grad q = (1 - s, s, L s' D) (ispline._Natural.__call__)
         Hk = H[k]
         for j in range(m):

@@ -162,15 +162,10 @@ class LossPoints:
         ``d2J/dq_i**2`` summed over the points of each distinct ``z`` (one compiled pass: :mod:`._kernel`)."""
         kq = s * (self.kappa * L)
         kq += self.kappa * y0
-        tau, kappa, n = self.tau, self.kappa, self.n
-        F, S, R = loss_sums(np.atleast_2d(kq), *self.compiled[:5])
-        F = (F[:, 0] + (tau - 1.0) * F[:, 1] - F[:, 2]) / (kappa * n)
-
-        def derivatives():
-            r1, r2 = ((1.0 - tau) * self.w_tied - S) / n, (kappa / n) * R
-            return (r1[0], r2[0]) if kq.ndim == 1 else (r1, r2)
-
-        return (float(F[0]) if kq.ndim == 1 else F), derivatives
+        J, r1, r2 = loss_sums(np.atleast_2d(kq), np.array([self.tau, self.kappa, 0.0, self.n]), *self.compiled)
+        if kq.ndim == 1:
+            return float(J[0]), lambda: (r1[0], r2[0])
+        return J, lambda: (r1, r2)
 
     @functools.cached_property
     def compiled(self) -> tuple:

@@ -168,9 +168,6 @@ class _Problem:
         self.points = LossPoints(y, tau, kappa, ties, self.weights)
         self.consts = np.array([tau, kappa, lam, self.points.n])
         self.dz = ties.values - self.zbar  # per distinct z, as everything of the shape
-        self.powers = np.empty((3, self.dz.size))  # (z - zbar)**j, j = 0, 1, 2
-        self.powers[0], self.powers[1] = 1.0, self.dz
-        np.multiply(self.dz, self.dz, out=self.powers[2])
         if box is None:
             self.A, self.b = _CONSTRAINTS
         else:
@@ -208,25 +205,16 @@ class _Problem:
         return np.array([y0, h, _clip(-a / beta, -self.b[5], self.b[6]), beta])
 
     # -- objective --------------------------------------------------------------
-    def _shape(self, c: float, beta: float):
-        """``(s, t4, t3)``: the sigmoid per distinct ``z``, ``dt/dbeta`` there and ``dt/dx3``."""
-        if self.box is None:
-            d, t3 = self.dz, 1.0
-            t = d * beta
-            t += c
-        else:
-            d, t3 = self.ties.values - c, -beta
-            t = d * beta
-        return expit(t, out=t), d, t3
-
     def __call__(self, x):
-        """``(J(x), derivatives)``; ``derivatives()`` gives the gradient and Hessian at ``x``."""
-        if self.box is None:  # one compiled pass (harness.stats._kernel)
+        """``(J(x), derivatives)``; ``derivatives()`` gives the gradient and Hessian at ``x``. Unboxed, one compiled
+        pass (:func:`harness.stats._kernel.sigmoid_sums`); with a box, ``t = beta*(z - m)``, ``t3 = -beta``."""
+        if self.box is None:
             f, grad, H = self._sums(self.points, np.asarray(x, dtype=float)[None])
             return float(f[0]), lambda: (grad[0], H[0])
         y0, h, c, beta = np.asarray(x, dtype=float).tolist()
         L = h - y0
-        s, d, t3 = self._shape(c, beta)
+        d, t3 = self.ties.values - c, -beta
+        s = expit(d * beta)
         f, loss_derivatives = self.points.at(y0, L, s)
         f += self.lam * beta**2
 
@@ -243,7 +231,7 @@ class _Problem:
             w = a - s  # 1 - 2s
             w *= sp
             w *= r1
-            m0, m1, m2 = (self.powers @ w).tolist() if self.box is None else (w.sum(), w @ d, w @ (d * d))
+            m0, m1, m2 = w.sum(), w @ d, w @ (d * d)
             sc = (1.0, 1.0, L * t3, L)
             grad = [sc[i] * sums[i] for i in range(4)]
             grad[3] += 2.0 * self.lam * beta
@@ -255,7 +243,7 @@ class _Problem:
             H[0][3] -= sad
             H[1][3] += sad
             H[2][2] += L * t3 * t3 * m0
-            H[2][3] += L * t3 * m1 - (0.0 if self.box is None else L * sa)
+            H[2][3] += L * t3 * m1 - L * sa  # t_34 = -1
             H[3][3] += L * m2 + 2.0 * self.lam
             for i, j in ((0, 1), (0, 2), (1, 2), (0, 3), (1, 3), (2, 3)):
                 H[j][i] = H[i][j]  # the upper triangle holds the sums
