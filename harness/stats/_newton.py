@@ -245,17 +245,14 @@ def solve_together(evaluate, starts, A, b, *, ftol: float = 1e-15, maxiter: int 
     return out
 
 
-def separate(f: np.ndarray, derivatives: Callable[[], tuple[np.ndarray, np.ndarray]]) -> list:
-    """The ``fun(x)`` pairs of a stack of problems from their values ``f`` and ``derivatives()``, which gives every
-    row's gradient and Hessian at once (computed once, when first asked): the ``evaluate`` of
-    :func:`solve_together`."""
-    once = functools.cache(derivatives)
-    return [(float(f[r]), functools.partial(_row, once, r)) for r in range(len(f))]
+def separate(f: np.ndarray, grad: np.ndarray, H: np.ndarray) -> list:
+    """The ``fun(x)`` pairs of a stack of problems from their values, gradients and Hessians (a row each): the
+    ``evaluate`` of :func:`solve_together`."""
+    return [(v, functools.partial(_pair, g, h)) for v, g, h in zip(f.tolist(), grad, H)]
 
 
-def _row(derivatives, r: int) -> tuple[np.ndarray, np.ndarray]:
-    grad, H = derivatives()
-    return grad[r], H[r]
+def _pair(g: np.ndarray, H: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return g, H
 
 
 def _solve(x0, A, b, ftol, maxiter):

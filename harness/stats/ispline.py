@@ -297,8 +297,7 @@ class _Natural:
     def stacked(self, points: LossPoints, ks: list[int], xs: list[np.ndarray]) -> list:
         """``self(x)`` of the problems that differ from this one in ``y`` alone, the rows ``ks`` of ``points`` (a
         stack, :meth:`LossPoints.rows`), each at its ``x``: the sums of :meth:`__call__`, computed together."""
-        f, grad, H = self._sums(points.rows(ks), np.array(xs))
-        return separate(f, lambda: (grad, H))
+        return separate(*self._sums(points.rows(ks), np.array(xs)))
 
 
 class ISplineQuantileRegressor:
@@ -437,12 +436,15 @@ class ISplineQuantileRegressor:
         return self
 
     def predict(self, z) -> np.ndarray:
-        # sum_j w_j I_j = sum_i c_i B_i with c_0 = 0, c_i = w_1 + ... + w_i: one spline, not the basis's columns
         p = self.params_
-        bp = np.asarray(p["breakpoints"], dtype=float)
-        x = np.clip(np.atleast_1d(np.asarray(z, dtype=float)), bp[0], bp[-1])
-        c = np.concatenate([[0.0], np.cumsum(p["w"])])
-        eta = p["a0"] + BSpline.construct_fast(clamped_knot_vector(bp, p["degree"]), c, p["degree"])(x)
+        if self.__dict__.get("_spline_of") is not p:  # the spline made once per fitted params_
+            # sum_j w_j I_j = sum_i c_i B_i with c_0 = 0, c_i = w_1 + ... + w_i: one spline, not the basis's columns
+            bp = np.asarray(p["breakpoints"], dtype=float)
+            c = np.concatenate([[0.0], np.cumsum(p["w"])])
+            self._spline = bp[0], bp[-1], BSpline.construct_fast(clamped_knot_vector(bp, p["degree"]), c, p["degree"])
+            self._spline_of = p
+        lo, hi, spline = self._spline
+        eta = p["a0"] + spline(np.clip(np.atleast_1d(np.asarray(z, dtype=float)), lo, hi))
         return p["y0"] + p["L"] * expit(eta)
 
 

@@ -255,8 +255,7 @@ class _Problem:
         """``self(x)`` of the problems that differ from this one (unboxed) in ``y`` alone, the rows ``ks`` of
         ``points`` (a stack, :meth:`LossPoints.rows`), each at its ``x``: the sums of :meth:`__call__`, computed
         together."""
-        f, grad, H = self._sums(points.rows(ks), np.array(xs))
-        return separate(f, lambda: (grad, H))
+        return separate(*self._sums(points.rows(ks), np.array(xs)))
 
     def _sums(self, pts: LossPoints, X: np.ndarray):
         """``(J, gradients, Hessians)`` of the curves ``X`` (rows) on the points ``pts`` (one ``y``, or one per

@@ -461,8 +461,11 @@ def test_the_project_pins_load():
 # -- running the adapter ---------------------------------------------------------------------------------------
 
 
-def test_the_adapter_runs_isolated_from_the_checkout(checked_out):
+def test_the_adapter_runs_isolated_from_the_checkout(checked_out, monkeypatch):
     w = checked_out
+    scratch_root = w.tmp / "tmp"  # the run's scratch folder is made here, and must be gone after it
+    scratch_root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch_root))
     r = _arm(w, claim=_claim(controls=[("double", 2)]))
     assert r.status == "ok", r.reason
     assert r.values == {"value": 20.0, "seed": 7.0}  # VALUE = 2 at the pinned commit, times factor 10
@@ -472,7 +475,7 @@ def test_the_adapter_runs_isolated_from_the_checkout(checked_out):
     assert d["env"]["MPLBACKEND"] == "Agg" and d["env"]["PYTHONHASHSEED"] == "0"
     assert d["cwd"] == "<scratch>"  # the scratch folder, named without its local path
     assert d["env"]["HOME"] == "<scratch>/home" and d["env"]["MPLCONFIGDIR"] == "<scratch>/mpl"
-    assert not list(Path(tempfile.gettempdir()).glob(f"{upstream.SCRATCH_PREFIX}{os.getpid()}-*"))  # and it is gone
+    assert not list(scratch_root.iterdir())  # and it is gone
     assert d["table"] == "a,b\n1,2\n"
     assert "noise on stdout" in r.stdout and (r.commit, r.url) == (w.c2, str(w.tmp / "origin"))
     assert not list(w.vendor.rglob("__pycache__"))  # the checkout stays clean
