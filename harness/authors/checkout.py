@@ -84,6 +84,9 @@ def load_pins(path: str | Path = PINS_FILE) -> dict[str, Pin]:
     path = Path(path)
     try:
         raw = yaml.safe_load(read_regular_file(path, limit=MAX_LOCK_BYTES).decode("utf-8"))
+        if not isinstance(raw, dict):
+            raise UpstreamError(f"{path}: expected a mapping of pin names to pins, got {type(raw).__name__}")
+        return _PINS.validate_python(raw)
     except FileNotFoundError:
         raise UpstreamError(f"{path}: the file of upstream pins does not exist") from None
     except FileRefused as exc:
@@ -92,10 +95,6 @@ def load_pins(path: str | Path = PINS_FILE) -> dict[str, Pin]:
         raise UpstreamError(f"{path}: the file of upstream pins is not UTF-8 text (byte offset {exc.start})") from None
     except yaml.YAMLError as exc:
         raise UpstreamError(f"{path}: not valid YAML: {exc}") from None
-    if not isinstance(raw, dict):
-        raise UpstreamError(f"{path}: expected a mapping of pin names to pins, got {type(raw).__name__}")
-    try:
-        return _PINS.validate_python(raw)
     except ValidationError as err:
         raise UpstreamError(f"{path}: " + "; ".join(format_validation_error(err))) from None
 
@@ -192,20 +191,14 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
     dest = Path(vendor_dir) / pin_name
     fix = f"remove {shown(dest)} and run `make vendor`"
     fresh = not dest.exists()
+    checking_out = f"git failed while checking out {pin.url} at {pin.commit} in {shown(dest)}"
+    failed = f"could not clone {pin.url} into {shown(dest)}" if fresh else checking_out
     try:
         if fresh:
             dest.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                _git(git.Git(), mirrors=True).clone("--quiet", "--no-checkout", pin.url, str(dest))
-                repo = _open_repo(dest, fix)
-            except git.GitCommandError as exc:
-                raise UpstreamError(
-                    f"could not clone {pin.url} into {shown(dest)}: {_git_failure(exc)};"
-                    f" {MIRROR_HINT.format(url=pin.url)}"
-                ) from None
-        else:
-            repo = _open_repo(dest, fix)
-        with repo:
+            _git(git.Git(), mirrors=True).clone("--quiet", "--no-checkout", pin.url, str(dest))
+        with _open_repo(dest, fix) as repo:
+            failed = checking_out
             _check_origin(repo, dest, pin, fix)
             if not fresh:  # a fresh --no-checkout clone lists every file as deleted
                 _check_unchanged(repo, dest, fix)
@@ -217,10 +210,7 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
             repo.git.sparse_checkout("set", "--no-cone", *pin.sparse_patterns())
             repo.git.checkout("--quiet", "--detach", pin.commit)
     except git.GitCommandError as exc:
-        raise UpstreamError(
-            f"git failed while checking out {pin.url} at {pin.commit} in {shown(dest)}: {_git_failure(exc)};"
-            f" {MIRROR_HINT.format(url=pin.url)}"
-        ) from None
+        raise UpstreamError(f"{failed}: {_git_failure(exc)}; {MIRROR_HINT.format(url=pin.url)}") from None
     return verify_checkout(pin_name, vendor_dir, pins_file=pins_file)
 
 

@@ -158,21 +158,18 @@ class Outcome:
 
 def _preexec(limits: Limits, timeout_s: float):
     """The child's rlimits, each at most its hard limit here (a lower ``ulimit`` holds, and fails nothing)."""
-    wanted = [
-        (resource.RLIMIT_AS, limits.memory_bytes),
-        (resource.RLIMIT_FSIZE, limits.scratch_bytes),
-        (resource.RLIMIT_CPU, int(timeout_s) + 1),
-        (resource.RLIMIT_CORE, 0),
-    ]
-    settings = []
-    for which, value in wanted:
-        hard = resource.getrlimit(which)[1]
-        v = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        settings.append((which, (v, v)))
+    wanted = {
+        resource.RLIMIT_AS: limits.memory_bytes,
+        resource.RLIMIT_FSIZE: limits.scratch_bytes,
+        resource.RLIMIT_CPU: int(timeout_s) + 1,
+        resource.RLIMIT_CORE: 0,
+    }
+    hard = {which: resource.getrlimit(which)[1] for which in wanted}
+    settings = {w: v if hard[w] == resource.RLIM_INFINITY else min(v, hard[w]) for w, v in wanted.items()}
 
     def preexec():
-        for which, pair in settings:
-            resource.setrlimit(which, pair)
+        for which, value in settings.items():
+            resource.setrlimit(which, (value, value))
 
     return preexec
 
@@ -220,17 +217,15 @@ def run(cmd: Sequence[str], *, env: dict, cwd: Path, timeout_s: float, limits: L
                 if not chunk:
                     sel.unregister(key.fd)
                     continue
-                buf = bufs[key.fd]
-                buf += chunk
-                if key.fd == answer_r:
-                    if len(buf) > limits.answer_bytes:
-                        stopped = f"wrote an answer of more than {sized(limits.answer_bytes)} and was killed"
-                        break
-                    continue
-                del buf[:-TAIL_BYTES]
-                printed += len(chunk)
-                if printed > limits.output_bytes:
+                bufs[key.fd] += chunk
+                if key.fd != answer_r:
+                    del bufs[key.fd][:-TAIL_BYTES]
+                    printed += len(chunk)
+                if len(bufs[answer_r]) > limits.answer_bytes:
+                    stopped = f"wrote an answer of more than {sized(limits.answer_bytes)} and was killed"
+                elif printed > limits.output_bytes:
                     stopped = f"printed more than {sized(limits.output_bytes)} to stdout and stderr and was killed"
+                if stopped:
                     break
     finally:
         sel.close()

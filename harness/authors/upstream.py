@@ -19,6 +19,7 @@ import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -94,11 +95,6 @@ class UpstreamResult:
     def ok(self) -> bool:
         return self.status == "ok"
 
-    @classmethod
-    def from_json(cls, data: dict) -> UpstreamResult:
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
-
 
 def _failed(reason: str, **fields) -> UpstreamResult:
     return UpstreamResult(status="could not run", reason=reason, **fields)
@@ -124,7 +120,6 @@ def _cache_key(
     commit: str, inputs: list[dict], code: dict[str, str], request: dict, tree: str, confined: dict, env: str | None
 ) -> str:
     """sha256 of everything the answer depends on, each file by hash."""
-    versions = {pkg: importlib.metadata.version(pkg) for pkg in ("numpy", "scipy", "pandas")}
     material = {
         "commit": commit,
         "checkout": tree,
@@ -132,7 +127,7 @@ def _cache_key(
         "code": code,
         "request": {k: request[k] for k in ("params", "controls", "seed", "part") if k in request},
         "python": sys.version,
-        "packages": versions,
+        "packages": {pkg: importlib.metadata.version(pkg) for pkg in ("numpy", "scipy", "pandas")},
         "numerics": pinned_env(os.environ),  # the kernels the answer was computed with
         "confinement": confined,  # an answer made unconfined is never served to a confined run
     }
@@ -154,12 +149,10 @@ def _read_cache(path: Path, confinement: dict) -> UpstreamResult | None:
     try:
         stored = json.loads(read_regular_file(path, limit=CACHE_MAX_BYTES), parse_constant=_no_constant)
         result = stored["result"]
-        if hashlib.sha256(_canonical(result)).hexdigest() != stored["sha256"]:
-            return None
+        verified = hashlib.sha256(_canonical(result)).hexdigest() == stored["sha256"]
         _Answer.model_validate({k: result[k] for k in ("values", "details", "controls")})
-        if result["status"] != "ok" or result["confinement"] != confinement:
-            return None
-        return UpstreamResult.from_json(result)
+        ok = verified and result["status"] == "ok" and result["confinement"] == confinement
+        return UpstreamResult(**result) if ok else None
     except (OSError, FileRefused, ValueError, TypeError, KeyError, ValidationError):
         return None
 
@@ -217,9 +210,8 @@ def _text(data: bytes, scratch: Path) -> str:
     return scrub_paths(_tail(data.decode("utf-8", errors="replace")), scratch=scratch, any_temp=False)
 
 
-def _run_adapter(checkout_dir: Path, adapter: _Adapter, request: dict, inputs: dict, options, bwrap, env):
+def _run_adapter(checkout_dir: Path, adapter: _Adapter, request: dict, inputs: dict, options, bwrap, env, confined):
     """Run the launcher once in a scratch folder, confined."""
-    launcher = adapter.harness_dir / LAUNCHER
     python, env_paths = (sys.executable, []) if env is None else (str(env.python), [env.folder, env.base_prefix])
     with tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX) as tmp:
         scratch = Path(tmp) / "work"  # the writable folder (a tmpfs under bubblewrap)
@@ -228,21 +220,12 @@ def _run_adapter(checkout_dir: Path, adapter: _Adapter, request: dict, inputs: d
         copies = {n: atomic_write_bytes(folder / str(i) / f, data) for i, (n, (f, data)) in enumerate(inputs.items())}
         request = {**request, "tables": {name: str(path) for name, path in copies.items()}}
         req = atomic_write_text(Path(tmp) / "request.json", json.dumps(request))
-        argv = [str(checkout_dir), str(adapter.harness_dir), adapter.module, str(req)]
-        cmd = sandbox.command(
-            bwrap,
-            [python, *LAUNCH_FLAGS, str(launcher), *argv],
-            scratch,
-            [checkout_dir, adapter.harness_dir, Path(tmp) / "inputs", req, *env_paths],
-            options.limits,
-        )
+        launch = [str(adapter.harness_dir / LAUNCHER), str(checkout_dir), str(adapter.harness_dir), adapter.module]
+        visible = [checkout_dir, adapter.harness_dir, folder, req, *env_paths]
+        cmd = sandbox.command(bwrap, [python, *LAUNCH_FLAGS, *launch, str(req)], scratch, visible, options.limits)
         out = sandbox.run(cmd, env=_child_env(scratch), cwd=scratch, timeout_s=options.timeout_s, limits=options.limits)
-        run = {
-            "seconds": out.seconds,
-            "stdout": _text(out.stdout, scratch),
-            "stderr": _text(out.stderr, scratch),
-            "confinement": sandbox.describe(options.limits, bwrap is not None),
-        }
+        said = {name: _text(getattr(out, name), scratch) for name in ("stdout", "stderr")}
+        run = {"seconds": out.seconds, **said, "confinement": confined}
     rc = out.returncode
     if out.stopped:
         return _failed(f"the adapter {adapter.name} {out.stopped}", **run)
@@ -298,15 +281,13 @@ def run_upstream_arm(
         return _failed(f"the adapter of protocol '{protocol.name}' cannot be read: {exc}")
     if adapter is None:
         return UpstreamResult("not run", f"protocol '{protocol.name}' has no adapter for the authors' code")
+    where = {}
     try:
         pin = find_pin(claim.upstream, options.pins_file)
-    except UpstreamError as exc:
-        return _failed(str(exc))
-    where = {"commit": pin.commit, "url": pin.url}
-    described = tables.describe(claim.inputs)
-    # the verified bytes of each table, with its file's name: the adapter reads copies of these
-    inputs = {r["name"]: (PurePosixPath(r["path"]).name, tables.data(r["name"])) for r in described}
-    try:
+        where = {"commit": pin.commit, "url": pin.url}
+        described = tables.describe(claim.inputs)  # a DataError of the input tables propagates
+        # the verified bytes of each table, with its file's name: the adapter reads copies of these
+        inputs = {r["name"]: (PurePosixPath(r["path"]).name, tables.data(r["name"])) for r in described}
         if options.auto_checkout and not (Path(options.vendor_dir) / claim.upstream).exists():
             with project_lock():
                 checkout(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
@@ -329,14 +310,15 @@ def run_upstream_arm(
     # each request cached on its own: the adapter's ``parts(request)`` (its ``combine`` makes the claim's answer)
     plan = adapter.plan()
     requests = list(plan.parts(request)) if hasattr(plan, "parts") else [request]
+    confined = sandbox.describe(options.limits, bwrap is not None)
 
-    def key_of(sub, confined):
-        return _cache_key(pin.commit, described, adapter.code, sub, tree, confined, env and env.digest)
+    def answer(sub: dict) -> UpstreamResult:
+        key = _cache_key(pin.commit, described, adapter.code, sub, tree, confined, env and env.digest)
+        run = partial(_run_adapter, checkout_dir, adapter, sub, inputs, options, bwrap, env, confined)
+        return _run_part(key, options, confined, run)
 
     with ThreadPoolExecutor(max_workers=max(1, min(len(requests), jobs))) as pool:
-        results = list(
-            pool.map(lambda sub: _run_part(checkout_dir, adapter, sub, inputs, options, bwrap, key_of, env), requests)
-        )
+        results = list(pool.map(answer, requests))
     for i, r in enumerate(results):  # the first request that failed fails the claim's arm
         if not r.ok:
             label = "" if len(requests) == 1 else f"request {i + 1} of {len(requests)} ({_parts_label(requests[i])}): "
@@ -344,21 +326,20 @@ def run_upstream_arm(
     return _combined(adapter, request, requests, results, where)
 
 
-def _run_part(checkout_dir, adapter, sub, inputs, options, bwrap, key_of, env) -> UpstreamResult:
-    """One request, answered once however many claims of a build ask it at once (they wait for the first)."""
-    described = sandbox.describe(options.limits, bwrap is not None)
-    key = key_of(sub, described)
+def _run_part(key: str, options: UpstreamOptions, confined: dict, run) -> UpstreamResult:
+    """One request (``run()`` answers it), answered once however many claims of a build ask it at once (they
+    wait for the first)."""
     cache_file = Path(options.cache_dir) / f"{key}.json"
     answered = _FRESH.get(key, 0)  # a run that ends while this one waits answers it, --force-upstream or not
     with _held(_KEYS, key, threading.Lock):
         reuse = not options.force or _FRESH.get(key, 0) != answered
-        if reuse and (stored := _read_cache(cache_file, described)) is not None:
+        if reuse and (stored := _read_cache(cache_file, confined)) is not None:
             return dataclasses.replace(stored, cached=True, cache_key=key)  # nothing ran
         with _held(_RUNNING, options.jobs, lambda: threading.BoundedSemaphore(options.jobs)):
-            ran = _run_adapter(checkout_dir, adapter, sub, inputs, options, bwrap, env)
+            ran = run()
         if ran.ok:  # in the form the cache keeps (keys sorted), so that a fresh answer and a cached one are one record
             body = json.loads(_canonical(dataclasses.asdict(ran)))
-            ran = UpstreamResult.from_json(body)
+            ran = UpstreamResult(**body)
             _write_cache(cache_file, body)
             _FRESH[key] = _FRESH.get(key, 0) + 1
     return dataclasses.replace(ran, cache_key=key)

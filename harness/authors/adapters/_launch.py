@@ -1,11 +1,8 @@
 """Run one adapter against the authors' checkout: ``python -s -P -B _launch.py CHECKOUT HARNESS_DIR MODULE
-REQUEST_JSON`` (standard library only; imports nothing of the harness itself).
-
-The verified checkout goes first on ``sys.path`` (the authors' modules expect the repository root there); the
-harness package is importable from HARNESS_DIR alone. The adapter's ``run(request)`` answer and the harness
-files the run loaded (checked by the caller against its cache key) are written as strict JSON to the fd in
-``$HARNESS_ANSWER_FD``, not to stdout, which the authors' code prints to. An error is a traceback on stderr
-and a non-zero exit status.
+REQUEST_JSON`` (standard library only). The checkout goes first on ``sys.path``, the package ``harness`` is
+loaded from HARNESS_DIR alone; the adapter's ``run(request)`` answer and the harness files the run loaded (its
+cache key must cover them) go as strict JSON to the fd in ``$HARNESS_ANSWER_FD`` (the authors' code prints to
+stdout). An error is a traceback on stderr and a non-zero exit status.
 """
 
 import importlib
@@ -13,16 +10,6 @@ import importlib.util
 import json
 import os
 import sys
-
-
-def harness_package(harness_dir: str) -> None:
-    """Register the package ``harness`` from ``harness_dir`` only."""
-    spec = importlib.util.spec_from_file_location(
-        "harness", os.path.join(harness_dir, "__init__.py"), submodule_search_locations=[harness_dir]
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["harness"] = module
-    spec.loader.exec_module(module)
 
 
 def loaded_files(harness_dir: str) -> list[str]:
@@ -50,7 +37,12 @@ def main(argv: list[str]) -> int:
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if p not in ("", ".", here)]  # already so under -P
     sys.path.insert(0, os.path.abspath(checkout))
-    harness_package(os.path.abspath(harness_dir))
+    package = os.path.abspath(harness_dir)
+    spec = importlib.util.spec_from_file_location(
+        "harness", os.path.join(package, "__init__.py"), submodule_search_locations=[package]
+    )
+    sys.modules["harness"] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sys.modules["harness"])
     adapter = importlib.import_module(module)
 
     with open(request_file, encoding="utf-8") as fh:
