@@ -112,36 +112,29 @@ def find_pin(name: str, pins_file: str | Path = PINS_FILE) -> Pin:
 # -- checkout -----------------------------------------------------------------------------------------------
 
 
-def _mirrors() -> list[str]:
-    """The user's ``url.<mirror>.insteadOf`` settings (global configuration), as ``-c`` values for clone and fetch."""
-    out = _or_none(git.Git().config, "--global", "--get-regexp", r"^url\..*\.insteadof$") or ""
-    return [f"{key}={value}" for key, value in (line.split(" ", 1) for line in out.splitlines() if " " in line)]
-
-
 def _git(repo_or_git, mirrors: bool = False):
-    """``repo.git`` (or a bare :class:`git.Git`) in the harness's git environment."""
+    """``repo.git`` (or a bare :class:`git.Git`) in the harness's git environment; with ``mirrors``, the user's
+    ``url.<mirror>.insteadOf`` settings (global configuration) as ``-c`` values, for clone and fetch."""
     g = repo_or_git.git if isinstance(repo_or_git, git.Repo) else repo_or_git
     g.update_environment(**GIT_ENV)
-    g.set_persistent_git_options(c=GIT_OPTIONS + (_mirrors() if mirrors else []))
+    found = _or_none(git.Git().config, "--global", "--get-regexp", r"^url\..*\.insteadof$") if mirrors else None
+    pairs = (line.split(" ", 1) for line in (found or "").splitlines() if " " in line)
+    g.set_persistent_git_options(c=GIT_OPTIONS + [f"{key}={value}" for key, value in pairs])
     return g
 
 
-def _foreign_config(dest: Path) -> list[str]:
-    """Keys of the checkout's own configuration the harness did not write (an include, a hook path, a filter...)."""
-    found = []
-    for path in (dest / ".git" / "config", dest / ".git" / "config.worktree"):
-        if path.exists():
-            out = _git(git.Git()).config("--file", str(path), "--list", "--name-only")
-            found += [k for k in out.split() if k not in OWN_CONFIG and not k.startswith("branch.")]
-    return found
-
-
 def _open_repo(dest: Path, fix: str) -> git.Repo:
+    """The checkout at ``dest``, refused when its own configuration holds a key the harness did not write (an
+    include, a hook path, a filter...)."""
     try:
         repo = git.Repo(dest)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise UpstreamError(f"{shown(dest)} is not a git repository; {fix}") from None
-    foreign = _foreign_config(dest)
+    foreign = []
+    for path in (dest / ".git" / "config", dest / ".git" / "config.worktree"):
+        if path.exists():
+            out = _git(git.Git()).config("--file", str(path), "--list", "--name-only")
+            foreign += [k for k in out.split() if k not in OWN_CONFIG and not k.startswith("branch.")]
     if foreign:
         repo.close()
         raise UpstreamError(f"{shown(dest)}: its git configuration holds {', '.join(foreign[:6])}; {fix}")

@@ -35,7 +35,6 @@ from ..core.schema import format_validation_error
 from . import sandbox
 from .checkout import PINS_FILE, VENDOR_DIR, checkout, find_pin, verified_tree
 from .environment import ENVS_DIR, environment
-from .sandbox import Limits
 
 CACHE_DIR = PROJECT_ROOT / ".cache" / "upstream"
 OUTPUT_TAIL_CHARS = 20_000  # kept of the adapter's stdout and stderr
@@ -66,7 +65,6 @@ class UpstreamOptions:
     pins_file: Path = PINS_FILE
     harness_dir: Path = HARNESS
     sandbox: str = "bubblewrap"
-    limits: Limits = Limits()
     jobs: int | None = None  # requests run at once (default: this machine's cores)
     envs_dir: Path = ENVS_DIR  # the environments pins declare
 
@@ -222,8 +220,8 @@ def _run_adapter(checkout_dir: Path, adapter: _Adapter, request: dict, inputs: d
         req = atomic_write_text(Path(tmp) / "request.json", json.dumps(request))
         launch = [str(adapter.harness_dir / LAUNCHER), str(checkout_dir), str(adapter.harness_dir), adapter.module]
         visible = [checkout_dir, adapter.harness_dir, folder, req, *env_paths]
-        cmd = sandbox.command(bwrap, [python, *LAUNCH_FLAGS, *launch, str(req)], scratch, visible, options.limits)
-        out = sandbox.run(cmd, env=_child_env(scratch), cwd=scratch, timeout_s=options.timeout_s, limits=options.limits)
+        cmd = sandbox.command(bwrap, [python, *LAUNCH_FLAGS, *launch, str(req)], scratch, visible)
+        out = sandbox.run(cmd, env=_child_env(scratch), cwd=scratch, timeout_s=options.timeout_s)
         said = {name: _text(getattr(out, name), scratch) for name in ("stdout", "stderr")}
         run = {"seconds": out.seconds, **said, "confinement": confined}
     rc = out.returncode
@@ -310,7 +308,7 @@ def run_upstream_arm(
     # each request cached on its own: the adapter's ``parts(request)`` (its ``combine`` makes the claim's answer)
     plan = adapter.plan()
     requests = list(plan.parts(request)) if hasattr(plan, "parts") else [request]
-    confined = sandbox.describe(options.limits, bwrap is not None)
+    confined = sandbox.describe(bwrap is not None)
 
     def answer(sub: dict) -> UpstreamResult:
         key = _cache_key(pin.commit, described, adapter.code, sub, tree, confined, env and env.digest)
