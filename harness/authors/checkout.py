@@ -4,6 +4,7 @@ that :func:`verified_tree` checks byte for byte before every use; git in an envi
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -41,9 +42,6 @@ MIRROR_HINT = (
 def package_name(requirement: str) -> str:
     """A package's normalised name (PEP 503) in ``name==version``."""
     return re.sub(r"[-_.]+", "-", requirement.split("==")[0]).lower()
-
-
-# -- pins ---------------------------------------------------------------------------------------------------
 
 
 class Pin(BaseModel):
@@ -107,9 +105,6 @@ def find_pin(name: str, pins_file: str | Path = PINS_FILE) -> Pin:
             f" known: {', '.join(sorted(pins)) or 'none'}"
         )
     return pins[name]
-
-
-# -- checkout -----------------------------------------------------------------------------------------------
 
 
 def _git(repo_or_git, mirrors: bool = False):
@@ -227,17 +222,12 @@ def _disk_mismatches(root: Path, repo: git.Repo, commit: str, paths: list[str]) 
         if kind != "blob":
             continue  # a submodule's commit: nothing of it is checked out
         path = root / rel
-        try:
+        found = None  # unless it is the kind git pinned (a link, an executable or not) and can be read
+        with contextlib.suppress(OSError):
             if mode == "120000":
                 found = _blob_id(os.readlink(path).encode()) if path.is_symlink() else None
-            elif path.is_symlink() or not path.is_file():
-                found = None
-            else:
+            elif path.is_file() and not path.is_symlink() and (mode == "100755") == bool(path.stat().st_mode & 0o111):
                 found = _blob_id(path.read_bytes())
-                if (mode == "100755") != bool(path.stat().st_mode & 0o111):
-                    found = None
-        except OSError:
-            found = None
         if found != blob:
             bad.append(rel)
         material.update(f"{mode} {found} {rel}\0".encode())

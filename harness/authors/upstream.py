@@ -319,7 +319,9 @@ def run_upstream_arm(
         results = list(pool.map(answer, requests))
     for i, r in enumerate(results):  # the first request that failed fails the claim's arm
         if not r.ok:
-            label = "" if len(requests) == 1 else f"request {i + 1} of {len(requests)} ({_parts_label(requests[i])}): "
+            part, tasks = requests[i].get("part"), requests[i]["params"].get("tasks", {})
+            what = (", ".join(tasks) or "the claim") if part is None else ", ".join(f"{k} {v}" for k, v in part.items())
+            label = "" if len(requests) == 1 else f"request {i + 1} of {len(requests)} ({what}): "
             return dataclasses.replace(r, reason=label + (r.reason or ""), **where)
     return _combined(adapter, request, requests, results, where)
 
@@ -341,13 +343,6 @@ def _run_part(key: str, options: UpstreamOptions, confined: dict, run) -> Upstre
             _write_cache(cache_file, body)
             _FRESH[key] = _FRESH.get(key, 0) + 1
     return dataclasses.replace(ran, cache_key=key)
-
-
-def _parts_label(sub: dict) -> str:
-    part = sub.get("part")
-    if part is None:
-        return ", ".join(sub["params"].get("tasks", {})) or "the claim"
-    return ", ".join(f"{k} {v}" for k, v in part.items())
 
 
 def _combined(adapter, request, requests, results, where) -> UpstreamResult:

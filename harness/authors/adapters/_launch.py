@@ -15,12 +15,8 @@ import sys
 def loaded_files(harness_dir: str) -> list[str]:
     """The harness's files loaded so far, relative to its folder (``protocols/x/adapter.py``)."""
     root = os.path.realpath(harness_dir)
-    out = []
-    for name, module in list(sys.modules.items()):
-        path = getattr(module, "__file__", None)
-        if (name == "harness" or name.startswith("harness.")) and path:
-            out.append(os.path.relpath(os.path.realpath(path), root).replace(os.sep, "/"))
-    return sorted(out)
+    ours = [getattr(m, "__file__", None) for n, m in list(sys.modules.items()) if n.split(".")[0] == "harness"]
+    return sorted(os.path.relpath(os.path.realpath(path), root).replace(os.sep, "/") for path in ours if path)
 
 
 def main(argv: list[str]) -> int:

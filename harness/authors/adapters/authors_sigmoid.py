@@ -137,12 +137,8 @@ def load_tasks(request: dict):
     if p.get("compute"):
         x, Y = _compute_column(table, p["compute"], columns)
         return sqo, labels, x, Y
-    x, Y, kept = sig._load_xy_from_csv(
-        table,
-        task_cols=columns,
-        compute_product_cols=(p["tokens_col"], p["params_col"]),
-        compute_multiplier=float(p["multiplier"]),
-    )
+    prod, mult = (p["tokens_col"], p["params_col"]), float(p["multiplier"])
+    x, Y, kept = sig._load_xy_from_csv(table, task_cols=columns, compute_product_cols=prod, compute_multiplier=mult)
     if kept != columns:
         raise ValueError(f"{table}: the authors' loader kept columns {kept}, the claim asks for {columns}")
     return sqo, labels, x, Y
@@ -201,14 +197,9 @@ def _argument_defaults(function, names: tuple[str, ...]) -> dict[str, tuple[floa
     lines, first = inspect.getsourcelines(function)
     tree = ast.parse(textwrap.dedent("".join(lines)))
     out = {}
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and getattr(node.func, "attr", None) == "add_argument"
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-            and node.args[0].value in names
-        ):
+    calls = (n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", None) == "add_argument")
+    for node in calls:
+        if node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value in names:
             for kw in node.keywords:
                 if kw.arg == "default":
                     out[node.args[0].value] = (float(ast.literal_eval(kw.value)), first + node.lineno - 1)
@@ -239,14 +230,6 @@ def own_setting(request: dict) -> dict:
     lines, first = inspect.getsourcelines(sig.fit_sigmoid_frontier)
     kappa_line = first + next(i for i, line in enumerate(lines) if "kappa_final" in line)
     lam_line = 1 + next(i for i, line in enumerate(inspect.findsource(sig)[0]) if line.startswith("DEFAULT_LAMBDA_B"))
-    return {
-        "tau": tau,
-        "kappa": kappa,
-        "lam": float(sig.LAMBDA_B),
-        "where": {
-            "tau": f"{_path_of(sig)}:{tau_line}",
-            "kappa": f"{_path_of(sig)}:{kappa_line}",
-            "lam": f"{_path_of(sig)}:{lam_line}",
-        },
-        "path": "cli",
-    }
+    at = {"tau": tau_line, "kappa": kappa_line, "lam": lam_line}
+    where = {name: f"{_path_of(sig)}:{line}" for name, line in at.items()}
+    return {"tau": tau, "kappa": kappa, "lam": float(sig.LAMBDA_B), "where": where, "path": "cli"}
