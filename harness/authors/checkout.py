@@ -118,9 +118,9 @@ def _git(repo_or_git, mirrors: bool = False):
     return g
 
 
-def _open_repo(dest: Path, fix: str) -> git.Repo:
-    """The checkout at ``dest``, refused when its own configuration holds a key the harness did not write (an
-    include, a hook path, a filter...)."""
+def _open_repo(dest: Path, pin: Pin, fix: str) -> git.Repo:
+    """The checkout at ``dest``: refused unless a clone of the pin's URL whose own configuration holds only keys
+    the harness wrote (not an include, a hook path, a filter...)."""
     try:
         repo = git.Repo(dest)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -133,7 +133,10 @@ def _open_repo(dest: Path, fix: str) -> git.Repo:
     if foreign:
         repo.close()
         raise UpstreamError(f"{shown(dest)}: its git configuration holds {', '.join(foreign[:6])}; {fix}")
-    _git(repo)
+    origin = _or_none(_git(repo).config, "--get", "remote.origin.url")
+    if origin != pin.url:
+        repo.close()
+        raise UpstreamError(f"{shown(dest)} is a clone of {origin}, expected {pin.url}; {fix}")
     return repo
 
 
@@ -143,12 +146,6 @@ def _or_none(call, *args):
         return call(*args)
     except git.GitCommandError:
         return None
-
-
-def _check_origin(repo: git.Repo, dest: Path, pin: Pin, fix: str) -> None:
-    found = _or_none(repo.git.config, "--get", "remote.origin.url")
-    if found != pin.url:
-        raise UpstreamError(f"{shown(dest)} is a clone of {found}, expected {pin.url}; {fix}")
 
 
 def _check_unchanged(repo: git.Repo, dest: Path, fix: str) -> None:
@@ -185,9 +182,8 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
         if fresh:
             dest.parent.mkdir(parents=True, exist_ok=True)
             _git(git.Git(), mirrors=True).clone("--quiet", "--no-checkout", pin.url, str(dest))
-        with _open_repo(dest, fix) as repo:
+        with _open_repo(dest, pin, fix) as repo:
             failed = checking_out
-            _check_origin(repo, dest, pin, fix)
             if not fresh:  # a fresh --no-checkout clone lists every file as deleted
                 _check_unchanged(repo, dest, fix)
             if not _has_commit(repo, pin.commit):
@@ -251,16 +247,14 @@ def verified_tree(
             f"no checkout of '{pin_name}' at {shown(dest)}; run `make vendor` (it clones {pin.url} at {pin.commit})"
         )
     try:
-        with _open_repo(dest, fix) as repo:
-            _check_origin(repo, dest, pin, fix)
+        with _open_repo(dest, pin, fix) as repo:
             head = _or_none(repo.git.rev_parse, "--verify", "--quiet", "HEAD^{commit}")
             if head != pin.commit:
                 raise UpstreamError(
                     f"{shown(dest)}: HEAD is {head[:7] if head else 'not a commit'}, expected {pin.commit};"
                     " run `make vendor` to check out the pinned commit"
                 )
-            found = _or_none(repo.git.sparse_checkout, "list")
-            sparse = None if found is None else found.splitlines()
+            sparse = (_or_none(repo.git.sparse_checkout, "list") or "").splitlines()
             if sparse != pin.sparse_patterns():
                 raise UpstreamError(
                     f"{shown(dest)}: sparse-checkout paths are {sparse or 'not set (full checkout)'},"

@@ -1,6 +1,5 @@
 """The Python environment a pin's code runs in, when the pin declares ``packages``: built once with uv into
-``.cache/envs/<digest>/`` (docs/authors-arm.md), its :data:`STAMP` written last: a folder without it is never used.
-"""
+``.cache/envs/<digest>/`` (docs/authors-arm.md), its :data:`STAMP` written last: a folder without it is never used."""
 
 from __future__ import annotations
 

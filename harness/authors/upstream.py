@@ -2,8 +2,7 @@
 scratch folder under bubblewrap (:mod:`.sandbox`; unconfined only with ``--sandbox none``), on copies of the
 verified tables. Answers are cached under ``.cache/upstream/``, keyed by everything they depend on (the harness
 files the adapter may load: :data:`~harness.core.claimslock.ADAPTER_CODE`), and used only when they verify.
-Trouble with the checkout or the adapter makes the arm "could not run"; it never raises.
-"""
+Trouble with the checkout or the adapter makes the arm "could not run"; it never raises."""
 
 from __future__ import annotations
 
@@ -19,7 +18,6 @@ import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -177,9 +175,7 @@ def _child_env(scratch: Path) -> dict[str, str]:
         "PYTHONHASHSEED": "0",
         "PYTHONUTF8": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
-        "OPENBLAS_NUM_THREADS": "1",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
+        **dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"), "1"),
         **pinned_env(os.environ),
     }
 
@@ -295,7 +291,7 @@ def run_upstream_arm(
     except UpstreamError as exc:
         return _failed(str(exc), **where)
     jobs = options.jobs or os.cpu_count() or 1
-    options = dataclasses.replace(options, timeout_s=pin.timeout_s or options.timeout_s, jobs=jobs)
+    options = dataclasses.replace(options, timeout_s=pin.timeout_s or options.timeout_s)
     request = {
         "params": params.model_dump(mode="json"),
         "controls": [
@@ -311,9 +307,22 @@ def run_upstream_arm(
     confined = sandbox.describe(bwrap is not None)
 
     def answer(sub: dict) -> UpstreamResult:
+        """One request, answered once however many claims of a build ask it at once (they wait for the first)."""
         key = _cache_key(pin.commit, described, adapter.code, sub, tree, confined, env and env.digest)
-        run = partial(_run_adapter, checkout_dir, adapter, sub, inputs, options, bwrap, env, confined)
-        return _run_part(key, options, confined, run)
+        cache_file = Path(options.cache_dir) / f"{key}.json"
+        answered = _FRESH.get(key, 0)  # a run that ends while this one waits answers it, --force-upstream or not
+        with _held(_KEYS, key, threading.Lock):
+            reuse = not options.force or _FRESH.get(key, 0) != answered
+            if reuse and (stored := _read_cache(cache_file, confined)) is not None:
+                return dataclasses.replace(stored, cached=True, cache_key=key)  # nothing ran
+            with _held(_RUNNING, jobs, lambda: threading.BoundedSemaphore(jobs)):
+                ran = _run_adapter(checkout_dir, adapter, sub, inputs, options, bwrap, env, confined)
+            if ran.ok:  # in the form the cache keeps (keys sorted): a fresh answer and a cached one are one record
+                body = json.loads(_canonical(dataclasses.asdict(ran)))
+                ran = UpstreamResult(**body)
+                _write_cache(cache_file, body)
+                _FRESH[key] = _FRESH.get(key, 0) + 1
+        return dataclasses.replace(ran, cache_key=key)
 
     with ThreadPoolExecutor(max_workers=max(1, min(len(requests), jobs))) as pool:
         results = list(pool.map(answer, requests))
@@ -324,25 +333,6 @@ def run_upstream_arm(
             label = "" if len(requests) == 1 else f"request {i + 1} of {len(requests)} ({what}): "
             return dataclasses.replace(r, reason=label + (r.reason or ""), **where)
     return _combined(adapter, request, requests, results, where)
-
-
-def _run_part(key: str, options: UpstreamOptions, confined: dict, run) -> UpstreamResult:
-    """One request (``run()`` answers it), answered once however many claims of a build ask it at once (they
-    wait for the first)."""
-    cache_file = Path(options.cache_dir) / f"{key}.json"
-    answered = _FRESH.get(key, 0)  # a run that ends while this one waits answers it, --force-upstream or not
-    with _held(_KEYS, key, threading.Lock):
-        reuse = not options.force or _FRESH.get(key, 0) != answered
-        if reuse and (stored := _read_cache(cache_file, confined)) is not None:
-            return dataclasses.replace(stored, cached=True, cache_key=key)  # nothing ran
-        with _held(_RUNNING, options.jobs, lambda: threading.BoundedSemaphore(options.jobs)):
-            ran = run()
-        if ran.ok:  # in the form the cache keeps (keys sorted), so that a fresh answer and a cached one are one record
-            body = json.loads(_canonical(dataclasses.asdict(ran)))
-            ran = UpstreamResult(**body)
-            _write_cache(cache_file, body)
-            _FRESH[key] = _FRESH.get(key, 0) + 1
-    return dataclasses.replace(ran, cache_key=key)
 
 
 def _combined(adapter, request, requests, results, where) -> UpstreamResult:

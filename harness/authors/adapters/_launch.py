@@ -2,8 +2,7 @@
 REQUEST_JSON`` (standard library only). The checkout goes first on ``sys.path``, the package ``harness`` is
 loaded from HARNESS_DIR alone; the adapter's ``run(request)`` answer and the harness files the run loaded (its
 cache key must cover them) go as strict JSON to the fd in ``$HARNESS_ANSWER_FD`` (the authors' code prints to
-stdout). An error is a traceback on stderr and a non-zero exit status.
-"""
+stdout). An error is a traceback on stderr and a non-zero exit status."""
 
 import importlib
 import importlib.util
@@ -20,9 +19,6 @@ def loaded_files(harness_dir: str) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 4:
-        print("usage: _launch.py CHECKOUT HARNESS_DIR ADAPTER_MODULE REQUEST_JSON", file=sys.stderr)
-        return 2
     checkout, harness_dir, module, request_file = argv
     answer_fd = int(os.environ.pop("HARNESS_ANSWER_FD"))
     for folder in ("HOME", "MPLCONFIGDIR", "TMPDIR"):

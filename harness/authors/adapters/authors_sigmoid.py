@@ -1,7 +1,6 @@
 """The authors' sigmoid fitter as their CLI path calls it, and the claim's table as their loaders read it, shared
 by the adapters that fit their boundary. Runs inside the authors' environment; imports their modules lazily and
-nothing of the harness but its neighbours. Every setting is read from their code at the pinned commit.
-"""
+nothing of the harness but its neighbours. Every setting is read from their code at the pinned commit."""
 
 from __future__ import annotations
 

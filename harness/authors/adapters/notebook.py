@@ -1,6 +1,5 @@
 """Run chosen cells of the authors' notebook afresh (nbclient) and read back the variables asked for
-(docs/authors-arm.md). Imports nothing of the harness.
-"""
+(docs/authors-arm.md). Imports nothing of the harness."""
 
 from __future__ import annotations
 
