@@ -136,14 +136,11 @@ def _canonical(result: dict) -> bytes:
     return json.dumps(result, sort_keys=True, allow_nan=False, separators=(",", ":")).encode()
 
 
-def _no_constant(name: str):
-    raise ValueError(f"{name} is not a number a cached answer may hold")
-
-
 def _read_cache(path: Path, confinement: dict) -> UpstreamResult | None:
-    """The cached answer at ``path`` when it verifies (a bounded regular file, sha256, shape, confinement)."""
+    """The cached answer at ``path`` when it verifies (a bounded regular file, sha256, shape, confinement; a NaN
+    or an infinity fails :func:`_canonical`)."""
     try:
-        stored = json.loads(read_regular_file(path, limit=CACHE_MAX_BYTES), parse_constant=_no_constant)
+        stored = json.loads(read_regular_file(path, limit=CACHE_MAX_BYTES))
         result = stored["result"]
         verified = hashlib.sha256(_canonical(result)).hexdigest() == stored["sha256"]
         _Answer.model_validate({k: result[k] for k in ("values", "details", "controls")})
@@ -154,8 +151,7 @@ def _read_cache(path: Path, confinement: dict) -> UpstreamResult | None:
 
 
 def _write_cache(path: Path, body: dict) -> None:
-    """Store ``body`` (a result as canonical JSON's data) with its sha256; a cache that cannot be written is
-    skipped."""
+    """Store ``body`` (a result as canonical JSON's data) with its sha256; a cache that cannot be written is skipped."""
     envelope = {"sha256": hashlib.sha256(_canonical(body)).hexdigest(), "result": body}
     try:
         atomic_write_text(path, json.dumps(envelope, indent=1, allow_nan=False))
@@ -204,7 +200,7 @@ def _text(data: bytes, scratch: Path) -> str:
     return scrub_paths(_tail(data.decode("utf-8", errors="replace")), scratch=scratch, any_temp=False)
 
 
-def _run_adapter(checkout_dir: Path, adapter: _Adapter, request: dict, inputs: dict, options, bwrap, env, confined):
+def _run_adapter(checkout_dir: Path, adapter: _Adapter, request: dict, inputs: dict, timeout_s, bwrap, env, confined):
     """Run the launcher once in a scratch folder, confined."""
     python, env_paths = (sys.executable, []) if env is None else (str(env.python), [env.folder, env.base_prefix])
     with tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX) as tmp:
@@ -217,7 +213,7 @@ def _run_adapter(checkout_dir: Path, adapter: _Adapter, request: dict, inputs: d
         launch = [str(adapter.harness_dir / LAUNCHER), str(checkout_dir), str(adapter.harness_dir), adapter.module]
         visible = [checkout_dir, adapter.harness_dir, folder, req, *env_paths]
         cmd = sandbox.command(bwrap, [python, *LAUNCH_FLAGS, *launch, str(req)], scratch, visible)
-        out = sandbox.run(cmd, env=_child_env(scratch), cwd=scratch, timeout_s=options.timeout_s)
+        out = sandbox.run(cmd, env=_child_env(scratch), cwd=scratch, timeout_s=timeout_s)
         said = {name: _text(getattr(out, name), scratch) for name in ("stdout", "stderr")}
         run = {"seconds": out.seconds, **said, "confinement": confined}
     rc = out.returncode
@@ -291,7 +287,7 @@ def run_upstream_arm(
     except UpstreamError as exc:
         return _failed(str(exc), **where)
     jobs = options.jobs or os.cpu_count() or 1
-    options = dataclasses.replace(options, timeout_s=pin.timeout_s or options.timeout_s)
+    timeout_s = pin.timeout_s or options.timeout_s
     request = {
         "params": params.model_dump(mode="json"),
         "controls": [
@@ -316,7 +312,7 @@ def run_upstream_arm(
             if reuse and (stored := _read_cache(cache_file, confined)) is not None:
                 return dataclasses.replace(stored, cached=True, cache_key=key)  # nothing ran
             with _held(_RUNNING, jobs, lambda: threading.BoundedSemaphore(jobs)):
-                ran = _run_adapter(checkout_dir, adapter, sub, inputs, options, bwrap, env, confined)
+                ran = _run_adapter(checkout_dir, adapter, sub, inputs, timeout_s, bwrap, env, confined)
             if ran.ok:  # in the form the cache keeps (keys sorted): a fresh answer and a cached one are one record
                 body = json.loads(_canonical(dataclasses.asdict(ran)))
                 ran = UpstreamResult(**body)

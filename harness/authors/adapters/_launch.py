@@ -26,9 +26,7 @@ def main(argv: list[str]) -> int:
     if not (module == "harness" or module.startswith("harness.")):
         print(f"not a module of the harness: {module}", file=sys.stderr)
         return 2
-    here = os.path.dirname(os.path.abspath(__file__))
-    sys.path[:] = [p for p in sys.path if p not in ("", ".", here)]  # already so under -P
-    sys.path.insert(0, os.path.abspath(checkout))
+    sys.path.insert(0, os.path.abspath(checkout))  # -P left this script's folder off
     package = os.path.abspath(harness_dir)
     spec = importlib.util.spec_from_file_location(
         "harness", os.path.join(package, "__init__.py"), submodule_search_locations=[package]

@@ -72,16 +72,10 @@ def period_data(A, csv_path: str, p: dict) -> dict:
         per.append(pid)
         C.append(float(c) if pid >= 0 else float("nan"))
     C = np.asarray(C, float)
-    return {
-        "rows": rows,
-        "headers": headers,
-        "date_col": date_col,
-        "C": C,
-        "z": np.array([math.log10(c) if np.isfinite(c) else float("nan") for c in C]),
-        "per": np.asarray(per, int),
-        "Y": {label: np.array([_num(r.get(col)) for r in rows], float) for label, col in p["tasks"].items()},
-        "year_months": ym_all,
-    }
+    z = np.array([math.log10(c) if np.isfinite(c) else float("nan") for c in C])
+    Y = {label: np.array([_num(r.get(col)) for r in rows], float) for label, col in p["tasks"].items()}
+    table = {"rows": rows, "headers": headers, "date_col": date_col}
+    return {**table, "C": C, "z": z, "per": np.asarray(per, int), "Y": Y, "year_months": ym_all}
 
 
 def _year_month(text: str) -> tuple[int, ...]:
