@@ -59,12 +59,10 @@ class Pin(BaseModel):
     @field_validator("packages")
     @classmethod
     def _exact_versions(cls, packages: list[str]) -> list[str]:
-        bad = [p for p in packages if not EXACT_REQUIREMENT.fullmatch(p)]
-        if bad:
+        if bad := [p for p in packages if not EXACT_REQUIREMENT.fullmatch(p)]:
             raise ValueError(f"each package must be name==version (an exact version), got {', '.join(map(repr, bad))}")
         names = [package_name(p) for p in packages]
-        twice = sorted({n for n in names if names.count(n) > 1})
-        if twice:
+        if twice := sorted({n for n in names if names.count(n) > 1}):
             raise ValueError(f"each package must be named once, got {', '.join(twice)} more than once")
         return packages
 

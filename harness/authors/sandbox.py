@@ -102,10 +102,9 @@ def unavailable() -> str | None:
 
 
 def command(bwrap: str | None, cmd: Sequence[str], writable: Path, visible: Iterable[Path]) -> list:
-    """``cmd`` under the profile (as it is when ``bwrap`` is None): read-only system, Python environment this
-    interpreter runs from (its prefixes, as named and resolved) and ``visible``; ``writable``, an empty folder,
-    becomes a size-capped tmpfs (the host's copy stays empty) and the working directory, the only writable folder;
-    ``--unshare-all`` (no network, own pid namespace), no capabilities, a session of its own, ``--die-with-parent``."""
+    """``cmd`` under the profile (as it is when ``bwrap`` is None): the system, this interpreter's prefixes (as
+    named and resolved) and ``visible`` read-only; ``writable``, an empty folder, a size-capped tmpfs (the host's
+    copy stays empty), the working directory and the only writable folder; every namespace unshared."""
     if bwrap is None:
         return list(cmd)
     size = str(SCRATCH_BYTES)
@@ -131,16 +130,14 @@ def confinement(mode: str) -> str | None:
         raise UpstreamError(f"unknown sandbox mode {mode!r}; known: {', '.join(SANDBOX_MODES)}")
     if mode == "none":
         return None
-    why = unavailable()
-    if why is not None:
+    if (why := unavailable()) is not None:
         raise UpstreamError(f"{why}; the authors' code runs unconfined only when asked (--sandbox none)")
     return bwrap_path()
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """How one run ended: ``returncode`` (None when killed by the harness), why it was stopped, the tails of
-    its output, and its answer's bytes (None when the pipe stayed empty)."""
+    """How one run ended (``returncode`` None when the harness stopped it, ``answer`` None for an empty pipe)."""
 
     returncode: int | None
     stopped: str | None
@@ -152,14 +149,10 @@ class Outcome:
 
 def _preexec(timeout_s: float):
     """The child's rlimits, each at most its hard limit here (a lower ``ulimit`` holds, and fails nothing)."""
-    wanted = {
-        resource.RLIMIT_AS: MEMORY_BYTES,
-        resource.RLIMIT_FSIZE: SCRATCH_BYTES,
-        resource.RLIMIT_CPU: int(timeout_s) + 1,
-        resource.RLIMIT_CORE: 0,
-    }
-    hard = {which: resource.getrlimit(which)[1] for which in wanted}
-    settings = {w: v if hard[w] == resource.RLIM_INFINITY else min(v, hard[w]) for w, v in wanted.items()}
+    wanted = [(resource.RLIMIT_AS, MEMORY_BYTES), (resource.RLIMIT_FSIZE, SCRATCH_BYTES)]
+    wanted += [(resource.RLIMIT_CPU, int(timeout_s) + 1), (resource.RLIMIT_CORE, 0)]
+    hard = {which: resource.getrlimit(which)[1] for which, _ in wanted}
+    settings = {w: v if hard[w] == resource.RLIM_INFINITY else min(v, hard[w]) for w, v in wanted}
 
     def preexec():
         for which, value in settings.items():

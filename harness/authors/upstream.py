@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib
 import importlib.metadata
 import json
 import os
@@ -35,7 +34,7 @@ from .checkout import PINS_FILE, VENDOR_DIR, checkout, find_pin, verified_tree
 from .environment import ENVS_DIR, environment
 
 CACHE_DIR = PROJECT_ROOT / ".cache" / "upstream"
-OUTPUT_TAIL_CHARS = 20_000  # kept of the adapter's stdout and stderr
+OUTPUT_TAIL_CHARS = 20_000  # kept of the requests' stdout and stderr joined (each request's: sandbox.TAIL_BYTES)
 REASON_STDERR_LINES = 15  # of stderr quoted in the reason when the adapter crashes
 SCRATCH_PREFIX = "upstream-"  # scratch folders: <tmp>/upstream-<pid>-<random>
 LAUNCH_FLAGS = ("-s", "-P", "-B")  # no user site, no script folder on sys.path, no .pyc written
@@ -187,17 +186,12 @@ class _Adapter:
 
     def plan(self):
         """The adapter module (for its ``parts`` and ``combine``) when it is the harness's own; else ``None``."""
-        if Path(self.harness_dir).resolve() != HARNESS.resolve():
-            return None
-        return importlib.import_module(self.module)
-
-
-def _tail(text: str) -> str:
-    return text if len(text) <= OUTPUT_TAIL_CHARS else "[... truncated ...]\n" + text[-OUTPUT_TAIL_CHARS:]
+        own = Path(self.harness_dir).resolve() == HARNESS.resolve()
+        return importlib.import_module(self.module) if own else None
 
 
 def _text(data: bytes, scratch: Path) -> str:
-    return scrub_paths(_tail(data.decode("utf-8", errors="replace")), scratch=scratch, any_temp=False)
+    return scrub_paths(data.decode("utf-8", errors="replace"), scratch=scratch, any_temp=False)
 
 
 def _run_adapter(checkout_dir: Path, adapter: _Adapter, request: dict, inputs: dict, timeout_s, bwrap, env, confined):
@@ -234,8 +228,7 @@ def _run_adapter(checkout_dir: Path, adapter: _Adapter, request: dict, inputs: d
         problems = "; ".join(format_validation_error(verr))
         return _failed(f"the answer of the adapter {adapter.name} is not JSON of the expected shape: {problems}", **run)
     answer = scrub_paths(answer.model_dump(), scratch=scratch, any_temp=False)
-    unhashed = sorted(set(launched.harness_modules) - set(adapter.code))
-    if unhashed:
+    if unhashed := sorted(set(launched.harness_modules) - set(adapter.code)):
         return _failed(
             f"the adapter {adapter.name} loaded harness files its cache key does not cover ({', '.join(unhashed[:6])}):"
             " an import the build cannot see; its answer was discarded",
@@ -369,4 +362,5 @@ def _combined(adapter, request, requests, results, where) -> UpstreamResult:
 def _joined(texts: list[str]) -> str:
     if len(texts) == 1:
         return texts[0]
-    return _tail("".join(f"--- request {i + 1} ---\n{t}" for i, t in enumerate(texts) if t))
+    text = "".join(f"--- request {i + 1} ---\n{t}" for i, t in enumerate(texts) if t)
+    return text if len(text) <= OUTPUT_TAIL_CHARS else "[... truncated ...]\n" + text[-OUTPUT_TAIL_CHARS:]

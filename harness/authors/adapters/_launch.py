@@ -4,7 +4,6 @@ loaded from HARNESS_DIR alone; the adapter's ``run(request)`` answer and the har
 cache key must cover them) go as strict JSON to the fd in ``$HARNESS_ANSWER_FD`` (the authors' code prints to
 stdout). An error is a traceback on stderr and a non-zero exit status."""
 
-import importlib
 import importlib.util
 import json
 import os

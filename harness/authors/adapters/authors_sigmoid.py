@@ -10,8 +10,11 @@ import inspect
 import math
 import os
 import textwrap
+from functools import partial
 
 import numpy as np
+from scipy.optimize import minimize
+from scipy.special import expit
 
 from .shared import OutsideTheirCodeError, require_columns, write_table
 
@@ -38,9 +41,6 @@ def box(sqo, z):
 
 def fit_one_stage(sqo, z, y, *, tau, kappa, lam):
     """Their starts, objective, box and SLSQP settings, one stage at (tau, kappa)."""
-    from scipy.optimize import minimize
-    from scipy.special import expit
-
     limits = box(sqo, z)
     lb_min, lb_max = math.log(limits["b_min"]), math.log(limits["b_max"])
     rng = np.random.default_rng(CLI_FIT_ARGS["seed"])
@@ -51,10 +51,7 @@ def fit_one_stage(sqo, z, y, *, tau, kappa, lam):
     zs_rand = rng.uniform(limits["z_min"], limits["z_max"], size=CLI_FIT_ARGS["n_random"])
     b_rand = np.exp(rng.uniform(lb_min, lb_max, size=CLI_FIT_ARGS["n_random"]))
     shapes += list(zip(zs_rand, b_rand))
-
-    def objective(p):
-        return sqo.objective_and_grad(p, z, y, tau=tau, kappa=kappa, lambda_b=lam)
-
+    objective = partial(sqo.objective_and_grad, z=z, y=y, tau=tau, kappa=kappa, lambda_b=lam)
     starts = []
     for zs, b in shapes:
         (y0, L), _, _ = sqo.solve_y0_L_given_shape(z, y, expit(b * (z - zs)), tau=tau, kappa=kappa)
