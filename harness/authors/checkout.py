@@ -4,6 +4,7 @@ that :func:`verified_tree` checks byte for byte before every use; git in an envi
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -43,9 +44,6 @@ def package_name(requirement: str) -> str:
     return re.sub(r"[-_.]+", "-", requirement.split("==")[0]).lower()
 
 
-# -- pins ---------------------------------------------------------------------------------------------------
-
-
 class Pin(BaseModel):
     """One pinned repository: where it is, which commit, which paths to check out, and the packages its code needs."""
 
@@ -61,12 +59,10 @@ class Pin(BaseModel):
     @field_validator("packages")
     @classmethod
     def _exact_versions(cls, packages: list[str]) -> list[str]:
-        bad = [p for p in packages if not EXACT_REQUIREMENT.fullmatch(p)]
-        if bad:
+        if bad := [p for p in packages if not EXACT_REQUIREMENT.fullmatch(p)]:
             raise ValueError(f"each package must be name==version (an exact version), got {', '.join(map(repr, bad))}")
         names = [package_name(p) for p in packages]
-        twice = sorted({n for n in names if names.count(n) > 1})
-        if twice:
+        if twice := sorted({n for n in names if names.count(n) > 1}):
             raise ValueError(f"each package must be named once, got {', '.join(twice)} more than once")
         return packages
 
@@ -84,6 +80,9 @@ def load_pins(path: str | Path = PINS_FILE) -> dict[str, Pin]:
     path = Path(path)
     try:
         raw = yaml.safe_load(read_regular_file(path, limit=MAX_LOCK_BYTES).decode("utf-8"))
+        if not isinstance(raw, dict):
+            raise UpstreamError(f"{path}: expected a mapping of pin names to pins, got {type(raw).__name__}")
+        return _PINS.validate_python(raw)
     except FileNotFoundError:
         raise UpstreamError(f"{path}: the file of upstream pins does not exist") from None
     except FileRefused as exc:
@@ -92,10 +91,6 @@ def load_pins(path: str | Path = PINS_FILE) -> dict[str, Pin]:
         raise UpstreamError(f"{path}: the file of upstream pins is not UTF-8 text (byte offset {exc.start})") from None
     except yaml.YAMLError as exc:
         raise UpstreamError(f"{path}: not valid YAML: {exc}") from None
-    if not isinstance(raw, dict):
-        raise UpstreamError(f"{path}: expected a mapping of pin names to pins, got {type(raw).__name__}")
-    try:
-        return _PINS.validate_python(raw)
     except ValidationError as err:
         raise UpstreamError(f"{path}: " + "; ".join(format_validation_error(err))) from None
 
@@ -110,43 +105,36 @@ def find_pin(name: str, pins_file: str | Path = PINS_FILE) -> Pin:
     return pins[name]
 
 
-# -- checkout -----------------------------------------------------------------------------------------------
-
-
-def _mirrors() -> list[str]:
-    """The user's ``url.<mirror>.insteadOf`` settings (global configuration), as ``-c`` values for clone and fetch."""
-    out = _or_none(git.Git().config, "--global", "--get-regexp", r"^url\..*\.insteadof$") or ""
-    return [f"{key}={value}" for key, value in (line.split(" ", 1) for line in out.splitlines() if " " in line)]
-
-
 def _git(repo_or_git, mirrors: bool = False):
-    """``repo.git`` (or a bare :class:`git.Git`) in the harness's git environment."""
+    """``repo.git`` (or a bare :class:`git.Git`) in the harness's git environment; with ``mirrors``, the user's
+    ``url.<mirror>.insteadOf`` settings (global configuration) as ``-c`` values, for clone and fetch."""
     g = repo_or_git.git if isinstance(repo_or_git, git.Repo) else repo_or_git
     g.update_environment(**GIT_ENV)
-    g.set_persistent_git_options(c=GIT_OPTIONS + (_mirrors() if mirrors else []))
+    found = _or_none(git.Git().config, "--global", "--get-regexp", r"^url\..*\.insteadof$") if mirrors else None
+    pairs = (line.split(" ", 1) for line in (found or "").splitlines() if " " in line)
+    g.set_persistent_git_options(c=GIT_OPTIONS + [f"{key}={value}" for key, value in pairs])
     return g
 
 
-def _foreign_config(dest: Path) -> list[str]:
-    """Keys of the checkout's own configuration the harness did not write (an include, a hook path, a filter...)."""
-    found = []
-    for path in (dest / ".git" / "config", dest / ".git" / "config.worktree"):
-        if path.exists():
-            out = _git(git.Git()).config("--file", str(path), "--list", "--name-only")
-            found += [k for k in out.split() if k not in OWN_CONFIG and not k.startswith("branch.")]
-    return found
-
-
-def _open_repo(dest: Path, fix: str) -> git.Repo:
+def _open_repo(dest: Path, pin: Pin, fix: str) -> git.Repo:
+    """The checkout at ``dest``: refused unless a clone of the pin's URL whose own configuration holds only keys
+    the harness wrote (not an include, a hook path, a filter...)."""
     try:
         repo = git.Repo(dest)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise UpstreamError(f"{shown(dest)} is not a git repository; {fix}") from None
-    foreign = _foreign_config(dest)
+    foreign = []
+    for path in (dest / ".git" / "config", dest / ".git" / "config.worktree"):
+        if path.exists():
+            out = _git(git.Git()).config("--file", str(path), "--list", "--name-only")
+            foreign += [k for k in out.split() if k not in OWN_CONFIG and not k.startswith("branch.")]
     if foreign:
         repo.close()
         raise UpstreamError(f"{shown(dest)}: its git configuration holds {', '.join(foreign[:6])}; {fix}")
-    _git(repo)
+    origin = _or_none(_git(repo).config, "--get", "remote.origin.url")
+    if origin != pin.url:
+        repo.close()
+        raise UpstreamError(f"{shown(dest)} is a clone of {origin}, expected {pin.url}; {fix}")
     return repo
 
 
@@ -156,12 +144,6 @@ def _or_none(call, *args):
         return call(*args)
     except git.GitCommandError:
         return None
-
-
-def _check_origin(repo: git.Repo, dest: Path, pin: Pin, fix: str) -> None:
-    found = _or_none(repo.git.config, "--get", "remote.origin.url")
-    if found != pin.url:
-        raise UpstreamError(f"{shown(dest)} is a clone of {found}, expected {pin.url}; {fix}")
 
 
 def _check_unchanged(repo: git.Repo, dest: Path, fix: str) -> None:
@@ -192,21 +174,14 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
     dest = Path(vendor_dir) / pin_name
     fix = f"remove {shown(dest)} and run `make vendor`"
     fresh = not dest.exists()
+    checking_out = f"git failed while checking out {pin.url} at {pin.commit} in {shown(dest)}"
+    failed = f"could not clone {pin.url} into {shown(dest)}" if fresh else checking_out
     try:
         if fresh:
             dest.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                _git(git.Git(), mirrors=True).clone("--quiet", "--no-checkout", pin.url, str(dest))
-                repo = _open_repo(dest, fix)
-            except git.GitCommandError as exc:
-                raise UpstreamError(
-                    f"could not clone {pin.url} into {shown(dest)}: {_git_failure(exc)};"
-                    f" {MIRROR_HINT.format(url=pin.url)}"
-                ) from None
-        else:
-            repo = _open_repo(dest, fix)
-        with repo:
-            _check_origin(repo, dest, pin, fix)
+            _git(git.Git(), mirrors=True).clone("--quiet", "--no-checkout", pin.url, str(dest))
+        with _open_repo(dest, pin, fix) as repo:
+            failed = checking_out
             if not fresh:  # a fresh --no-checkout clone lists every file as deleted
                 _check_unchanged(repo, dest, fix)
             if not _has_commit(repo, pin.commit):
@@ -217,10 +192,7 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
             repo.git.sparse_checkout("set", "--no-cone", *pin.sparse_patterns())
             repo.git.checkout("--quiet", "--detach", pin.commit)
     except git.GitCommandError as exc:
-        raise UpstreamError(
-            f"git failed while checking out {pin.url} at {pin.commit} in {shown(dest)}: {_git_failure(exc)};"
-            f" {MIRROR_HINT.format(url=pin.url)}"
-        ) from None
+        raise UpstreamError(f"{failed}: {_git_failure(exc)}; {MIRROR_HINT.format(url=pin.url)}") from None
     return verify_checkout(pin_name, vendor_dir, pins_file=pins_file)
 
 
@@ -244,17 +216,12 @@ def _disk_mismatches(root: Path, repo: git.Repo, commit: str, paths: list[str]) 
         if kind != "blob":
             continue  # a submodule's commit: nothing of it is checked out
         path = root / rel
-        try:
+        found = None  # unless it is the kind git pinned (a link, an executable or not) and can be read
+        with contextlib.suppress(OSError):
             if mode == "120000":
                 found = _blob_id(os.readlink(path).encode()) if path.is_symlink() else None
-            elif path.is_symlink() or not path.is_file():
-                found = None
-            else:
+            elif path.is_file() and not path.is_symlink() and (mode == "100755") == bool(path.stat().st_mode & 0o111):
                 found = _blob_id(path.read_bytes())
-                if (mode == "100755") != bool(path.stat().st_mode & 0o111):
-                    found = None
-        except OSError:
-            found = None
         if found != blob:
             bad.append(rel)
         material.update(f"{mode} {found} {rel}\0".encode())
@@ -278,16 +245,14 @@ def verified_tree(
             f"no checkout of '{pin_name}' at {shown(dest)}; run `make vendor` (it clones {pin.url} at {pin.commit})"
         )
     try:
-        with _open_repo(dest, fix) as repo:
-            _check_origin(repo, dest, pin, fix)
+        with _open_repo(dest, pin, fix) as repo:
             head = _or_none(repo.git.rev_parse, "--verify", "--quiet", "HEAD^{commit}")
             if head != pin.commit:
                 raise UpstreamError(
                     f"{shown(dest)}: HEAD is {head[:7] if head else 'not a commit'}, expected {pin.commit};"
                     " run `make vendor` to check out the pinned commit"
                 )
-            found = _or_none(repo.git.sparse_checkout, "list")
-            sparse = None if found is None else found.splitlines()
+            sparse = (_or_none(repo.git.sparse_checkout, "list") or "").splitlines()
             if sparse != pin.sparse_patterns():
                 raise UpstreamError(
                     f"{shown(dest)}: sparse-checkout paths are {sparse or 'not set (full checkout)'},"

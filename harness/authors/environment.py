@@ -1,6 +1,5 @@
 """The Python environment a pin's code runs in, when the pin declares ``packages``: built once with uv into
-``.cache/envs/<digest>/`` (docs/authors-arm.md), its :data:`STAMP` written last: a folder without it is never used.
-"""
+``.cache/envs/<digest>/`` (docs/authors-arm.md), its :data:`STAMP` written last: a folder without it is never used."""
 
 from __future__ import annotations
 
@@ -54,7 +53,13 @@ def environment(pin_name: str, packages: list[str], envs_dir: str | Path = ENVS_
         envs_dir.mkdir(parents=True, exist_ok=True)
         build = Path(tempfile.mkdtemp(prefix=f".build-{digest[:12]}-", dir=envs_dir))
         try:
-            _build(build, pin_name, packages)
+            python = str(build / "bin" / "python")
+            _uv(pin_name, packages, "venv", "--relocatable", "--python", sys.executable, str(build))
+            _install(pin_name, packages, python)
+            probe = [python, "-c", "import sys; print(sys.base_prefix)"]
+            base = subprocess.run(probe, capture_output=True, text=True, check=True).stdout.strip()
+            stamp = {"python": sys.version, "packages": sorted(packages), "base_prefix": base}
+            (build / STAMP).write_text(json.dumps(stamp, indent=1), encoding="utf-8")
             try:
                 os.rename(build, folder)
             except OSError:
@@ -66,17 +71,6 @@ def environment(pin_name: str, packages: list[str], envs_dir: str | Path = ENVS_
             shutil.rmtree(build, ignore_errors=True)
     stamp = json.loads((folder / STAMP).read_text(encoding="utf-8"))
     return Environment(folder, digest, Path(stamp["base_prefix"]))
-
-
-def _build(folder: Path, pin_name: str, packages: list[str]) -> None:
-    python = str(folder / "bin" / "python")
-    _uv(pin_name, packages, "venv", "--relocatable", "--python", sys.executable, str(folder))
-    _install(pin_name, packages, python)
-    base = subprocess.run(
-        [python, "-c", "import sys; print(sys.base_prefix)"], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    stamp = {"python": sys.version, "packages": sorted(packages), "base_prefix": base}
-    (folder / STAMP).write_text(json.dumps(stamp, indent=1), encoding="utf-8")
 
 
 def _install(pin_name: str, packages: list[str], python: str) -> None:

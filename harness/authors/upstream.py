@@ -2,14 +2,12 @@
 scratch folder under bubblewrap (:mod:`.sandbox`; unconfined only with ``--sandbox none``), on copies of the
 verified tables. Answers are cached under ``.cache/upstream/``, keyed by everything they depend on (the harness
 files the adapter may load: :data:`~harness.core.claimslock.ADAPTER_CODE`), and used only when they verify.
-Trouble with the checkout or the adapter makes the arm "could not run"; it never raises.
-"""
+Trouble with the checkout or the adapter makes the arm "could not run"; it never raises."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib
 import importlib.metadata
 import json
 import os
@@ -34,10 +32,9 @@ from ..core.schema import format_validation_error
 from . import sandbox
 from .checkout import PINS_FILE, VENDOR_DIR, checkout, find_pin, verified_tree
 from .environment import ENVS_DIR, environment
-from .sandbox import Limits
 
 CACHE_DIR = PROJECT_ROOT / ".cache" / "upstream"
-OUTPUT_TAIL_CHARS = 20_000  # kept of the adapter's stdout and stderr
+OUTPUT_TAIL_CHARS = 20_000  # kept of the requests' stdout and stderr joined (each request's: sandbox.TAIL_BYTES)
 REASON_STDERR_LINES = 15  # of stderr quoted in the reason when the adapter crashes
 SCRATCH_PREFIX = "upstream-"  # scratch folders: <tmp>/upstream-<pid>-<random>
 LAUNCH_FLAGS = ("-s", "-P", "-B")  # no user site, no script folder on sys.path, no .pyc written
@@ -65,7 +62,6 @@ class UpstreamOptions:
     pins_file: Path = PINS_FILE
     harness_dir: Path = HARNESS
     sandbox: str = "bubblewrap"
-    limits: Limits = Limits()
     jobs: int | None = None  # requests run at once (default: this machine's cores)
     envs_dir: Path = ENVS_DIR  # the environments pins declare
 
@@ -94,11 +90,6 @@ class UpstreamResult:
     def ok(self) -> bool:
         return self.status == "ok"
 
-    @classmethod
-    def from_json(cls, data: dict) -> UpstreamResult:
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
-
 
 def _failed(reason: str, **fields) -> UpstreamResult:
     return UpstreamResult(status="could not run", reason=reason, **fields)
@@ -124,7 +115,6 @@ def _cache_key(
     commit: str, inputs: list[dict], code: dict[str, str], request: dict, tree: str, confined: dict, env: str | None
 ) -> str:
     """sha256 of everything the answer depends on, each file by hash."""
-    versions = {pkg: importlib.metadata.version(pkg) for pkg in ("numpy", "scipy", "pandas")}
     material = {
         "commit": commit,
         "checkout": tree,
@@ -132,7 +122,7 @@ def _cache_key(
         "code": code,
         "request": {k: request[k] for k in ("params", "controls", "seed", "part") if k in request},
         "python": sys.version,
-        "packages": versions,
+        "packages": {pkg: importlib.metadata.version(pkg) for pkg in ("numpy", "scipy", "pandas")},
         "numerics": pinned_env(os.environ),  # the kernels the answer was computed with
         "confinement": confined,  # an answer made unconfined is never served to a confined run
     }
@@ -145,28 +135,22 @@ def _canonical(result: dict) -> bytes:
     return json.dumps(result, sort_keys=True, allow_nan=False, separators=(",", ":")).encode()
 
 
-def _no_constant(name: str):
-    raise ValueError(f"{name} is not a number a cached answer may hold")
-
-
 def _read_cache(path: Path, confinement: dict) -> UpstreamResult | None:
-    """The cached answer at ``path`` when it verifies (a bounded regular file, sha256, shape, confinement)."""
+    """The cached answer at ``path`` when it verifies (a bounded regular file, sha256, shape, confinement; a NaN
+    or an infinity fails :func:`_canonical`)."""
     try:
-        stored = json.loads(read_regular_file(path, limit=CACHE_MAX_BYTES), parse_constant=_no_constant)
+        stored = json.loads(read_regular_file(path, limit=CACHE_MAX_BYTES))
         result = stored["result"]
-        if hashlib.sha256(_canonical(result)).hexdigest() != stored["sha256"]:
-            return None
+        verified = hashlib.sha256(_canonical(result)).hexdigest() == stored["sha256"]
         _Answer.model_validate({k: result[k] for k in ("values", "details", "controls")})
-        if result["status"] != "ok" or result["confinement"] != confinement:
-            return None
-        return UpstreamResult.from_json(result)
+        ok = verified and result["status"] == "ok" and result["confinement"] == confinement
+        return UpstreamResult(**result) if ok else None
     except (OSError, FileRefused, ValueError, TypeError, KeyError, ValidationError):
         return None
 
 
 def _write_cache(path: Path, body: dict) -> None:
-    """Store ``body`` (a result as canonical JSON's data) with its sha256; a cache that cannot be written is
-    skipped."""
+    """Store ``body`` (a result as canonical JSON's data) with its sha256; a cache that cannot be written is skipped."""
     envelope = {"sha256": hashlib.sha256(_canonical(body)).hexdigest(), "result": body}
     try:
         atomic_write_text(path, json.dumps(envelope, indent=1, allow_nan=False))
@@ -186,9 +170,7 @@ def _child_env(scratch: Path) -> dict[str, str]:
         "PYTHONHASHSEED": "0",
         "PYTHONUTF8": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
-        "OPENBLAS_NUM_THREADS": "1",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
+        **dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"), "1"),
         **pinned_env(os.environ),
     }
 
@@ -204,22 +186,16 @@ class _Adapter:
 
     def plan(self):
         """The adapter module (for its ``parts`` and ``combine``) when it is the harness's own; else ``None``."""
-        if Path(self.harness_dir).resolve() != HARNESS.resolve():
-            return None
-        return importlib.import_module(self.module)
-
-
-def _tail(text: str) -> str:
-    return text if len(text) <= OUTPUT_TAIL_CHARS else "[... truncated ...]\n" + text[-OUTPUT_TAIL_CHARS:]
+        own = Path(self.harness_dir).resolve() == HARNESS.resolve()
+        return importlib.import_module(self.module) if own else None
 
 
 def _text(data: bytes, scratch: Path) -> str:
-    return scrub_paths(_tail(data.decode("utf-8", errors="replace")), scratch=scratch, any_temp=False)
+    return scrub_paths(data.decode("utf-8", errors="replace"), scratch=scratch, any_temp=False)
 
 
-def _run_adapter(checkout_dir: Path, adapter: _Adapter, request: dict, inputs: dict, options, bwrap, env):
+def _run_adapter(checkout_dir: Path, adapter: _Adapter, request: dict, inputs: dict, timeout_s, bwrap, env, confined):
     """Run the launcher once in a scratch folder, confined."""
-    launcher = adapter.harness_dir / LAUNCHER
     python, env_paths = (sys.executable, []) if env is None else (str(env.python), [env.folder, env.base_prefix])
     with tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX) as tmp:
         scratch = Path(tmp) / "work"  # the writable folder (a tmpfs under bubblewrap)
@@ -228,21 +204,12 @@ def _run_adapter(checkout_dir: Path, adapter: _Adapter, request: dict, inputs: d
         copies = {n: atomic_write_bytes(folder / str(i) / f, data) for i, (n, (f, data)) in enumerate(inputs.items())}
         request = {**request, "tables": {name: str(path) for name, path in copies.items()}}
         req = atomic_write_text(Path(tmp) / "request.json", json.dumps(request))
-        argv = [str(checkout_dir), str(adapter.harness_dir), adapter.module, str(req)]
-        cmd = sandbox.command(
-            bwrap,
-            [python, *LAUNCH_FLAGS, str(launcher), *argv],
-            scratch,
-            [checkout_dir, adapter.harness_dir, Path(tmp) / "inputs", req, *env_paths],
-            options.limits,
-        )
-        out = sandbox.run(cmd, env=_child_env(scratch), cwd=scratch, timeout_s=options.timeout_s, limits=options.limits)
-        run = {
-            "seconds": out.seconds,
-            "stdout": _text(out.stdout, scratch),
-            "stderr": _text(out.stderr, scratch),
-            "confinement": sandbox.describe(options.limits, bwrap is not None),
-        }
+        launch = [str(adapter.harness_dir / LAUNCHER), str(checkout_dir), str(adapter.harness_dir), adapter.module]
+        visible = [checkout_dir, adapter.harness_dir, folder, req, *env_paths]
+        cmd = sandbox.command(bwrap, [python, *LAUNCH_FLAGS, *launch, str(req)], scratch, visible)
+        out = sandbox.run(cmd, env=_child_env(scratch), cwd=scratch, timeout_s=timeout_s)
+        said = {name: _text(getattr(out, name), scratch) for name in ("stdout", "stderr")}
+        run = {"seconds": out.seconds, **said, "confinement": confined}
     rc = out.returncode
     if out.stopped:
         return _failed(f"the adapter {adapter.name} {out.stopped}", **run)
@@ -261,8 +228,7 @@ def _run_adapter(checkout_dir: Path, adapter: _Adapter, request: dict, inputs: d
         problems = "; ".join(format_validation_error(verr))
         return _failed(f"the answer of the adapter {adapter.name} is not JSON of the expected shape: {problems}", **run)
     answer = scrub_paths(answer.model_dump(), scratch=scratch, any_temp=False)
-    unhashed = sorted(set(launched.harness_modules) - set(adapter.code))
-    if unhashed:
+    if unhashed := sorted(set(launched.harness_modules) - set(adapter.code)):
         return _failed(
             f"the adapter {adapter.name} loaded harness files its cache key does not cover ({', '.join(unhashed[:6])}):"
             " an import the build cannot see; its answer was discarded",
@@ -298,15 +264,13 @@ def run_upstream_arm(
         return _failed(f"the adapter of protocol '{protocol.name}' cannot be read: {exc}")
     if adapter is None:
         return UpstreamResult("not run", f"protocol '{protocol.name}' has no adapter for the authors' code")
+    where = {}
     try:
         pin = find_pin(claim.upstream, options.pins_file)
-    except UpstreamError as exc:
-        return _failed(str(exc))
-    where = {"commit": pin.commit, "url": pin.url}
-    described = tables.describe(claim.inputs)
-    # the verified bytes of each table, with its file's name: the adapter reads copies of these
-    inputs = {r["name"]: (PurePosixPath(r["path"]).name, tables.data(r["name"])) for r in described}
-    try:
+        where = {"commit": pin.commit, "url": pin.url}
+        described = tables.describe(claim.inputs)  # a DataError of the input tables propagates
+        # the verified bytes of each table, with its file's name: the adapter reads copies of these
+        inputs = {r["name"]: (PurePosixPath(r["path"]).name, tables.data(r["name"])) for r in described}
         if options.auto_checkout and not (Path(options.vendor_dir) / claim.upstream).exists():
             with project_lock():
                 checkout(claim.upstream, options.vendor_dir, pins_file=options.pins_file)
@@ -316,7 +280,7 @@ def run_upstream_arm(
     except UpstreamError as exc:
         return _failed(str(exc), **where)
     jobs = options.jobs or os.cpu_count() or 1
-    options = dataclasses.replace(options, timeout_s=pin.timeout_s or options.timeout_s, jobs=jobs)
+    timeout_s = pin.timeout_s or options.timeout_s
     request = {
         "params": params.model_dump(mode="json"),
         "controls": [
@@ -329,46 +293,35 @@ def run_upstream_arm(
     # each request cached on its own: the adapter's ``parts(request)`` (its ``combine`` makes the claim's answer)
     plan = adapter.plan()
     requests = list(plan.parts(request)) if hasattr(plan, "parts") else [request]
+    confined = sandbox.describe(bwrap is not None)
 
-    def key_of(sub, confined):
-        return _cache_key(pin.commit, described, adapter.code, sub, tree, confined, env and env.digest)
+    def answer(sub: dict) -> UpstreamResult:
+        """One request, answered once however many claims of a build ask it at once (they wait for the first)."""
+        key = _cache_key(pin.commit, described, adapter.code, sub, tree, confined, env and env.digest)
+        cache_file = Path(options.cache_dir) / f"{key}.json"
+        answered = _FRESH.get(key, 0)  # a run that ends while this one waits answers it, --force-upstream or not
+        with _held(_KEYS, key, threading.Lock):
+            reuse = not options.force or _FRESH.get(key, 0) != answered
+            if reuse and (stored := _read_cache(cache_file, confined)) is not None:
+                return dataclasses.replace(stored, cached=True, cache_key=key)  # nothing ran
+            with _held(_RUNNING, jobs, lambda: threading.BoundedSemaphore(jobs)):
+                ran = _run_adapter(checkout_dir, adapter, sub, inputs, timeout_s, bwrap, env, confined)
+            if ran.ok:  # in the form the cache keeps (keys sorted): a fresh answer and a cached one are one record
+                body = json.loads(_canonical(dataclasses.asdict(ran)))
+                ran = UpstreamResult(**body)
+                _write_cache(cache_file, body)
+                _FRESH[key] = _FRESH.get(key, 0) + 1
+        return dataclasses.replace(ran, cache_key=key)
 
     with ThreadPoolExecutor(max_workers=max(1, min(len(requests), jobs))) as pool:
-        results = list(
-            pool.map(lambda sub: _run_part(checkout_dir, adapter, sub, inputs, options, bwrap, key_of, env), requests)
-        )
+        results = list(pool.map(answer, requests))
     for i, r in enumerate(results):  # the first request that failed fails the claim's arm
         if not r.ok:
-            label = "" if len(requests) == 1 else f"request {i + 1} of {len(requests)} ({_parts_label(requests[i])}): "
+            part, tasks = requests[i].get("part"), requests[i]["params"].get("tasks", {})
+            what = (", ".join(tasks) or "the claim") if part is None else ", ".join(f"{k} {v}" for k, v in part.items())
+            label = "" if len(requests) == 1 else f"request {i + 1} of {len(requests)} ({what}): "
             return dataclasses.replace(r, reason=label + (r.reason or ""), **where)
     return _combined(adapter, request, requests, results, where)
-
-
-def _run_part(checkout_dir, adapter, sub, inputs, options, bwrap, key_of, env) -> UpstreamResult:
-    """One request, answered once however many claims of a build ask it at once (they wait for the first)."""
-    described = sandbox.describe(options.limits, bwrap is not None)
-    key = key_of(sub, described)
-    cache_file = Path(options.cache_dir) / f"{key}.json"
-    answered = _FRESH.get(key, 0)  # a run that ends while this one waits answers it, --force-upstream or not
-    with _held(_KEYS, key, threading.Lock):
-        reuse = not options.force or _FRESH.get(key, 0) != answered
-        if reuse and (stored := _read_cache(cache_file, described)) is not None:
-            return dataclasses.replace(stored, cached=True, cache_key=key)  # nothing ran
-        with _held(_RUNNING, options.jobs, lambda: threading.BoundedSemaphore(options.jobs)):
-            ran = _run_adapter(checkout_dir, adapter, sub, inputs, options, bwrap, env)
-        if ran.ok:  # in the form the cache keeps (keys sorted), so that a fresh answer and a cached one are one record
-            body = json.loads(_canonical(dataclasses.asdict(ran)))
-            ran = UpstreamResult.from_json(body)
-            _write_cache(cache_file, body)
-            _FRESH[key] = _FRESH.get(key, 0) + 1
-    return dataclasses.replace(ran, cache_key=key)
-
-
-def _parts_label(sub: dict) -> str:
-    part = sub.get("part")
-    if part is None:
-        return ", ".join(sub["params"].get("tasks", {})) or "the claim"
-    return ", ".join(f"{k} {v}" for k, v in part.items())
 
 
 def _combined(adapter, request, requests, results, where) -> UpstreamResult:
@@ -409,4 +362,5 @@ def _combined(adapter, request, requests, results, where) -> UpstreamResult:
 def _joined(texts: list[str]) -> str:
     if len(texts) == 1:
         return texts[0]
-    return _tail("".join(f"--- request {i + 1} ---\n{t}" for i, t in enumerate(texts) if t))
+    text = "".join(f"--- request {i + 1} ---\n{t}" for i, t in enumerate(texts) if t)
+    return text if len(text) <= OUTPUT_TAIL_CHARS else "[... truncated ...]\n" + text[-OUTPUT_TAIL_CHARS:]

@@ -1,45 +1,23 @@
 """Run one adapter against the authors' checkout: ``python -s -P -B _launch.py CHECKOUT HARNESS_DIR MODULE
-REQUEST_JSON`` (standard library only; imports nothing of the harness itself).
+REQUEST_JSON`` (standard library only). The checkout goes first on ``sys.path``, the package ``harness`` is
+loaded from HARNESS_DIR alone; the adapter's ``run(request)`` answer and the harness files the run loaded (its
+cache key must cover them) go as strict JSON to the fd in ``$HARNESS_ANSWER_FD`` (the authors' code prints to
+stdout). An error is a traceback on stderr and a non-zero exit status."""
 
-The verified checkout goes first on ``sys.path`` (the authors' modules expect the repository root there); the
-harness package is importable from HARNESS_DIR alone. The adapter's ``run(request)`` answer and the harness
-files the run loaded (checked by the caller against its cache key) are written as strict JSON to the fd in
-``$HARNESS_ANSWER_FD``, not to stdout, which the authors' code prints to. An error is a traceback on stderr
-and a non-zero exit status.
-"""
-
-import importlib
 import importlib.util
 import json
 import os
 import sys
 
 
-def harness_package(harness_dir: str) -> None:
-    """Register the package ``harness`` from ``harness_dir`` only."""
-    spec = importlib.util.spec_from_file_location(
-        "harness", os.path.join(harness_dir, "__init__.py"), submodule_search_locations=[harness_dir]
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["harness"] = module
-    spec.loader.exec_module(module)
-
-
 def loaded_files(harness_dir: str) -> list[str]:
     """The harness's files loaded so far, relative to its folder (``protocols/x/adapter.py``)."""
     root = os.path.realpath(harness_dir)
-    out = []
-    for name, module in list(sys.modules.items()):
-        path = getattr(module, "__file__", None)
-        if (name == "harness" or name.startswith("harness.")) and path:
-            out.append(os.path.relpath(os.path.realpath(path), root).replace(os.sep, "/"))
-    return sorted(out)
+    ours = [getattr(m, "__file__", None) for n, m in list(sys.modules.items()) if n.split(".")[0] == "harness"]
+    return sorted(os.path.relpath(os.path.realpath(path), root).replace(os.sep, "/") for path in ours if path)
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 4:
-        print("usage: _launch.py CHECKOUT HARNESS_DIR ADAPTER_MODULE REQUEST_JSON", file=sys.stderr)
-        return 2
     checkout, harness_dir, module, request_file = argv
     answer_fd = int(os.environ.pop("HARNESS_ANSWER_FD"))
     for folder in ("HOME", "MPLCONFIGDIR", "TMPDIR"):
@@ -47,10 +25,13 @@ def main(argv: list[str]) -> int:
     if not (module == "harness" or module.startswith("harness.")):
         print(f"not a module of the harness: {module}", file=sys.stderr)
         return 2
-    here = os.path.dirname(os.path.abspath(__file__))
-    sys.path[:] = [p for p in sys.path if p not in ("", ".", here)]  # already so under -P
-    sys.path.insert(0, os.path.abspath(checkout))
-    harness_package(os.path.abspath(harness_dir))
+    sys.path.insert(0, os.path.abspath(checkout))  # -P left this script's folder off
+    package = os.path.abspath(harness_dir)
+    spec = importlib.util.spec_from_file_location(
+        "harness", os.path.join(package, "__init__.py"), submodule_search_locations=[package]
+    )
+    sys.modules["harness"] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sys.modules["harness"])
     adapter = importlib.import_module(module)
 
     with open(request_file, encoding="utf-8") as fh:

@@ -1,8 +1,7 @@
 """The authors' period pipelines (``--split_mode period4``), shared by the adapters of ``temporal_coverage`` and
 ``estimator_comparison``. Their scripts load the table with their own CSV helpers, hard-code the periods
 (``PERIOD4_BOUNDS``) and the rolling pairs, fit on all of the training period and score the validation period on
-the overlap of the two z ranges.
-"""
+the overlap of the two z ranges."""
 
 from __future__ import annotations
 
@@ -73,16 +72,10 @@ def period_data(A, csv_path: str, p: dict) -> dict:
         per.append(pid)
         C.append(float(c) if pid >= 0 else float("nan"))
     C = np.asarray(C, float)
-    return {
-        "rows": rows,
-        "headers": headers,
-        "date_col": date_col,
-        "C": C,
-        "z": np.array([math.log10(c) if np.isfinite(c) else float("nan") for c in C]),
-        "per": np.asarray(per, int),
-        "Y": {label: np.array([_num(r.get(col)) for r in rows], float) for label, col in p["tasks"].items()},
-        "year_months": ym_all,
-    }
+    z = np.array([math.log10(c) if np.isfinite(c) else float("nan") for c in C])
+    Y = {label: np.array([_num(r.get(col)) for r in rows], float) for label, col in p["tasks"].items()}
+    table = {"rows": rows, "headers": headers, "date_col": date_col}
+    return {**table, "C": C, "z": z, "per": np.asarray(per, int), "Y": Y, "year_months": ym_all}
 
 
 def _year_month(text: str) -> tuple[int, ...]:
@@ -91,8 +84,7 @@ def _year_month(text: str) -> tuple[int, ...]:
 
 def check_periods(A, p: dict, data: dict) -> dict:
     """The claim's periods and rolling pairs must be the ones their code hard-codes."""
-    bounds = A.sig.PERIOD4_BOUNDS
-    claimed = p["periods"]
+    bounds, claimed = A.sig.PERIOD4_BOUNDS, p["periods"]
     dated = [ym for ym in data["year_months"] if ym is not None]
     first, last = min(dated), max(dated)
     problems = []
@@ -130,16 +122,9 @@ def split_sets(data: dict, label: str, pair) -> dict:
     z_tr, z_va = z[mtr], z[mva]
     lo, hi = float(max(z_tr.min(), z_va.min())), float(min(z_tr.max(), z_va.max()))
     keep = (z_va >= lo) & (z_va <= hi)
-    return {
-        "z_tr": z_tr,
-        "C_tr": C[mtr],
-        "y_tr": y[mtr],
-        "z_va": z_va[keep],
-        "C_va": C[mva][keep],
-        "y_va": y[mva][keep],
-        "n_val_before_overlap": int(mva.sum()),
-        "overlap": [lo, hi],
-    }
+    train = {"z_tr": z_tr, "C_tr": C[mtr], "y_tr": y[mtr]}
+    val = {"z_va": z_va[keep], "C_va": C[mva][keep], "y_va": y[mva][keep]}
+    return {**train, **val, "n_val_before_overlap": int(mva.sum()), "overlap": [lo, hi]}
 
 
 def fit_native(A, C_tr, y_tr, *, tau, kappa, lam) -> tuple[np.ndarray, dict]:

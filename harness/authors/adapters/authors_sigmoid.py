@@ -1,16 +1,20 @@
 """The authors' sigmoid fitter as their CLI path calls it, and the claim's table as their loaders read it, shared
 by the adapters that fit their boundary. Runs inside the authors' environment; imports their modules lazily and
-nothing of the harness but its neighbours. Every setting is read from their code at the pinned commit.
-"""
+nothing of the harness but its neighbours. Every setting is read from their code at the pinned commit."""
 
 from __future__ import annotations
 
 import ast
+import csv
 import inspect
 import math
+import os
 import textwrap
+from functools import partial
 
 import numpy as np
+from scipy.optimize import minimize
+from scipy.special import expit
 
 from .shared import OutsideTheirCodeError, require_columns, write_table
 
@@ -37,26 +41,17 @@ def box(sqo, z):
 
 def fit_one_stage(sqo, z, y, *, tau, kappa, lam):
     """Their starts, objective, box and SLSQP settings, one stage at (tau, kappa)."""
-    from scipy.optimize import minimize
-    from scipy.special import expit
-
     limits = box(sqo, z)
     lb_min, lb_max = math.log(limits["b_min"]), math.log(limits["b_max"])
     rng = np.random.default_rng(CLI_FIT_ARGS["seed"])
-    zstars = np.unique(
-        np.concatenate(
-            [np.linspace(limits["z_min"], limits["z_max"], CLI_FIT_ARGS["n_zstar_grid"]), np.quantile(z, Z_QUANTILES)]
-        )
-    )
+    grid = np.linspace(limits["z_min"], limits["z_max"], CLI_FIT_ARGS["n_zstar_grid"])
+    zstars = np.unique(np.concatenate([grid, np.quantile(z, Z_QUANTILES)]))
     slopes = np.exp(np.linspace(lb_min, lb_max, CLI_FIT_ARGS["n_b_grid"]))
     shapes = [(zs, b) for zs in zstars for b in slopes]
     zs_rand = rng.uniform(limits["z_min"], limits["z_max"], size=CLI_FIT_ARGS["n_random"])
     b_rand = np.exp(rng.uniform(lb_min, lb_max, size=CLI_FIT_ARGS["n_random"]))
     shapes += list(zip(zs_rand, b_rand))
-
-    def objective(p):
-        return sqo.objective_and_grad(p, z, y, tau=tau, kappa=kappa, lambda_b=lam)
-
+    objective = partial(sqo.objective_and_grad, z=z, y=y, tau=tau, kappa=kappa, lambda_b=lam)
     starts = []
     for zs, b in shapes:
         (y0, L), _, _ = sqo.solve_y0_L_given_shape(z, y, expit(b * (z - zs)), tau=tau, kappa=kappa)
@@ -66,17 +61,9 @@ def fit_one_stage(sqo, z, y, *, tau, kappa, lam):
 
     bounds = [(0.0, 1.0), (0.0, 1.0), (limits["z_min"], limits["z_max"]), (lb_min, lb_max)]
     cons = [{"type": "ineq", "fun": lambda p: 1.0 - p[0] - p[1], "jac": lambda p: np.array([-1.0, -1.0, 0.0, 0.0])}]
-    best = None
+    slsqp, best = {"maxiter": limits["maxiter"], "ftol": 1e-9, "disp": False}, None
     for _, p0 in starts[:N_KEEP]:
-        res = minimize(
-            objective,
-            p0,
-            jac=True,
-            method="SLSQP",
-            bounds=bounds,
-            constraints=cons,
-            options={"maxiter": limits["maxiter"], "ftol": 1e-9, "disp": False},
-        )
+        res = minimize(objective, p0, jac=True, method="SLSQP", bounds=bounds, constraints=cons, options=slsqp)
         y0 = float(np.clip(res.x[0], 0.0, 1.0))
         p = np.clip(res.x, [0.0, 0.0, limits["z_min"], lb_min], [1.0, 1.0 - y0, limits["z_max"], lb_max])
         obj = objective(p)[0]
@@ -136,14 +123,9 @@ def task_arrays(x, y):
 
 
 def load_tasks(request: dict):
-    """Their optimiser module and the claim's table as their code loads it: ``(sqo, labels, x, Y)``.
-
-    The compute proxy: their CLI's loader, ``_load_xy_from_csv(csv, task_cols,
-    compute_product_cols=(tokens, params), compute_multiplier=m)`` (rows with a finite ``x > 0``). A column
-    of compute (``params.compute``): as their Epoch AI script does (``scripts/epoch_ai/
-    fit_benchmarks_runs_sigmoid_frontiers.py``), compute in FLOPs divided by their ``X_TICK_MULTIPLIER``
-    (the harness's unit, 1e21 FLOPs, is checked against it), numbers read with their ``_safe_float``.
-    """
+    """Their optimiser module and the claim's table as their code loads it: ``(sqo, labels, x, Y)``: the compute
+    proxy by their CLI's loader ``_load_xy_from_csv``; a column of compute (``params.compute``) as their Epoch AI
+    script reads it (:func:`_compute_column`)."""
     p = request["params"]
     sig, sqo = authors()
     table = claim_table(request)
@@ -151,20 +133,16 @@ def load_tasks(request: dict):
     if p.get("compute"):
         x, Y = _compute_column(table, p["compute"], columns)
         return sqo, labels, x, Y
-    x, Y, kept = sig._load_xy_from_csv(
-        table,
-        task_cols=columns,
-        compute_product_cols=(p["tokens_col"], p["params_col"]),
-        compute_multiplier=float(p["multiplier"]),
-    )
+    prod, mult = (p["tokens_col"], p["params_col"]), float(p["multiplier"])
+    x, Y, kept = sig._load_xy_from_csv(table, task_cols=columns, compute_product_cols=prod, compute_multiplier=mult)
     if kept != columns:
         raise ValueError(f"{table}: the authors' loader kept columns {kept}, the claim asks for {columns}")
     return sqo, labels, x, Y
 
 
 def _compute_column(table: str, compute: dict, columns: list[str]):
-    import csv
-
+    """Compute in FLOPs divided by their ``X_TICK_MULTIPLIER`` (checked to be the harness's 1e21 FLOPs), numbers
+    read with their ``_safe_float``, rows with a finite ``x > 0`` (``scripts/epoch_ai/...sigmoid_frontiers.py``)."""
     from scripts.epoch_ai import fit_benchmarks_runs_sigmoid_frontiers as epoch
 
     per_unit = {"FLOPs": float(epoch.X_TICK_MULTIPLIER), "1e21 FLOPs": 1.0}[compute["unit"]]
@@ -187,9 +165,6 @@ def claim_table(request: dict) -> str:
     """The path of the claim's table as the authors' code must read it: the table itself, or, for scores in
     percent (``params.scale``), a copy in the run's scratch folder with every score column divided by 100
     (an empty or unparsable cell kept as it is; every other cell as written)."""
-    import csv
-    import os
-
     p = request["params"]
     table = request["tables"][p.get("table", "oll")]
     if p.get("scale", "fraction") != "percent":
@@ -218,14 +193,9 @@ def _argument_defaults(function, names: tuple[str, ...]) -> dict[str, tuple[floa
     lines, first = inspect.getsourcelines(function)
     tree = ast.parse(textwrap.dedent("".join(lines)))
     out = {}
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and getattr(node.func, "attr", None) == "add_argument"
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-            and node.args[0].value in names
-        ):
+    calls = (n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", None) == "add_argument")
+    for node in calls:
+        if node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value in names:
             for kw in node.keywords:
                 if kw.arg == "default":
                     out[node.args[0].value] = (float(ast.literal_eval(kw.value)), first + node.lineno - 1)
@@ -236,21 +206,10 @@ def _path_of(module) -> str:
     return module.__name__.replace(".", "/") + ".py"
 
 
-def _line_of(module, pattern: str) -> int:
-    """The first line of ``module``'s file that starts with ``pattern``."""
-    lines, _ = inspect.findsource(module)
-    return next(i + 1 for i, line in enumerate(lines) if line.startswith(pattern))
-
-
 def own_setting(request: dict) -> dict:
-    """The setting the authors' own code path fits the claim's table with: ``{"tau", "kappa", "lam", "where":
-    {name: "file:line"}, "path"}``, read from their code (never assumed).
-
-    A table with a compute column is what their Epoch AI script (``scripts/epoch_ai/
-    fit_benchmarks_runs_sigmoid_frontiers.py``) fits, with its ``--tau``, ``--kappa`` and ``--lambda_b``
-    defaults; the leaderboard is what their CLI (``skill_frontier/core/sigmoid.py`` ``main``) fits, with its
-    ``--tau`` default, ``fit_sigmoid_frontier``'s ``kappa_final`` default and the module's ``LAMBDA_B``.
-    """
+    """The setting the authors' own code path fits the claim's table with, read from their code (never assumed):
+    their Epoch AI script's ``--tau``, ``--kappa``, ``--lambda_b`` defaults for a compute column, else their CLI's
+    ``--tau`` default, ``fit_sigmoid_frontier``'s ``kappa_final`` default and the module's ``LAMBDA_B``."""
     sig, _ = authors()
     if request["params"].get("compute"):
         from scripts.epoch_ai import fit_benchmarks_runs_sigmoid_frontiers as epoch
@@ -266,14 +225,7 @@ def own_setting(request: dict) -> dict:
     kappa = float(inspect.signature(sig.fit_sigmoid_frontier).parameters["kappa_final"].default)
     lines, first = inspect.getsourcelines(sig.fit_sigmoid_frontier)
     kappa_line = first + next(i for i, line in enumerate(lines) if "kappa_final" in line)
-    return {
-        "tau": tau,
-        "kappa": kappa,
-        "lam": float(sig.LAMBDA_B),
-        "where": {
-            "tau": f"{_path_of(sig)}:{tau_line}",
-            "kappa": f"{_path_of(sig)}:{kappa_line}",
-            "lam": f"{_path_of(sig)}:{_line_of(sig, 'DEFAULT_LAMBDA_B')}",
-        },
-        "path": "cli",
-    }
+    lam_line = 1 + next(i for i, line in enumerate(inspect.findsource(sig)[0]) if line.startswith("DEFAULT_LAMBDA_B"))
+    at = {"tau": tau_line, "kappa": kappa_line, "lam": lam_line}
+    where = {name: f"{_path_of(sig)}:{line}" for name, line in at.items()}
+    return {"tau": tau, "kappa": kappa, "lam": float(sig.LAMBDA_B), "where": where, "path": "cli"}

@@ -1,6 +1,5 @@
 """Run chosen cells of the authors' notebook afresh (nbclient) and read back the variables asked for
-(docs/authors-arm.md). Imports nothing of the harness.
-"""
+(docs/authors-arm.md). Imports nothing of the harness."""
 
 from __future__ import annotations
 
@@ -12,8 +11,6 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-
-KERNEL_IP = "127.0.0.1"
 
 
 class NotebookError(RuntimeError):
@@ -81,13 +78,12 @@ def run_cells(
             started.append(time.monotonic())
 
         def cell_done(cell, cell_index, execute_reply):
-            print(
-                f"{notebook}: {labelled[cell_index][0]} ran in {time.monotonic() - started[-1]:.1f} s", file=sys.stderr
-            )
+            seconds = time.monotonic() - started[-1]
+            print(f"{notebook}: {labelled[cell_index][0]} ran in {seconds:.1f} s", file=sys.stderr)
 
         client = NotebookClient(
             fresh,
-            km=KernelManager(kernel_name="python3", ip=KERNEL_IP, transport="tcp"),
+            km=KernelManager(kernel_name="python3", ip="127.0.0.1", transport="tcp"),
             timeout=timeout_s,
             allow_errors=False,
             resources={"metadata": {"path": str(checkout)}},  # the kernel's working folder

@@ -19,10 +19,7 @@ def unsupported(control: dict) -> ValueError:
 
 def argv(options: dict) -> list[str]:
     """A command line from ``{flag: value or list of values}``, in the dict's order."""
-    out = []
-    for flag, value in options.items():
-        out += [flag, *(value if isinstance(value, list) else [value])]
-    return out
+    return [a for flag, value in options.items() for a in [flag, *(value if isinstance(value, list) else [value])]]
 
 
 def shown(args: list[str], table: str) -> list[str]:
@@ -51,6 +48,5 @@ def write_table(path: str, headers: list[str], rows: Iterable[dict]) -> None:
 
 
 def require_columns(table: str, headers: Iterable[str], columns: Iterable[str]) -> None:
-    missing = [c for c in columns if c not in headers]
-    if missing:
+    if missing := [c for c in columns if c not in headers]:
         raise ValueError(f"{table}: columns {missing} are missing")
