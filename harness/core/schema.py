@@ -68,13 +68,11 @@ def _lenient_item(model: type[BaseModel], data: Any, where: str, bad: set[str]):
         return validate_lenient(model, data, f"{where}.")[0]
 
 
-def validate_lenient(
-    model: type[BaseModel], data: Any, where: str = "", bad: set[str] | None = None
-) -> tuple[BaseModel, set[str]]:
+def validate_lenient(model: type[BaseModel], data: Any, where: str = "") -> tuple[BaseModel, set[str]]:
     """``model`` built, unvalidated, from the fields of ``data`` that validate one by one, and the paths of those
     that do not (each its default, or an empty stand-in): what the checks of the rest of a file run on, so that
     one typo hides nothing else. Never a validated value."""
-    bad = set() if bad is None else bad
+    bad: set[str] = set()
     data = data if isinstance(data, dict) else {}
     values = {}
     for name, f in model.model_fields.items():
