@@ -1,2 +1,1 @@
-"""The build: one claim's run (``runner``), what is stale and why (``plan``, reading the lock of
-:mod:`harness.core.claimslock`), and ``make claims`` itself (``make``)."""
+"""The build: one claim's run (``runner``), and ``make claims`` itself (``make``)."""

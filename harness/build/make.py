@@ -1,6 +1,7 @@
 """``make claims`` as a build (docs/build.md): what is stale and why (a claim the lock finds up to date is decided
 without parsing its claim file or importing its protocol), then its run, each claim's outputs written as soon as it
-is done, its lock entry last. It prints nothing: it speaks on the :class:`Console` it is given."""
+is done, its lock entry last. It prints nothing: it speaks on the console it is given (``info(message)``: a result
+line, on standard output; ``note``: what happens, and ``error``: what went wrong, on standard error)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ import traceback
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Protocol
 
 from ..core import progress
 from ..core.claimslock import changed, claim_deps, edited, entry, file_sha, listed, render_deps, stale_reasons, update
@@ -87,7 +87,6 @@ def current_record(out: Path, cid: str):
 
 
 def record_deps(path: Path, protocol: str, inputs, upstream, lock, pins, paper=None) -> dict:
-    """:func:`harness.core.claimslock.claim_deps` of a claim, its coverage study read where the build writes it."""
     return claim_deps(path, protocol, inputs, upstream, lock, pins, package_versions(), study_path(path.stem), paper)
 
 
@@ -195,11 +194,8 @@ def plan(args, paths: list[Path], console) -> tuple[list[Planned], list[StudyPla
     out = Path(args.out)
     paths, failed = _not_over_a_committed_claim(paths, out, console)
     stems = [p.stem for p in paths]
-    quick = (
-        {}
-        if args.force
-        else {p: _from_lock(p, out, lock, pins, tables, args) for p in paths if stems.count(p.stem) == 1}
-    )
+    unique = [] if args.force else [p for p in paths if stems.count(p.stem) == 1]
+    quick = {p: _from_lock(p, out, lock, pins, tables, args) for p in unique}
     specs, unread = load_claims([p for p in paths if quick.get(p) is None], lock, pins, tables, console)
     planned, studies = [], []
     for path in paths:
@@ -222,18 +218,9 @@ EXIT_OK, EXIT_ERROR, EXIT_DEGRADED = 0, 2, 3
 DRAWING = threading.Lock()
 
 
-class Console(Protocol):
-    def info(self, message: str) -> None: ...  # a result line (standard output)
-
-    def note(self, message: str) -> None: ...  # what happens (standard error)
-
-    def error(self, message: str) -> None: ...  # what went wrong (standard error)
-
-
 @dataclass
 class ClaimOutput:
-    """What a claim's run produced, for :func:`_finish` to write (a pool's worker process never writes into the
-    project)."""
+    """What a claim's run produced, for :func:`_finish` to write."""
 
     path: Path
     record: object = None  # the Record
@@ -291,7 +278,7 @@ def _job(job: Planned, args, study: threading.Event | None = None) -> ClaimOutpu
         return ClaimOutput(path=path, error=f"{path}: the run crashed; no report was written\n{traceback.format_exc()}")
 
 
-def _finish(res: ClaimOutput, args, has_upstream: bool, console: Console) -> int:
+def _finish(res: ClaimOutput, args, has_upstream: bool, console) -> int:
     """Write one claim's outputs, unless they are poorer than the report there now (decided under the write lock;
     a record that cannot be believed is taken to have had the authors' arm); say one line. The figures,
     ``<id>.md`` and ``<id>.json`` are written each atomically, then, last, the claim's entry in the lock."""
@@ -338,7 +325,7 @@ def _finish(res: ClaimOutput, args, has_upstream: bool, console: Console) -> int
     return EXIT_OK
 
 
-def rerender(cid: str, out: Path, console: Console) -> int:
+def rerender(cid: str, out: Path, console) -> int:
     """The report ``out/<cid>.md`` worded again from its record alone (one that cannot be believed is not), under
     the write lock; its entry in the lock updated."""
     from ..rendering.render import render_report
@@ -371,7 +358,7 @@ def rerender(cid: str, out: Path, console: Console) -> int:
     return EXIT_OK
 
 
-def _study_job(study: StudyPlan, args, folder: Path, done: threading.Event | None, console: Console) -> int:
+def _study_job(study: StudyPlan, args, folder: Path, done: threading.Event | None, console) -> int:
     """Measure one claim's coverage study, write it into ``folder`` (the claim's run waits for it: ``done``) and
     say so; the exit status."""
     from ..rendering.study_files import write_study
@@ -408,7 +395,7 @@ def _study_job(study: StudyPlan, args, folder: Path, done: threading.Event | Non
     return EXIT_OK
 
 
-def _build(jobs: list[Planned], studies: list[StudyPlan], args, executor, folder: Path, console: Console) -> int:
+def _build(jobs: list[Planned], studies: list[StudyPlan], args, executor, folder: Path, console) -> int:
     """Run the studies and the claims as one build on ``executor``, each a thread sending its tasks to one pool
     (with ``-j 1``: one after the other, studies first, slowest first); each writes and says its outputs as soon
     as it is done (:func:`_finish`)."""
@@ -456,7 +443,7 @@ def _body(piece, finished: queue.Queue) -> None:
         finished.put((None, exc))
 
 
-def run_claims(args, paths: list[Path], console: Console, *, would: bool = False) -> int:
+def run_claims(args, paths: list[Path], console, *, would: bool = False) -> int:
     """Bring the reports of ``paths`` up to date (with ``args.studies``, their coverage studies first, in the same
     build); the exit status of ``run``. ``would``: say what it would do, and why, and do nothing (``status``: exit
     0 when nothing is to do, 1 when something is, 2 on a bad claim file). ``--executor`` is checked even when
@@ -490,7 +477,7 @@ def run_claims(args, paths: list[Path], console: Console, *, would: bool = False
     return status
 
 
-def records(out: Path, console: Console, problems: list[str]):
+def records(out: Path, console, problems: list[str]):
     """Every readable record in ``out``; any other is said and named in ``problems``."""
     for f in sorted(out.glob("*.json")):
         try:
@@ -500,7 +487,7 @@ def records(out: Path, console: Console, problems: list[str]):
             problems.append(f.name)
 
 
-def render_claims(out: Path, paths: list[Path], console: Console) -> int:
+def render_claims(out: Path, paths: list[Path], console) -> int:
     """Draw reports again from their records: no protocol, no data, no scipy (a record names its template)."""
     failed = 0
     for path in paths:
@@ -512,7 +499,7 @@ def render_claims(out: Path, paths: list[Path], console: Console) -> int:
     return EXIT_ERROR if failed else index
 
 
-def write_index(out: Path, console: Console) -> int:
+def write_index(out: Path, console) -> int:
     """Rewrite ``out/README.md`` from the records when it changed; left as it is (exit status 2) while a record
     cannot be read or when it cannot be written."""
     from ..rendering.index import index_markdown
@@ -545,7 +532,7 @@ def unwritable(exc: OSError) -> str:
     return f"could not be written: {exc.strerror or exc}" + (f" (in {named})" if named is not None else "")
 
 
-def calibrate_claims(args, paths: list[Path], console: Console) -> int:
+def calibrate_claims(args, paths: list[Path], console) -> int:
     """Run the coverage studies of ``paths`` that are absent or out of date (``--force``: all), as one build."""
     try:
         executor = fanout.executor_from(args.executor, jobs=args.jobs)

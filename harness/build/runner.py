@@ -57,13 +57,7 @@ def _generators(seed: int, n_controls: int, extra: int = 0) -> list[np.random.Ge
     return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(1 + n_controls + extra)]
 
 
-def _arm(
-    status: str,
-    reason: str | None,
-    base: Measurement | None = None,
-    controls: dict | None = None,
-    confinement: dict | None = None,
-) -> Arm:
+def _arm(status: str, reason: str | None, base: Measurement | None = None, controls=None, confinement=None) -> Arm:
     return Arm(
         status=status,
         reason=reason,
@@ -94,9 +88,8 @@ def one_line_reason(text: str | None, claim_id: str) -> str | None:
     head = _STDERR_TAIL.sub("", lines[0]).rstrip(" ;:,")
     if head.startswith("Traceback (most recent call last)"):
         head = "the authors' code raised an exception"
-    exc = next((line for line in reversed(lines[1:]) if _EXCEPTION_LINE.match(line)), None)
-    if exc is None:  # no exception line: the last line of the tail stands for it
-        exc = lines[-1] if len(lines) > 1 else None
+    tail = lines[1:]  # its exception's line, else its last line
+    exc = next((line for line in reversed(tail) if _EXCEPTION_LINE.match(line)), tail[-1] if tail else None)
     out = head if exc is None else f"{head}: {exc}"
     if len(out) > MAX_REASON_CHARS:
         out = out[: MAX_REASON_CHARS - 1].rstrip() + "…"
@@ -277,9 +270,7 @@ def assemble_record(
 def plot_data(spec: ClaimSpec, tables: Tables, record: Record) -> dict:
     """What the protocol's figures are drawn from (:meth:`Protocol.plots`), never stored: none where the
     re-implementation did not measure every value it declares."""
-    r = record
-    if not r.arms.reimpl.ok or r.unmeasured:
+    if not record.arms.reimpl.ok or record.unmeasured:
         return {}
-    arms = (r.arms.reimpl, r.arms.upstream)
-    ctx = Context(spec, spec.params, r.data, *arms, r.targets, tables)
+    ctx = Context(spec, spec.params, record.data, record.arms.reimpl, record.arms.upstream, record.targets, tables)
     return plain(spec.protocol.plots(ctx))

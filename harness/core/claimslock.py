@@ -9,7 +9,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from .datalock import FileRefused, read_regular_file
+from .datalock import MAX_FILE_BYTES, FileRefused, read_regular_file
 from .fileio import atomic_write_text
 from .paths import PROJECT_ROOT, paper_file
 
@@ -58,10 +58,10 @@ NEVER = frozenset({"harness/claimfiles/registry.py", "harness/claimfiles/claim_f
 
 
 def file_sha(path: Path) -> str | None:
-    """The sha256 of a regular file, or None (missing, or not a regular file of at most 64 MiB: then whoever
-    reads it next says why)."""
+    """The sha256 of a regular file, or None (missing, or not a regular file of at most
+    :data:`~harness.core.datalock.MAX_FILE_BYTES`: then whoever reads it next says why)."""
     try:
-        return hashlib.sha256(read_regular_file(path, limit=64 << 20)).hexdigest()
+        return hashlib.sha256(read_regular_file(path, limit=MAX_FILE_BYTES)).hexdigest()
     except (FileNotFoundError, FileRefused):
         return None
 

@@ -30,14 +30,16 @@ MAX_LOCK_BYTES = 1 << 20
 #: An input table is read whole, hashed, parsed and copied for the authors' code: one larger than this (256 MiB,
 #: some forty times the largest table the claims read) is refused before a byte of it is read.
 MAX_TABLE_BYTES = 256 << 20
+#: A run record, or a file the build's lock hashes, larger than this is refused unread.
+MAX_FILE_BYTES = 64 << 20
 
 
 class FileRefused(Exception):
     """A file that is there but is not read: ``reason`` says what was found (``is a FIFO, not a regular file``)."""
 
-    def __init__(self, reason: str):
-        self.reason = reason
-        super().__init__(reason)
+    @property
+    def reason(self) -> str:
+        return self.args[0]
 
 
 _KINDS = (
@@ -210,9 +212,6 @@ class Tables:
         return [{"name": n, **self.entry(n).model_dump(exclude={"header"})} for n in names]
 
 
-_NAME = r"^[a-z0-9][a-z0-9_]*$"
-
-
 @project_lock()
 def add_table(name: str, path: str | Path, provenance: str, *, root: Path, lock_file: Path = DEFAULT_LOCK) -> dict:
     """Append table ``name`` (the CSV at ``path``, under ``root``) to the data lock, its path, sha256, rows and
@@ -220,7 +219,7 @@ def add_table(name: str, path: str | Path, provenance: str, *, root: Path, lock_
     twice or with a control character among them). The lock is read and written holding the project's write
     lock, so each of two ``data add`` at once appends to what the other wrote."""
     lock = load_lock(lock_file)
-    if not re.match(_NAME, name):
+    if not re.match(r"^[a-z0-9][a-z0-9_]*$", name):
         raise DataError(f"{name!r}: a table's name is lower-case letters, digits and '_' (e.g. epoch_math_l5)")
     if name in lock.tables:
         raise DataError(f"{lock_file}: a table named {name!r} is already locked ({lock.tables[name].path})")

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .datalock import FileRefused, read_regular_file
+from .datalock import MAX_FILE_BYTES, FileRefused, read_regular_file
 from .errors import HarnessError
 from .schema import format_validation_error
 
@@ -263,7 +263,7 @@ def read_record(path: str | Path) -> Record:
     edited since it was written is the build's lock's to say: :func:`harness.build.make.checked_record`.)"""
     path = Path(path)
     try:
-        raw = json.loads(read_regular_file(path, limit=64 << 20).decode("utf-8"))
+        raw = json.loads(read_regular_file(path, limit=MAX_FILE_BYTES).decode("utf-8"))
     except FileNotFoundError:
         raise HarnessError(f"{path}: no run record here") from None
     except FileRefused as exc:

@@ -54,15 +54,6 @@ def _one_field(model: type[BaseModel], name: str) -> type[BaseModel]:
     return create_model(f"{model.__name__}_{name}", __base__=Strict, **{name: (f.annotation, f)})
 
 
-def _item_model(tp) -> type[BaseModel] | None:
-    """``M`` for a field of type ``list[M]`` with ``M`` a schema, else None."""
-    if typing.get_origin(tp) is list:
-        (item,) = typing.get_args(tp) or (None,)
-        if isinstance(item, type) and issubclass(item, BaseModel):
-            return item
-    return None
-
-
 def _empty(tp):
     """What stands in for a required field that did not validate: an empty list or mapping, or None."""
     origin = typing.get_origin(_unwrap(tp)[0])
@@ -77,13 +68,11 @@ def _lenient_item(model: type[BaseModel], data: Any, where: str, bad: set[str]):
         return validate_lenient(model, data, f"{where}.")[0]
 
 
-def validate_lenient(
-    model: type[BaseModel], data: Any, where: str = "", bad: set[str] | None = None
-) -> tuple[BaseModel, set[str]]:
+def validate_lenient(model: type[BaseModel], data: Any, where: str = "") -> tuple[BaseModel, set[str]]:
     """``model`` built, unvalidated, from the fields of ``data`` that validate one by one, and the paths of those
     that do not (each its default, or an empty stand-in): what the checks of the rest of a file run on, so that
     one typo hides nothing else. Never a validated value."""
-    bad = set() if bad is None else bad
+    bad: set[str] = set()
     data = data if isinstance(data, dict) else {}
     values = {}
     for name, f in model.model_fields.items():
@@ -97,8 +86,8 @@ def validate_lenient(
         except ValidationError:
             bad.add(f"{where}{name}")
             values[name] = f.get_default(call_default_factory=True) if not f.is_required() else _empty(f.annotation)
-            item = _item_model(f.annotation)
-            if item is not None and isinstance(data[name], list):
+            item = typing.get_args(f.annotation)[0] if typing.get_origin(f.annotation) is list else None
+            if isinstance(item, type) and issubclass(item, BaseModel) and isinstance(data[name], list):  # list[M]
                 values[name] = [_lenient_item(item, x, f"{where}{name}[{i}]", bad) for i, x in enumerate(data[name])]
     return model.model_construct(**values), bad
 
@@ -198,10 +187,8 @@ _STRICT_WORDS = {
     ("int_type", "str"): f"must be a whole number, not text; {_QUOTED}",
     ("int_type", "float"): "must be a whole number",
     ("bool_type", "str"): "must be true or false (unquoted), not text",
-    ("bool_type", "int"): "must be true or false, not a number",
-    ("bool_type", "float"): "must be true or false, not a number",
-    ("string_type", "int"): "must be text; put the number in quotes if it is a name",
-    ("string_type", "float"): "must be text; put the number in quotes if it is a name",
+    **{("bool_type", t): "must be true or false, not a number" for t in ("int", "float")},
+    **{("string_type", t): "must be text; put the number in quotes if it is a name" for t in ("int", "float")},
     ("string_type", "bool"): "must be text; put true/false in quotes if it is a name",
 }
 
@@ -211,14 +198,12 @@ def _length_words(e: dict) -> str:
     ctx, got = e.get("ctx") or {}, e.get("input")
     most = e["type"].endswith("too_long")
     bound = ctx.get("max_length" if most else "min_length")
-    if isinstance(got, str):
-        if not most and bound == 1:
-            return "must not be empty"
-        return f"must be {'at most' if most else 'at least'} {bound} characters long, not {len(got)}"
-    size = f", not {len(got)}" if hasattr(got, "__len__") else ""
     if not most and bound == 1:
-        return "must have at least one entry"
-    return f"must have {'at most' if most else 'at least'} {bound} entries{size}"
+        return "must not be empty" if isinstance(got, str) else "must have at least one entry"
+    limit = f"{'at most' if most else 'at least'} {bound}"
+    if isinstance(got, str):
+        return f"must be {limit} characters long, not {len(got)}"
+    return f"must have {limit} entries" + (f", not {len(got)}" if hasattr(got, "__len__") else "")
 
 
 _LENGTH_TYPES = {"too_long", "too_short", "string_too_long", "string_too_short"}
