@@ -12,14 +12,13 @@ from pathlib import Path
 from typing import Annotated
 
 import git
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, field_validator
 
 from ..core.claimslock import listed
-from ..core.datalock import MAX_LOCK_BYTES, FileRefused, read_regular_file
+from ..core.datalock import read_yaml
 from ..core.errors import UpstreamError
 from ..core.paths import PINS_FILE, VENDOR_DIR, shown
-from ..core.schema import RelativePath, did_you_mean, format_validation_error
+from ..core.schema import RelativePath, did_you_mean
 
 GIT_ENV = {
     "GIT_TERMINAL_PROMPT": "0",  # never wait for credentials
@@ -78,21 +77,13 @@ _PINS = TypeAdapter(dict[PinName, Pin])
 def load_pins(path: str | Path = PINS_FILE) -> dict[str, Pin]:
     """Every pin in ``path``; :class:`UpstreamError` names the file and each bad field."""
     path = Path(path)
-    try:
-        raw = yaml.safe_load(read_regular_file(path, limit=MAX_LOCK_BYTES).decode("utf-8"))
+
+    def pins(raw):
         if not isinstance(raw, dict):
             raise UpstreamError(f"{path}: expected a mapping of pin names to pins, got {type(raw).__name__}")
         return _PINS.validate_python(raw)
-    except FileNotFoundError:
-        raise UpstreamError(f"{path}: the file of upstream pins does not exist") from None
-    except FileRefused as exc:
-        raise UpstreamError(f"{path}: the file of upstream pins {exc.reason}") from None
-    except UnicodeDecodeError as exc:
-        raise UpstreamError(f"{path}: the file of upstream pins is not UTF-8 text (byte offset {exc.start})") from None
-    except yaml.YAMLError as exc:
-        raise UpstreamError(f"{path}: not valid YAML: {exc}") from None
-    except ValidationError as err:
-        raise UpstreamError(f"{path}: " + "; ".join(format_validation_error(err))) from None
+
+    return read_yaml(path, "the file of upstream pins", UpstreamError, pins)
 
 
 def find_pin(name: str, pins_file: str | Path = PINS_FILE) -> Pin:

@@ -106,20 +106,24 @@ class DataLock(Strict):
 
 
 def load_lock(path: str | Path = DEFAULT_LOCK) -> DataLock:
-    path = Path(path)
+    return read_yaml(Path(path), "the data lock", DataError, DataLock.model_validate, DataLock)
+
+
+def read_yaml(path: Path, what: str, error: type[Exception], validate, model=None):
+    """``validate`` of the YAML in ``path``, read bounded as a regular file; anything wrong is an ``error`` naming
+    the file and what was found (``what``: the file's kind; ``model``: the one ``validate`` checks against)."""
     try:
-        raw = yaml.safe_load(read_regular_file(path, limit=MAX_LOCK_BYTES).decode("utf-8"))
-        return DataLock.model_validate(raw)
+        return validate(yaml.safe_load(read_regular_file(path, limit=MAX_LOCK_BYTES).decode("utf-8")))
     except FileNotFoundError:
-        raise DataError(f"{path}: the data lock does not exist") from None
+        raise error(f"{path}: {what} does not exist") from None
     except FileRefused as exc:
-        raise DataError(f"{path}: the data lock {exc.reason}") from None
+        raise error(f"{path}: {what} {exc.reason}") from None
     except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: the data lock is not UTF-8 text (byte offset {exc.start})") from None
+        raise error(f"{path}: {what} is not UTF-8 text (byte offset {exc.start})") from None
     except yaml.YAMLError as exc:
-        raise DataError(f"{path}: not valid YAML: {exc}") from None
+        raise error(f"{path}: not valid YAML: {exc}") from None
     except ValidationError as err:
-        raise DataError(f"{path}: " + "; ".join(format_validation_error(err, model=DataLock))) from None
+        raise error(f"{path}: " + "; ".join(format_validation_error(err, model=model))) from None
 
 
 def resolve_data_root(option: str | Path | None = None) -> Path:
