@@ -17,6 +17,7 @@ import pandas as pd
 
 from ._ties import Ties
 from .binning import equal_mass_bins
+from .coverage import calibration_error
 from .periods import Period
 from .pinball import smoothed_pinball_loss
 from .splits import _TAKES_RNG, RollingSplit, fit_split_models, rolling_splits
@@ -69,30 +70,15 @@ def evaluate_split(
     q_tr, q_va = _predicted(model, z_tr), _predicted(model, split.z_val)
     if bins is None:
         bins = split_bins(split, n_bins=n_bins, min_bin_size=min_bin_size, closing_group=closing_group)
-    (pinball_id, calibration_id), (pinball_ood, calibration_ood) = (
-        _scores(split.y_train, q_tr, bins[0], tau, kappa),
-        _scores(split.y_val, q_va, bins[1], tau, kappa),
-    )
+    bins_tr, bins_va = bins
     return {
-        "pinball_id": pinball_id,
-        "pinball_ood": pinball_ood,
-        "calibration_id": calibration_id,
-        "calibration_ood": calibration_ood,
-        "n_bins_id": int(bins[0].max()) + 1,
-        "n_bins_ood": int(bins[1].max()) + 1,
+        "pinball_id": float(np.mean(smoothed_pinball_loss(split.y_train - q_tr, tau, kappa))),
+        "pinball_ood": float(np.mean(smoothed_pinball_loss(split.y_val - q_va, tau, kappa))),
+        "calibration_id": calibration_error(split.y_train, q_tr, bins_tr, tau),
+        "calibration_ood": calibration_error(split.y_val, q_va, bins_va, tau),
+        "n_bins_id": int(bins_tr.max()) + 1,
+        "n_bins_ood": int(bins_va.max()) + 1,
     }
-
-
-def _scores(y: np.ndarray, q: np.ndarray, bins: np.ndarray, tau: float, kappa: float) -> tuple[float, float]:
-    """The mean smoothed pinball loss and the calibration error of one side of a split: the sums of ``numpy.mean``
-    and of :func:`harness.stats.coverage.calibration_error`, without the checks that the split's own arrays pass
-    (every scoring of every resample comes here)."""
-    loss = smoothed_pinball_loss(y - q, tau, kappa)
-    n_b = np.bincount(bins)
-    kept = n_b > 0
-    covered = np.bincount(bins, weights=(y <= q).astype(float), minlength=n_b.size)
-    errors = np.abs(covered[kept] / n_b[kept] - tau)
-    return float(np.add.reduce(loss)) / loss.size, float(np.add.reduce(errors)) / errors.size
 
 
 def _predicted(model, z: np.ndarray) -> np.ndarray:

@@ -436,15 +436,12 @@ class ISplineQuantileRegressor:
         return self
 
     def predict(self, z) -> np.ndarray:
+        # sum_j w_j I_j = sum_i c_i B_i with c_0 = 0, c_i = w_1 + ... + w_i: one spline, not the basis's columns
         p = self.params_
-        if self.__dict__.get("_spline_of") is not p:  # the spline made once per fitted params_
-            # sum_j w_j I_j = sum_i c_i B_i with c_0 = 0, c_i = w_1 + ... + w_i: one spline, not the basis's columns
-            bp = np.asarray(p["breakpoints"], dtype=float)
-            c = np.concatenate([[0.0], np.cumsum(p["w"])])
-            self._spline = bp[0], bp[-1], BSpline.construct_fast(clamped_knot_vector(bp, p["degree"]), c, p["degree"])
-            self._spline_of = p
-        lo, hi, spline = self._spline
-        eta = p["a0"] + spline(np.clip(np.atleast_1d(np.asarray(z, dtype=float)), lo, hi))
+        bp = np.asarray(p["breakpoints"], dtype=float)
+        x = np.clip(np.atleast_1d(np.asarray(z, dtype=float)), bp[0], bp[-1])
+        c = np.concatenate([[0.0], np.cumsum(p["w"])])
+        eta = p["a0"] + BSpline.construct_fast(clamped_knot_vector(bp, p["degree"]), c, p["degree"])(x)
         return p["y0"] + p["L"] * expit(eta)
 
 
