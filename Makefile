@@ -4,10 +4,14 @@ VENV_STAMP := .venv/.installed
 
 .PHONY: claims status calibration test test-all lint venv vendor validate render list diff bench clean-cache
 
-$(VENV_STAMP): pyproject.toml
+# requirements.lock pins every package at the version the committed records were computed with (a record names
+# them, and its lock entry goes stale when one moves): after editing pyproject.toml's dependencies,
+# `.venv/bin/uv pip compile pyproject.toml --extra test --extra dask --universal --python-version 3.11 -o requirements.lock`
+# (add --upgrade-package NAME to move one on purpose, then `make claims` and commit the reports).
+$(VENV_STAMP): pyproject.toml requirements.lock
 	python3 -m venv .venv
 	.venv/bin/pip install --quiet --upgrade pip
-	.venv/bin/pip install --quiet -e '.[test]'
+	.venv/bin/pip install --quiet -c requirements.lock -e '.[test]'
 	touch $(VENV_STAMP)
 
 venv: $(VENV_STAMP)
