@@ -117,12 +117,14 @@ def render_deps(protocol: str) -> dict:
     return code_hashes(RENDER_CODE + _folder(protocol, REPORTING))
 
 
-def study_deps(protocol: str, design: dict, inputs, lock) -> dict:
-    """What a coverage study is made from, by hash: ``design`` its parameters and bootstrap block."""
+def study_deps(protocol: str, design: dict, inputs, lock, packages: dict) -> dict:
+    """What a coverage study is made from, by hash: ``design`` its parameters and bootstrap block; ``packages`` the
+    versions it is computed, worded and drawn with, as a record's."""
     return {
         "design": hashlib.sha256(json.dumps(design, sort_keys=True).encode()).hexdigest(),
         "data": {name: lock.tables[name].sha256 for name in sorted(inputs) if name in lock.tables},
         "code": code_hashes(STUDY_CODE + _folder(protocol, STUDIED)),
+        "packages": packages,
     }
 
 

@@ -109,11 +109,12 @@ def design(spec, tables, reimpl, params=None) -> Design:
 
 def study_deps(spec, lock) -> dict:
     """What a claim's study is made from, by hash (:func:`harness.core.claimslock.study_deps`): its parameters and
-    bootstrap block, its tables, the code it measures with."""
+    bootstrap block, its tables, the code it measures with, the packages."""
     from ..core.claimslock import study_deps as deps
+    from ..core.provenance import package_versions
 
     design = {"params": spec.params.model_dump(mode="json"), "bootstrap": spec.claim.bootstrap.model_dump(mode="json")}
-    return deps(spec.protocol.name, design, spec.claim.inputs, lock)
+    return deps(spec.protocol.name, design, spec.claim.inputs, lock, package_versions())
 
 
 def study_path(claim_id: str, folder: Path = STUDY_DIR) -> Path:
