@@ -4,10 +4,9 @@ VENV_STAMP := .venv/.installed
 
 .PHONY: claims status calibration test test-all lint venv vendor validate render list diff bench clean-cache
 
-# requirements.lock pins every package at the version the committed records were computed with (a record names
-# them, and its lock entry goes stale when one moves): after editing pyproject.toml's dependencies,
-# `.venv/bin/uv pip compile pyproject.toml --extra test --extra dask --universal --python-version 3.11 -o requirements.lock`
-# (add --upgrade-package NAME to move one on purpose, then `make claims` and commit the reports).
+# requirements.lock pins every package at the version the committed records name (a record's lock entry goes stale
+# when one moves). After editing pyproject.toml's dependencies, run the command in its header with .venv/bin/uv
+# (--upgrade-package NAME moves one on purpose: then `make claims`, and commit the reports).
 $(VENV_STAMP): pyproject.toml requirements.lock
 	python3 -m venv .venv
 	.venv/bin/pip install --quiet --upgrade pip

@@ -9,23 +9,20 @@ import re
 from importlib import metadata
 from pathlib import Path
 
+from harness.authors.checkout import package_name
 from harness.core.provenance import PACKAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def _locked() -> dict[str, str]:
     pins = re.findall(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;]+)", (ROOT / "requirements.lock").read_text(), re.M)
-    return {_norm(name): version for name, version in pins}
+    return {package_name(name): version for name, version in pins}
 
 
 def test_every_dependency_of_the_project_and_its_extras_is_pinned():
-    declared = {_norm(NAME.match(r).group()) for r in metadata.requires("claim-audit-harness") or []}
+    declared = {package_name(NAME.match(r).group()) for r in metadata.requires("claim-audit-harness") or []}
     assert {"numpy", "pandas", "pytest", "dask"} <= declared  # the base, test and dask requirements were read
     assert sorted(declared - set(_locked())) == []
 
@@ -35,10 +32,11 @@ def test_the_lock_pins_the_versions_the_committed_records_name():
     assert records
     for path in records:
         for name, version in json.loads(path.read_text())["provenance"]["packages"].items():
-            assert locked.get(_norm(name)) == version, f"{path.name} names {name} {version}"
+            assert locked.get(package_name(name)) == version, f"{path.name} names {name} {version}"
 
 
 def test_this_environment_has_the_locked_versions_of_what_a_record_names():
     locked = _locked()
     found = {name: metadata.version(name) for name in PACKAGES}
-    assert found == {name: locked[_norm(name)] for name in PACKAGES}, "run `make venv` after `rm .venv/.installed`"
+    wanted = {name: locked[package_name(name)] for name in PACKAGES}
+    assert found == wanted, "run `make venv` after `rm .venv/.installed`"
