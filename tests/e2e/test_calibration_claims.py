@@ -18,7 +18,7 @@ from harness.core.claimslock import file_sha, update
 from harness.core.paths import CLAIMS_DIR, DEFAULT_LOCK
 from harness.parallel import fanout
 from harness.parallel.fanout import executor_from
-from harness.resampling.calibration import STUDY_DIR, _state, read_study, run_study, study_deps
+from harness.resampling.calibration import STUDY_DIR, read_study, run_study, stale_reasons, study_deps
 from harness.stats.calibration import study_json
 
 pytestmark = pytest.mark.e2e
@@ -78,9 +78,9 @@ def test_a_study_made_with_other_package_versions_is_stale(path, tables, tmp_pat
     folder.mkdir()
     deps = study_deps(spec, lock)
     _locked(folder, spec, lock, {}, deps={**deps, "packages": {**deps["packages"], "numpy": "1.0.0"}})
-    state, why, _ = _state(spec, lock, folder)
-    assert state == "stale"
-    assert why == [f"package versions changed: numpy 1.0.0 -> {deps['packages']['numpy']}"]
+    assert read_study(spec, lock, folder)[0] == "stale"
+    now = deps["packages"]["numpy"]
+    assert stale_reasons(spec, lock, folder) == [f"package versions changed: numpy 1.0.0 -> {now}"]
 
 
 @pytest.mark.parametrize("path", ASKING[:1], ids=lambda p: p.stem)
