@@ -12,12 +12,11 @@ import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import CancelledError, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from functools import partial
 
 from ..core.errors import HarnessError
-
-EXECUTOR_ENV = "HARNESS_EXECUTOR"
 
 
 @dataclass(frozen=True)
@@ -120,7 +119,7 @@ SERIAL = Executor("serial")
 def executor_from(spec: str | None = None, *, jobs: int | None = None) -> Executor:
     """The executor named by ``spec`` (else ``$HARNESS_EXECUTOR``, else ``local``): ``serial``, ``local``,
     ``local:N`` or ``dask://HOST:PORT``. ``jobs`` caps a local executor's workers (``-j``)."""
-    spec = (spec or os.environ.get(EXECUTOR_ENV) or "local").strip()
+    spec = (spec or os.environ.get("HARNESS_EXECUTOR") or "local").strip()
     if spec == "serial":
         return SERIAL
     if spec == "local" or spec.startswith("local:"):
@@ -189,8 +188,6 @@ def run(tasks: Sequence[Task], *, executor: Executor | None = None) -> list:
 
 def _result(task: Task, ex: Executor, outcome: Callable[[], tuple]):
     """The task's value; its failure, a lost scheduler or a dead worker process in one line."""
-    from concurrent.futures.process import BrokenProcessPool
-
     try:
         ok, value = outcome()
     except CancelledError:
