@@ -75,8 +75,7 @@ def checked_record(out: Path, cid: str):
 
 
 def current_record(out: Path, cid: str):
-    """The record in ``out`` now, and why it cannot be believed: ``(Record, None)``, ``(None, None)`` when there
-    is none, ``(None, reason)`` when it is unreadable, of an old schema, not in the lock or edited."""
+    """The record in ``out``: ``(Record, None)``, ``(None, why)`` (:func:`checked_record`), ``(None, None)`` if none."""
     path = Path(out) / f"{cid}.json"
     if not (path.is_file() or path.is_symlink()):
         return None, None
@@ -134,9 +133,7 @@ def _from_lock(path: Path, out: Path, lock, pins, tables, args) -> Planned | Non
     except HarnessError:
         return None
     item = _claim_plan(path, None, c, c.paper and c.paper.id, existing, None, out, lock, pins, args)
-    if item.run or (getattr(args, "studies", False) and not _study_measured(existing)):
-        return None
-    return item
+    return None if item.run or (getattr(args, "studies", False) and not _study_measured(existing)) else item
 
 
 def load_claims(paths: list[Path], lock, pins, tables, console) -> tuple[dict[Path, object], int]:
@@ -358,7 +355,7 @@ def rerender(cid: str, out: Path, console) -> int:
     return EXIT_OK
 
 
-def _study_job(study: StudyPlan, args, folder: Path, done: threading.Event | None, console) -> int:
+def _study_job(study: StudyPlan, args, folder: Path, done: threading.Event, console) -> int:
     """Measure one claim's coverage study, write it into ``folder`` (the claim's run waits for it: ``done``) and
     say so; the exit status."""
     from ..rendering.study_files import write_study
@@ -385,8 +382,7 @@ def _study_job(study: StudyPlan, args, folder: Path, done: threading.Event | Non
         console.error(f"{spec.path}: the coverage study crashed\n{traceback.format_exc()}")
         return EXIT_ERROR
     finally:
-        if done is not None:
-            done.set()
+        done.set()
     calls, seconds = result["statistic_calls"]["total"], time.perf_counter() - t0
     console.info(
         f"{spec.id}: calibration written to {folder / (spec.id + '.md')} ({result['n_replicates']} data sets, "
@@ -416,9 +412,7 @@ def _build(jobs: list[Planned], studies: list[StudyPlan], args, executor, folder
     try:
         with threadpool_limits(limits=1, user_api="blas"), fanout.shared(executor) as ex:
             if args.jobs <= 1 or ex.kind == "serial" or (ex.kind == "local" and ex.workers <= 1):
-                for piece in pieces:
-                    status = max(status, piece())
-                return status
+                return max([piece() for piece in pieces])
             # Daemon threads: an interrupted build does not wait for them; what they started dies with the process.
             finished: queue.Queue = queue.Queue()
             for piece in pieces:
@@ -467,11 +461,10 @@ def run_claims(args, paths: list[Path], console, *, would: bool = False) -> int:
     if would:
         return EXIT_ERROR if failed else int(bool(studies or any(item.run or item.render for item in plan_)))
     status = EXIT_ERROR if failed else EXIT_OK
-    jobs = [item for item in plan_ if item.run]
     for item in plan_:
         if item.render and not item.run:
             status = max(status, rerender(item.id, Path(args.out), console))
-    status = max(status, _build(jobs, studies, args, executor, STUDY_DIR, console))
+    status = max(status, _build([item for item in plan_ if item.run], studies, args, executor, STUDY_DIR, console))
     if plan_:
         status = max(status, write_index(Path(args.out), console))
     return status
@@ -489,12 +482,12 @@ def records(out: Path, console, problems: list[str]):
 
 def render_claims(out: Path, paths: list[Path], console) -> int:
     """Draw reports again from their records: no protocol, no data, no scipy (a record names its template)."""
-    failed = 0
+    failed = False
     for path in paths:
-        if rerender(path.stem, out, console) != EXIT_OK:  # a claim's id is its file's name
-            failed += 1
-            continue
-        console.info(f"rendered {out / (path.stem + '.md')}")
+        if rerender(path.stem, out, console) == EXIT_OK:  # a claim's id is its file's name
+            console.info(f"rendered {out / (path.stem + '.md')}")
+        else:
+            failed = True
     index = write_index(out, console)
     return EXIT_ERROR if failed else index
 
