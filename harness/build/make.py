@@ -228,22 +228,6 @@ class ClaimOutput:
     error: str | None = None
 
 
-def _upstream_options(args):
-    if args.no_upstream:
-        return None
-    from ..authors.upstream import UpstreamOptions
-
-    return UpstreamOptions(
-        force=args.force_upstream,
-        timeout_s=args.upstream_timeout,
-        auto_checkout=True,
-        sandbox=args.sandbox,
-        pins_file=Path(args.pins),
-        vendor_dir=Path(args.vendor),
-        jobs=args.jobs,
-    )
-
-
 def _job(job: Planned, args, study: threading.Event | None = None) -> ClaimOutput:
     """Run one claim (in a thread of the build); what :func:`_finish` needs to write its outputs. ``study``: set once
     the claim's coverage study is written (its resampling waits for it)."""
@@ -260,7 +244,19 @@ def _job(job: Planned, args, study: threading.Event | None = None) -> ClaimOutpu
             job.deps["study"] = file_sha(study_path(job.spec.id))
 
     try:
-        options = _upstream_options(args)
+        options = None
+        if not args.no_upstream:
+            from ..authors.upstream import UpstreamOptions
+
+            options = UpstreamOptions(
+                force=args.force_upstream,
+                timeout_s=args.upstream_timeout,
+                auto_checkout=True,
+                sandbox=args.sandbox,
+                pins_file=Path(args.pins),
+                vendor_dir=Path(args.vendor),
+                jobs=args.jobs,
+            )
         result = run_claim(path, tables_of(args), upstream_options=options, before_resampling=before_resampling)
         record = result.record
         with DRAWING:
