@@ -80,13 +80,12 @@ def digest(files, root: Path = PROJECT_ROOT) -> dict[str, str]:
     return {f.relative_to(root).as_posix(): file_sha(f) for f in sorted(files)}
 
 
-def code_hashes(patterns, root: Path = PROJECT_ROOT) -> dict[str, str | None]:
-    """Each declared pattern's hash (over its files' paths and bytes), or None when it names no file."""
-    out = {}
-    for pattern in patterns:
-        rows = digest(files_of(pattern, root), root)
-        out[pattern] = hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest() if rows else None
-    return dict(sorted(out.items()))
+def code_hashes(patterns) -> dict[str, str | None]:
+    """Each declared pattern's hash (over its files' paths and bytes), or None when it names no file; sorted."""
+    rows = {pattern: digest(files_of(pattern)) for pattern in sorted(patterns)}
+    return {
+        p: hashlib.sha256(json.dumps(r, sort_keys=True).encode()).hexdigest() if r else None for p, r in rows.items()
+    }
 
 
 def _folder(protocol: str, names) -> tuple[str, ...]:
