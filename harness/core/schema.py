@@ -220,13 +220,12 @@ def fields_at(model: type[BaseModel], loc: tuple) -> list[str] | None:
     for part in loc:
         nxt = []
         for tp in here:
-            origin = typing.get_origin(tp)
             if isinstance(tp, type) and issubclass(tp, BaseModel):
                 f = tp.model_fields.get(part) if isinstance(part, str) else None
                 nxt += _unwrap(f.annotation) if f is not None else []
-            elif origin in (list, tuple) and isinstance(part, int):
+            elif typing.get_origin(tp) in (list, tuple) and isinstance(part, int):
                 nxt += [t for a in typing.get_args(tp) if a is not Ellipsis for t in _unwrap(a)]
-            elif origin is dict and isinstance(part, str):
+            elif typing.get_origin(tp) is dict and isinstance(part, str):
                 nxt += _unwrap(typing.get_args(tp)[1])
         here = nxt
     names = [n for tp in here if isinstance(tp, type) and issubclass(tp, BaseModel) for n in tp.model_fields]
