@@ -59,8 +59,7 @@ def project_lock():
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (a temporary file renamed over it; on failure the old content
-    stays); return ``path``."""
+    """Write ``data`` to ``path`` atomically, as the module says (on failure the old content stays); return it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f"{STAGED}{path.name[:80]}.", suffix=".tmp")
