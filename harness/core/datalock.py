@@ -9,6 +9,7 @@ import io
 import os
 import re
 import stat
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -256,8 +257,7 @@ def add_table(name: str, path: str | Path, provenance: str, *, root: Path, lock_
     LockedTable.model_validate(entry)
     text = Path(lock_file).read_text(encoding="utf-8")
     block = yaml.safe_dump({name: entry}, sort_keys=False, allow_unicode=True, width=100, default_flow_style=None)
-    indented = "".join("  " + line if line.strip() else line for line in block.splitlines(keepends=True))
-    new = text.rstrip("\n") + "\n" + indented
+    new = text.rstrip("\n") + "\n" + textwrap.indent(block, "  ")
     try:
         DataLock.model_validate(yaml.safe_load(new))  # the whole lock still reads
     except (yaml.YAMLError, ValidationError):
