@@ -218,9 +218,8 @@ class Tables:
 @project_lock()
 def add_table(name: str, path: str | Path, provenance: str, *, root: Path, lock_file: Path = DEFAULT_LOCK) -> dict:
     """Append table ``name`` (the CSV at ``path``, under ``root``) to the data lock, its path, sha256, rows and
-    header from one read; return its entry. A :class:`DataError` names any problem (a header naming a column
-    twice or with a control character among them). The lock is read and written holding the project's write
-    lock, so each of two ``data add`` at once appends to what the other wrote."""
+    header from one read; return its entry, or raise a :class:`DataError` naming the problem. The lock is read and
+    written holding the project's write lock, so each of two ``data add`` at once appends to what the other wrote."""
     lock = load_lock(lock_file)
     if not re.match(r"^[a-z0-9][a-z0-9_]*$", name):
         raise DataError(f"{name!r}: a table's name is lower-case letters, digits and '_' (e.g. epoch_math_l5)")
