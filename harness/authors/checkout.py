@@ -184,7 +184,7 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
             repo.git.checkout("--quiet", "--detach", pin.commit)
     except git.GitCommandError as exc:
         raise UpstreamError(f"{failed}: {_git_failure(exc)}; {MIRROR_HINT.format(url=pin.url)}") from None
-    return verify_checkout(pin_name, vendor_dir, pins_file=pins_file)
+    return verified_tree(pin_name, vendor_dir, pins_file=pins_file)[0]
 
 
 def _has_commit(repo: git.Repo, commit: str) -> bool:
@@ -217,10 +217,6 @@ def _disk_mismatches(root: Path, repo: git.Repo, commit: str, paths: list[str]) 
             bad.append(rel)
         material.update(f"{mode} {found} {rel}\0".encode())
     return bad, material.hexdigest()
-
-
-def verify_checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: str | Path = PINS_FILE) -> Path:
-    return verified_tree(pin_name, vendor_dir, pins_file=pins_file)[0]
 
 
 def verified_tree(
