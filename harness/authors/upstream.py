@@ -190,10 +190,6 @@ class _Adapter:
         return importlib.import_module(self.module) if own else None
 
 
-def _text(data: bytes, scratch: Path) -> str:
-    return scrub_paths(data.decode("utf-8", errors="replace"), scratch=scratch, any_temp=False)
-
-
 def _run_adapter(checkout_dir: Path, adapter: _Adapter, request: dict, inputs: dict, timeout_s, bwrap, env, confined):
     """Run the launcher once in a scratch folder, confined."""
     python, env_paths = (sys.executable, []) if env is None else (str(env.python), [env.folder, env.base_prefix])
@@ -208,8 +204,8 @@ def _run_adapter(checkout_dir: Path, adapter: _Adapter, request: dict, inputs: d
         visible = [checkout_dir, adapter.harness_dir, folder, req, *env_paths]
         cmd = sandbox.command(bwrap, [python, *LAUNCH_FLAGS, *launch, str(req)], scratch, visible)
         out = sandbox.run(cmd, env=_child_env(scratch), cwd=scratch, timeout_s=timeout_s)
-        said = {name: _text(getattr(out, name), scratch) for name in ("stdout", "stderr")}
-        run = {"seconds": out.seconds, **said, "confinement": confined}
+        said = {name: getattr(out, name).decode("utf-8", errors="replace") for name in ("stdout", "stderr")}
+        run = scrub_paths({"seconds": out.seconds, **said}, scratch=scratch, any_temp=False) | {"confinement": confined}
     rc = out.returncode
     if out.stopped:
         return _failed(f"the adapter {adapter.name} {out.stopped}", **run)
