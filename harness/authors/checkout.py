@@ -96,10 +96,9 @@ def find_pin(name: str, pins_file: str | Path = PINS_FILE) -> Pin:
     return pins[name]
 
 
-def _git(repo_or_git, mirrors: bool = False):
-    """``repo.git`` (or a bare :class:`git.Git`) in the harness's git environment; with ``mirrors``, the user's
+def _git(g: git.Git, mirrors: bool = False) -> git.Git:
+    """``g`` (``repo.git`` or a bare :class:`git.Git`) in the harness's git environment; with ``mirrors``, the user's
     ``url.<mirror>.insteadOf`` settings (global configuration) as ``-c`` values, for clone and fetch."""
-    g = repo_or_git.git if isinstance(repo_or_git, git.Repo) else repo_or_git
     g.update_environment(**GIT_ENV)
     found = _or_none(git.Git().config, "--global", "--get-regexp", r"^url\..*\.insteadof$") if mirrors else None
     pairs = (line.split(" ", 1) for line in (found or "").splitlines() if " " in line)
@@ -122,7 +121,7 @@ def _open_repo(dest: Path, pin: Pin, fix: str) -> git.Repo:
     if foreign:
         repo.close()
         raise UpstreamError(f"{shown(dest)}: its git configuration holds {', '.join(foreign[:6])}; {fix}")
-    origin = _or_none(_git(repo).config, "--get", "remote.origin.url")
+    origin = _or_none(_git(repo.git).config, "--get", "remote.origin.url")
     if origin != pin.url:
         repo.close()
         raise UpstreamError(f"{shown(dest)} is a clone of {origin}, expected {pin.url}; {fix}")
@@ -176,8 +175,8 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
             if not fresh:  # a fresh --no-checkout clone lists every file as deleted
                 _check_unchanged(repo, dest, fix)
             if not _has_commit(repo, pin.commit):
-                _git(repo, mirrors=True).fetch("--quiet", "origin")
-                _git(repo)
+                _git(repo.git, mirrors=True).fetch("--quiet", "origin")
+                _git(repo.git)
             if not _has_commit(repo, pin.commit):
                 raise UpstreamError(f"commit {pin.commit} is not in {pin.url} (fetched into {shown(dest)})")
             repo.git.sparse_checkout("set", "--no-cone", *pin.sparse_patterns())
