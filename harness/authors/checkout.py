@@ -100,7 +100,7 @@ def _git(g: git.Git, mirrors: bool = False) -> git.Git:
     """``g`` (``repo.git`` or a bare :class:`git.Git`) in the harness's git environment; with ``mirrors``, the user's
     ``url.<mirror>.insteadOf`` settings (global configuration) as ``-c`` values, for clone and fetch."""
     g.update_environment(**GIT_ENV)
-    found = _or_none(git.Git().config, "--global", "--get-regexp", r"^url\..*\.insteadof$") if mirrors else None
+    found = mirrors and git.Git().config("--global", "--get-regexp", r"^url\..*\.insteadof$", with_exceptions=False)
     pairs = (line.split(" ", 1) for line in (found or "").splitlines() if " " in line)
     g.set_persistent_git_options(c=GIT_OPTIONS + [f"{key}={value}" for key, value in pairs])
     return g
@@ -121,19 +121,11 @@ def _open_repo(dest: Path, pin: Pin, fix: str) -> git.Repo:
     if foreign:
         repo.close()
         raise UpstreamError(f"{shown(dest)}: its git configuration holds {', '.join(foreign[:6])}; {fix}")
-    origin = _or_none(_git(repo.git).config, "--get", "remote.origin.url")
+    origin = _git(repo.git).config("--get", "remote.origin.url", with_exceptions=False) or None
     if origin != pin.url:
         repo.close()
         raise UpstreamError(f"{shown(dest)} is a clone of {origin}, expected {pin.url}; {fix}")
     return repo
-
-
-def _or_none(call, *args):
-    """``call(*args)`` (a git command), or None when git fails."""
-    try:
-        return call(*args)
-    except git.GitCommandError:
-        return None
 
 
 def _check_unchanged(repo: git.Repo, dest: Path, fix: str) -> None:
@@ -187,7 +179,7 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
 
 
 def _has_commit(repo: git.Repo, commit: str) -> bool:
-    return _or_none(repo.git.cat_file, "-e", f"{commit}^{{commit}}") is not None
+    return repo.git.cat_file("-e", f"{commit}^{{commit}}", with_exceptions=False, with_extended_output=True)[0] == 0
 
 
 def _blob_id(data: bytes) -> str:
@@ -232,13 +224,13 @@ def verified_tree(
         )
     try:
         with _open_repo(dest, pin, fix) as repo:
-            head = _or_none(repo.git.rev_parse, "--verify", "--quiet", "HEAD^{commit}")
+            head = repo.git.rev_parse("--verify", "--quiet", "HEAD^{commit}", with_exceptions=False)
             if head != pin.commit:
                 raise UpstreamError(
                     f"{shown(dest)}: HEAD is {head[:7] if head else 'not a commit'}, expected {pin.commit};"
                     " run `make vendor` to check out the pinned commit"
                 )
-            sparse = (_or_none(repo.git.sparse_checkout, "list") or "").splitlines()
+            sparse = repo.git.sparse_checkout("list", with_exceptions=False).splitlines()
             if sparse != pin.sparse_patterns():
                 raise UpstreamError(
                     f"{shown(dest)}: sparse-checkout paths are {sparse or 'not set (full checkout)'},"
