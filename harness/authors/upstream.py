@@ -39,15 +39,9 @@ REASON_STDERR_LINES = 15  # of stderr quoted in the reason when the adapter cras
 SCRATCH_PREFIX = "upstream-"  # scratch folders: <tmp>/upstream-<pid>-<random>
 LAUNCH_FLAGS = ("-s", "-P", "-B")  # no user site, no script folder on sys.path, no .pyc written
 CACHE_MAX_BYTES = 64 << 20  # a cache entry larger than this is not read
-_GUARD = threading.Lock()
 _RUNNING: dict[int, threading.BoundedSemaphore] = {}  # -j -> the authors' processes at once, over a build's claims
 _KEYS: dict[str, threading.Lock] = {}  # a request's cache key -> held while it is answered
 _FRESH: dict[str, int] = {}  # a cache key -> how many runs of this process answered it
-
-
-def _held(table: dict, key, make):
-    with _GUARD:
-        return table.setdefault(key, make())
 
 
 @dataclass(frozen=True)
@@ -296,11 +290,11 @@ def run_upstream_arm(
         key = _cache_key(pin.commit, described, adapter.code, sub, tree, confined, env and env.digest)
         cache_file = Path(options.cache_dir) / f"{key}.json"
         answered = _FRESH.get(key, 0)  # a run that ends while this one waits answers it, --force-upstream or not
-        with _held(_KEYS, key, threading.Lock):
+        with _KEYS.setdefault(key, threading.Lock()):  # setdefault is atomic: every thread gets the one lock
             reuse = not options.force or _FRESH.get(key, 0) != answered
             if reuse and (stored := _read_cache(cache_file, confined)) is not None:
                 return dataclasses.replace(stored, cached=True, cache_key=key)  # nothing ran
-            with _held(_RUNNING, jobs, lambda: threading.BoundedSemaphore(jobs)):
+            with _RUNNING.setdefault(jobs, threading.BoundedSemaphore(jobs)):
                 ran = _run_adapter(checkout_dir, adapter, sub, inputs, timeout_s, bwrap, env, confined)
             if ran.ok:  # in the form the cache keeps (keys sorted): a fresh answer and a cached one are one record
                 body = json.loads(_canonical(dataclasses.asdict(ran)))
