@@ -32,10 +32,6 @@ OWN_CONFIG = {"core.repositoryformatversion", "core.filemode", "core.bare", "cor
 OWN_CONFIG |= {"core.sparsecheckout", "core.sparsecheckoutcone", "extensions.worktreeconfig"}
 OWN_CONFIG |= {"remote.origin.url", "remote.origin.fetch"}
 EXACT_REQUIREMENT = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?==[0-9][A-Za-z0-9.+!_-]*")
-MIRROR_HINT = (
-    "without network access, point git at a local mirror (docs/authors-arm.md):"
-    " git config --global url.<mirror>.insteadOf {url}"
-)
 
 
 def package_name(requirement: str) -> str:
@@ -174,7 +170,10 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
             repo.git.sparse_checkout("set", "--no-cone", *pin.sparse_patterns())
             repo.git.checkout("--quiet", "--detach", pin.commit)
     except git.GitCommandError as exc:
-        raise UpstreamError(f"{failed}: {_git_failure(exc)}; {MIRROR_HINT.format(url=pin.url)}") from None
+        raise UpstreamError(
+            f"{failed}: {_git_failure(exc)}; without network access, point git at a local mirror"
+            f" (docs/authors-arm.md): git config --global url.<mirror>.insteadOf {pin.url}"
+        ) from None
     return verified_tree(pin_name, vendor_dir, pins_file=pins_file)[0]
 
 
