@@ -68,10 +68,10 @@ def _ours(settings, z, y, state, **fit_kw):
 
 def _authors_fitter():
     """``fit_sigmoid_enhanced`` from the verified checkout, or the reason it cannot be had."""
-    from harness.authors.checkout import verify_checkout
+    from harness.authors.checkout import verified_tree
 
     try:
-        root = verify_checkout(UPSTREAM)
+        root, _ = verified_tree(UPSTREAM)
     except UpstreamError as exc:
         return None, str(exc)
     if str(root) not in sys.path:

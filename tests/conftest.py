@@ -65,12 +65,12 @@ def run_once(tables):
         source = None
         if upstream:
             if (prefix, "upstream") not in arms:
-                from harness.authors.checkout import checkout, verify_checkout
+                from harness.authors.checkout import checkout, verified_tree
                 from harness.authors.upstream import UpstreamOptions
                 from harness.core.errors import UpstreamError
 
                 try:
-                    verify_checkout("prescriptive-scaling")
+                    verified_tree("prescriptive-scaling")
                 except UpstreamError:
                     try:
                         checkout("prescriptive-scaling")
@@ -98,16 +98,16 @@ def run_once(tables):
 def checkout_pin():
     """The verified pinned checkout of the authors' repository, cloned if needed; skips with the reason when
     it cannot be had."""
-    from harness.authors.checkout import checkout, verify_checkout
+    from harness.authors.checkout import checkout, verified_tree
     from harness.core.errors import UpstreamError
 
     try:
-        return verify_checkout("prescriptive-scaling")
+        return verified_tree("prescriptive-scaling")[0]
     except UpstreamError as not_ready:
         try:
             return checkout("prescriptive-scaling")
         except UpstreamError as exc:
-            pytest.skip(f"the authors' checkout cannot be had: {exc} (verify_checkout said: {not_ready})")
+            pytest.skip(f"the authors' checkout cannot be had: {exc} (verified_tree said: {not_ready})")
 
 
 @pytest.fixture

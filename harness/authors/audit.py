@@ -17,30 +17,24 @@ def audit_entry(root: str | Path, entry: Mapping[str, Any]) -> dict:
     expect, kind = str(entry["expect"]), str(entry.get("match", "substring"))
     out = {"file": file, "line": line, "constant": entry.get("constant"), "expected": expect, "match": kind}
     out.update(text=None, found=False, reason=None)
-    out["reason"] = _why_not(Path(root), out)
-    return out
-
-
-def _why_not(root: Path, out: dict) -> str | None:
-    """Why the entry ``out`` is not found (``text`` and ``found`` filled in on the way), or None."""
-    file, line, expect, kind = out["file"], out["line"], out["expected"], out["match"]
+    root = Path(root)
     path = root / file
     try:
         if not path.resolve().is_relative_to(root.resolve()):
-            return f"{file} is outside the checkout root"
+            return out | {"reason": f"{file} is outside the checkout root"}
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
-        return f"{file} does not exist under {root}"
+        return out | {"reason": f"{file} does not exist under {root}"}
     except (OSError, UnicodeDecodeError) as exc:
-        return f"{file} could not be read: {exc}"
+        return out | {"reason": f"{file} could not be read: {exc}"}
     if line > len(lines):
-        return f"{file} has {len(lines)} lines, line {line} is past the end"
+        return out | {"reason": f"{file} has {len(lines)} lines, line {line} is past the end"}
     out["text"] = text = lines[line - 1]
     try:
         out["found"] = re.search(expect, text) is not None if kind == "regex" else expect in text
     except re.error as exc:
-        return f"invalid regex {expect!r}: {exc}"
-    return None if out["found"] else f"{file}:{line} does not contain {expect!r} ({kind})"
+        return out | {"reason": f"invalid regex {expect!r}: {exc}"}
+    return out | {"reason": None if out["found"] else f"{file}:{line} does not contain {expect!r} ({kind})"}
 
 
 def audit_source_lines(root: str | Path, entries: Iterable[Mapping[str, Any]]) -> dict:

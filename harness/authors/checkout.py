@@ -32,10 +32,6 @@ OWN_CONFIG = {"core.repositoryformatversion", "core.filemode", "core.bare", "cor
 OWN_CONFIG |= {"core.sparsecheckout", "core.sparsecheckoutcone", "extensions.worktreeconfig"}
 OWN_CONFIG |= {"remote.origin.url", "remote.origin.fetch"}
 EXACT_REQUIREMENT = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?==[0-9][A-Za-z0-9.+!_-]*")
-MIRROR_HINT = (
-    "without network access, point git at a local mirror (docs/authors-arm.md):"
-    " git config --global url.<mirror>.insteadOf {url}"
-)
 
 
 def package_name(requirement: str) -> str:
@@ -96,12 +92,11 @@ def find_pin(name: str, pins_file: str | Path = PINS_FILE) -> Pin:
     return pins[name]
 
 
-def _git(repo_or_git, mirrors: bool = False):
-    """``repo.git`` (or a bare :class:`git.Git`) in the harness's git environment; with ``mirrors``, the user's
+def _git(g: git.Git, mirrors: bool = False) -> git.Git:
+    """``g`` (``repo.git`` or a bare :class:`git.Git`) in the harness's git environment; with ``mirrors``, the user's
     ``url.<mirror>.insteadOf`` settings (global configuration) as ``-c`` values, for clone and fetch."""
-    g = repo_or_git.git if isinstance(repo_or_git, git.Repo) else repo_or_git
     g.update_environment(**GIT_ENV)
-    found = _or_none(git.Git().config, "--global", "--get-regexp", r"^url\..*\.insteadof$") if mirrors else None
+    found = mirrors and git.Git().config("--global", "--get-regexp", r"^url\..*\.insteadof$", with_exceptions=False)
     pairs = (line.split(" ", 1) for line in (found or "").splitlines() if " " in line)
     g.set_persistent_git_options(c=GIT_OPTIONS + [f"{key}={value}" for key, value in pairs])
     return g
@@ -122,19 +117,11 @@ def _open_repo(dest: Path, pin: Pin, fix: str) -> git.Repo:
     if foreign:
         repo.close()
         raise UpstreamError(f"{shown(dest)}: its git configuration holds {', '.join(foreign[:6])}; {fix}")
-    origin = _or_none(_git(repo).config, "--get", "remote.origin.url")
+    origin = _git(repo.git).config("--get", "remote.origin.url", with_exceptions=False) or None
     if origin != pin.url:
         repo.close()
         raise UpstreamError(f"{shown(dest)} is a clone of {origin}, expected {pin.url}; {fix}")
     return repo
-
-
-def _or_none(call, *args):
-    """``call(*args)`` (a git command), or None when git fails."""
-    try:
-        return call(*args)
-    except git.GitCommandError:
-        return None
 
 
 def _check_unchanged(repo: git.Repo, dest: Path, fix: str) -> None:
@@ -176,19 +163,22 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
             if not fresh:  # a fresh --no-checkout clone lists every file as deleted
                 _check_unchanged(repo, dest, fix)
             if not _has_commit(repo, pin.commit):
-                _git(repo, mirrors=True).fetch("--quiet", "origin")
-                _git(repo)
+                _git(repo.git, mirrors=True).fetch("--quiet", "origin")
+                _git(repo.git)
             if not _has_commit(repo, pin.commit):
                 raise UpstreamError(f"commit {pin.commit} is not in {pin.url} (fetched into {shown(dest)})")
             repo.git.sparse_checkout("set", "--no-cone", *pin.sparse_patterns())
             repo.git.checkout("--quiet", "--detach", pin.commit)
     except git.GitCommandError as exc:
-        raise UpstreamError(f"{failed}: {_git_failure(exc)}; {MIRROR_HINT.format(url=pin.url)}") from None
-    return verify_checkout(pin_name, vendor_dir, pins_file=pins_file)
+        raise UpstreamError(
+            f"{failed}: {_git_failure(exc)}; without network access, point git at a local mirror"
+            f" (docs/authors-arm.md): git config --global url.<mirror>.insteadOf {pin.url}"
+        ) from None
+    return verified_tree(pin_name, vendor_dir, pins_file=pins_file)[0]
 
 
 def _has_commit(repo: git.Repo, commit: str) -> bool:
-    return _or_none(repo.git.cat_file, "-e", f"{commit}^{{commit}}") is not None
+    return repo.git.cat_file("-e", f"{commit}^{{commit}}", with_exceptions=False, with_extended_output=True)[0] == 0
 
 
 def _blob_id(data: bytes) -> str:
@@ -219,10 +209,6 @@ def _disk_mismatches(root: Path, repo: git.Repo, commit: str, paths: list[str]) 
     return bad, material.hexdigest()
 
 
-def verify_checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: str | Path = PINS_FILE) -> Path:
-    return verified_tree(pin_name, vendor_dir, pins_file=pins_file)[0]
-
-
 def verified_tree(
     pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: str | Path = PINS_FILE
 ) -> tuple[Path, str]:
@@ -237,13 +223,13 @@ def verified_tree(
         )
     try:
         with _open_repo(dest, pin, fix) as repo:
-            head = _or_none(repo.git.rev_parse, "--verify", "--quiet", "HEAD^{commit}")
+            head = repo.git.rev_parse("--verify", "--quiet", "HEAD^{commit}", with_exceptions=False)
             if head != pin.commit:
                 raise UpstreamError(
                     f"{shown(dest)}: HEAD is {head[:7] if head else 'not a commit'}, expected {pin.commit};"
                     " run `make vendor` to check out the pinned commit"
                 )
-            sparse = (_or_none(repo.git.sparse_checkout, "list") or "").splitlines()
+            sparse = repo.git.sparse_checkout("list", with_exceptions=False).splitlines()
             if sparse != pin.sparse_patterns():
                 raise UpstreamError(
                     f"{shown(dest)}: sparse-checkout paths are {sparse or 'not set (full checkout)'},"

@@ -39,15 +39,9 @@ REASON_STDERR_LINES = 15  # of stderr quoted in the reason when the adapter cras
 SCRATCH_PREFIX = "upstream-"  # scratch folders: <tmp>/upstream-<pid>-<random>
 LAUNCH_FLAGS = ("-s", "-P", "-B")  # no user site, no script folder on sys.path, no .pyc written
 CACHE_MAX_BYTES = 64 << 20  # a cache entry larger than this is not read
-_GUARD = threading.Lock()
 _RUNNING: dict[int, threading.BoundedSemaphore] = {}  # -j -> the authors' processes at once, over a build's claims
 _KEYS: dict[str, threading.Lock] = {}  # a request's cache key -> held while it is answered
 _FRESH: dict[str, int] = {}  # a cache key -> how many runs of this process answered it
-
-
-def _held(table: dict, key, make):
-    with _GUARD:
-        return table.setdefault(key, make())
 
 
 @dataclass(frozen=True)
@@ -190,10 +184,6 @@ class _Adapter:
         return importlib.import_module(self.module) if own else None
 
 
-def _text(data: bytes, scratch: Path) -> str:
-    return scrub_paths(data.decode("utf-8", errors="replace"), scratch=scratch, any_temp=False)
-
-
 def _run_adapter(checkout_dir: Path, adapter: _Adapter, request: dict, inputs: dict, timeout_s, bwrap, env, confined):
     """Run the launcher once in a scratch folder, confined."""
     python, env_paths = (sys.executable, []) if env is None else (str(env.python), [env.folder, env.base_prefix])
@@ -208,8 +198,8 @@ def _run_adapter(checkout_dir: Path, adapter: _Adapter, request: dict, inputs: d
         visible = [checkout_dir, adapter.harness_dir, folder, req, *env_paths]
         cmd = sandbox.command(bwrap, [python, *LAUNCH_FLAGS, *launch, str(req)], scratch, visible)
         out = sandbox.run(cmd, env=_child_env(scratch), cwd=scratch, timeout_s=timeout_s)
-        said = {name: _text(getattr(out, name), scratch) for name in ("stdout", "stderr")}
-        run = {"seconds": out.seconds, **said, "confinement": confined}
+        said = {name: getattr(out, name).decode("utf-8", errors="replace") for name in ("stdout", "stderr")}
+        run = scrub_paths({"seconds": out.seconds, **said}, scratch=scratch, any_temp=False) | {"confinement": confined}
     rc = out.returncode
     if out.stopped:
         return _failed(f"the adapter {adapter.name} {out.stopped}", **run)
@@ -300,11 +290,11 @@ def run_upstream_arm(
         key = _cache_key(pin.commit, described, adapter.code, sub, tree, confined, env and env.digest)
         cache_file = Path(options.cache_dir) / f"{key}.json"
         answered = _FRESH.get(key, 0)  # a run that ends while this one waits answers it, --force-upstream or not
-        with _held(_KEYS, key, threading.Lock):
+        with _KEYS.setdefault(key, threading.Lock()):  # setdefault is atomic: every thread gets the one lock
             reuse = not options.force or _FRESH.get(key, 0) != answered
             if reuse and (stored := _read_cache(cache_file, confined)) is not None:
                 return dataclasses.replace(stored, cached=True, cache_key=key)  # nothing ran
-            with _held(_RUNNING, jobs, lambda: threading.BoundedSemaphore(jobs)):
+            with _RUNNING.setdefault(jobs, threading.BoundedSemaphore(jobs)):
                 ran = _run_adapter(checkout_dir, adapter, sub, inputs, timeout_s, bwrap, env, confined)
             if ran.ok:  # in the form the cache keeps (keys sorted): a fresh answer and a cached one are one record
                 body = json.loads(_canonical(dataclasses.asdict(ran)))

@@ -9,6 +9,7 @@ import io
 import os
 import re
 import stat
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -56,11 +57,11 @@ def _too_big(size: int | None, limit: int) -> FileRefused:
     return FileRefused(f"is {found}, more than the {limit} bytes ({sized(limit)}) read from such a file")
 
 
-def _check_regular(st: os.stat_result, limit: int | None) -> None:
+def _check_regular(st: os.stat_result, limit: int) -> None:
     if not stat.S_ISREG(st.st_mode):
         kind = next((words for test, words in _KINDS if test(st.st_mode)), "something other than a file")
         raise FileRefused(f"is {kind}, not a regular file")
-    if limit is not None and st.st_size > limit:
+    if st.st_size > limit:
         raise _too_big(st.st_size, limit)
 
 
@@ -72,7 +73,7 @@ def sized(n: int) -> str:
     return f"{n} bytes"
 
 
-def read_regular_file(path: str | Path, *, limit: int | None = None) -> bytes:
+def read_regular_file(path: str | Path, *, limit: int) -> bytes:
     """The bytes of the regular file at ``path`` (a symlink is followed), at most ``limit`` of them: checked
     before it is opened (a folder, a FIFO, a device or a socket never is), opened without blocking and checked
     again. :class:`FileNotFoundError` when nothing is there, :class:`FileRefused` (what was found) for anything
@@ -81,14 +82,14 @@ def read_regular_file(path: str | Path, *, limit: int | None = None) -> bytes:
         _check_regular(os.stat(path), limit)
         with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC), "rb") as fh:
             _check_regular(os.fstat(fh.fileno()), limit)  # swapped for something else since the first check
-            data = fh.read() if limit is None else fh.read(limit + 1)
+            data = fh.read(limit + 1)
     except (FileNotFoundError, NotADirectoryError):
         raise FileNotFoundError(str(path)) from None
     except PermissionError:
         raise FileRefused("cannot be read: permission denied") from None
     except OSError as exc:
         raise FileRefused(f"cannot be read: {exc.strerror or exc}") from None
-    if limit is not None and len(data) > limit:  # grew since it was examined, or a file of /proc
+    if len(data) > limit:  # grew since it was examined, or a file of /proc
         raise _too_big(None, limit)
     return data
 
@@ -128,10 +129,9 @@ def read_yaml(path: Path, what: str, error: type[Exception], validate, model=Non
 
 def resolve_data_root(option: str | Path | None = None) -> Path:
     """The input root: the option, else $HARNESS_DATA_ROOT, else ../shared/data."""
+    option = option or os.environ.get(DATA_ROOT_ENV)
     if option:
         return Path(option).resolve()
-    if os.environ.get(DATA_ROOT_ENV):
-        return Path(os.environ[DATA_ROOT_ENV]).resolve()
     default = (PROJECT_ROOT.parent / "shared" / "data").resolve()
     if default.is_dir():
         return default
@@ -176,8 +176,7 @@ class Tables:
                     f"{path}: input table '{name}' {exc.reason}; expected a readable regular file with sha256 "
                     f"{entry.sha256} (see data/lock.yaml for its provenance)"
                 ) from None
-            found = hashlib.sha256(raw).hexdigest()
-            if found != entry.sha256:
+            if (found := hashlib.sha256(raw).hexdigest()) != entry.sha256:
                 raise DataError(
                     f"{path}: input table '{name}' has been altered: expected sha256 {entry.sha256}, "
                     f"found {found}; restore the original file (see data/lock.yaml for its provenance)"
@@ -219,9 +218,8 @@ class Tables:
 @project_lock()
 def add_table(name: str, path: str | Path, provenance: str, *, root: Path, lock_file: Path = DEFAULT_LOCK) -> dict:
     """Append table ``name`` (the CSV at ``path``, under ``root``) to the data lock, its path, sha256, rows and
-    header from one read; return its entry. A :class:`DataError` names any problem (a header naming a column
-    twice or with a control character among them). The lock is read and written holding the project's write
-    lock, so each of two ``data add`` at once appends to what the other wrote."""
+    header from one read; return its entry, or raise a :class:`DataError` naming the problem. The lock is read and
+    written holding the project's write lock, so each of two ``data add`` at once appends to what the other wrote."""
     lock = load_lock(lock_file)
     if not re.match(r"^[a-z0-9][a-z0-9_]*$", name):
         raise DataError(f"{name!r}: a table's name is lower-case letters, digits and '_' (e.g. epoch_math_l5)")
@@ -244,11 +242,9 @@ def add_table(name: str, path: str | Path, provenance: str, *, root: Path, lock_
         header = next(csv.reader(io.StringIO(raw.decode("utf-8-sig"))), [])
     except (ValueError, UnicodeDecodeError, csv.Error) as exc:
         raise DataError(f"{path}: not a table pandas can read ({' '.join(str(exc).split())})") from None
-    twice = sorted({h for h in header if header.count(h) > 1})
-    if twice:
+    if twice := sorted({h for h in header if header.count(h) > 1}):
         raise DataError(f"{path}: the header names {', '.join(map(repr, twice))} more than once; name each column once")
-    bad = [h for h in header if forbidden_char(h, CONTROL_CHARS)]
-    if bad:
+    if bad := [h for h in header if forbidden_char(h, CONTROL_CHARS)]:
         raise DataError(f"{path}: the header's column {bad[0]!r} holds a control character; a column name is one line")
     entry = {
         "path": file.relative_to(root).as_posix(),
@@ -260,8 +256,7 @@ def add_table(name: str, path: str | Path, provenance: str, *, root: Path, lock_
     LockedTable.model_validate(entry)
     text = Path(lock_file).read_text(encoding="utf-8")
     block = yaml.safe_dump({name: entry}, sort_keys=False, allow_unicode=True, width=100, default_flow_style=None)
-    indented = "".join("  " + line if line.strip() else line for line in block.splitlines(keepends=True))
-    new = text.rstrip("\n") + "\n" + indented
+    new = text.rstrip("\n") + "\n" + textwrap.indent(block, "  ")
     try:
         DataLock.model_validate(yaml.safe_load(new))  # the whole lock still reads
     except (yaml.YAMLError, ValidationError):

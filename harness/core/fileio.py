@@ -59,8 +59,7 @@ def project_lock():
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (a temporary file renamed over it; on failure the old content
-    stays); return ``path``."""
+    """Write ``data`` to ``path`` atomically, as the module says (on failure the old content stays); return it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f"{STAGED}{path.name[:80]}.", suffix=".tmp")
@@ -81,9 +80,8 @@ def failed_path(exc: OSError) -> Path | None:
     """The file or folder an :class:`OSError` names, as a user knows it: a file staged beside its target by this
     module (``.<name>.<random>.tmp``) is named by its folder."""
     named = Path(exc.filename) if exc.filename else None
-    if named is not None and named.name.startswith(".") and named.name.endswith(".tmp"):
-        return named.parent
-    return named
+    staged = named is not None and named.name.startswith(".") and named.name.endswith(".tmp")
+    return named.parent if staged else named
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:

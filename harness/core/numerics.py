@@ -26,6 +26,4 @@ def pinned_env(environ: Mapping[str, str]) -> dict[str, str]:
 def missing_pins(environ: Mapping[str, str]) -> dict[str, str]:
     """``environ`` with the pins set, if it lacks any of them; else an empty dict."""
     pins = pinned_env(environ)
-    if all(environ.get(k) == v for k, v in pins.items()):
-        return {}
-    return {**environ, **pins}
+    return {} if all(environ.get(k) == v for k, v in pins.items()) else {**environ, **pins}

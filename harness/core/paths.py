@@ -39,9 +39,7 @@ def scrub_paths(obj, *, scratch: Path | None = None, data_root: Path | None = No
     for path, repl in pairs:
         if path is not None:
             obj = obj.replace(str(path), repl)
-    if not any_temp:
-        return obj
-    return re.sub(re.escape(tempfile.gettempdir().rstrip("/")) + r"/[^\s'\"]*", "<scratch>", obj)
+    return re.sub(re.escape(tempfile.gettempdir().rstrip("/")) + r"/[^\s'\"]*", "<scratch>", obj) if any_temp else obj
 
 
 def paper_file(claim_path: Path, name: str) -> Path:

@@ -20,6 +20,5 @@ def start(claim: str) -> None:
 
 def stage(text: str) -> None:
     """A new stage of the current claim (``"re-implementation: sweep"``), one line."""
-    state = _STATE.get()
-    if state is not None:
+    if (state := _STATE.get()) is not None:
         print(f"  [{state[0]}] {text} ({time.monotonic() - state[1]:.0f} s)", file=sys.stderr, flush=True)

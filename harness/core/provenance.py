@@ -12,7 +12,6 @@ from importlib import metadata
 from .paths import PROJECT_ROOT
 
 PACKAGES = ("numpy", "scipy", "numba", "pandas", "jinja2", "GitPython", "PyYAML", "pydantic", "matplotlib")
-IGNORED_FOR_DIRTY = ("reports/",)
 
 
 @lru_cache(maxsize=1)
@@ -23,7 +22,7 @@ def project_state() -> dict:
 
         with git.Repo(PROJECT_ROOT) as repo:
             lines = repo.git.status("--porcelain", "--untracked-files=no").splitlines()
-            changed = [ln[3:] for ln in lines if ln.strip() and not ln[3:].startswith(IGNORED_FOR_DIRTY)]
+            changed = [ln[3:] for ln in lines if ln.strip() and not ln[3:].startswith("reports/")]
             return {"commit": repo.head.commit.hexsha, "dirty": bool(changed), "error": None}
     except Exception as exc:  # recorded, not hidden: the record says why there is no commit
         return {"commit": None, "dirty": None, "error": f"{type(exc).__name__}: {exc}"}

@@ -59,8 +59,7 @@ def number_text(x: float, digits: int = 4) -> str:
 
 
 def budget_text(eval_x: float) -> str:
-    """A compute budget given in units of 1e21 FLOPs, in words: ``10²⁴ FLOPs``, ``10^24.5 FLOPs``,
-    ``3.2 × 10²⁴ FLOPs`` (:func:`power_of_ten`)."""
+    """A compute budget given in units of 1e21 FLOPs, in words (:func:`power_of_ten`): ``10²⁴ FLOPs``."""
     return f"{power_of_ten(eval_x * 1e21)} FLOPs"
 
 

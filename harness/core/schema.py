@@ -25,7 +25,6 @@ FORBIDDEN_CHARS = re.compile(
 #: What a one-line name or label may not hold: the above, and tab, newline, carriage return and the
 #: Unicode line and paragraph separators.
 CONTROL_CHARS = re.compile(FORBIDDEN_CHARS.pattern[:-1] + "\t\n\r\u2028\u2029]")
-SHOWN_CHARS = 80
 
 
 def forbidden_char(text: str, pattern: re.Pattern = FORBIDDEN_CHARS) -> str | None:
@@ -102,8 +101,7 @@ LABEL_CHARS = 200
 
 
 def _one_line(v: str) -> str:
-    bad = forbidden_char(v, CONTROL_CHARS)
-    if bad:
+    if bad := forbidden_char(v, CONTROL_CHARS):
         raise ValueError(
             "must be one line of text without control characters (newline, tab, escape, ...) or "
             f"bidirectional overrides; found {bad}"
@@ -112,8 +110,7 @@ def _one_line(v: str) -> str:
 
 
 def _prose(v: str) -> str:
-    bad = forbidden_char(v)
-    if bad:
+    if bad := forbidden_char(v):
         raise ValueError(
             f"must be text without control characters (escape, bell, ...) or bidirectional overrides; found {bad}"
         )
@@ -160,12 +157,10 @@ IsoDate = Annotated[str, AfterValidator(_one_line), AfterValidator(_iso_date)]
 RelativePath = Annotated[str, AfterValidator(_one_line), AfterValidator(_relative_path)]
 
 
-def shorten(value: Any, limit: int = SHOWN_CHARS) -> str:
+def shorten(value: Any, limit: int = 80) -> str:
     """``repr(value)``, cut to ``limit`` characters with the number of characters left out."""
     text = repr(value)
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text) - limit} more characters)"
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
 def loc_text(loc: tuple) -> str:
@@ -225,13 +220,12 @@ def fields_at(model: type[BaseModel], loc: tuple) -> list[str] | None:
     for part in loc:
         nxt = []
         for tp in here:
-            origin = typing.get_origin(tp)
             if isinstance(tp, type) and issubclass(tp, BaseModel):
                 f = tp.model_fields.get(part) if isinstance(part, str) else None
                 nxt += _unwrap(f.annotation) if f is not None else []
-            elif origin in (list, tuple) and isinstance(part, int):
+            elif typing.get_origin(tp) in (list, tuple) and isinstance(part, int):
                 nxt += [t for a in typing.get_args(tp) if a is not Ellipsis for t in _unwrap(a)]
-            elif origin is dict and isinstance(part, str):
+            elif typing.get_origin(tp) is dict and isinstance(part, str):
                 nxt += _unwrap(typing.get_args(tp)[1])
         here = nxt
     names = [n for tp in here if isinstance(tp, type) and issubclass(tp, BaseModel) for n in tp.model_fields]

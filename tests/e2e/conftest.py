@@ -38,16 +38,16 @@ def checkout_dir(claim):
 
     Skips the module, with the reason, when it cannot be had.
     """
-    from harness.authors.checkout import checkout, verify_checkout
+    from harness.authors.checkout import checkout, verified_tree
     from harness.core.errors import UpstreamError
 
     try:
-        return verify_checkout(claim.upstream)
+        return verified_tree(claim.upstream)[0]
     except UpstreamError as not_ready:
         try:
             return checkout(claim.upstream)
         except UpstreamError as exc:
-            pytest.skip(f"the authors' checkout cannot be had: {exc} (verify_checkout said: {not_ready})")
+            pytest.skip(f"the authors' checkout cannot be had: {exc} (verified_tree said: {not_ready})")
 
 
 @pytest.fixture(scope="module")

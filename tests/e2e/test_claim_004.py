@@ -10,7 +10,7 @@ import pytest
 import yaml
 from claimset import slow_marks
 
-from harness.authors.checkout import verify_checkout
+from harness.authors.checkout import verified_tree
 from harness.authors.upstream import UpstreamOptions
 from harness.build.runner import run_claim
 from harness.core.errors import UpstreamError
@@ -97,7 +97,7 @@ def _short(raw):
 
 def test_changing_one_expected_constant_fails_the_audit(tmp_path, tables):
     try:
-        verify_checkout("prescriptive-scaling")
+        verified_tree("prescriptive-scaling")
     except UpstreamError as exc:
         pytest.skip(f"needs the pinned checkout: {exc}")
     raw = _short(yaml.safe_load(CLAIM.read_text(encoding="utf-8")))

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.authors.checkout import load_pins, verify_checkout
+from harness.authors.checkout import load_pins, verified_tree
 from harness.authors.upstream import UpstreamOptions, run_upstream_arm
 from harness.claimfiles.spec import load_claim
 
@@ -51,7 +51,7 @@ def result(claim, setup, checkout_dir, tables, tmp_path_factory):
 
 def test_the_run_is_the_pinned_code_not_a_cache(result, claim, checkout_dir):
     assert result.cached is False and result.commit == load_pins()[claim.upstream].commit
-    verify_checkout(claim.upstream)  # running the authors' code left the checkout clean
+    verified_tree(claim.upstream)  # running the authors' code left the checkout clean
 
 
 def test_authors_values(result):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.authors.checkout import load_pins, verify_checkout
+from harness.authors.checkout import load_pins, verified_tree
 from harness.claimfiles.spec import load_claim
 
 pytestmark = [pytest.mark.upstream, pytest.mark.e2e]
@@ -53,7 +53,7 @@ def test_the_answer_is_the_pinned_code(result, claim, checkout_dir):
     assert result.commit == load_pins()[claim.upstream].commit
     if COLD:
         assert result.cached is False
-    verify_checkout(claim.upstream)
+    verified_tree(claim.upstream)
 
 
 def test_value_names_are_the_vocabulary(result, claim):

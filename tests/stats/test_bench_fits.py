@@ -13,7 +13,7 @@ def test_without_the_checkout_the_authors_side_is_skipped_with_the_reason(tables
     def missing(name, *args, **kwargs):
         raise UpstreamError(f"no checkout of '{name}' (test)")
 
-    monkeypatch.setattr(harness.authors.checkout, "verify_checkout", missing)
+    monkeypatch.setattr(harness.authors.checkout, "verified_tree", missing)
     lines = fit_vs_authors(tables, repeats=1)
     rows = [ln for ln in lines if ln.split("  ")[0].strip() in LABELS]
     assert [r.split("  ")[0].strip() for r in rows] == LABELS
@@ -35,7 +35,7 @@ def test_the_estimator_is_printed_with_each_parameter_once(tables, monkeypatch):
     def missing(name, *args, **kwargs):
         raise UpstreamError(f"no checkout of '{name}' (test)")
 
-    monkeypatch.setattr(harness.authors.checkout, "verify_checkout", missing)
+    monkeypatch.setattr(harness.authors.checkout, "verified_tree", missing)
     (ours,) = [ln for ln in fit_vs_authors(tables, repeats=1) if ln.lstrip().startswith("ours: ")]
     args = re.search(r"SigmoidQuantileRegressor\(([^)]*)\)", ours).group(1)
     names = [a.split("=")[0].strip() for a in args.split(",")]

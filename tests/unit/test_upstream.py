@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from harness.authors import upstream
-from harness.authors.checkout import checkout, load_pins, verify_checkout
+from harness.authors.checkout import checkout, load_pins, verified_tree
 from harness.authors.upstream import UpstreamOptions, run_upstream_arm
 from harness.claimfiles.spec import Claim, ClaimSpec
 from harness.core.datalock import DataLock, Tables
@@ -317,7 +317,7 @@ def _arm(w, adapter="echo.py", claim=None, **opts):
 
 def _refusal(w) -> str:
     with pytest.raises(UpstreamError) as info:
-        verify_checkout("fake", w.options.vendor_dir, pins_file=w.pins)
+        verified_tree("fake", w.options.vendor_dir, pins_file=w.pins)
     return str(info.value)
 
 
@@ -336,7 +336,7 @@ def test_checkout_gives_the_pinned_commit_not_the_newest(checked_out):
         assert repo.head.is_detached and repo.head.commit.hexsha == w.c2  # c3 is newer and must not be used
     assert (w.vendor / "fakepkg" / "__init__.py").read_text() == "VALUE = 2\n"
     assert not (w.vendor / "big").exists()  # outside the pin's paths: sparse
-    assert verify_checkout("fake", w.options.vendor_dir, pins_file=w.pins) == w.vendor
+    assert verified_tree("fake", w.options.vendor_dir, pins_file=w.pins)[0] == w.vendor
 
 
 def test_checkout_reuses_the_clone_and_fetches_a_new_pin(checked_out):
@@ -479,7 +479,7 @@ def test_the_adapter_runs_isolated_from_the_checkout(checked_out, monkeypatch):
     assert d["table"] == "a,b\n1,2\n"
     assert "noise on stdout" in r.stdout and (r.commit, r.url) == (w.c2, str(w.tmp / "origin"))
     assert not list(w.vendor.rglob("__pycache__"))  # the checkout stays clean
-    verify_checkout("fake", w.options.vendor_dir, pins_file=w.pins)
+    verified_tree("fake", w.options.vendor_dir, pins_file=w.pins)
 
 
 def test_a_missing_checkout_cannot_run(world):
