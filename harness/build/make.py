@@ -504,9 +504,8 @@ def write_index(out: Path, console) -> int:
             return EXIT_ERROR
         if found:
             text, index = index_markdown(found), out / "README.md"
-            with contextlib.suppress(OSError):
-                if index.read_text(encoding="utf-8") == text:
-                    return EXIT_OK  # as it is: not even its time changes
+            if file_sha(index) == hashlib.sha256(text.encode("utf-8")).hexdigest():
+                return EXIT_OK  # as it is: not even its time changes (read as a bounded regular file)
             try:
                 atomic_write_text(index, text)
             except OSError as exc:

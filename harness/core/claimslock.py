@@ -128,11 +128,11 @@ def study_deps(protocol: str, design: dict, inputs, lock, packages: dict) -> dic
 
 
 def read_lock(reports: Path) -> dict:
-    """The lock of the reports folder ``reports`` (empty when it has none or it cannot be read: then every
-    claim and study is stale, and says so)."""
+    """The lock of the reports folder ``reports`` (empty when it has none or it cannot be read, as a bounded
+    regular file: then every claim and study is stale, and says so)."""
     try:
-        data = json.loads((Path(reports) / LOCK_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_regular_file(Path(reports) / LOCK_NAME, limit=MAX_FILE_BYTES))
+    except (OSError, FileRefused, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
 

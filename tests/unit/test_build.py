@@ -182,3 +182,33 @@ def test_the_lock_holds_no_absolute_path_and_sorted_keys(out, tmp_path):
     assert str(PROJECT_ROOT) not in text and str(tmp_path) not in text and '"/' not in text
     data = json.loads(text)
     assert text == json.dumps(data, indent=1, sort_keys=True) + "\n"
+
+
+@pytest.mark.parametrize("name", ["claims.lock", "README.md"])
+def test_a_fifo_for_the_lock_or_the_index_is_not_read_and_is_replaced(out, name):
+    """A FIFO in place of ``claims.lock`` hung every command that reads the lock (``status`` among them), and one in
+    place of the index hung the build that compares it; neither is read now, and the index is written over it."""
+    import os
+    import threading
+
+    (out / name).unlink(missing_ok=True)
+    os.mkfifo(out / name)
+    said = {}
+
+    def reads():
+        if name == "claims.lock":
+            said["lock"] = claimslock.read_lock(out)
+            said["plan"] = _plan(out)
+        else:
+            said["index"] = planning.write_index(out, _Said())
+
+    worker = threading.Thread(target=reads, daemon=True)  # a blocked open() of a FIFO is left behind, not waited on
+    worker.start()
+    worker.join(30)
+    assert not worker.is_alive(), f"reading {name} still blocked after 30 s"
+    if name == "claims.lock":
+        assert said["lock"] == {}
+        assert all(run and "not in claims.lock" in run[0] for run, _ in said["plan"].values())
+    else:
+        assert said["index"] == planning.EXIT_OK
+        assert (out / name).is_file() and "|" in (out / name).read_text(encoding="utf-8")
