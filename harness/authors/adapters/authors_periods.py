@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .authors_sigmoid import claim_table, described, fit_enhanced, task_arrays
+from .authors_sigmoid import claim_table, described, fit_at, task_arrays
 from .shared import OutsideTheirCodeError, require_columns
 
 
@@ -132,9 +132,9 @@ def fit_native(A, C_tr, y_tr, *, tau, kappa, lam) -> tuple[np.ndarray, dict]:
     training set of :func:`split_sets` is finite, so :func:`task_arrays` drops nothing): its parameters in their
     units, and the fit as the record keeps it."""
     z, y = task_arrays(np.asarray(C_tr, float), np.asarray(y_tr, float))
-    res = fit_enhanced(A.sqo, z, y, tau=tau, kappa=kappa, lam=lam)
-    fit = described(A.sqo, res.params, z, res.objective)
-    return np.asarray(res.params, float), {**fit, "z_range": [float(z[0]), float(z[-1])]}
+    native, objective, *_ = fit_at(A.sqo, z, y, tau=tau, kappa=kappa, lam=lam, warm=True)
+    fit = described(A.sqo, native, z, objective)
+    return np.asarray(native, float), {**fit, "z_range": [float(z[0]), float(z[-1])]}
 
 
 def bound_summary(fits: list[dict]) -> dict:

@@ -40,17 +40,16 @@ def box(sqo, z):
 
 
 def fit_one_stage(sqo, z, y, *, tau, kappa, lam):
-    """Their starts, objective, box and SLSQP settings, one stage at (tau, kappa)."""
+    """Their starts, objective, box and SLSQP settings, one stage at (tau, kappa), answered as :func:`fit_at`."""
     limits = box(sqo, z)
     lb_min, lb_max = math.log(limits["b_min"]), math.log(limits["b_max"])
     rng = np.random.default_rng(CLI_FIT_ARGS["seed"])
     grid = np.linspace(limits["z_min"], limits["z_max"], CLI_FIT_ARGS["n_zstar_grid"])
     zstars = np.unique(np.concatenate([grid, np.quantile(z, Z_QUANTILES)]))
     slopes = np.exp(np.linspace(lb_min, lb_max, CLI_FIT_ARGS["n_b_grid"]))
-    shapes = [(zs, b) for zs in zstars for b in slopes]
     zs_rand = rng.uniform(limits["z_min"], limits["z_max"], size=CLI_FIT_ARGS["n_random"])
     b_rand = np.exp(rng.uniform(lb_min, lb_max, size=CLI_FIT_ARGS["n_random"]))
-    shapes += list(zip(zs_rand, b_rand))
+    shapes = [(zs, b) for zs in zstars for b in slopes] + list(zip(zs_rand, b_rand))
     objective = partial(sqo.objective_and_grad, z=z, y=y, tau=tau, kappa=kappa, lambda_b=lam)
     starts = []
     for zs, b in shapes:
@@ -67,26 +66,20 @@ def fit_one_stage(sqo, z, y, *, tau, kappa, lam):
         y0 = float(np.clip(res.x[0], 0.0, 1.0))
         p = np.clip(res.x, [0.0, 0.0, limits["z_min"], lb_min], [1.0, 1.0 - y0, limits["z_max"], lb_max])
         obj = objective(p)[0]
-        if best is None or obj < best[0]:
-            best = (obj, p, bool(res.success), str(res.message))
+        if best is None or obj < best[1]:
+            best = (p, obj, bool(res.success), str(res.message))
     return best
 
 
-def fit_enhanced(sqo, z, y, *, tau, kappa, lam, where: str = ""):
-    """``fit_sigmoid_enhanced`` with ``fit_sigmoid_frontier``'s arguments; a failed fit is an error."""
+def fit_at(sqo, z, y, *, tau, kappa, lam, warm: bool, where: str = ""):
+    """Their continuation (``warm``: ``fit_sigmoid_enhanced`` with ``fit_sigmoid_frontier``'s arguments, a failed
+    fit an error) or one stage at (tau, kappa) (:func:`fit_one_stage`): ``(native, objective, ok, message,
+    trace)``, the trace of their stages (``None`` for one stage)."""
+    if not warm:
+        return *fit_one_stage(sqo, z, y, tau=tau, kappa=kappa, lam=lam), None
     res = sqo.fit_sigmoid_enhanced(z, y, tau=tau, kappa_final=kappa, lambda_b=lam, **CLI_FIT_ARGS)
     if not res.success or not np.all(np.isfinite(res.params)):
         raise RuntimeError(f"fit_sigmoid_enhanced failed{where}: {res.info}")
-    return res
-
-
-def fit_at(sqo, z, y, *, tau, kappa, lam, warm: bool, where: str = ""):
-    """Their continuation (``warm``: :func:`fit_enhanced`) or one stage at (tau, kappa) (:func:`fit_one_stage`):
-    ``(native, objective, ok, message, trace)``, the trace of their stages (``None`` for one stage)."""
-    if not warm:
-        objective, native, ok, message = fit_one_stage(sqo, z, y, tau=tau, kappa=kappa, lam=lam)
-        return native, objective, ok, message, None
-    res = fit_enhanced(sqo, z, y, tau=tau, kappa=kappa, lam=lam, where=where)
     trace = res.info["trace"]
     return res.params, res.objective, trace[-1]["ok"], trace[-1]["msg"], trace
 
