@@ -30,8 +30,7 @@ def authors() -> SimpleNamespace:
 def setup(request: dict):
     """Their modules, the claim's table as their code reads it, its arrays (:func:`period_data`) and the claim's
     periods checked against theirs (:func:`check_periods`): ``(A, table, data, periods)``."""
-    A, p = authors(), request["params"]
-    table = claim_table(request)
+    A, p, table = authors(), request["params"], claim_table(request)
     data = period_data(A, table, p)
     return A, table, data, check_periods(A, p, data)
 
@@ -78,10 +77,6 @@ def period_data(A, csv_path: str, p: dict) -> dict:
     return {**table, "C": C, "z": z, "per": np.asarray(per, int), "Y": Y, "year_months": ym_all}
 
 
-def _year_month(text: str) -> tuple[int, ...]:
-    return tuple(int(v) for v in text.split("-"))
-
-
 def check_periods(A, p: dict, data: dict) -> dict:
     """The claim's periods and rolling pairs must be the ones their code hard-codes."""
     bounds, claimed = A.sig.PERIOD4_BOUNDS, p["periods"]
@@ -91,8 +86,8 @@ def check_periods(A, p: dict, data: dict) -> dict:
     if len(claimed) != len(bounds):
         problems.append(f"{len(claimed)} periods claimed, their code has {len(bounds)}")
     for (name, c_lo, c_hi), (theirs, lo, hi) in zip(claimed, bounds):
-        ok_lo = tuple(lo) <= first if c_lo is None else _year_month(c_lo) == tuple(lo)
-        ok_hi = tuple(hi) >= last if c_hi is None else _year_month(c_hi) == tuple(hi)
+        ok_lo = tuple(lo) <= first if c_lo is None else tuple(map(int, c_lo.split("-"))) == tuple(lo)
+        ok_hi = tuple(hi) >= last if c_hi is None else tuple(map(int, c_hi.split("-"))) == tuple(hi)
         if not (ok_lo and ok_hi):
             problems.append(f"period {name} = {c_lo}..{c_hi} is not their {theirs} = {lo}..{hi}")
     pairs = [tuple(s) for s in A.pu.normalize_period4_splits_single()]
