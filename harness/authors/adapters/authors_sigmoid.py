@@ -195,30 +195,26 @@ def _argument_defaults(function, names: tuple[str, ...]) -> dict[str, tuple[floa
     return out
 
 
-def _path_of(module) -> str:
-    return module.__name__.replace(".", "/") + ".py"
-
-
 def own_setting(request: dict) -> dict:
     """The setting the authors' own code path fits the claim's table with, read from their code (never assumed):
     their Epoch AI script's ``--tau``, ``--kappa``, ``--lambda_b`` defaults for a compute column, else their CLI's
     ``--tau`` default, ``fit_sigmoid_frontier``'s ``kappa_final`` default and the module's ``LAMBDA_B``."""
     sig, _ = authors()
     if request["params"].get("compute"):
-        from scripts.epoch_ai import fit_benchmarks_runs_sigmoid_frontiers as epoch
+        from scripts.epoch_ai import fit_benchmarks_runs_sigmoid_frontiers as module
 
         flags = {"tau": "--tau", "kappa": "--kappa", "lam": "--lambda_b"}
-        found = _argument_defaults(epoch.main, tuple(flags.values()))
-        return {
-            **{name: found[flag][0] for name, flag in flags.items()},
-            "where": {name: f"{_path_of(epoch)}:{found[flag][1]}" for name, flag in flags.items()},
-            "path": "epoch_script",
+        found = _argument_defaults(module.main, tuple(flags.values()))
+        path, at = "epoch_script", {name: found[flag] for name, flag in flags.items()}
+    else:
+        module, path = sig, "cli"
+        kappa = float(inspect.signature(sig.fit_sigmoid_frontier).parameters["kappa_final"].default)
+        lines, first = inspect.getsourcelines(sig.fit_sigmoid_frontier)
+        lam_line = 1 + next(i for i, src in enumerate(inspect.findsource(sig)[0]) if src.startswith("DEFAULT_LAMBDA_B"))
+        at = {  # {name: (value, line)}
+            "tau": _argument_defaults(sig.main, ("--tau",))["--tau"],
+            "kappa": (kappa, first + next(i for i, line in enumerate(lines) if "kappa_final" in line)),
+            "lam": (float(sig.LAMBDA_B), lam_line),
         }
-    tau, tau_line = _argument_defaults(sig.main, ("--tau",))["--tau"]
-    kappa = float(inspect.signature(sig.fit_sigmoid_frontier).parameters["kappa_final"].default)
-    lines, first = inspect.getsourcelines(sig.fit_sigmoid_frontier)
-    kappa_line = first + next(i for i, line in enumerate(lines) if "kappa_final" in line)
-    lam_line = 1 + next(i for i, line in enumerate(inspect.findsource(sig)[0]) if line.startswith("DEFAULT_LAMBDA_B"))
-    at = {"tau": tau_line, "kappa": kappa_line, "lam": lam_line}
-    where = {name: f"{_path_of(sig)}:{line}" for name, line in at.items()}
-    return {"tau": tau, "kappa": kappa, "lam": float(sig.LAMBDA_B), "where": where, "path": "cli"}
+    where = {name: f"{module.__name__.replace('.', '/')}.py:{line}" for name, (_, line) in at.items()}
+    return {**{name: value for name, (value, _) in at.items()}, "where": where, "path": path}
