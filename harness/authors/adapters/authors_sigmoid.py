@@ -60,21 +60,18 @@ def fit_one_stage(sqo, z, y, *, tau, kappa, lam):
 
     bounds = [(0.0, 1.0), (0.0, 1.0), (limits["z_min"], limits["z_max"]), (lb_min, lb_max)]
     cons = [{"type": "ineq", "fun": lambda p: 1.0 - p[0] - p[1], "jac": lambda p: np.array([-1.0, -1.0, 0.0, 0.0])}]
-    slsqp, best = {"maxiter": limits["maxiter"], "ftol": 1e-9, "disp": False}, None
+    slsqp, fits = {"maxiter": limits["maxiter"], "ftol": 1e-9, "disp": False}, []
     for _, p0 in starts[:N_KEEP]:
         res = minimize(objective, p0, jac=True, method="SLSQP", bounds=bounds, constraints=cons, options=slsqp)
         y0 = float(np.clip(res.x[0], 0.0, 1.0))
         p = np.clip(res.x, [0.0, 0.0, limits["z_min"], lb_min], [1.0, 1.0 - y0, limits["z_max"], lb_max])
-        obj = objective(p)[0]
-        if best is None or obj < best[1]:
-            best = (p, obj, bool(res.success), str(res.message))
-    return best
+        fits.append((p, objective(p)[0], bool(res.success), str(res.message)))
+    return min(fits, key=lambda fit: fit[1])  # the first fit of the lowest objective
 
 
 def fit_at(sqo, z, y, *, tau, kappa, lam, warm: bool, where: str = ""):
-    """Their continuation (``warm``: ``fit_sigmoid_enhanced`` with ``fit_sigmoid_frontier``'s arguments, a failed
-    fit an error) or one stage at (tau, kappa) (:func:`fit_one_stage`): ``(native, objective, ok, message,
-    trace)``, the trace of their stages (``None`` for one stage)."""
+    """Their continuation (``warm``: ``fit_sigmoid_enhanced`` with ``fit_sigmoid_frontier``'s arguments; a failed
+    fit is an error) or :func:`fit_one_stage`: ``(native, objective, ok, message, their stages' trace or None)``."""
     if not warm:
         return *fit_one_stage(sqo, z, y, tau=tau, kappa=kappa, lam=lam), None
     res = sqo.fit_sigmoid_enhanced(z, y, tau=tau, kappa_final=kappa, lambda_b=lam, **CLI_FIT_ARGS)
