@@ -62,10 +62,8 @@ def period_data(A, csv_path: str, p: dict) -> dict:
         )
     prod = (p["tokens_col"], p["params_col"])
     require_columns(csv_path, headers, [*prod, *p["tasks"].values()])
-    C, per, ym_all = [], [], []
-    for r in rows:
-        ym = A.cu.parse_year_month(r.get(date_col, ""))
-        ym_all.append(ym)
+    C, per, ym_all = [], [], [A.cu.parse_year_month(r.get(date_col, "")) for r in rows]
+    for r, ym in zip(rows, ym_all):
         c = A.cu.compute_flops(r, headers, logC_col=None, prod_cols=prod, mult=float(p["multiplier"]))
         pid = A.pu.assign_period_index_period4(*ym) if (ym is not None and np.isfinite(c) and c > 0.0) else -1
         per.append(pid)
