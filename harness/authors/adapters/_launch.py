@@ -10,13 +10,6 @@ import os
 import sys
 
 
-def loaded_files(harness_dir: str) -> list[str]:
-    """The harness's files loaded so far, relative to its folder (``protocols/x/adapter.py``)."""
-    root = os.path.realpath(harness_dir)
-    ours = [getattr(m, "__file__", None) for n, m in list(sys.modules.items()) if n.split(".")[0] == "harness"]
-    return sorted(os.path.relpath(os.path.realpath(path), root).replace(os.sep, "/") for path in ours if path)
-
-
 def main(argv: list[str]) -> int:
     checkout, harness_dir, module, request_file = argv
     answer_fd = int(os.environ.pop("HARNESS_ANSWER_FD"))
@@ -38,8 +31,12 @@ def main(argv: list[str]) -> int:
         request = json.load(fh)
     answer = adapter.run(request)
 
+    # the harness's files the run loaded, relative to its folder (``protocols/x/adapter.py``)
+    root = os.path.realpath(harness_dir)
+    ours = [getattr(m, "__file__", None) for n, m in list(sys.modules.items()) if n.split(".")[0] == "harness"]
+    loaded = sorted(os.path.relpath(os.path.realpath(path), root).replace(os.sep, "/") for path in ours if path)
     with os.fdopen(answer_fd, "w", encoding="utf-8") as fh:
-        json.dump({"answer": answer, "harness_modules": loaded_files(harness_dir)}, fh, allow_nan=False)
+        json.dump({"answer": answer, "harness_modules": loaded}, fh, allow_nan=False)
     return 0
 
 

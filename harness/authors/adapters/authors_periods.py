@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .authors_sigmoid import claim_table, described, fit_enhanced, task_arrays
+from .authors_sigmoid import claim_table, described, fit_at, task_arrays
 from .shared import OutsideTheirCodeError, require_columns
 
 
@@ -30,8 +30,7 @@ def authors() -> SimpleNamespace:
 def setup(request: dict):
     """Their modules, the claim's table as their code reads it, its arrays (:func:`period_data`) and the claim's
     periods checked against theirs (:func:`check_periods`): ``(A, table, data, periods)``."""
-    A, p = authors(), request["params"]
-    table = claim_table(request)
+    A, p, table = authors(), request["params"], claim_table(request)
     data = period_data(A, table, p)
     return A, table, data, check_periods(A, p, data)
 
@@ -63,10 +62,8 @@ def period_data(A, csv_path: str, p: dict) -> dict:
         )
     prod = (p["tokens_col"], p["params_col"])
     require_columns(csv_path, headers, [*prod, *p["tasks"].values()])
-    C, per, ym_all = [], [], []
-    for r in rows:
-        ym = A.cu.parse_year_month(r.get(date_col, ""))
-        ym_all.append(ym)
+    C, per, ym_all = [], [], [A.cu.parse_year_month(r.get(date_col, "")) for r in rows]
+    for r, ym in zip(rows, ym_all):
         c = A.cu.compute_flops(r, headers, logC_col=None, prod_cols=prod, mult=float(p["multiplier"]))
         pid = A.pu.assign_period_index_period4(*ym) if (ym is not None and np.isfinite(c) and c > 0.0) else -1
         per.append(pid)
@@ -78,10 +75,6 @@ def period_data(A, csv_path: str, p: dict) -> dict:
     return {**table, "C": C, "z": z, "per": np.asarray(per, int), "Y": Y, "year_months": ym_all}
 
 
-def _year_month(text: str) -> tuple[int, ...]:
-    return tuple(int(v) for v in text.split("-"))
-
-
 def check_periods(A, p: dict, data: dict) -> dict:
     """The claim's periods and rolling pairs must be the ones their code hard-codes."""
     bounds, claimed = A.sig.PERIOD4_BOUNDS, p["periods"]
@@ -91,8 +84,8 @@ def check_periods(A, p: dict, data: dict) -> dict:
     if len(claimed) != len(bounds):
         problems.append(f"{len(claimed)} periods claimed, their code has {len(bounds)}")
     for (name, c_lo, c_hi), (theirs, lo, hi) in zip(claimed, bounds):
-        ok_lo = tuple(lo) <= first if c_lo is None else _year_month(c_lo) == tuple(lo)
-        ok_hi = tuple(hi) >= last if c_hi is None else _year_month(c_hi) == tuple(hi)
+        ok_lo = tuple(lo) <= first if c_lo is None else tuple(map(int, c_lo.split("-"))) == tuple(lo)
+        ok_hi = tuple(hi) >= last if c_hi is None else tuple(map(int, c_hi.split("-"))) == tuple(hi)
         if not (ok_lo and ok_hi):
             problems.append(f"period {name} = {c_lo}..{c_hi} is not their {theirs} = {lo}..{hi}")
     pairs = [tuple(s) for s in A.pu.normalize_period4_splits_single()]
@@ -132,9 +125,9 @@ def fit_native(A, C_tr, y_tr, *, tau, kappa, lam) -> tuple[np.ndarray, dict]:
     training set of :func:`split_sets` is finite, so :func:`task_arrays` drops nothing): its parameters in their
     units, and the fit as the record keeps it."""
     z, y = task_arrays(np.asarray(C_tr, float), np.asarray(y_tr, float))
-    res = fit_enhanced(A.sqo, z, y, tau=tau, kappa=kappa, lam=lam)
-    fit = described(A.sqo, res.params, z, res.objective)
-    return np.asarray(res.params, float), {**fit, "z_range": [float(z[0]), float(z[-1])]}
+    native, objective, *_ = fit_at(A.sqo, z, y, tau=tau, kappa=kappa, lam=lam, warm=True)
+    fit = described(A.sqo, native, z, objective)
+    return np.asarray(native, float), {**fit, "z_range": [float(z[0]), float(z[-1])]}
 
 
 def bound_summary(fits: list[dict]) -> dict:

@@ -40,17 +40,16 @@ def box(sqo, z):
 
 
 def fit_one_stage(sqo, z, y, *, tau, kappa, lam):
-    """Their starts, objective, box and SLSQP settings, one stage at (tau, kappa)."""
+    """Their starts, objective, box and SLSQP settings, one stage at (tau, kappa), answered as :func:`fit_at`."""
     limits = box(sqo, z)
     lb_min, lb_max = math.log(limits["b_min"]), math.log(limits["b_max"])
     rng = np.random.default_rng(CLI_FIT_ARGS["seed"])
     grid = np.linspace(limits["z_min"], limits["z_max"], CLI_FIT_ARGS["n_zstar_grid"])
     zstars = np.unique(np.concatenate([grid, np.quantile(z, Z_QUANTILES)]))
     slopes = np.exp(np.linspace(lb_min, lb_max, CLI_FIT_ARGS["n_b_grid"]))
-    shapes = [(zs, b) for zs in zstars for b in slopes]
     zs_rand = rng.uniform(limits["z_min"], limits["z_max"], size=CLI_FIT_ARGS["n_random"])
     b_rand = np.exp(rng.uniform(lb_min, lb_max, size=CLI_FIT_ARGS["n_random"]))
-    shapes += list(zip(zs_rand, b_rand))
+    shapes = [(zs, b) for zs in zstars for b in slopes] + list(zip(zs_rand, b_rand))
     objective = partial(sqo.objective_and_grad, z=z, y=y, tau=tau, kappa=kappa, lambda_b=lam)
     starts = []
     for zs, b in shapes:
@@ -61,32 +60,23 @@ def fit_one_stage(sqo, z, y, *, tau, kappa, lam):
 
     bounds = [(0.0, 1.0), (0.0, 1.0), (limits["z_min"], limits["z_max"]), (lb_min, lb_max)]
     cons = [{"type": "ineq", "fun": lambda p: 1.0 - p[0] - p[1], "jac": lambda p: np.array([-1.0, -1.0, 0.0, 0.0])}]
-    slsqp, best = {"maxiter": limits["maxiter"], "ftol": 1e-9, "disp": False}, None
+    slsqp, fits = {"maxiter": limits["maxiter"], "ftol": 1e-9, "disp": False}, []
     for _, p0 in starts[:N_KEEP]:
         res = minimize(objective, p0, jac=True, method="SLSQP", bounds=bounds, constraints=cons, options=slsqp)
         y0 = float(np.clip(res.x[0], 0.0, 1.0))
         p = np.clip(res.x, [0.0, 0.0, limits["z_min"], lb_min], [1.0, 1.0 - y0, limits["z_max"], lb_max])
-        obj = objective(p)[0]
-        if best is None or obj < best[0]:
-            best = (obj, p, bool(res.success), str(res.message))
-    return best
-
-
-def fit_enhanced(sqo, z, y, *, tau, kappa, lam, where: str = ""):
-    """``fit_sigmoid_enhanced`` with ``fit_sigmoid_frontier``'s arguments; a failed fit is an error."""
-    res = sqo.fit_sigmoid_enhanced(z, y, tau=tau, kappa_final=kappa, lambda_b=lam, **CLI_FIT_ARGS)
-    if not res.success or not np.all(np.isfinite(res.params)):
-        raise RuntimeError(f"fit_sigmoid_enhanced failed{where}: {res.info}")
-    return res
+        fits.append((p, objective(p)[0], bool(res.success), str(res.message)))
+    return min(fits, key=lambda fit: fit[1])  # the first fit of the lowest objective
 
 
 def fit_at(sqo, z, y, *, tau, kappa, lam, warm: bool, where: str = ""):
-    """Their continuation (``warm``: :func:`fit_enhanced`) or one stage at (tau, kappa) (:func:`fit_one_stage`):
-    ``(native, objective, ok, message, trace)``, the trace of their stages (``None`` for one stage)."""
+    """Their continuation (``warm``: ``fit_sigmoid_enhanced`` with ``fit_sigmoid_frontier``'s arguments; a failed
+    fit is an error) or :func:`fit_one_stage`: ``(native, objective, ok, message, their stages' trace or None)``."""
     if not warm:
-        objective, native, ok, message = fit_one_stage(sqo, z, y, tau=tau, kappa=kappa, lam=lam)
-        return native, objective, ok, message, None
-    res = fit_enhanced(sqo, z, y, tau=tau, kappa=kappa, lam=lam, where=where)
+        return *fit_one_stage(sqo, z, y, tau=tau, kappa=kappa, lam=lam), None
+    res = sqo.fit_sigmoid_enhanced(z, y, tau=tau, kappa_final=kappa, lambda_b=lam, **CLI_FIT_ARGS)
+    if not res.success or not np.all(np.isfinite(res.params)):
+        raise RuntimeError(f"fit_sigmoid_enhanced failed{where}: {res.info}")
     trace = res.info["trace"]
     return res.params, res.objective, trace[-1]["ok"], trace[-1]["msg"], trace
 
@@ -202,30 +192,26 @@ def _argument_defaults(function, names: tuple[str, ...]) -> dict[str, tuple[floa
     return out
 
 
-def _path_of(module) -> str:
-    return module.__name__.replace(".", "/") + ".py"
-
-
 def own_setting(request: dict) -> dict:
     """The setting the authors' own code path fits the claim's table with, read from their code (never assumed):
     their Epoch AI script's ``--tau``, ``--kappa``, ``--lambda_b`` defaults for a compute column, else their CLI's
     ``--tau`` default, ``fit_sigmoid_frontier``'s ``kappa_final`` default and the module's ``LAMBDA_B``."""
     sig, _ = authors()
     if request["params"].get("compute"):
-        from scripts.epoch_ai import fit_benchmarks_runs_sigmoid_frontiers as epoch
+        from scripts.epoch_ai import fit_benchmarks_runs_sigmoid_frontiers as module
 
         flags = {"tau": "--tau", "kappa": "--kappa", "lam": "--lambda_b"}
-        found = _argument_defaults(epoch.main, tuple(flags.values()))
-        return {
-            **{name: found[flag][0] for name, flag in flags.items()},
-            "where": {name: f"{_path_of(epoch)}:{found[flag][1]}" for name, flag in flags.items()},
-            "path": "epoch_script",
+        found = _argument_defaults(module.main, tuple(flags.values()))
+        path, at = "epoch_script", {name: found[flag] for name, flag in flags.items()}
+    else:
+        module, path = sig, "cli"
+        kappa = float(inspect.signature(sig.fit_sigmoid_frontier).parameters["kappa_final"].default)
+        lines, first = inspect.getsourcelines(sig.fit_sigmoid_frontier)
+        lam_line = 1 + next(i for i, src in enumerate(inspect.findsource(sig)[0]) if src.startswith("DEFAULT_LAMBDA_B"))
+        at = {  # {name: (value, line)}
+            "tau": _argument_defaults(sig.main, ("--tau",))["--tau"],
+            "kappa": (kappa, first + next(i for i, line in enumerate(lines) if "kappa_final" in line)),
+            "lam": (float(sig.LAMBDA_B), lam_line),
         }
-    tau, tau_line = _argument_defaults(sig.main, ("--tau",))["--tau"]
-    kappa = float(inspect.signature(sig.fit_sigmoid_frontier).parameters["kappa_final"].default)
-    lines, first = inspect.getsourcelines(sig.fit_sigmoid_frontier)
-    kappa_line = first + next(i for i, line in enumerate(lines) if "kappa_final" in line)
-    lam_line = 1 + next(i for i, line in enumerate(inspect.findsource(sig)[0]) if line.startswith("DEFAULT_LAMBDA_B"))
-    at = {"tau": tau_line, "kappa": kappa_line, "lam": lam_line}
-    where = {name: f"{_path_of(sig)}:{line}" for name, line in at.items()}
-    return {"tau": tau, "kappa": kappa, "lam": float(sig.LAMBDA_B), "where": where, "path": "cli"}
+    where = {name: f"{module.__name__.replace('.', '/')}.py:{line}" for name, (_, line) in at.items()}
+    return {**{name: value for name, (value, _) in at.items()}, "where": where, "path": path}

@@ -74,7 +74,7 @@ def run_cells(
         def cell_started(cell, cell_index):
             if not running:
                 print(f"{notebook}: the kernel started in {time.monotonic() - started[0]:.1f} s", file=sys.stderr)
-            running.append(cell_index)
+            running.append(labelled[cell_index][0])
             started.append(time.monotonic())
 
         def cell_done(cell, cell_index, execute_reply):
@@ -93,10 +93,9 @@ def run_cells(
         try:
             client.execute()
         except CellExecutionError as exc:
-            raise NotebookError(f"{notebook}: {labelled[running[-1]][0]} raised {exc.ename}: {exc.evalue}") from None
+            raise NotebookError(f"{notebook}: {running[-1]} raised {exc.ename}: {exc.evalue}") from None
         except CellTimeoutError:
-            where = labelled[running[-1]][0]
-            raise NotebookError(f"{notebook}: {where} did not finish within {timeout_s:g} s") from None
+            raise NotebookError(f"{notebook}: {running[-1]} did not finish within {timeout_s:g} s") from None
         except DeadKernelError:
-            raise NotebookError(f"{notebook}: the kernel died while running {labelled[running[-1]][0]}") from None
+            raise NotebookError(f"{notebook}: the kernel died while running {running[-1]}") from None
         return json.loads(answer.read_text(encoding="utf-8"))
