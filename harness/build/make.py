@@ -399,8 +399,16 @@ def _build(jobs: list[Planned], studies: list[StudyPlan], args, executor, folder
     done = {st.spec.id: threading.Event() for st in studies}
     slowest = sorted(studies, key=lambda st: -st.spec.protocol.card.cost)
 
+    finished: queue.Queue = queue.Queue()
+
     def claim(j: Planned) -> int:  # run it, then write and say its outputs
         return _finish(_job(j, args, done.get(j.id)), args, bool(j.spec.claim.upstream), console)
+
+    def body(piece) -> None:  # a thread's: what its piece returned or raised, for the thread that waits
+        try:
+            finished.put((piece(), None))
+        except BaseException as exc:
+            finished.put((None, exc))
 
     pieces = [partial(_study_job, st, args, folder, done[st.spec.id], console) for st in slowest]
     pieces += [partial(claim, j) for j in sorted(jobs, key=lambda j: -j.spec.protocol.card.cost)]
@@ -410,11 +418,8 @@ def _build(jobs: list[Planned], studies: list[StudyPlan], args, executor, folder
             if args.jobs <= 1 or ex.kind == "serial" or (ex.kind == "local" and ex.workers <= 1):
                 return max([piece() for piece in pieces])
             # Daemon threads: an interrupted build does not wait for them; what they started dies with the process.
-            finished: queue.Queue = queue.Queue()
             for piece in pieces:
-                threading.Thread(
-                    target=contextvars.copy_context().run, args=(_body, piece, finished), daemon=True
-                ).start()
+                threading.Thread(target=contextvars.copy_context().run, args=(body, piece), daemon=True).start()
             for _ in pieces:
                 res, exc = finished.get()
                 if exc is not None:
@@ -424,13 +429,6 @@ def _build(jobs: list[Planned], studies: list[StudyPlan], args, executor, folder
         console.error(str(exc))
         status = EXIT_ERROR
     return status
-
-
-def _body(piece, finished: queue.Queue) -> None:
-    try:
-        finished.put((piece(), None))
-    except BaseException as exc:  # handed to the thread that waits for the pieces
-        finished.put((None, exc))
 
 
 def run_claims(args, paths: list[Path], console, *, would: bool = False) -> int:
