@@ -476,14 +476,13 @@ def records(out: Path, console, problems: list[str]):
 
 def render_claims(out: Path, paths: list[Path], console) -> int:
     """Draw reports again from their records: no protocol, no data, no scipy (a record names its template)."""
-    failed = False
+    status = EXIT_OK
     for path in paths:
         if rerender(path.stem, out, console) == EXIT_OK:  # a claim's id is its file's name
             console.info(f"rendered {out / (path.stem + '.md')}")
         else:
-            failed = True
-    index = write_index(out, console)
-    return EXIT_ERROR if failed else index
+            status = EXIT_ERROR
+    return max(status, write_index(out, console))
 
 
 def write_index(out: Path, console) -> int:
@@ -531,11 +530,9 @@ def calibrate_claims(args, paths: list[Path], console) -> int:
     studies = []
     for spec in specs.values():
         state, _ = read_study(spec, lock, folder)
-        if state == "not asked":
-            continue
         if state == "measured" and not args.force:
             console.note(f"{spec.id}: calibration up to date")
-            continue
-        console.note(f"{spec.id}: calibration: {state}; running the study")
-        studies.append(StudyPlan(spec, state))
+        elif state != "not asked":
+            console.note(f"{spec.id}: calibration: {state}; running the study")
+            studies.append(StudyPlan(spec, state))
     return max(EXIT_ERROR if failed else EXIT_OK, _build([], studies, args, executor, folder, console))
