@@ -310,8 +310,7 @@ def _finish(res: ClaimOutput, args, has_upstream: bool, console) -> int:
             locked = {"protocol": protocol, "deps": res.deps, "render": render_deps(protocol), "outs": outs}
             update(out, "claims", cid, locked)
         except OSError as exc:
-            console.error(f"{out / (cid + '.md')}: {unwritable(exc)}; {cid}'s entry in the lock was left as it was")
-            return EXIT_ERROR
+            return unwritable(console, out / f"{cid}.md", exc, f"{cid}'s entry in the lock")
     up = upstream.status if upstream.status == "ok" else f"{upstream.status}: {upstream.reason}"
     seconds = res.log.get("total_seconds", 0.0)
     console.info(f"{cid}: {rec.verdict.verdict} -> {out / (cid + '.md')}; authors' code: {up}; {seconds:.0f} s")
@@ -343,8 +342,7 @@ def rerender(cid: str, out: Path, console) -> int:
         try:
             atomic_write_text(out / f"{cid}.md", md)
         except OSError as exc:
-            console.error(f"{out / (cid + '.md')}: {unwritable(exc)}; the report was left as it was")
-            return EXIT_ERROR
+            return unwritable(console, out / f"{cid}.md", exc, "the report")
         old = entry(out, "claims", cid)
         outs = {**old["outs"], f"{cid}.md": hashlib.sha256(md.encode("utf-8")).hexdigest()}
         update(out, "claims", cid, {**old, "render": render_deps(record.claim.protocol), "outs": outs})
@@ -371,9 +369,8 @@ def _study_job(study: StudyPlan, args, folder: Path, done: threading.Event, cons
     except HarnessError as exc:
         console.error(f"{spec.path}: {exc}")
         return EXIT_ERROR
-    except OSError as exc:  # an unwritable folder, a full disk: its entry in the lock is left as it was
-        console.error(f"{folder / (spec.id + '.json')}: {unwritable(exc)}; its entry in the lock was left as it was")
-        return EXIT_ERROR
+    except OSError as exc:  # an unwritable folder, a full disk
+        return unwritable(console, folder / f"{spec.id}.json", exc, "its entry in the lock")
     except Exception:  # a crash: say where; the claims go on
         console.error(f"{spec.path}: the coverage study crashed\n{traceback.format_exc()}")
         return EXIT_ERROR
@@ -506,15 +503,17 @@ def write_index(out: Path, console) -> int:
             try:
                 atomic_write_text(index, text)
             except OSError as exc:
-                console.error(f"{index}: {unwritable(exc)}; the index was left as it was")
-                return EXIT_ERROR
+                return unwritable(console, index, exc, "the index")
     return EXIT_OK
 
 
-def unwritable(exc: OSError) -> str:
-    """Why a file could not be written, in words: the system's reason, and the file or folder it named."""
+def unwritable(console, path: Path, exc: OSError, kept: str) -> int:
+    """Say why ``path`` could not be written (the system's reason, and the file or folder it named), and that
+    ``kept`` was left as it was; exit status 2."""
     named = failed_path(exc)
-    return f"could not be written: {exc.strerror or exc}" + (f" (in {named})" if named is not None else "")
+    where = f" (in {named})" if named is not None else ""
+    console.error(f"{path}: could not be written: {exc.strerror or exc}{where}; {kept} was left as it was")
+    return EXIT_ERROR
 
 
 def calibrate_claims(args, paths: list[Path], console) -> int:
