@@ -215,6 +215,11 @@ EXIT_OK, EXIT_ERROR, EXIT_DEGRADED = 0, 2, 3
 DRAWING = threading.Lock()
 
 
+def _error(console, message: str) -> int:
+    console.error(message)
+    return EXIT_ERROR
+
+
 @dataclass
 class ClaimOutput:
     """What a claim's run produced, for :func:`_finish` to write."""
@@ -276,8 +281,7 @@ def _finish(res: ClaimOutput, args, has_upstream: bool, console) -> int:
     a record that cannot be believed is taken to have had the authors' arm); say one line. The figures,
     ``<id>.md`` and ``<id>.json`` are written each atomically, then, last, the claim's entry in the lock."""
     if res.error is not None:
-        console.error(res.error)
-        return EXIT_ERROR
+        return _error(console, res.error)
     out, rec = Path(args.out), res.record
     cid, upstream = rec.claim.id, rec.arms.upstream
     with contextlib.suppress(OSError):  # the run log is a convenience; its loss is no error
@@ -285,11 +289,11 @@ def _finish(res: ClaimOutput, args, has_upstream: bool, console) -> int:
     with project_lock():
         existing, broken = current_record(out, cid)
         if rec.arms.reimpl.status != "ok" and (existing is not None or broken):
-            console.error(
+            return _error(
+                console,
                 f"{cid}: the re-implementation could not run; {out / (cid + '.json')} and its report were left as"
-                " they were"
+                " they were",
             )
-            return EXIT_ERROR
         had = existing.arms.upstream.status == "ok" if existing is not None else bool(broken and has_upstream)
         if had and upstream.status != "ok" and not args.accept_degraded:
             than = f"the one in {out}" if existing is not None else f"a run with it, since {broken}"
@@ -328,17 +332,16 @@ def rerender(cid: str, out: Path, console) -> int:
             record = checked_record(out, cid)
         except HarnessError as exc:
             hint = f"; run `python -m harness run {cid}` first" if "no run record" in str(exc) else ""
-            console.error(f"{exc}{hint}")
-            return EXIT_ERROR
+            return _error(console, f"{exc}{hint}")
         try:
             md = render_report(record)
         except Exception as exc:  # a record older than today's templates: say so in one line
             first = (str(exc).splitlines() or [""])[0]
-            console.error(
+            return _error(
+                console,
                 f"{cid}: the report could not be worded from its record ({type(exc).__name__}: {first});"
-                f" run `python -m harness run {cid}` again"
+                f" run `python -m harness run {cid}` again",
             )
-            return EXIT_ERROR
         try:
             atomic_write_text(out / f"{cid}.md", md)
         except OSError as exc:
@@ -367,13 +370,11 @@ def _study_job(study: StudyPlan, args, folder: Path, done: threading.Event, cons
             found = {"protocol": spec.protocol.name, "deps": study_deps(spec, tables.lock), "outs": outs}
             update(folder.parent, "studies", spec.id, found)
     except HarnessError as exc:
-        console.error(f"{spec.path}: {exc}")
-        return EXIT_ERROR
+        return _error(console, f"{spec.path}: {exc}")
     except OSError as exc:  # an unwritable folder, a full disk
         return unwritable(console, folder / f"{spec.id}.json", exc, "its entry in the lock")
     except Exception:  # a crash: say where; the claims go on
-        console.error(f"{spec.path}: the coverage study crashed\n{traceback.format_exc()}")
-        return EXIT_ERROR
+        return _error(console, f"{spec.path}: the coverage study crashed\n{traceback.format_exc()}")
     finally:
         done.set()
     calls, seconds = result["statistic_calls"]["total"], time.perf_counter() - t0
@@ -423,8 +424,7 @@ def _build(jobs: list[Planned], studies: list[StudyPlan], args, executor, folder
                     raise exc
                 status = max(status, res)
     except HarnessError as exc:  # the executor could not be had (a Dask scheduler, a wrong worker)
-        console.error(str(exc))
-        status = EXIT_ERROR
+        return _error(console, str(exc))
     return status
 
 
@@ -437,8 +437,7 @@ def run_claims(args, paths: list[Path], console, *, would: bool = False) -> int:
         executor = fanout.executor_from(args.executor, jobs=args.jobs)
         plan_, studies, failed = plan(args, paths, console)
     except HarnessError as exc:
-        console.error(str(exc))
-        return EXIT_ERROR
+        return _error(console, str(exc))
     run, draw = ("would re-run", "would re-render") if would else ("re-run", "re-render")
     for st in studies:
         console.note(f"{st.spec.id}: coverage study: {st.why}; {'would be measured' if would else 'measuring it'}")
@@ -491,11 +490,11 @@ def write_index(out: Path, console) -> int:
         problems: list[str] = []
         found = list(records(out, console, problems))
         if problems:
-            console.error(
+            return _error(
+                console,
                 f"{out / 'README.md'} was left as it was: {', '.join(problems)} cannot be read"
-                f" ({'its row' if len(problems) == 1 else 'their rows'} would be lost)"
+                f" ({'its row' if len(problems) == 1 else 'their rows'} would be lost)",
             )
-            return EXIT_ERROR
         if found:
             text, index = index_markdown(found), out / "README.md"
             if file_sha(index) == hashlib.sha256(text.encode("utf-8")).hexdigest():
@@ -512,8 +511,7 @@ def unwritable(console, path: Path, exc: OSError, kept: str) -> int:
     ``kept`` was left as it was; exit status 2."""
     named = failed_path(exc)
     where = f" (in {named})" if named is not None else ""
-    console.error(f"{path}: could not be written: {exc.strerror or exc}{where}; {kept} was left as it was")
-    return EXIT_ERROR
+    return _error(console, f"{path}: could not be written: {exc.strerror or exc}{where}; {kept} was left as it was")
 
 
 def calibrate_claims(args, paths: list[Path], console) -> int:
@@ -521,8 +519,7 @@ def calibrate_claims(args, paths: list[Path], console) -> int:
     try:
         executor = fanout.executor_from(args.executor, jobs=args.jobs)
     except HarnessError as exc:
-        console.error(str(exc))
-        return EXIT_ERROR
+        return _error(console, str(exc))
     lock, tables = load_lock(args.lock), tables_of(args)
     folder = Path(getattr(args, "out", None) or STUDY_DIR.parent) / "calibration"
     specs, failed = load_claims(paths, lock, None, tables, console)
