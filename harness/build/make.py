@@ -92,8 +92,7 @@ def record_deps(path: Path, protocol: str, inputs, upstream, lock, pins, paper=N
 def _claim_plan(path: Path, spec, claim, paper, existing, why, out: Path, lock, pins, args) -> Planned:
     """Why the claim (``claim``: its claim file's, or its record's when ``spec`` is None) must run or its report
     be drawn again; ``existing``, ``why``: its record there now (:func:`current_record`)."""
-    protocol = claim.protocol
-    deps = record_deps(path, protocol, claim.inputs, claim.upstream, lock, pins, paper)
+    deps = record_deps(path, claim.protocol, claim.inputs, claim.upstream, lock, pins, paper)
     found = entry(out, "claims", claim.id) or {}
     render = []
     if existing is None:
@@ -105,7 +104,7 @@ def _claim_plan(path: Path, spec, claim, paper, existing, why, out: Path, lock, 
         if existing.arms.upstream.status != "ok" and not args.no_upstream and claim.upstream:
             run.append("the authors' arm did not run last time")
         if not run:  # its templates or drawing code changed, or it was edited
-            drawn = changed(found.get("render"), render_deps(protocol))
+            drawn = changed(found.get("render"), render_deps(claim.protocol))
             md = edited(out, found, f"{claim.id}.md")
             render = ([f"template or rendering code changed: {listed(drawn)}"] if drawn else []) + ([md] if md else [])
     return Planned(path, spec, deps, run, render)
@@ -326,7 +325,6 @@ def rerender(cid: str, out: Path, console) -> int:
     the write lock; its entry in the lock updated."""
     from ..rendering.render import render_report
 
-    out = Path(out)
     with project_lock():
         try:
             record = checked_record(out, cid)
