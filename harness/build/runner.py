@@ -156,7 +156,7 @@ def _check_vocabulary(spec: ClaimSpec, arm: Arm, who: str) -> None:
 
 
 def run_claim(
-    path: str | Path, tables: Tables, *, upstream_options=None, before_resampling: Callable[[], None] | None = None
+    path: str | Path, tables: Tables, *, upstream_options=None, before_resampling: Callable[[], None] = lambda: None
 ) -> RunResult:
     """Run a claim and return its record and run log. The authors' arm runs in a thread beside the
     re-implementation (in a shared build, the multiverse too); each part has its own seed, so the order changes
@@ -173,17 +173,13 @@ def run_claim(
         reimpl = _run_reimpl(spec, tables, log)
         beside = None
         if reimpl.ok and fanout.current().shared_pool is not None:
-            beside = pool.submit(contextvars.copy_context().run, _multiverse, spec, tables, log)
+            beside = pool.submit(contextvars.copy_context().run, _multiverse, spec, tables, reimpl, log)
         upstream, upstream_source = upstream_job.result()
-        if before_resampling is not None:
-            before_resampling()
+        before_resampling()
         t_boot = time.perf_counter()
         robustness = run_bootstrap(spec, tables, reimpl, judge_targets(spec, reimpl, upstream))
         log["bootstrap_seconds"] = time.perf_counter() - t_boot
-        if beside is not None:
-            multiverse = beside.result()
-        else:
-            multiverse = _multiverse(spec, tables, log) if reimpl.ok else None
+        multiverse = beside.result() if beside is not None else _multiverse(spec, tables, reimpl, log)
     kept = {"upstream_source": upstream_source, "robustness": robustness, "multiverse": multiverse}
     record = assemble_record(spec, tables, reimpl, upstream, **kept)
     plots = plot_data(spec, tables, record)
@@ -191,7 +187,9 @@ def run_claim(
     return RunResult(record=record, log=log, plots=plots)
 
 
-def _multiverse(spec: ClaimSpec, tables: Tables, log: dict) -> MultiverseRecord | None:
+def _multiverse(spec: ClaimSpec, tables: Tables, reimpl: Arm, log: dict) -> MultiverseRecord | None:
+    if not reimpl.ok:  # the re-implementation could not run: no multiverse
+        return None
     t0 = time.perf_counter()
     try:
         return run_multiverse(spec, tables)
