@@ -226,10 +226,8 @@ def assemble_record(
         ctx = Context(spec, spec.params, data, reimpl, upstream, targets, tables)
         rng = _generators(claim.seed, len(claim.controls), extra=1)[-1]
         evidence = plain(protocol.evidence(ctx, rng))
-    try:
-        rel_path = spec.path.resolve().relative_to(PROJECT_ROOT).as_posix()
-    except ValueError:
-        rel_path = spec.path.name
+    full = spec.path.resolve()
+    rel_path = full.relative_to(PROJECT_ROOT).as_posix() if full.is_relative_to(PROJECT_ROOT) else spec.path.name
     packages = package_versions()
     paper = load_paper(spec.path, claim.paper) if claim.paper else None
     ref = None if paper is None else PaperRef(id=paper.id, title=paper.title, arxiv=f"{paper.arxiv}v{paper.version}")
