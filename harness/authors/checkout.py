@@ -72,14 +72,7 @@ _PINS = TypeAdapter(dict[PinName, Pin])
 
 def load_pins(path: str | Path = PINS_FILE) -> dict[str, Pin]:
     """Every pin in ``path``; :class:`UpstreamError` names the file and each bad field."""
-    path = Path(path)
-
-    def pins(raw):
-        if not isinstance(raw, dict):
-            raise UpstreamError(f"{path}: expected a mapping of pin names to pins, got {type(raw).__name__}")
-        return _PINS.validate_python(raw)
-
-    return read_yaml(path, "the file of upstream pins", UpstreamError, pins)
+    return read_yaml(Path(path), "the file of upstream pins", UpstreamError, _PINS.validate_python)
 
 
 def find_pin(name: str, pins_file: str | Path = PINS_FILE) -> Pin:
