@@ -42,10 +42,9 @@ def declaration_digest(packages: list[str]) -> str:
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
-def environment(pin_name: str, packages: list[str], envs_dir: str | Path = ENVS_DIR) -> Environment:
+def environment(pin_name: str, packages: list[str], envs_dir: Path = ENVS_DIR) -> Environment:
     """The environment of ``packages`` for pin ``pin_name``, built unless it already is (a failure names the pin,
     the package and uv's last lines)."""
-    envs_dir = Path(envs_dir)
     digest = declaration_digest(packages)
     folder = envs_dir / digest
     if not (folder / STAMP).is_file():
