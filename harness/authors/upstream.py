@@ -177,11 +177,7 @@ class _Adapter:
     name: str  # for reasons: ``boundary_at_budget/adapter.py``
     harness_dir: Path
     code: dict[str, str]  # relative path -> sha256
-
-    def plan(self):
-        """The adapter module (for its ``parts`` and ``combine``) when it is the harness's own; else ``None``."""
-        own = Path(self.harness_dir).resolve() == HARNESS.resolve()
-        return importlib.import_module(self.module) if own else None
+    plan: Any  # the adapter module (for its ``parts`` and ``combine``) when it is the harness's own; else None
 
 
 def _run_adapter(checkout_dir: Path, adapter: _Adapter, request: dict, inputs: dict, timeout_s, bwrap, env, confined):
@@ -238,7 +234,8 @@ def _adapter(protocol, harness_dir: Path) -> _Adapter | None:
     folder = own.parent.relative_to(harness_dir).as_posix()
     patterns = ADAPTER_CODE + (name, *(f"{folder}/{n}" for n in ("__init__.py", "quantities.py")))
     files = {f for p in patterns for f in files_of(p, harness_dir)}
-    return _Adapter(module, name, harness_dir, digest(files, root=harness_dir))
+    plan = importlib.import_module(module) if harness_dir.resolve() == HARNESS.resolve() else None
+    return _Adapter(module, name, harness_dir, digest(files, root=harness_dir), plan)
 
 
 def run_upstream_arm(
@@ -281,8 +278,7 @@ def run_upstream_arm(
         "checkout": str(checkout_dir),
     }
     # each request cached on its own: the adapter's ``parts(request)`` (its ``combine`` makes the claim's answer)
-    plan = adapter.plan()
-    requests = list(plan.parts(request)) if hasattr(plan, "parts") else [request]
+    requests = list(adapter.plan.parts(request)) if hasattr(adapter.plan, "parts") else [request]
     confined = sandbox.describe(bwrap is not None)
 
     def answer(sub: dict) -> UpstreamResult:
@@ -321,7 +317,7 @@ def _combined(adapter, request, requests, results, where) -> UpstreamResult:
         answer = parts[0]
     else:
         try:
-            answer = _Answer.model_validate(adapter.plan().combine(request, parts)).model_dump()
+            answer = _Answer.model_validate(adapter.plan.combine(request, parts)).model_dump()
         except (ValueError, KeyError, TypeError, ValidationError) as exc:
             return _failed(
                 f"the answers of the adapter {adapter.name}'s {len(requests)} requests do not combine: "
