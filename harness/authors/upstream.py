@@ -307,23 +307,21 @@ def run_upstream_arm(
             what = (", ".join(tasks) or "the claim") if part is None else ", ".join(f"{k} {v}" for k, v in part.items())
             label = "" if len(requests) == 1 else f"request {i + 1} of {len(requests)} ({what}): "
             return dataclasses.replace(r, reason=label + (r.reason or ""), **where)
-    return _combined(adapter, request, requests, results, where)
+    return _combined(adapter, request, results, where)
 
 
-def _combined(adapter, request, requests, results, where) -> UpstreamResult:
-    """The claim's answer from its requests' answers (the adapter's ``combine``)."""
+def _combined(adapter, request, results, where) -> UpstreamResult:
+    """The claim's answer from its requests' answers (the adapter's ``combine``; without ``parts``, the one answer)."""
     parts = [{"values": r.values, "details": r.details, "controls": r.controls} for r in results]
-    if len(requests) == 1 and requests[0] is request:
-        answer = parts[0]
-    else:
-        try:
-            answer = _Answer.model_validate(adapter.plan.combine(request, parts)).model_dump()
-        except (ValueError, KeyError, TypeError, ValidationError) as exc:
-            return _failed(
-                f"the answers of the adapter {adapter.name}'s {len(requests)} requests do not combine: "
-                f"{type(exc).__name__}: {exc}",
-                **where,
-            )
+    combine = adapter.plan.combine if hasattr(adapter.plan, "parts") else lambda _request, answers: answers[0]
+    try:
+        answer = _Answer.model_validate(combine(request, parts)).model_dump()
+    except (ValueError, KeyError, TypeError, ValidationError) as exc:
+        return _failed(
+            f"the answers of the adapter {adapter.name}'s {len(results)} requests do not combine: "
+            f"{type(exc).__name__}: {exc}",
+            **where,
+        )
     asked = sorted(c["id"] for c in request["controls"])
     if sorted(answer["controls"]) != asked:  # of the claim's answer: a part answers what it is asked
         return _failed(
