@@ -75,19 +75,15 @@ def validate_lenient(model: type[BaseModel], data: Any, where: str = "") -> tupl
     data = data if isinstance(data, dict) else {}
     values = {}
     for name, f in model.model_fields.items():
-        if name not in data:
-            if f.is_required():
-                bad.add(f"{where}{name}")
-                values[name] = _empty(f.annotation)
-            continue
+        given = {name: data[name]} if name in data else {}  # absent: its default, or refused if required
         try:
-            values[name] = getattr(validate_plain(_one_field(model, name), {name: data[name]}), name)
+            values[name] = getattr(validate_plain(_one_field(model, name), given), name)
         except ValidationError:
             bad.add(f"{where}{name}")
             values[name] = f.get_default(call_default_factory=True) if not f.is_required() else _empty(f.annotation)
             item = typing.get_args(f.annotation)[0] if typing.get_origin(f.annotation) is list else None
-            if isinstance(item, type) and issubclass(item, BaseModel) and isinstance(data[name], list):  # list[M]
-                values[name] = [_lenient_item(item, x, f"{where}{name}[{i}]", bad) for i, x in enumerate(data[name])]
+            if isinstance(item, type) and issubclass(item, BaseModel) and isinstance(given.get(name), list):  # list[M]
+                values[name] = [_lenient_item(item, x, f"{where}{name}[{i}]", bad) for i, x in enumerate(given[name])]
     return model.model_construct(**values), bad
 
 
