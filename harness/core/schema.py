@@ -236,9 +236,7 @@ def format_validation_error(err: ValidationError, prefix: str = "", model: type[
     lines = []
     for e in errors:
         loc = tuple(e["loc"])
-        where = loc_text(loc)
-        if prefix:
-            where = prefix + ("" if where == "(top level)" else ("" if where.startswith("[") else ".") + where)
+        where = loc_text((prefix, *loc))  # an empty prefix adds nothing
         msg = e["msg"].removeprefix("Value error, ")
         known = fields_at(model, loc[:-1]) if model is not None and loc else None
         if e["type"] == "extra_forbidden":
