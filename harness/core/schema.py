@@ -197,9 +197,6 @@ def _length_words(e: dict) -> str:
     return f"must have {limit} entries" + (f", not {len(got)}" if hasattr(got, "__len__") else "")
 
 
-_LENGTH_TYPES = {"too_long", "too_short", "string_too_long", "string_too_short"}
-
-
 def _unwrap(tp) -> list:
     """The types a field's annotation may hold, with ``Annotated`` and unions taken apart."""
     origin = typing.get_origin(tp)
@@ -244,7 +241,7 @@ def format_validation_error(err: ValidationError, prefix: str = "", model: type[
         elif e["type"] == "missing":
             typo = [u[-1] for u in unknown if u[:-1] == loc[:-1] and did_you_mean(u[-1], [loc[-1]])]
             msg = "required key is missing" + (f" (is {typo[0]!r} a misspelling of it?)" if typo else "")
-        elif e["type"] in _LENGTH_TYPES:
+        elif e["type"].endswith(("too_long", "too_short")):  # of a list or mapping, or a text
             msg = _length_words(e)
         got = e.get("input")
         msg = _STRICT_WORDS.get((e["type"], type(got).__name__), msg)
