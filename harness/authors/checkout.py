@@ -72,14 +72,7 @@ _PINS = TypeAdapter(dict[PinName, Pin])
 
 def load_pins(path: str | Path = PINS_FILE) -> dict[str, Pin]:
     """Every pin in ``path``; :class:`UpstreamError` names the file and each bad field."""
-    path = Path(path)
-
-    def pins(raw):
-        if not isinstance(raw, dict):
-            raise UpstreamError(f"{path}: expected a mapping of pin names to pins, got {type(raw).__name__}")
-        return _PINS.validate_python(raw)
-
-    return read_yaml(path, "the file of upstream pins", UpstreamError, pins)
+    return read_yaml(Path(path), "the file of upstream pins", UpstreamError, _PINS.validate_python)
 
 
 def find_pin(name: str, pins_file: str | Path = PINS_FILE) -> Pin:
@@ -152,19 +145,17 @@ def checkout(pin_name: str, vendor_dir: str | Path = VENDOR_DIR, *, pins_file: s
     dest = Path(vendor_dir) / pin_name
     fix = f"remove {shown(dest)} and run `make vendor`"
     fresh = not dest.exists()
-    checking_out = f"git failed while checking out {pin.url} at {pin.commit} in {shown(dest)}"
-    failed = f"could not clone {pin.url} into {shown(dest)}" if fresh else checking_out
+    failed = f"could not clone {pin.url} into {shown(dest)}"
     try:
         if fresh:
             dest.parent.mkdir(parents=True, exist_ok=True)
             _git(git.Git(), mirrors=True).clone("--quiet", "--no-checkout", pin.url, str(dest))
+        failed = f"git failed while checking out {pin.url} at {pin.commit} in {shown(dest)}"
         with _open_repo(dest, pin, fix) as repo:
-            failed = checking_out
             if not fresh:  # a fresh --no-checkout clone lists every file as deleted
                 _check_unchanged(repo, dest, fix)
-            if not _has_commit(repo, pin.commit):
-                _git(repo.git, mirrors=True).fetch("--quiet", "origin")
-                _git(repo.git)
+            if not _has_commit(repo, pin.commit):  # fetched by a git of its own: repo.git keeps no mirror settings
+                _git(git.Git(dest), mirrors=True).fetch("--quiet", "origin")
             if not _has_commit(repo, pin.commit):
                 raise UpstreamError(f"commit {pin.commit} is not in {pin.url} (fetched into {shown(dest)})")
             repo.git.sparse_checkout("set", "--no-cone", *pin.sparse_patterns())

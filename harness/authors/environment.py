@@ -7,7 +7,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -43,23 +42,23 @@ def declaration_digest(packages: list[str]) -> str:
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
-def environment(pin_name: str, packages: list[str], envs_dir: str | Path = ENVS_DIR) -> Environment:
+def environment(pin_name: str, packages: list[str], envs_dir: Path = ENVS_DIR) -> Environment:
     """The environment of ``packages`` for pin ``pin_name``, built unless it already is (a failure names the pin,
     the package and uv's last lines)."""
-    envs_dir = Path(envs_dir)
     digest = declaration_digest(packages)
     folder = envs_dir / digest
     if not (folder / STAMP).is_file():
         envs_dir.mkdir(parents=True, exist_ok=True)
-        build = Path(tempfile.mkdtemp(prefix=f".build-{digest[:12]}-", dir=envs_dir))
-        try:
-            python = str(build / "bin" / "python")
-            _uv(pin_name, packages, "venv", "--relocatable", "--python", sys.executable, str(build))
+        with tempfile.TemporaryDirectory(
+            prefix=f".build-{digest[:12]}-", dir=envs_dir, ignore_cleanup_errors=True
+        ) as build:  # removed however this ends (already gone once renamed into place)
+            python = os.path.join(build, "bin", "python")
+            _uv(pin_name, packages, "venv", "--relocatable", "--python", sys.executable, build)
             _install(pin_name, packages, python)
             probe = [python, "-c", "import sys; print(sys.base_prefix)"]
             base = subprocess.run(probe, capture_output=True, text=True, check=True).stdout.strip()
             stamp = {"python": sys.version, "packages": sorted(packages), "base_prefix": base}
-            (build / STAMP).write_text(json.dumps(stamp, indent=1), encoding="utf-8")
+            Path(build, STAMP).write_text(json.dumps(stamp, indent=1), encoding="utf-8")
             try:
                 os.rename(build, folder)
             except OSError:
@@ -67,8 +66,6 @@ def environment(pin_name: str, packages: list[str], envs_dir: str | Path = ENVS_
                     raise UpstreamError(
                         f"{shown(folder)} is in the way of the environment of pin '{pin_name}'; remove it"
                     ) from None
-        finally:
-            shutil.rmtree(build, ignore_errors=True)
     stamp = json.loads((folder / STAMP).read_text(encoding="utf-8"))
     return Environment(folder, digest, Path(stamp["base_prefix"]))
 

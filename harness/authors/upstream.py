@@ -177,11 +177,7 @@ class _Adapter:
     name: str  # for reasons: ``boundary_at_budget/adapter.py``
     harness_dir: Path
     code: dict[str, str]  # relative path -> sha256
-
-    def plan(self):
-        """The adapter module (for its ``parts`` and ``combine``) when it is the harness's own; else ``None``."""
-        own = Path(self.harness_dir).resolve() == HARNESS.resolve()
-        return importlib.import_module(self.module) if own else None
+    plan: Any  # the adapter module (for its ``parts`` and ``combine``) when it is the harness's own; else None
 
 
 def _run_adapter(checkout_dir: Path, adapter: _Adapter, request: dict, inputs: dict, timeout_s, bwrap, env, confined):
@@ -238,7 +234,8 @@ def _adapter(protocol, harness_dir: Path) -> _Adapter | None:
     folder = own.parent.relative_to(harness_dir).as_posix()
     patterns = ADAPTER_CODE + (name, *(f"{folder}/{n}" for n in ("__init__.py", "quantities.py")))
     files = {f for p in patterns for f in files_of(p, harness_dir)}
-    return _Adapter(module, name, harness_dir, digest(files, root=harness_dir))
+    plan = importlib.import_module(module) if harness_dir.resolve() == HARNESS.resolve() else None
+    return _Adapter(module, name, harness_dir, digest(files, root=harness_dir), plan)
 
 
 def run_upstream_arm(
@@ -281,8 +278,7 @@ def run_upstream_arm(
         "checkout": str(checkout_dir),
     }
     # each request cached on its own: the adapter's ``parts(request)`` (its ``combine`` makes the claim's answer)
-    plan = adapter.plan()
-    requests = list(plan.parts(request)) if hasattr(plan, "parts") else [request]
+    requests = list(adapter.plan.parts(request)) if hasattr(adapter.plan, "parts") else [request]
     confined = sandbox.describe(bwrap is not None)
 
     def answer(sub: dict) -> UpstreamResult:
@@ -311,23 +307,21 @@ def run_upstream_arm(
             what = (", ".join(tasks) or "the claim") if part is None else ", ".join(f"{k} {v}" for k, v in part.items())
             label = "" if len(requests) == 1 else f"request {i + 1} of {len(requests)} ({what}): "
             return dataclasses.replace(r, reason=label + (r.reason or ""), **where)
-    return _combined(adapter, request, requests, results, where)
+    return _combined(adapter, request, results, where)
 
 
-def _combined(adapter, request, requests, results, where) -> UpstreamResult:
-    """The claim's answer from its requests' answers (the adapter's ``combine``)."""
+def _combined(adapter, request, results, where) -> UpstreamResult:
+    """The claim's answer from its requests' answers (the adapter's ``combine``; without ``parts``, the one answer)."""
     parts = [{"values": r.values, "details": r.details, "controls": r.controls} for r in results]
-    if len(requests) == 1 and requests[0] is request:
-        answer = parts[0]
-    else:
-        try:
-            answer = _Answer.model_validate(adapter.plan().combine(request, parts)).model_dump()
-        except (ValueError, KeyError, TypeError, ValidationError) as exc:
-            return _failed(
-                f"the answers of the adapter {adapter.name}'s {len(requests)} requests do not combine: "
-                f"{type(exc).__name__}: {exc}",
-                **where,
-            )
+    combine = adapter.plan.combine if hasattr(adapter.plan, "parts") else lambda _request, answers: answers[0]
+    try:
+        answer = _Answer.model_validate(combine(request, parts)).model_dump()
+    except (ValueError, KeyError, TypeError, ValidationError) as exc:
+        return _failed(
+            f"the answers of the adapter {adapter.name}'s {len(results)} requests do not combine: "
+            f"{type(exc).__name__}: {exc}",
+            **where,
+        )
     asked = sorted(c["id"] for c in request["controls"])
     if sorted(answer["controls"]) != asked:  # of the claim's answer: a part answers what it is asked
         return _failed(

@@ -202,11 +202,8 @@ class Tables:
         return self._frames[name]
 
     def header(self, name: str) -> list[str]:
-        """The column names of table ``name`` as :meth:`frame` gives them, from the verified bytes."""
-        if self.entry(name).header is None:
-            return [str(c) for c in self.frame(name).columns]
-        self.data(name)  # the bytes are those the header was read from
-        return list(self.entry(name).header)
+        """The column names of table ``name``: its :meth:`frame`'s (which a locked header is checked against)."""
+        return [str(c) for c in self.frame(name).columns]
 
     def describe(self, names) -> list[dict]:
         """Provenance of the named tables for the run record."""

@@ -22,16 +22,16 @@ LOCK_FILE = PROJECT_ROOT / ".cache" / "writes.lock"
 
 
 _MUTEX = threading.RLock()  # no two threads of this process hold the project at once
-_HELD = {"fd": None, "depth": 0}  # the lock file, while this process holds it
+_HELD = {"fd": None}  # the lock file, while this process holds it
 
 
-def _close_in_child() -> None:  # a forked pool worker closes its copy: the lock goes when this process lets go
-    if _HELD["fd"] is not None:
-        os.close(_HELD["fd"])
-        _HELD.update(fd=None, depth=0)
+def _release() -> None:  # also in a forked pool worker, which closes its copy: the lock goes when this process lets go
+    fd, _HELD["fd"] = _HELD["fd"], None
+    if fd is not None:
+        os.close(fd)
 
 
-os.register_at_fork(after_in_child=_close_in_child)
+os.register_at_fork(after_in_child=_release)
 
 
 @contextmanager
@@ -39,23 +39,16 @@ def project_lock():
     """Hold the project for writes: no other process holds it meanwhile (its lock file, exclusive), nor another
     thread of this one. Re-entrant. A single write needs none (it is atomic); a read-then-write does."""
     with _MUTEX:
-        if _HELD["depth"] == 0:
-            LOCK_FILE.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            except BaseException:
-                os.close(fd)
-                raise
-            _HELD["fd"] = fd
-        _HELD["depth"] += 1
+        if _HELD["fd"] is not None:  # re-entered by the thread that holds it: the outermost call releases it
+            yield
+            return
+        LOCK_FILE.parent.mkdir(parents=True, exist_ok=True)
+        _HELD["fd"] = os.open(LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
         try:
+            fcntl.flock(_HELD["fd"], fcntl.LOCK_EX)
             yield
         finally:
-            _HELD["depth"] -= 1
-            if _HELD["depth"] == 0:
-                os.close(_HELD["fd"])
-                _HELD["fd"] = None
+            _release()
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:

@@ -75,19 +75,15 @@ def validate_lenient(model: type[BaseModel], data: Any, where: str = "") -> tupl
     data = data if isinstance(data, dict) else {}
     values = {}
     for name, f in model.model_fields.items():
-        if name not in data:
-            if f.is_required():
-                bad.add(f"{where}{name}")
-                values[name] = _empty(f.annotation)
-            continue
+        given = {name: data[name]} if name in data else {}  # absent: its default, or refused if required
         try:
-            values[name] = getattr(validate_plain(_one_field(model, name), {name: data[name]}), name)
+            values[name] = getattr(validate_plain(_one_field(model, name), given), name)
         except ValidationError:
             bad.add(f"{where}{name}")
             values[name] = f.get_default(call_default_factory=True) if not f.is_required() else _empty(f.annotation)
             item = typing.get_args(f.annotation)[0] if typing.get_origin(f.annotation) is list else None
-            if isinstance(item, type) and issubclass(item, BaseModel) and isinstance(data[name], list):  # list[M]
-                values[name] = [_lenient_item(item, x, f"{where}{name}[{i}]", bad) for i, x in enumerate(data[name])]
+            if isinstance(item, type) and issubclass(item, BaseModel) and isinstance(given.get(name), list):  # list[M]
+                values[name] = [_lenient_item(item, x, f"{where}{name}[{i}]", bad) for i, x in enumerate(given[name])]
     return model.model_construct(**values), bad
 
 
@@ -201,9 +197,6 @@ def _length_words(e: dict) -> str:
     return f"must have {limit} entries" + (f", not {len(got)}" if hasattr(got, "__len__") else "")
 
 
-_LENGTH_TYPES = {"too_long", "too_short", "string_too_long", "string_too_short"}
-
-
 def _unwrap(tp) -> list:
     """The types a field's annotation may hold, with ``Annotated`` and unions taken apart."""
     origin = typing.get_origin(tp)
@@ -240,9 +233,7 @@ def format_validation_error(err: ValidationError, prefix: str = "", model: type[
     lines = []
     for e in errors:
         loc = tuple(e["loc"])
-        where = loc_text(loc)
-        if prefix:
-            where = prefix + ("" if where == "(top level)" else ("" if where.startswith("[") else ".") + where)
+        where = loc_text((prefix, *loc))  # an empty prefix adds nothing
         msg = e["msg"].removeprefix("Value error, ")
         known = fields_at(model, loc[:-1]) if model is not None and loc else None
         if e["type"] == "extra_forbidden":
@@ -250,7 +241,7 @@ def format_validation_error(err: ValidationError, prefix: str = "", model: type[
         elif e["type"] == "missing":
             typo = [u[-1] for u in unknown if u[:-1] == loc[:-1] and did_you_mean(u[-1], [loc[-1]])]
             msg = "required key is missing" + (f" (is {typo[0]!r} a misspelling of it?)" if typo else "")
-        elif e["type"] in _LENGTH_TYPES:
+        elif e["type"].endswith(("too_long", "too_short")):  # of a list or mapping, or a text
             msg = _length_words(e)
         got = e.get("input")
         msg = _STRICT_WORDS.get((e["type"], type(got).__name__), msg)
