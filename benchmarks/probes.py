@@ -139,6 +139,18 @@ def claim_path_links_to_dev_zero(p):
 
 
 @probe
+def the_reports_lock_is_a_fifo(p):
+    """reports/claims.lock replaced by a FIFO: status finishes (every claim stale) instead of blocking on it."""
+    lock = p.dir / "reports" / "claims.lock"
+    lock.unlink()
+    os.mkfifo(lock)
+    code, text = p.run("status", timeout=60)
+    if str(code).startswith("hung") or "Traceback" in text:
+        return False, f"{code}: {text[-160:]!r}"
+    return True, f"exit {code}; status finished"
+
+
+@probe
 def a_claim_outside_claims_with_a_committed_id_leaves_that_report(p):
     path = p.claim("000_aime2025_shift_test", **{"targets.0.value": -1.0})
     before = (p.dir / "reports" / "000_aime2025_shift_test.md").read_bytes()
