@@ -175,12 +175,16 @@ def stale_reasons(stored: dict | None, now: dict) -> list[str]:
     """Why the dependencies ``now`` are not those ``stored`` in the lock, in words (empty: up to date)."""
     if not stored:
         return [f"not in {LOCK_NAME}"]
-    differ = lambda words: [said for key, said in words.items() if stored.get(key) != now.get(key)]
-    out = differ({"claim": "claim file changed", "paper": "its paper's file changed", "design": "its design changed"})
-    for key, said in (("data", "data changed"), ("code", "harness code changed")):
-        if names := changed(stored.get(key), now.get(key)):
-            out.append(f"{said}: {listed(names)}")
-    out += differ({"upstream": "upstream pin changed", "study": "its coverage study changed"})
+    words = {"claim": "claim file changed", "paper": "its paper's file changed", "design": "its design changed"}
+    out = [said for key, said in words.items() if stored.get(key) != now.get(key)]
+    if data := changed(stored.get("data"), now.get("data")):
+        out.append(f"data changed: {listed(data)}")
+    if code := changed(stored.get("code"), now.get("code")):
+        out.append(f"harness code changed: {listed(code)}")
+    if stored.get("upstream") != now.get("upstream"):
+        out.append("upstream pin changed")
+    if stored.get("study") != now.get("study"):
+        out.append("its coverage study changed")
     old, new = stored.get("packages") or {}, now.get("packages") or {}
     if pk := [f"{k} {old.get(k)} -> {new.get(k)}" for k in changed(old, new)]:
         out.append(f"package versions changed: {listed(pk)}")

@@ -71,7 +71,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
 
 def failed_path(exc: OSError) -> Path | None:
     """The file or folder an :class:`OSError` names, as a user knows it: a file staged beside its target by this
-    module (``.<name>.<random>.tmp``) is named by its folder."""
+    module (:data:`STAGED`, or any hidden ``.tmp`` file) is named by its folder."""
     named = Path(exc.filename) if exc.filename else None
     staged = named is not None and named.name.startswith(".") and named.name.endswith(".tmp")
     return named.parent if staged else named

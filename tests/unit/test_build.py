@@ -3,7 +3,9 @@ files, through the build's own plan. A file is "touched" by changing the hash th
 nothing in the checkout is edited. Every expectation is derived from the claim files in ``claims/``."""
 
 import json
+import os
 import shutil
+import threading
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -188,9 +190,6 @@ def test_the_lock_holds_no_absolute_path_and_sorted_keys(out, tmp_path):
 def test_a_fifo_for_the_lock_or_the_index_is_not_read_and_is_replaced(out, name):
     """A FIFO in place of ``claims.lock`` hung every command that reads the lock (``status`` among them), and one in
     place of the index hung the build that compares it; neither is read now, and the index is written over it."""
-    import os
-    import threading
-
     (out / name).unlink(missing_ok=True)
     os.mkfifo(out / name)
     said = {}
